@@ -1,0 +1,38 @@
+// Builds the Fastify application: envelope and errors, request guard, OpenAPI, and every route group under /api/v1.
+import Fastify, { type FastifyInstance } from 'fastify';
+import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+import type { ApiContext } from './context.js';
+import { registerErrorHandling } from './plugins/errors.js';
+import { registerGuard } from './plugins/guard.js';
+import { API_PREFIX, registerOpenApi } from './plugins/openapi.js';
+import { authRoutes } from './routes/auth.js';
+import { whoamiRoutes } from './routes/whoami.js';
+import { apiKeyRoutes } from './routes/api-keys.js';
+import { adminTenantRoutes } from './routes/admin-tenants.js';
+
+const ROUTE_GROUPS = [authRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes];
+
+export interface BuildOptions {
+  https?: { key: string; cert: string };
+}
+
+export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Promise<FastifyInstance> {
+  const app = Fastify({
+    loggerInstance: ctx.log,
+    bodyLimit: ctx.config.limits.request.body_limit_bytes,
+    // Returning 503 while closing lets a load balancer move traffic during graceful shutdown.
+    return503OnClosing: true,
+    forceCloseConnections: 'idle',
+    requestIdHeader: 'x-request-id',
+    ...(options.https ? { https: { ...options.https, allowHTTP1: true } } : {}),
+  }) as unknown as FastifyInstance;
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  registerErrorHandling(app);
+  registerGuard(app, ctx);
+  await registerOpenApi(app, ctx.config);
+  await app.register(async (api) => {
+    for (const group of ROUTE_GROUPS) group(api, ctx);
+  }, { prefix: API_PREFIX });
+  return app;
+}

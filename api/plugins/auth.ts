@@ -1,0 +1,34 @@
+// Authentication (bearer credential → principal) and authorization (route mode, scope) for API requests.
+import type { FastifyContextConfig, FastifyRequest } from 'fastify';
+import { AppError } from '../../shared/errors.js';
+import type { Principal } from '../../shared/auth/principal.js';
+import { grants } from '../../shared/keys/scopes.js';
+import type { ApiContext } from '../context.js';
+
+export type AuthOutcome = { principal: Principal; error?: undefined } | { principal?: undefined; error: AppError | undefined };
+
+/** Resolves the request's credential for routes that need one; public routes resolve nothing. */
+export async function authenticate(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig): Promise<AuthOutcome> {
+  if ((config.auth ?? 'public') === 'public') return { error: undefined };
+  const header = request.headers.authorization;
+  if (!header) return { error: new AppError('unauthenticated', 'missing credential: send Authorization: Bearer <JWT or API key>') };
+  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  if (!match) return { error: new AppError('unauthenticated', 'unparseable Authorization header: expected Bearer <credential>') };
+  const principal = await ctx.credentials.resolve(match[1]!);
+  if (!principal) return { error: new AppError('unauthenticated', 'invalid, revoked or expired credential') };
+  return { principal };
+}
+
+/** Throws 403 when the principal may not call a route of this config. */
+export function authorize(principal: Principal, config: FastifyContextConfig): void {
+  const mode = config.auth ?? 'public';
+  if ((mode === 'user' || mode === 'super_admin') && principal.kind !== 'user') {
+    throw new AppError('forbidden', 'this route needs a user session (JWT); API keys cannot call it');
+  }
+  if (mode === 'super_admin' && !principal.user?.is_super_admin) {
+    throw new AppError('forbidden', 'this route is for super-admins only');
+  }
+  if (config.scope && principal.kind === 'api_key' && !grants(principal.scopes, config.scope)) {
+    throw new AppError('invalid_scope', `this API key lacks the ${config.scope} scope`);
+  }
+}

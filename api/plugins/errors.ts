@@ -1,0 +1,72 @@
+// Maps every failure to the error envelope { ok: false, error, message }: no stack traces, stable slugs.
+import type { FastifyError, FastifyInstance } from 'fastify';
+import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import { AppError } from '../../shared/errors.js';
+
+interface ValidationItem {
+  keyword: string;
+  instancePath: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+const WHERE: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
+
+function fieldName(path: string): string {
+  return path.replace(/^\//, '').replace(/\//g, '.');
+}
+
+/** Unknown fields are a client bug (400); a wrong value names its field (422). */
+export function validationToAppError(items: ValidationItem[], context: string | undefined): AppError {
+  const where = WHERE[context ?? 'body'] ?? 'body';
+  const unknown = items.filter((i) => i.keyword === 'unrecognized_keys');
+  if (unknown.length > 0) {
+    const keys = unknown.flatMap((i) => (i.params?.['keys'] as string[] | undefined) ?? []).map((k) => {
+      const parent = fieldName(unknown[0]!.instancePath);
+      return parent ? `${parent}.${k}` : k;
+    });
+    return new AppError('bad_request', `unexpected field(s) in ${where}: ${keys.join(', ')}`);
+  }
+  const first = items[0]!;
+  const field = fieldName(first.instancePath);
+  if (!field && first.keyword === 'invalid_type' && where === 'body') {
+    return new AppError('bad_request', 'a JSON object body is required');
+  }
+  const missing = first.keyword === 'invalid_type' && /received undefined/.test(first.message ?? '');
+  const problem = missing ? 'is required' : (first.message ?? 'is invalid');
+  const more = items.length > 1 ? ` (and ${items.length - 1} more problem${items.length > 2 ? 's' : ''})` : '';
+  return new AppError('validation_error', `${field || where}: ${problem}${more}`);
+}
+
+function toAppError(err: FastifyError): AppError | undefined {
+  if (err instanceof AppError) return err;
+  if (hasZodFastifySchemaValidationErrors(err)) {
+    return validationToAppError(err.validation as unknown as ValidationItem[], err.validationContext);
+  }
+  switch (err.statusCode) {
+    case 400:
+      return new AppError('bad_request', /json/i.test(err.message) ? 'malformed JSON body' : err.message);
+    case 413:
+      return new AppError('payload_too_large', 'request body is too large');
+    case 415:
+      return new AppError('unsupported_media_type', 'send the body as application/json');
+    default:
+      return undefined;
+  }
+}
+
+export function registerErrorHandling(app: FastifyInstance): void {
+  app.setErrorHandler((err: FastifyError, request, reply) => {
+    const appError = toAppError(err);
+    if (!appError) {
+      request.log.error({ err }, 'unhandled error');
+      return reply.code(500).send({ ok: false, error: 'internal', message: 'internal server error' });
+    }
+    if (appError.status >= 500) request.log.error({ err }, appError.message);
+    return reply.code(appError.status).headers(appError.headers).send({ ok: false, error: appError.slug, message: appError.message });
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    return reply.code(404).send({ ok: false, error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+  });
+}

@@ -1,0 +1,20 @@
+// The request guard every route passes: authenticate, count against rate limits, then authorize.
+import type { FastifyInstance } from 'fastify';
+import type { ApiContext } from '../context.js';
+import { authenticate, authorize } from './auth.js';
+import { applyRateLimit } from './rate-limit.js';
+
+export function registerGuard(app: FastifyInstance, ctx: ApiContext): void {
+  app.decorateRequest('principal', undefined);
+  app.addHook('onRequest', async (request, reply) => {
+    const config = request.routeOptions.config;
+    const outcome = await authenticate(ctx, request, config);
+    // Counted before the auth verdict, so failed credentials still use up the caller's address bucket.
+    await applyRateLimit(ctx, request, reply, config, outcome.principal);
+    if (outcome.error) throw outcome.error;
+    if (!outcome.principal) return;
+    authorize(outcome.principal, config);
+    request.principal = outcome.principal;
+    if (outcome.principal.kind === 'api_key') ctx.keyUsage.record(outcome.principal.key!.id, ctx.clock.now(), request.ip);
+  });
+}

@@ -1,0 +1,143 @@
+// Declares an API route once: its zod schemas (validation + OpenAPI), who may call it, its scope and rate bucket.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import type { Principal } from '../shared/auth/principal.js';
+import type { Scope } from '../shared/keys/scopes.js';
+import { errorEnvelope, okEnvelope, listEnvelope } from './schemas/envelope.js';
+
+/**
+ * public: no credential; user: a user's session JWT (API keys get 403);
+ * any: a JWT or an API key; super_admin: a super-admin user's JWT.
+ */
+export type AuthMode = 'public' | 'user' | 'any' | 'super_admin';
+export type RateCategory = 'send' | 'read' | 'write' | 'bulk';
+
+export interface RouteConfig {
+  auth: AuthMode;
+  scope?: Scope;
+  rateLimit?: RateCategory;
+}
+
+declare module 'fastify' {
+  interface FastifyContextConfig {
+    auth?: AuthMode;
+    scope?: Scope;
+    rateLimit?: RateCategory;
+  }
+  interface FastifyRequest {
+    principal: Principal | undefined;
+  }
+}
+
+type Schema = z.ZodType;
+type Infer<S> = S extends Schema ? z.output<S> : undefined;
+
+export interface HandlerInput<P, Q, B> {
+  params: Infer<P>;
+  query: Infer<Q>;
+  body: Infer<B>;
+  principal: Principal;
+  ip: string;
+  request: FastifyRequest;
+  reply: FastifyReply;
+}
+
+interface RouteBase<P, Q, B> extends RouteConfig {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  tags: string[];
+  summary: string;
+  description: string;
+  params?: P;
+  query?: Q;
+  body?: B;
+  /** Success status; 200 unless given. */
+  status?: number;
+  /** Error statuses this route can answer with (documented with the error envelope). */
+  errors?: number[];
+}
+
+interface ObjectRoute<P, Q, B, R extends Schema> extends RouteBase<P, Q, B> {
+  response: R;
+  list?: false;
+  handler(input: HandlerInput<P, Q, B>): Promise<z.input<R>>;
+}
+
+interface ListRoute<P, Q, B, R extends Schema> extends RouteBase<P, Q, B> {
+  response: R;
+  list: true;
+  handler(input: HandlerInput<P, Q, B>): Promise<{ items: z.input<R>[]; next_cursor: string | null; total: number }>;
+}
+
+const ERROR_DESCRIPTIONS: Record<number, string> = {
+  400: 'Malformed JSON, an unexpected field or a bad parameter (bad_request)',
+  401: 'Missing, unparseable, revoked or expired credential (unauthenticated)',
+  402: 'Monthly send cap reached (quota_exceeded)',
+  403: 'Credential lacks the required scope (invalid_scope) or role (forbidden)',
+  404: 'Not found, or owned by another tenant (not_found)',
+  409: 'Conflicts with existing state (conflict)',
+  410: 'No longer available (gone)',
+  412: 'No verified sending domain (no_verified_domain)',
+  413: 'Request body too large (payload_too_large)',
+  422: 'A field is invalid; the message names it (validation_error)',
+  429: 'Rate limited; retry after Retry-After seconds (rate_limited)',
+  500: 'Server failure; safe to retry with exponential backoff (internal)',
+};
+
+const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
+  public: [],
+  user: [{ bearerJwt: [] }],
+  any: [{ bearerJwt: [] }, { apiKey: [] }],
+  super_admin: [{ bearerJwt: [] }],
+};
+
+export function defineRoute<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema>(
+  app: FastifyInstance,
+  route: ObjectRoute<P, Q, B, R> | ListRoute<P, Q, B, R>,
+): void {
+  const status = route.status ?? 200;
+  const defaultErrors = [400, 422, 429, 500, ...(route.auth === 'public' ? [] : [401, 403])];
+  const errorCodes = [...new Set([...defaultErrors, ...(route.errors ?? [])])].sort();
+  const response: Record<number, Schema> = {
+    [status]: route.list ? listEnvelope(route.response) : okEnvelope(route.response),
+  };
+  for (const code of errorCodes) response[code] = errorEnvelope.describe(ERROR_DESCRIPTIONS[code] ?? 'Error');
+  const scopeNote = route.scope ? `\n\nRequired scope for API keys: \`${route.scope}\`.` : '';
+  const authNote =
+    route.auth === 'user' ? '\n\nRequires a user session (JWT); API keys get 403 forbidden.' :
+    route.auth === 'super_admin' ? '\n\nSuper-admin only.' : '';
+
+  app.withTypeProvider<ZodTypeProvider>().route({
+    method: route.method,
+    url: route.url,
+    config: { auth: route.auth, ...(route.scope ? { scope: route.scope } : {}), ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}) },
+    schema: {
+      tags: route.tags,
+      summary: route.summary,
+      description: route.description + scopeNote + authNote,
+      security: SECURITY[route.auth],
+      ...(route.params ? { params: route.params } : {}),
+      ...(route.query ? { querystring: route.query } : {}),
+      ...(route.body ? { body: route.body } : {}),
+      response,
+    },
+    handler: async (request, reply) => {
+      const input = {
+        params: request.params,
+        query: request.query,
+        body: request.body,
+        principal: request.principal!,
+        ip: request.ip,
+        request,
+        reply,
+      } as HandlerInput<P, Q, B>;
+      reply.code(status);
+      if (route.list) {
+        const page = await route.handler(input);
+        return { ok: true, data: page.items, next_cursor: page.next_cursor, total: page.total };
+      }
+      return { ok: true, data: await route.handler(input) };
+    },
+  });
+}

@@ -1,0 +1,52 @@
+// Account routes: register a tenant with its owner, and sign in with email and password.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { login, register } from '../../shared/auth/accounts.js';
+import type { ApiContext } from '../context.js';
+import { defineRoute } from '../route.js';
+
+const session = z.object({
+  token: z.string().describe('Session JWT; send as Authorization: Bearer <token>'),
+  user_id: z.string(),
+  tenant_id: z.string(),
+  expires_at: z.number().int().describe('Expiry, seconds since the epoch'),
+});
+
+const email = z.email().max(254);
+
+export function authRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  defineRoute(app, {
+    method: 'POST',
+    url: '/auth/register',
+    auth: 'public',
+    tags: ['Account'],
+    summary: 'Register a tenant and its owner',
+    description:
+      'Creates a tenant (name and URL-safe slug) with its first user as owner, and returns a session. ' +
+      'Slugs are 3-40 lowercase letters, digits and inner hyphens. Passwords need at least 10 characters mixing two character classes.',
+    body: z.strictObject({
+      tenant_name: z.string().trim().min(1).max(120),
+      tenant_slug: z.string().max(40),
+      email,
+      password: z.string().max(200),
+      first_name: z.string().trim().min(1).max(100).optional(),
+    }),
+    status: 201,
+    errors: [409],
+    response: session,
+    handler: ({ body, ip }) => register(ctx, body, ip),
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/auth/login',
+    auth: 'public',
+    tags: ['Account'],
+    summary: 'Sign in with email and password',
+    description: 'Returns a session token. A wrong email or password gives the same 401, whichever part was wrong.',
+    body: z.strictObject({ email: z.string().max(254), password: z.string().max(200) }),
+    errors: [401],
+    response: session,
+    handler: ({ body }) => login(ctx, body),
+  });
+}

@@ -1,0 +1,20 @@
+// Schemas shared by several routes.
+import { z } from 'zod';
+
+export const idParam = <K extends string>(name: K) =>
+  z.object({ [name]: z.string().max(64).describe('Identifier') } as Record<K, z.ZodString>);
+
+export const pagination = z.object({
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1..200'),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+});
+
+export const timestamp = z.iso.datetime().describe('RFC 3339 timestamp (UTC)');
+
+export const statusResult = z.object({ status: z.string() });
+
+export function iso(date: Date): string;
+export function iso(date: Date | null): string | null;
+export function iso(date: Date | null): string | null {
+  return date ? date.toISOString() : null;
+}

@@ -1,0 +1,56 @@
+// The api role: HTTPS API on MAILPATH_HTTPS_PORT, and an HTTP listener answering every request with 301 to HTTPS.
+import { createServer, type Server } from 'node:http';
+import type { Config } from '../shared/config.js';
+import type { Sql } from '../shared/db/connection.js';
+import type { Logger } from '../shared/log.js';
+import { loadTls } from '../shared/tls.js';
+import { buildApp } from './app.js';
+import { createApiContext } from './context.js';
+
+export interface RunningApi {
+  httpsPort: number;
+  httpPort: number;
+  stop(): Promise<void>;
+}
+
+/** The redirect keeps path and query; the target origin is MAILPATH_PUBLIC_URL's. */
+export function createRedirectServer(publicUrl: URL): Server {
+  return createServer((req, res) => {
+    const target = new URL(req.url ?? '/', publicUrl.origin);
+    res.writeHead(301, { Location: target.toString(), 'Content-Length': '0', Connection: 'close' });
+    res.end();
+  });
+}
+
+function listen(server: Server, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(port, host, () => {
+      server.off('error', reject);
+      const address = server.address();
+      resolve(typeof address === 'object' && address ? address.port : port);
+    });
+  });
+}
+
+export async function startApi(config: Config, sql: Sql, log: Logger): Promise<RunningApi> {
+  const tls = await loadTls(config);
+  if (tls.selfSigned) log.warn('serving HTTPS with a self-signed certificate; set MAILPATH_TLS_CERT and MAILPATH_TLS_KEY for production');
+  const ctx = await createApiContext(config, sql, log);
+  const app = await buildApp(ctx, { https: { key: tls.key, cert: tls.cert } });
+  await app.listen({ port: config.httpsPort, host: config.bindHost });
+  const httpsPort = (app.server.address() as { port: number }).port;
+  const redirect = createRedirectServer(config.publicUrl);
+  const httpPort = await listen(redirect, config.httpPort, config.bindHost);
+  log.info({ httpsPort, httpPort, publicUrl: config.publicUrl.toString() }, 'api listening');
+  return {
+    httpsPort,
+    httpPort,
+    async stop() {
+      redirect.close();
+      redirect.closeAllConnections();
+      await app.close();
+      await ctx.close();
+    },
+  };
+}

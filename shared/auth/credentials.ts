@@ -1,0 +1,136 @@
+// Resolves a bearer credential (API key or session JWT) to a Principal, with a short per-process cache.
+import type { Config } from '../config.js';
+import type { Clock } from '../clock.js';
+import type { Queryable } from '../db/connection.js';
+import { isUuid } from '../ids.js';
+import { hashApiKey } from '../keys/secrets.js';
+import type { KeyMode } from '../keys/secrets.js';
+import type { Principal } from './principal.js';
+import type { SessionTokens } from './jwt.js';
+import type { UserRole } from './users.js';
+
+interface CacheEntry<T> {
+  value: T | undefined;
+  fetchedAt: number;
+}
+
+type TenantCols = Principal['tenant'];
+
+interface KeyRecord {
+  key: NonNullable<Principal['key']>;
+  tenant: TenantCols;
+  revoked: boolean;
+}
+
+interface UserRecord {
+  user: NonNullable<Principal['user']>;
+  tenant: TenantCols;
+  sessionsValidAfter: number;
+}
+
+const MAX_CACHE_ENTRIES = 20_000;
+
+export class CredentialResolver {
+  private readonly keys = new Map<string, CacheEntry<KeyRecord>>();
+  private readonly users = new Map<string, CacheEntry<UserRecord>>();
+
+  constructor(
+    private readonly db: Queryable,
+    private readonly tokens: SessionTokens,
+    private readonly config: Config,
+    private readonly clock: Clock,
+  ) {}
+
+  isApiKey(credential: string): boolean {
+    return credential.startsWith(this.config.keyPrefixes.live) || credential.startsWith(this.config.keyPrefixes.test);
+  }
+
+  /** The principal for a credential, or undefined when it is unknown, revoked, expired or malformed. */
+  async resolve(credential: string): Promise<Principal | undefined> {
+    if (credential.length > 4096) return undefined;
+    return this.isApiKey(credential) ? this.resolveKey(credential) : this.resolveSession(credential);
+  }
+
+  /** Forget cached state after a change made in this process (revocation, scope change, password change). */
+  forgetKey(keyId: string): void {
+    for (const [hash, entry] of this.keys) if (entry.value?.key.id === keyId) this.keys.delete(hash);
+  }
+
+  forgetUser(userId: string): void {
+    this.users.delete(userId);
+  }
+
+  forgetTenant(tenantId: string): void {
+    for (const [hash, entry] of this.keys) if (entry.value?.tenant.id === tenantId) this.keys.delete(hash);
+    for (const [id, entry] of this.users) if (entry.value?.tenant.id === tenantId) this.users.delete(id);
+  }
+
+  private fresh<T>(entry: CacheEntry<T> | undefined): entry is CacheEntry<T> {
+    return entry !== undefined && Date.now() - entry.fetchedAt < this.config.auth.credential_cache_ms;
+  }
+
+  private remember<T>(map: Map<string, CacheEntry<T>>, id: string, value: T | undefined): void {
+    if (map.size >= MAX_CACHE_ENTRIES) map.clear();
+    map.set(id, { value, fetchedAt: Date.now() });
+  }
+
+  private async resolveKey(secret: string): Promise<Principal | undefined> {
+    const hash = hashApiKey(secret);
+    let entry = this.keys.get(hash);
+    if (!this.fresh(entry)) {
+      const [row] = await this.db<(TenantRow & { key_id: string; key_name: string; prefix: string; mode: KeyMode; scopes: string[]; revoked_at: Date | null })[]>`
+        select k.id as key_id, k.name as key_name, k.prefix, k.mode, k.scopes, k.revoked_at,
+               t.id, t.name, t.slug, t.plan_id, t.is_sandbox, t.is_super_admin, t.status
+        from api_keys k join tenants t on t.id = k.tenant_id
+        where k.key_hash = ${hash}`;
+      const value: KeyRecord | undefined = row && {
+        key: { id: row.key_id, name: row.key_name, prefix: row.prefix, mode: row.mode, scopes: row.scopes },
+        tenant: tenantOf(row),
+        revoked: row.revoked_at !== null,
+      };
+      this.remember(this.keys, hash, value);
+      entry = this.keys.get(hash)!;
+    }
+    const record = entry.value;
+    if (!record || record.revoked) return undefined;
+    return { kind: 'api_key', tenant: record.tenant, user: undefined, key: record.key, scopes: record.key.scopes };
+  }
+
+  private async resolveSession(token: string): Promise<Principal | undefined> {
+    const claims = await this.tokens.verify(token, this.clock.now());
+    if (!claims || !isUuid(claims.userId) || !isUuid(claims.tenantId)) return undefined;
+    let entry = this.users.get(claims.userId);
+    if (!this.fresh(entry)) {
+      const [row] = await this.db<(TenantRow & { user_id: string; email: string; role: UserRole; user_super: boolean; first_name: string | null; sessions_valid_after: Date })[]>`
+        select u.id as user_id, u.email, u.role, u.is_super_admin as user_super, u.first_name, u.sessions_valid_after,
+               t.id, t.name, t.slug, t.plan_id, t.is_sandbox, t.is_super_admin, t.status
+        from users u join tenants t on t.id = u.tenant_id
+        where u.id = ${claims.userId}`;
+      const value: UserRecord | undefined = row && {
+        user: { id: row.user_id, email: row.email, role: row.role, is_super_admin: row.user_super, first_name: row.first_name },
+        tenant: tenantOf(row),
+        sessionsValidAfter: Math.floor(row.sessions_valid_after.getTime() / 1000),
+      };
+      this.remember(this.users, claims.userId, value);
+      entry = this.users.get(claims.userId)!;
+    }
+    const record = entry.value;
+    if (!record || claims.issuedAt < record.sessionsValidAfter) return undefined;
+    if (record.tenant.id !== claims.tenantId) return undefined;
+    return { kind: 'user', tenant: record.tenant, user: record.user, key: undefined, scopes: [] };
+  }
+}
+
+interface TenantRow {
+  id: string;
+  name: string;
+  slug: string;
+  plan_id: string;
+  is_sandbox: boolean;
+  is_super_admin: boolean;
+  status: 'active' | 'suspended';
+}
+
+function tenantOf(row: TenantRow): TenantCols {
+  return { id: row.id, name: row.name, slug: row.slug, plan_id: row.plan_id, is_sandbox: row.is_sandbox, is_super_admin: row.is_super_admin, status: row.status };
+}

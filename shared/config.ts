@@ -1,0 +1,212 @@
+// The one place that reads process.env and config/: validates both with zod into a typed Config.
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { projectRoot } from './paths.js';
+
+export const ALL_ROLES = ['api', 'scheduler'] as const;
+export type Role = (typeof ALL_ROLES)[number];
+
+const port = z.coerce.number().int().min(0).max(65535);
+const boolFlag = z
+  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .transform((v) => v === 'true' || v === '1' || v === 'yes');
+const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^\s:,]+)(:\d{1,5})?$/, 'expected ip or ip:port');
+const commaList = <T extends z.ZodType<string, string>>(item: T) =>
+  z
+    .string()
+    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+    .pipe(z.array(item));
+
+const envSchema = z.object({
+  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL').optional(),
+  MAILPATH_DATA_DIR: z.string().min(1).default('./data'),
+  MAILPATH_HTTPS_PORT: port.default(8443),
+  MAILPATH_HTTP_PORT: port.default(8080),
+  MAILPATH_BIND_HOST: z.string().min(1).default('0.0.0.0'),
+  MAILPATH_PUBLIC_URL: z.url({ protocol: /^https$/ }).default('https://localhost:8443'),
+  MAILPATH_TLS_CERT: z.string().min(1).optional(),
+  MAILPATH_TLS_KEY: z.string().min(1).optional(),
+  MAILPATH_MX_PORT: port.default(2525),
+  MAILPATH_SUBMISSION_PORT: port.default(2587),
+  MAILPATH_SUBMISSION_TLS_PORT: port.default(2465),
+  MAILPATH_HOSTNAME: z
+    .string()
+    .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/i, 'expected a host name')
+    .default('mx.mailpath.local'),
+  MAILPATH_DNS_SERVERS: commaList(hostPort).optional(),
+  MAILPATH_PUBLIC_RESOLVERS: commaList(hostPort).default(['1.1.1.1', '8.8.8.8', '9.9.9.9']),
+  MAILPATH_OUTBOUND_RELAY: hostPort.optional(),
+  MAILPATH_OUTBOUND_PORT: port.default(25),
+  MAILPATH_ADMIN_EMAIL: z.email().default('admin@mailpath.local'),
+  MAILPATH_ADMIN_PASSWORD: z.string().min(10, 'at least 10 characters').optional(),
+  MAILPATH_JWT_SECRET: z.string().min(32, 'at least 32 characters').optional(),
+  MAILPATH_LIVE_KEY_PREFIX: z.string().regex(/^[a-z0-9_]{3,16}$/).default('mp_live_'),
+  MAILPATH_TEST_KEY_PREFIX: z.string().regex(/^[a-z0-9_]{3,16}$/).default('mp_test_'),
+  MAILPATH_CHAT_WEBHOOK_URL: z.url().optional(),
+  MAILPATH_ROLES: commaList(z.enum(ALL_ROLES)).default([...ALL_ROLES]),
+  MAILPATH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  MAILPATH_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(15000),
+  MAILPATH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  WARMUP_PER_ESP_ENFORCE: boolFlag.default(false),
+  SOC2_EVIDENCE_ENABLED: boolFlag.default(false),
+});
+
+const limitsSchema = z.strictObject({
+  rate_limits: z.strictObject({
+    per_minute: z.strictObject({
+      send: z.number().int().positive(),
+      read: z.number().int().positive(),
+      write: z.number().int().positive(),
+      bulk: z.number().int().positive(),
+      public: z.number().int().positive(),
+    }),
+    tenant_default_per_sec: z.number().int().positive(),
+    sync_interval_ms: z.number().int().min(10).max(1000),
+    override_cache_ms: z.number().int().min(0).max(60000),
+  }),
+  request: z.strictObject({
+    body_limit_bytes: z.number().int().min(1024),
+  }),
+});
+
+const authSchema = z.strictObject({
+  session_ttl_seconds: z.number().int().min(60),
+  bcrypt_cost: z.number().int().min(4).max(15),
+  min_password_length: z.number().int().min(8).max(64),
+  key_last_used_write_interval_seconds: z.number().int().min(1),
+  credential_cache_ms: z.number().int().min(0).max(60000),
+});
+
+const filesSchema = z.object({ limits: limitsSchema, auth: authSchema });
+
+export type Env = Record<string, string | undefined>;
+export type LimitsConfig = z.infer<typeof limitsSchema>;
+export type AuthConfig = z.infer<typeof authSchema>;
+
+export interface Config {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  httpsPort: number;
+  httpPort: number;
+  bindHost: string;
+  publicUrl: URL;
+  tls: { certFile: string; keyFile: string } | undefined;
+  mxPort: number;
+  submissionPort: number;
+  submissionTlsPort: number;
+  hostname: string;
+  dnsServers: string[] | undefined;
+  publicResolvers: string[];
+  outboundRelay: string | undefined;
+  outboundPort: number;
+  admin: { email: string; password: string | undefined };
+  jwtSecret: string | undefined;
+  keyPrefixes: { live: string; test: string };
+  chatWebhookUrl: string | undefined;
+  roles: Role[];
+  logLevel: string;
+  shutdownTimeoutMs: number;
+  dbPoolSize: number;
+  flags: { warmupPerEspEnforce: boolean; soc2EvidenceEnabled: boolean };
+  limits: LimitsConfig;
+  auth: AuthConfig;
+}
+
+/** Raised when configuration is invalid; the message names every offending key. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function describeIssues(issues: z.core.$ZodIssue[], prefix: string): string {
+  return issues.map((i) => `${prefix}${i.path.join('.')}: ${i.message}`).join('; ');
+}
+
+/** Reads every config/<name>.yaml file into { name: parsed }. */
+function readConfigFiles(configDir: string): Record<string, unknown> {
+  const files: Record<string, unknown> = {};
+  for (const file of readdirSync(configDir)) {
+    const match = /^([a-z0-9-]+)\.ya?ml$/.exec(file);
+    if (!match) continue;
+    const name = match[1]!;
+    try {
+      files[name] = parseYaml(readFileSync(join(configDir, file), 'utf8')) ?? {};
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration: config/${file}: ${(err as Error).message}`);
+    }
+  }
+  return files;
+}
+
+/** Applies MAILPATH_CONFIG__<FILE>__<KEY>__... overrides onto the parsed config files. */
+function applyFileOverrides(files: Record<string, unknown>, env: Env): void {
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('MAILPATH_CONFIG__') || raw === undefined) continue;
+    const path = name.slice('MAILPATH_CONFIG__'.length).toLowerCase().split('__');
+    let value: unknown = raw;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      // Not JSON: keep it as the plain string it is.
+    }
+    let node = files as Record<string, unknown>;
+    for (const key of path.slice(0, -1)) {
+      const next = node[key];
+      if (typeof next !== 'object' || next === null) node[key] = {};
+      node = node[key] as Record<string, unknown>;
+    }
+    node[path[path.length - 1]!] = value;
+  }
+}
+
+/**
+ * Builds the configuration from an environment and a config directory.
+ * Pure apart from reading the config files, so tests pass their own env.
+ */
+export function loadConfig(env: Env = process.env, configDir = join(projectRoot(), 'config')): Config {
+  const parsedEnv = envSchema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
+  );
+  if (!parsedEnv.success) {
+    throw new ConfigError(`Invalid configuration: ${describeIssues(parsedEnv.error.issues, '')}`);
+  }
+  const files = readConfigFiles(configDir);
+  applyFileOverrides(files, env);
+  const parsedFiles = filesSchema.safeParse(files);
+  if (!parsedFiles.success) {
+    throw new ConfigError(`Invalid configuration: ${describeIssues(parsedFiles.error.issues, 'config/')}`);
+  }
+  const e = parsedEnv.data;
+  if (Boolean(e.MAILPATH_TLS_CERT) !== Boolean(e.MAILPATH_TLS_KEY)) {
+    throw new ConfigError('Invalid configuration: MAILPATH_TLS_CERT and MAILPATH_TLS_KEY must be set together');
+  }
+  return {
+    databaseUrl: e.DATABASE_URL,
+    dataDir: resolve(e.MAILPATH_DATA_DIR),
+    httpsPort: e.MAILPATH_HTTPS_PORT,
+    httpPort: e.MAILPATH_HTTP_PORT,
+    bindHost: e.MAILPATH_BIND_HOST,
+    publicUrl: new URL(e.MAILPATH_PUBLIC_URL),
+    tls: e.MAILPATH_TLS_CERT ? { certFile: e.MAILPATH_TLS_CERT, keyFile: e.MAILPATH_TLS_KEY! } : undefined,
+    mxPort: e.MAILPATH_MX_PORT,
+    submissionPort: e.MAILPATH_SUBMISSION_PORT,
+    submissionTlsPort: e.MAILPATH_SUBMISSION_TLS_PORT,
+    hostname: e.MAILPATH_HOSTNAME.toLowerCase(),
+    dnsServers: e.MAILPATH_DNS_SERVERS,
+    publicResolvers: e.MAILPATH_PUBLIC_RESOLVERS,
+    outboundRelay: e.MAILPATH_OUTBOUND_RELAY,
+    outboundPort: e.MAILPATH_OUTBOUND_PORT,
+    admin: { email: e.MAILPATH_ADMIN_EMAIL.toLowerCase(), password: e.MAILPATH_ADMIN_PASSWORD },
+    jwtSecret: e.MAILPATH_JWT_SECRET,
+    keyPrefixes: { live: e.MAILPATH_LIVE_KEY_PREFIX, test: e.MAILPATH_TEST_KEY_PREFIX },
+    chatWebhookUrl: e.MAILPATH_CHAT_WEBHOOK_URL,
+    roles: [...new Set(e.MAILPATH_ROLES)],
+    logLevel: e.MAILPATH_LOG_LEVEL,
+    shutdownTimeoutMs: e.MAILPATH_SHUTDOWN_TIMEOUT_MS,
+    dbPoolSize: e.MAILPATH_DB_POOL_SIZE,
+    flags: { warmupPerEspEnforce: e.WARMUP_PER_ESP_ENFORCE, soc2EvidenceEnabled: e.SOC2_EVIDENCE_ENABLED },
+    limits: parsedFiles.data.limits,
+    auth: parsedFiles.data.auth,
+  };
+}

@@ -1,0 +1,17 @@
+// API key material: generation, the display prefix and the SHA-256 lookup hash (the plaintext is never stored).
+import { createHash, randomBytes } from 'node:crypto';
+
+export type KeyMode = 'live' | 'test';
+
+/** Characters of the random part shown as the key's prefix, so a user can tell keys apart. */
+const PREFIX_RANDOM_CHARS = 6;
+
+export function generateApiKey(modePrefix: string): { key: string; prefix: string } {
+  // 32 random bytes = 256 bits; base64url keeps it copy-paste and header safe.
+  const key = modePrefix + randomBytes(32).toString('base64url');
+  return { key, prefix: key.slice(0, modePrefix.length + PREFIX_RANDOM_CHARS) };
+}
+
+export function hashApiKey(key: string): string {
+  return createHash('sha256').update(key).digest('hex');
+}

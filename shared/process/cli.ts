@@ -1,0 +1,57 @@
+#!/usr/bin/env node
+// The `mailpath` command: `mailpath start` runs the configured roles until SIGTERM/SIGINT; `mailpath migrate` only migrates.
+import { ConfigError, loadConfig } from '../config.js';
+import { openDatabase } from '../db/connection.js';
+import { migrate } from '../db/migrate.js';
+import { createLogger } from '../log.js';
+import { startMailpath } from './runtime.js';
+
+const USAGE = 'usage: mailpath <start|migrate>';
+
+async function main(command: string | undefined): Promise<number> {
+  let config;
+  try {
+    config = loadConfig();
+  } catch (err) {
+    if (err instanceof ConfigError) {
+      process.stderr.write(`mailpath: ${err.message}\n`);
+      return 78; // EX_CONFIG
+    }
+    throw err;
+  }
+  const log = createLogger(config.logLevel);
+  if (command === 'migrate') {
+    const db = await openDatabase(config, log);
+    const applied = await migrate(db.sql);
+    log.info({ applied }, 'migrations done');
+    await db.close();
+    return 0;
+  }
+  if (command !== 'start') {
+    process.stderr.write(`${USAGE}\n`);
+    return 64; // EX_USAGE
+  }
+  const running = await startMailpath(config, log);
+  await new Promise<void>((resolve) => {
+    const shutdown = (signal: string) => {
+      log.info({ signal }, 'shutting down');
+      const force = setTimeout(() => {
+        log.error('graceful shutdown timed out; exiting');
+        process.exit(1);
+      }, config.shutdownTimeoutMs + 5000);
+      force.unref();
+      void running.stop().then(resolve);
+    };
+    process.once('SIGTERM', () => shutdown('SIGTERM'));
+    process.once('SIGINT', () => shutdown('SIGINT'));
+  });
+  return 0;
+}
+
+main(process.argv[2]).then(
+  (code) => process.exit(code),
+  (err: unknown) => {
+    process.stderr.write(`mailpath: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,44 @@
+// The roles one mailpath process can run (MAILPATH_ROLES); each starts its listeners or workers and returns how to stop them.
+import type { Role } from '../config.js';
+import type { Config } from '../config.js';
+import type { Sql } from '../db/connection.js';
+import type { Logger } from '../log.js';
+import type { Boss } from '../queue.js';
+import { startApi } from '../../api/server.js';
+
+export interface RoleDeps {
+  config: Config;
+  sql: Sql;
+  log: Logger;
+  boss: Boss;
+}
+
+export interface RunningRole {
+  name: Role;
+  /** Stop accepting new work and finish what is in flight. */
+  stop(): Promise<void>;
+  /** Facts worth printing at start-up (ports). */
+  details: Record<string, unknown>;
+}
+
+type RoleStarter = (deps: RoleDeps) => Promise<RunningRole>;
+
+const STARTERS: Record<Role, RoleStarter> = {
+  api: async ({ config, sql, log }) => {
+    const api = await startApi(config, sql, log.child({ role: 'api' }));
+    return { name: 'api', stop: api.stop, details: { httpsPort: api.httpsPort, httpPort: api.httpPort } };
+  },
+  // The scheduler supervises the queues (maintenance, expiry, cron schedules); timed workers register with it.
+  scheduler: async () => ({ name: 'scheduler', stop: async () => {}, details: { queueSupervision: true } }),
+};
+
+export async function startRoles(roles: Role[], deps: RoleDeps): Promise<RunningRole[]> {
+  const running: RunningRole[] = [];
+  try {
+    for (const role of roles) running.push(await STARTERS[role](deps));
+  } catch (err) {
+    await Promise.allSettled(running.reverse().map((r) => r.stop()));
+    throw err;
+  }
+  return running;
+}
