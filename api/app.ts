@@ -24,7 +24,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
-    ...(options.https ? { https: { ...options.https, allowHTTP1: true } } : {}),
+    ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);

@@ -121,15 +121,7 @@ export class CredentialResolver {
   }
 }
 
-interface TenantRow {
-  id: string;
-  name: string;
-  slug: string;
-  plan_id: string;
-  is_sandbox: boolean;
-  is_super_admin: boolean;
-  status: 'active' | 'suspended';
-}
+type TenantRow = TenantCols;
 
 function tenantOf(row: TenantRow): TenantCols {
   return { id: row.id, name: row.name, slug: row.slug, plan_id: row.plan_id, is_sandbox: row.is_sandbox, is_super_admin: row.is_super_admin, status: row.status };

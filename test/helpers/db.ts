@@ -1,0 +1,88 @@
+// A fresh PostgreSQL database per test file, cloned from a migrated template so each costs milliseconds.
+import { createHash, randomBytes } from 'node:crypto';
+import postgres from 'postgres';
+import { loadMigrations } from '../../shared/db/migrate.js';
+import { migrate } from '../../shared/db/migrate.js';
+import { startQueue } from '../../shared/queue.js';
+import { createLogger } from '../../shared/log.js';
+
+export const ADMIN_URL = process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const TEMPLATE_LOCK = 74_615_099;
+
+function urlFor(database: string): string {
+  const url = new URL(ADMIN_URL);
+  url.pathname = `/${database}`;
+  return url.toString();
+}
+
+/** The template's name changes whenever a migration does, so a stale template is never reused. */
+function templateName(): string {
+  const hash = createHash('sha256');
+  for (const m of loadMigrations()) hash.update(`${m.version}:${m.sql}`);
+  return `mailpath_tpl_${hash.digest('hex').slice(0, 12)}`;
+}
+
+async function ensureTemplate(admin: postgres.Sql, name: string): Promise<void> {
+  await admin`select pg_advisory_lock(${TEMPLATE_LOCK})`;
+  try {
+    const [exists] = await admin`select 1 from pg_database where datname = ${name}`;
+    if (exists) return;
+    const building = `${name}_building`;
+    await admin.unsafe(`drop database if exists "${building}"`);
+    await admin.unsafe(`create database "${building}"`);
+    const sql = postgres(urlFor(building), { max: 2, onnotice: () => {} });
+    try {
+      await migrate(sql);
+      const boss = await startQueue(sql, createLogger('silent'), { supervise: false });
+      await boss.stop({ graceful: false, wait: true });
+    } finally {
+      await sql.end();
+    }
+    await admin.unsafe(`alter database "${building}" rename to "${name}"`);
+    // Older templates (from earlier migrations) are no longer useful.
+    const stale = await admin<{ datname: string }[]>`
+      select datname from pg_database where datname like 'mailpath_tpl_%' and datname <> ${name} and datname not like '%_building'`;
+    for (const s of stale) await admin.unsafe(`drop database if exists "${s.datname}"`).catch(() => {});
+  } finally {
+    await admin`select pg_advisory_unlock(${TEMPLATE_LOCK})`;
+  }
+}
+
+export interface TestDatabase {
+  name: string;
+  url: string;
+  drop(): Promise<void>;
+}
+
+export async function createTestDatabase(): Promise<TestDatabase> {
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const template = templateName();
+  const name = `mp_test_${randomBytes(6).toString('hex')}`;
+  try {
+    await ensureTemplate(admin, template);
+    // Cloning fails while another clone of the same template is in progress; retry a few times.
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await admin.unsafe(`create database "${name}" template "${template}"`);
+        break;
+      } catch (err) {
+        if (attempt >= 20 || !/being accessed by other users/.test((err as Error).message)) throw err;
+        await new Promise((r) => setTimeout(r, 100 * attempt));
+      }
+    }
+  } finally {
+    await admin.end();
+  }
+  return {
+    name,
+    url: urlFor(name),
+    async drop() {
+      const a = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+      try {
+        await a.unsafe(`drop database if exists "${name}" with (force)`);
+      } finally {
+        await a.end();
+      }
+    },
+  };
+}

@@ -1,0 +1,56 @@
+import t from 'tap';
+import { connect } from '../../shared/db/connection.js';
+import { createLogger } from '../../shared/log.js';
+import { bossDb, startQueue } from '../../shared/queue.js';
+import { createTestDatabase } from '../helpers/db.js';
+
+t.test('pg-boss runs on the shared postgres.js pool', async (t) => {
+  const db = await createTestDatabase();
+  const log = createLogger('silent');
+  const sql = connect(db.url, log, { max: 4 });
+  const boss = await startQueue(sql, log, { supervise: false });
+  t.teardown(async () => {
+    await boss.stop({ graceful: false, wait: true });
+    await sql.end();
+    await db.drop();
+  });
+  await boss.createQueue('test-jobs');
+
+  await t.test('jobs round-trip with their JSON data intact', async (t) => {
+    const id = await boss.send('test-jobs', { to: 'a@example.test', nested: { n: 1, list: [1, 2] } });
+    t.type(id, 'string');
+    const [job] = await boss.fetch<{ to: string; nested: { n: number; list: number[] } }>('test-jobs');
+    t.same(job!.data, { to: 'a@example.test', nested: { n: 1, list: [1, 2] } });
+    await boss.complete('test-jobs', job!.id, { delivered: true });
+    const done = await boss.getJobById('test-jobs', job!.id);
+    t.equal(done!.state, 'completed');
+    t.same(done!.output, { delivered: true }, 'completion output stored as JSON, not a JSON string');
+  });
+
+  await t.test('a job sent inside a transaction commits with it', async (t) => {
+    await sql.begin(async (tx) => {
+      await boss.send('test-jobs', { committed: true }, { db: bossDb(tx) } as never);
+    });
+    const jobs = await boss.fetch<{ committed: boolean }>('test-jobs');
+    t.equal(jobs.length, 1);
+    t.same(jobs[0]!.data, { committed: true });
+    await boss.complete('test-jobs', jobs[0]!.id);
+  });
+
+  await t.test('a job sent inside a rolled-back transaction vanishes', async (t) => {
+    await t.rejects(
+      sql.begin(async (tx) => {
+        await boss.send('test-jobs', { committed: false }, { db: bossDb(tx) } as never);
+        throw new Error('abort the transaction');
+      }),
+      /abort the transaction/,
+    );
+    const jobs = await boss.fetch('test-jobs');
+    t.equal(jobs.length, 0, 'no job left behind');
+  });
+
+  await t.test('startAfter defers a job', async (t) => {
+    await boss.send('test-jobs', { later: true }, { startAfter: new Date(Date.now() + 3_600_000) });
+    t.equal((await boss.fetch('test-jobs')).length, 0, 'not fetchable before its time');
+  });
+});
