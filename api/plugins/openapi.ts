@@ -27,10 +27,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
         },
       },
     },
-    transform: ({ schema, url, route }) => {
+    transform: (args) => {
       // Paths in the document are relative to the server URL, which already ends in /api/v1.
-      const relative = url.startsWith(API_PREFIX) ? url.slice(API_PREFIX.length) || '/' : url;
-      return jsonSchemaTransform({ schema, url: relative, route } as Parameters<typeof jsonSchemaTransform>[0]);
+      const relative = args.url.startsWith(API_PREFIX) ? args.url.slice(API_PREFIX.length) || '/' : args.url;
+      return jsonSchemaTransform({ ...args, url: relative });
     },
     transformObject: jsonSchemaTransformObject,
   });

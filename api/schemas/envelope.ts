@@ -10,7 +10,7 @@ export const errorEnvelope = z
   .meta({ id: 'Error' });
 
 export function okEnvelope<T extends z.ZodType>(data: T) {
-  return z.object({ ok: z.literal(true), data });
+  return z.object({ ok: z.literal(true), data }).describe('Success');
 }
 
 export function listEnvelope<T extends z.ZodType>(item: T) {
@@ -19,5 +19,5 @@ export function listEnvelope<T extends z.ZodType>(item: T) {
     data: z.array(item),
     next_cursor: z.string().nullable().describe('Pass as ?after= to get the next page; null on the last page'),
     total: z.number().int().describe('Number of items matching the query'),
-  });
+  }).describe('Success: one page of items');
 }
