@@ -1,5 +1,5 @@
 // Builds the Fastify application: envelope and errors, request guard, OpenAPI, and every route group under /api/v1.
-import Fastify, { type FastifyInstance } from 'fastify';
+import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
 import type { ApiContext } from './context.js';
 import { registerErrorHandling } from './plugins/errors.js';
@@ -24,8 +24,15 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
+    // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too.
+    frameworkErrors: (err, _request, reply) => {
+      const body = { ok: false, error: 'bad_request', message: err.code === 'FST_ERR_BAD_URL' ? 'malformed URL' : 'bad request' };
+      void (reply as unknown as FastifyReply).code(400).send(body);
+    },
     ...(options.https ? { https: options.https } : {}),
   }) as unknown as FastifyInstance;
+  // Bodies are JSON only; a text/plain body is refused as 415 like any other type.
+  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);

@@ -3,6 +3,7 @@ import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Principal } from '../shared/auth/principal.js';
+import { AppError, validationError } from '../shared/errors.js';
 import type { Scope } from '../shared/keys/scopes.js';
 import { errorEnvelope, okEnvelope, listEnvelope } from './schemas/envelope.js';
 
@@ -92,6 +93,33 @@ const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
   super_admin: [{ bearerJwt: [] }],
 };
 
+/** A route without a body schema takes no body: fields sent to it are unexpected (400), never silently ignored. */
+async function rejectUnexpectedBody(request: FastifyRequest): Promise<void> {
+  const body: unknown = request.body;
+  if (body === undefined || body === null || body === '') return;
+  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
+  throw new AppError('bad_request', 'this endpoint takes no request body');
+}
+
+/** The path of the first string holding a NUL character, or undefined. */
+function nulField(value: unknown, path: string): string | undefined {
+  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
+  if (value === null || typeof value !== 'object') return undefined;
+  for (const [key, item] of Object.entries(value)) {
+    const found = nulField(item, path ? `${path}.${key}` : key);
+    if (found !== undefined) return found;
+  }
+  return undefined;
+}
+
+/** PostgreSQL text cannot hold NUL: refuse it as a wrong field (422) rather than fail in SQL (500). */
+async function rejectNulCharacters(request: FastifyRequest): Promise<void> {
+  for (const [part, where] of [[request.params, 'path'], [request.query, 'query'], [request.body, 'body']] as const) {
+    const field = nulField(part, '');
+    if (field !== undefined) throw validationError(field || where, 'must not contain NUL characters');
+  }
+}
+
 export function defineRoute<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema>(
   app: FastifyInstance,
   route: ObjectRoute<P, Q, B, R> | ListRoute<P, Q, B, R>,
@@ -122,6 +150,8 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
       ...(route.body ? { body: route.body } : {}),
       response,
     },
+    ...(route.body ? {} : { preValidation: rejectUnexpectedBody }),
+    preHandler: rejectNulCharacters,
     handler: async (request, reply) => {
       const input = {
         params: request.params,

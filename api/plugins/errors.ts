@@ -1,7 +1,8 @@
 // Maps every failure to the error envelope { ok: false, error, message }: no stack traces, stable slugs.
+import { STATUS_CODES } from 'node:http';
 import type { FastifyError, FastifyInstance } from 'fastify';
 import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
-import { AppError } from '../../shared/errors.js';
+import { AppError, type ErrorSlug } from '../../shared/errors.js';
 
 interface ValidationItem {
   keyword: string;
@@ -38,6 +39,26 @@ export function validationToAppError(items: ValidationItem[], context: string | 
   return new AppError('validation_error', `${field || where}: ${problem}${more}`);
 }
 
+const SLUG_BY_STATUS: Partial<Record<number, ErrorSlug>> = {
+  401: 'unauthenticated',
+  403: 'forbidden',
+  404: 'not_found',
+  409: 'conflict',
+  410: 'gone',
+  429: 'rate_limited',
+};
+
+/**
+ * Any other 4xx from Fastify or one of its plugins (FST_* codes, e.g. @fastify/static's 403 on a bad path)
+ * keeps its status: a client error, not a 500. Other libraries' statusCode fields are not trusted.
+ */
+function otherClientError(err: FastifyError): AppError | undefined {
+  const status = err.statusCode;
+  if (!err.code?.startsWith('FST_') || status === undefined || status < 400 || status > 499) return undefined;
+  const message = (STATUS_CODES[status] ?? 'request refused').toLowerCase();
+  return new AppError(SLUG_BY_STATUS[status] ?? 'bad_request', message, { status });
+}
+
 function toAppError(err: FastifyError): AppError | undefined {
   if (err instanceof AppError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
@@ -51,7 +72,7 @@ function toAppError(err: FastifyError): AppError | undefined {
     case 415:
       return new AppError('unsupported_media_type', 'send the body as application/json');
     default:
-      return undefined;
+      return otherClientError(err);
   }
 }
 

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { call, registerTenant, type TestTenant } from './app.js';
 
 interface Assert {
-  equal(actual: unknown, expected: unknown, message?: string): unknown;
+  equal(actual: unknown, expected: unknown, message: string): unknown;
 }
 
 export interface ForeignRequest {
