@@ -13,11 +13,28 @@ export interface RunningApi {
   stop(): Promise<void>;
 }
 
+/**
+ * Where a plain-HTTP request is sent: MAILPATH_PUBLIC_URL's origin with the request's path and query.
+ * The origin never comes from the request: `//evil.example/x` or an absolute-form target
+ * (`GET http://evil.example/ HTTP/1.1`) keep only their path, so the redirect cannot point elsewhere.
+ */
+export function redirectTarget(publicUrl: URL, requestTarget: string | undefined): string {
+  let path = requestTarget ?? '/';
+  if (!path.startsWith('/')) {
+    try {
+      const absolute = new URL(path);
+      path = absolute.pathname + absolute.search;
+    } catch {
+      path = '/';
+    }
+  }
+  return publicUrl.origin + path;
+}
+
 /** The redirect keeps path and query; the target origin is MAILPATH_PUBLIC_URL's. */
 export function createRedirectServer(publicUrl: URL): Server {
   return createServer((req, res) => {
-    const target = new URL(req.url ?? '/', publicUrl.origin);
-    res.writeHead(301, { Location: target.toString(), 'Content-Length': '0', Connection: 'close' });
+    res.writeHead(301, { Location: redirectTarget(publicUrl, req.url), 'Content-Length': '0', Connection: 'close' });
     res.end();
   });
 }

@@ -8,9 +8,20 @@ import { projectRoot } from './paths.js';
 export const ALL_ROLES = ['api', 'scheduler'] as const;
 export type Role = (typeof ALL_ROLES)[number];
 
-const port = z.coerce.number().int().min(0).max(65535);
+/** A whole decimal number: z.coerce alone would take ' ' as 0 and '1e3' as 1000. */
+const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
+  z
+    .string()
+    .trim()
+    .regex(/^\d+$/, 'expected a whole number')
+    .transform(Number)
+    .pipe(z.number().int().min(min).max(max));
+const port = wholeNumber(0, 65535);
 const boolFlag = z
-  .enum(['true', 'false', '1', '0', 'yes', 'no', ''])
+  .string()
+  .trim()
+  .toLowerCase()
+  .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no']))
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^\s:,]+)(:\d{1,5})?$/, 'expected ip or ip:port');
 const commaList = <T extends z.ZodType<string, string>>(item: T) =>
@@ -25,7 +36,8 @@ const envSchema = z.object({
   MAILPATH_HTTPS_PORT: port.default(8443),
   MAILPATH_HTTP_PORT: port.default(8080),
   MAILPATH_BIND_HOST: z.string().min(1).default('0.0.0.0'),
-  MAILPATH_PUBLIC_URL: z.url({ protocol: /^https$/ }).default('https://localhost:8443'),
+  // Unset: https://localhost:<MAILPATH_HTTPS_PORT> (see loadConfig).
+  MAILPATH_PUBLIC_URL: z.url({ protocol: /^https$/ }).optional(),
   MAILPATH_TLS_CERT: z.string().min(1).optional(),
   MAILPATH_TLS_KEY: z.string().min(1).optional(),
   MAILPATH_MX_PORT: port.default(2525),
@@ -47,8 +59,8 @@ const envSchema = z.object({
   MAILPATH_CHAT_WEBHOOK_URL: z.url().optional(),
   MAILPATH_ROLES: commaList(z.enum(ALL_ROLES)).default([...ALL_ROLES]),
   MAILPATH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  MAILPATH_SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(15000),
-  MAILPATH_DB_POOL_SIZE: z.coerce.number().int().min(1).max(200).default(10),
+  MAILPATH_SHUTDOWN_TIMEOUT_MS: wholeNumber(0).default(15000),
+  MAILPATH_DB_POOL_SIZE: wholeNumber(1, 200).default(10),
   WARMUP_PER_ESP_ENFORCE: boolFlag.default(false),
   SOC2_EVIDENCE_ENABLED: boolFlag.default(false),
 });
@@ -126,7 +138,13 @@ function describeIssues(issues: z.core.$ZodIssue[], prefix: string): string {
 /** Reads every config/<name>.yaml file into { name: parsed }. */
 function readConfigFiles(configDir: string): Record<string, unknown> {
   const files: Record<string, unknown> = {};
-  for (const file of readdirSync(configDir)) {
+  let names: string[];
+  try {
+    names = readdirSync(configDir);
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration: cannot read the config directory ${configDir}: ${(err as Error).message}`);
+  }
+  for (const file of names) {
     const match = /^([a-z0-9-]+)\.ya?ml$/.exec(file);
     if (!match) continue;
     const name = match[1]!;
@@ -144,6 +162,10 @@ function applyFileOverrides(files: Record<string, unknown>, env: Env): void {
   for (const [name, raw] of Object.entries(env)) {
     if (!name.startsWith('MAILPATH_CONFIG__') || raw === undefined) continue;
     const path = name.slice('MAILPATH_CONFIG__'.length).toLowerCase().split('__');
+    // A typo in the file name would otherwise be dropped silently (unknown files are not validated).
+    if (!(path[0]! in files) || path.some((p) => p === '')) {
+      throw new ConfigError(`Invalid configuration: ${name}: no such setting (expected MAILPATH_CONFIG__<FILE>__<KEY>, FILE one of ${Object.keys(files).join(', ').toUpperCase()})`);
+    }
     let value: unknown = raw;
     try {
       value = JSON.parse(raw);
@@ -187,7 +209,7 @@ export function loadConfig(env: Env = process.env, configDir = join(projectRoot(
     httpsPort: e.MAILPATH_HTTPS_PORT,
     httpPort: e.MAILPATH_HTTP_PORT,
     bindHost: e.MAILPATH_BIND_HOST,
-    publicUrl: new URL(e.MAILPATH_PUBLIC_URL),
+    publicUrl: new URL(e.MAILPATH_PUBLIC_URL ?? `https://localhost${e.MAILPATH_HTTPS_PORT === 443 ? '' : `:${e.MAILPATH_HTTPS_PORT}`}`),
     tls: e.MAILPATH_TLS_CERT ? { certFile: e.MAILPATH_TLS_CERT, keyFile: e.MAILPATH_TLS_KEY! } : undefined,
     mxPort: e.MAILPATH_MX_PORT,
     submissionPort: e.MAILPATH_SUBMISSION_PORT,

@@ -1,6 +1,6 @@
 // Embedded PostgreSQL for a no-install start: PGlite (PostgreSQL in WebAssembly) served on a loopback socket.
-import { mkdirSync, openSync, closeSync, readFileSync, rmSync, writeSync } from 'node:fs';
-import { join } from 'node:path';
+import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import type { Logger } from '../log.js';
@@ -14,25 +14,65 @@ export interface EmbeddedPostgres {
 // Mailpath itself uses one connection; the rest let an operator attach psql while it runs.
 const MAX_CONNECTIONS = 4;
 
-/** Refuses a second process on the same data dir: PGlite is single-writer and would be corrupted. */
+/** Data dirs whose lock this process holds: a second start in the same process is refused too. */
+const heldHere = new Set<string>();
+
+/**
+ * Refuses a second process on the same data dir: PGlite is single-writer and would be corrupted.
+ * The lock file holds the owner's pid; a lock whose process is gone is stale and taken over. A lock
+ * naming our own pid is stale too unless this process holds it (a container restarts as pid 1 again).
+ */
 function acquireDataDirLock(dir: string): () => void {
-  const lockFile = join(dir, 'embedded.lock');
+  const lockFile = join(resolve(dir), 'embedded.lock');
+  if (heldHere.has(lockFile)) {
+    throw new Error(`the embedded database in ${dir} is already open in this process`);
+  }
   for (let attempt = 0; attempt < 2; attempt++) {
+    // Written aside then linked into place, so a reader never sees a lock file without its pid.
+    const pending = `${lockFile}.${process.pid}`;
+    writeFileSync(pending, String(process.pid), { mode: 0o600 });
     try {
-      const fd = openSync(lockFile, 'wx');
-      writeSync(fd, String(process.pid));
-      closeSync(fd);
-      return () => rmSync(lockFile, { force: true });
+      placeLock(pending, lockFile);
+      heldHere.add(lockFile);
+      let released = false;
+      return () => {
+        if (released) return;
+        released = true;
+        heldHere.delete(lockFile);
+        rmSync(lockFile, { force: true });
+      };
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'EEXIST') throw err;
-      const holder = Number(readFileSync(lockFile, 'utf8'));
+      let holder: number;
+      try {
+        holder = Number(readFileSync(lockFile, 'utf8'));
+      } catch (readErr) {
+        if ((readErr as NodeJS.ErrnoException).code === 'ENOENT') continue; // released meanwhile: try again
+        throw readErr;
+      }
       if (holder && holder !== process.pid && isAlive(holder)) {
-        throw new Error(`the embedded database in ${dir} is in use by process ${holder}; set DATABASE_URL to run several processes`);
+        throw new Error(
+          `the embedded database in ${dir} is in use by process ${holder}; set DATABASE_URL to run several processes ` +
+            `(if no Mailpath process is running, delete ${lockFile})`,
+        );
       }
       rmSync(lockFile, { force: true }); // stale lock of a process that died
+    } finally {
+      rmSync(pending, { force: true });
     }
   }
   throw new Error(`cannot lock ${lockFile}`);
+}
+
+/** link() fails with EEXIST when the lock exists; filesystems without hard links fall back to an exclusive create. */
+function placeLock(pending: string, lockFile: string): void {
+  try {
+    linkSync(pending, lockFile);
+  } catch (err) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code !== 'EPERM' && code !== 'ENOTSUP' && code !== 'EOPNOTSUPP' && code !== 'ENOSYS') throw err;
+    writeFileSync(lockFile, String(process.pid), { mode: 0o600, flag: 'wx' });
+  }
 }
 
 function isAlive(pid: number): boolean {
@@ -46,7 +86,10 @@ function isAlive(pid: number): boolean {
 
 export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promise<EmbeddedPostgres> {
   const dir = join(dataDir, 'pgdata');
-  mkdirSync(dir, { recursive: true });
+  // PGlite writes its files world-writable (0666, ignoring the umask): only the owner may enter pgdata.
+  mkdirSync(dataDir, { recursive: true, mode: 0o700 });
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  chmodSync(dir, 0o700);
   const release = acquireDataDirLock(dataDir);
   try {
     const db = await PGlite.create(dir);
@@ -58,9 +101,12 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
       url,
       maxConnections: MAX_CONNECTIONS,
       stop: async () => {
-        await server.stop();
-        await db.close();
-        release();
+        try {
+          await server.stop();
+          await db.close();
+        } finally {
+          release();
+        }
       },
     };
   } catch (err) {

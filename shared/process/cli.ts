@@ -8,6 +8,22 @@ import { startMailpath } from './runtime.js';
 
 const USAGE = 'usage: mailpath <start|migrate>';
 
+/**
+ * Under `npm start` this process runs below npm and a shell. Stopping npm with SIGTERM kills that shell,
+ * which does not pass the signal on: instead of running on as an orphan (holding the ports and the data
+ * dir), shut down as on SIGTERM once the parent is gone.
+ */
+function watchLauncher(onGone: () => void): void {
+  if (!process.env['npm_lifecycle_event']) return;
+  const parent = process.ppid;
+  const timer = setInterval(() => {
+    if (process.ppid === parent) return;
+    clearInterval(timer);
+    onGone();
+  }, 1000);
+  timer.unref();
+}
+
 async function main(command: string | undefined): Promise<number> {
   let config;
   try {
@@ -33,7 +49,10 @@ async function main(command: string | undefined): Promise<number> {
   }
   const running = await startMailpath(config, log);
   await new Promise<void>((resolve) => {
+    let shuttingDown = false;
     const shutdown = (signal: string) => {
+      if (shuttingDown) return;
+      shuttingDown = true;
       log.info({ signal }, 'shutting down');
       const force = setTimeout(() => {
         log.error('graceful shutdown timed out; exiting');
@@ -44,6 +63,7 @@ async function main(command: string | undefined): Promise<number> {
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
+    watchLauncher(() => shutdown('launcher exited'));
   });
   return 0;
 }
