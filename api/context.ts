@@ -26,7 +26,7 @@ export interface ApiContext {
 export async function createApiContext(config: Config, sql: Sql, log: Logger, clock: Clock = systemClock): Promise<ApiContext> {
   const tokens = await SessionTokens.create(config);
   const limits = config.limits.rate_limits;
-  const rateLimiter = new RateLimiter(sql, log, limits.sync_interval_ms);
+  const rateLimiter = new RateLimiter(sql, log, limits.sync_interval_ms, () => clock.now().getTime());
   rateLimiter.start();
   const keyUsage = new KeyUsageRecorder(sql, log, config.auth.key_last_used_write_interval_seconds);
   return {

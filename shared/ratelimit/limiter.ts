@@ -40,7 +40,8 @@ interface WindowCounter {
 const RETENTION_MS = 2 * 86_400_000;
 
 export class RateLimiter {
-  private readonly counters = new Map<string, WindowCounter>();
+  /** bucket id → window start (ms) → counter. Numeric inner keys keep the per-request path free of string building. */
+  private readonly counters = new Map<string, Map<number, WindowCounter>>();
   private readonly firstReads = new Map<string, Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> | undefined;
@@ -101,11 +102,15 @@ export class RateLimiter {
   private windowFor(bucket: Bucket, now: number): WindowCounter {
     const span = bucket.windowSeconds * 1000;
     const windowStart = Math.floor(now / span) * span;
-    const key = `${bucket.id}|${windowStart}`;
-    let w = this.counters.get(key);
+    let windows = this.counters.get(bucket.id);
+    if (!windows) {
+      windows = new Map();
+      this.counters.set(bucket.id, windows);
+    }
+    let w = windows.get(windowStart);
     if (!w) {
       w = { bucket, windowStart, synced: 0, pending: 0, lastHit: 0 };
-      this.counters.set(key, w);
+      windows.set(windowStart, w);
     } else {
       w.bucket = bucket; // limits may have changed (tenant override)
     }
@@ -137,10 +142,13 @@ export class RateLimiter {
   private async doSync(): Promise<void> {
     const now = this.now();
     const live: WindowCounter[] = [];
-    for (const [key, w] of this.counters) {
-      const ended = w.windowStart + w.bucket.windowSeconds * 1000 <= now;
-      if (ended && w.pending === 0) this.counters.delete(key);
-      else if (w.lastHit > 0) live.push(w);
+    for (const [id, windows] of this.counters) {
+      for (const [start, w] of windows) {
+        const ended = w.windowStart + w.bucket.windowSeconds * 1000 <= now;
+        if (ended && w.pending === 0) windows.delete(start);
+        else if (w.lastHit > 0) live.push(w);
+      }
+      if (windows.size === 0) this.counters.delete(id);
     }
     if (live.length > 0) {
       const sent = live.map((w) => w.pending);

@@ -1,0 +1,186 @@
+// Benchmark: authenticated GET /api/v1/whoami over HTTPS keep-alive against a bare Fastify HTTPS hello-world (same certificate, same run).
+//
+// Goal: Mailpath serves at least 50% of the bare server's req/s, with p99 under 20 ms, at 50 connections.
+// A third, informational target serves a whoami-sized JSON body with the same X-RateLimit-* headers from a bare
+// Fastify route: the gap between it and hello-world is the response's size, the rest is Mailpath's own work.
+// The load generator shares the machine's cores, so run it on an otherwise idle machine (the load is printed).
+// Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
+// BENCH_DURATION_S sets the seconds measured per target (default 10; a 2 s warm-up precedes each).
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { request } from 'node:https';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import postgres from 'postgres';
+import { loadConfig } from '../shared/config.js';
+import { createLogger } from '../shared/log.js';
+import { startMailpath } from '../shared/process/runtime.js';
+import { loadTls } from '../shared/tls.js';
+
+const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 10)));
+const WARMUP_S = 2;
+const CONNECTIONS = 50;
+const GOAL = { ratio: 0.5, p99Ms: 20 };
+
+export interface Figures {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  requests: number;
+  non2xx: number;
+  errors: number;
+}
+
+/** One autocannon run, in a worker thread so the load generator does not share the servers' event loop. */
+async function measure(url: string, headers: Record<string, string>, seconds: number): Promise<Figures> {
+  const result = await autocannon({ url, headers, connections: CONNECTIONS, pipelining: 1, duration: seconds, workers: 1 });
+  return {
+    reqPerSec: result.requests.average,
+    p50: result.latency.p50,
+    p99: result.latency.p99,
+    requests: result.requests.total,
+    non2xx: result.non2xx,
+    errors: result.errors + result.timeouts,
+  };
+}
+
+async function target(name: string, url: string, headers: Record<string, string> = {}): Promise<Figures> {
+  process.stdout.write(`  ${name}: warm-up ${WARMUP_S} s, then ${DURATION_S} s ...\n`);
+  await measure(url, headers, WARMUP_S);
+  return measure(url, headers, DURATION_S);
+}
+
+/** A JSON request over HTTPS to the local (self-signed) server. */
+function post(port: number, path: string, body: unknown, token?: string): Promise<any> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        rejectUnauthorized: false,
+        timeout: 10_000,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 0) >= 300) reject(new Error(`POST ${path}: ${res.statusCode} ${text}`));
+          else resolve(JSON.parse(text));
+        });
+      },
+    );
+    req.on('timeout', () => req.destroy(new Error(`POST ${path} timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+/** GET over HTTPS with a bearer credential; resolves the parsed JSON body. */
+function get(port: number, path: string, token: string): Promise<unknown> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, method: 'GET', rejectUnauthorized: false, timeout: 10_000, headers: { authorization: `Bearer ${token}` } }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode} ${text}`));
+        else resolve(JSON.parse(text));
+      });
+    });
+    req.on('timeout', () => req.destroy(new Error(`GET ${path} timed out`)));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+
+export async function runApiBench(): Promise<{ bare: Figures; bareSized: Figures; mailpath: Figures; ratio: number; met: boolean }> {
+  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-bench-'));
+  await admin.unsafe(`create database "${dbName}"`);
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const config = loadConfig({
+      DATABASE_URL: dbUrl.toString(),
+      MAILPATH_DATA_DIR: dataDir,
+      MAILPATH_ROLES: 'api',
+      MAILPATH_BIND_HOST: '127.0.0.1',
+      MAILPATH_HTTPS_PORT: '0',
+      MAILPATH_HTTP_PORT: '0',
+      MAILPATH_LOG_LEVEL: 'warn',
+      MAILPATH_ADMIN_PASSWORD: 'Bench-admin-password-1',
+      MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
+      // Not throttled: the bench measures the whole request path, rate limiter included, below every limit.
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__READ: '1000000000',
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__WRITE: '1000000000',
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '1000000000',
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__TENANT_DEFAULT_PER_SEC: '1000000000',
+    });
+    const log = createLogger('warn');
+    const mailpath = await startMailpath(config, log);
+    cleanups.push(() => mailpath.stop());
+    const port = mailpath.roles.find((r) => r.name === 'api')!.details['httpsPort'] as number;
+
+    const tls = await loadTls(config);
+    const session = await post(port, '/api/v1/auth/register', {
+      tenant_name: 'Bench',
+      tenant_slug: 'bench-tenant',
+      email: 'owner@bench.test',
+      password: 'Bench-password-42',
+    });
+    const created = await post(port, '/api/v1/api-keys', { name: 'bench' }, session.data.token);
+    const key: string = created.data.key;
+    const whoamiBody = await get(port, '/api/v1/whoami', key);
+
+    const bare = Fastify({ https: { key: tls.key, cert: tls.cert } });
+    bare.get('/hello', async () => ({ hello: 'world' }));
+    bare.get('/sized', async (_request, reply) => {
+      reply.header('X-RateLimit-Limit', 1_000_000_000).header('X-RateLimit-Remaining', 999_999_999).header('X-RateLimit-Reset', 30);
+      return whoamiBody;
+    });
+    await bare.listen({ port: 0, host: '127.0.0.1' });
+    cleanups.push(() => bare.close());
+    const barePort = (bare.server.address() as { port: number }).port;
+
+    const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+    process.stdout.write(`api bench: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target; ${cpus().length} cores, load average ${load()}\n`);
+    const bareFigures = await target('bare Fastify GET /hello', `https://127.0.0.1:${barePort}/hello`);
+    const sizedFigures = await target('bare Fastify, whoami-sized response', `https://127.0.0.1:${barePort}/sized`);
+    const mailpathFigures = await target('Mailpath GET /api/v1/whoami (API key)', `https://127.0.0.1:${port}/api/v1/whoami`, { authorization: `Bearer ${key}` });
+
+    const ratio = mailpathFigures.reqPerSec / bareFigures.reqPerSec;
+    const met = ratio >= GOAL.ratio && mailpathFigures.p99 < GOAL.p99Ms && mailpathFigures.non2xx === 0 && mailpathFigures.errors === 0;
+    const row = (name: string, f: Figures) =>
+      `  ${name.padEnd(26)} ${fmt(f.reqPerSec).padStart(9)} req/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   (${fmt(f.requests)} requests, non-2xx ${f.non2xx}, errors ${f.errors})`;
+    process.stdout.write(
+      [
+        row('bare Fastify hello-world', bareFigures),
+        row('bare, whoami-sized reply', sizedFigures),
+        row('Mailpath whoami', mailpathFigures),
+        `  load average after: ${load()}`,
+        `  ratio ${(ratio * 100).toFixed(1)}% of bare (goal >= ${GOAL.ratio * 100}%), Mailpath p99 ${fmt(mailpathFigures.p99, 1)} ms (goal < ${GOAL.p99Ms} ms): ${met ? 'goal met' : 'GOAL MISSED'}`,
+        '',
+      ].join('\n'),
+    );
+    return { bare: bareFigures, bareSized: sizedFigures, mailpath: mailpathFigures, ratio, met };
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch((err: unknown) => process.stderr.write(`cleanup: ${String(err)}\n`));
+    await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch((err: unknown) => process.stderr.write(`drop database: ${String(err)}\n`));
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export default runApiBench;
