@@ -122,6 +122,8 @@ export interface Config {
   shutdownTimeoutMs: number;
   dbPoolSize: number;
   flags: { warmupPerEspEnforce: boolean; soc2EvidenceEnabled: boolean };
+  /** Started by an npm script (npm sets npm_lifecycle_event): the process may sit below a shell. */
+  launchedByNpm: boolean;
   limits: LimitsConfig;
   auth: AuthConfig;
 }
@@ -228,6 +230,7 @@ export function loadConfig(env: Env = process.env, configDir = join(projectRoot(
     shutdownTimeoutMs: e.MAILPATH_SHUTDOWN_TIMEOUT_MS,
     dbPoolSize: e.MAILPATH_DB_POOL_SIZE,
     flags: { warmupPerEspEnforce: e.WARMUP_PER_ESP_ENFORCE, soc2EvidenceEnabled: e.SOC2_EVIDENCE_ENABLED },
+    launchedByNpm: Boolean(env['npm_lifecycle_event']),
     limits: parsedFiles.data.limits,
     auth: parsedFiles.data.auth,
   };

@@ -13,8 +13,8 @@ const USAGE = 'usage: mailpath <start|migrate>';
  * which does not pass the signal on: instead of running on as an orphan (holding the ports and the data
  * dir), shut down as on SIGTERM once the parent is gone.
  */
-function watchLauncher(onGone: () => void): void {
-  if (!process.env['npm_lifecycle_event']) return;
+function watchLauncher(launchedByNpm: boolean, onGone: () => void): void {
+  if (!launchedByNpm) return;
   const parent = process.ppid;
   const timer = setInterval(() => {
     if (process.ppid === parent) return;
@@ -63,7 +63,7 @@ async function main(command: string | undefined): Promise<number> {
     };
     process.once('SIGTERM', () => shutdown('SIGTERM'));
     process.once('SIGINT', () => shutdown('SIGINT'));
-    watchLauncher(() => shutdown('launcher exited'));
+    watchLauncher(config.launchedByNpm, () => shutdown('launcher exited'));
   });
   return 0;
 }
