@@ -1,5 +1,6 @@
 // The api role's listeners: HTTPS API, HTTP→HTTPS 301 redirect, and the TLS certificate (self-signed once, or configured).
 import t from 'tap';
+import { stopOnTeardown } from '../helpers/net.js';
 import { request as httpsRequest } from 'node:https';
 import { connect as netConnect } from 'node:net';
 import { X509Certificate } from 'node:crypto';
@@ -51,15 +52,7 @@ async function start(t: Teardown, dataDir: string, env: Env = {}): Promise<Runni
       ...env,
     }),
   );
-  const api = await startApi(config, sql, log);
-  let stopped = false;
-  const stop = api.stop;
-  api.stop = async () => {
-    stopped = true;
-    await stop();
-  };
-  t.teardown(() => (stopped ? undefined : stop()));
-  return api;
+  return stopOnTeardown(t, await startApi(config, sql, log));
 }
 
 interface HttpsAnswer {

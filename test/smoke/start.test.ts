@@ -1,9 +1,9 @@
 // Smoke test: the real `mailpath start` on the embedded default (no DATABASE_URL), driven over HTTPS, stopped with SIGTERM.
 import t from 'tap';
+import { freePort } from '../helpers/net.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
-import { createServer } from 'node:net';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -26,18 +26,6 @@ function isAlive(pid: number): boolean {
   } catch {
     return false;
   }
-}
-
-/** A port that was free a moment ago on 127.0.0.1. */
-function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
-  });
 }
 
 function https(port: number, method: string, path: string, options: { body?: unknown; token?: string } = {}): Promise<Answer> {

@@ -1,5 +1,6 @@
 // Embedded PostgreSQL (PGlite over a loopback socket): data persists, one process per data dir, stale locks are taken over.
 import t from 'tap';
+import { stopOnTeardown } from '../../helpers/net.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -20,15 +21,7 @@ function tempDataDir(t: { teardown(fn: () => unknown): void }): string {
 
 /** Starts the embedded server and stops it at teardown unless the test already did. */
 async function start(t: { teardown(fn: () => unknown): void }, dataDir: string): Promise<EmbeddedPostgres> {
-  const embedded = await startEmbeddedPostgres(dataDir, log);
-  let stopped = false;
-  const stop = embedded.stop;
-  embedded.stop = async () => {
-    stopped = true;
-    await stop();
-  };
-  t.teardown(() => (stopped ? undefined : stop()));
-  return embedded;
+  return stopOnTeardown(t, await startEmbeddedPostgres(dataDir, log));
 }
 
 /** Runs startEmbeddedPostgres in a separate Node process; resolves with its exit code and output. */
