@@ -9,8 +9,11 @@ import { authRoutes } from './routes/auth.js';
 import { whoamiRoutes } from './routes/whoami.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { adminTenantRoutes } from './routes/admin-tenants.js';
+import { domainRoutes } from './routes/domains.js';
+import { adminDkimRoutes } from './routes/admin-dkim.js';
+import { adminWorkerRoutes } from './routes/admin-workers.js';
 
-const ROUTE_GROUPS = [authRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes];
+const ROUTE_GROUPS = [authRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes];
 
 export interface BuildOptions {
   https?: { key: string; cert: string };

@@ -8,6 +8,7 @@ import { CredentialResolver } from '../shared/auth/credentials.js';
 import { KeyUsageRecorder } from '../shared/keys/last-used.js';
 import { RateLimiter } from '../shared/ratelimit/limiter.js';
 import { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
+import { createDomainDeps, type DomainDeps } from '../shared/domains/deps.js';
 
 export interface ApiContext {
   config: Config;
@@ -19,6 +20,8 @@ export interface ApiContext {
   keyUsage: KeyUsageRecorder;
   rateLimiter: RateLimiter;
   tenantLimits: TenantLimits;
+  /** Domain services and scheduled workers (resolvers, sealing box); run-now calls workers with it. */
+  domains: DomainDeps;
   /** Flushes pending counters and usage; call before closing the database. */
   close(): Promise<void>;
 }
@@ -29,6 +32,7 @@ export async function createApiContext(config: Config, sql: Sql, log: Logger, cl
   const rateLimiter = new RateLimiter(sql, log, limits.sync_interval_ms, () => clock.now().getTime());
   rateLimiter.start();
   const keyUsage = new KeyUsageRecorder(sql, log, config.auth.key_last_used_write_interval_seconds);
+  const domains = await createDomainDeps(config, sql, log, clock);
   return {
     config,
     sql,
@@ -39,6 +43,7 @@ export async function createApiContext(config: Config, sql: Sql, log: Logger, cl
     keyUsage,
     rateLimiter,
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms),
+    domains,
     async close() {
       await Promise.all([rateLimiter.close(), keyUsage.close()]);
     },

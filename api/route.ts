@@ -84,6 +84,8 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
   422: 'A field is invalid; the message names it (validation_error)',
   429: 'Rate limited; retry after Retry-After seconds (rate_limited)',
   500: 'Server failure; safe to retry with exponential backoff (internal)',
+  502: 'The worker failed on an out-of-band run (worker_failed)',
+  503: 'The needed background worker is not wired (worker_unavailable)',
 };
 
 const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {

@@ -1,5 +1,6 @@
 // The one place that reads process.env and config/: validates both with zod into a typed Config.
 import { readFileSync, readdirSync } from 'node:fs';
+import { isIP } from 'node:net';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
@@ -24,11 +25,35 @@ const boolFlag = z
   .pipe(z.enum(['true', 'false', '1', '0', 'yes', 'no']))
   .transform((v) => v === 'true' || v === '1' || v === 'yes');
 const hostPort = z.string().regex(/^(\[[0-9a-fA-F:]+\]|[^\s:,]+)(:\d{1,5})?$/, 'expected ip or ip:port');
+/** A DNS server: an IP address, optionally with a port (1.1.1.1, 127.0.0.1:5353, [::1]:53, ::1). */
+const dnsServer = z.string().refine((v) => {
+  const bracketed = /^\[([^\]]+)\](?::(\d{1,5}))?$/.exec(v);
+  if (bracketed) return isIP(bracketed[1]!) === 6 && Number(bracketed[2] ?? 53) <= 65535;
+  if (isIP(v) !== 0) return true;
+  const v4 = /^([\d.]+):(\d{1,5})$/.exec(v);
+  return v4 !== null && isIP(v4[1]!) === 4 && Number(v4[2]) <= 65535;
+}, 'expected an IP address or ip:port (a resolver is reached by address)');
 const commaList = <T extends z.ZodType<string, string>>(item: T) =>
   z
     .string()
     .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
     .pipe(z.array(item));
+
+const hostName = z
+  .string()
+  .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/i, 'expected a host name')
+  .transform((v) => v.toLowerCase());
+
+/** The 32-byte master key from its hex or base64 text form, or undefined when it is neither. */
+export function decodeMasterKey(text: string): Buffer | undefined {
+  const value = text.trim();
+  if (/^[0-9a-f]{64}$/i.test(value)) return Buffer.from(value, 'hex');
+  if (/^[A-Za-z0-9+/_-]{43}=?$/.test(value)) {
+    const bytes = Buffer.from(value.replace(/-/g, '+').replace(/_/g, '/'), 'base64');
+    return bytes.length === 32 ? bytes : undefined;
+  }
+  return undefined;
+}
 
 const envSchema = z.object({
   DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL').optional(),
@@ -43,12 +68,17 @@ const envSchema = z.object({
   MAILPATH_MX_PORT: port.default(2525),
   MAILPATH_SUBMISSION_PORT: port.default(2587),
   MAILPATH_SUBMISSION_TLS_PORT: port.default(2465),
-  MAILPATH_HOSTNAME: z
+  MAILPATH_HOSTNAME: hostName.default('mx.mailpath.local'),
+  MAILPATH_DNS_SERVERS: commaList(dnsServer).pipe(z.array(z.string()).min(1, 'at least one server')).optional(),
+  // Unset: spf.<MAILPATH_HOSTNAME>.
+  MAILPATH_SPF_INCLUDE: hostName.optional(),
+  // 32 bytes as 64 hex digits or base64; unset: generated once into the data dir.
+  MAILPATH_MASTER_KEY: z
     .string()
-    .regex(/^(?=.{1,253}$)([a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?\.)+[a-z][a-z0-9-]{0,61}[a-z0-9]$/i, 'expected a host name')
-    .default('mx.mailpath.local'),
-  MAILPATH_DNS_SERVERS: commaList(hostPort).optional(),
-  MAILPATH_PUBLIC_RESOLVERS: commaList(hostPort).default(['1.1.1.1', '8.8.8.8', '9.9.9.9']),
+    .trim()
+    .refine((v) => decodeMasterKey(v) !== undefined, 'expected 32 bytes as 64 hex digits or base64')
+    .optional(),
+  MAILPATH_PUBLIC_RESOLVERS: commaList(dnsServer).pipe(z.array(z.string()).min(1, 'at least one resolver')).default(['1.1.1.1', '8.8.8.8', '9.9.9.9']),
   MAILPATH_OUTBOUND_RELAY: hostPort.optional(),
   MAILPATH_OUTBOUND_PORT: port.default(25),
   MAILPATH_ADMIN_EMAIL: z.email().default('admin@mailpath.local'),
@@ -91,11 +121,32 @@ const authSchema = z.strictObject({
   credential_cache_ms: z.number().int().min(0).max(60000),
 });
 
-const filesSchema = z.object({ limits: limitsSchema, auth: authSchema });
+const dnsSchema = z.strictObject({
+  timeout_ms: z.number().int().min(50).max(30000),
+  tries: z.number().int().min(1).max(5),
+  domain_recheck_hours: z.number().int().min(1).max(24).refine((h) => 24 % h === 0, 'must divide a day (1, 2, 3, 4, 6, 8, 12 or 24)'),
+});
+
+const dkimSchema = z.strictObject({
+  key_bits: z.union([z.literal(1024), z.literal(2048), z.literal(3072), z.literal(4096)]),
+  selector_prefix: z.string().regex(/^[a-z][a-z0-9]{0,15}$/, 'lower-case letters and digits, starting with a letter'),
+  rotator_interval_minutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(1440)
+    .refine((m) => (m < 60 && 60 % m === 0) || (m % 60 === 0 && 24 % (m / 60) === 0), 'must divide an hour, or be whole hours dividing a day'),
+  retiring_grace_hours: z.number().int().min(0).max(24 * 90),
+  max_key_age_days: z.number().int().min(1).max(3650).nullable(),
+});
+
+const filesSchema = z.object({ limits: limitsSchema, auth: authSchema, dns: dnsSchema, dkim: dkimSchema });
 
 export type Env = Record<string, string | undefined>;
 export type LimitsConfig = z.infer<typeof limitsSchema>;
 export type AuthConfig = z.infer<typeof authSchema>;
+export type DnsConfig = z.infer<typeof dnsSchema>;
+export type DkimConfig = z.infer<typeof dkimSchema>;
 
 export interface Config {
   databaseUrl: string | undefined;
@@ -111,6 +162,10 @@ export interface Config {
   hostname: string;
   dnsServers: string[] | undefined;
   publicResolvers: string[];
+  /** The host tenants' SPF records include to authorize Mailpath. */
+  spfInclude: string;
+  /** MAILPATH_MASTER_KEY decoded; undefined means the key file in the data dir. */
+  masterKey: Buffer | undefined;
   outboundRelay: string | undefined;
   outboundPort: number;
   admin: { email: string; password: string | undefined };
@@ -126,6 +181,8 @@ export interface Config {
   launchedByNpm: boolean;
   limits: LimitsConfig;
   auth: AuthConfig;
+  dns: DnsConfig;
+  dkim: DkimConfig;
 }
 
 /** Raised when configuration is invalid; the message names every offending key. */
@@ -216,9 +273,11 @@ export function loadConfig(env: Env = process.env, configDir = join(projectRoot(
     mxPort: e.MAILPATH_MX_PORT,
     submissionPort: e.MAILPATH_SUBMISSION_PORT,
     submissionTlsPort: e.MAILPATH_SUBMISSION_TLS_PORT,
-    hostname: e.MAILPATH_HOSTNAME.toLowerCase(),
+    hostname: e.MAILPATH_HOSTNAME,
     dnsServers: e.MAILPATH_DNS_SERVERS,
     publicResolvers: e.MAILPATH_PUBLIC_RESOLVERS,
+    spfInclude: e.MAILPATH_SPF_INCLUDE ?? `spf.${e.MAILPATH_HOSTNAME}`,
+    masterKey: e.MAILPATH_MASTER_KEY === undefined ? undefined : decodeMasterKey(e.MAILPATH_MASTER_KEY),
     outboundRelay: e.MAILPATH_OUTBOUND_RELAY,
     outboundPort: e.MAILPATH_OUTBOUND_PORT,
     admin: { email: e.MAILPATH_ADMIN_EMAIL.toLowerCase(), password: e.MAILPATH_ADMIN_PASSWORD },
@@ -233,5 +292,7 @@ export function loadConfig(env: Env = process.env, configDir = join(projectRoot(
     launchedByNpm: Boolean(env['npm_lifecycle_event']),
     limits: parsedFiles.data.limits,
     auth: parsedFiles.data.auth,
+    dns: parsedFiles.data.dns,
+    dkim: parsedFiles.data.dkim,
   };
 }

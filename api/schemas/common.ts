@@ -18,3 +18,14 @@ export function iso(date: Date | null): string | null;
 export function iso(date: Date | null): string | null {
   return date ? date.toISOString() : null;
 }
+
+/** ?after=<cursor>&limit= for cursor lists (the cursor is next_cursor of the previous page). */
+export const cursorPagination = z.object({
+  after: z.string().max(200).optional().describe('next_cursor of the previous page'),
+  limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1..200'),
+});
+
+/** A boolean query flag: true/false (also 1/0). */
+export const queryFlag = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');

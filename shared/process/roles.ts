@@ -5,6 +5,9 @@ import type { Sql } from '../db/connection.js';
 import type { Logger } from '../log.js';
 import type { Boss } from '../queue.js';
 import { startApi } from '../../api/server.js';
+import { systemClock } from '../clock.js';
+import { createDomainDeps } from '../domains/deps.js';
+import { scheduleWorkers } from '../workers/schedule.js';
 
 export interface RoleDeps {
   config: Config;
@@ -28,8 +31,12 @@ const STARTERS: Record<Role, RoleStarter> = {
     const api = await startApi(config, sql, log.child({ role: 'api' }));
     return { name: 'api', stop: api.stop, details: { httpsPort: api.httpsPort, httpPort: api.httpPort } };
   },
-  // The scheduler supervises the queues (maintenance, expiry, cron schedules); timed workers register with it.
-  scheduler: async () => ({ name: 'scheduler', stop: async () => {}, details: { queueSupervision: true } }),
+  // The scheduler supervises the queues (maintenance, expiry, cron schedules) and runs the timed workers.
+  scheduler: async ({ config, sql, log, boss }) => {
+    const deps = await createDomainDeps(config, sql, log.child({ role: 'scheduler' }), systemClock);
+    const stop = await scheduleWorkers(boss, deps);
+    return { name: 'scheduler', stop, details: { queueSupervision: true } };
+  },
 };
 
 export async function startRoles(roles: Role[], deps: RoleDeps): Promise<RunningRole[]> {

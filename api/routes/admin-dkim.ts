@@ -1,0 +1,150 @@
+// Super-admin DKIM rotation routes: in-flight rotations, operator confirm and rollback, and the rotation audit across tenants.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { actorOf } from '../../shared/auth/principal.js';
+import { listRotationAudit } from '../../shared/domains/rotation-audit.js';
+import { confirmPublished, rollbackRotation } from '../../shared/domains/rotation.js';
+import { listRotations } from '../../shared/domains/rotation-queries.js';
+import type { ApiContext } from '../context.js';
+import { defineRoute } from '../route.js';
+import { idParam, iso, queryFlag, timestamp } from '../schemas/common.js';
+import { dkimRotation, presentRotation } from '../schemas/dkim.js';
+
+const TAGS = ['Super-admin: DKIM rotation'];
+
+const adminPage = z.object({
+  limit: z.coerce.number().int().min(1).max(500).default(100).describe('1..500, default 100'),
+  offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+  tenant_id: z.uuid().optional(),
+});
+
+const transitionResult = z.object({
+  id: z.string(),
+  state: dkimRotation.shape.state,
+  dns_published_at: timestamp.nullable(),
+  error: z.string().nullable(),
+});
+
+const auditItem = z.object({
+  id: z.string(),
+  at: timestamp,
+  action: z.string().describe('dkim.rotation.<pending|publishing|confirm_published|active|retired|rolled_back>'),
+  tenant_id: z.string().nullable(),
+  rotation_id: z.string().nullable(),
+  actor_type: z.string(),
+  actor_id: z.string().nullable(),
+  domain_id: z.string().nullable(),
+  domain: z.string().nullable(),
+  from_state: z.string().nullable(),
+  to_state: z.string().nullable(),
+  old_selector: z.string().nullable(),
+  new_selector: z.string().nullable(),
+  reason: z.string().nullable(),
+  dns_publish_status: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()).describe('The whole audit payload'),
+});
+
+const text = (v: unknown) => (typeof v === 'string' ? v : null);
+
+export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const deps = ctx.domains;
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/admin/dkim-rotations',
+    auth: 'super_admin',
+    tags: TAGS,
+    summary: 'List DKIM rotations in flight',
+    description: 'Rotations across tenants, newest first: those not retired, or every one with include_retired=true.',
+    query: adminPage.extend({ include_retired: queryFlag.default(false).describe('Include retired (finished or rolled-back) rotations') }),
+    response: z.object({ items: z.array(dkimRotation), limit: z.number().int(), offset: z.number().int() }),
+    handler: async ({ query }) => ({
+      items: (
+        await listRotations(deps.sql, { limit: query.limit, offset: query.offset, includeRetired: query.include_retired, ...(query.tenant_id ? { tenantId: query.tenant_id } : {}) })
+      ).map(presentRotation),
+      limit: query.limit,
+      offset: query.offset,
+    }),
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/admin/dkim-rotations/:id/confirm-published',
+    auth: 'super_admin',
+    tags: TAGS,
+    summary: 'Confirm the new DKIM record is published',
+    description:
+      'Stamps dns_published_at and clears error. The rotation stays publishing: it activates only when the rotator sees the record on every public resolver. ' +
+      '409 unless the rotation is publishing (a retired one included).',
+    params: idParam('id'),
+    errors: [404, 409],
+    response: transitionResult,
+    handler: async ({ params, principal, ip }) => {
+      const r = await confirmPublished(deps, params.id, actorOf(principal, ip));
+      return { id: r.id, state: r.state, dns_published_at: iso(r.dns_published_at), error: r.error };
+    },
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/admin/dkim-rotations/:id/rollback',
+    auth: 'super_admin',
+    tags: TAGS,
+    summary: 'Roll back a DKIM rotation',
+    description:
+      'Moves any rotation that is not retired to retired. Before activation the new key is discarded and the existing key never stopped signing; ' +
+      'after activation (old key still published in its grace period) the old key signs again. 409 on a retired rotation.',
+    params: idParam('id'),
+    errors: [404, 409],
+    response: transitionResult,
+    handler: async ({ params, principal, ip }) => {
+      const r = await rollbackRotation(deps, params.id, actorOf(principal, ip));
+      return { id: r.id, state: r.state, dns_published_at: iso(r.dns_published_at), error: r.error };
+    },
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/admin/dkim/rotations',
+    auth: 'super_admin',
+    tags: TAGS,
+    summary: 'DKIM rotation audit across tenants',
+    description: 'Every audited rotation transition, newest first, with old and new selector, reason and DNS-publish status.',
+    query: adminPage.extend({
+      domain_id: z.uuid().optional(),
+      since: z.iso.datetime({ offset: true }).optional().describe('Only rows at or after this instant'),
+    }),
+    response: z.object({ items: z.array(auditItem), limit: z.number().int(), offset: z.number().int() }),
+    handler: async ({ query }) => {
+      const rows = await listRotationAudit(deps.sql, {
+        limit: query.limit,
+        offset: query.offset,
+        tenantId: query.tenant_id,
+        domainId: query.domain_id,
+        since: query.since ? new Date(query.since) : undefined,
+      });
+      return {
+        items: rows.map((r) => ({
+          id: r.id,
+          at: iso(r.created_at),
+          action: r.action,
+          tenant_id: r.tenant_id,
+          rotation_id: r.resource_id,
+          actor_type: r.actor_type,
+          actor_id: r.actor_id,
+          domain_id: text(r.metadata['domain_id']),
+          domain: text(r.metadata['domain']),
+          from_state: text(r.metadata['from_state']),
+          to_state: text(r.metadata['to_state']),
+          old_selector: text(r.metadata['old_selector']),
+          new_selector: text(r.metadata['new_selector']),
+          reason: text(r.metadata['reason']),
+          dns_publish_status: text(r.metadata['dns_publish_status']),
+          metadata: r.metadata,
+        })),
+        limit: query.limit,
+        offset: query.offset,
+      };
+    },
+  });
+}

@@ -1,0 +1,74 @@
+// The scheduled workers: what each runs, how often, and the one way to run it (schedule or run-now), which records its tick.
+import type { DomainDeps } from '../domains/deps.js';
+import { runRotator } from '../domains/rotator.js';
+import { recheckAllDomains } from '../domains/verification.js';
+import { recordTick } from './ticks.js';
+
+/** What workers need; grows with the workers. */
+export type WorkerDeps = DomainDeps;
+
+export interface ScheduledWorker {
+  name: string;
+  description: string;
+  /** Minutes between ticks, aligned to the UTC hour or day (30 → :00 and :30). */
+  intervalMinutes(deps: WorkerDeps): number;
+  run(deps: WorkerDeps): Promise<Record<string, unknown>>;
+}
+
+export const WORKERS: readonly ScheduledWorker[] = [
+  {
+    name: 'dkim-rotator',
+    description: 'Activates DKIM rotations once every public resolver returns the new key, retires old keys after their grace period, starts automatic rotations.',
+    intervalMinutes: (deps) => deps.config.dkim.rotator_interval_minutes,
+    run: async (deps) => ({ ...(await runRotator(deps)) }),
+  },
+  {
+    name: 'domain-recheck',
+    description: 'Re-checks the DNS records of every sending domain and records drift when a verified record disappears.',
+    intervalMinutes: (deps) => deps.config.dns.domain_recheck_hours * 60,
+    run: async (deps) => ({ ...(await recheckAllDomains(deps)) }),
+  },
+];
+
+export function findWorker(name: string): ScheduledWorker | undefined {
+  return WORKERS.find((w) => w.name === name);
+}
+
+/** The cron expression (UTC) of an interval that divides an hour or a day. */
+export function intervalCron(minutes: number): string {
+  if (minutes < 60 && 60 % minutes === 0) return `*/${minutes} * * * *`;
+  if (minutes % 60 === 0 && 24 % (minutes / 60) === 0) return minutes === 1440 ? '0 0 * * *' : `0 */${minutes / 60} * * *`;
+  throw new Error(`an interval of ${minutes} minutes neither divides an hour nor is whole hours dividing a day`);
+}
+
+/** The next tick after `from` on an interval aligned to UTC midnight. */
+export function nextTickAfter(minutes: number, from: Date): Date {
+  const step = minutes * 60_000;
+  return new Date((Math.floor(from.getTime() / step) + 1) * step);
+}
+
+export interface WorkerRun {
+  elapsed_ms: number;
+  triggered: true;
+  outcome: 'ok' | 'error';
+  result: Record<string, unknown> | null;
+  error: string | null;
+}
+
+/** Runs a worker once and records its tick; a failure is recorded and reported, not thrown. */
+export async function runWorker(deps: WorkerDeps, worker: ScheduledWorker): Promise<WorkerRun> {
+  const startedAt = deps.clock.now();
+  const started = performance.now();
+  let result: Record<string, unknown> | null = null;
+  let error: string | null = null;
+  try {
+    result = await worker.run(deps);
+  } catch (err) {
+    error = (err as Error).message || String(err);
+    deps.log.error({ err, worker: worker.name }, 'worker tick failed');
+  }
+  const elapsed = performance.now() - started;
+  const outcome = error === null ? 'ok' : 'error';
+  await recordTick(deps.sql, { name: worker.name, at: startedAt, outcome, durationMs: elapsed, error });
+  return { elapsed_ms: Math.round(elapsed), triggered: true, outcome, result, error };
+}

@@ -1,0 +1,22 @@
+// Puts the scheduled workers on pg-boss cron schedules (UTC); pg-boss hands each tick to exactly one process.
+import type { Boss } from '../queue.js';
+import { intervalCron, runWorker, WORKERS, type WorkerDeps } from './catalog.js';
+
+const queueName = (worker: string) => `worker.${worker}`;
+
+/** Registers every worker's schedule and its handler; returns how to stop handling ticks. */
+export async function scheduleWorkers(boss: Boss, deps: WorkerDeps): Promise<() => Promise<void>> {
+  const names: string[] = [];
+  for (const worker of WORKERS) {
+    const queue = queueName(worker.name);
+    await boss.createQueue(queue);
+    await boss.schedule(queue, intervalCron(worker.intervalMinutes(deps)), {}, { tz: 'UTC' });
+    await boss.work(queue, { batchSize: 1 }, async () => {
+      await runWorker(deps, worker);
+    });
+    names.push(queue);
+  }
+  return async () => {
+    for (const name of names) await boss.offWork(name);
+  };
+}
