@@ -1,6 +1,6 @@
 // Sending domains through the API against real loopback DNS: records to publish, verification, drift, timeouts, ownership, isolation.
 import t from 'tap';
-import { buildTestApp, call, countRows, createKey, registerTenant, superAdminToken, type TestApp } from '../helpers/app.js';
+import { buildTestApp, call, countRows, createKey, registerTenant, superAdminToken, type TestApp, type TestLike } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { publishRecords, recordOf, type ApiRecord } from '../helpers/domains.js';
 import { assertForeign404, twoTenants } from '../helpers/isolation.js';
@@ -9,7 +9,7 @@ interface Setup extends TestApp {
   dns: TestDnsServer;
 }
 
-async function setup(t: Tap.Test, env: Record<string, string> = {}): Promise<Setup> {
+async function setup(t: TestLike, env: Record<string, string> = {}): Promise<Setup> {
   const dns = await startDnsServer(t);
   const built = await buildTestApp(t, {
     env: {

@@ -7,6 +7,8 @@ export interface ApiRecord {
   host: string;
   value: string;
   priority: number | null;
+  /** The API's other fields (verified, found, error...). */
+  [field: string]: unknown;
 }
 
 /**
