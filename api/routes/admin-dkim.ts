@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { listRotationAudit } from '../../shared/domains/rotation-audit.js';
-import { confirmPublished, rollbackRotation } from '../../shared/domains/rotation.js';
+import { confirmPublished, rollbackRotation, startRotationAsAdmin } from '../../shared/domains/rotation.js';
 import { listRotations } from '../../shared/domains/rotation-queries.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
@@ -65,6 +65,22 @@ export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
       limit: query.limit,
       offset: query.offset,
     }),
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/admin/dkim-rotations',
+    auth: 'super_admin',
+    tags: TAGS,
+    summary: 'Start a DKIM rotation on any domain',
+    description:
+      'Starts a rotation on a tenant\'s domain (initiated_by admin), e.g. when a key may be compromised. Same rules as the tenant\'s rotate: ' +
+      'the new key signs only once every public resolver returns it; 409 while another rotation of the domain is in flight.',
+    body: z.strictObject({ domain_id: z.string().max(64), reason: z.string().trim().max(500).optional() }),
+    status: 202,
+    errors: [404, 409],
+    response: dkimRotation,
+    handler: async ({ body, principal, ip }) => presentRotation(await startRotationAsAdmin(deps, body.domain_id, actorOf(principal, ip), body.reason || null)),
   });
 
   defineRoute(app, {

@@ -65,6 +65,12 @@ export async function findDomain(db: Queryable, tenantId: string, id: string, op
   return row;
 }
 
+/** A domain by id whatever its tenant (super-admin operations). */
+export async function findDomainById(db: Queryable, id: string): Promise<DomainRow | undefined> {
+  const [row] = await db<DomainRow[]>`select ${domainColumns(db)} from domains where id = ${id}`;
+  return row;
+}
+
 /** A page of a tenant's domains, newest first, after a (created_at, id) keyset position. */
 export async function listDomains(
   db: Queryable,

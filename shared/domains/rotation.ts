@@ -6,7 +6,7 @@ import { conflict, isUniqueViolation, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { DomainDeps } from './deps.js';
 import { generateDkimKey, nextSelector, storeKey } from './dkim-keys.js';
-import { activeKeys, findDomain, findKeys, pointDkimRecord, selectorsOf, setKeyState } from './queries.js';
+import { activeKeys, findDomain, findDomainById, findKeys, pointDkimRecord, selectorsOf, setKeyState } from './queries.js';
 import { dkimRecord } from './records.js';
 import {
   findRotationView,
@@ -170,4 +170,11 @@ export async function getDomainRotation(deps: DomainDeps, tenantId: string, doma
 export async function listRotationsOfDomain(deps: DomainDeps, tenantId: string, domainId: string, limit: number): Promise<RotationView[]> {
   const domain = await requireDomain(deps.sql, tenantId, domainId);
   return listDomainRotations(deps.sql, tenantId, domain.id, limit);
+}
+
+/** A super-admin starts a rotation on any tenant's domain (e.g. a suspected key compromise). */
+export async function startRotationAsAdmin(deps: DomainDeps, domainId: string, actor: AuditActor, reason: string | null): Promise<RotationView> {
+  const domain = isUuid(domainId) ? await findDomainById(deps.sql, domainId) : undefined;
+  if (!domain) throw notFound('domain');
+  return startRotation(deps, domain.tenant_id, domain.id, actor, { reason, initiatedBy: 'admin' });
 }

@@ -269,3 +269,16 @@ t.test('automatic rotation starts for keys older than dkim.max_key_age_days, onc
   t.equal(run.body.data.result.autoStarted, 0, 'not again while one is in flight');
   t.equal(await countRows(s.sql, 'dkim_rotations'), 1);
 });
+
+t.test('a super-admin can start a rotation on any tenant\'s domain', async (t) => {
+  const s = await setup(t);
+  const d = await verifiedDomain(s, 'compromised.example');
+  const res = await call(s.app, 'POST', '/admin/dkim-rotations', { token: s.admin, body: { domain_id: d.id, reason: 'key leaked' } });
+  t.equal(res.status, 202);
+  t.match(res.body.data, { tenant_id: s.owner.tenantId, domain_id: d.id, initiated_by: 'admin', state: 'publishing', reason: 'key leaked' });
+  t.equal((await call(s.app, 'POST', '/admin/dkim-rotations', { token: s.admin, body: { domain_id: d.id } })).status, 409);
+  t.equal((await call(s.app, 'POST', '/admin/dkim-rotations', { token: s.admin, body: { domain_id: 'nope' } })).status, 404);
+  t.equal((await call(s.app, 'POST', '/admin/dkim-rotations', { token: s.owner.token, body: { domain_id: d.id } })).status, 403);
+  const [audit] = await s.sql<{ actor_type: string }[]>`select actor_type from audit_events where action = 'dkim.rotation.publishing' and resource_id = ${res.body.data.id}`;
+  t.equal(audit!.actor_type, 'user');
+});
