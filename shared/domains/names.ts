@@ -22,7 +22,7 @@ export function parseDomainName(input: string, reserved: readonly string[] = [],
   if (isIP(trimmed) !== 0 || isIP(trimmed.replace(/^\[|\]$/g, '')) !== 0) {
     throw validationError(field, 'must be a domain name, not an IP address');
   }
-  if (/[\s/\\:@*?#[\]]/.test(trimmed)) throw validationError(field, 'must be a bare domain name (no scheme, port, path, wildcard or address)');
+  if (/[\s/\\:@*?#%[\]]/.test(trimmed)) throw validationError(field, 'must be a bare domain name (no scheme, port, path, wildcard, percent-escape or address)');
   const ascii = domainToASCII(trimmed.toLowerCase());
   if (ascii === '') throw validationError(field, 'is not a valid internationalized domain name');
   if (ascii.length > 253) throw validationError(field, 'is longer than 253 characters');

@@ -9,8 +9,13 @@ export async function scheduleWorkers(boss: Boss, deps: WorkerDeps): Promise<() 
   const names: string[] = [];
   for (const worker of WORKERS) {
     const queue = queueName(worker.name);
-    await boss.createQueue(queue);
-    await boss.schedule(queue, intervalCron(worker.intervalMinutes(deps)), {}, { tz: 'UTC' });
+    const minutes = worker.intervalMinutes(deps);
+    // stately: at most one tick queued and one running, so a slow tick never piles up a backlog.
+    // No retry (the next tick comes anyway), and a tick may run for up to one interval before it counts as stuck.
+    const options = { policy: 'stately' as const, retryLimit: 0, expireInSeconds: minutes * 60 };
+    await boss.createQueue(queue, { name: queue, ...options });
+    await boss.updateQueue(queue, { name: queue, retryLimit: 0, expireInSeconds: minutes * 60 });
+    await boss.schedule(queue, intervalCron(minutes), {}, { tz: 'UTC' });
     await boss.work(queue, { batchSize: 1 }, async () => {
       await runWorker(deps, worker);
     });

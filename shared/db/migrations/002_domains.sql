@@ -16,7 +16,6 @@ create table domains (
 );
 
 create index domains_tenant_idx on domains (tenant_id, created_at desc, id desc);
-create index domains_recheck_idx on domains (last_checked_at nulls first);
 
 create table domain_records (
   domain_id uuid not null references domains(id) on delete cascade,

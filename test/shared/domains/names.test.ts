@@ -78,6 +78,23 @@ t.test('anything but a bare name is refused: spaces, scheme, port, path, address
   }
 });
 
+t.test('percent-encoded names are refused, not silently decoded into another name', async (t) => {
+  // A DNS name has no '%'. domainToASCII follows the WHATWG URL host parser, which percent-decodes first:
+  // without a check, "example%2ecom" would be accepted (and stored) as example.com.
+  for (const name of ['example%2ecom', 'exa%41mple.com', 'b%C3%BCcher.de', 'example.com%20']) {
+    let caught: unknown;
+    let accepted: unknown;
+    try {
+      accepted = parseDomainName(name);
+    } catch (err) {
+      caught = err;
+    }
+    t.ok(caught instanceof AppError, `${name} is refused (was accepted as ${JSON.stringify(accepted)})`);
+    t.equal((caught as AppError | undefined)?.slug, 'validation_error', name);
+    t.match((caught as Error | undefined)?.message, /^name: /, name);
+  }
+});
+
 t.test('labels with underscores, edge hyphens or nothing in them are refused', async (t) => {
   for (const name of ['a_b.example.com', '_dmarc.example.com', '-mail.example.com', 'mail-.example.com', 'example.com-', 'example..com', '.example.com']) {
     const err = rejection(name);
