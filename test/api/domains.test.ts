@@ -1,5 +1,8 @@
 // Sending domains through the API against real loopback DNS: records to publish, verification, drift, timeouts, ownership, isolation.
+import { PassThrough } from 'node:stream';
 import t from 'tap';
+import { loadSigningKey } from '../../shared/domains/dkim-keys.js';
+import { createLogger, type Logger } from '../../shared/log.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, superAdminToken, type TestApp, type TestLike } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { publishRecords, recordOf, type ApiRecord } from '../helpers/domains.js';
@@ -9,9 +12,10 @@ interface Setup extends TestApp {
   dns: TestDnsServer;
 }
 
-async function setup(t: TestLike, env: Record<string, string> = {}): Promise<Setup> {
+async function setup(t: TestLike, env: Record<string, string> = {}, log?: Logger): Promise<Setup> {
   const dns = await startDnsServer(t);
   const built = await buildTestApp(t, {
+    ...(log ? { log } : {}),
     env: {
       MAILPATH_DNS_SERVERS: dns.address,
       MAILPATH_HOSTNAME: 'mx.mailpath.test',
@@ -302,4 +306,24 @@ t.test('another tenant\'s domain and rotation ids are 404', async (t) => {
   await assertForeign404(t, s.app, otherKey.key, requests);
   t.equal((await call(s.app, 'GET', `/domains/${d.id}`, { token: owner.token })).status, 200, 'still there for its owner');
   t.equal(await countRows(s.sql, 'dkim_rotations'), 1, 'no rotation was started by the other tenant');
+});
+
+t.test('private keys never reach the logs, even at trace level', async (t) => {
+  const output = new PassThrough();
+  const lines: string[] = [];
+  output.on('data', (chunk: Buffer) => lines.push(chunk.toString('utf8')));
+  const s = await setup(t, {}, createLogger('trace', output));
+  const owner = await registerTenant(s.app);
+  const admin = await superAdminToken(s.app);
+  const d = await addDomain(s, owner.token, 'logged.example');
+  publishRecords(s.dns, d.records);
+  await call(s.app, 'POST', `/domains/${d.id}/verify`, { token: owner.token });
+  await call(s.app, 'POST', `/domains/${d.id}/dkim/rotate`, { token: owner.token, body: { reason: 'log check' } });
+  await call(s.app, 'POST', '/admin/workers/dkim-rotator/run-now', { token: admin });
+  const signing = await loadSigningKey(s.sql, s.ctx.domains.vault, d.id);
+  const body = signing!.privateKeyPem.split('\n').slice(1, 3).join('');
+  const text = lines.join('');
+  t.ok(text.length > 1000, 'the requests were logged');
+  t.notMatch(text, /PRIVATE KEY/);
+  t.notOk(text.includes(body), 'no part of the private key in the log');
 });

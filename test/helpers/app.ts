@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config, type Env } from '../../shared/config.js';
 import { connect, type Sql } from '../../shared/db/connection.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger, type Logger } from '../../shared/log.js';
 import { systemClock, type Clock } from '../../shared/clock.js';
 import { ensureSuperAdmin } from '../../shared/auth/bootstrap.js';
 import { buildApp } from '../../api/app.js';
@@ -45,11 +45,11 @@ export interface TestApp {
   dataDir: string;
 }
 
-export async function buildTestApp(t: TestLike, options: { env?: Env; clock?: Clock } = {}): Promise<TestApp> {
+export async function buildTestApp(t: TestLike, options: { env?: Env; clock?: Clock; log?: Logger } = {}): Promise<TestApp> {
   const db = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-test-'));
   const config = loadConfig(testEnv(db.url, dataDir, options.env));
-  const log = createLogger('silent');
+  const log = options.log ?? createLogger('silent');
   const sql = connect(db.url, log, { max: 4 });
   const clock = options.clock ?? systemClock;
   await ensureSuperAdmin({ sql, config, clock, log });
