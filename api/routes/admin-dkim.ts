@@ -4,7 +4,9 @@ import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { listRotationAudit } from '../../shared/domains/rotation-audit.js';
 import { confirmPublished, rollbackRotation, startRotationAsAdmin } from '../../shared/domains/rotation.js';
-import { listRotations } from '../../shared/domains/rotation-queries.js';
+import { listRotations, type RotationView } from '../../shared/domains/rotation-queries.js';
+import type { DomainDeps } from '../../shared/domains/deps.js';
+import type { AuditActor } from '../../shared/audit/log.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, queryFlag, timestamp } from '../schemas/common.js';
@@ -83,41 +85,44 @@ export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
     handler: async ({ body, principal, ip }) => presentRotation(await startRotationAsAdmin(deps, body.domain_id, actorOf(principal, ip), body.reason || null)),
   });
 
-  defineRoute(app, {
-    method: 'POST',
-    url: '/admin/dkim-rotations/:id/confirm-published',
-    auth: 'super_admin',
-    tags: TAGS,
-    summary: 'Confirm the new DKIM record is published',
-    description:
-      'Stamps dns_published_at and clears error. The rotation stays publishing: it activates only when the rotator sees the record on every public resolver. ' +
-      '409 unless the rotation is publishing (a retired one included).',
-    params: idParam('id'),
-    errors: [404, 409],
-    response: transitionResult,
-    handler: async ({ params, principal, ip }) => {
-      const r = await confirmPublished(deps, params.id, actorOf(principal, ip));
-      return { id: r.id, state: r.state, dns_published_at: iso(r.dns_published_at), error: r.error };
-    },
-  });
+  /** An operator transition on one rotation: same shape for confirm and rollback. */
+  const transition = (
+    verb: string,
+    summary: string,
+    description: string,
+    apply: (deps: DomainDeps, id: string, actor: AuditActor) => Promise<RotationView>,
+  ) =>
+    defineRoute(app, {
+      method: 'POST',
+      url: `/admin/dkim-rotations/:id/${verb}`,
+      auth: 'super_admin',
+      tags: TAGS,
+      summary,
+      description,
+      params: idParam('id'),
+      errors: [404, 409],
+      response: transitionResult,
+      handler: async ({ params, principal, ip }) => {
+        const r = await apply(deps, params.id, actorOf(principal, ip));
+        return { id: r.id, state: r.state, dns_published_at: iso(r.dns_published_at), error: r.error };
+      },
+    });
 
-  defineRoute(app, {
-    method: 'POST',
-    url: '/admin/dkim-rotations/:id/rollback',
-    auth: 'super_admin',
-    tags: TAGS,
-    summary: 'Roll back a DKIM rotation',
-    description:
-      'Moves any rotation that is not retired to retired. Before activation the new key is discarded and the existing key never stopped signing; ' +
+  transition(
+    'confirm-published',
+    'Confirm the new DKIM record is published',
+    'Stamps dns_published_at and clears error. The rotation stays publishing: it activates only when the rotator sees the record on every public resolver. ' +
+      '409 unless the rotation is publishing (a retired one included).',
+    confirmPublished,
+  );
+
+  transition(
+    'rollback',
+    'Roll back a DKIM rotation',
+    'Moves any rotation that is not retired to retired. Before activation the new key is discarded and the existing key never stopped signing; ' +
       'after activation (old key still published in its grace period) the old key signs again. 409 on a retired rotation.',
-    params: idParam('id'),
-    errors: [404, 409],
-    response: transitionResult,
-    handler: async ({ params, principal, ip }) => {
-      const r = await rollbackRotation(deps, params.id, actorOf(principal, ip));
-      return { id: r.id, state: r.state, dns_published_at: iso(r.dns_published_at), error: r.error };
-    },
-  });
+    rollbackRotation,
+  );
 
   defineRoute(app, {
     method: 'GET',
