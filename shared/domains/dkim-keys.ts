@@ -1,11 +1,18 @@
 // DKIM key pairs: generation (RSA), dated selectors, and sealing of the private half at rest.
 import { generateKeyPair } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
+import { Gate } from '../concurrency.js';
 import type { Queryable } from '../db/connection.js';
 import type { SealedBox } from '../secrets/sealed-box.js';
 import { activeSigningKey, insertDkimKey, type DkimKeyRow, type KeyState } from './queries.js';
 
 const generateKeyPairAsync = promisify(generateKeyPair);
+/**
+ * RSA generation is pure CPU: more at once than there are cores only stretches every one of
+ * them (4 at once on 2 cores: p99 0.9 s against 0.4 s for 2), so later requests queue instead.
+ */
+const keyGenerations = new Gate(Math.max(1, availableParallelism()));
 
 export interface GeneratedKey {
   bits: number;
@@ -16,11 +23,13 @@ export interface GeneratedKey {
 
 /** Generates off the event loop (libuv thread pool): a 2048-bit key takes tens to hundreds of ms. */
 export async function generateDkimKey(bits: number): Promise<GeneratedKey> {
-  const { publicKey, privateKey } = await generateKeyPairAsync('rsa', {
-    modulusLength: bits,
-    publicKeyEncoding: { type: 'spki', format: 'der' },
-    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
-  });
+  const { publicKey, privateKey } = await keyGenerations.run(() =>
+    generateKeyPairAsync('rsa', {
+      modulusLength: bits,
+      publicKeyEncoding: { type: 'spki', format: 'der' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    }),
+  );
   return { bits, publicKey: publicKey.toString('base64'), privateKeyPem: privateKey };
 }
 

@@ -1,6 +1,5 @@
 // SQL for sending domains, their records and DKIM keys. Every query a tenant can reach is scoped to its tenant.
 import type { Queryable } from '../db/connection.js';
-import type { CheckResult } from './checks.js';
 import type { ExpectedRecord, RecordKind } from './records.js';
 
 export interface DomainRow {
@@ -120,17 +119,28 @@ export async function listRecords(db: Queryable, domainIds: string[]): Promise<R
     order by domain_id, array_position(array['spf','dkim','dmarc','mx'], kind)`;
 }
 
-export async function saveCheck(
-  db: Queryable,
-  domainId: string,
-  kind: RecordKind,
-  c: { result: CheckResult; verified: boolean; verifiedAt: Date | null; driftedAt: Date | null; at: Date },
-): Promise<void> {
+export interface StoredCheck {
+  kind: RecordKind;
+  verified: boolean;
+  found: string | null;
+  error: string | null;
+  verifiedAt: Date | null;
+  driftedAt: Date | null;
+}
+
+/** Stores the outcome of a check of several records of one domain in one statement. */
+export async function saveChecks(db: Queryable, domainId: string, checks: StoredCheck[], at: Date): Promise<void> {
+  if (checks.length === 0) return;
+  const stamp = (d: Date | null) => d?.toISOString() ?? null;
   await db`
-    update domain_records
-    set verified = ${c.verified}, found = ${c.result.found}, error = ${c.result.error},
-        verified_at = ${c.verifiedAt}, drifted_at = ${c.driftedAt}, last_checked_at = ${c.at}
-    where domain_id = ${domainId} and kind = ${kind}`;
+    update domain_records r
+    set verified = c.verified, found = c.found, error = c.error, verified_at = c.verified_at,
+        drifted_at = c.drifted_at, last_checked_at = ${at}
+    from unnest(${checks.map((c) => c.kind)}::text[], ${checks.map((c) => String(c.verified))}::text[]::boolean[],
+                ${checks.map((c) => c.found) as string[]}::text[], ${checks.map((c) => c.error) as string[]}::text[],
+                ${checks.map((c) => stamp(c.verifiedAt)) as string[]}::timestamptz[], ${checks.map((c) => stamp(c.driftedAt)) as string[]}::timestamptz[])
+      as c(kind, verified, found, error, verified_at, drifted_at)
+    where r.domain_id = ${domainId} and r.kind = c.kind`;
 }
 
 /** Points the DKIM record at a newly active key; the rotator saw it published, so it counts as verified. */

@@ -1,5 +1,6 @@
 // The rotator tick (every 30 minutes): activates rotations every public resolver sees, retires old keys past their grace, starts automatic rotations.
 import type { AuditActor } from '../audit/log.js';
+import { forEachLimit } from '../concurrency.js';
 import { AppError } from '../errors.js';
 import { checkDkim } from './checks.js';
 import type { DomainDeps } from './deps.js';
@@ -12,6 +13,8 @@ const ROTATOR: AuditActor = { type: 'system', id: 'dkim-rotator' };
 /** Rotations handled per tick; the rest wait for the next one. */
 const BATCH = 500;
 const AUTO_BATCH = 50;
+/** Rotations checked at once: each waits on three resolvers, then a short transaction. */
+const PARALLEL = 8;
 
 export interface RotatorSummary {
   checked: number;
@@ -116,12 +119,12 @@ export async function runRotator(deps: DomainDeps): Promise<RotatorSummary> {
       deps.log.error({ err, rotationId: rotation.id }, 'DKIM rotation step failed');
     }
   };
-  for (const rotation of await rotationsInStates(deps.sql, ['publishing'], BATCH)) {
-    await guard(rotation, async () => {
+  await forEachLimit(await rotationsInStates(deps.sql, ['publishing'], BATCH), PARALLEL, (rotation) =>
+    guard(rotation, async () => {
       summary.checked++;
       summary[(await checkPublishing(deps, rotation)) === 'activated' ? 'activated' : 'waiting']++;
-    });
-  }
+    }),
+  );
   for (const rotation of await rotationsInStates(deps.sql, ['active'], BATCH)) {
     await guard(rotation, async () => {
       if (await completeIfDue(deps, rotation)) summary.retired++;

@@ -1,9 +1,10 @@
 // Verifies a domain's published records against live DNS and records the outcome: verified, drift, or a failed look-up.
 import type { AuditActor } from '../audit/log.js';
+import { forEachLimit } from '../concurrency.js';
 import { writeAudit } from '../audit/log.js';
 import { checkDkim, checkDmarc, checkMx, checkSpf, parseTags, type CheckResult } from './checks.js';
 import type { DomainDeps } from './deps.js';
-import { domainsAfter, listRecords, lockDomainById, saveCheck, updateDomainStatus, type DomainRow, type RecordRow } from './queries.js';
+import { domainsAfter, listRecords, lockDomainById, saveChecks, updateDomainStatus, type DomainRow, type RecordRow, type StoredCheck } from './queries.js';
 import { SENDING_KINDS, type RecordKind } from './records.js';
 
 /** Checks a record against the value the tenant was told to publish (stored with the record). */
@@ -45,6 +46,7 @@ export async function verifyDomain(deps: DomainDeps, domain: DomainRow, actor: A
     const current = new Map((await listRecords(tx, [domain.id])).map((r) => [r.kind, r]));
     const drifted: RecordKind[] = [];
     const lookupFailures: RecordKind[] = [];
+    const stored: StoredCheck[] = [];
     for (const { record, result } of results) {
       const now = current.get(record.kind);
       if (!now || now.expected !== record.expected || now.host !== record.host) continue;
@@ -66,10 +68,11 @@ export async function verifyDomain(deps: DomainDeps, domain: DomainRow, actor: A
           drifted.push(record.kind);
         }
       }
-      const stored = result.lookupFailed ? { ...result, found: now.found } : result;
-      await saveCheck(tx, domain.id, record.kind, { result: stored, verified, verifiedAt, driftedAt, at });
+      // A failed look-up saw nothing: keep showing what the last successful one found.
+      stored.push({ kind: record.kind, verified, found: result.lookupFailed ? now.found : result.found, error: result.error, verifiedAt, driftedAt });
       now.verified = verified;
     }
+    await saveChecks(tx, domain.id, stored, at);
     const canSend = SENDING_KINDS.every((kind) => current.get(kind)?.verified === true);
     const couldSend = locked.verified_at !== null;
     await updateDomainStatus(tx, domain.id, {
@@ -107,23 +110,19 @@ export async function recheckAllDomains(deps: DomainDeps): Promise<RecheckSummar
   for (;;) {
     const page: DomainRow[] = await domainsAfter(deps.sql, after, PAGE);
     if (page.length === 0) break;
-    for (let i = 0; i < page.length; i += PARALLEL) {
-      await Promise.all(
-        page.slice(i, i + PARALLEL).map(async (domain) => {
-          try {
-            const outcome = await verifyDomain(deps, domain, actor);
-            if (!outcome) return;
-            summary.checked++;
-            if (outcome.canSend) summary.verified++;
-            if (outcome.drifted.length > 0) summary.drifted++;
-            if (outcome.lookupFailures.length > 0) summary.lookupFailures++;
-          } catch (err) {
-            summary.failed++;
-            deps.log.error({ err, domainId: domain.id }, 'domain re-check failed');
-          }
-        }),
-      );
-    }
+    await forEachLimit(page, PARALLEL, async (domain) => {
+      try {
+        const outcome = await verifyDomain(deps, domain, actor);
+        if (!outcome) return;
+        summary.checked++;
+        if (outcome.canSend) summary.verified++;
+        if (outcome.drifted.length > 0) summary.drifted++;
+        if (outcome.lookupFailures.length > 0) summary.lookupFailures++;
+      } catch (err) {
+        summary.failed++;
+        deps.log.error({ err, domainId: domain.id }, 'domain re-check failed');
+      }
+    });
     after = page[page.length - 1]!.id;
     if (page.length < PAGE) break;
   }

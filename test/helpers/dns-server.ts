@@ -54,6 +54,7 @@ export async function startDnsServer(t?: { teardown(fn: () => unknown): void }):
 
   // A name that owns no records but has descendants is an empty non-terminal: NOERROR, not NXDOMAIN (RFC 8020).
   const exists = (name: string): boolean => {
+    if (zones.has(name)) return true;
     for (const known of zones.keys()) if (known === name || known.endsWith(`.${name}`)) return true;
     return false;
   };
