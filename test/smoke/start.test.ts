@@ -226,6 +226,8 @@ t.test('mailpath start on the embedded default serves the API and stops cleanly 
     orphanStopped = third.stdout().includes('"mailpath stopped"') && !existsSync(lockFile);
     if (!orphanStopped) await new Promise((r) => setTimeout(r, 100));
   }
+  // On failure, what the orphan last logged says where its shutdown stalled.
+  if (!orphanStopped) t.comment(`mailpath output tail:\n${third.stdout().slice(-3000)}\n${third.stderr().slice(-2000)}`);
   t.ok(orphanStopped, 'mailpath shuts down gracefully once its launcher is gone, releasing the data dir');
   await t.rejects(https(httpsPort, 'GET', '/api/v1/openapi.json'), 'and no longer listens');
 });
