@@ -227,7 +227,10 @@ t.test('mailpath start on the embedded default serves the API and stops cleanly 
     if (!orphanStopped) await new Promise((r) => setTimeout(r, 100));
   }
   // On failure, what the orphan last logged says where its shutdown stalled.
-  if (!orphanStopped) t.comment(`mailpath output tail:\n${third.stdout().slice(-3000)}\n${third.stderr().slice(-2000)}`);
+  if (!orphanStopped) {
+    const status = existsSync(`/proc/${mailpathPid}/status`) ? readFileSync(`/proc/${mailpathPid}/status`, 'utf8').split('\n').filter((l) => /^(State|PPid)/.test(l)).join(' ') : 'gone';
+    t.comment(`mailpath ${mailpathPid} (${status}), shell ${third.child.pid}; output tail:\n${third.stdout().slice(-1500)}\n${third.stderr().slice(-2000)}`);
+  }
   t.ok(orphanStopped, 'mailpath shuts down gracefully once its launcher is gone, releasing the data dir');
   await t.rejects(https(httpsPort, 'GET', '/api/v1/openapi.json'), 'and no longer listens');
 });
