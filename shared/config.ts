@@ -140,13 +140,22 @@ const dkimSchema = z.strictObject({
   max_key_age_days: z.number().int().min(1).max(3650).nullable(),
 });
 
-const filesSchema = z.object({ limits: limitsSchema, auth: authSchema, dns: dnsSchema, dkim: dkimSchema });
+const warmupSchema = z.strictObject({
+  tier_caps: z
+    .array(z.number().int().min(1).max(10_000_000))
+    .min(1)
+    .refine((caps) => caps.every((cap, i) => i === 0 || cap > caps[i - 1]!), 'each tier must allow more than the one below'),
+  reset_after_idle_days: z.number().int().min(1).max(365),
+});
+
+const filesSchema = z.object({ limits: limitsSchema, auth: authSchema, dns: dnsSchema, dkim: dkimSchema, warmup: warmupSchema });
 
 export type Env = Record<string, string | undefined>;
 export type LimitsConfig = z.infer<typeof limitsSchema>;
 export type AuthConfig = z.infer<typeof authSchema>;
 export type DnsConfig = z.infer<typeof dnsSchema>;
 export type DkimConfig = z.infer<typeof dkimSchema>;
+export type WarmupConfig = z.infer<typeof warmupSchema>;
 
 export interface Config {
   databaseUrl: string | undefined;
@@ -183,6 +192,7 @@ export interface Config {
   auth: AuthConfig;
   dns: DnsConfig;
   dkim: DkimConfig;
+  warmup: WarmupConfig;
 }
 
 /** Raised when configuration is invalid; the message names every offending key. */
@@ -294,5 +304,6 @@ export function loadConfig(env: Env = process.env, configDir = join(projectRoot(
     auth: parsedFiles.data.auth,
     dns: parsedFiles.data.dns,
     dkim: parsedFiles.data.dkim,
+    warmup: parsedFiles.data.warmup,
   };
 }

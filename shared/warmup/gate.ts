@@ -1,0 +1,38 @@
+// The warm-up gate: allow while the (tenant, domain) counter of the UTC day is below the tier cap, else defer to 00:00 UTC, or drop a suppressed recipient.
+import type { WarmupConfig } from '../config.js';
+import type { Queryable } from '../db/connection.js';
+import { consumeDaily, resetTier, touchLastSend, warmupOf } from './queries.js';
+import { capForTier, nextUtcMidnight, utcDay } from './tiers.js';
+
+export type WarmupDecision =
+  | { outcome: 'allow'; tier: number; cap: number; sentToday: number }
+  | { outcome: 'defer'; tier: number; cap: number; until: Date }
+  | { outcome: 'drop'; tier: number; cap: number; reason: 'suppressed' };
+
+const DAY_MS = 86_400_000;
+
+/**
+ * Evaluates the gate for one send and, when it allows, counts the send. `recipientSuppressed`
+ * matters only over the cap: suppression wins over deferral (a deferred send to a suppressed
+ * address would only be dropped tomorrow).
+ */
+export async function warmupGate(
+  db: Queryable,
+  config: WarmupConfig,
+  s: { tenantId: string; domainId: string; at: Date; recipientSuppressed: boolean },
+): Promise<WarmupDecision> {
+  const warmup = await warmupOf(db, s.tenantId, s.domainId, s.at);
+  let tier = warmup.tier;
+  if (tier > 0 && warmup.last_send_at && s.at.getTime() - warmup.last_send_at.getTime() > config.reset_after_idle_days * DAY_MS) {
+    await resetTier(db, s.domainId, s.at);
+    tier = 0;
+  }
+  const cap = capForTier(config, tier);
+  const day = utcDay(s.at);
+  const sentToday = await consumeDaily(db, { tenantId: s.tenantId, domainId: s.domainId, day, cap });
+  if (sentToday === undefined) {
+    return s.recipientSuppressed ? { outcome: 'drop', tier, cap, reason: 'suppressed' } : { outcome: 'defer', tier, cap, until: nextUtcMidnight(s.at) };
+  }
+  if (sentToday === 1) await touchLastSend(db, s.domainId, s.at, new Date(`${day}T00:00:00Z`));
+  return { outcome: 'allow', tier, cap, sentToday };
+}

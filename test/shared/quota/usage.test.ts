@@ -1,0 +1,34 @@
+// Monthly quota on a real database: exact under concurrency, per UTC month, plan caps, and the X-Quota-* headers.
+import t from 'tap';
+import { connect } from '../../../shared/db/connection.js';
+import { createLogger } from '../../../shared/log.js';
+import { consumeQuota, monthlyUsage, quotaHeaders, releaseQuota } from '../../../shared/quota/usage.js';
+import { createTestDatabase } from '../../helpers/db.js';
+import { insertTenant } from '../../helpers/tenant-rows.js';
+
+t.test('consumeQuota counts exactly up to the cap under concurrency, per month', async (t) => {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, createLogger('silent'), { max: 20 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 5 });
+    await db.drop();
+  });
+  const tenantId = await insertTenant(sql, 'free');
+  const at = new Date('2026-11-21T10:00:00Z');
+  const results = await Promise.all(Array.from({ length: 120 }, () => consumeQuota(sql, tenantId, at, 50)));
+  t.equal(results.filter((r) => r !== undefined).length, 50);
+  t.same(await monthlyUsage(sql, tenantId, at), { used: 50, cap: 3000 }, 'usage with the free plan cap');
+  t.equal(await consumeQuota(sql, tenantId, new Date('2026-12-01T00:00:00Z'), 50), 1, 'a new month starts at zero');
+  await releaseQuota(sql, tenantId, at);
+  t.equal((await monthlyUsage(sql, tenantId, at)).used, 49);
+  t.equal(await consumeQuota(sql, tenantId, at, 0), undefined, 'a zero cap admits nothing');
+  await sql`update tenants set plan_id = 'pro' where id = ${tenantId}`;
+  t.equal((await monthlyUsage(sql, tenantId, at)).cap, 250000, 'the cap follows the plan; usage is not reset');
+});
+
+t.test('quota headers', async (t) => {
+  t.same(quotaHeaders({ used: 10, cap: 100 }), { 'X-Quota-Used': '10', 'X-Quota-Cap': '100', 'X-Quota-Remaining': '90' });
+  t.equal(quotaHeaders({ used: 79, cap: 100 })['X-Quota-Warning'], undefined);
+  t.equal(quotaHeaders({ used: 80, cap: 100 })['X-Quota-Warning'], '1', 'warning from 80 %');
+  t.same(quotaHeaders({ used: 120, cap: 100 })['X-Quota-Remaining'], '0', 'never negative');
+});
