@@ -12,8 +12,10 @@ import { adminTenantRoutes } from './routes/admin-tenants.js';
 import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
+import { suppressionRoutes } from './routes/suppressions.js';
+import { templateRoutes } from './routes/templates.js';
 
-const ROUTE_GROUPS = [authRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes];
+const ROUTE_GROUPS = [authRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes];
 
 export interface BuildOptions {
   https?: { key: string; cert: string };
