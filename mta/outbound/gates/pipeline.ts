@@ -1,0 +1,28 @@
+// Runs the outbound gates in the design's order and stops at the first decision that is not "continue".
+import { quotaGate } from './quota.js';
+import { sandboxGate } from './sandbox.js';
+import { suppressionGate } from './suppression.js';
+import { suspendedGate } from './suspended.js';
+import { testKeyGate } from './test-key.js';
+import type { Gate, GateDecision, GateDeps, GateSend } from './types.js';
+import { warmupGate } from './warmup.js';
+
+/** suspended → test key → sandbox → suppression → quota → warm-up (design: the mail path). */
+export const GATES: readonly Gate[] = [suspendedGate, testKeyGate, sandboxGate, suppressionGate, quotaGate, warmupGate];
+
+export interface GateOutcome {
+  /** The deciding gate's decision: continue when every gate let the send through. */
+  final: GateDecision;
+  /** Every gate that ran, in order, for the send's record. */
+  decisions: GateDecision[];
+}
+
+export async function runGates(deps: GateDeps, send: GateSend, gates: readonly Gate[] = GATES): Promise<GateOutcome> {
+  const decisions: GateDecision[] = [];
+  for (const gate of gates) {
+    const decision = await gate(deps, send);
+    decisions.push(decision);
+    if (decision.outcome !== 'continue') return { final: decision, decisions };
+  }
+  return { final: decisions[decisions.length - 1] ?? { gate: 'warmup', outcome: 'continue' }, decisions };
+}

@@ -1,0 +1,23 @@
+// Gate 6: the warm-up cap of the sending domain for the UTC day (allow and count, defer to 00:00 UTC, or drop a suppressed recipient).
+import { isSuppressed } from '../../../shared/suppressions/service.js';
+import { warmupGate as evaluate } from '../../../shared/warmup/gate.js';
+import type { Gate } from './types.js';
+
+export const warmupGate: Gate = async (deps, send) => {
+  const decision = await evaluate(deps.db, deps.warmup, {
+    tenantId: send.tenant.id,
+    domainId: send.domainId,
+    at: send.at,
+    // Read again: a deferred send re-enters here the next day, when the recipient may have been suppressed meanwhile.
+    recipientSuppressed: await isSuppressed(deps.db, send.tenant.id, send.to),
+  });
+  const detail = { tier: decision.tier, cap: decision.cap };
+  switch (decision.outcome) {
+    case 'allow':
+      return { gate: 'warmup', outcome: 'continue', detail: { ...detail, sent_today: decision.sentToday } };
+    case 'defer':
+      return { gate: 'warmup', outcome: 'defer', until: decision.until, detail };
+    case 'drop':
+      return { gate: 'warmup', outcome: 'drop', reason: 'suppressed' };
+  }
+};

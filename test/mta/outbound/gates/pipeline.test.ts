@@ -1,0 +1,94 @@
+// Outbound gates on a real database: each gate's decision, the design's order, and what a stopped send does not consume.
+import t from 'tap';
+import { runGates } from '../../../../mta/outbound/gates/pipeline.js';
+import { quotaGate } from '../../../../mta/outbound/gates/quota.js';
+import { sandboxGate } from '../../../../mta/outbound/gates/sandbox.js';
+import { suppressionGate } from '../../../../mta/outbound/gates/suppression.js';
+import { suspendedGate } from '../../../../mta/outbound/gates/suspended.js';
+import { testKeyGate } from '../../../../mta/outbound/gates/test-key.js';
+import type { GateDeps, GateSend } from '../../../../mta/outbound/gates/types.js';
+import { warmupGate } from '../../../../mta/outbound/gates/warmup.js';
+import { connect } from '../../../../shared/db/connection.js';
+import { createLogger } from '../../../../shared/log.js';
+import { monthlyUsage } from '../../../../shared/quota/usage.js';
+import { suppress } from '../../../../shared/suppressions/service.js';
+import { dailyCount } from '../../../../shared/warmup/queries.js';
+import { createTestDatabase } from '../../../helpers/db.js';
+import { insertDomain, insertTenant } from '../../../helpers/tenant-rows.js';
+
+const at = new Date('2026-11-21T12:00:00Z');
+
+async function setup(t: { teardown(fn: () => unknown): void }, warmupCaps = [50, 100]) {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, createLogger('silent'), { max: 4 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 5 });
+    await db.drop();
+  });
+  const tenantId = await insertTenant(sql);
+  const domainId = await insertDomain(sql, tenantId);
+  const deps: GateDeps = { db: sql, warmup: { tier_caps: warmupCaps, reset_after_idle_days: 14 } };
+  const send = (over: Partial<GateSend> = {}): GateSend => ({
+    tenant: { id: tenantId, status: 'active', is_sandbox: false },
+    mode: 'live',
+    to: 'rcpt@example.org',
+    domainId,
+    at,
+    ...over,
+  });
+  const used = async () => (await monthlyUsage(sql, tenantId, at)).used;
+  const warm = () => dailyCount(sql, tenantId, domainId, '2026-11-21');
+  return { sql, tenantId, domainId, deps, send, used, warm };
+}
+
+t.test('each gate on its own', async (t) => {
+  const s = await setup(t);
+  t.match(await suspendedGate(s.deps, s.send()), { gate: 'suspended', outcome: 'continue' });
+  const refused = await suspendedGate(s.deps, s.send({ tenant: { id: s.tenantId, status: 'suspended', is_sandbox: false } }));
+  t.match(refused, { gate: 'suspended', outcome: 'refuse' });
+  t.equal(refused.outcome === 'refuse' && refused.error.status, 403);
+  t.match(await testKeyGate(s.deps, s.send({ mode: 'test' })), { outcome: 'simulate', reason: 'test_key' });
+  t.match(await testKeyGate(s.deps, s.send()), { outcome: 'continue' });
+  t.match(await sandboxGate(s.deps, s.send({ tenant: { id: s.tenantId, status: 'active', is_sandbox: true } })), { outcome: 'simulate', reason: 'sandbox' });
+  t.match(await sandboxGate(s.deps, s.send()), { outcome: 'continue' });
+  await suppress(s.sql, s.tenantId, { email: 'Gone@Example.org', reason: 'hard_bounce', source: 'bounce', at });
+  t.match(await suppressionGate(s.deps, s.send({ to: 'gone@example.org' })), { outcome: 'drop', reason: 'suppressed' });
+  t.match(await suppressionGate(s.deps, s.send()), { outcome: 'continue' });
+  t.match(await quotaGate(s.deps, s.send()), { outcome: 'continue', detail: { used: 1, cap: 3000 } });
+  t.match(await warmupGate(s.deps, s.send()), { outcome: 'continue', detail: { tier: 0, cap: 50, sent_today: 1 } });
+});
+
+t.test('the quota gate refuses at the cap with 402 and the quota headers', async (t) => {
+  const s = await setup(t);
+  await s.sql`insert into tenant_monthly_usage (tenant_id, month, sent) values (${s.tenantId}, '2026-11-01', 3000)`;
+  const d = await quotaGate(s.deps, s.send());
+  t.equal(d.outcome, 'refuse');
+  if (d.outcome !== 'refuse') return;
+  t.equal(d.error.status, 402);
+  t.equal(d.error.slug, 'quota_exceeded');
+  t.match(d.error.headers, { 'X-Quota-Used': '3000', 'X-Quota-Cap': '3000', 'X-Quota-Remaining': '0', 'X-Quota-Warning': '1' });
+});
+
+t.test('the pipeline runs in order and stops at the first decision; a stopped send consumes nothing after it', async (t) => {
+  const s = await setup(t, [1, 2]);
+  const suspendedTestKey = await runGates(s.deps, s.send({ mode: 'test', tenant: { id: s.tenantId, status: 'suspended', is_sandbox: false } }));
+  t.match(suspendedTestKey.final, { gate: 'suspended', outcome: 'refuse' }, 'a test key on a suspended tenant is refused');
+  t.equal(suspendedTestKey.decisions.length, 1);
+
+  const simulated = await runGates(s.deps, s.send({ mode: 'test', tenant: { id: s.tenantId, status: 'active', is_sandbox: true } }));
+  t.match(simulated.final, { gate: 'test_key', outcome: 'simulate' });
+  const sandboxed = await runGates(s.deps, s.send({ tenant: { id: s.tenantId, status: 'active', is_sandbox: true } }));
+  t.match(sandboxed.final, { gate: 'sandbox', outcome: 'simulate' });
+  await suppress(s.sql, s.tenantId, { email: 'gone@example.org', reason: 'manual', source: 'api', at });
+  t.match((await runGates(s.deps, s.send({ to: 'gone@example.org' }))).final, { gate: 'suppression', outcome: 'drop' });
+  t.equal(await s.used(), 0, 'test-key, sandbox and dropped sends use no quota');
+  t.equal(await s.warm(), 0, 'nor warm-up allowance');
+
+  const sent = await runGates(s.deps, s.send());
+  t.same(sent.decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'warmup']);
+  t.match(sent.final, { gate: 'warmup', outcome: 'continue' });
+  const deferred = await runGates(s.deps, s.send());
+  t.match(deferred.final, { gate: 'warmup', outcome: 'defer', until: new Date('2026-11-22T00:00:00Z') });
+  t.equal(await s.used(), 2, 'a deferred live send counts toward the month (it will be sent)');
+  t.equal(await s.warm(), 1, 'but not toward today\'s warm-up allowance');
+});
