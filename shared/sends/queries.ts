@@ -1,0 +1,134 @@
+// SQL for the outbound log: sends, their delivery attempts, and stored Idempotency-Key answers.
+import type { Queryable } from '../db/connection.js';
+
+export type SendStatus = 'queued' | 'deferred' | 'dropped' | 'simulated' | 'sending' | 'delivered' | 'bounced' | 'failed';
+
+export interface SendRow {
+  id: string;
+  tenant_id: string;
+  domain_id: string | null;
+  api_key_id: string | null;
+  source: 'api' | 'smtp' | 'campaign';
+  mode: 'live' | 'test';
+  status: SendStatus;
+  from_email: string;
+  to_email: string;
+  subject: string;
+  message_id: string;
+  envelope_from: string;
+  gate_decisions: unknown[];
+  size_bytes: number | null;
+  defer_until: Date | null;
+  status_detail: string | null;
+  created_at: Date;
+  updated_at: Date;
+}
+
+export interface AttemptRow {
+  id: string;
+  send_id: string;
+  attempted_at: Date;
+  remote_host: string | null;
+  outcome: 'delivered' | 'deferred' | 'bounced';
+  smtp_code: number | null;
+  enhanced_code: string | null;
+  reply: string | null;
+  duration_ms: number;
+}
+
+/** Every column but the message bytes, which only delivery reads. */
+const sendColumns = (db: Queryable) => db`
+  id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
+  envelope_from, gate_decisions, size_bytes, defer_until, status_detail, created_at, updated_at`;
+
+export interface NewSend extends Omit<SendRow, 'updated_at' | 'size_bytes'> {
+  message: Buffer | null;
+}
+
+export async function insertSend(db: Queryable, s: NewSend): Promise<SendRow> {
+  const [row] = await db<SendRow[]>`
+    insert into sends (id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
+                       envelope_from, gate_decisions, message, size_bytes, defer_until, status_detail, created_at, updated_at)
+    values (${s.id}, ${s.tenant_id}, ${s.domain_id}, ${s.api_key_id}, ${s.source}, ${s.mode}, ${s.status}, ${s.from_email}, ${s.to_email},
+            ${s.subject}, ${s.message_id}, ${s.envelope_from}, ${db.json(s.gate_decisions as never)}, ${s.message},
+            ${s.message?.length ?? null}, ${s.defer_until}, ${s.status_detail}, ${s.created_at}, ${s.created_at})
+    returning ${sendColumns(db)}`;
+  return row!;
+}
+
+export async function findSend(db: Queryable, tenantId: string, id: string): Promise<SendRow | undefined> {
+  const [row] = await db<SendRow[]>`select ${sendColumns(db)} from sends where tenant_id = ${tenantId} and id = ${id}`;
+  return row;
+}
+
+export interface SendFilter {
+  status?: SendStatus | undefined;
+  recipient?: string | undefined;
+  since?: Date | undefined;
+}
+
+export async function listSends(
+  db: Queryable,
+  tenantId: string,
+  f: SendFilter & { limit: number; after?: { at: Date; id: string } | undefined },
+): Promise<SendRow[]> {
+  return db<SendRow[]>`
+    select ${sendColumns(db)} from sends
+    where tenant_id = ${tenantId}
+      ${f.status ? db`and status = ${f.status}` : db``}
+      ${f.recipient ? db`and to_email = ${f.recipient}` : db``}
+      ${f.since ? db`and created_at >= ${f.since}` : db``}
+      ${f.after ? db`and (created_at, id) < (${f.after.at}, ${f.after.id})` : db``}
+    order by created_at desc, id desc
+    limit ${f.limit}`;
+}
+
+export async function countSends(db: Queryable, tenantId: string, f: SendFilter): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::int as n from sends
+    where tenant_id = ${tenantId}
+      ${f.status ? db`and status = ${f.status}` : db``}
+      ${f.recipient ? db`and to_email = ${f.recipient}` : db``}
+      ${f.since ? db`and created_at >= ${f.since}` : db``}`;
+  return row!.n;
+}
+
+export async function insertAttempt(db: Queryable, a: Omit<AttemptRow, 'id'>): Promise<void> {
+  await db`
+    insert into send_attempts (send_id, attempted_at, remote_host, outcome, smtp_code, enhanced_code, reply, duration_ms)
+    values (${a.send_id}, ${a.attempted_at}, ${a.remote_host}, ${a.outcome}, ${a.smtp_code}, ${a.enhanced_code}, ${a.reply}, ${a.duration_ms})`;
+}
+
+export async function listAttempts(db: Queryable, sendId: string): Promise<AttemptRow[]> {
+  return db<AttemptRow[]>`select id::text as id, send_id, attempted_at, remote_host, outcome, smtp_code, enhanced_code, reply, duration_ms
+    from send_attempts where send_id = ${sendId} order by id`;
+}
+
+export interface StoredAnswer {
+  request_hash: string;
+  status: number;
+  response: unknown;
+}
+
+/** The stored answer of an Idempotency-Key not older than `since`, if any. */
+export async function findIdempotentAnswer(db: Queryable, tenantId: string, key: string, since: Date): Promise<StoredAnswer | undefined> {
+  const [row] = await db<StoredAnswer[]>`
+    select request_hash, status, response from idempotency_keys
+    where tenant_id = ${tenantId} and key = ${key} and created_at >= ${since}`;
+  return row;
+}
+
+/** Stores the first answer for a key (a replaced expired one included); false when another request stored one first. */
+export async function storeIdempotentAnswer(
+  db: Queryable,
+  a: { tenantId: string; key: string; requestHash: string; status: number; response: unknown; at: Date; expiredBefore: Date },
+): Promise<boolean> {
+  const rows = await db`
+    insert into idempotency_keys (tenant_id, key, request_hash, status, response, created_at)
+    values (${a.tenantId}, ${a.key}, ${a.requestHash}, ${a.status}, ${db.json(a.response as never)}, ${a.at})
+    on conflict (tenant_id, key) do update
+      set request_hash = excluded.request_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
+      where idempotency_keys.created_at < ${a.expiredBefore}
+    returning 1`;
+  return rows.length > 0;
+}

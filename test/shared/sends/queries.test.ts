@@ -1,0 +1,78 @@
+// Outbound log SQL on a real database: insert and read sends, filters and keyset pages, attempts, Idempotency-Key answers.
+import { randomUUID } from 'node:crypto';
+import t from 'tap';
+import { connect } from '../../../shared/db/connection.js';
+import { createLogger } from '../../../shared/log.js';
+import {
+  countSends, findIdempotentAnswer, findSend, insertAttempt, insertSend, listAttempts, listSends, storeIdempotentAnswer, type NewSend,
+} from '../../../shared/sends/queries.js';
+import { createTestDatabase } from '../../helpers/db.js';
+import { insertTenant } from '../../helpers/tenant-rows.js';
+
+async function setup(t: { teardown(fn: () => unknown): void }) {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, createLogger('silent'), { max: 4 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 5 });
+    await db.drop();
+  });
+  return { sql, tenantId: await insertTenant(sql), otherTenant: await insertTenant(sql) };
+}
+
+const send = (tenantId: string, over: Partial<NewSend> = {}): NewSend => ({
+  id: randomUUID(),
+  tenant_id: tenantId,
+  domain_id: null,
+  api_key_id: null,
+  source: 'api',
+  mode: 'live',
+  status: 'queued',
+  from_email: 'hello@send.example',
+  to_email: 'rcpt@example.org',
+  subject: 'Hi',
+  message_id: `${randomUUID()}@mx.mailpath.test`,
+  envelope_from: 'b-x@mx.mailpath.test',
+  gate_decisions: [{ gate: 'suspended', outcome: 'continue' }],
+  message: Buffer.from('Subject: Hi\r\n\r\nbody\r\n'),
+  defer_until: null,
+  status_detail: null,
+  created_at: new Date('2026-11-21T10:00:00Z'),
+  ...over,
+});
+
+t.test('sends: insert, read within the tenant only, filter and page', async (t) => {
+  const { sql, tenantId, otherTenant } = await setup(t);
+  const first = await insertSend(sql, send(tenantId));
+  t.match(first, { status: 'queued', size_bytes: 21, gate_decisions: [{ gate: 'suspended' }] });
+  t.notOk('message' in first, 'the message bytes stay out of reads');
+  t.ok(await findSend(sql, tenantId, first.id));
+  t.equal(await findSend(sql, otherTenant, first.id), undefined, 'another tenant does not see it');
+  await insertSend(sql, send(tenantId, { status: 'dropped', message: null, to_email: 'gone@example.org', created_at: new Date('2026-11-21T11:00:00Z') }));
+  await insertSend(sql, send(tenantId, { status: 'simulated', mode: 'test', created_at: new Date('2026-11-21T12:00:00Z') }));
+  await insertSend(sql, send(otherTenant));
+
+  t.equal(await countSends(sql, tenantId, {}), 3);
+  t.same((await listSends(sql, tenantId, { limit: 10 })).map((s) => s.status), ['simulated', 'dropped', 'queued'], 'newest first');
+  t.same((await listSends(sql, tenantId, { limit: 10, status: 'dropped' })).map((s) => s.to_email), ['gone@example.org']);
+  t.equal((await listSends(sql, tenantId, { limit: 10, recipient: 'rcpt@example.org' })).length, 2);
+  t.equal((await listSends(sql, tenantId, { limit: 10, since: new Date('2026-11-21T10:30:00Z') })).length, 2);
+  const page = await listSends(sql, tenantId, { limit: 2 });
+  const rest = await listSends(sql, tenantId, { limit: 2, after: { at: page[1]!.created_at, id: page[1]!.id } });
+  t.same(rest.map((s) => s.id), [first.id]);
+
+  await insertAttempt(sql, { send_id: first.id, attempted_at: new Date(), remote_host: 'mx.example.org', outcome: 'deferred', smtp_code: 451, enhanced_code: '4.7.1', reply: '451 4.7.1 try later', duration_ms: 12 });
+  await insertAttempt(sql, { send_id: first.id, attempted_at: new Date(), remote_host: 'mx.example.org', outcome: 'delivered', smtp_code: 250, enhanced_code: '2.0.0', reply: '250 2.0.0 ok', duration_ms: 9 });
+  t.same((await listAttempts(sql, first.id)).map((a) => a.outcome), ['deferred', 'delivered'], 'in order');
+});
+
+t.test('idempotency answers: first answer kept for 24 h, replaced once expired', async (t) => {
+  const { sql, tenantId } = await setup(t);
+  const at = new Date('2026-11-21T10:00:00Z');
+  const dayBefore = (d: Date) => new Date(d.getTime() - 86_400_000);
+  t.equal(await storeIdempotentAnswer(sql, { tenantId, key: 'k1', requestHash: 'h1', status: 202, response: { id: 1 }, at, expiredBefore: dayBefore(at) }), true);
+  t.equal(await storeIdempotentAnswer(sql, { tenantId, key: 'k1', requestHash: 'h2', status: 202, response: { id: 2 }, at, expiredBefore: dayBefore(at) }), false, 'a second answer loses');
+  t.match(await findIdempotentAnswer(sql, tenantId, 'k1', dayBefore(at)), { request_hash: 'h1', status: 202, response: { id: 1 } });
+  const later = new Date(at.getTime() + 25 * 3_600_000);
+  t.equal(await findIdempotentAnswer(sql, tenantId, 'k1', dayBefore(later)), undefined, 'expired after 24 h');
+  t.equal(await storeIdempotentAnswer(sql, { tenantId, key: 'k1', requestHash: 'h3', status: 202, response: { id: 3 }, at: later, expiredBefore: dayBefore(later) }), true, 'an expired key is reusable');
+});
