@@ -1,5 +1,5 @@
-// The one Liquid engine of Mailpath (no file access, strict filters, lenient variables, DoS limits) and the parse/render of template parts.
-import { filters, Liquid, LiquidError, type Context, type FS, type Template } from 'liquidjs';
+// The Liquid engines of Mailpath (no file access, strict filters, lenient variables, DoS limits; HTML escaping for body_html) and the parse/render of template parts.
+import { Liquid, LiquidError, type FS, type Template } from 'liquidjs';
 import { AppError, validationError } from '../errors.js';
 
 /** The Liquid-enabled parts of a template; each is parsed and rendered on its own. */
@@ -32,46 +32,45 @@ const noFiles: FS = {
 };
 
 /**
- * Scopes of body_html renders. Escaping is decided per render rather than per engine so that one engine,
- * with one set of limits, serves every part; a WeakSet keeps the mark out of reach of template code.
+ * Two engines with the same limits, differing only in escaping: output in body_html is HTML-escaped,
+ * subject and body_text are written as they are.
  */
-const htmlScopes = new WeakSet<object>();
-const escapeHtml = filters['escape'] as (this: unknown, value: unknown) => string;
-
-function escapeInHtml(this: { context: Context }, value: unknown): string {
-  return htmlScopes.has(this.context.environments) ? escapeHtml.call(this, value) : (value as string);
-}
-
-const engine = new Liquid({
-  fs: noFiles,
-  root: [],
-  partials: [],
-  layouts: [],
-  relativeReference: false,
-  cache: false,
-  strictFilters: true,
-  strictVariables: false,
-  ownPropertyOnly: true,
-  outputEscape: escapeInHtml,
-  // Renders must not depend on the host: dates in UTC, English names.
-  timezoneOffset: 0,
-  locale: 'en-US',
-  parseLimit: MAX_PART_BYTES,
-  renderLimit: RENDER_LIMIT_MS,
-  memoryLimit: MEMORY_LIMIT,
-});
-
-// Refused when parsed, so a template that tries to load another one is never saved.
-for (const tag of ['include', 'render', 'layout']) {
-  engine.registerTag(tag, {
-    parse(token) {
-      throw new Error(`the ${token.name} tag is not supported: templates cannot load other templates or files`);
-    },
-    render() {
-      return undefined;
-    },
+function makeEngine(escapeHtml: boolean): Liquid {
+  const engine = new Liquid({
+    fs: noFiles,
+    root: [],
+    partials: [],
+    layouts: [],
+    relativeReference: false,
+    cache: false,
+    strictFilters: true,
+    strictVariables: false,
+    ownPropertyOnly: true,
+    ...(escapeHtml ? { outputEscape: 'escape' as const } : {}),
+    // Renders must not depend on the host: dates in UTC, English names.
+    timezoneOffset: 0,
+    locale: 'en-US',
+    parseLimit: MAX_PART_BYTES,
+    renderLimit: RENDER_LIMIT_MS,
+    memoryLimit: MEMORY_LIMIT,
   });
+  // Refused when parsed, so a template that tries to load another one is never saved.
+  for (const tag of ['include', 'render', 'layout']) {
+    engine.registerTag(tag, {
+      parse(token) {
+        throw new Error(`the ${token.name} tag is not supported: templates cannot load other templates or files`);
+      },
+      render() {
+        return undefined;
+      },
+    });
+  }
+  return engine;
 }
+
+const htmlEngine = makeEngine(true);
+const plainEngine = makeEngine(false);
+const engineFor = (part: TemplatePart) => (part === 'body_html' ? htmlEngine : plainEngine);
 
 export interface ParsedTemplate {
   readonly part: TemplatePart;
@@ -128,7 +127,7 @@ export function parseTemplate(source: string, part: TemplatePart): ParsedTemplat
     throw validationError(part, `must be at most ${MAX_PART_BYTES / 1024} KiB (${MAX_PART_BYTES} bytes of UTF-8)`);
   }
   try {
-    return { part, templates: engine.parse(source) };
+    return { part, templates: engineFor(part).parse(source) };
   } catch (err) {
     throw liquidFailure(part, 'Liquid syntax error', err);
   }
@@ -147,12 +146,10 @@ export function renderTemplate(template: ParsedTemplate, context: TemplateContex
 export function renderTemplate(source: string, context: TemplateContext, part: TemplatePart): string;
 export function renderTemplate(template: ParsedTemplate | string, context: TemplateContext, part?: TemplatePart): string {
   const parsed = typeof template === 'string' ? parseTemplate(template, part ?? 'body_text') : template;
-  // A fresh scope per render: the same context renders the subject and the bodies.
-  const scope = { ...context };
-  if (parsed.part === 'body_html') htmlScopes.add(scope);
   let out: string;
   try {
-    out = String(engine.renderSync(parsed.templates, scope));
+    // A copy: the same context renders the subject and both bodies, and a render never writes into it.
+    out = String(engineFor(parsed.part).renderSync(parsed.templates, { ...context }));
   } catch (err) {
     throw liquidFailure(parsed.part, 'could not render', err);
   }
