@@ -1,6 +1,5 @@
 // The DNS records a tenant publishes for a sending domain: SPF, DKIM, DMARC (needed to send) and MX (needed to receive).
 export type RecordKind = 'spf' | 'dkim' | 'dmarc' | 'mx';
-export const RECORD_KINDS: readonly RecordKind[] = ['spf', 'dkim', 'dmarc', 'mx'];
 /** The records that must all verify before a domain may send. */
 export const SENDING_KINDS: readonly RecordKind[] = ['spf', 'dkim', 'dmarc'];
 

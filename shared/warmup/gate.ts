@@ -14,12 +14,13 @@ const DAY_MS = 86_400_000;
 /**
  * Evaluates the gate for one send and, when it allows, counts the send. `recipientSuppressed`
  * matters only over the cap: suppression wins over deferral (a deferred send to a suppressed
- * address would only be dropped tomorrow).
+ * address would only be dropped tomorrow). Given as a function, it is asked only then, so the
+ * common case below the cap costs no suppression look-up.
  */
 export async function warmupGate(
   db: Queryable,
   config: WarmupConfig,
-  s: { tenantId: string; domainId: string; at: Date; recipientSuppressed: boolean },
+  s: { tenantId: string; domainId: string; at: Date; recipientSuppressed: boolean | (() => Promise<boolean>) },
 ): Promise<WarmupDecision> {
   const warmup = await warmupOf(db, s.tenantId, s.domainId, s.at);
   let tier = warmup.tier;
@@ -31,7 +32,8 @@ export async function warmupGate(
   const day = utcDay(s.at);
   const sentToday = await consumeDaily(db, { tenantId: s.tenantId, domainId: s.domainId, day, cap });
   if (sentToday === undefined) {
-    return s.recipientSuppressed ? { outcome: 'drop', tier, cap, reason: 'suppressed' } : { outcome: 'defer', tier, cap, until: nextUtcMidnight(s.at) };
+    const suppressed = typeof s.recipientSuppressed === 'function' ? await s.recipientSuppressed() : s.recipientSuppressed;
+    return suppressed ? { outcome: 'drop', tier, cap, reason: 'suppressed' } : { outcome: 'defer', tier, cap, until: nextUtcMidnight(s.at) };
   }
   if (sentToday === 1) await touchLastSend(db, s.domainId, s.at, new Date(`${day}T00:00:00Z`));
   return { outcome: 'allow', tier, cap, sentToday };

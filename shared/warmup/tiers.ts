@@ -7,8 +7,6 @@ export function capForTier(config: WarmupConfig, tier: number): number {
   return caps[Math.min(Math.max(0, tier), caps.length - 1)]!;
 }
 
-export const highestTier = (config: WarmupConfig) => config.tier_caps.length - 1;
-
 /** The UTC calendar day of an instant, as the date the counters are keyed by. */
 export function utcDay(at: Date): string {
   return at.toISOString().slice(0, 10);

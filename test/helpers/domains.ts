@@ -1,4 +1,5 @@
 // Publishes a domain's records (as the API lists them) into loopback DNS servers, the way a tenant would at its DNS host.
+import { txtStrings } from '../../shared/domains/records.js';
 import type { TestDnsServer } from './dns-server.js';
 
 export interface ApiRecord {
@@ -23,11 +24,8 @@ export function publishRecords(dns: TestDnsServer, records: ApiRecord[], kinds: 
   }
 }
 
-export function splitTxt(value: string): string[] {
-  const parts: string[] = [];
-  for (let i = 0; i < value.length; i += 255) parts.push(value.slice(i, i + 255));
-  return parts;
-}
+/** A TXT text as the 255-byte character-strings a zone file publishes (the product's own splitter). */
+export const splitTxt = txtStrings;
 
 export const recordOf = (records: ApiRecord[], kind: ApiRecord['kind']): ApiRecord => {
   const found = records.find((r) => r.kind === kind);

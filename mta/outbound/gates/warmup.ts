@@ -8,8 +8,8 @@ export const warmupGate: Gate = async (deps, send) => {
     tenantId: send.tenant.id,
     domainId: send.domainId,
     at: send.at,
-    // Read again: a deferred send re-enters here the next day, when the recipient may have been suppressed meanwhile.
-    recipientSuppressed: await isSuppressed(deps.db, send.tenant.id, send.to),
+    // Asked only over the cap; suppression wins over deferral.
+    recipientSuppressed: () => isSuppressed(deps.db, send.tenant.id, send.to),
   });
   const detail = { tier: decision.tier, cap: decision.cap };
   switch (decision.outcome) {
