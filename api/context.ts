@@ -9,6 +9,8 @@ import { KeyUsageRecorder } from '../shared/keys/last-used.js';
 import { RateLimiter } from '../shared/ratelimit/limiter.js';
 import { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
 import { createDomainDeps, type DomainDeps } from '../shared/domains/deps.js';
+import type { Boss } from '../shared/queue.js';
+import { createOutboundDeps, type OutboundDeps } from '../mta/outbound/deps.js';
 
 export interface ApiContext {
   config: Config;
@@ -22,17 +24,20 @@ export interface ApiContext {
   tenantLimits: TenantLimits;
   /** Domain services and scheduled workers (resolvers, sealing box); run-now calls workers with it. */
   domains: DomainDeps;
+  /** The outbound path (gates, signing, the delivery queue) the send routes hand messages to. */
+  outbound: OutboundDeps;
   /** Flushes pending counters and usage; call before closing the database. */
   close(): Promise<void>;
 }
 
-export async function createApiContext(config: Config, sql: Sql, log: Logger, clock: Clock = systemClock): Promise<ApiContext> {
+export async function createApiContext(config: Config, sql: Sql, log: Logger, boss: Boss, clock: Clock = systemClock): Promise<ApiContext> {
   const tokens = await SessionTokens.create(config);
   const limits = config.limits.rate_limits;
   const rateLimiter = new RateLimiter(sql, log, limits.sync_interval_ms, () => clock.now().getTime());
   rateLimiter.start();
   const keyUsage = new KeyUsageRecorder(sql, log, config.auth.key_last_used_write_interval_seconds);
   const domains = await createDomainDeps(config, sql, log, clock);
+  const outbound = await createOutboundDeps(domains, boss);
   return {
     config,
     sql,
@@ -44,6 +49,7 @@ export async function createApiContext(config: Config, sql: Sql, log: Logger, cl
     rateLimiter,
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms),
     domains,
+    outbound,
     async close() {
       await Promise.all([rateLimiter.close(), keyUsage.close()]);
     },

@@ -6,6 +6,7 @@ import type { Logger } from '../shared/log.js';
 import { loadTls } from '../shared/tls.js';
 import { buildApp } from './app.js';
 import { createApiContext } from './context.js';
+import type { Boss } from '../shared/queue.js';
 
 export interface RunningApi {
   httpsPort: number;
@@ -50,10 +51,10 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-export async function startApi(config: Config, sql: Sql, log: Logger): Promise<RunningApi> {
+export async function startApi(config: Config, sql: Sql, log: Logger, boss: Boss): Promise<RunningApi> {
   const tls = await loadTls(config);
   if (tls.selfSigned) log.warn('serving HTTPS with a self-signed certificate; set MAILPATH_TLS_CERT and MAILPATH_TLS_KEY for production');
-  const ctx = await createApiContext(config, sql, log);
+  const ctx = await createApiContext(config, sql, log, boss);
   const app = await buildApp(ctx, { https: { key: tls.key, cert: tls.cert } });
   await app.listen({ port: config.httpsPort, host: config.bindHost });
   const httpsPort = (app.server.address() as { port: number }).port;

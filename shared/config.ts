@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { projectRoot } from './paths.js';
 
-export const ALL_ROLES = ['api', 'scheduler'] as const;
+export const ALL_ROLES = ['api', 'submission', 'outbound', 'scheduler'] as const;
 export type Role = (typeof ALL_ROLES)[number];
 
 /** A whole decimal number: z.coerce alone would take ' ' as 0 and '1e3' as 1000. */
@@ -111,6 +111,17 @@ const limitsSchema = z.strictObject({
   request: z.strictObject({
     body_limit_bytes: z.number().int().min(1024),
   }),
+  send: z.strictObject({
+    max_subject_length: z.number().int().min(1).max(998),
+    max_body_bytes: z.number().int().min(1024),
+    max_attachments: z.number().int().min(0).max(1000),
+    max_attachment_bytes: z.number().int().min(0),
+    max_headers: z.number().int().min(0).max(1000),
+    max_message_bytes: z.number().int().min(1024),
+  }),
+  submission: z.strictObject({
+    max_recipients: z.number().int().min(1).max(1000),
+  }),
 });
 
 const authSchema = z.strictObject({
@@ -148,7 +159,66 @@ const warmupSchema = z.strictObject({
   reset_after_idle_days: z.number().int().min(1).max(365),
 });
 
-const filesSchema = z.object({ limits: limitsSchema, auth: authSchema, dns: dnsSchema, dkim: dkimSchema, warmup: warmupSchema });
+const deliverySchema = z.strictObject({
+  retry: z.strictObject({
+    first_retry_minutes: z.number().positive().max(24 * 60),
+    factor: z.number().min(1).max(10),
+    max_interval_minutes: z.number().positive().max(7 * 24 * 60),
+    max_age_hours: z.number().positive().max(30 * 24),
+  }),
+  destination: z.strictObject({
+    max_connections: z.number().int().min(1).max(1000),
+    max_messages_per_connection: z.number().int().min(1).max(100_000),
+    idle_close_ms: z.number().int().min(0).max(600_000),
+  }),
+  timeouts: z.strictObject({
+    connect_ms: z.number().int().min(100).max(600_000),
+    greeting_ms: z.number().int().min(100).max(600_000),
+    socket_ms: z.number().int().min(100).max(3_600_000),
+  }),
+  workers: z.strictObject({
+    batch_size: z.number().int().min(1).max(1000),
+    concurrency: z.number().int().min(1).max(10_000),
+    poll_interval_ms: z.number().int().min(100).max(60_000),
+    job_expire_seconds: z.number().int().min(1).max(86_400),
+  }),
+});
+
+/** An enhanced status code pattern: class.subject.detail, `x` for any number (5.7.x). */
+const statusCodePattern = z.string().regex(/^[245]\.(\d{1,3}|x)\.(\d{1,3}|x)$/i, 'expected an enhanced status code such as 5.1.1 or 5.7.x');
+const bounceRulesSchema = z.strictObject({
+  rules: z.array(
+    z
+      .strictObject({
+        code: statusCodePattern.optional(),
+        text: z
+          .string()
+          .min(1)
+          .refine((t) => {
+            try {
+              new RegExp(t, 'i');
+              return true;
+            } catch {
+              return false;
+            }
+          }, 'expected a regular expression')
+          .optional(),
+        class: z.enum(['hard', 'soft']),
+      })
+      .refine((r) => r.code !== undefined || r.text !== undefined, 'a rule needs code, text or both'),
+  ),
+  default: z.enum(['hard', 'soft']),
+});
+
+const filesSchema = z.object({
+  limits: limitsSchema,
+  auth: authSchema,
+  dns: dnsSchema,
+  dkim: dkimSchema,
+  warmup: warmupSchema,
+  delivery: deliverySchema,
+  'bounce-rules': bounceRulesSchema,
+});
 
 export type Env = Record<string, string | undefined>;
 export type LimitsConfig = z.infer<typeof limitsSchema>;
@@ -156,6 +226,8 @@ export type AuthConfig = z.infer<typeof authSchema>;
 export type DnsConfig = z.infer<typeof dnsSchema>;
 export type DkimConfig = z.infer<typeof dkimSchema>;
 export type WarmupConfig = z.infer<typeof warmupSchema>;
+export type DeliveryConfig = z.infer<typeof deliverySchema>;
+export type BounceRulesConfig = z.infer<typeof bounceRulesSchema>;
 
 export interface Config {
   databaseUrl: string | undefined;
@@ -193,6 +265,8 @@ export interface Config {
   dns: DnsConfig;
   dkim: DkimConfig;
   warmup: WarmupConfig;
+  delivery: DeliveryConfig;
+  bounceRules: BounceRulesConfig;
 }
 
 /** Raised when configuration is invalid; the message names every offending key. */
@@ -231,6 +305,9 @@ function applyFileOverrides(files: Record<string, unknown>, env: Env): void {
   for (const [name, raw] of Object.entries(env)) {
     if (!name.startsWith('MAILPATH_CONFIG__') || raw === undefined) continue;
     const path = name.slice('MAILPATH_CONFIG__'.length).toLowerCase().split('__');
+    // Environment names cannot hold '-': BOUNCE_RULES names config/bounce-rules.yaml.
+    const file = Object.keys(files).find((f) => f.replace(/-/g, '_') === path[0]);
+    if (file !== undefined) path[0] = file;
     // A typo in the file name would otherwise be dropped silently (unknown files are not validated).
     if (!(path[0]! in files) || path.some((p) => p === '')) {
       throw new ConfigError(`Invalid configuration: ${name}: no such setting (expected MAILPATH_CONFIG__<FILE>__<KEY>, FILE one of ${Object.keys(files).join(', ').toUpperCase()})`);
@@ -305,5 +382,7 @@ export function loadConfig(env: Env = process.env, configDir = join(projectRoot(
     dns: parsedFiles.data.dns,
     dkim: parsedFiles.data.dkim,
     warmup: parsedFiles.data.warmup,
+    delivery: parsedFiles.data.delivery,
+    bounceRules: parsedFiles.data['bounce-rules'],
   };
 }

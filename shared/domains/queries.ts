@@ -226,3 +226,8 @@ export async function pointDkimRecord(db: Queryable, domainId: string, r: Expect
     set host = ${r.host}, expected = ${r.value}, verified = false, found = null, error = 'not yet checked', verified_at = null
     where domain_id = ${domainId} and kind = 'dkim'`;
 }
+
+/** The tenant's domains that may send now (SPF, DKIM and DMARC verified, not drifted), by A-label name. */
+export async function sendingDomains(db: Queryable, tenantId: string): Promise<Pick<DomainRow, 'id' | 'name'>[]> {
+  return db<Pick<DomainRow, 'id' | 'name'>[]>`select id, name from domains where tenant_id = ${tenantId} and verified_at is not null`;
+}

@@ -27,8 +27,8 @@ export interface RunningRole {
 type RoleStarter = (deps: RoleDeps) => Promise<RunningRole>;
 
 const STARTERS: Record<Role, RoleStarter> = {
-  api: async ({ config, sql, log }) => {
-    const api = await startApi(config, sql, log.child({ role: 'api' }));
+  api: async ({ config, sql, log, boss }) => {
+    const api = await startApi(config, sql, log.child({ role: 'api' }), boss);
     return { name: 'api', stop: api.stop, details: { httpsPort: api.httpsPort, httpPort: api.httpPort } };
   },
   // The scheduler supervises the queues (maintenance, expiry, cron schedules) and runs the timed workers.

@@ -54,3 +54,10 @@ export async function dailyCount(db: Queryable, tenantId: string, domainId: stri
     select sent from warmup_daily_counters where tenant_id = ${tenantId} and domain_id = ${domainId} and day = ${day}`;
   return row?.sent ?? 0;
 }
+
+/** Gives a counted send back (the send failed to commit after the gate counted it). */
+export async function releaseDaily(db: Queryable, c: { tenantId: string; domainId: string; day: string }): Promise<void> {
+  await db`
+    update warmup_daily_counters set sent = greatest(sent - 1, 0)
+    where tenant_id = ${c.tenantId} and domain_id = ${c.domainId} and day = ${c.day}`;
+}

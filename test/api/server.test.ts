@@ -14,6 +14,7 @@ import { createLogger } from '../../shared/log.js';
 import { redirectTarget, startApi, type RunningApi } from '../../api/server.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { testEnv } from '../helpers/app.js';
+import { startQueue, type Boss } from '../../shared/queue.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -23,13 +24,16 @@ const log = createLogger('silent');
 const PUBLIC_URL = 'https://mail.example.test:9443';
 
 let sql: Sql;
+let boss: Boss;
 let databaseUrl: string;
 
 t.before(async () => {
   const db = await createTestDatabase();
   databaseUrl = db.url;
   sql = connect(db.url, log, { max: 4 });
+  boss = await startQueue(sql, log, { supervise: false });
   t.teardown(async () => {
+    await boss.stop({ graceful: false, wait: true });
     await sql.end({ timeout: 5 });
     await db.drop();
   });
@@ -52,7 +56,7 @@ async function start(t: Teardown, dataDir: string, env: Env = {}): Promise<Runni
       ...env,
     }),
   );
-  return stopOnTeardown(t, await startApi(config, sql, log));
+  return stopOnTeardown(t, await startApi(config, sql, log, boss));
 }
 
 interface HttpsAnswer {

@@ -11,6 +11,7 @@ import { ensureSuperAdmin } from '../../shared/auth/bootstrap.js';
 import { buildApp } from '../../api/app.js';
 import { createApiContext, type ApiContext } from '../../api/context.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
+import { startQueue, type Boss } from '../../shared/queue.js';
 
 /** The subset of a tap Test the helpers use. */
 export interface TestLike {
@@ -43,6 +44,7 @@ export interface TestApp {
   config: Config;
   db: TestDatabase;
   dataDir: string;
+  boss: Boss;
 }
 
 export async function buildTestApp(t: TestLike, options: { env?: Env; clock?: Clock; log?: Logger } = {}): Promise<TestApp> {
@@ -53,16 +55,19 @@ export async function buildTestApp(t: TestLike, options: { env?: Env; clock?: Cl
   const sql = connect(db.url, log, { max: 4 });
   const clock = options.clock ?? systemClock;
   await ensureSuperAdmin({ sql, config, clock, log });
-  const ctx = await createApiContext(config, sql, log, clock);
+  // Sends only: no supervision, no workers (tests that deliver start the outbound role themselves).
+  const boss = await startQueue(sql, log, { supervise: false });
+  const ctx = await createApiContext(config, sql, log, boss, clock);
   const app = await buildApp(ctx);
   t.teardown(async () => {
     await app.close();
     await ctx.close();
+    await boss.stop({ graceful: false, wait: true });
     await sql.end({ timeout: 5 });
     await db.drop();
     rmSync(dataDir, { recursive: true, force: true });
   });
-  return { app, ctx, sql, config, db, dataDir };
+  return { app, ctx, sql, config, db, dataDir, boss };
 }
 
 export interface ApiResponse<T = any> {

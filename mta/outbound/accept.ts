@@ -1,0 +1,216 @@
+// Accepts one outbound message (API send or SMTP submission): gates, composition, DKIM signing, then the send, its events and its delivery job in one transaction.
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../../shared/db/connection.js';
+import { sendingDomains } from '../../shared/domains/queries.js';
+import { AppError, validationError } from '../../shared/errors.js';
+import { insertEvent } from '../../shared/events/queries.js';
+import { releaseQuota, type Quota } from '../../shared/quota/usage.js';
+import { insertSend, type SendRow, type SendStatus } from '../../shared/sends/queries.js';
+import { bounceAddress } from '../../shared/sends/verp.js';
+import { releaseDaily } from '../../shared/warmup/queries.js';
+import { utcDay } from '../../shared/warmup/tiers.js';
+import { composeMessage, type OutboundAttachment } from './compose.js';
+import type { OutboundDeps } from './deps.js';
+import { signMessage } from './dkim.js';
+import { runGates, type GateOutcome } from './gates/pipeline.js';
+import type { GateDecision, GateSend } from './gates/types.js';
+import { enqueueDelivery } from './queue.js';
+
+/** Content the API gives: composed here. */
+export interface ComposedContent {
+  kind: 'compose';
+  subject: string;
+  text?: string | undefined;
+  html?: string | undefined;
+  replyTo?: string | undefined;
+  headers?: Record<string, string> | undefined;
+  attachments?: OutboundAttachment[] | undefined;
+}
+
+/** A message submitted over SMTP, with Message-ID and Date already present. */
+export interface RawContent {
+  kind: 'raw';
+  subject: string;
+  bytes: Buffer;
+  /** The message's Message-ID, without angle brackets. */
+  messageId: string;
+}
+
+export interface AcceptInput {
+  tenant: GateSend['tenant'];
+  mode: 'live' | 'test';
+  apiKeyId: string | null;
+  source: 'api' | 'smtp';
+  /** The From address, normalized (lower-case, A-label domain). */
+  from: { address: string; name?: string | undefined };
+  /** The one recipient, normalized. */
+  to: string;
+  content: ComposedContent | RawContent;
+}
+
+export interface AcceptResult {
+  send: Pick<SendRow, 'id' | 'message_id' | 'status' | 'defer_until'>;
+  /** This month's usage after the send (undefined when the quota gate did not run: test key, sandbox). */
+  quota: Quota | undefined;
+}
+
+/** Work that must commit with the send (e.g. the Idempotency-Key answer). */
+export type InTransaction = (tx: Queryable, result: AcceptResult) => Promise<void>;
+
+const STATUS_OF: Record<GateDecision['outcome'], SendStatus> = {
+  continue: 'queued',
+  defer: 'deferred',
+  drop: 'dropped',
+  simulate: 'simulated',
+  refuse: 'failed',
+};
+
+/**
+ * The sending domain of a From address: 412 no_verified_domain while the tenant has no domain
+ * that may send, 422 naming `field` when the From domain is not one of them.
+ */
+export async function resolveSendingDomain(db: Queryable, tenantId: string, fromAddress: string, field = 'from_email'): Promise<string> {
+  const domains = await sendingDomains(db, tenantId);
+  if (domains.length === 0) {
+    throw new AppError('no_verified_domain', 'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains');
+  }
+  const name = fromAddress.slice(fromAddress.lastIndexOf('@') + 1);
+  const domain = domains.find((d) => d.name === name);
+  if (!domain) throw validationError(field, `its domain ${name} is not a verified sending domain of this tenant`);
+  return domain.id;
+}
+
+/**
+ * Runs the gates and stores the outcome. Refusals (suspended tenant, quota) throw their AppError
+ * and store nothing. Whatever the gates counted is given back when storing fails, so a failed
+ * request never uses quota or warm-up allowance.
+ */
+export async function acceptSend(deps: OutboundDeps, input: AcceptInput, inTransaction?: InTransaction): Promise<AcceptResult> {
+  const at = deps.clock.now();
+  const domainId = await resolveSendingDomain(deps.sql, input.tenant.id, input.from.address);
+  const gates = await runGates(
+    { db: deps.sql, warmup: deps.config.warmup },
+    { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at },
+  );
+  const { final } = gates;
+  if (final.outcome === 'refuse') throw final.error;
+  try {
+    return await store(deps, input, { domainId, at, gates });
+  } catch (err) {
+    await giveBack(deps, input.tenant.id, domainId, at, gates).catch((releaseErr: unknown) =>
+      deps.log.error({ err: releaseErr }, 'could not give back the quota and warm-up counts of a failed send'),
+    );
+    throw err;
+  }
+
+  async function store(d: OutboundDeps, i: AcceptInput, s: { domainId: string; at: Date; gates: GateOutcome }): Promise<AcceptResult> {
+    const sendId = randomUUID();
+    const status = STATUS_OF[s.gates.final.outcome];
+    const messageId = i.content.kind === 'raw' ? i.content.messageId : `${sendId}@${d.config.hostname}`;
+    // A dropped message is never delivered: it is neither built nor kept.
+    const message = status === 'dropped' ? null : await signedMessage(d, i, { domainId: s.domainId, messageId, at: s.at });
+    const maxBytes = d.config.limits.send.max_message_bytes;
+    if (message && message.length > maxBytes) {
+      throw new AppError('payload_too_large', `the message is ${message.length} bytes, more than the ${maxBytes} allowed`);
+    }
+    const deferUntil = s.gates.final.outcome === 'defer' ? s.gates.final.until : null;
+    const row = await d.sql.begin(async (tx) => {
+      const sent = await insertSend(tx, {
+        id: sendId,
+        tenant_id: i.tenant.id,
+        domain_id: s.domainId,
+        api_key_id: i.apiKeyId,
+        source: i.source,
+        mode: i.mode,
+        status,
+        from_email: i.from.address,
+        to_email: i.to,
+        subject: i.content.subject,
+        message_id: messageId,
+        envelope_from: bounceAddress(d.verpKey, sendId, d.config.hostname),
+        gate_decisions: s.gates.decisions.map(recordOf),
+        message,
+        defer_until: deferUntil,
+        status_detail: detailOf(s.gates.final),
+        created_at: s.at,
+      });
+      await recordAcceptance(tx, sent, s.gates.final);
+      if (status === 'queued') await enqueueDelivery(d.boss, tx, { send_id: sendId });
+      if (status === 'deferred') await enqueueDelivery(d.boss, tx, { send_id: sendId }, deferUntil!);
+      const result: AcceptResult = { send: sent, quota: quotaOf(s.gates) };
+      if (inTransaction) await inTransaction(tx, result);
+      return result;
+    });
+    return row;
+  }
+}
+
+async function signedMessage(deps: OutboundDeps, input: AcceptInput, m: { domainId: string; messageId: string; at: Date }): Promise<Buffer> {
+  const c = input.content;
+  const bytes =
+    c.kind === 'raw'
+      ? c.bytes
+      : await composeMessage({
+          from: input.from.name ? { address: input.from.address, name: input.from.name } : { address: input.from.address },
+          to: input.to,
+          ...(c.replyTo ? { replyTo: c.replyTo } : {}),
+          subject: c.subject,
+          ...(c.text !== undefined ? { text: c.text } : {}),
+          ...(c.html !== undefined ? { html: c.html } : {}),
+          ...(c.headers ? { headers: c.headers } : {}),
+          ...(c.attachments ? { attachments: c.attachments } : {}),
+          messageId: m.messageId,
+          date: m.at,
+        });
+  const key = await deps.signingKeys.get(m.domainId);
+  if (!key) throw new AppError('internal', 'the sending domain has no active DKIM key');
+  const domain = input.from.address.slice(input.from.address.lastIndexOf('@') + 1);
+  return signMessage(bytes, { domain, selector: key.selector, privateKeyPem: key.privateKeyPem }, m.at);
+}
+
+/** The send event (and the deferral or drop that came with it) of a freshly stored send. */
+async function recordAcceptance(tx: Queryable, send: SendRow, final: GateDecision): Promise<void> {
+  const base = { tenant_id: send.tenant_id, send_id: send.id, message_id: send.message_id, recipient: send.to_email, occurred_at: send.created_at };
+  if (final.outcome === 'drop') {
+    await insertEvent(tx, { ...base, type: 'dropped', subtype: null, detail: { reason: final.reason, gate: final.gate } });
+    return;
+  }
+  await insertEvent(tx, { ...base, type: 'send', subtype: null, detail: { status: send.status, mode: send.mode, source: send.source } });
+  if (final.outcome === 'defer') {
+    await insertEvent(tx, { ...base, type: 'deferred', subtype: null, detail: { reason: final.gate, until: final.until.toISOString(), ...final.detail } });
+  }
+}
+
+/** A gate decision as stored on the send (an AppError is not JSON). */
+function recordOf(d: GateDecision): Record<string, unknown> {
+  if (d.outcome === 'refuse') return { gate: d.gate, outcome: d.outcome, error: d.error.slug };
+  if (d.outcome === 'defer') return { gate: d.gate, outcome: d.outcome, until: d.until.toISOString(), ...(d.detail ? { detail: d.detail } : {}) };
+  return { ...d };
+}
+
+function detailOf(d: GateDecision): string | null {
+  switch (d.outcome) {
+    case 'drop':
+      return `dropped by the ${d.gate} gate: the recipient is suppressed`;
+    case 'simulate':
+      return d.reason === 'test_key' ? 'sent with a test key: recorded, never delivered' : 'sandbox tenant: recorded in the simulated-sends store, never delivered';
+    case 'defer':
+      return `deferred by the warm-up gate until ${d.until.toISOString()}`;
+    default:
+      return null;
+  }
+}
+
+function quotaOf(gates: GateOutcome): Quota | undefined {
+  const quota = gates.decisions.find((d) => d.gate === 'quota');
+  if (quota?.outcome !== 'continue' || !quota.detail) return undefined;
+  return { used: quota.detail['used'] as number, cap: quota.detail['cap'] as number };
+}
+
+async function giveBack(deps: OutboundDeps, tenantId: string, domainId: string, at: Date, gates: GateOutcome): Promise<void> {
+  for (const d of gates.decisions) {
+    if (d.outcome !== 'continue') continue;
+    if (d.gate === 'quota') await releaseQuota(deps.sql, tenantId, at);
+    if (d.gate === 'warmup') await releaseDaily(deps.sql, { tenantId, domainId, day: utcDay(at) });
+  }
+}

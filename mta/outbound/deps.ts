@@ -1,0 +1,42 @@
+// What the outbound path needs (database, queue, clock, resolver, sealing box, VERP key), built once per process.
+import type { Config } from '../../shared/config.js';
+import type { Clock } from '../../shared/clock.js';
+import type { Sql } from '../../shared/db/connection.js';
+import type { DnsResolver } from '../../shared/dns.js';
+import type { DomainDeps } from '../../shared/domains/deps.js';
+import type { Logger } from '../../shared/log.js';
+import type { Boss } from '../../shared/queue.js';
+import { loadMasterKey } from '../../shared/secrets/master-key.js';
+import type { SealedBox } from '../../shared/secrets/sealed-box.js';
+import { verpKey } from '../../shared/sends/verp.js';
+import { ensureDeliveryQueue } from './queue.js';
+import { SigningKeyCache } from './signing-keys.js';
+
+export interface OutboundDeps {
+  sql: Sql;
+  boss: Boss;
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  /** MAILPATH_DNS_SERVERS: MX look-ups and the bounce-risk check. */
+  dns: DnsResolver;
+  vault: SealedBox;
+  /** Signs VERP bounce addresses. */
+  verpKey: Buffer;
+  signingKeys: SigningKeyCache;
+}
+
+export async function createOutboundDeps(domains: DomainDeps, boss: Boss): Promise<OutboundDeps> {
+  await ensureDeliveryQueue(boss, { expireInSeconds: domains.config.delivery.workers.job_expire_seconds });
+  return {
+    sql: domains.sql,
+    boss,
+    config: domains.config,
+    clock: domains.clock,
+    log: domains.log,
+    dns: domains.dns,
+    vault: domains.vault,
+    verpKey: verpKey(await loadMasterKey(domains.config)),
+    signingKeys: new SigningKeyCache(domains.sql, domains.vault),
+  };
+}

@@ -1,0 +1,66 @@
+// SQL for the event feed: append one event, read a tenant's feed (cursor pages, filters), and a send's history.
+import { randomUUID } from 'node:crypto';
+import type { Queryable } from '../db/connection.js';
+
+export const EVENT_TYPES = ['send', 'delivered', 'deferred', 'bounce', 'dropped', 'open', 'click', 'complaint', 'unsubscribe'] as const;
+export type EventType = (typeof EVENT_TYPES)[number];
+
+export interface EventRow {
+  id: string;
+  tenant_id: string;
+  type: EventType;
+  subtype: string | null;
+  send_id: string | null;
+  message_id: string | null;
+  recipient: string;
+  detail: Record<string, unknown>;
+  occurred_at: Date;
+}
+
+export type NewEvent = Omit<EventRow, 'id'>;
+
+export async function insertEvent(db: Queryable, e: NewEvent): Promise<void> {
+  await db`
+    insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at)
+    values (${randomUUID()}, ${e.tenant_id}, ${e.type}, ${e.subtype}, ${e.send_id}, ${e.message_id}, ${e.recipient},
+            ${db.json(e.detail as never)}, ${e.occurred_at})`;
+}
+
+export interface EventFilter {
+  type?: EventType | undefined;
+  since?: Date | undefined;
+  messageId?: string | undefined;
+  recipient?: string | undefined;
+}
+
+const where = (db: Queryable, tenantId: string, f: EventFilter) => db`
+  where tenant_id = ${tenantId}
+    ${f.type ? db`and type = ${f.type}` : db``}
+    ${f.since ? db`and occurred_at >= ${f.since}` : db``}
+    ${f.messageId ? db`and message_id = ${f.messageId}` : db``}
+    ${f.recipient ? db`and recipient = ${f.recipient}` : db``}`;
+
+export async function listEvents(
+  db: Queryable,
+  tenantId: string,
+  f: EventFilter & { limit: number; after?: { at: Date; id: string } | undefined },
+): Promise<EventRow[]> {
+  return db<EventRow[]>`
+    select id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at from events
+    ${where(db, tenantId, f)}
+      ${f.after ? db`and (occurred_at, id) < (${f.after.at}, ${f.after.id})` : db``}
+    order by occurred_at desc, id desc
+    limit ${f.limit}`;
+}
+
+export async function countEvents(db: Queryable, tenantId: string, f: EventFilter): Promise<number> {
+  const [row] = await db<{ n: number }[]>`select count(*)::int as n from events ${where(db, tenantId, f)}`;
+  return row!.n;
+}
+
+/** A send's events, oldest first. */
+export async function eventsOfSend(db: Queryable, sendId: string): Promise<EventRow[]> {
+  return db<EventRow[]>`
+    select id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at from events
+    where send_id = ${sendId} order by occurred_at, id`;
+}
