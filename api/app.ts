@@ -14,8 +14,11 @@ import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
 import { suppressionRoutes } from './routes/suppressions.js';
 import { templateRoutes } from './routes/templates.js';
+import { transactionalRoutes } from './routes/transactional.js';
+import { sendRoutes } from './routes/sends.js';
+import { eventRoutes } from './routes/events.js';
 
-const ROUTE_GROUPS = [authRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes];
+const ROUTE_GROUPS = [authRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, transactionalRoutes, sendRoutes, eventRoutes];
 
 export interface BuildOptions {
   https?: { key: string; cert: string };

@@ -30,6 +30,7 @@ export interface EventFilter {
   type?: EventType | undefined;
   since?: Date | undefined;
   messageId?: string | undefined;
+  sendId?: string | undefined;
   recipient?: string | undefined;
 }
 
@@ -38,6 +39,7 @@ const where = (db: Queryable, tenantId: string, f: EventFilter) => db`
     ${f.type ? db`and type = ${f.type}` : db``}
     ${f.since ? db`and occurred_at >= ${f.since}` : db``}
     ${f.messageId ? db`and message_id = ${f.messageId}` : db``}
+    ${f.sendId ? db`and send_id = ${f.sendId}` : db``}
     ${f.recipient ? db`and recipient = ${f.recipient}` : db``}`;
 
 export async function listEvents(

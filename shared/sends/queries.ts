@@ -106,29 +106,47 @@ export async function listAttempts(db: Queryable, sendId: string): Promise<Attem
 
 export interface StoredAnswer {
   request_hash: string;
+  /** 0 while the first request with the key is still being answered. */
   status: number;
   response: unknown;
 }
 
-/** The stored answer of an Idempotency-Key not older than `since`, if any. */
-export async function findIdempotentAnswer(db: Queryable, tenantId: string, key: string, since: Date): Promise<StoredAnswer | undefined> {
+/**
+ * Claims a key for a request (status 0 = in progress), taking over a claim older than `expiredBefore`.
+ * Returns undefined when the claim is ours, else the key's current holder.
+ */
+export async function claimIdempotencyKey(
+  db: Queryable,
+  c: { tenantId: string; key: string; requestHash: string; at: Date; expiredBefore: Date },
+): Promise<StoredAnswer | undefined> {
+  const claimed = await db`
+    insert into idempotency_keys (tenant_id, key, request_hash, status, response, created_at)
+    values (${c.tenantId}, ${c.key}, ${c.requestHash}, 0, 'null', ${c.at})
+    on conflict (tenant_id, key) do update
+      set request_hash = excluded.request_hash, status = 0, response = 'null', created_at = excluded.created_at
+      where idempotency_keys.created_at < ${c.expiredBefore}
+    returning 1`;
+  if (claimed.length > 0) return undefined;
   const [row] = await db<StoredAnswer[]>`
-    select request_hash, status, response from idempotency_keys
-    where tenant_id = ${tenantId} and key = ${key} and created_at >= ${since}`;
-  return row;
+    select request_hash, status, response from idempotency_keys where tenant_id = ${c.tenantId} and key = ${c.key}`;
+  // Deleted between the two statements (a failed first request let go of it): treat as still busy.
+  return row ?? { request_hash: c.requestHash, status: 0, response: null };
 }
 
-/** Stores the first answer for a key (a replaced expired one included); false when another request stored one first. */
-export async function storeIdempotentAnswer(
-  db: Queryable,
-  a: { tenantId: string; key: string; requestHash: string; status: number; response: unknown; at: Date; expiredBefore: Date },
-): Promise<boolean> {
-  const rows = await db`
-    insert into idempotency_keys (tenant_id, key, request_hash, status, response, created_at)
-    values (${a.tenantId}, ${a.key}, ${a.requestHash}, ${a.status}, ${db.json(a.response as never)}, ${a.at})
-    on conflict (tenant_id, key) do update
-      set request_hash = excluded.request_hash, status = excluded.status, response = excluded.response, created_at = excluded.created_at
-      where idempotency_keys.created_at < ${a.expiredBefore}
-    returning 1`;
-  return rows.length > 0;
+/** Stores the answer of a claimed key (in the transaction that stores what the answer reports). */
+export async function answerIdempotencyKey(db: Queryable, a: { tenantId: string; key: string; status: number; response: unknown }): Promise<void> {
+  await db`
+    update idempotency_keys set status = ${a.status}, response = ${db.json(a.response as never)}
+    where tenant_id = ${a.tenantId} and key = ${a.key}`;
+}
+
+/** Lets go of a claim whose request failed, so a retry with the same key runs again. */
+export async function releaseIdempotencyKey(db: Queryable, tenantId: string, key: string): Promise<void> {
+  await db`delete from idempotency_keys where tenant_id = ${tenantId} and key = ${key} and status = 0`;
+}
+
+/** Drops answers older than the replay window. */
+export async function purgeIdempotencyKeys(db: Queryable, olderThan: Date): Promise<number> {
+  const rows = await db`delete from idempotency_keys where created_at < ${olderThan} returning 1`;
+  return rows.length;
 }

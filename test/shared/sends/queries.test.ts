@@ -4,7 +4,7 @@ import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
 import {
-  countSends, findIdempotentAnswer, findSend, insertAttempt, insertSend, listAttempts, listSends, storeIdempotentAnswer, type NewSend,
+  answerIdempotencyKey, claimIdempotencyKey, countSends, findSend, insertAttempt, insertSend, listAttempts, listSends, purgeIdempotencyKeys, releaseIdempotencyKey, type NewSend,
 } from '../../../shared/sends/queries.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
@@ -65,14 +65,21 @@ t.test('sends: insert, read within the tenant only, filter and page', async (t) 
   t.same((await listAttempts(sql, first.id)).map((a) => a.outcome), ['deferred', 'delivered'], 'in order');
 });
 
-t.test('idempotency answers: first answer kept for 24 h, replaced once expired', async (t) => {
+t.test('idempotency keys: claimed once, answered, replayed for 24 h, released on failure, taken over once expired', async (t) => {
   const { sql, tenantId } = await setup(t);
   const at = new Date('2026-11-21T10:00:00Z');
   const dayBefore = (d: Date) => new Date(d.getTime() - 86_400_000);
-  t.equal(await storeIdempotentAnswer(sql, { tenantId, key: 'k1', requestHash: 'h1', status: 202, response: { id: 1 }, at, expiredBefore: dayBefore(at) }), true);
-  t.equal(await storeIdempotentAnswer(sql, { tenantId, key: 'k1', requestHash: 'h2', status: 202, response: { id: 2 }, at, expiredBefore: dayBefore(at) }), false, 'a second answer loses');
-  t.match(await findIdempotentAnswer(sql, tenantId, 'k1', dayBefore(at)), { request_hash: 'h1', status: 202, response: { id: 1 } });
+  const claim = (requestHash: string, when: Date) => claimIdempotencyKey(sql, { tenantId, key: 'k1', requestHash, at: when, expiredBefore: dayBefore(when) });
+  t.equal(await claim('h1', at), undefined, 'the first request claims the key');
+  t.match(await claim('h1', at), { request_hash: 'h1', status: 0 }, 'a concurrent repeat sees it in progress');
+  await answerIdempotencyKey(sql, { tenantId, key: 'k1', status: 202, response: { id: 1 } });
+  t.match(await claim('h2', at), { request_hash: 'h1', status: 202, response: { id: 1 } }, 'another body sees the first answer (a conflict)');
   const later = new Date(at.getTime() + 25 * 3_600_000);
-  t.equal(await findIdempotentAnswer(sql, tenantId, 'k1', dayBefore(later)), undefined, 'expired after 24 h');
-  t.equal(await storeIdempotentAnswer(sql, { tenantId, key: 'k1', requestHash: 'h3', status: 202, response: { id: 3 }, at: later, expiredBefore: dayBefore(later) }), true, 'an expired key is reusable');
+  t.equal(await claim('h3', later), undefined, 'an expired key is claimed anew');
+  await releaseIdempotencyKey(sql, tenantId, 'k1');
+  t.equal(await claim('h4', later), undefined, 'a released claim can be claimed again');
+  await answerIdempotencyKey(sql, { tenantId, key: 'k1', status: 202, response: { id: 4 } });
+  await releaseIdempotencyKey(sql, tenantId, 'k1');
+  t.match(await claim('h5', later), { status: 202 }, 'an answered key is never released');
+  t.equal(await purgeIdempotencyKeys(sql, new Date(later.getTime() + 86_400_000 + 1)), 1);
 });

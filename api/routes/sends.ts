@@ -1,0 +1,129 @@
+// The outbound log: a tenant's sends (status, gate decisions, delivery attempts with remote replies), so every outcome is observable.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import type { EventRow } from '../../shared/events/queries.js';
+import type { AttemptRow, SendRow } from '../../shared/sends/queries.js';
+import { getSendDetail, listSendPage } from '../../shared/sends/service.js';
+import type { ApiContext } from '../context.js';
+import { defineRoute } from '../route.js';
+import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
+import { event, presentEvent } from './events.js';
+
+const TAGS = ['Sends'];
+
+const STATUSES = ['queued', 'deferred', 'dropped', 'simulated', 'sending', 'delivered', 'bounced', 'failed'] as const;
+
+const send = z.object({
+  id: z.string().describe('The message_id POST /transactional/send answered with'),
+  message_id: z.string().describe('The RFC 5322 Message-ID header (without angle brackets)'),
+  source: z.enum(['api', 'smtp', 'campaign']),
+  mode: z.enum(['live', 'test']).describe('test: sent with a test key, never delivered'),
+  status: z
+    .enum(STATUSES)
+    .describe('queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated (test key or sandbox)'),
+  envelope: z.object({
+    mail_from: z.string().describe('The VERP envelope sender: bounces come back to it and map to this send'),
+    rcpt_to: z.string(),
+  }),
+  from_email: z.string(),
+  to: z.string(),
+  subject: z.string(),
+  size_bytes: z.number().int().nullable().describe('The signed message; null when nothing was built (dropped)'),
+  defer_until: timestamp.nullable(),
+  status_detail: z.string().nullable().describe('Why it ended so: drop reason, deferral, last remote reply of a bounce'),
+  created_at: timestamp,
+  updated_at: timestamp,
+});
+
+const attempt = z.object({
+  attempted_at: timestamp,
+  remote_host: z.string().nullable().describe('The MX host or relay talked to'),
+  outcome: z.enum(['delivered', 'deferred', 'bounced']),
+  smtp_code: z.number().int().nullable(),
+  enhanced_code: z.string().nullable(),
+  reply: z.string().nullable().describe('The remote server\'s reply'),
+  duration_ms: z.number().int(),
+});
+
+const sendDetail = send.extend({
+  gate_decisions: z.array(z.record(z.string(), z.unknown())).describe('Each gate that ran, in order, with its outcome'),
+  attempts: z.array(attempt).describe('Delivery attempts, oldest first'),
+  events: z.array(event).describe('The send\'s events, oldest first'),
+});
+
+const present = (s: SendRow): z.input<typeof send> => ({
+  id: s.id,
+  message_id: s.message_id,
+  source: s.source,
+  mode: s.mode,
+  status: s.status,
+  envelope: { mail_from: s.envelope_from, rcpt_to: s.to_email },
+  from_email: s.from_email,
+  to: s.to_email,
+  subject: s.subject,
+  size_bytes: s.size_bytes,
+  defer_until: iso(s.defer_until),
+  status_detail: s.status_detail,
+  created_at: iso(s.created_at),
+  updated_at: iso(s.updated_at),
+});
+
+const presentAttempt = (a: AttemptRow): z.input<typeof attempt> => ({
+  attempted_at: iso(a.attempted_at),
+  remote_host: a.remote_host,
+  outcome: a.outcome,
+  smtp_code: a.smtp_code,
+  enhanced_code: a.enhanced_code,
+  reply: a.reply,
+  duration_ms: a.duration_ms,
+});
+
+export function sendRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  defineRoute(app, {
+    method: 'GET',
+    url: '/sends',
+    auth: 'any',
+    scope: 'events:read',
+    rateLimit: 'read',
+    tags: TAGS,
+    summary: 'List sends',
+    description:
+      'The outbound log, newest first: every message accepted from the API or SMTP submission, including test-key and sandbox sends ' +
+      '(simulated) and suppressed recipients (dropped). Filter by status, recipient (exact address, case-insensitive) and since. ' +
+      'Cursor pagination: pass next_cursor as ?after=.',
+    query: cursorPagination.extend({
+      status: z.enum(STATUSES).optional(),
+      recipient: z.string().max(254).optional().describe('Only sends to this address'),
+      since: timestamp.optional().describe('Only sends accepted at or after this time'),
+    }),
+    list: true,
+    response: send,
+    handler: async ({ principal, query }) => {
+      const page = await listSendPage(ctx, principal.tenant.id, { ...query, since: query.since ? new Date(query.since) : undefined });
+      return { ...page, items: page.items.map(present) };
+    },
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/sends/:id',
+    auth: 'any',
+    scope: 'events:read',
+    rateLimit: 'read',
+    tags: TAGS,
+    summary: 'Read a send',
+    description: 'One send with its envelope, status, the decision of every gate, its delivery attempts with the remote replies, and its events.',
+    params: idParam('id'),
+    errors: [404],
+    response: sendDetail,
+    handler: async ({ principal, params }) => {
+      const { send: row, attempts, events } = await getSendDetail(ctx, principal.tenant.id, params.id);
+      return {
+        ...present(row),
+        gate_decisions: row.gate_decisions as Record<string, unknown>[],
+        attempts: attempts.map(presentAttempt),
+        events: events.map((e: EventRow) => presentEvent(e)),
+      };
+    },
+  });
+}

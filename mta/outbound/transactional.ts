@@ -1,0 +1,145 @@
+// POST /transactional/send behind the HTTP layer: checks and renders the request, replays Idempotency-Key answers, and hands the message to the accept service.
+import { createHash } from 'node:crypto';
+import type { Queryable } from '../../shared/db/connection.js';
+import { AppError, conflict, validationError } from '../../shared/errors.js';
+import { monthlyUsage, type Quota } from '../../shared/quota/usage.js';
+import { answerIdempotencyKey, claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/sends/queries.js';
+import { normalizeEmail } from '../../shared/suppressions/service.js';
+import { renderStored } from '../../shared/templates/service.js';
+import { acceptSend, type AcceptInput, type ComposedContent } from './accept.js';
+import { checkBounceRisk } from './bounce-risk.js';
+import type { OutboundDeps } from './deps.js';
+import { checkAttachments, checkBody, checkHeaders, oneLine, type AttachmentInput } from './send-request.js';
+
+export interface TransactionalRequest {
+  to: string;
+  from_email: string;
+  from_name?: string | undefined;
+  subject?: string | undefined;
+  body_text?: string | undefined;
+  body_html?: string | undefined;
+  template_id?: string | undefined;
+  variables?: Record<string, unknown> | undefined;
+  reply_to?: string | undefined;
+  headers?: Record<string, string> | undefined;
+  attachments?: AttachmentInput[] | undefined;
+  bounce_risk_check_enabled?: boolean | undefined;
+}
+
+export interface Caller {
+  tenant: AcceptInput['tenant'];
+  mode: AcceptInput['mode'];
+  apiKeyId: string | null;
+}
+
+export interface SendAnswer {
+  message_id: string;
+  status: string;
+}
+
+export interface TransactionalResult {
+  httpStatus: number;
+  answer: SendAnswer;
+  quota: Quota;
+  /** True when this is the stored answer of an earlier request with the same Idempotency-Key. */
+  replayed: boolean;
+}
+
+const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+
+/** Key order does not change a request: the hash is over JSON with sorted keys. */
+function canonical(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
+  if (value !== null && typeof value === 'object') {
+    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+export async function sendTransactional(deps: OutboundDeps, caller: Caller, request: TransactionalRequest, idempotencyKey?: string): Promise<TransactionalResult> {
+  if (idempotencyKey === undefined) return send(deps, caller, request);
+  const at = deps.clock.now();
+  const requestHash = createHash('sha256').update(canonical(request)).digest('hex');
+  const holder = await claimIdempotencyKey(deps.sql, {
+    tenantId: caller.tenant.id,
+    key: idempotencyKey,
+    requestHash,
+    at,
+    expiredBefore: new Date(at.getTime() - IDEMPOTENCY_WINDOW_MS),
+  });
+  if (holder) {
+    if (holder.request_hash !== requestHash) throw conflict('this Idempotency-Key was used with a different request body in the last 24 hours');
+    if (holder.status === 0) throw conflict('a request with this Idempotency-Key is still being processed; retry shortly');
+    return { httpStatus: holder.status, answer: holder.response as SendAnswer, quota: await monthlyUsage(deps.sql, caller.tenant.id, at), replayed: true };
+  }
+  try {
+    return await send(deps, caller, request, async (tx, answer) => {
+      await answerIdempotencyKey(tx, { tenantId: caller.tenant.id, key: idempotencyKey, status: 202, response: answer });
+    });
+  } catch (err) {
+    await releaseIdempotencyKey(deps.sql, caller.tenant.id, idempotencyKey).catch(() => {});
+    throw err;
+  }
+}
+
+async function send(
+  deps: OutboundDeps,
+  caller: Caller,
+  request: TransactionalRequest,
+  remember?: (tx: Queryable, answer: SendAnswer) => Promise<void>,
+): Promise<TransactionalResult> {
+  const to = normalizeEmail(request.to, 'to');
+  const from = normalizeEmail(request.from_email, 'from_email');
+  const fromName = request.from_name === undefined ? undefined : oneLine(request.from_name, 'from_name', 200);
+  const content = await contentOf(deps, caller.tenant.id, to, request);
+  if (request.bounce_risk_check_enabled) await checkBounceRisk(deps.sql, deps.dns, caller.tenant.id, to);
+  const result = await acceptSend(
+    deps,
+    { tenant: caller.tenant, mode: caller.mode, apiKeyId: caller.apiKeyId, source: 'api', from: { address: from, name: fromName }, to, content },
+    remember ? (tx, r) => remember(tx, answerOf(r.send)) : undefined,
+  );
+  return {
+    httpStatus: 202,
+    answer: answerOf(result.send),
+    quota: result.quota ?? (await monthlyUsage(deps.sql, caller.tenant.id, deps.clock.now())),
+    replayed: false,
+  };
+}
+
+const answerOf = (send: { id: string; status: string }): SendAnswer => ({ message_id: send.id, status: send.status });
+
+/** Subject and bodies from the request or from a stored template rendered for this recipient. */
+async function contentOf(deps: OutboundDeps, tenantId: string, to: string, r: TransactionalRequest): Promise<ComposedContent> {
+  const limits = deps.config.limits.send;
+  let subject = r.subject;
+  let text = r.body_text;
+  let html = r.body_html;
+  if (r.template_id !== undefined) {
+    for (const field of ['subject', 'body_text', 'body_html'] as const) {
+      if (r[field] !== undefined) throw validationError(field, 'cannot be given with template_id (the template provides it)');
+    }
+    const customFields = r.variables?.['custom_fields'];
+    const contact = { email: to, custom_fields: customFields !== null && typeof customFields === 'object' ? (customFields as Record<string, unknown>) : {} };
+    const rendered = await renderStored(deps.sql, tenantId, r.template_id, { variables: r.variables, contact }).catch((err: unknown) => {
+      if (err instanceof AppError && err.slug === 'not_found') throw validationError('template_id', 'no such template');
+      throw err;
+    });
+    subject = rendered.subject;
+    text = rendered.text ?? undefined;
+    html = rendered.html ?? undefined;
+  } else if (r.variables !== undefined) {
+    throw validationError('variables', 'only apply to a template (give template_id)');
+  }
+  if (subject === undefined || !subject.trim()) throw validationError('subject', 'is required (or give template_id)');
+  if (text === undefined && html === undefined) throw validationError('body_text', 'give body_text, body_html or both (or template_id)');
+  return {
+    kind: 'compose',
+    subject: oneLine(subject, 'subject', limits.max_subject_length),
+    text: checkBody(text, 'body_text', limits),
+    html: checkBody(html, 'body_html', limits),
+    replyTo: r.reply_to === undefined ? undefined : normalizeEmail(r.reply_to, 'reply_to'),
+    headers: checkHeaders(r.headers, limits),
+    attachments: checkAttachments(r.attachments, limits),
+  };
+}

@@ -1,0 +1,286 @@
+// POST /transactional/send end to end through the API: answers, quota headers, bad input, templates, idempotency, the outbound log and events.
+import t from 'tap';
+import { buildTestApp, call, createKey, registerTenant, type TestTenant } from '../helpers/app.js';
+import { startDnsServer } from '../helpers/dns-server.js';
+import { assertForeign404 } from '../helpers/isolation.js';
+import { verifiedSendingDomain, type SendingDomain } from '../helpers/sending-domain.js';
+
+const dns = await startDnsServer(t);
+const { app, ctx, sql } = await buildTestApp(t, {
+  env: {
+    MAILPATH_DNS_SERVERS: dns.address,
+    MAILPATH_CONFIG__LIMITS__SEND__MAX_ATTACHMENT_BYTES: '1000',
+    MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[50, 100]',
+  },
+});
+
+interface Sender {
+  tenant: TestTenant;
+  key: string;
+  keyId: string;
+  domain: SendingDomain;
+}
+
+async function sender(options: { verified?: boolean } = {}): Promise<Sender> {
+  const tenant = await registerTenant(app);
+  const { key, id } = await createKey(app, tenant, { scopes: ['transactional:send', 'events:read'] });
+  const domain = options.verified === false ? ({ id: '', name: 'unverified.example' } as SendingDomain) : await verifiedSendingDomain(sql, ctx.domains.vault, tenant.tenantId);
+  return { tenant, key, keyId: id, domain };
+}
+
+const message = (s: Sender, over: Record<string, unknown> = {}) => ({
+  to: 'Reader@Dest.example',
+  from_email: `hello@${s.domain.name}`,
+  subject: 'Your receipt',
+  body_text: 'Thanks!',
+  body_html: '<p>Thanks!</p>',
+  ...over,
+});
+
+const send = (s: Sender, body: unknown, headers: Record<string, string> = {}, token = s.key) =>
+  call(app, 'POST', '/transactional/send', { token, body, headers });
+
+t.test('202 queued: signed multipart message, quota headers, visible in /sends and /events', async (t) => {
+  const s = await sender();
+  const res = await send(s, message(s, { from_name: 'Shop', reply_to: 'support@shop.example', headers: { 'X-Order': '42' } }));
+  t.equal(res.status, 202, JSON.stringify(res.body));
+  t.equal(res.body.data.status, 'queued');
+  t.equal(res.headers['x-quota-used'], '1');
+  t.equal(res.headers['x-quota-cap'], '3000');
+  t.equal(res.headers['x-quota-remaining'], '2999');
+  t.equal(res.headers['x-quota-warning'], undefined);
+  const id = res.body.data.message_id as string;
+  const [row] = await sql<{ message: Buffer }[]>`select message from sends where id = ${id}`;
+  const raw = row!.message.toString();
+  t.match(raw, /^DKIM-Signature: /);
+  t.match(raw, /\r\nFrom: Shop <hello@/);
+  t.match(raw, /\r\nTo: reader@dest\.example\r\n/);
+  t.match(raw, /\r\nReply-To: support@shop\.example\r\n/);
+  t.match(raw, /\r\nX-Order: 42\r\n/);
+  t.match(raw, /Content-Type: multipart\/alternative/);
+  t.match(raw, new RegExp(`Message-ID: <${id}@mx\\.mailpath\\.local>`));
+
+  const detail = await call(app, 'GET', `/sends/${id}`, { token: s.key });
+  t.equal(detail.status, 200);
+  t.match(detail.body.data, { id, status: 'queued', source: 'api', mode: 'live', to: 'reader@dest.example', envelope: { rcpt_to: 'reader@dest.example', mail_from: /^b-[0-9a-f]{32}-/ } });
+  t.same(detail.body.data.gate_decisions.map((d: { gate: string }) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'warmup']);
+  t.same(detail.body.data.attempts, []);
+  t.same(detail.body.data.events.map((e: { type: string }) => e.type), ['send']);
+
+  const list = await call(app, 'GET', '/sends?status=queued&recipient=READER@dest.example', { token: s.key });
+  t.same(list.body.data.map((x: { id: string }) => x.id), [id]);
+  t.equal(list.body.total, 1);
+  const events = await call(app, 'GET', `/events?message_id=${id}&type=send`, { token: s.key });
+  t.equal(events.body.total, 1);
+  t.match(events.body.data[0], { type: 'send', message_id: id, rfc_message_id: `${id}@mx.mailpath.local`, recipient: 'reader@dest.example' });
+  const byHeader = await call(app, 'GET', `/events?message_id=${encodeURIComponent(`<${id}@mx.mailpath.local>`)}`, { token: s.key });
+  t.equal(byHeader.body.total, 1, 'also found by the Message-ID header');
+});
+
+t.test('412 without a verified domain and 422 naming from_email for an unverified one, with quota headers', async (t) => {
+  const none = await sender({ verified: false });
+  const res = await send(none, message(none));
+  t.equal(res.status, 412);
+  t.equal(res.body.error, 'no_verified_domain');
+  t.equal(res.headers['x-quota-used'], '0');
+  const s = await sender();
+  const other = await send(s, message(s, { from_email: 'me@elsewhere.example' }));
+  t.equal(other.status, 422);
+  t.match(other.body.message, /^from_email: /);
+});
+
+t.test('bad input is refused with the field named and nothing stored', async (t) => {
+  const s = await sender();
+  const cases: [Record<string, unknown>, RegExp][] = [
+    [{ to: 'not an address' }, /^to: /],
+    [{ to: 'a@b.example, c@d.example' }, /^to: /],
+    [{ subject: 'Hi\r\nBcc: victim@x.example' }, /^subject: .*line breaks/],
+    [{ from_name: 'Shop\nBcc: x@y.example' }, /^from_name: /],
+    [{ headers: { 'X-Evil': 'a\r\nBcc: x@y.example' } }, /^headers\.X-Evil: /],
+    [{ headers: { Bcc: 'x@y.example' } }, /^headers\.Bcc: /],
+    [{ headers: { 'Bad Name': 'x' } }, /^headers\.Bad Name: /],
+    [{ reply_to: 'nope' }, /^reply_to: /],
+    [{ attachments: [{ filename: 'a.txt', content: 'not base64!' }] }, /^attachments\.0\.content: /],
+    [{ attachments: [{ filename: 'big.bin', content: Buffer.alloc(1200).toString('base64') }] }, /^attachments: .*1000 bytes/],
+    [{ attachments: [{ filename: '../etc/passwd', content: 'aGk=' }] }, /^attachments\.0\.filename: /],
+    [{ body_text: undefined, body_html: undefined }, /^body_text: /],
+    [{ subject: '' }, /^subject: /],
+    [{ template_id: '00000000-0000-0000-0000-000000000000' }, /^subject: .*template_id/],
+    [{ subject: undefined, body_text: undefined, body_html: undefined, template_id: '00000000-0000-0000-0000-000000000000' }, /^template_id: no such template/],
+    [{ variables: { a: 1 } }, /^variables: /],
+  ];
+  for (const [over, pattern] of cases) {
+    const res = await send(s, message(s, over));
+    t.equal(res.status, 422, JSON.stringify(over));
+    t.equal(res.body.error, 'validation_error');
+    t.match(res.body.message, pattern, JSON.stringify(over));
+  }
+  t.equal((await send(s, { ...message(s), cc: 'x@y.example' })).status, 400, 'an unknown field is a bad request');
+  const [n] = await sql<{ n: number }[]>`select count(*)::int as n from sends where tenant_id = ${s.tenant.tenantId}`;
+  t.equal(n!.n, 0);
+});
+
+t.test('a template renders per recipient: default filter, if on a field, contact.email, custom_fields', async (t) => {
+  const s = await sender();
+  const created = await call(app, 'POST', '/templates', {
+    token: s.tenant.token,
+    body: {
+      name: 'Welcome',
+      subject: 'Hi {{ first_name | default: "there" }}',
+      body_text: '{% if country == "FR" %}Bonjour{% else %}Hello{% endif %} {{ contact.email }}, plan {{ custom_fields.plan }}',
+      body_html: '<p>{{ first_name }}</p>',
+    },
+  });
+  t.equal(created.status, 201);
+  const res = await send(s, { to: 'reader@dest.example', from_email: `hello@${s.domain.name}`, template_id: created.body.data.id, variables: { country: 'FR', first_name: '<b>Ann</b>', custom_fields: { plan: 'gold' } } });
+  t.equal(res.status, 202, JSON.stringify(res.body));
+  const [row] = await sql<{ message: Buffer; subject: string }[]>`select message, subject from sends where id = ${res.body.data.message_id}`;
+  t.equal(row!.subject, 'Hi <b>Ann</b>');
+  const raw = row!.message.toString();
+  t.match(raw, /Bonjour reader@dest\.example, plan gold/);
+  t.match(raw, /&lt;b&gt;Ann&lt;\/b&gt;/, 'HTML body escapes variables');
+  const defaulted = await send(s, { to: 'x@dest.example', from_email: `hello@${s.domain.name}`, template_id: created.body.data.id, variables: {} });
+  const [second] = await sql<{ subject: string }[]>`select subject from sends where id = ${defaulted.body.data.message_id}`;
+  t.equal(second!.subject, 'Hi there');
+  const foreign = await sender();
+  const other = await send(foreign, { to: 'x@dest.example', from_email: `hello@${foreign.domain.name}`, template_id: created.body.data.id });
+  t.equal(other.status, 422, "another tenant's template does not exist for it");
+});
+
+t.test('test keys simulate without using quota; a suspended tenant is refused even with a test key; sandbox tenants simulate', async (t) => {
+  const s = await sender();
+  const { key: testKey } = await createKey(app, s.tenant, { mode: 'test', scopes: ['transactional:send'] });
+  t.match(testKey, /^mp_test_/);
+  const res = await send(s, message(s), {}, testKey);
+  t.equal(res.status, 202);
+  t.equal(res.body.data.status, 'simulated');
+  t.equal(res.headers['x-quota-used'], '0');
+  const sandbox = await sender();
+  await sql`update tenants set is_sandbox = true where id = ${sandbox.tenant.tenantId}`;
+  ctx.credentials.forgetTenant(sandbox.tenant.tenantId);
+  t.equal((await send(sandbox, message(sandbox))).body.data.status, 'simulated');
+  await sql`update tenants set status = 'suspended' where id = ${s.tenant.tenantId}`;
+  ctx.credentials.forgetTenant(s.tenant.tenantId);
+  const refused = await send(s, message(s), {}, testKey);
+  t.equal(refused.status, 403);
+  t.equal(refused.body.error, 'forbidden');
+});
+
+t.test('scope: a key without transactional:send gets 403 invalid_scope', async (t) => {
+  const s = await sender();
+  const { key } = await createKey(app, s.tenant, { scopes: ['events:read'] });
+  const res = await send(s, message(s), {}, key);
+  t.equal(res.status, 403);
+  t.equal(res.body.error, 'invalid_scope');
+});
+
+t.test('quota: warning from 80 %, 402 quota_exceeded at the cap, nothing stored for the refusal', async (t) => {
+  const s = await sender();
+  await sql`insert into plans (id, name, monthly_send_cap) values ('five', 'Five', 5) on conflict do nothing`;
+  await sql`update tenants set plan_id = 'five' where id = ${s.tenant.tenantId}`;
+  const warnings: (string | undefined)[] = [];
+  for (let i = 0; i < 5; i++) warnings.push((await send(s, message(s, { to: `r${i}@dest.example` }))).headers['x-quota-warning'] as string | undefined);
+  t.same(warnings, [undefined, undefined, undefined, '1', '1']);
+  const refused = await send(s, message(s));
+  t.equal(refused.status, 402);
+  t.equal(refused.body.error, 'quota_exceeded');
+  t.equal(refused.headers['x-quota-remaining'], '0');
+  t.equal(refused.headers['x-quota-used'], '5');
+  const [n] = await sql<{ n: number }[]>`select count(*)::int as n from sends where tenant_id = ${s.tenant.tenantId}`;
+  t.equal(n!.n, 5);
+});
+
+t.test('Idempotency-Key: same body replays the first answer, another body is 409, concurrent repeats send once', async (t) => {
+  const s = await sender();
+  const first = await send(s, message(s), { 'Idempotency-Key': 'order-1' });
+  t.equal(first.status, 202);
+  const again = await send(s, message(s), { 'Idempotency-Key': 'order-1' });
+  t.equal(again.status, 202);
+  t.same(again.body.data, first.body.data);
+  t.equal(again.headers['idempotent-replayed'], 'true');
+  const reordered = await send(s, Object.fromEntries(Object.entries(message(s)).reverse()), { 'Idempotency-Key': 'order-1' });
+  t.same(reordered.body.data, first.body.data, 'key order does not make another body');
+  const clash = await send(s, message(s, { subject: 'Another' }), { 'Idempotency-Key': 'order-1' });
+  t.equal(clash.status, 409);
+  t.equal(clash.body.error, 'conflict');
+  const racing = await Promise.all(Array.from({ length: 8 }, () => send(s, message(s, { to: 'race@dest.example' }), { 'Idempotency-Key': 'race' })));
+  const accepted = racing.filter((r) => r.status === 202);
+  t.ok(accepted.length >= 1);
+  t.ok(racing.every((r) => r.status === 202 || r.status === 409));
+  t.equal(new Set(accepted.map((r) => r.body.data.message_id)).size, 1, 'one message id');
+  const [n] = await sql<{ n: number }[]>`select count(*)::int as n from sends where tenant_id = ${s.tenant.tenantId} and to_email = 'race@dest.example'`;
+  t.equal(n!.n, 1, 'one send stored');
+  const refused = await send(s, message(s, { to: 'bad' }), { 'Idempotency-Key': 'fails' });
+  t.equal(refused.status, 422);
+  t.equal((await send(s, message(s), { 'Idempotency-Key': 'fails' })).status, 202, 'a failed request does not hold its key');
+  t.equal((await send(s, message(s), { 'Idempotency-Key': 'has space' })).status, 422);
+});
+
+t.test('bounce_risk_check_enabled: no MX or A, null MX and suppressed recipients are 422; a domain with MX passes', async (t) => {
+  const s = await sender();
+  dns.setMx('good.example', [{ exchange: 'mx.good.example', priority: 10 }]);
+  dns.setA('a-only.example', ['192.0.2.1']);
+  dns.setMx('null-mx.example', [{ exchange: '.', priority: 0 }]);
+  await call(app, 'POST', '/suppressions', { token: s.tenant.token, body: { email: 'gone@good.example' } });
+  const check = (to: string) => send(s, message(s, { to, bounce_risk_check_enabled: true }));
+  t.equal((await check('ok@good.example')).status, 202);
+  t.equal((await check('ok@a-only.example')).status, 202, 'an A record is an implicit MX');
+  const nothing = await check('x@nothing.example');
+  t.equal(nothing.status, 422);
+  t.match(nothing.body.message, /^to: the domain nothing\.example has no MX or A\/AAAA record/);
+  t.match((await check('x@null-mx.example')).body.message, /null MX/);
+  const suppressed = await check('gone@good.example');
+  t.equal(suppressed.status, 422);
+  t.match(suppressed.body.message, /suppression list/);
+  t.equal((await send(s, message(s, { to: 'gone@good.example' }))).body.data.status, 'dropped', 'without the check it is dropped');
+});
+
+t.test('warm-up: 200 parallel sends against a cap of 50 let exactly 50 through, the rest deferred to 00:00 UTC', async (t) => {
+  const s = await sender();
+  const answers = await Promise.all(Array.from({ length: 200 }, (_, i) => send(s, message(s, { to: `w${i}@dest.example` }))));
+  t.ok(answers.every((a) => a.status === 202));
+  const statuses = answers.map((a) => a.body.data.status as string);
+  t.equal(statuses.filter((x) => x === 'queued').length, 50);
+  t.equal(statuses.filter((x) => x === 'deferred').length, 150);
+  const deferred = await call(app, 'GET', '/sends?status=deferred&limit=1', { token: s.key });
+  const midnight = new Date(Date.UTC(new Date().getUTCFullYear(), new Date().getUTCMonth(), new Date().getUTCDate() + 1)).toISOString();
+  t.equal(deferred.body.data[0].defer_until, midnight);
+  t.equal(deferred.body.total, 150);
+  const events = await call(app, 'GET', '/events?type=deferred&limit=1', { token: s.key });
+  t.equal(events.body.total, 150);
+});
+
+t.test("another tenant's sends are 404 and its events invisible", async (t) => {
+  const s = await sender();
+  const other = await sender();
+  const res = await send(s, message(s));
+  await assertForeign404(t, app, other.key, [{ method: 'GET', url: `/sends/${res.body.data.message_id}` }]);
+  t.equal((await call(app, 'GET', `/events?message_id=${res.body.data.message_id}`, { token: other.key })).body.total, 0);
+  t.equal((await call(app, 'GET', '/sends', { token: other.key })).body.total, 0);
+  t.equal((await call(app, 'GET', '/sends/not-a-uuid', { token: s.key })).status, 404);
+  t.equal((await call(app, 'GET', '/sends?after=forged', { token: s.key })).status, 400);
+});
+
+t.test('cursor pages of /sends and /events walk everything once', async (t) => {
+  const s = await sender();
+  for (let i = 0; i < 5; i++) await send(s, message(s, { to: `p${i}@dest.example` }));
+  const seen: string[] = [];
+  let after: string | null = null;
+  for (let page = 0; page < 10; page++) {
+    const res: { body: { data: { id: string }[]; next_cursor: string | null } } = await call(app, 'GET', `/sends?limit=2${after ? `&after=${after}` : ''}`, { token: s.key });
+    seen.push(...res.body.data.map((x) => x.id));
+    after = res.body.next_cursor;
+    if (!after) break;
+  }
+  t.equal(seen.length, 5);
+  t.equal(new Set(seen).size, 5);
+  const events: string[] = [];
+  after = null;
+  for (let page = 0; page < 10; page++) {
+    const res: { body: { data: { id: string }[]; next_cursor: string | null } } = await call(app, 'GET', `/events?limit=3${after ? `&after=${after}` : ''}`, { token: s.key });
+    events.push(...res.body.data.map((x) => x.id));
+    after = res.body.next_cursor;
+    if (!after) break;
+  }
+  t.equal(new Set(events).size, 5);
+});
