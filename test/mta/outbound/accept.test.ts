@@ -57,12 +57,12 @@ t.test('a live send is stored signed, with a send event and one delivery job', a
 t.test('412 without any sending domain, 422 naming from_email for a domain that is not one', async (t) => {
   const tenantId = await insertTenant(sql);
   const tenant = { id: tenantId, status: 'active' as const, is_sandbox: false };
-  await t.rejects(acceptSend(deps, input(tenant, 'nowhere.example')), { slug: 'no_verified_domain', status: 412 });
+  await t.rejects(acceptSend(deps, input(tenant, 'nowhere.example')), { name: 'AppError', slug: 'no_verified_domain', status: 412 });
   const { tenant: other, domain } = await tenantWithDomain();
   await t.rejects(acceptSend(deps, input(other, `x${domain.name}`)), { slug: 'validation_error', message: /from_email/ });
   // A domain that drifted (verified_at cleared) no longer sends.
   await sql`update domains set verified_at = null where id = ${domain.id}`;
-  await t.rejects(acceptSend(deps, input(other, domain.name)), { slug: 'no_verified_domain' });
+  await t.rejects(acceptSend(deps, input(other, domain.name)), { name: 'AppError', slug: 'no_verified_domain' });
 });
 
 t.test('test keys and sandbox tenants are recorded as simulated, never queued, never counted', async (t) => {
@@ -106,7 +106,7 @@ t.test('over the warm-up cap the send is deferred to the next 00:00 UTC by a del
 
 t.test('refusals store nothing: suspended tenant 403, quota cap 402', async (t) => {
   const suspended = await tenantWithDomain({ suspended: true });
-  await t.rejects(acceptSend(deps, input(suspended.tenant, suspended.domain.name)), { slug: 'forbidden', status: 403 });
+  await t.rejects(acceptSend(deps, input(suspended.tenant, suspended.domain.name)), { name: 'AppError', slug: 'forbidden', status: 403 });
   const capped = await tenantWithDomain();
   await sql`insert into plans (id, name, monthly_send_cap) values ('tiny', 'Tiny', 1) on conflict do nothing`;
   await sql`update tenants set plan_id = 'tiny' where id = ${capped.tenant.id}`;
