@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../../shared/db/connection.js';
 import { AppError, conflict, validationError } from '../../shared/errors.js';
 import { monthlyUsage, type Quota } from '../../shared/quota/usage.js';
-import { answerIdempotencyKey, claimIdempotencyKey, releaseIdempotencyKey } from '../../shared/sends/queries.js';
+import { answerIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_WINDOW_MS, releaseIdempotencyKey } from '../../shared/sends/queries.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
 import { renderStored } from '../../shared/templates/service.js';
 import { acceptSend, type AcceptInput, type ComposedContent } from './accept.js';
@@ -45,7 +45,6 @@ export interface TransactionalResult {
   replayed: boolean;
 }
 
-const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
 
 /** Key order does not change a request: the hash is over JSON with sorted keys. */
 function canonical(value: unknown): string {

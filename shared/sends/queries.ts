@@ -104,6 +104,9 @@ export async function listAttempts(db: Queryable, sendId: string): Promise<Attem
     from send_attempts where send_id = ${sendId} order by id`;
 }
 
+/** Idempotency-Key answers are replayed for this long (POST /transactional/send). */
+export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+
 export interface StoredAnswer {
   request_hash: string;
   /** 0 while the first request with the key is still being answered. */

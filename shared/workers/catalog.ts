@@ -2,6 +2,7 @@
 import type { DomainDeps } from '../domains/deps.js';
 import { runRotator } from '../domains/rotator.js';
 import { recheckAllDomains } from '../domains/verification.js';
+import { IDEMPOTENCY_WINDOW_MS, purgeIdempotencyKeys } from '../sends/queries.js';
 import { recordTick } from './ticks.js';
 
 /** What workers need; grows with the workers. */
@@ -27,6 +28,12 @@ export const WORKERS: readonly ScheduledWorker[] = [
     description: 'Re-checks the DNS records of every sending domain and records drift when a verified record disappears.',
     intervalMinutes: (deps) => deps.config.dns.domain_recheck_hours * 60,
     run: async (deps) => ({ ...(await recheckAllDomains(deps)) }),
+  },
+  {
+    name: 'idempotency-purge',
+    description: 'Deletes Idempotency-Key answers older than their 24-hour replay window.',
+    intervalMinutes: () => 60,
+    run: async (deps) => ({ deleted: await purgeIdempotencyKeys(deps.sql, new Date(deps.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS)) }),
   },
 ];
 

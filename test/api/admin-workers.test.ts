@@ -37,3 +37,16 @@ t.test('run-now records the tick; a failing tick is 502 worker_failed and record
   t.equal((await call(app, 'GET', '/admin/workers')).status, 401);
   t.equal((await call(app, 'POST', '/admin/workers/dkim-rotator/run-now', { token: admin, body: { now: true } })).status, 400, 'takes no body');
 });
+
+t.test('idempotency-purge deletes answers older than 24 hours and keeps younger ones', async (t) => {
+  const { app, sql } = await buildTestApp(t);
+  const admin = await superAdminToken(app);
+  const tenant = await registerTenant(app);
+  await sql`insert into idempotency_keys (tenant_id, key, request_hash, status, response, created_at) values
+    (${tenant.tenantId}, 'old', 'h', 202, '{}', now() - interval '25 hours'),
+    (${tenant.tenantId}, 'young', 'h', 202, '{}', now() - interval '23 hours')`;
+  const res = await call(app, 'POST', '/admin/workers/idempotency-purge/run-now', { token: admin });
+  t.equal(res.status, 200);
+  t.match(res.body.data, { outcome: 'ok', result: { deleted: 1 } });
+  t.same((await sql<{ key: string }[]>`select key from idempotency_keys`).map((r) => r.key), ['young']);
+});
