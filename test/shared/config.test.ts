@@ -56,7 +56,7 @@ t.test('defaults with an empty environment', async (t) => {
   t.equal(c.jwtSecret, undefined);
   t.same(c.keyPrefixes, { live: 'mp_live_', test: 'mp_test_' });
   t.equal(c.chatWebhookUrl, undefined);
-  t.same(c.roles, ['api', 'scheduler'], 'every role by default');
+  t.same(c.roles, ['api', 'submission', 'outbound', 'scheduler'], 'every role by default');
   t.equal(c.logLevel, 'info');
   t.equal(c.shutdownTimeoutMs, 15000);
   t.equal(c.dbPoolSize, 10);
@@ -73,7 +73,7 @@ t.test('empty variables count as unset', async (t) => {
   const c = loadConfig({ MAILPATH_HTTPS_PORT: '', DATABASE_URL: '', MAILPATH_ROLES: '' });
   t.equal(c.httpsPort, 8443);
   t.equal(c.databaseUrl, undefined);
-  t.same(c.roles, ['api', 'scheduler']);
+  t.same(c.roles, ['api', 'submission', 'outbound', 'scheduler']);
 });
 
 t.test('environment variables override the defaults', async (t) => {
@@ -204,4 +204,18 @@ t.test('a bad value in a config file names the file and key', async (t) => {
 
   // An override repairs a bad file value: the environment wins.
   t.equal(loadConfig({ MAILPATH_CONFIG__AUTH__BCRYPT_COST: '5' }, badValue).auth.bcrypt_cost, 5);
+});
+
+t.test('delivery and bounce-rule files: defaults, env overrides of a hyphenated file, bad values named', async (t) => {
+  const c = loadConfig({});
+  t.match(c.delivery.retry, { first_retry_minutes: 5, factor: 2, max_age_hours: 72 });
+  t.ok(c.bounceRules.rules.length > 0);
+  t.equal(c.bounceRules.rules[0]!.code, '5.1.1');
+  const overridden = loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__DEFAULT: 'soft', MAILPATH_CONFIG__DELIVERY__RETRY__MAX_AGE_HOURS: '24' });
+  t.equal(overridden.bounceRules.default, 'soft');
+  t.equal(overridden.delivery.retry.max_age_hours, 24);
+  t.throws(() => loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__RULES: '[{"code":"5.1","class":"hard"}]' }), /config\/bounce-rules\.rules\.0\.code: expected an enhanced status code/);
+  t.throws(() => loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__RULES: '[{"text":"(unclosed","class":"hard"}]' }), /expected a regular expression/);
+  t.throws(() => loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__RULES: '[{"class":"hard"}]' }), /a rule needs code, text or both/);
+  t.throws(() => loadConfig({ MAILPATH_CONFIG__DELIVERY__DESTINATION__MAX_CONNECTIONS: '0' }), /config\/delivery\.destination\.max_connections/);
 });
