@@ -181,6 +181,7 @@ const deliverySchema = z.strictObject({
     concurrency: z.number().int().min(1).max(10_000),
     poll_interval_ms: z.number().int().min(100).max(60_000),
     job_expire_seconds: z.number().int().min(1).max(86_400),
+    queue_maintenance_seconds: z.number().int().min(1).max(3600),
   }),
 });
 

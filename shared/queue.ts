@@ -34,12 +34,13 @@ export function bossDb(sql: Queryable): { executeSql(text: string, values?: unkn
   };
 }
 
-export async function startQueue(sql: Queryable, log: Logger, options: { supervise: boolean }): Promise<Boss> {
+export async function startQueue(sql: Queryable, log: Logger, options: { supervise: boolean; maintenanceIntervalSeconds?: number }): Promise<Boss> {
   const boss = new PgBoss({
     db: bossDb(sql),
     schema: 'pgboss',
     // Maintenance and monitoring belong to the scheduler role; other roles only send and work jobs.
     supervise: options.supervise,
+    ...(options.maintenanceIntervalSeconds ? { maintenanceIntervalSeconds: options.maintenanceIntervalSeconds } : {}),
     schedule: options.supervise,
     migrate: true,
   });

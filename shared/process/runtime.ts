@@ -20,7 +20,10 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
     const applied = await migrate(db.sql);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
     await ensureSuperAdmin({ sql: db.sql, config, clock: systemClock, log });
-    const boss = await startQueue(db.sql, log, { supervise: config.roles.includes('scheduler') });
+    const boss = await startQueue(db.sql, log, {
+      supervise: config.roles.includes('scheduler'),
+      maintenanceIntervalSeconds: config.delivery.workers.queue_maintenance_seconds,
+    });
     const roles = await startRoles(config.roles, { config, sql: db.sql, log, boss });
     log.info({ roles: roles.map((r) => ({ role: r.name, ...r.details })), embedded: db.embedded !== undefined }, 'mailpath started');
     let stopping: Promise<void> | undefined;
