@@ -1,0 +1,82 @@
+// Who may submit and how fast: an API key as the SMTP AUTH password (transactional:send scope), under the API's send rate limit.
+import type { CredentialResolver } from '../../shared/auth/credentials.js';
+import type { Clock } from '../../shared/clock.js';
+import type { Config } from '../../shared/config.js';
+import type { KeyUsageRecorder } from '../../shared/keys/last-used.js';
+import { grants } from '../../shared/keys/scopes.js';
+import type { Bucket, RateLimiter } from '../../shared/ratelimit/limiter.js';
+import type { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
+import { smtpError, type SmtpError } from './replies.js';
+
+/** An authenticated submission session: the key and its tenant, as the outbound gates need them. */
+export interface Submitter {
+  keyId: string;
+  /** live keys send, test keys are recorded and never delivered. */
+  mode: 'live' | 'test';
+  tenant: { id: string; status: 'active' | 'suspended'; is_sandbox: boolean };
+}
+
+export type AuthOutcome = { submitter: Submitter; error?: undefined } | { submitter?: undefined; error: SmtpError };
+
+export class SubmissionAuth {
+  constructor(
+    private readonly credentials: CredentialResolver,
+    private readonly keyUsage: KeyUsageRecorder,
+    private readonly clock: Clock,
+  ) {}
+
+  /**
+   * Checks an AUTH password. Only API keys count: a session JWT is for the dashboard, and the
+   * username is ignored (clients insist on sending one, and the key alone names the tenant).
+   */
+  async check(secret: string, remoteAddress: string | null): Promise<AuthOutcome> {
+    const outcome = await this.resolve(secret);
+    // last_used_at is how the spec's key rotation confirms traffic moved to the new key.
+    if (outcome.submitter) this.keyUsage.record(outcome.submitter.keyId, this.clock.now(), remoteAddress);
+    return outcome;
+  }
+
+  /** The same check without recording use: for a session that re-reads its key (revocation, suspension). */
+  async resolve(secret: string): Promise<AuthOutcome> {
+    const invalid = { error: smtpError(535, '5.7.8', 'Authentication credentials invalid') };
+    if (!this.credentials.isApiKey(secret)) return invalid;
+    const principal = await this.credentials.resolve(secret);
+    if (!principal || principal.kind !== 'api_key' || !principal.key) return invalid;
+    if (!grants(principal.scopes, 'transactional:send')) {
+      return { error: smtpError(535, '5.7.8', 'Authentication credentials invalid: the API key lacks the transactional:send scope') };
+    }
+    return {
+      submitter: {
+        keyId: principal.key.id,
+        mode: principal.key.mode,
+        tenant: { id: principal.tenant.id, status: principal.tenant.status, is_sandbox: principal.tenant.is_sandbox },
+      },
+    };
+  }
+}
+
+/** The API's send rate limit for SMTP: each recipient counts as one POST /transactional/send. */
+export class SubmissionRateLimit {
+  constructor(
+    private readonly limiter: RateLimiter,
+    private readonly tenantLimits: TenantLimits,
+    private readonly limits: Config['limits']['rate_limits'],
+  ) {}
+
+  /**
+   * Counts one recipient; a temporary refusal (451 4.7.1) when a bucket is full, so the client's
+   * queue retries after the window. The bucket ids are the API's (api/plugins/rate-limit.ts), so a
+   * key sending over both HTTP and SMTP draws on one allowance, shared by every process.
+   */
+  async hit(submitter: Submitter): Promise<SmtpError | undefined> {
+    const buckets: Bucket[] = [{ id: `key:${submitter.keyId}:send`, limit: this.limits.per_minute.send, windowSeconds: 60 }];
+    const tenant = await this.tenantLimits.get(submitter.tenant.id);
+    buckets.push({ id: `tenant:${submitter.tenant.id}:sec`, limit: tenant.perSec, windowSeconds: 1 });
+    if (tenant.perDay !== null) buckets.push({ id: `tenant:${submitter.tenant.id}:day`, limit: tenant.perDay, windowSeconds: 86_400 });
+    const decision = await this.limiter.hit(buckets);
+    if (decision.allowed) return undefined;
+    const { bucket, resetSeconds } = decision.reported;
+    const per = bucket.windowSeconds === 1 ? 'second' : bucket.windowSeconds === 60 ? 'minute' : 'day';
+    return smtpError(451, '4.7.1', `rate limit of ${bucket.limit} messages per ${per} reached: retry after ${resetSeconds}s`);
+  }
+}

@@ -1,0 +1,82 @@
+// The DATA phase of a submission: read the message, prepare it, hand one send per recipient to the outbound path, choose the one reply.
+import type { SMTPServerDataStream } from 'smtp-server';
+import { acceptSend, resolveSendingDomain } from '../outbound/accept.js';
+import type { OutboundDeps } from '../outbound/deps.js';
+import type { Submitter } from './auth.js';
+import { prepareMessage } from './message.js';
+import { replyForAppError, smtpError, temporaryFailure, type SmtpError } from './replies.js';
+
+/**
+ * The whole message, or undefined when it is larger than `max`. The stream is always read to its
+ * end (the reply can only follow the final dot); past the limit the bytes are counted, not kept.
+ * Rejects when the client goes away mid-message: nothing has been handed on by then.
+ */
+export async function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer | undefined> {
+  let chunks: Buffer[] = [];
+  let length = 0;
+  for await (const chunk of stream as AsyncIterable<Buffer>) {
+    length += chunk.length;
+    if (length <= max) chunks.push(chunk);
+    else chunks = [];
+  }
+  return stream.sizeExceeded || length > max ? undefined : Buffer.concat(chunks, length);
+}
+
+/**
+ * Accepts a message for its recipients (normalized, in RCPT order) and returns the 250 text.
+ * Throws the SmtpError to reply with when nothing was accepted. Every send is committed before
+ * this returns, so the 250 that follows never promises more than is stored.
+ */
+export async function submitMessage(deps: OutboundDeps, submitter: Submitter, recipients: string[], data: Buffer): Promise<string> {
+  const message = await prepareMessage(data, {
+    hostname: deps.config.hostname,
+    now: deps.clock.now(),
+    maxSubjectLength: deps.config.limits.send.max_subject_length,
+  });
+  // Checked once before any send: a From the tenant may not use refuses the message whole.
+  try {
+    await resolveSendingDomain(deps.sql, submitter.tenant.id, message.from.address, 'From header');
+  } catch (err) {
+    throw replyForAppError(err) ?? err;
+  }
+
+  const accepted: string[] = [];
+  const refused: SmtpError[] = [];
+  for (const to of recipients) {
+    try {
+      await acceptSend(deps, {
+        tenant: submitter.tenant,
+        mode: submitter.mode,
+        apiKeyId: submitter.keyId,
+        source: 'smtp',
+        from: message.from,
+        to,
+        content: { kind: 'raw', bytes: message.bytes, subject: message.subject, messageId: message.messageId },
+      });
+      // A suppressed recipient lands here too: a silent drop is an acceptance, never a refusal.
+      accepted.push(to);
+    } catch (err) {
+      const reply = replyForAppError(err);
+      if (reply && reply.responseCode >= 500) {
+        refused.push(reply);
+        continue;
+      }
+      // An outage or a bug. The client will resend the whole message, so recipients already
+      // committed get it twice: a duplicate is the lesser harm than a message silently lost.
+      deps.log.error({ err, messageId: message.messageId, committed: accepted.length, of: recipients.length }, 'submission failed part-way');
+      throw reply ?? temporaryFailure();
+    }
+  }
+
+  if (accepted.length === 0) throw refused[0] ?? smtpError(554, '5.5.0', 'no valid recipients');
+  if (refused.length === 0) return `2.0.0 Ok: queued as <${message.messageId}>`;
+  // SMTP has one reply for DATA: with some recipients accepted it must be 250, so the refusals
+  // (the quota running out mid-message, typically) are named in its text and in the log.
+  deps.log.warn({ messageId: message.messageId, accepted: accepted.length, refused: refused.map((r) => `${r.responseCode} ${r.message}`) }, 'submission partly refused');
+  const first = refused[0]!;
+  return truncate(`2.0.0 Ok: queued as <${message.messageId}> for ${accepted.length} of ${recipients.length} recipients; ${refused.length} refused: ${first.responseCode} ${first.message}`, 450);
+}
+
+function truncate(text: string, max: number): string {
+  return text.length <= max ? text : `${text.slice(0, max - 3)}...`;
+}

@@ -1,0 +1,123 @@
+// Prepares a submitted message (RFC 6409): reads its header block, strips Bcc, adds Message-ID and Date when missing, keeps the rest byte-for-byte.
+import { randomUUID } from 'node:crypto';
+import { simpleParser } from 'mailparser';
+import { AppError } from '../../shared/errors.js';
+import { normalizeEmail } from '../../shared/suppressions/service.js';
+import { smtpError } from './replies.js';
+
+export interface PreparedMessage {
+  /** The message to sign and store: Bcc removed, Message-ID and Date present. */
+  bytes: Buffer;
+  /** The Message-ID, without angle brackets. */
+  messageId: string;
+  subject: string;
+  /** The one From address, normalized (lower-case, A-label domain). */
+  from: { address: string; name?: string | undefined };
+}
+
+interface HeaderField {
+  /** Lower-cased field name; '' for a line that is not a field (kept as it is). */
+  name: string;
+  /** The field's bytes, continuation lines and line endings included. */
+  raw: Buffer;
+}
+
+const CRLF = Buffer.from('\r\n');
+
+/**
+ * Splits, checks and completes a submitted message. Throws an SmtpError (550) when the header
+ * block is unusable: no From, several From addresses, or a From address that is not valid.
+ */
+export async function prepareMessage(data: Buffer, m: { hostname: string; now: Date; maxSubjectLength: number }): Promise<PreparedMessage> {
+  const { head, body } = splitHead(data);
+  const fields = headerFields(head);
+  const fromFields = fields.filter((f) => f.name === 'from');
+  if (fromFields.length !== 1) {
+    throw smtpError(550, '5.6.0', fromFields.length === 0 ? 'the message has no From header' : 'the message has more than one From header');
+  }
+  // RFC 6409 §8 lets the submission server drop blind-copy fields; they must never reach a recipient.
+  const kept = fields.filter((f) => f.name !== 'bcc' && f.name !== 'resent-bcc');
+  const parsed = await simpleParser(Buffer.concat([...kept.map((f) => f.raw), CRLF]), { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
+
+  const from = fromAddress(parsed.from?.value ?? []);
+  const added: Buffer[] = [];
+  let messageId: string;
+  if (fields.some((f) => f.name === 'message-id')) {
+    // A Message-ID the client set is kept as it is, so it must be one the send can be found by.
+    const given = bareMessageId(parsed.messageId);
+    if (given === undefined) throw smtpError(550, '5.6.0', 'the Message-ID header is malformed: expected <id@domain>');
+    messageId = given;
+  } else {
+    messageId = `${randomUUID()}@${m.hostname}`;
+    added.push(Buffer.from(`Message-ID: <${messageId}>\r\n`));
+  }
+  if (!fields.some((f) => f.name === 'date')) added.push(Buffer.from(`Date: ${rfc5322Date(m.now)}\r\n`));
+  return {
+    bytes: Buffer.concat([...added, ...kept.map((f) => f.raw), body]),
+    messageId,
+    subject: (parsed.subject ?? '').slice(0, m.maxSubjectLength),
+    from,
+  };
+}
+
+/** The header block (through the last header's line ending) and the rest (from the blank line on). */
+function splitHead(data: Buffer): { head: Buffer; body: Buffer } {
+  // A message may open with the blank line itself: no header fields at all.
+  if (data.subarray(0, 2).equals(CRLF)) return { head: Buffer.alloc(0), body: data };
+  const crlf = data.indexOf('\r\n\r\n');
+  const lf = data.indexOf('\n\n');
+  let end: number;
+  if (crlf >= 0 && (lf < 0 || crlf < lf)) end = crlf + 2;
+  else if (lf >= 0) end = lf + 1;
+  else {
+    // Headers only, no body: close the last line so the blank line that ends the block follows it.
+    const head = data.length > 0 && data[data.length - 1] !== 0x0a ? Buffer.concat([data, CRLF]) : data;
+    return { head, body: CRLF };
+  }
+  return { head: data.subarray(0, end), body: data.subarray(end) };
+}
+
+/** Groups header lines into fields; a line starting with white space continues the field before it. */
+function headerFields(head: Buffer): HeaderField[] {
+  const fields: HeaderField[] = [];
+  let start = 0;
+  while (start < head.length) {
+    const newline = head.indexOf(0x0a, start);
+    const end = newline < 0 ? head.length : newline + 1;
+    const line = head.subarray(start, end);
+    const continues = (line[0] === 0x20 || line[0] === 0x09) && fields.length > 0;
+    if (continues) {
+      const last = fields[fields.length - 1]!;
+      last.raw = Buffer.concat([last.raw, line]);
+    } else {
+      const colon = line.indexOf(':');
+      const name = colon > 0 ? line.subarray(0, colon).toString('latin1').trim().toLowerCase() : '';
+      fields.push({ name, raw: line });
+    }
+    start = end;
+  }
+  return fields;
+}
+
+function fromAddress(list: { address?: string | undefined; name: string; group?: unknown[] | undefined }[]): PreparedMessage['from'] {
+  const entry = list.length === 1 ? list[0]! : undefined;
+  if (!entry || entry.group || !entry.address) throw smtpError(550, '5.6.0', 'the From header must hold exactly one address');
+  try {
+    const address = normalizeEmail(entry.address, 'From header');
+    return entry.name ? { address, name: entry.name } : { address };
+  } catch (err) {
+    if (err instanceof AppError) throw smtpError(550, '5.1.7', err.message);
+    throw err;
+  }
+}
+
+/** The id inside a Message-ID value, or undefined when it is not of the form id@domain. */
+function bareMessageId(value: string | undefined): string | undefined {
+  const id = value?.trim().replace(/^<|>$/g, '');
+  return id && /^[^\s<>@]+@[^\s<>@]+$/.test(id) && id.length <= 995 ? id : undefined;
+}
+
+/** RFC 5322 date-time in UTC: "Tue, 02 Jan 2024 03:04:05 +0000". */
+export function rfc5322Date(at: Date): string {
+  return at.toUTCString().replace(/GMT$/, '+0000');
+}

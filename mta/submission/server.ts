@@ -1,0 +1,150 @@
+// The submission role: SMTP AUTH listeners (STARTTLS and implicit TLS) that hand tenants' messages to the outbound path.
+import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
+import { SessionTokens } from '../../shared/auth/jwt.js';
+import { CredentialResolver } from '../../shared/auth/credentials.js';
+import { KeyUsageRecorder } from '../../shared/keys/last-used.js';
+import { RateLimiter } from '../../shared/ratelimit/limiter.js';
+import { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
+import { loadTls } from '../../shared/tls.js';
+import type { OutboundDeps } from '../outbound/deps.js';
+import { SubmissionAuth, SubmissionRateLimit } from './auth.js';
+import { shuttingDown } from './replies.js';
+import { sessionHandlers } from './session.js';
+
+/** Services a process may already have (the API's); whatever is missing is made here and closed at stop. */
+export interface SubmissionOptions {
+  credentials?: CredentialResolver;
+  keyUsage?: KeyUsageRecorder;
+  rateLimiter?: RateLimiter;
+  tenantLimits?: TenantLimits;
+}
+
+export interface RunningSubmission {
+  /** The bound ports (the real ones when the configuration asked for port 0). */
+  ports: { starttls: number; implicitTls: number };
+  /** Stops accepting, lets sessions in a transaction finish within config.shutdownTimeoutMs, then closes. */
+  stop(): Promise<void>;
+}
+
+export async function startSubmission(deps: OutboundDeps, options: SubmissionOptions = {}): Promise<RunningSubmission> {
+  const { config, sql, log, clock } = deps;
+  const tls = await loadTls(config);
+  const owned: { close(): Promise<void> }[] = [];
+  const credentials = options.credentials ?? new CredentialResolver(sql, await SessionTokens.create(config), config, clock);
+  let keyUsage = options.keyUsage;
+  if (!keyUsage) owned.push((keyUsage = new KeyUsageRecorder(sql, log, config.auth.key_last_used_write_interval_seconds)));
+  let rateLimiter = options.rateLimiter;
+  if (!rateLimiter) {
+    rateLimiter = new RateLimiter(sql, log, config.limits.rate_limits.sync_interval_ms, () => clock.now().getTime());
+    rateLimiter.start();
+    owned.push(rateLimiter);
+  }
+  const limits = config.limits.rate_limits;
+  const tenantLimits = options.tenantLimits ?? new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms);
+
+  let stopping = false;
+  const inFlight = new Set<Promise<unknown>>();
+  const handlers = sessionHandlers({
+    deps,
+    auth: new SubmissionAuth(credentials, keyUsage, clock),
+    rateLimit: new SubmissionRateLimit(rateLimiter, tenantLimits, limits),
+    stopping: () => stopping,
+    track(work) {
+      const settled = work.catch(() => undefined).finally(() => inFlight.delete(settled));
+      inFlight.add(settled);
+    },
+  });
+
+  const common: SMTPServerOptions = {
+    ...handlers,
+    name: config.hostname,
+    banner: 'Mailpath submission',
+    key: tls.key,
+    cert: tls.cert,
+    minVersion: 'TLSv1.2',
+    size: config.limits.send.max_message_bytes,
+    hideSize: false,
+    hide8BITMIME: false,
+    hideSMTPUTF8: false,
+    hidePIPELINING: false,
+    authMethods: ['PLAIN', 'LOGIN'],
+    // AUTH carries an API key: never over a cleartext connection.
+    allowInsecureAuth: false,
+    authRequiredMessage: '5.7.0 Authentication required',
+    // Every RCPT goes through normalizeEmail, the API's rule, answered 553 5.1.3; the library's
+    // stricter parse would answer 501 first, without saying which rule the address broke.
+    lenientAddressParsing: true,
+    // Reverse look-ups would bypass the injectable resolver and add latency for nothing.
+    disableReverseLookup: true,
+    closeTimeout: Math.max(1, config.shutdownTimeoutMs),
+    logger: false,
+  };
+  const servers = [new SMTPServer({ ...common, secure: false }), new SMTPServer({ ...common, secure: true })];
+  // Resets and failed handshakes of single clients are routine; a listener failure surfaces from listen().
+  for (const server of servers) server.on('error', (err) => log.debug({ err }, 'submission connection error'));
+  let ports: number[];
+  try {
+    ports = await Promise.all([listen(servers[0]!, config.submissionPort, config.bindHost), listen(servers[1]!, config.submissionTlsPort, config.bindHost)]);
+  } catch (err) {
+    await Promise.allSettled(servers.map((s) => closeServer(s, true)));
+    await Promise.allSettled(owned.map((o) => o.close()));
+    throw err;
+  }
+  log.info({ starttls: ports[0], implicitTls: ports[1] }, 'submission listening');
+
+  let stopped: Promise<void> | undefined;
+  return {
+    ports: { starttls: ports[0]!, implicitTls: ports[1]! },
+    stop() {
+      stopping = true;
+      stopped ??= (async () => {
+        const deadline = Date.now() + config.shutdownTimeoutMs;
+        await Promise.all(servers.map((s) => closeServer(s)));
+        // A session cut at the deadline may still be committing: let it settle before the database closes.
+        await Promise.race([Promise.allSettled([...inFlight]), delay(Math.max(0, deadline - Date.now()) + 1000)]);
+        await Promise.allSettled(owned.map((o) => o.close()));
+        log.info('submission stopped');
+      })();
+      return stopped;
+    },
+  };
+}
+
+function listen(server: SMTPServer, port: number, host: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const onError = (err: Error) => reject(err);
+    server.server.once('error', onError);
+    server.listen(port, host, () => {
+      server.server.off('error', onError);
+      resolve((server.server.address() as { port: number }).port);
+    });
+  });
+}
+
+/**
+ * Closes a listener: no new connections; idle sessions (between transactions) are told 421 at
+ * once; a session in a transaction gets until the closeTimeout, when smtp-server cuts it with a
+ * 421. `immediate` cuts every session now (a start-up that failed half-way).
+ */
+function closeServer(server: SMTPServer, immediate = false): Promise<void> {
+  return new Promise((resolve) => {
+    const sweep = () => {
+      for (const connection of server.connections) {
+        // A connection still being set up has no envelope yet: it is idle too.
+        if (!connection.session.envelope?.mailFrom) connection.send(421, shuttingDown().message);
+      }
+    };
+    const timer = setInterval(sweep, 50);
+    const done = () => {
+      clearInterval(timer);
+      resolve();
+    };
+    if (immediate) server.connections.forEach((c) => c.close());
+    server.close(done);
+    sweep();
+  });
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms).unref());
+}
