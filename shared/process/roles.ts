@@ -8,6 +8,9 @@ import { startApi } from '../../api/server.js';
 import { systemClock } from '../clock.js';
 import { createDomainDeps } from '../domains/deps.js';
 import { scheduleWorkers } from '../workers/schedule.js';
+import { createOutboundDeps } from '../../mta/outbound/deps.js';
+import { startOutbound } from '../../mta/outbound/deliver/start.js';
+import { startSubmission } from '../../mta/submission/server.js';
 
 export interface RoleDeps {
   config: Config;
@@ -30,6 +33,18 @@ const STARTERS: Record<Role, RoleStarter> = {
   api: async ({ config, sql, log, boss }) => {
     const api = await startApi(config, sql, log.child({ role: 'api' }), boss);
     return { name: 'api', stop: api.stop, details: { httpsPort: api.httpsPort, httpPort: api.httpPort } };
+  },
+  // SMTP submission: tenants' mail clients and apps, through the same gates, signing and queue as the API.
+  submission: async ({ config, sql, log, boss }) => {
+    const deps = await createOutboundDeps(await createDomainDeps(config, sql, log.child({ role: 'submission' }), systemClock), boss);
+    const submission = await startSubmission(deps);
+    return { name: 'submission', stop: submission.stop, details: { starttlsPort: submission.ports.starttls, implicitTlsPort: submission.ports.implicitTls } };
+  },
+  // Delivery workers: MX look-up or relay, connection reuse per destination, retries and bounce classification.
+  outbound: async ({ config, sql, log, boss }) => {
+    const deps = await createOutboundDeps(await createDomainDeps(config, sql, log, systemClock), boss);
+    const outbound = await startOutbound(deps);
+    return { name: 'outbound', stop: outbound.stop, details: { relay: config.outboundRelay ?? null } };
   },
   // The scheduler supervises the queues (maintenance, expiry, cron schedules) and runs the timed workers.
   scheduler: async ({ config, sql, log, boss }) => {

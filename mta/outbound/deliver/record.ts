@@ -1,0 +1,125 @@
+// Stores what a delivery job decided, each in one transaction with the job's completion: the attempt and its outcome (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral.
+import type { Config } from '../../../shared/config.js';
+import type { Queryable, Sql } from '../../../shared/db/connection.js';
+import { AppError } from '../../../shared/errors.js';
+import { insertEvent, type NewEvent } from '../../../shared/events/queries.js';
+import type { Logger } from '../../../shared/log.js';
+import { bossDb, type Boss } from '../../../shared/queue.js';
+import { setDeliveryStatus, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
+import { insertAttempt } from '../../../shared/sends/queries.js';
+import { suppress } from '../../../shared/suppressions/service.js';
+import { DELIVERY_QUEUE, enqueueDelivery } from '../queue.js';
+import type { AttemptResult } from './attempt.js';
+import type { Classification } from './classify.js';
+import { nextRetry, retryDetail } from './retry.js';
+
+export interface RecordDeps {
+  sql: Sql;
+  boss: Boss;
+  config: Pick<Config, 'delivery'>;
+  log: Logger;
+}
+
+export interface JobRef {
+  id: string;
+}
+
+/** The attempt as measured by the worker. */
+export interface MeasuredAttempt {
+  result: AttemptResult;
+  classification: Classification;
+  /** When the attempt started (the injected clock). */
+  at: Date;
+  durationMs: number;
+}
+
+const eventBase = (send: DeliverySend, at: Date): Omit<NewEvent, 'type' | 'subtype' | 'detail'> => ({
+  tenant_id: send.tenant_id,
+  send_id: send.id,
+  message_id: send.message_id,
+  recipient: send.to_email,
+  occurred_at: at,
+});
+
+/** Completes the job inside `tx`: it is done exactly when what it decided is stored. */
+async function completeJob(deps: RecordDeps, tx: Queryable, job: JobRef, outcome: string): Promise<void> {
+  await deps.boss.complete(DELIVERY_QUEUE, job.id, { outcome }, { db: bossDb(tx) } as never);
+}
+
+/** Stores one attempt: its row, the send's new status, its event, a retry job or a suppression. */
+export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: JobRef, m: MeasuredAttempt): Promise<void> {
+  const { classification: c, result } = m;
+  const attempt = send.attempts + 1;
+  const facts = { remote_host: result.remoteHost, reply: c.reply, smtp_code: c.smtpCode, enhanced_code: c.enhancedCode, attempt };
+  const retry = c.verdict.result === 'temporary' ? nextRetry(deps.config.delivery.retry, { createdAt: send.created_at, now: m.at, attempt }) : undefined;
+  const bounce = c.verdict.result === 'bounce' ? c.verdict.subtype : retry?.kind === 'give_up' ? 'soft' : undefined;
+  await deps.sql.begin(async (tx) => {
+    await insertAttempt(tx, {
+      send_id: send.id,
+      attempted_at: m.at,
+      remote_host: result.remoteHost,
+      outcome: c.verdict.result === 'delivered' ? 'delivered' : bounce ? 'bounced' : 'deferred',
+      smtp_code: c.smtpCode,
+      enhanced_code: c.enhancedCode,
+      reply: c.reply,
+      duration_ms: Math.round(m.durationMs),
+    });
+    if (c.verdict.result === 'delivered') {
+      await setDeliveryStatus(tx, send.id, { status: 'delivered', at: m.at, detail: `${result.remoteHost ?? 'remote host'}: ${c.reply}` });
+      await insertEvent(tx, { ...eventBase(send, m.at), type: 'delivered', subtype: null, detail: facts });
+    } else if (retry?.kind === 'retry') {
+      await setDeliveryStatus(tx, send.id, { status: 'deferred', at: m.at, deferUntil: retry.at, detail: retryDetail(retry, attempt, c.reply) });
+      await enqueueDelivery(deps.boss, tx, { send_id: send.id }, retry.at);
+      await insertEvent(tx, {
+        ...eventBase(send, m.at),
+        type: 'deferred',
+        subtype: null,
+        detail: { reason: 'temporary_failure', ...facts, next_retry: retry.at.toISOString() },
+      });
+    } else if (bounce) {
+      const reason = retry?.kind === 'give_up' ? retry.reason : null;
+      await setDeliveryStatus(tx, send.id, { status: 'bounced', at: m.at, detail: retry ? retryDetail(retry, attempt, c.reply) : c.reply });
+      await insertEvent(tx, { ...eventBase(send, m.at), type: 'bounce', subtype: bounce, detail: { ...facts, ...(reason ? { reason } : {}) } });
+      if (bounce === 'hard') await suppressRecipient(deps, tx, send, c.reply, m.at);
+    }
+    await completeJob(deps, tx, job, bounce ? `bounced_${bounce}` : c.verdict.result);
+  });
+}
+
+async function suppressRecipient(deps: RecordDeps, tx: Queryable, send: DeliverySend, reply: string, at: Date): Promise<void> {
+  try {
+    // The suppression's message_id column holds the id of the send that caused it (a uuid), not the RFC 5322 Message-ID.
+    await suppress(tx, send.tenant_id, { email: send.to_email, reason: 'hard_bounce', source: 'bounce', detail: reply, messageId: send.id, at });
+  } catch (err) {
+    // Only an address the list cannot hold gets here (checked before any SQL runs): the bounce still stands.
+    if (!(err instanceof AppError)) throw err;
+    deps.log.warn({ err, sendId: send.id }, 'hard-bounced recipient could not be suppressed');
+  }
+}
+
+/** A send that will not be delivered after all (suppressed at wake-up, domain gone): dropped, with its event. */
+export async function recordDrop(deps: RecordDeps, send: DeliverySend, job: JobRef, d: { at: Date; reason: string; gate: string; detail: string }): Promise<void> {
+  await deps.sql.begin(async (tx) => {
+    await setDeliveryStatus(tx, send.id, { status: 'dropped', at: d.at, detail: d.detail });
+    await insertEvent(tx, { ...eventBase(send, d.at), type: 'dropped', subtype: null, detail: { reason: d.reason, gate: d.gate, at_wake_up: true } });
+    await completeJob(deps, tx, job, 'dropped');
+  });
+}
+
+/** A warm-up deferral that wakes up over the cap again: deferred once more, with a job for then. */
+export async function recordRedeferral(deps: RecordDeps, send: DeliverySend, job: JobRef, d: { at: Date; until: Date; detail: Record<string, unknown> }): Promise<void> {
+  await deps.sql.begin(async (tx) => {
+    await setDeliveryStatus(tx, send.id, { status: 'deferred', at: d.at, deferUntil: d.until, detail: `deferred by the warm-up gate until ${d.until.toISOString()}` });
+    await enqueueDelivery(deps.boss, tx, { send_id: send.id }, d.until);
+    await insertEvent(tx, { ...eventBase(send, d.at), type: 'deferred', subtype: null, detail: { reason: 'warmup', until: d.until.toISOString(), ...d.detail } });
+    await completeJob(deps, tx, job, 'deferred_warmup');
+  });
+}
+
+/** A claimed send with nothing to deliver (its bytes are gone): failed, so it is not retried forever. */
+export async function recordFailure(deps: RecordDeps, send: DeliverySend, job: JobRef, d: { at: Date; detail: string }): Promise<void> {
+  await deps.sql.begin(async (tx) => {
+    await setDeliveryStatus(tx, send.id, { status: 'failed', at: d.at, detail: d.detail });
+    await completeJob(deps, tx, job, 'failed');
+  });
+}

@@ -1,0 +1,90 @@
+// Starts the outbound role: pg-boss workers on the delivery queue, a global cap on deliveries in flight, shared per-destination connections, and a graceful stop.
+import { setMaxListeners } from 'node:events';
+import type { Job } from 'pg-boss';
+import { Gate } from '../../../shared/concurrency.js';
+import type { OutboundDeps } from '../deps.js';
+import { DELIVERY_QUEUE, type DeliveryJob } from '../queue.js';
+import { Transports } from './transports.js';
+import { runDeliveryJob, SendBusyError, type WorkerContext } from './worker.js';
+
+export interface RunningOutbound {
+  /** Stops fetching jobs, waits for the deliveries in flight, then closes the connections. */
+  stop(): Promise<void>;
+}
+
+// pg-boss refuses to poll more often than this.
+const MIN_POLL_SECONDS = 0.5;
+// A batch must end before pg-boss expires its jobs (and hands them to another worker): deliveries
+// still running at this share of job_expire_seconds are cut short and retried on the curve.
+const DEADLINE_SHARE = 0.8;
+// Each worker polls the database on its own: more than this costs more in idle polling than it gains.
+const MAX_WORKERS = 8;
+
+/**
+ * pg-boss hands a worker one batch at a time and waits for all of it, so one slow message holds
+ * its batch. Several workers (concurrency / batch_size of them, at most MAX_WORKERS) keep the rest
+ * of the queue moving; the Gate keeps the deliveries in flight in this process at `concurrency`. The per-destination
+ * cap is the connection pool's maxConnections (see transports.ts).
+ */
+export async function startOutbound(deps: OutboundDeps): Promise<RunningOutbound> {
+  const w = deps.config.delivery.workers;
+  const log = deps.log.child({ role: 'outbound' });
+  const ctx: WorkerContext = { deps: { ...deps, log }, transports: new Transports(deps.config, log) };
+  const gate = new Gate(w.concurrency);
+  const inFlight = new Set<Promise<void>>();
+  let stopping = false;
+
+  const handle = async (jobs: Job<DeliveryJob>[]): Promise<void> => {
+    // Jobs fetched while stopping go back to the queue (failed, so retried) rather than being completed unhandled.
+    if (stopping) throw new Error('the outbound role is stopping');
+    const signal = AbortSignal.timeout(Math.floor(w.job_expire_seconds * 1000 * DEADLINE_SHARE));
+    // Every message of the batch waiting in a pool listens to it at once.
+    setMaxListeners(jobs.length + 10, signal);
+    const batch = Promise.all(jobs.map((job) => gate.run(() => runOne(job, signal)))).then(() => undefined);
+    inFlight.add(batch);
+    try {
+      await batch;
+    } finally {
+      inFlight.delete(batch);
+    }
+  };
+
+  const runOne = async (job: Job<DeliveryJob>, signal: AbortSignal): Promise<void> => {
+    try {
+      const outcome = await runDeliveryJob(ctx, job, signal);
+      log.debug({ jobId: job.id, sendId: job.data?.send_id, outcome }, 'delivery job done');
+    } catch (err) {
+      // Only this job runs again (pg-boss retry); the rest of its batch completes normally.
+      if (err instanceof SendBusyError) log.info({ jobId: job.id, sendId: job.data?.send_id }, err.message);
+      else log.error({ err, jobId: job.id, sendId: job.data?.send_id }, 'delivery job failed; pg-boss will run it again');
+      await deps.boss.fail(DELIVERY_QUEUE, job.id, { message: (err as Error).message }).catch((failErr: unknown) =>
+        log.error({ err: failErr, jobId: job.id }, 'could not mark the delivery job failed; it runs again when it expires'),
+      );
+    }
+  };
+
+  const workers = Math.min(MAX_WORKERS, Math.max(1, Math.ceil(w.concurrency / w.batch_size)));
+  const ids: string[] = [];
+  for (let i = 0; i < workers; i++) {
+    ids.push(
+      await deps.boss.work<DeliveryJob>(
+        DELIVERY_QUEUE,
+        { batchSize: w.batch_size, pollingIntervalSeconds: Math.max(MIN_POLL_SECONDS, w.poll_interval_ms / 1000) },
+        handle,
+      ),
+    );
+  }
+  log.info({ workers, batchSize: w.batch_size, concurrency: w.concurrency }, 'outbound delivery started');
+
+  let stopped: Promise<void> | undefined;
+  return {
+    stop: () =>
+      (stopped ??= (async () => {
+        stopping = true;
+        for (const id of ids) await deps.boss.offWork({ id });
+        while (inFlight.size > 0) await Promise.allSettled([...inFlight]);
+        await ctx.transports.close();
+        log.info('outbound delivery stopped');
+      })()),
+  };
+}

@@ -1,0 +1,110 @@
+// The delivery job handler: load the send, skip what must not leave, re-check a deferred send at wake-up, deliver once, and store the outcome.
+import { performance } from 'node:perf_hooks';
+import type { Job } from 'pg-boss';
+import { isUuid } from '../../../shared/ids.js';
+import { isSuppressed } from '../../../shared/suppressions/service.js';
+import { claimForDelivery, loadDeliverySend, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
+import type { OutboundDeps } from '../deps.js';
+import { warmupGate } from '../gates/warmup.js';
+import type { DeliveryJob } from '../queue.js';
+import { attemptDelivery } from './attempt.js';
+import { classify } from './classify.js';
+import { recordAttempt, recordDrop, recordFailure, recordRedeferral, type JobRef } from './record.js';
+import type { Transports } from './transports.js';
+
+export type DeliveryJobOutcome = 'skipped' | 'attempted' | 'dropped' | 'redeferred' | 'failed';
+
+/** Thrown when another worker holds the send: the job fails and pg-boss tries it again later. */
+export class SendBusyError extends Error {
+  override name = 'SendBusyError';
+}
+
+// Only these may (still) be delivered; 'sending' is one a dead worker left behind.
+const DELIVERABLE = new Set(['queued', 'deferred', 'sending']);
+
+export interface WorkerContext {
+  deps: OutboundDeps;
+  transports: Transports;
+}
+
+/**
+ * Runs one delivery job to its end. SMTP and DNS outcomes are stored, never thrown; a throw
+ * means the job itself could not be handled (database down, send busy) and should run again.
+ */
+export async function runDeliveryJob(ctx: WorkerContext, job: Pick<Job<DeliveryJob>, 'id' | 'data'>, signal: AbortSignal): Promise<DeliveryJobOutcome> {
+  const { deps } = ctx;
+  const sendId: unknown = job.data?.send_id;
+  // A malformed job names no send; retrying it would only fail the same way.
+  if (typeof sendId !== 'string' || !isUuid(sendId)) return 'skipped';
+  const send = await loadDeliverySend(deps.sql, sendId);
+  if (!send || !DELIVERABLE.has(send.status)) return 'skipped';
+  if (send.mode !== 'live') {
+    // A test-key message never leaves the MTA, whatever its status says.
+    deps.log.error({ sendId: send.id, status: send.status }, 'a test-mode send reached the delivery queue; not delivered');
+    return 'skipped';
+  }
+  if (send.status === 'deferred') {
+    const woken = await wakeUp(ctx, send, job);
+    if (woken !== undefined) return woken;
+  }
+  const at = deps.clock.now();
+  const staleBefore = new Date(at.getTime() - deps.config.delivery.workers.job_expire_seconds * 1000);
+  const claim = await claimForDelivery(deps.sql, send.id, { at, staleBefore });
+  if (!claim) {
+    const now = await loadDeliverySend(deps.sql, send.id);
+    if (now?.status === 'sending') throw new SendBusyError(`send ${send.id} is being delivered by another worker`);
+    return 'skipped';
+  }
+  if (!claim.message) {
+    await recordFailure(deps, send, job, { at, detail: 'no message is stored for this send: nothing to deliver' });
+    return 'failed';
+  }
+  const started = performance.now();
+  const result = await attemptDelivery(
+    { dns: deps.dns, transports: ctx.transports, relay: deps.config.outboundRelay, port: deps.config.outboundPort },
+    { to: send.to_email, envelopeFrom: send.envelope_from, message: claim.message },
+    signal,
+  );
+  const classification = classify(deps.config.bounceRules, result.outcome);
+  await recordAttempt(deps, send, job, { result, classification, at, durationMs: performance.now() - started });
+  return 'attempted';
+}
+
+/**
+ * A deferred send's wake-up: the recipient may have been suppressed meanwhile, and a warm-up
+ * deferral (one before any attempt) passes the warm-up gate again, which counts it for the new
+ * day (the quota counted it at acceptance). Undefined: deliver now.
+ */
+async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Promise<DeliveryJobOutcome | undefined> {
+  const { deps } = ctx;
+  const at = deps.clock.now();
+  if (await isSuppressed(deps.sql, send.tenant_id, send.to_email)) {
+    await recordDrop(deps, send, job, { at, reason: 'suppressed', gate: 'suppression', detail: 'dropped at wake-up: the recipient is suppressed' });
+    return 'dropped';
+  }
+  if (send.attempts > 0) return undefined;
+  if (send.domain_id === null) {
+    await recordDrop(deps, send, job, { at, reason: 'domain_removed', gate: 'warmup', detail: 'dropped at wake-up: its sending domain was removed' });
+    return 'dropped';
+  }
+  const decision = await warmupGate(
+    { db: deps.sql, warmup: deps.config.warmup },
+    {
+      tenant: { id: send.tenant_id, status: send.tenant_status, is_sandbox: send.tenant_is_sandbox },
+      mode: send.mode,
+      to: send.to_email,
+      domainId: send.domain_id,
+      at,
+    },
+  );
+  switch (decision.outcome) {
+    case 'defer':
+      await recordRedeferral(deps, send, job, { at, until: decision.until, detail: decision.detail ?? {} });
+      return 'redeferred';
+    case 'drop':
+      await recordDrop(deps, send, job, { at, reason: 'suppressed', gate: 'warmup', detail: 'dropped at wake-up: the recipient is suppressed' });
+      return 'dropped';
+    default:
+      return undefined;
+  }
+}

@@ -1,0 +1,163 @@
+// Delivery through a relay to a real SMTP sink: signed bytes and VERP sender intact, STARTTLS, connection reuse, stalls and dropped connections, graceful stop, test mode.
+import t from 'tap';
+import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
+import { acceptSend, type AcceptInput } from '../../../../mta/outbound/accept.js';
+import { startOutbound } from '../../../../mta/outbound/deliver/start.js';
+import { DELIVERY_QUEUE } from '../../../../mta/outbound/queue.js';
+import { dkimTxtValue } from '../../../../shared/domains/records.js';
+import { listAttempts } from '../../../../shared/sends/queries.js';
+import { buildTestApp, type TestLike } from '../../../helpers/app.js';
+import { verifiedSendingDomain, type SendingDomain } from '../../../helpers/sending-domain.js';
+import { pollUntil, startSmtpSink } from '../../../helpers/smtp-sink.js';
+import { insertTenant } from '../../../helpers/tenant-rows.js';
+
+const sink = await startSmtpSink(t, { tls: true });
+const { ctx, sql } = await buildTestApp(t, {
+  env: {
+    MAILPATH_OUTBOUND_RELAY: sink.address,
+    MAILPATH_CONFIG__DELIVERY__DESTINATION__MAX_CONNECTIONS: '2',
+    MAILPATH_CONFIG__DELIVERY__DESTINATION__IDLE_CLOSE_MS: '300',
+    MAILPATH_CONFIG__DELIVERY__TIMEOUTS__SOCKET_MS: '1000',
+    MAILPATH_CONFIG__DELIVERY__TIMEOUTS__GREETING_MS: '1000',
+  },
+});
+const deps = ctx.outbound;
+
+interface SendState {
+  status: string;
+  status_detail: string | null;
+  message: Buffer | null;
+  envelope_from: string;
+}
+const sendRow = async (id: string) => (await sql<SendState[]>`select status, status_detail, message, envelope_from from sends where id = ${id}`)[0]!;
+const settled = (id: string, statuses: string[]) =>
+  pollUntil(`send ${id} to be ${statuses.join(' or ')}`, async () => {
+    const row = await sendRow(id);
+    return statuses.includes(row.status) ? row : undefined;
+  });
+const jobs = (id: string) => sql<{ id: string; state: string; start_after: Date }[]>`
+  select id, state, start_after from pgboss.job where name = ${DELIVERY_QUEUE} and data->>'send_id' = ${id} order by created_on`;
+const events = (id: string) => sql<{ type: string; subtype: string | null; detail: Record<string, unknown> }[]>`
+  select type, subtype, detail from events where send_id = ${id} order by occurred_at, type`;
+
+async function sender(): Promise<{ tenant: AcceptInput['tenant']; domain: SendingDomain }> {
+  const tenantId = await insertTenant(sql);
+  const domain = await verifiedSendingDomain(sql, ctx.domains.vault, tenantId);
+  return { tenant: { id: tenantId, status: 'active', is_sandbox: false }, domain };
+}
+
+let counter = 0;
+/** A fresh recipient, so the sink can be scripted before the worker can see the send. */
+const recipient = () => `rcpt${++counter}@dest.example`;
+async function send(from: { tenant: AcceptInput['tenant']; domain: SendingDomain }, over: Partial<AcceptInput> = {}): Promise<{ id: string; to: string }> {
+  const to = over.to ?? recipient();
+  const result = await acceptSend(deps, {
+    tenant: from.tenant,
+    mode: 'live',
+    apiKeyId: null,
+    source: 'api',
+    from: { address: `news@${from.domain.name}` },
+    to,
+    content: { kind: 'compose', subject: 'Hello', text: 'Hi there' },
+    ...over,
+  });
+  return { id: result.send.id, to };
+}
+
+/** The outbound role for one test, stopped (gracefully) when it ends. */
+async function outbound(t: TestLike): Promise<void> {
+  const running = await startOutbound(deps);
+  t.teardown(() => running.stop());
+}
+
+t.beforeEach(async () => {
+  sink.reset();
+  // Each test counts its own connections: the previous test's pool has closed by now.
+  await pollUntil('idle connections to close', async () => (sink.stats().open === 0 ? true : undefined));
+  sink.reset();
+});
+
+t.test('a message arrives byte for byte, DKIM-valid, from the VERP address, over STARTTLS', async (t) => {
+  const from = await sender();
+  await outbound(t);
+  const { id, to } = await send(from);
+  const row = await settled(id, ['delivered']);
+  const [got] = await sink.waitForMessages(1);
+  t.equal(got!.from, row.envelope_from);
+  t.match(got!.from, /^b-[0-9a-f]{32}-[0-9a-f]{10}@mx\.mailpath\.local$/);
+  t.same(got!.to, [to]);
+  t.ok(got!.raw.equals(row.message!), 'the stored signed bytes, unchanged');
+  t.ok(got!.secure, 'STARTTLS was used (the sink offers it with a self-signed certificate)');
+  const verified = await dkimVerify(got!.raw, {
+    resolver: async (name: string) => (name === `${from.domain.selector}._domainkey.${from.domain.name}` ? [[dkimTxtValue(from.domain.key.publicKey)]] : []),
+  });
+  t.equal(verified.results[0]?.status.result, 'pass', 'the DKIM signature verifies at the receiver');
+  const [attempt] = await listAttempts(sql, id);
+  t.match(attempt, { outcome: 'delivered', remote_host: '127.0.0.1', smtp_code: 250 });
+  t.same((await events(id)).map((e) => e.type), ['send', 'delivered']);
+  t.equal((await jobs(id))[0]?.state, 'completed');
+});
+
+t.test('many messages to one destination share a few connections, never more than max_connections', async (t) => {
+  const from = await sender();
+  const sends = [];
+  for (let i = 0; i < 12; i++) sends.push(await send(from));
+  await outbound(t);
+  for (const s of sends) await settled(s.id, ['delivered']);
+  const stats = sink.stats();
+  t.ok(stats.maxOpen <= 2, `at most 2 connections at once (saw ${stats.maxOpen})`);
+  t.ok(stats.opened <= 4, `12 messages over ${stats.opened} connections`);
+  t.equal(new Set(sink.messages.map((m) => m.connection)).size, stats.opened);
+});
+
+t.test('a server that stalls is a temporary failure within the socket timeout', async (t) => {
+  const from = await sender();
+  await outbound(t);
+  const to = recipient();
+  sink.answerFor(to, { stall: true });
+  const started = Date.now();
+  const { id } = await send(from, { to });
+  await settled(id, ['deferred']);
+  t.ok(Date.now() - started < 6000, 'noticed within a few seconds (socket_ms is 1000 here)');
+  const [attempt] = await listAttempts(sql, id);
+  t.match(attempt, { outcome: 'deferred', smtp_code: null, reply: /ETIMEDOUT|timeout/i });
+  t.ok(attempt!.duration_ms >= 900 && attempt!.duration_ms < 5000, `took ${attempt!.duration_ms} ms`);
+});
+
+t.test('a server that drops the connection before greeting is a temporary failure', async (t) => {
+  const from = await sender();
+  await outbound(t);
+  sink.dropConnections(5);
+  const { id } = await send(from);
+  await settled(id, ['deferred']);
+  t.match((await listAttempts(sql, id))[0], { outcome: 'deferred', smtp_code: null, reply: /ECONNECTION/ });
+  t.ok(sink.stats().opened <= 2, 'one fresh connection is tried again, no more');
+});
+
+t.test('stop waits for the delivery in flight and stores its outcome', async (t) => {
+  const from = await sender();
+  const running = await startOutbound(deps);
+  const to = recipient();
+  sink.answerFor(to, { stall: true });
+  const { id } = await send(from, { to });
+  await pollUntil('the delivery to reach RCPT', async () => (sink.rcpts.some((r) => r.to === to) ? true : undefined));
+  t.equal((await sendRow(id)).status, 'sending');
+  await running.stop();
+  t.equal((await sendRow(id)).status, 'deferred', 'stored before stop returned');
+  t.equal((await listAttempts(sql, id)).length, 1);
+});
+
+t.test('a test-mode send never reaches the sink, even with a delivery job', async (t) => {
+  const from = await sender();
+  await outbound(t);
+  const simulated = await send(from, { mode: 'test' });
+  t.equal((await sendRow(simulated.id)).status, 'simulated');
+  // A job that should not exist (a bug elsewhere): the worker still refuses to deliver.
+  await sql`update sends set status = 'queued' where id = ${simulated.id}`;
+  const jobId = await deps.boss.send(DELIVERY_QUEUE, { send_id: simulated.id });
+  await pollUntil('the stray job to complete', async () => ((await sql`select 1 from pgboss.job where id = ${jobId} and state = 'completed'`).length ? true : undefined));
+  t.equal((await sendRow(simulated.id)).status, 'queued', 'untouched');
+  t.same(sink.rcpts, []);
+  t.equal(sink.stats().opened, 0);
+});
+
