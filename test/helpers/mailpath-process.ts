@@ -1,0 +1,115 @@
+// Runs the real `mailpath start` as a child process on loopback ports, and talks HTTPS to it: for multi-process and crash tests.
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:https';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { projectRoot } from '../../shared/paths.js';
+import { freePort } from './net.js';
+
+const agent = new Agent({ keepAlive: true, rejectUnauthorized: false });
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+export interface HttpsAnswer {
+  status: number;
+  headers: Record<string, string | string[] | undefined>;
+  body: any;
+}
+
+/** One HTTPS request to 127.0.0.1 (self-signed certificate) with a timeout. */
+export function https(port: number, method: string, path: string, options: { token?: string; body?: unknown; timeoutMs?: number } = {}): Promise<HttpsAnswer> {
+  const payload = options.body === undefined ? undefined : JSON.stringify(options.body);
+  const headers: Record<string, string> = {};
+  if (options.token) headers['authorization'] = `Bearer ${options.token}`;
+  if (payload !== undefined) {
+    headers['content-type'] = 'application/json';
+    headers['content-length'] = String(Buffer.byteLength(payload));
+  }
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, method, path: `/api/v1${path}`, headers, agent, timeout: options.timeoutMs ?? 5000 }, (res) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // keep the text
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error(`${method} ${path} timed out`)));
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
+
+export interface MailpathProcess {
+  child: ChildProcess;
+  httpsPort: number;
+  output(): string;
+  /** SIGKILL: no shutdown, no flushing. */
+  kill(): Promise<void>;
+  /** SIGTERM (SIGKILL after 5 s), then removes the data dir. */
+  stop(): Promise<void>;
+}
+
+/** Spawns `mailpath start` with `env` on top of a loopback, quiet base; waits until HTTPS answers (at most 15 s). */
+export async function startMailpathProcess(env: Record<string, string>): Promise<MailpathProcess> {
+  const [httpsPort, httpPort] = [await freePort(), await freePort()];
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-proc-'));
+  const child = spawn(process.execPath, ['--import', 'tsx', 'shared/process/cli.ts', 'start'], {
+    cwd: projectRoot(),
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? tmpdir(),
+      MAILPATH_BIND_HOST: '127.0.0.1',
+      MAILPATH_HTTPS_PORT: String(httpsPort),
+      MAILPATH_HTTP_PORT: String(httpPort),
+      MAILPATH_DATA_DIR: dataDir,
+      MAILPATH_ADMIN_PASSWORD: 'Root-password-123',
+      MAILPATH_LOG_LEVEL: 'warn',
+      MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  const keep = (c: Buffer) => (output = (output + c.toString()).slice(-8000));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const running = () => child.exitCode === null && child.signalCode === null;
+  const proc: MailpathProcess = {
+    child,
+    httpsPort,
+    output: () => output,
+    async kill() {
+      if (running()) child.kill('SIGKILL');
+      await exited;
+    },
+    async stop() {
+      if (running()) {
+        child.kill('SIGTERM');
+        const timer = setTimeout(() => child.kill('SIGKILL'), 5000);
+        await exited;
+        clearTimeout(timer);
+      }
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+  for (let i = 0; i < 150; i++) {
+    if (!running()) throw new Error(`mailpath exited with ${child.exitCode ?? child.signalCode}:\n${output}`);
+    const up = await https(httpsPort, 'GET', '/whoami').then(
+      (r) => r.status === 401,
+      () => false,
+    );
+    if (up) return proc;
+    await sleep(100);
+  }
+  await proc.stop();
+  throw new Error(`mailpath on port ${httpsPort} did not come up:\n${output}`);
+}
