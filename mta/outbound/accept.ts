@@ -3,9 +3,9 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../shared/db/connection.js';
 import { sendingDomains } from '../../shared/domains/queries.js';
 import { AppError, validationError } from '../../shared/errors.js';
-import { insertEvent } from '../../shared/events/queries.js';
+import type { NewEvent } from '../../shared/events/queries.js';
 import { releaseQuota, type Quota } from '../../shared/quota/usage.js';
-import { insertSend, type SendRow, type SendStatus } from '../../shared/sends/queries.js';
+import type { NewSend, SendRow, SendStatus } from '../../shared/sends/queries.js';
 import { bounceAddress } from '../../shared/sends/verp.js';
 import { releaseDaily } from '../../shared/warmup/queries.js';
 import { utcDay } from '../../shared/warmup/tiers.js';
@@ -14,7 +14,6 @@ import type { OutboundDeps } from './deps.js';
 import { signMessage } from './dkim.js';
 import { runGates, type GateOutcome } from './gates/pipeline.js';
 import type { GateDecision, GateSend } from './gates/types.js';
-import { enqueueDelivery } from './queue.js';
 
 /** Content the API gives: composed here. */
 export interface ComposedContent {
@@ -114,34 +113,33 @@ export async function acceptSend(deps: OutboundDeps, input: AcceptInput, inTrans
       throw new AppError('payload_too_large', `the message is ${message.length} bytes, more than the ${maxBytes} allowed`);
     }
     const deferUntil = s.gates.final.outcome === 'defer' ? s.gates.final.until : null;
-    const row = await d.sql.begin(async (tx) => {
-      const sent = await insertSend(tx, {
-        id: sendId,
-        tenant_id: i.tenant.id,
-        domain_id: s.domainId,
-        api_key_id: i.apiKeyId,
-        source: i.source,
-        mode: i.mode,
-        status,
-        from_email: i.from.address,
-        to_email: i.to,
-        subject: i.content.subject,
-        message_id: messageId,
-        envelope_from: bounceAddress(d.verpKey, sendId, d.config.hostname),
-        gate_decisions: s.gates.decisions.map(recordOf),
-        message,
-        defer_until: deferUntil,
-        status_detail: detailOf(s.gates.final),
-        created_at: s.at,
-      });
-      await recordAcceptance(tx, sent, s.gates.final);
-      if (status === 'queued') await enqueueDelivery(d.boss, tx, { send_id: sendId });
-      if (status === 'deferred') await enqueueDelivery(d.boss, tx, { send_id: sendId }, deferUntil!);
-      const result: AcceptResult = { send: sent, quota: quotaOf(s.gates) };
-      if (inTransaction) await inTransaction(tx, result);
-      return result;
+    const send: NewSend = {
+      id: sendId,
+      tenant_id: i.tenant.id,
+      domain_id: s.domainId,
+      api_key_id: i.apiKeyId,
+      source: i.source,
+      mode: i.mode,
+      status,
+      from_email: i.from.address,
+      to_email: i.to,
+      subject: i.content.subject,
+      message_id: messageId,
+      envelope_from: bounceAddress(d.verpKey, sendId, d.config.hostname),
+      gate_decisions: s.gates.decisions.map(recordOf),
+      message,
+      defer_until: deferUntil,
+      status_detail: detailOf(s.gates.final),
+      created_at: s.at,
+    };
+    const quota = quotaOf(s.gates);
+    const row = await d.writer.write({
+      send,
+      events: acceptanceEvents(send, s.gates.final),
+      delivery: status === 'queued' || status === 'deferred' ? { startAfter: deferUntil } : undefined,
+      inTransaction: inTransaction ? (tx, stored) => inTransaction(tx, { send: stored, quota }) : undefined,
     });
-    return row;
+    return { send: row, quota };
   }
 }
 
@@ -165,20 +163,18 @@ async function signedMessage(deps: OutboundDeps, input: AcceptInput, m: { domain
   const key = await deps.signingKeys.get(m.domainId);
   if (!key) throw new AppError('internal', 'the sending domain has no active DKIM key');
   const domain = input.from.address.slice(input.from.address.lastIndexOf('@') + 1);
-  return signMessage(bytes, { domain, selector: key.selector, privateKeyPem: key.privateKeyPem }, m.at);
+  return signMessage(bytes, { domain, selector: key.selector, privateKey: key.privateKey }, m.at);
 }
 
-/** The send event (and the deferral or drop that came with it) of a freshly stored send. */
-async function recordAcceptance(tx: Queryable, send: SendRow, final: GateDecision): Promise<void> {
+/** The send event (and the deferral or drop that came with it) of a freshly accepted send. */
+function acceptanceEvents(send: NewSend, final: GateDecision): NewEvent[] {
   const base = { tenant_id: send.tenant_id, send_id: send.id, message_id: send.message_id, recipient: send.to_email, occurred_at: send.created_at };
-  if (final.outcome === 'drop') {
-    await insertEvent(tx, { ...base, type: 'dropped', subtype: null, detail: { reason: final.reason, gate: final.gate } });
-    return;
-  }
-  await insertEvent(tx, { ...base, type: 'send', subtype: null, detail: { status: send.status, mode: send.mode, source: send.source } });
+  if (final.outcome === 'drop') return [{ ...base, type: 'dropped', subtype: null, detail: { reason: final.reason, gate: final.gate } }];
+  const events: NewEvent[] = [{ ...base, type: 'send', subtype: null, detail: { status: send.status, mode: send.mode, source: send.source } }];
   if (final.outcome === 'defer') {
-    await insertEvent(tx, { ...base, type: 'deferred', subtype: null, detail: { reason: final.gate, until: final.until.toISOString(), ...final.detail } });
+    events.push({ ...base, type: 'deferred', subtype: null, detail: { reason: final.gate, until: final.until.toISOString(), ...final.detail } });
   }
+  return events;
 }
 
 /** A gate decision as stored on the send (an AppError is not JSON). */

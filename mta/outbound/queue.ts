@@ -20,3 +20,12 @@ export async function ensureDeliveryQueue(boss: Boss, options: { expireInSeconds
 export async function enqueueDelivery(boss: Boss, tx: Queryable, job: DeliveryJob, startAfter?: Date): Promise<void> {
   await boss.send(DELIVERY_QUEUE, job, { db: bossDb(tx), ...(startAfter ? { startAfter } : {}) } as never);
 }
+
+/** Enqueues many deliveries inside `tx` in one statement. */
+export async function enqueueDeliveries(boss: Boss, tx: Queryable, jobs: { job: DeliveryJob; startAfter?: Date | null }[]): Promise<void> {
+  if (jobs.length === 0) return;
+  await boss.insert(
+    jobs.map((j) => ({ name: DELIVERY_QUEUE, data: j.job, ...(j.startAfter ? { startAfter: j.startAfter } : {}) })),
+    { db: bossDb(tx) } as never,
+  );
+}

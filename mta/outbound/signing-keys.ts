@@ -1,14 +1,22 @@
 // The live DKIM key of each sending domain, opened once and kept for a few seconds so signing costs no query per message.
 import type { Queryable } from '../../shared/db/connection.js';
-import { loadSigningKey, type SigningKey } from '../../shared/domains/dkim-keys.js';
+import type { KeyObject } from 'node:crypto';
+import { loadSigningKey } from '../../shared/domains/dkim-keys.js';
 import type { SealedBox } from '../../shared/secrets/sealed-box.js';
+import { parseSigningKey } from './dkim.js';
+
+/** A domain's live signer, its private key opened and parsed. */
+export interface CachedSigningKey {
+  selector: string;
+  privateKey: KeyObject;
+}
 
 /**
  * A rotation's new key is picked up within `ttlMs`; meanwhile the old key keeps signing, which is
  * safe because a replaced key stays published (retiring) for days after activation.
  */
 export class SigningKeyCache {
-  private readonly entries = new Map<string, { key: SigningKey | undefined; fetchedAt: number }>();
+  private readonly entries = new Map<string, { key: CachedSigningKey | undefined; fetchedAt: number }>();
 
   constructor(
     private readonly db: Queryable,
@@ -17,10 +25,11 @@ export class SigningKeyCache {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async get(domainId: string): Promise<SigningKey | undefined> {
+  async get(domainId: string): Promise<CachedSigningKey | undefined> {
     const entry = this.entries.get(domainId);
     if (entry && this.now() - entry.fetchedAt < this.ttlMs) return entry.key;
-    const key = await loadSigningKey(this.db, this.vault, domainId);
+    const opened = await loadSigningKey(this.db, this.vault, domainId);
+    const key = opened && { selector: opened.selector, privateKey: parseSigningKey(opened.privateKeyPem) };
     if (this.entries.size >= 10_000) this.entries.clear();
     this.entries.set(domainId, { key, fetchedAt: this.now() });
     return key;

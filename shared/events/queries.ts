@@ -26,6 +26,13 @@ export async function insertEvent(db: Queryable, e: NewEvent): Promise<void> {
             ${db.json(e.detail as never)}, ${e.occurred_at})`;
 }
 
+/** Many events in one statement. */
+export async function insertEvents(db: Queryable, events: NewEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  const rows = events.map((e) => ({ id: randomUUID(), ...e, detail: db.json(e.detail as never) }));
+  await db`insert into events ${db(rows, 'id', 'tenant_id', 'type', 'subtype', 'send_id', 'message_id', 'recipient', 'detail', 'occurred_at')}`;
+}
+
 export interface EventFilter {
   type?: EventType | undefined;
   since?: Date | undefined;

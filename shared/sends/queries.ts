@@ -56,6 +56,33 @@ export async function insertSend(db: Queryable, s: NewSend): Promise<SendRow> {
   return row!;
 }
 
+/** Many sends in one statement (the group commit of concurrent acceptances). */
+export async function insertSends(db: Queryable, sends: NewSend[]): Promise<SendRow[]> {
+  if (sends.length === 0) return [];
+  const rows = sends.map((s) => ({
+    id: s.id,
+    tenant_id: s.tenant_id,
+    domain_id: s.domain_id,
+    api_key_id: s.api_key_id,
+    source: s.source,
+    mode: s.mode,
+    status: s.status,
+    from_email: s.from_email,
+    to_email: s.to_email,
+    subject: s.subject,
+    message_id: s.message_id,
+    envelope_from: s.envelope_from,
+    gate_decisions: db.json(s.gate_decisions as never),
+    message: s.message,
+    size_bytes: s.message?.length ?? null,
+    defer_until: s.defer_until,
+    status_detail: s.status_detail,
+    created_at: s.created_at,
+    updated_at: s.created_at,
+  }));
+  return db<SendRow[]>`insert into sends ${db(rows)} returning ${sendColumns(db)}`;
+}
+
 export async function findSend(db: Queryable, tenantId: string, id: string): Promise<SendRow | undefined> {
   const [row] = await db<SendRow[]>`select ${sendColumns(db)} from sends where tenant_id = ${tenantId} and id = ${id}`;
   return row;

@@ -66,13 +66,18 @@ export async function startOutbound(deps: OutboundDeps): Promise<RunningOutbound
   const workers = Math.min(MAX_WORKERS, Math.max(1, Math.ceil(w.concurrency / w.batch_size)));
   const ids: string[] = [];
   for (let i = 0; i < workers; i++) {
-    ids.push(
-      await deps.boss.work<DeliveryJob>(
-        DELIVERY_QUEUE,
-        { batchSize: w.batch_size, pollingIntervalSeconds: Math.max(MIN_POLL_SECONDS, w.poll_interval_ms / 1000) },
-        handle,
-      ),
+    let id = '';
+    id = await deps.boss.work<DeliveryJob>(
+      DELIVERY_QUEUE,
+      { batchSize: w.batch_size, pollingIntervalSeconds: Math.max(MIN_POLL_SECONDS, w.poll_interval_ms / 1000) },
+      async (jobs) => {
+        await handle(jobs);
+        // pg-boss sleeps out the polling interval after every batch; a full batch means a backlog,
+        // so the worker fetches again at once (the interval only paces an idle queue).
+        if (jobs.length >= w.batch_size && !stopping) deps.boss.notifyWorker(id);
+      },
     );
+    ids.push(id);
   }
   log.info({ workers, batchSize: w.batch_size, concurrency: w.concurrency }, 'outbound delivery started');
 

@@ -3,7 +3,7 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import t from 'tap';
 import { composeMessage } from '../../../mta/outbound/compose.js';
-import { signMessage } from '../../../mta/outbound/dkim.js';
+import { parseSigningKey, signMessage } from '../../../mta/outbound/dkim.js';
 import { generateDkimKey } from '../../../shared/domains/dkim-keys.js';
 import { dkimTxtValue } from '../../../shared/domains/records.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
@@ -54,7 +54,7 @@ t.test('a composed, signed message verifies with python3-dkim; a tampered one do
   t.match(text, /multipart\/alternative/);
   t.notMatch(text, /^Bcc:/m);
 
-  const signed = await signMessage(message, { domain: 'send.example', selector: 'mp20261121', privateKeyPem: key.privateKeyPem }, at);
+  const signed = await signMessage(message, { domain: 'send.example', selector: 'mp20261121', privateKey: key.privateKeyPem }, at);
   const header = signed.toString('utf8').split('\r\n\r\n')[0]!;
   t.match(header, /^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=send\.example;/);
   t.match(header.replace(/\r\n\s+/g, ' '), /h=[^;]*From[^;]*/i, 'From is signed');
@@ -72,4 +72,21 @@ t.test('a composed, signed message verifies with python3-dkim; a tampered one do
   t.notOk((await dkimverify(otherSubject, dns.address)).ok, 'a changed subject fails');
   dns.remove('mp20261121._domainkey.send.example');
   t.notOk((await dkimverify(signed, dns.address)).ok, 'without the key in DNS it fails');
+});
+
+t.test('a submitted message with bare LF line ends and folded headers is signed as sent on the wire (CRLF) and verifies', async (t) => {
+  t.ok(available, 'the verifier is installed');
+  if (!available) return;
+  const dns = await startDnsServer(t);
+  const key = await generateDkimKey(1024);
+  dns.setTxt('s2._domainkey.lf.example', [splitTxt(dkimTxtValue(key.publicKey))]);
+  const raw = Buffer.from(
+    'From: Ann <ann@lf.example>\nTo: bob@example.org\nSubject: a subject\n  folded over two lines\nDate: Sat, 21 Nov 2026 12:00:00 +0000\n' +
+      'Message-ID: <lf-1@lf.example>\nMIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\nline one  \nline two\n\n\n',
+  );
+  const signed = signMessage(raw, { domain: 'lf.example', selector: 's2', privateKey: parseSigningKey(key.privateKeyPem) }, new Date());
+  t.notMatch(signed.toString('latin1'), /[^\r]\n/, 'every line ends in CRLF');
+  const verified = await dkimverify(signed, dns.address);
+  t.ok(verified.ok, `python3-dkim verifies it: ${verified.output}`);
+  t.throws(() => signMessage(Buffer.from('no separator'), { domain: 'lf.example', selector: 's2', privateKey: key.privateKeyPem }, new Date()), { name: 'DkimSignError' });
 });

@@ -1,0 +1,217 @@
+// Benchmark: messages through POST /transactional/send and through SMTP submission, DKIM-signed and delivered to Postfix's smtp-sink, against Postfix relaying the same load to the same sink.
+//
+// Goal: delivered/s end to end at least equal to Postfix's (same machine, same sink, same message size).
+// Prints accepted/s (answers 202 / 250) and delivered/s (until the last send is marked delivered).
+// Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides) and Postfix (../shared/bench/postfix-peer.sh
+// installs it when missing); creates and drops a database of its own. BENCH_MESSAGES sets the count (default 20000).
+import { randomBytes } from 'node:crypto';
+import { execFile } from 'node:child_process';
+import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import autocannon from 'autocannon';
+import nodemailer from 'nodemailer';
+import postgres from 'postgres';
+import { loadConfig } from '../shared/config.js';
+import { generateDkimKey, storeKey } from '../shared/domains/dkim-keys.js';
+import { createLogger } from '../shared/log.js';
+import { projectRoot } from '../shared/paths.js';
+import { startMailpath } from '../shared/process/runtime.js';
+import { SealedBox } from '../shared/secrets/sealed-box.js';
+
+const run = promisify(execFile);
+const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const MESSAGES = Math.max(100, Number(process.env['BENCH_MESSAGES'] ?? 20_000));
+const API_CONNECTIONS = 50;
+const SMTP_CONNECTIONS = 20;
+const BODY = 'x'.repeat(76).concat('\n').repeat(64); // ~5 KB, as smtp-source -l 5120
+const PEER = join(projectRoot(), '..', 'shared', 'bench', 'postfix-peer.sh');
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
+
+interface Figures {
+  acceptedPerSec: number;
+  deliveredPerSec: number;
+}
+
+async function freePort(): Promise<number> {
+  const { createServer } = await import('node:net');
+  return new Promise((resolve) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port;
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** Waits until `count()` reaches `n` (polled every 100 ms, at most 10 minutes); returns when it did. */
+async function waitFor(count: () => Promise<number>, n: number, what: string): Promise<number> {
+  const deadline = Date.now() + 10 * 60_000;
+  for (;;) {
+    const c = await count();
+    if (c >= n) return performance.now();
+    if (Date.now() > deadline) throw new Error(`${what}: only ${c} of ${n} after 10 minutes`);
+    await sleep(100);
+  }
+}
+
+async function viaApi(port: number, key: string, from: string, delivered: () => Promise<number>): Promise<Figures> {
+  const started = performance.now();
+  const result = await autocannon({
+    url: `https://127.0.0.1:${port}/api/v1/transactional/send`,
+    method: 'POST',
+    headers: { authorization: `Bearer ${key}`, 'content-type': 'application/json' },
+    body: JSON.stringify({ to: 'sink@bench-dest.test', from_email: from, subject: 'Bench', body_text: BODY }),
+    connections: API_CONNECTIONS,
+    amount: MESSAGES,
+    workers: 1,
+  });
+  const acceptedAt = performance.now();
+  if (result.non2xx > 0 || result.errors > 0) throw new Error(`API: ${result.non2xx} non-2xx answers, ${result.errors} errors`);
+  const doneAt = await waitFor(delivered, MESSAGES, 'API sends delivered');
+  return { acceptedPerSec: MESSAGES / ((acceptedAt - started) / 1000), deliveredPerSec: MESSAGES / ((doneAt - started) / 1000) };
+}
+
+async function viaSubmission(port: number, key: string, from: string, delivered: () => Promise<number>): Promise<Figures> {
+  const transport = nodemailer.createTransport({
+    pool: true,
+    host: '127.0.0.1',
+    port,
+    secure: false,
+    requireTLS: true,
+    maxConnections: SMTP_CONNECTIONS,
+    maxMessages: Infinity,
+    tls: { rejectUnauthorized: false },
+    auth: { user: 'bench', pass: key },
+  });
+  const started = performance.now();
+  let next = 0;
+  const worker = async () => {
+    while (next < MESSAGES) {
+      next++;
+      await transport.sendMail({ from, to: 'sink@bench-dest.test', subject: 'Bench', text: BODY });
+    }
+  };
+  await Promise.all(Array.from({ length: SMTP_CONNECTIONS * 4 }, worker));
+  const acceptedAt = performance.now();
+  transport.close();
+  const doneAt = await waitFor(delivered, MESSAGES, 'submitted sends delivered');
+  return { acceptedPerSec: MESSAGES / ((acceptedAt - started) / 1000), deliveredPerSec: MESSAGES / ((doneAt - started) / 1000) };
+}
+
+/** Postfix accepting from smtp-source (20 sessions, 5 KB) and relaying to the same sink; delivered when its queue is empty. */
+async function viaPostfix(sinkPort: number): Promise<Figures> {
+  const listen = await freePort();
+  await run('bash', [PEER, 'start', String(listen), String(sinkPort)]);
+  try {
+    const started = performance.now();
+    await run('smtp-source', ['-4', '-s', String(SMTP_CONNECTIONS), '-m', String(MESSAGES), '-l', '5120', '-f', 'a@example.test', '-t', 'b@example.test', `127.0.0.1:${listen}`], { maxBuffer: 1 << 24 });
+    const acceptedAt = performance.now();
+    const queued = async () => Number((await run('bash', [PEER, 'queued'])).stdout.trim());
+    const doneAt = await waitFor(async () => MESSAGES - (await queued()), MESSAGES, 'Postfix queue drained');
+    return { acceptedPerSec: MESSAGES / ((acceptedAt - started) / 1000), deliveredPerSec: MESSAGES / ((doneAt - started) / 1000) };
+  } finally {
+    await run('bash', [PEER, 'stop']).catch(() => {});
+  }
+}
+
+export default async function runOutboundBench(): Promise<void> {
+  if (!existsSync(PEER)) throw new Error(`${PEER} not found: it starts Postfix's smtp-sink, the sink both sides deliver to`);
+  const sinkPort = await freePort();
+  const sinkPid = Number((await run('bash', [PEER, 'sink', String(sinkPort)])).stdout.trim());
+  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-bench-'));
+  const masterKey = randomBytes(32).toString('hex');
+  await admin.unsafe(`create database "${dbName}"`);
+  const sql = postgres(dbUrl.toString(), { max: 2, onnotice: () => {} });
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const config = loadConfig({
+      DATABASE_URL: dbUrl.toString(),
+      MAILPATH_DATA_DIR: dataDir,
+      MAILPATH_BIND_HOST: '127.0.0.1',
+      MAILPATH_HTTPS_PORT: '0',
+      MAILPATH_HTTP_PORT: '0',
+      MAILPATH_SUBMISSION_PORT: '0',
+      MAILPATH_SUBMISSION_TLS_PORT: '0',
+      MAILPATH_ROLES: 'api,submission,outbound,scheduler',
+      MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${sinkPort}`,
+      MAILPATH_MASTER_KEY: masterKey,
+      MAILPATH_LOG_LEVEL: 'warn',
+      MAILPATH_DB_POOL_SIZE: '20',
+      MAILPATH_ADMIN_PASSWORD: 'Bench-admin-password-1',
+      MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__SEND: '1000000000',
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__WRITE: '1000000000',
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '1000000000',
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__TENANT_DEFAULT_PER_SEC: '1000000000',
+      MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[10000000]',
+    });
+    const mailpath = await startMailpath(config, createLogger('warn'));
+    cleanups.push(() => mailpath.stop());
+    const apiPort = mailpath.roles.find((r) => r.name === 'api')!.details['httpsPort'] as number;
+    const submissionPort = mailpath.roles.find((r) => r.name === 'submission')!.details['starttlsPort'] as number;
+
+    const register = await fetchJson(apiPort, '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
+    const tenantId = register.data.tenant_id as string;
+    const key = (await fetchJson(apiPort, '/api/v1/api-keys', { name: 'bench' }, register.data.token)).data.key as string;
+    await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
+    await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
+    const [domain] = await sql<{ id: string }[]>`
+      insert into domains (tenant_id, name, unicode_name, verified_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now()) returning id`;
+    const vault = new SealedBox(Buffer.from(masterKey, 'hex'));
+    await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
+    const delivered = (source: string) => async () =>
+      (await sql<{ n: number }[]>`select count(*)::int as n from sends where source = ${source} and status = 'delivered'`)[0]!.n;
+
+    const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+    process.stdout.write(`outbound bench: ${fmt(MESSAGES)} messages of ~5 KB, DKIM rsa-2048, relay to Postfix smtp-sink; ${cpus().length} cores, load average ${load()}\n`);
+    const api = await viaApi(apiPort, key, 'hello@bench.test', delivered('api'));
+    process.stdout.write(`  Mailpath API (${API_CONNECTIONS} HTTPS connections): accepted ${fmt(api.acceptedPerSec)}/s, delivered ${fmt(api.deliveredPerSec)}/s\n`);
+    const smtp = await viaSubmission(submissionPort, key, 'hello@bench.test', delivered('smtp'));
+    process.stdout.write(`  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s\n`);
+    await mailpath.stop();
+    const postfix = await viaPostfix(sinkPort);
+    process.stdout.write(`  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ${fmt(postfix.deliveredPerSec)}/s\n`);
+    const ratio = api.deliveredPerSec / postfix.deliveredPerSec;
+    const smtpRatio = smtp.deliveredPerSec / postfix.deliveredPerSec;
+    process.stdout.write(
+      `  delivered/s vs Postfix: API ${ratio.toFixed(2)}x, submission ${smtpRatio.toFixed(2)}x (goal >= 1.00x): ${ratio >= 1 && smtpRatio >= 1 ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`,
+    );
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch(() => {});
+    await sql.end();
+    await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch(() => {});
+    await admin.end();
+    rmSync(dataDir, { recursive: true, force: true });
+    if (sinkPid > 0) process.kill(sinkPid, 'SIGTERM');
+  }
+}
+
+async function fetchJson(port: number, path: string, body: unknown, token?: string): Promise<any> {
+  const { request } = await import('node:https');
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1', port, path, method: 'POST', rejectUnauthorized: false, timeout: 10_000,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => {
+          const text = Buffer.concat(chunks).toString('utf8');
+          if ((res.statusCode ?? 0) >= 300) reject(new Error(`POST ${path}: ${res.statusCode} ${text}`));
+          else resolve(JSON.parse(text));
+        });
+      },
+    );
+    req.on('error', reject);
+    req.end(payload);
+  });
+}
