@@ -10,7 +10,7 @@ import { loadMasterKey } from '../../shared/secrets/master-key.js';
 import type { SealedBox } from '../../shared/secrets/sealed-box.js';
 import { verpKey } from '../../shared/sends/verp.js';
 import { ensureDeliveryQueue } from './queue.js';
-import { SendWriter } from './send-writer.js';
+import { createSendWriter, type SendWriter } from './send-writer.js';
 import { SigningKeyCache } from './signing-keys.js';
 
 export interface OutboundDeps {
@@ -41,6 +41,6 @@ export async function createOutboundDeps(domains: DomainDeps, boss: Boss): Promi
     vault: domains.vault,
     verpKey: verpKey(await loadMasterKey(domains.config)),
     signingKeys: new SigningKeyCache(domains.sql, domains.vault),
-    writer: new SendWriter(domains.sql, boss, domains.log),
+    writer: createSendWriter(domains.sql, boss, domains.log),
   };
 }

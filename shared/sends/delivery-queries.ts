@@ -1,6 +1,6 @@
 // SQL of the delivery worker: a send as delivery sees it, claiming it for an attempt, and the status it ends the attempt in.
 import type { Queryable } from '../db/connection.js';
-import type { SendStatus } from './queries.js';
+import type { AttemptRow, SendStatus } from './queries.js';
 
 /** A send with what delivery decides on; the message bytes come only with the claim. */
 export interface DeliverySend {
@@ -63,4 +63,36 @@ export async function setDeliveryStatus(db: Queryable, id: string, c: StatusChan
       message = case when ${c.status === 'dropped'}::boolean then null else message end,
       updated_at = ${c.at}
     where id = ${id}`;
+}
+
+/**
+ * Claims, in one statement, the sends among `ids` that are queued and live: each is marked
+ * `sending` and returned with its message. Anything else (deferred, busy, done, test) is left
+ * for the one-job path, which knows what to do with it.
+ */
+export async function claimQueued(db: Queryable, ids: string[], at: Date): Promise<(DeliverySend & { message: Buffer | null })[]> {
+  if (ids.length === 0) return [];
+  return db<(DeliverySend & { message: Buffer | null })[]>`
+    update sends s set status = 'sending', updated_at = ${at}
+    from tenants t
+    where s.id = any(${ids}::uuid[]) and s.status = 'queued' and s.mode = 'live' and t.id = s.tenant_id
+    returning s.id, s.tenant_id, s.domain_id, s.mode, s.status, s.to_email, s.envelope_from, s.message_id, s.defer_until,
+              s.created_at, s.updated_at, t.status as tenant_status, t.is_sandbox as tenant_is_sandbox, 0 as attempts, s.message`;
+}
+
+export interface Delivered {
+  attempt: Omit<AttemptRow, 'id'>;
+  /** The send's status_detail: who accepted it and what they said. */
+  detail: string;
+}
+
+/** Marks many sends delivered with their attempts, in statements that each cover them all. */
+export async function markDelivered(db: Queryable, delivered: Delivered[]): Promise<void> {
+  if (delivered.length === 0) return;
+  const attempts = delivered.map((d) => d.attempt);
+  await db`insert into send_attempts ${db(attempts, 'send_id', 'attempted_at', 'remote_host', 'outcome', 'smtp_code', 'enhanced_code', 'reply', 'duration_ms')}`;
+  await db`
+    update sends s set status = 'delivered', status_detail = v.detail, defer_until = null, updated_at = v.at
+    from unnest(${attempts.map((a) => a.send_id)}::uuid[], ${delivered.map((d) => d.detail)}::text[], ${attempts.map((a) => a.attempted_at.toISOString())}::timestamptz[]) as v(id, detail, at)
+    where s.id = v.id`;
 }

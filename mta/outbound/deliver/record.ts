@@ -2,10 +2,11 @@
 import type { Config } from '../../../shared/config.js';
 import type { Queryable, Sql } from '../../../shared/db/connection.js';
 import { AppError } from '../../../shared/errors.js';
-import { insertEvent, type NewEvent } from '../../../shared/events/queries.js';
+import { GroupCommit } from '../../../shared/db/group-commit.js';
+import { insertEvent, insertEvents, type NewEvent } from '../../../shared/events/queries.js';
 import type { Logger } from '../../../shared/log.js';
 import { bossDb, type Boss } from '../../../shared/queue.js';
-import { setDeliveryStatus, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
+import { markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
 import { insertAttempt } from '../../../shared/sends/queries.js';
 import { suppress } from '../../../shared/suppressions/service.js';
 import { DELIVERY_QUEUE, enqueueDelivery } from '../queue.js';
@@ -46,11 +47,50 @@ async function completeJob(deps: RecordDeps, tx: Queryable, job: JobRef, outcome
   await deps.boss.complete(DELIVERY_QUEUE, job.id, { outcome }, { db: bossDb(tx) } as never);
 }
 
+/** Deliveries of the same moment, stored in one transaction. */
+export type DeliveredWriter = GroupCommit<Delivered & { event: NewEvent }, void>;
+
+/**
+ * The common outcome, delivered, is stored by group commit and does not complete its job in the
+ * same transaction: pg-boss completes the batch's jobs once the handler returns, and a job run
+ * again after a crash in between finds its send delivered and does nothing.
+ */
+export function createDeliveredWriter(sql: Sql, log: Logger): DeliveredWriter {
+  return new GroupCommit<Delivered & { event: NewEvent }, void>(
+    async (items) => {
+      await sql.begin(async (tx) => {
+        await markDelivered(tx, items);
+        await insertEvents(tx, items.map((i) => i.event));
+      });
+      return items.map(() => undefined);
+    },
+    log,
+    'deliveries',
+  );
+}
+
 /** Stores one attempt: its row, the send's new status, its event, a retry job or a suppression. */
-export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: JobRef, m: MeasuredAttempt): Promise<void> {
+export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: JobRef, m: MeasuredAttempt, delivered?: DeliveredWriter): Promise<void> {
   const { classification: c, result } = m;
   const attempt = send.attempts + 1;
   const facts = { remote_host: result.remoteHost, reply: c.reply, smtp_code: c.smtpCode, enhanced_code: c.enhancedCode, attempt };
+  if (delivered && c.verdict.result === 'delivered') {
+    await delivered.write({
+      attempt: {
+        send_id: send.id,
+        attempted_at: m.at,
+        remote_host: result.remoteHost,
+        outcome: 'delivered',
+        smtp_code: c.smtpCode,
+        enhanced_code: c.enhancedCode,
+        reply: c.reply,
+        duration_ms: Math.round(m.durationMs),
+      },
+      detail: `${result.remoteHost ?? 'remote host'}: ${c.reply}`,
+      event: { ...eventBase(send, m.at), type: 'delivered', subtype: null, detail: facts },
+    });
+    return;
+  }
   const retry = c.verdict.result === 'temporary' ? nextRetry(deps.config.delivery.retry, { createdAt: send.created_at, now: m.at, attempt }) : undefined;
   const bounce = c.verdict.result === 'bounce' ? c.verdict.subtype : retry?.kind === 'give_up' ? 'soft' : undefined;
   await deps.sql.begin(async (tx) => {

@@ -5,7 +5,10 @@ import { Gate } from '../../../shared/concurrency.js';
 import type { OutboundDeps } from '../deps.js';
 import { DELIVERY_QUEUE, type DeliveryJob } from '../queue.js';
 import { Transports } from './transports.js';
-import { runDeliveryJob, SendBusyError, type WorkerContext } from './worker.js';
+import { isUuid } from '../../../shared/ids.js';
+import { claimQueued, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
+import { createDeliveredWriter } from './record.js';
+import { deliverClaimed, runDeliveryJob, SendBusyError, type WorkerContext } from './worker.js';
 
 export interface RunningOutbound {
   /** Stops fetching jobs, waits for the deliveries in flight, then closes the connections. */
@@ -29,7 +32,7 @@ const MAX_WORKERS = 8;
 export async function startOutbound(deps: OutboundDeps): Promise<RunningOutbound> {
   const w = deps.config.delivery.workers;
   const log = deps.log.child({ role: 'outbound' });
-  const ctx: WorkerContext = { deps: { ...deps, log }, transports: new Transports(deps.config, log) };
+  const ctx: WorkerContext = { deps: { ...deps, log }, transports: new Transports(deps.config, log), delivered: createDeliveredWriter(deps.sql, log) };
   const gate = new Gate(w.concurrency);
   const inFlight = new Set<Promise<void>>();
   let stopping = false;
@@ -40,7 +43,16 @@ export async function startOutbound(deps: OutboundDeps): Promise<RunningOutbound
     const signal = AbortSignal.timeout(Math.floor(w.job_expire_seconds * 1000 * DEADLINE_SHARE));
     // Every message of the batch waiting in a pool listens to it at once.
     setMaxListeners(jobs.length + 10, signal);
-    const batch = Promise.all(jobs.map((job) => gate.run(() => runOne(job, signal)))).then(() => undefined);
+    // The common case, a queued send, is claimed for the whole batch in one statement; the rest
+    // (deferred wake-ups, sends a dead worker left behind, stray jobs) take the one-job path.
+    const ids = jobs.map((job) => job.data?.send_id).filter((id): id is string => typeof id === 'string' && isUuid(id));
+    const claimed = new Map((await claimQueued(deps.sql, ids, deps.clock.now())).map((s) => [s.id, s]));
+    const batch = Promise.all(
+      jobs.map((job) => {
+        const send = claimed.get(job.data?.send_id);
+        return gate.run(() => (send ? runClaimed(send, job, signal) : runOne(job, signal)));
+      }),
+    ).then(() => undefined);
     inFlight.add(batch);
     try {
       await batch;
@@ -49,9 +61,12 @@ export async function startOutbound(deps: OutboundDeps): Promise<RunningOutbound
     }
   };
 
-  const runOne = async (job: Job<DeliveryJob>, signal: AbortSignal): Promise<void> => {
+  const runClaimed = (send: DeliverySend & { message: Buffer | null }, job: Job<DeliveryJob>, signal: AbortSignal) =>
+    runOne(job, signal, () => deliverClaimed(ctx, send, send.message, job, signal));
+
+  const runOne = async (job: Job<DeliveryJob>, signal: AbortSignal, run = () => runDeliveryJob(ctx, job, signal)): Promise<void> => {
     try {
-      const outcome = await runDeliveryJob(ctx, job, signal);
+      const outcome = await run();
       log.debug({ jobId: job.id, sendId: job.data?.send_id, outcome }, 'delivery job done');
     } catch (err) {
       // Only this job runs again (pg-boss retry); the rest of its batch completes normally.

@@ -9,7 +9,7 @@ import { warmupGate } from '../gates/warmup.js';
 import type { DeliveryJob } from '../queue.js';
 import { attemptDelivery } from './attempt.js';
 import { classify } from './classify.js';
-import { recordAttempt, recordDrop, recordFailure, recordRedeferral, type JobRef } from './record.js';
+import { recordAttempt, recordDrop, recordFailure, recordRedeferral, type DeliveredWriter, type JobRef } from './record.js';
 import type { Transports } from './transports.js';
 
 export type DeliveryJobOutcome = 'skipped' | 'attempted' | 'dropped' | 'redeferred' | 'failed';
@@ -25,6 +25,7 @@ const DELIVERABLE = new Set(['queued', 'deferred', 'sending']);
 export interface WorkerContext {
   deps: OutboundDeps;
   transports: Transports;
+  delivered: DeliveredWriter;
 }
 
 /**
@@ -55,18 +56,31 @@ export async function runDeliveryJob(ctx: WorkerContext, job: Pick<Job<DeliveryJ
     if (now?.status === 'sending') throw new SendBusyError(`send ${send.id} is being delivered by another worker`);
     return 'skipped';
   }
-  if (!claim.message) {
+  return deliverClaimed(ctx, send, claim.message, job, signal);
+}
+
+/** Delivers a send this worker has claimed (marked `sending`) and stores the outcome. */
+export async function deliverClaimed(
+  ctx: WorkerContext,
+  send: DeliverySend,
+  message: Buffer | null,
+  job: Pick<Job<DeliveryJob>, 'id'>,
+  signal: AbortSignal,
+): Promise<DeliveryJobOutcome> {
+  const { deps } = ctx;
+  const at = deps.clock.now();
+  if (!message) {
     await recordFailure(deps, send, job, { at, detail: 'no message is stored for this send: nothing to deliver' });
     return 'failed';
   }
   const started = performance.now();
   const result = await attemptDelivery(
     { dns: deps.dns, transports: ctx.transports, relay: deps.config.outboundRelay, port: deps.config.outboundPort },
-    { to: send.to_email, envelopeFrom: send.envelope_from, message: claim.message },
+    { to: send.to_email, envelopeFrom: send.envelope_from, message },
     signal,
   );
   const classification = classify(deps.config.bounceRules, result.outcome);
-  await recordAttempt(deps, send, job, { result, classification, at, durationMs: performance.now() - started });
+  await recordAttempt(deps, send, job, { result, classification, at, durationMs: performance.now() - started }, ctx.delivered);
   return 'attempted';
 }
 

@@ -1,0 +1,65 @@
+// Group commit: concurrent writers share one transaction; each is answered only after the transaction holding its item commits.
+import type { Logger } from '../log.js';
+
+interface Waiting<T, R> {
+  item: T;
+  resolve(result: R): void;
+  reject(err: unknown): void;
+}
+
+/**
+ * A commit costs round trips and a WAL flush whatever it holds, so N items in one transaction
+ * cost far less than N transactions. Items queue while a commit runs and the next commit takes
+ * them all: a lone writer waits for one commit, a busy server batches by itself. When a batch
+ * fails, its items are committed one at a time, so one bad item fails alone.
+ */
+export class GroupCommit<T, R> {
+  private queue: Waiting<T, R>[] = [];
+  private running = false;
+
+  constructor(
+    /** Commits the items in one transaction and returns one result per item, in order. */
+    private readonly commit: (items: T[]) => Promise<R[]>,
+    private readonly log: Logger,
+    private readonly what: string,
+    private readonly maxBatch = 200,
+  ) {}
+
+  /** Resolves once the item is committed. */
+  write(item: T): Promise<R> {
+    return new Promise((resolve, reject) => {
+      this.queue.push({ item, resolve, reject });
+      if (!this.running) {
+        this.running = true;
+        // One turn of the event loop lets the writers that are ready now join the first batch.
+        setImmediate(() => void this.drain());
+      }
+    });
+  }
+
+  private async drain(): Promise<void> {
+    try {
+      while (this.queue.length > 0) {
+        const batch = this.queue.splice(0, this.maxBatch);
+        try {
+          const results = await this.commit(batch.map((w) => w.item));
+          batch.forEach((w, i) => w.resolve(results[i]!));
+        } catch (err) {
+          if (batch.length === 1) {
+            batch[0]!.reject(err);
+            continue;
+          }
+          this.log.warn({ err, size: batch.length }, `a batch of ${this.what} failed to commit; committing them one by one`);
+          for (const w of batch) {
+            await this.commit([w.item]).then(
+              (results) => w.resolve(results[0]!),
+              (itemErr: unknown) => w.reject(itemErr),
+            );
+          }
+        }
+      }
+    } finally {
+      this.running = false;
+    }
+  }
+}
