@@ -1,5 +1,9 @@
 // Benchmark: messages through POST /transactional/send and through SMTP submission, DKIM-signed and delivered to Postfix's smtp-sink, against Postfix relaying the same load to the same sink.
 //
+// Mailpath runs as it is deployed to use more than one core: two processes on one database, one
+// with the api, submission and scheduler roles, one with the outbound role (built with `npm run
+// build` first, run with plain node). Postfix is likewise several processes (smtpd, cleanup, qmgr, smtp).
+//
 // Goal: delivered/s end to end at least equal to Postfix's (same machine, same sink, same message size).
 // Prints accepted/s (answers 202 / 250) and delivered/s (until the last send is marked delivered).
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides) and Postfix (../shared/bench/postfix-peer.sh
@@ -13,11 +17,9 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 import postgres from 'postgres';
-import { loadConfig } from '../shared/config.js';
+import { spawn, type ChildProcess } from 'node:child_process';
 import { generateDkimKey, storeKey } from '../shared/domains/dkim-keys.js';
-import { createLogger } from '../shared/log.js';
 import { projectRoot } from '../shared/paths.js';
-import { startMailpath } from '../shared/process/runtime.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
 
 const run = promisify(execFile);
@@ -130,19 +132,22 @@ export default async function runOutboundBench(): Promise<void> {
   const sql = postgres(dbUrl.toString(), { max: 2, onnotice: () => {} });
   const cleanups: (() => Promise<unknown>)[] = [];
   try {
-    const config = loadConfig({
+    const [apiPort, httpPort, submissionPort, submissionTlsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
+    const env: Record<string, string> = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? tmpdir(),
       DATABASE_URL: dbUrl.toString(),
       MAILPATH_DATA_DIR: dataDir,
       MAILPATH_BIND_HOST: '127.0.0.1',
-      MAILPATH_HTTPS_PORT: '0',
-      MAILPATH_HTTP_PORT: '0',
-      MAILPATH_SUBMISSION_PORT: '0',
-      MAILPATH_SUBMISSION_TLS_PORT: '0',
-      MAILPATH_ROLES: 'api,submission,outbound,scheduler',
+      MAILPATH_HTTPS_PORT: String(apiPort),
+      MAILPATH_HTTP_PORT: String(httpPort),
+      MAILPATH_SUBMISSION_PORT: String(submissionPort),
+      MAILPATH_SUBMISSION_TLS_PORT: String(submissionTlsPort),
       MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${sinkPort}`,
       MAILPATH_MASTER_KEY: masterKey,
+      MAILPATH_JWT_SECRET: randomBytes(32).toString('hex'),
       MAILPATH_LOG_LEVEL: 'warn',
-      MAILPATH_DB_POOL_SIZE: '20',
+      MAILPATH_DB_POOL_SIZE: process.env['BENCH_POOL'] ?? '10',
       MAILPATH_ADMIN_PASSWORD: 'Bench-admin-password-1',
       MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__SEND: '1000000000',
@@ -150,11 +155,13 @@ export default async function runOutboundBench(): Promise<void> {
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '1000000000',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__TENANT_DEFAULT_PER_SEC: '1000000000',
       MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[10000000]',
-    });
-    const mailpath = await startMailpath(config, createLogger('warn'));
-    cleanups.push(() => mailpath.stop());
-    const apiPort = mailpath.roles.find((r) => r.name === 'api')!.details['httpsPort'] as number;
-    const submissionPort = mailpath.roles.find((r) => r.name === 'submission')!.details['starttlsPort'] as number;
+    };
+    process.stdout.write('outbound bench: building (npm run build) ...\n');
+    await run('npm', ['run', 'build'], { cwd: projectRoot() });
+    const front = await startProcess({ ...env, MAILPATH_ROLES: 'api,submission,scheduler' }, apiPort);
+    cleanups.push(() => front.stop());
+    const delivery = await startProcess({ ...env, MAILPATH_ROLES: 'outbound', MAILPATH_DATA_DIR: join(dataDir, 'outbound') }, undefined);
+    cleanups.push(() => delivery.stop());
 
     const register = await fetchJson(apiPort, '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
     const tenantId = register.data.tenant_id as string;
@@ -169,12 +176,13 @@ export default async function runOutboundBench(): Promise<void> {
       (await sql<{ n: number }[]>`select count(*)::int as n from sends where source = ${source} and status = 'delivered'`)[0]!.n;
 
     const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
-    process.stdout.write(`outbound bench: ${fmt(MESSAGES)} messages of ~5 KB, DKIM rsa-2048, relay to Postfix smtp-sink; ${cpus().length} cores, load average ${load()}\n`);
+    process.stdout.write(`outbound bench: ${fmt(MESSAGES)} messages of ~5 KB, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+submission+scheduler, outbound); ${cpus().length} cores, load average ${load()}\n`);
     const api = await viaApi(apiPort, key, 'hello@bench.test', delivered('api'));
     process.stdout.write(`  Mailpath API (${API_CONNECTIONS} HTTPS connections): accepted ${fmt(api.acceptedPerSec)}/s, delivered ${fmt(api.deliveredPerSec)}/s\n`);
     const smtp = await viaSubmission(submissionPort, key, 'hello@bench.test', delivered('smtp'));
     process.stdout.write(`  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s\n`);
-    await mailpath.stop();
+    await front.stop();
+    await delivery.stop();
     const postfix = await viaPostfix(sinkPort);
     process.stdout.write(`  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ${fmt(postfix.deliveredPerSec)}/s\n`);
     const ratio = api.deliveredPerSec / postfix.deliveredPerSec;
@@ -192,13 +200,48 @@ export default async function runOutboundBench(): Promise<void> {
   }
 }
 
-async function fetchJson(port: number, path: string, body: unknown, token?: string): Promise<any> {
+interface Child {
+  stop(): Promise<void>;
+}
+
+/** Starts `node dist/shared/process/cli.js start` with `env`; with an HTTPS port, waits until it answers (at most 30 s). */
+async function startProcess(env: Record<string, string>, httpsPort: number | undefined): Promise<Child> {
+  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the Mailpath processes.
+  const nodeArgs = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/shared/process/cli.js', 'start'], { cwd: projectRoot(), env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const exited = new Promise<void>((r) => child.once('exit', () => r()));
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) {
+      child.kill('SIGTERM');
+      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+      await exited;
+      clearTimeout(timer);
+    }
+  };
+  if (httpsPort === undefined) {
+    await sleep(3000);
+    return { stop };
+  }
+  for (let i = 0; i < 300; i++) {
+    if (child.exitCode !== null) throw new Error(`mailpath exited with ${child.exitCode}`);
+    const up = await fetchJson(httpsPort, '/api/v1/whoami', undefined, undefined, 'GET').then(
+      () => true,
+      (err: Error) => /401/.test(err.message),
+    );
+    if (up) return { stop };
+    await sleep(100);
+  }
+  await stop();
+  throw new Error('mailpath did not come up within 30 s');
+}
+
+async function fetchJson(port: number, path: string, body: unknown, token?: string, method = 'POST'): Promise<any> {
   const { request } = await import('node:https');
-  const payload = JSON.stringify(body);
+  const payload = body === undefined ? '' : JSON.stringify(body);
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: '127.0.0.1', port, path, method: 'POST', rejectUnauthorized: false, timeout: 10_000,
+        host: '127.0.0.1', port, path, method, rejectUnauthorized: false, timeout: 10_000,
         headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
       },
       (res) => {
@@ -206,7 +249,7 @@ async function fetchJson(port: number, path: string, body: unknown, token?: stri
         res.on('data', (c: Buffer) => chunks.push(c));
         res.on('end', () => {
           const text = Buffer.concat(chunks).toString('utf8');
-          if ((res.statusCode ?? 0) >= 300) reject(new Error(`POST ${path}: ${res.statusCode} ${text}`));
+          if ((res.statusCode ?? 0) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
           else resolve(JSON.parse(text));
         });
       },

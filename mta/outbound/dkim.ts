@@ -1,5 +1,6 @@
 // DKIM-signs an outbound message with the sending domain's live key: mailauth's relaxed/relaxed canonicalization, rsa-sha256 with a parsed key kept per domain.
 import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { promisify } from 'node:util';
 import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
 import { formatSignatureHeaderLine, getSigningHeaderLines, parseHeaders } from 'mailauth/lib/tools.js';
@@ -20,6 +21,8 @@ export const SIGNED_HEADERS = [
   'content-transfer-encoding', 'list-unsubscribe', 'list-unsubscribe-post', 'in-reply-to', 'references',
 ];
 const HEADER_LIST = SIGNED_HEADERS.join(':');
+/** With a callback, Node signs on the libuv thread pool: the RSA work leaves the event loop. */
+const signOffThread = promisify((data: Buffer, key: KeyObject, done: (err: Error | null, signature: Buffer) => void) => sign('sha256', data, key, done));
 const HAS_BARE_LF = /(?<!\r)\n/;
 const BARE_LF = /(?<!\r)\n/g;
 
@@ -37,7 +40,7 @@ export function parseSigningKey(pem: string): KeyObject {
  * the PEM for every message, which costs more than the RSA signature; this composes the same
  * mailauth canonicalization steps and signs with a key parsed once.
  */
-export function signMessage(input: Buffer, key: DkimSigningKey, at: Date): Buffer {
+export async function signMessage(input: Buffer, key: DkimSigningKey, at: Date): Promise<Buffer> {
   // Bodies are canonicalized on CRLF lines; a bare LF would be signed as something else than sent.
   const text = input.toString('latin1');
   const message = HAS_BARE_LF.test(text) ? Buffer.from(text.replace(BARE_LF, '\r\n'), 'latin1') : input;
@@ -56,6 +59,6 @@ export function signMessage(input: Buffer, key: DkimSigningKey, at: Date): Buffe
   });
   const privateKey = typeof key.privateKey === 'string' ? parseSigningKey(key.privateKey) : key.privateKey;
   if (privateKey.asymmetricKeyType !== 'rsa') throw new DkimSignError(`DKIM signing for ${key.domain} needs an RSA key, not ${privateKey.asymmetricKeyType}`);
-  dkimHeaderOpts['b'] = sign('sha256', canonicalizedHeader, privateKey).toString('base64');
+  dkimHeaderOpts['b'] = (await signOffThread(canonicalizedHeader, privateKey)).toString('base64');
   return Buffer.concat([Buffer.from(`${formatSignatureHeaderLine('DKIM', dkimHeaderOpts, true)}\r\n`, 'latin1'), message]);
 }

@@ -38,10 +38,11 @@ export class SubmissionAuth {
 
   /** The same check without recording use: for a session that re-reads its key (revocation, suspension). */
   async resolve(secret: string): Promise<AuthOutcome> {
-    const invalid = { error: smtpError(535, '5.7.8', 'Authentication credentials invalid') };
-    if (!this.credentials.isApiKey(secret)) return invalid;
+    // Built only when needed: an Error captures a stack trace, and every MAIL and DATA re-reads the key.
+    const invalid = () => ({ error: smtpError(535, '5.7.8', 'Authentication credentials invalid') });
+    if (!this.credentials.isApiKey(secret)) return invalid();
     const principal = await this.credentials.resolve(secret);
-    if (!principal || principal.kind !== 'api_key' || !principal.key) return invalid;
+    if (!principal || principal.kind !== 'api_key' || !principal.key) return invalid();
     if (!grants(principal.scopes, 'transactional:send')) {
       return { error: smtpError(535, '5.7.8', 'Authentication credentials invalid: the API key lacks the transactional:send scope') };
     }

@@ -18,17 +18,24 @@ export async function monthlyUsage(db: Queryable, tenantId: string, at: Date): P
 }
 
 /**
- * Counts one live send if the month's usage is below the cap; returns the new usage, or
- * undefined at the cap (402). One conditional upsert: exact under concurrency.
+ * Counts one live send if the month's usage is below the plan's cap: the new usage, or undefined
+ * at the cap (402). One statement, the cap looked up in it: the send path's one round trip, and
+ * exact under concurrency (the conditional upsert takes the row lock).
  */
-export async function consumeQuota(db: Queryable, tenantId: string, at: Date, cap: number): Promise<number | undefined> {
-  if (cap <= 0) return undefined;
-  const [row] = await db<{ sent: number }[]>`
-    insert into tenant_monthly_usage as u (tenant_id, month, sent) values (${tenantId}, ${utcMonth(at)}, 1)
-    on conflict (tenant_id, month) do update set sent = u.sent + 1
-    where u.sent < ${cap}
-    returning sent`;
-  return row?.sent;
+export async function consumeMonthly(db: Queryable, tenantId: string, at: Date): Promise<{ used: number | undefined; cap: number }> {
+  const month = utcMonth(at);
+  const [row] = await db<{ used: number | null; cap: number | null }[]>`
+    with plan as (
+      select p.monthly_send_cap as cap from tenants t join plans p on p.id = t.plan_id where t.id = ${tenantId}
+    ), counted as (
+      insert into tenant_monthly_usage as u (tenant_id, month, sent)
+      select ${tenantId}, ${month}, 1 from plan where plan.cap > 0
+      on conflict (tenant_id, month) do update set sent = u.sent + 1
+      where u.sent < (select cap from plan)
+      returning sent
+    )
+    select (select sent from counted) as used, (select cap from plan) as cap`;
+  return { used: row?.used ?? undefined, cap: row?.cap ?? 0 };
 }
 
 /** Gives a counted send back (e.g. the send failed to commit after counting in another transaction). */

@@ -9,16 +9,23 @@ export interface WarmupRow {
   last_send_at: Date | null;
 }
 
-/** The domain's warm-up row, created at tier 0 on first use (a new domain starts cold). */
+/** The domain's warm-up row, created at tier 0 on first use (a new domain starts cold). One round trip, no write once it exists. */
 export async function warmupOf(db: Queryable, tenantId: string, domainId: string, at: Date): Promise<WarmupRow> {
-  const [created] = await db<WarmupRow[]>`
-    insert into domain_warmup (domain_id, tenant_id, tier, tier_changed_at)
-    values (${domainId}, ${tenantId}, 0, ${at})
-    on conflict (domain_id) do nothing
-    returning *`;
-  if (created) return created;
-  const [row] = await db<WarmupRow[]>`select * from domain_warmup where domain_id = ${domainId}`;
-  return row!;
+  const [row] = await db<WarmupRow[]>`
+    with created as (
+      insert into domain_warmup (domain_id, tenant_id, tier, tier_changed_at)
+      values (${domainId}, ${tenantId}, 0, ${at})
+      on conflict (domain_id) do nothing
+      returning domain_id, tenant_id, tier, tier_changed_at, last_send_at
+    )
+    select * from created
+    union all
+    select domain_id, tenant_id, tier, tier_changed_at, last_send_at from domain_warmup
+    where domain_id = ${domainId} and not exists (select 1 from created)`;
+  if (row) return row;
+  // Another transaction created the row after this statement's snapshot was taken: read it now.
+  const [raced] = await db<WarmupRow[]>`select domain_id, tenant_id, tier, tier_changed_at, last_send_at from domain_warmup where domain_id = ${domainId}`;
+  return raced!;
 }
 
 /** Back to tier 0 after a long idle spell (receivers forget a sender's reputation). */

@@ -1,11 +1,10 @@
 // Gate 5: the monthly plan cap; a live send is counted here, and at the cap the request is refused (402).
 import { AppError } from '../../../shared/errors.js';
-import { consumeQuota, monthlyUsage, quotaHeaders } from '../../../shared/quota/usage.js';
+import { consumeMonthly, quotaHeaders } from '../../../shared/quota/usage.js';
 import type { Gate } from './types.js';
 
 export const quotaGate: Gate = async (deps, send) => {
-  const { cap } = await monthlyUsage(deps.db, send.tenant.id, send.at);
-  const used = await consumeQuota(deps.db, send.tenant.id, send.at, cap);
+  const { used, cap } = await consumeMonthly(deps.db, send.tenant.id, send.at);
   if (used === undefined) {
     return {
       gate: 'quota',

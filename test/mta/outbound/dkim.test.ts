@@ -84,9 +84,9 @@ t.test('a submitted message with bare LF line ends and folded headers is signed 
     'From: Ann <ann@lf.example>\nTo: bob@example.org\nSubject: a subject\n  folded over two lines\nDate: Sat, 21 Nov 2026 12:00:00 +0000\n' +
       'Message-ID: <lf-1@lf.example>\nMIME-Version: 1.0\nContent-Type: text/plain; charset=utf-8\n\nline one  \nline two\n\n\n',
   );
-  const signed = signMessage(raw, { domain: 'lf.example', selector: 's2', privateKey: parseSigningKey(key.privateKeyPem) }, new Date());
+  const signed = await signMessage(raw, { domain: 'lf.example', selector: 's2', privateKey: parseSigningKey(key.privateKeyPem) }, new Date());
   t.notMatch(signed.toString('latin1'), /[^\r]\n/, 'every line ends in CRLF');
   const verified = await dkimverify(signed, dns.address);
   t.ok(verified.ok, `python3-dkim verifies it: ${verified.output}`);
-  t.throws(() => signMessage(Buffer.from('no separator'), { domain: 'lf.example', selector: 's2', privateKey: key.privateKeyPem }, new Date()), { name: 'DkimSignError' });
+  await t.rejects(signMessage(Buffer.from('no separator'), { domain: 'lf.example', selector: 's2', privateKey: key.privateKeyPem }, new Date()), { name: 'DkimSignError' });
 });

@@ -2,28 +2,31 @@
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
-import { consumeQuota, monthlyUsage, quotaHeaders, releaseQuota } from '../../../shared/quota/usage.js';
+import { consumeMonthly, monthlyUsage, quotaHeaders, releaseQuota } from '../../../shared/quota/usage.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
 
-t.test('consumeQuota counts exactly up to the cap under concurrency, per month', async (t) => {
+t.test('consumeMonthly counts exactly up to the plan cap under concurrency, per month', async (t) => {
   const db = await createTestDatabase();
   const sql = connect(db.url, createLogger('silent'), { max: 20 });
   t.teardown(async () => {
     await sql.end({ timeout: 5 });
     await db.drop();
   });
-  const tenantId = await insertTenant(sql, 'free');
+  await sql`insert into plans (id, name, monthly_send_cap) values ('fifty', 'Fifty', 50), ('none', 'None', 0)`;
+  const tenantId = await insertTenant(sql, 'fifty');
   const at = new Date('2026-11-21T10:00:00Z');
-  const results = await Promise.all(Array.from({ length: 120 }, () => consumeQuota(sql, tenantId, at, 50)));
-  t.equal(results.filter((r) => r !== undefined).length, 50);
-  t.same(await monthlyUsage(sql, tenantId, at), { used: 50, cap: 3000 }, 'usage with the free plan cap');
-  t.equal(await consumeQuota(sql, tenantId, new Date('2026-12-01T00:00:00Z'), 50), 1, 'a new month starts at zero');
+  const results = await Promise.all(Array.from({ length: 120 }, () => consumeMonthly(sql, tenantId, at)));
+  t.equal(results.filter((r) => r.used !== undefined).length, 50);
+  t.ok(results.every((r) => r.cap === 50));
+  t.same(await monthlyUsage(sql, tenantId, at), { used: 50, cap: 50 });
+  t.same(await consumeMonthly(sql, tenantId, new Date('2026-12-01T00:00:00Z')), { used: 1, cap: 50 }, 'a new month starts at zero');
   await releaseQuota(sql, tenantId, at);
   t.equal((await monthlyUsage(sql, tenantId, at)).used, 49);
-  t.equal(await consumeQuota(sql, tenantId, at, 0), undefined, 'a zero cap admits nothing');
+  await sql`update tenants set plan_id = 'none' where id = ${tenantId}`;
+  t.same(await consumeMonthly(sql, tenantId, at), { used: undefined, cap: 0 }, 'a zero cap admits nothing');
   await sql`update tenants set plan_id = 'pro' where id = ${tenantId}`;
-  t.equal((await monthlyUsage(sql, tenantId, at)).cap, 250000, 'the cap follows the plan; usage is not reset');
+  t.same(await consumeMonthly(sql, tenantId, at), { used: 50, cap: 250000 }, 'the cap follows the plan; usage is not reset');
 });
 
 t.test('quota headers', async (t) => {
