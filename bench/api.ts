@@ -8,7 +8,6 @@
 // BENCH_DURATION_S sets the seconds measured per target (default 10; a 2 s warm-up precedes each).
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
-import { request } from 'node:https';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import autocannon from 'autocannon';
@@ -18,6 +17,7 @@ import { loadConfig } from '../shared/config.js';
 import { createLogger } from '../shared/log.js';
 import { startMailpath } from '../shared/process/runtime.js';
 import { loadTls } from '../shared/tls.js';
+import { httpsJson } from './lib/http.js';
 
 const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 10)));
@@ -53,54 +53,6 @@ async function target(name: string, url: string, headers: Record<string, string>
   return measure(url, headers, DURATION_S);
 }
 
-/** A JSON request over HTTPS to the local (self-signed) server. */
-function post(port: number, path: string, body: unknown, token?: string): Promise<any> {
-  const payload = JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path,
-        method: 'POST',
-        rejectUnauthorized: false,
-        timeout: 10_000,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if ((res.statusCode ?? 0) >= 300) reject(new Error(`POST ${path}: ${res.statusCode} ${text}`));
-          else resolve(JSON.parse(text));
-        });
-      },
-    );
-    req.on('timeout', () => req.destroy(new Error(`POST ${path} timed out`)));
-    req.on('error', reject);
-    req.end(payload);
-  });
-}
-
-/** GET over HTTPS with a bearer credential; resolves the parsed JSON body. */
-function get(port: number, path: string, token: string): Promise<unknown> {
-  return new Promise((resolve, reject) => {
-    const req = request({ host: '127.0.0.1', port, path, method: 'GET', rejectUnauthorized: false, timeout: 10_000, headers: { authorization: `Bearer ${token}` } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        if (res.statusCode !== 200) reject(new Error(`GET ${path}: ${res.statusCode} ${text}`));
-        else resolve(JSON.parse(text));
-      });
-    });
-    req.on('timeout', () => req.destroy(new Error(`GET ${path} timed out`)));
-    req.on('error', reject);
-    req.end();
-  });
-}
-
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 export async function runApiBench(): Promise<{ bare: Figures; bareSized: Figures; mailpath: Figures; ratio: number; met: boolean }> {
@@ -134,15 +86,15 @@ export async function runApiBench(): Promise<{ bare: Figures; bareSized: Figures
     const port = mailpath.roles.find((r) => r.name === 'api')!.details['httpsPort'] as number;
 
     const tls = await loadTls(config);
-    const session = await post(port, '/api/v1/auth/register', {
+    const session = await httpsJson(port, 'POST', '/api/v1/auth/register', {
       tenant_name: 'Bench',
       tenant_slug: 'bench-tenant',
       email: 'owner@bench.test',
       password: 'Bench-password-42',
     });
-    const created = await post(port, '/api/v1/api-keys', { name: 'bench' }, session.data.token);
+    const created = await httpsJson(port, 'POST', '/api/v1/api-keys', { name: 'bench' }, session.data.token);
     const key: string = created.data.key;
-    const whoamiBody = await get(port, '/api/v1/whoami', key);
+    const whoamiBody = await httpsJson(port, 'GET', '/api/v1/whoami', undefined, key);
 
     const bare = Fastify({ https: { key: tls.key, cert: tls.cert } });
     bare.get('/hello', async () => ({ hello: 'world' }));

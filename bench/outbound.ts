@@ -21,6 +21,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { generateDkimKey, storeKey } from '../shared/domains/dkim-keys.js';
 import { projectRoot } from '../shared/paths.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
+import { httpsJson } from './lib/http.js';
 
 const run = promisify(execFile);
 const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -163,9 +164,9 @@ export default async function runOutboundBench(): Promise<void> {
     const delivery = await startProcess({ ...env, MAILPATH_ROLES: 'outbound', MAILPATH_DATA_DIR: join(dataDir, 'outbound') }, undefined);
     cleanups.push(() => delivery.stop());
 
-    const register = await fetchJson(apiPort, '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
+    const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
     const tenantId = register.data.tenant_id as string;
-    const key = (await fetchJson(apiPort, '/api/v1/api-keys', { name: 'bench' }, register.data.token)).data.key as string;
+    const key = (await httpsJson(apiPort, 'POST', '/api/v1/api-keys', { name: 'bench' }, register.data.token)).data.key as string;
     await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
     await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
     const [domain] = await sql<{ id: string }[]>`
@@ -224,7 +225,7 @@ async function startProcess(env: Record<string, string>, httpsPort: number | und
   }
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`mailpath exited with ${child.exitCode}`);
-    const up = await fetchJson(httpsPort, '/api/v1/whoami', undefined, undefined, 'GET').then(
+    const up = await httpsJson(httpsPort, 'GET', '/api/v1/whoami').then(
       () => true,
       (err: Error) => /401/.test(err.message),
     );
@@ -233,28 +234,4 @@ async function startProcess(env: Record<string, string>, httpsPort: number | und
   }
   await stop();
   throw new Error('mailpath did not come up within 30 s');
-}
-
-async function fetchJson(port: number, path: string, body: unknown, token?: string, method = 'POST'): Promise<any> {
-  const { request } = await import('node:https');
-  const payload = body === undefined ? '' : JSON.stringify(body);
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1', port, path, method, rejectUnauthorized: false, timeout: 10_000,
-        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(payload), ...(token ? { authorization: `Bearer ${token}` } : {}) },
-      },
-      (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          if ((res.statusCode ?? 0) >= 300) reject(new Error(`${method} ${path}: ${res.statusCode} ${text}`));
-          else resolve(JSON.parse(text));
-        });
-      },
-    );
-    req.on('error', reject);
-    req.end(payload);
-  });
 }

@@ -148,18 +148,7 @@ async function signedMessage(deps: OutboundDeps, input: AcceptInput, m: { domain
   const bytes =
     c.kind === 'raw'
       ? c.bytes
-      : await composeMessage({
-          from: input.from.name ? { address: input.from.address, name: input.from.name } : { address: input.from.address },
-          to: input.to,
-          ...(c.replyTo ? { replyTo: c.replyTo } : {}),
-          subject: c.subject,
-          ...(c.text !== undefined ? { text: c.text } : {}),
-          ...(c.html !== undefined ? { html: c.html } : {}),
-          ...(c.headers ? { headers: c.headers } : {}),
-          ...(c.attachments ? { attachments: c.attachments } : {}),
-          messageId: m.messageId,
-          date: m.at,
-        });
+      : await composeMessage({ ...c, from: input.from, to: input.to, messageId: m.messageId, date: m.at });
   const key = await deps.signingKeys.get(m.domainId);
   if (!key) throw new AppError('internal', 'the sending domain has no active DKIM key');
   const domain = input.from.address.slice(input.from.address.lastIndexOf('@') + 1);

@@ -7,6 +7,8 @@ import { createLogger } from '../log.js';
 import { startMailpath } from './runtime.js';
 
 const USAGE = 'usage: mailpath <start|migrate>';
+/** Taken before start-up: a launcher that dies while the roles start must still be noticed. */
+const LAUNCHER_PID = process.ppid;
 
 /**
  * Under `npm start` this process runs below npm and a shell. Stopping npm with SIGTERM kills that shell,
@@ -15,9 +17,12 @@ const USAGE = 'usage: mailpath <start|migrate>';
  */
 function watchLauncher(launchedByNpm: boolean, onGone: () => void): void {
   if (!launchedByNpm) return;
-  const parent = process.ppid;
+  if (process.ppid !== LAUNCHER_PID) {
+    onGone();
+    return;
+  }
   const timer = setInterval(() => {
-    if (process.ppid === parent) return;
+    if (process.ppid === LAUNCHER_PID) return;
     clearInterval(timer);
     onGone();
   }, 1000);
