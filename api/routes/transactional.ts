@@ -76,7 +76,7 @@ export function transactionalRoutes(app: FastifyInstance, ctx: ApiContext): void
       };
       try {
         const result = await sendTransactional(ctx.outbound, caller, request, idempotencyKeyOf(raw.headers['idempotency-key']));
-        reply.headers(quotaHeaders(result.quota));
+        if (result.quota) reply.headers(quotaHeaders(result.quota));
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
         reply.code(result.httpStatus);
         return result.answer as z.input<typeof answer>;

@@ -12,7 +12,7 @@ import { utcDay } from '../../shared/warmup/tiers.js';
 import { composeMessage, type OutboundAttachment } from './compose.js';
 import type { OutboundDeps } from './deps.js';
 import { signMessage } from './dkim.js';
-import { runGates, type GateOutcome } from './gates/pipeline.js';
+import { GateFailure, runGates, type GateOutcome } from './gates/pipeline.js';
 import type { GateDecision, GateSend } from './gates/types.js';
 
 /** Content the API gives: composed here. */
@@ -87,10 +87,14 @@ export async function resolveSendingDomain(db: Queryable, tenantId: string, from
 export async function acceptSend(deps: OutboundDeps, input: AcceptInput, inTransaction?: InTransaction): Promise<AcceptResult> {
   const at = deps.clock.now();
   const domainId = await resolveSendingDomain(deps.sql, input.tenant.id, input.from.address);
-  const gates = await runGates(
-    { db: deps.sql, warmup: deps.config.warmup },
-    { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at },
-  );
+  let gates: GateOutcome;
+  try {
+    gates = await runGates({ db: deps.sql, warmup: deps.config.warmup }, { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at });
+  } catch (err) {
+    if (!(err instanceof GateFailure)) throw err;
+    await giveBack(deps, input.tenant.id, domainId, at, { final: { gate: 'warmup', outcome: 'continue' }, decisions: err.decisions }).catch(() => {});
+    throw err.cause;
+  }
   const { final } = gates;
   if (final.outcome === 'refuse') throw final.error;
   try {

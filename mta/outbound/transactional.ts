@@ -3,7 +3,7 @@ import { createHash } from 'node:crypto';
 import type { Queryable } from '../../shared/db/connection.js';
 import { AppError, conflict, validationError } from '../../shared/errors.js';
 import { monthlyUsage, type Quota } from '../../shared/quota/usage.js';
-import { answerIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_WINDOW_MS, releaseIdempotencyKey } from '../../shared/sends/queries.js';
+import { answerIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_CLAIM_LEASE_MS, IDEMPOTENCY_WINDOW_MS, releaseIdempotencyKey } from '../../shared/sends/queries.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
 import { renderStored } from '../../shared/templates/service.js';
 import { acceptSend, type AcceptInput, type ComposedContent } from './accept.js';
@@ -40,7 +40,8 @@ export interface SendAnswer {
 export interface TransactionalResult {
   httpStatus: number;
   answer: SendAnswer;
-  quota: Quota;
+  /** Undefined when usage could not be read after the send was committed (headers left out). */
+  quota: Quota | undefined;
   /** True when this is the stored answer of an earlier request with the same Idempotency-Key. */
   replayed: boolean;
 }
@@ -60,24 +61,28 @@ export async function sendTransactional(deps: OutboundDeps, caller: Caller, requ
   if (idempotencyKey === undefined) return send(deps, caller, request);
   const at = deps.clock.now();
   const requestHash = createHash('sha256').update(canonical(request)).digest('hex');
+  // Test and live keys never share answers: a live request must not replay a simulated send.
+  const key = `${caller.mode}:${idempotencyKey}`;
   const holder = await claimIdempotencyKey(deps.sql, {
     tenantId: caller.tenant.id,
-    key: idempotencyKey,
+    key,
     requestHash,
     at,
     expiredBefore: new Date(at.getTime() - IDEMPOTENCY_WINDOW_MS),
+    abandonedBefore: new Date(at.getTime() - IDEMPOTENCY_CLAIM_LEASE_MS),
   });
   if (holder) {
     if (holder.request_hash !== requestHash) throw conflict('this Idempotency-Key was used with a different request body in the last 24 hours');
     if (holder.status === 0) throw conflict('a request with this Idempotency-Key is still being processed; retry shortly');
-    return { httpStatus: holder.status, answer: holder.response as SendAnswer, quota: await monthlyUsage(deps.sql, caller.tenant.id, at), replayed: true };
+    return { httpStatus: holder.status, answer: holder.response as SendAnswer, quota: await usageAfter(deps, caller.tenant.id), replayed: true };
   }
   try {
     return await send(deps, caller, request, async (tx, answer) => {
-      await answerIdempotencyKey(tx, { tenantId: caller.tenant.id, key: idempotencyKey, status: 202, response: answer });
+      await answerIdempotencyKey(tx, { tenantId: caller.tenant.id, key, status: 202, response: answer });
     });
   } catch (err) {
-    await releaseIdempotencyKey(deps.sql, caller.tenant.id, idempotencyKey).catch(() => {});
+    // If this fails too, the claim's lease lets a retry take the key over within a minute.
+    await releaseIdempotencyKey(deps.sql, caller.tenant.id, key).catch(() => {});
     throw err;
   }
 }
@@ -101,9 +106,20 @@ async function send(
   return {
     httpStatus: 202,
     answer: answerOf(result.send),
-    quota: result.quota ?? (await monthlyUsage(deps.sql, caller.tenant.id, deps.clock.now())),
+    quota: result.quota ?? (await usageAfter(deps, caller.tenant.id)),
     replayed: false,
   };
+}
+
+/**
+ * The month's usage for the quota headers, read after the send is committed: a failure here must
+ * not turn a stored send into an error (the client would retry and send twice), so it is best effort.
+ */
+async function usageAfter(deps: OutboundDeps, tenantId: string): Promise<Quota | undefined> {
+  return monthlyUsage(deps.sql, tenantId, deps.clock.now()).catch((err: unknown) => {
+    deps.log.warn({ err }, 'quota headers left out: usage could not be read');
+    return undefined;
+  });
 }
 
 const answerOf = (send: { id: string; status: string }): SendAnswer => ({ message_id: send.id, status: send.status });

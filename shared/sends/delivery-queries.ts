@@ -19,13 +19,16 @@ export interface DeliverySend {
   tenant_is_sandbox: boolean;
   /** Delivery attempts made so far (a warm-up deferral is not one). */
   attempts: number;
+  /** When the first attempt was made: the retry curve's age limit counts from it, not from acceptance (a warm-up deferral may last days). */
+  first_attempt_at: Date | null;
 }
 
 export async function loadDeliverySend(db: Queryable, id: string): Promise<DeliverySend | undefined> {
   const [row] = await db<DeliverySend[]>`
     select s.id, s.tenant_id, s.domain_id, s.mode, s.status, s.to_email, s.envelope_from, s.message_id, s.defer_until,
            s.created_at, s.updated_at, t.status as tenant_status, t.is_sandbox as tenant_is_sandbox,
-           (select count(*)::int from send_attempts a where a.send_id = s.id) as attempts
+           (select count(*)::int from send_attempts a where a.send_id = s.id) as attempts,
+           (select min(a.attempted_at) from send_attempts a where a.send_id = s.id) as first_attempt_at
     from sends s join tenants t on t.id = s.tenant_id
     where s.id = ${id}`;
   return row;
@@ -46,7 +49,7 @@ export async function claimForDelivery(db: Queryable, id: string, c: { at: Date;
 }
 
 export interface StatusChange {
-  status: Extract<SendStatus, 'delivered' | 'deferred' | 'bounced' | 'dropped' | 'failed'>;
+  status: Extract<SendStatus, 'delivered' | 'deferred' | 'bounced' | 'dropped' | 'failed' | 'simulated'>;
   at: Date;
   detail: string | null;
   /** Set for `deferred`, cleared otherwise. */
@@ -66,18 +69,23 @@ export async function setDeliveryStatus(db: Queryable, id: string, c: StatusChan
 }
 
 /**
- * Claims, in one statement, the sends among `ids` that are queued and live: each is marked
- * `sending` and returned with its message. Anything else (deferred, busy, done, test) is left
- * for the one-job path, which knows what to do with it.
+ * Claims, in one statement, the sends among `ids` that are queued, live, of an active tenant
+ * outside the sandbox and to a recipient not suppressed since: each is marked `sending` and
+ * returned with its message. Anything else (deferred, busy, done, test, a tenant suspended or
+ * sandboxed after acceptance, a recipient suppressed meanwhile) is left for the one-job path,
+ * which knows what to do with it.
  */
 export async function claimQueued(db: Queryable, ids: string[], at: Date): Promise<(DeliverySend & { message: Buffer | null })[]> {
   if (ids.length === 0) return [];
   return db<(DeliverySend & { message: Buffer | null })[]>`
     update sends s set status = 'sending', updated_at = ${at}
     from tenants t
-    where s.id = any(${ids}::uuid[]) and s.status = 'queued' and s.mode = 'live' and t.id = s.tenant_id
+    where s.id = any(${ids}::uuid[]) and s.status = 'queued' and s.mode = 'live'
+      and t.id = s.tenant_id and t.status = 'active' and not t.is_sandbox
+      and not exists (select 1 from suppressions x where x.tenant_id = s.tenant_id and x.email = s.to_email)
     returning s.id, s.tenant_id, s.domain_id, s.mode, s.status, s.to_email, s.envelope_from, s.message_id, s.defer_until,
-              s.created_at, s.updated_at, t.status as tenant_status, t.is_sandbox as tenant_is_sandbox, 0 as attempts, s.message`;
+              s.created_at, s.updated_at, t.status as tenant_status, t.is_sandbox as tenant_is_sandbox, 0 as attempts,
+              null::timestamptz as first_attempt_at, s.message`;
 }
 
 export interface Delivered {

@@ -133,6 +133,8 @@ export async function listAttempts(db: Queryable, sendId: string): Promise<Attem
 
 /** Idempotency-Key answers are replayed for this long (POST /transactional/send). */
 export const IDEMPOTENCY_WINDOW_MS = 24 * 3_600_000;
+/** A claim not answered within this long belongs to a request that died; another may take the key over. */
+export const IDEMPOTENCY_CLAIM_LEASE_MS = 60_000;
 
 export interface StoredAnswer {
   request_hash: string;
@@ -142,12 +144,14 @@ export interface StoredAnswer {
 }
 
 /**
- * Claims a key for a request (status 0 = in progress), taking over a claim older than `expiredBefore`.
- * Returns undefined when the claim is ours, else the key's current holder.
+ * Claims a key for a request (status 0 = in progress), taking over an answer older than
+ * `expiredBefore` or a claim older than `abandonedBefore` (its request died: a crash between
+ * claim and commit must not block retries for a day). Returns undefined when the claim is ours,
+ * else the key's current holder.
  */
 export async function claimIdempotencyKey(
   db: Queryable,
-  c: { tenantId: string; key: string; requestHash: string; at: Date; expiredBefore: Date },
+  c: { tenantId: string; key: string; requestHash: string; at: Date; expiredBefore: Date; abandonedBefore: Date },
 ): Promise<StoredAnswer | undefined> {
   const claimed = await db`
     insert into idempotency_keys (tenant_id, key, request_hash, status, response, created_at)
@@ -155,6 +159,7 @@ export async function claimIdempotencyKey(
     on conflict (tenant_id, key) do update
       set request_hash = excluded.request_hash, status = 0, response = 'null', created_at = excluded.created_at
       where idempotency_keys.created_at < ${c.expiredBefore}
+         or (idempotency_keys.status = 0 and idempotency_keys.created_at < ${c.abandonedBefore})
     returning 1`;
   if (claimed.length > 0) return undefined;
   const [row] = await db<StoredAnswer[]>`

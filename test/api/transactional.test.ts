@@ -10,6 +10,7 @@ const { app, ctx, sql } = await buildTestApp(t, {
   env: {
     MAILPATH_DNS_SERVERS: dns.address,
     MAILPATH_CONFIG__LIMITS__SEND__MAX_ATTACHMENT_BYTES: '1000',
+    MAILPATH_CONFIG__LIMITS__SEND__MAX_BODY_BYTES: '4096',
     MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[50, 100]',
   },
 });
@@ -108,6 +109,8 @@ t.test('bad input is refused with the field named and nothing stored', async (t)
     [{ template_id: '00000000-0000-0000-0000-000000000000' }, /^subject: .*template_id/],
     [{ subject: undefined, body_text: undefined, body_html: undefined, template_id: '00000000-0000-0000-0000-000000000000' }, /^template_id: no such template/],
     [{ variables: { a: 1 } }, /^variables: /],
+    [{ body_text: 'x'.repeat(4097) }, /^body_text: is 4097 bytes, more than the 4096 allowed/],
+    [{ body_html: `<p>${'é'.repeat(2100)}</p>` }, /^body_html: .*more than the 4096 allowed/],
   ];
   for (const [over, pattern] of cases) {
     const res = await send(s, message(s, over));
@@ -142,6 +145,13 @@ t.test('a template renders per recipient: default filter, if on a field, contact
   const defaulted = await send(s, { to: 'x@dest.example', from_email: `hello@${s.domain.name}`, template_id: created.body.data.id, variables: {} });
   const [second] = await sql<{ subject: string }[]>`select subject from sends where id = ${defaulted.body.data.message_id}`;
   t.equal(second!.subject, 'Hi there');
+  const heavy = await call(app, 'POST', '/templates', {
+    token: s.tenant.token,
+    body: { name: 'Heavy', subject: 'Hi', body_text: '{% for i in (1..100000) %}{{ chunk }}{% endfor %}' },
+  });
+  const failed = await send(s, { to: 'x@dest.example', from_email: `hello@${s.domain.name}`, template_id: heavy.body.data.id, variables: { chunk: 'x'.repeat(100) } });
+  t.equal(failed.status, 422, 'a Liquid render that fails at send time is 422');
+  t.match(failed.body.message, /^body_text: /);
   const foreign = await sender();
   const other = await send(foreign, { to: 'x@dest.example', from_email: `hello@${foreign.domain.name}`, template_id: created.body.data.id });
   t.equal(other.status, 422, "another tenant's template does not exist for it");
@@ -214,6 +224,11 @@ t.test('Idempotency-Key: same body replays the first answer, another body is 409
   t.equal(refused.status, 422);
   t.equal((await send(s, message(s), { 'Idempotency-Key': 'fails' })).status, 202, 'a failed request does not hold its key');
   t.equal((await send(s, message(s), { 'Idempotency-Key': 'has space' })).status, 422);
+  const { key: testKey } = await createKey(app, s.tenant, { mode: 'test', scopes: ['transactional:send'] });
+  const simulated = await send(s, message(s, { to: 'mode@dest.example' }), { 'Idempotency-Key': 'per-mode' }, testKey);
+  t.equal(simulated.body.data.status, 'simulated');
+  const live = await send(s, message(s, { to: 'mode@dest.example' }), { 'Idempotency-Key': 'per-mode' });
+  t.equal(live.body.data.status, 'queued', 'a live key never replays a test key\'s simulated answer');
 });
 
 t.test('bounce_risk_check_enabled: no MX or A, null MX and suppressed recipients are 422; a domain with MX passes', async (t) => {

@@ -8,6 +8,7 @@ import type { Logger } from '../../../shared/log.js';
 import { bossDb, type Boss } from '../../../shared/queue.js';
 import { markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
 import { insertAttempt } from '../../../shared/sends/queries.js';
+import { releaseQuota } from '../../../shared/quota/usage.js';
 import { suppress } from '../../../shared/suppressions/service.js';
 import { DELIVERY_QUEUE, enqueueDelivery } from '../queue.js';
 import type { AttemptResult } from './attempt.js';
@@ -91,7 +92,7 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: J
     });
     return;
   }
-  const retry = c.verdict.result === 'temporary' ? nextRetry(deps.config.delivery.retry, { createdAt: send.created_at, now: m.at, attempt }) : undefined;
+  const retry = c.verdict.result === 'temporary' ? nextRetry(deps.config.delivery.retry, { createdAt: send.first_attempt_at ?? m.at, now: m.at, attempt }) : undefined;
   const bounce = c.verdict.result === 'bounce' ? c.verdict.subtype : retry?.kind === 'give_up' ? 'soft' : undefined;
   await deps.sql.begin(async (tx) => {
     await insertAttempt(tx, {
@@ -137,12 +138,25 @@ async function suppressRecipient(deps: RecordDeps, tx: Queryable, send: Delivery
   }
 }
 
-/** A send that will not be delivered after all (suppressed at wake-up, domain gone): dropped, with its event. */
+/**
+ * A send that will not be delivered after all (recipient suppressed meanwhile, domain gone, tenant
+ * suspended): dropped, with its event. A message never sent uses no quota, so its count is given back.
+ */
 export async function recordDrop(deps: RecordDeps, send: DeliverySend, job: JobRef, d: { at: Date; reason: string; gate: string; detail: string }): Promise<void> {
   await deps.sql.begin(async (tx) => {
     await setDeliveryStatus(tx, send.id, { status: 'dropped', at: d.at, detail: d.detail });
+    await releaseQuota(tx, send.tenant_id, send.created_at);
     await insertEvent(tx, { ...eventBase(send, d.at), type: 'dropped', subtype: null, detail: { reason: d.reason, gate: d.gate, at_wake_up: true } });
     await completeJob(deps, tx, job, 'dropped');
+  });
+}
+
+/** A send of a tenant put in the sandbox after acceptance: intercepted as the sandbox gate would have, never delivered. */
+export async function recordSimulated(deps: RecordDeps, send: DeliverySend, job: JobRef, at: Date): Promise<void> {
+  await deps.sql.begin(async (tx) => {
+    await setDeliveryStatus(tx, send.id, { status: 'simulated', at, detail: 'sandbox tenant: recorded in the simulated-sends store, never delivered' });
+    await releaseQuota(tx, send.tenant_id, send.created_at);
+    await completeJob(deps, tx, job, 'simulated');
   });
 }
 

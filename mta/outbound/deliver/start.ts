@@ -72,9 +72,12 @@ export async function startOutbound(deps: OutboundDeps): Promise<RunningOutbound
       // Only this job runs again (pg-boss retry); the rest of its batch completes normally.
       if (err instanceof SendBusyError) log.info({ jobId: job.id, sendId: job.data?.send_id }, err.message);
       else log.error({ err, jobId: job.id, sendId: job.data?.send_id }, 'delivery job failed; pg-boss will run it again');
-      await deps.boss.fail(DELIVERY_QUEUE, job.id, { message: (err as Error).message }).catch((failErr: unknown) =>
-        log.error({ err: failErr, jobId: job.id }, 'could not mark the delivery job failed; it runs again when it expires'),
-      );
+      await deps.boss.fail(DELIVERY_QUEUE, job.id, { message: (err as Error).message }).catch((failErr: unknown) => {
+        // pg-boss completes every job of a batch whose handler returns: this one would be lost.
+        // Failing the handler fails the whole batch instead; its delivered sends are skipped when it runs again.
+        log.error({ err: failErr, jobId: job.id }, 'could not mark the delivery job failed; failing its batch');
+        throw failErr;
+      });
     }
   };
 

@@ -9,10 +9,10 @@ import { warmupGate } from '../gates/warmup.js';
 import type { DeliveryJob } from '../queue.js';
 import { attemptDelivery } from './attempt.js';
 import { classify } from './classify.js';
-import { recordAttempt, recordDrop, recordFailure, recordRedeferral, type DeliveredWriter, type JobRef } from './record.js';
+import { recordAttempt, recordDrop, recordFailure, recordRedeferral, recordSimulated, type DeliveredWriter, type JobRef } from './record.js';
 import type { Transports } from './transports.js';
 
-export type DeliveryJobOutcome = 'skipped' | 'attempted' | 'dropped' | 'redeferred' | 'failed';
+export type DeliveryJobOutcome = 'skipped' | 'attempted' | 'dropped' | 'simulated' | 'redeferred' | 'failed';
 
 /** Thrown when another worker holds the send: the job fails and pg-boss tries it again later. */
 export class SendBusyError extends Error {
@@ -44,6 +44,8 @@ export async function runDeliveryJob(ctx: WorkerContext, job: Pick<Job<DeliveryJ
     deps.log.error({ sendId: send.id, status: send.status }, 'a test-mode send reached the delivery queue; not delivered');
     return 'skipped';
   }
+  const held = await holdBack(ctx, send, job);
+  if (held !== undefined) return held;
   if (send.status === 'deferred') {
     const woken = await wakeUp(ctx, send, job);
     if (woken !== undefined) return woken;
@@ -85,17 +87,35 @@ export async function deliverClaimed(
 }
 
 /**
- * A deferred send's wake-up: the recipient may have been suppressed meanwhile, and a warm-up
- * deferral (one before any attempt) passes the warm-up gate again, which counts it for the new
- * day (the quota counted it at acceptance). Undefined: deliver now.
+ * What changed since acceptance, as the gates would judge it now: a tenant suspended meanwhile
+ * sends nothing more (dropped), one put in the sandbox has its mail intercepted (simulated), a
+ * recipient suppressed meanwhile is dropped. Undefined: go on.
+ */
+async function holdBack(ctx: WorkerContext, send: DeliverySend, job: JobRef): Promise<DeliveryJobOutcome | undefined> {
+  const { deps } = ctx;
+  const at = deps.clock.now();
+  if (send.tenant_status === 'suspended') {
+    await recordDrop(deps, send, job, { at, reason: 'tenant_suspended', gate: 'suspended', detail: 'dropped before delivery: the tenant is suspended' });
+    return 'dropped';
+  }
+  if (send.tenant_is_sandbox) {
+    await recordSimulated(deps, send, job, at);
+    return 'simulated';
+  }
+  if (await isSuppressed(deps.sql, send.tenant_id, send.to_email)) {
+    await recordDrop(deps, send, job, { at, reason: 'suppressed', gate: 'suppression', detail: 'dropped before delivery: the recipient is suppressed' });
+    return 'dropped';
+  }
+  return undefined;
+}
+
+/**
+ * A deferred send's wake-up: a warm-up deferral (one before any attempt) passes the warm-up gate
+ * again, which counts it for the new day (the quota counted it at acceptance). Undefined: deliver now.
  */
 async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Promise<DeliveryJobOutcome | undefined> {
   const { deps } = ctx;
   const at = deps.clock.now();
-  if (await isSuppressed(deps.sql, send.tenant_id, send.to_email)) {
-    await recordDrop(deps, send, job, { at, reason: 'suppressed', gate: 'suppression', detail: 'dropped at wake-up: the recipient is suppressed' });
-    return 'dropped';
-  }
   if (send.attempts > 0) return undefined;
   if (send.domain_id === null) {
     await recordDrop(deps, send, job, { at, reason: 'domain_removed', gate: 'warmup', detail: 'dropped at wake-up: its sending domain was removed' });

@@ -17,10 +17,26 @@ export interface GateOutcome {
   decisions: GateDecision[];
 }
 
+/** A gate threw (the database failed): carries what the gates before it decided, so their counts can be given back. */
+export class GateFailure extends Error {
+  override name = 'GateFailure';
+  constructor(
+    override readonly cause: unknown,
+    readonly decisions: GateDecision[],
+  ) {
+    super(`an outbound gate failed: ${(cause as Error)?.message ?? String(cause)}`);
+  }
+}
+
 export async function runGates(deps: GateDeps, send: GateSend, gates: readonly Gate[] = GATES): Promise<GateOutcome> {
   const decisions: GateDecision[] = [];
   for (const gate of gates) {
-    const decision = await gate(deps, send);
+    let decision: GateDecision;
+    try {
+      decision = await gate(deps, send);
+    } catch (err) {
+      throw new GateFailure(err, decisions);
+    }
     decisions.push(decision);
     if (decision.outcome !== 'continue') return { final: decision, decisions };
   }

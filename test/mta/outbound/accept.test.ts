@@ -132,3 +132,17 @@ t.test('when storing fails, the quota and warm-up counts are given back and noth
   const [n] = await sql<{ n: number }[]>`select count(*)::int as n from sends where tenant_id = ${tenant.id}`;
   t.equal(n!.n, 0);
 });
+
+t.test('when a later gate fails, the quota an earlier gate counted is given back', async (t) => {
+  const { tenant, domain } = await tenantWithDomain();
+  // The warm-up gate's table out of reach: the gate after quota fails as on a database error.
+  await sql`alter table warmup_daily_counters rename to warmup_daily_counters_hidden`;
+  try {
+    await t.rejects(acceptSend(deps, input(tenant, domain.name)), /warmup_daily_counters/);
+  } finally {
+    await sql`alter table warmup_daily_counters_hidden rename to warmup_daily_counters`;
+  }
+  t.equal((await monthlyUsage(sql, tenant.id, new Date())).used, 0);
+  const [n] = await sql<{ n: number }[]>`select count(*)::int as n from sends where tenant_id = ${tenant.id}`;
+  t.equal(n!.n, 0);
+});

@@ -69,9 +69,12 @@ t.test('idempotency keys: claimed once, answered, replayed for 24 h, released on
   const { sql, tenantId } = await setup(t);
   const at = new Date('2026-11-21T10:00:00Z');
   const dayBefore = (d: Date) => new Date(d.getTime() - 86_400_000);
-  const claim = (requestHash: string, when: Date) => claimIdempotencyKey(sql, { tenantId, key: 'k1', requestHash, at: when, expiredBefore: dayBefore(when) });
+  const claim = (requestHash: string, when: Date) =>
+    claimIdempotencyKey(sql, { tenantId, key: 'k1', requestHash, at: when, expiredBefore: dayBefore(when), abandonedBefore: new Date(when.getTime() - 60_000) });
   t.equal(await claim('h1', at), undefined, 'the first request claims the key');
   t.match(await claim('h1', at), { request_hash: 'h1', status: 0 }, 'a concurrent repeat sees it in progress');
+  t.match(await claim('h1', new Date(at.getTime() + 59_000)), { status: 0 }, 'still in progress within its lease');
+  t.equal(await claim('h1', new Date(at.getTime() + 61_000)), undefined, 'a claim never answered (its request died) is taken over after the lease');
   await answerIdempotencyKey(sql, { tenantId, key: 'k1', status: 202, response: { id: 1 } });
   t.match(await claim('h2', at), { request_hash: 'h1', status: 202, response: { id: 1 } }, 'another body sees the first answer (a conflict)');
   const later = new Date(at.getTime() + 25 * 3_600_000);

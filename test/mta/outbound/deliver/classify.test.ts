@@ -66,3 +66,13 @@ t.test('2xx is delivered; 4xx, network and DNS failures are temporary; unroutabl
   t.same(nullMx.verdict, { result: 'bounce', subtype: 'hard' });
   t.equal(nullMx.enhancedCode, '5.1.10');
 });
+
+t.test('the shipped rules: a sender-side or undefined 5xx never suppresses the recipient', async (t) => {
+  const { loadConfig } = await import('../../../../shared/config.js');
+  const { bounceClass } = await import('../../../../mta/outbound/deliver/classify.js');
+  const rules = loadConfig({}).bounceRules;
+  t.equal(bounceClass(rules, '553 5.1.7 sender address rejected', '5.1.7'), 'soft');
+  t.equal(bounceClass(rules, '550 5.1.8 bad sender domain', '5.1.8'), 'soft');
+  t.equal(bounceClass(rules, '550 5.0.0 rejected', '5.0.0'), 'soft');
+  t.equal(bounceClass(rules, '550 5.1.1 user unknown', '5.1.1'), 'hard');
+});

@@ -1,7 +1,5 @@
 // What delivery outcomes leave behind, against a real SMTP sink and an injected clock: the retry curve and its age limit, hard and soft bounces with suppression, warm-up deferrals re-checked at wake-up.
 import t from 'tap';
-import { acceptSend, type AcceptInput } from '../../../../mta/outbound/accept.js';
-import { startOutbound } from '../../../../mta/outbound/deliver/start.js';
 import { DELIVERY_QUEUE } from '../../../../mta/outbound/queue.js';
 import { ManualClock } from '../../../../shared/clock.js';
 import { monthlyUsage } from '../../../../shared/quota/usage.js';
@@ -9,78 +7,20 @@ import { listAttempts } from '../../../../shared/sends/queries.js';
 import { suppress } from '../../../../shared/suppressions/service.js';
 import { dailyCount } from '../../../../shared/warmup/queries.js';
 import { nextUtcMidnight, utcDay } from '../../../../shared/warmup/tiers.js';
-import { buildTestApp, type TestLike } from '../../../helpers/app.js';
-import { verifiedSendingDomain, type SendingDomain } from '../../../helpers/sending-domain.js';
+import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';
 import { pollUntil, startSmtpSink } from '../../../helpers/smtp-sink.js';
-import { insertTenant } from '../../../helpers/tenant-rows.js';
 
 const MIN = 60_000;
 const sink = await startSmtpSink(t);
 const clock = new ManualClock(new Date());
-const { ctx, sql } = await buildTestApp(t, {
+const { sql, deps, sender, recipient, send, sendRow, settled, jobs, events, outbound } = await deliveryFixture(t, {
   clock,
-  env: {
-    MAILPATH_OUTBOUND_RELAY: sink.address,
-    MAILPATH_CONFIG__DELIVERY__DESTINATION__IDLE_CLOSE_MS: '300',
-  },
+  env: { MAILPATH_OUTBOUND_RELAY: sink.address },
 });
-const deps = ctx.outbound;
-
-interface SendState {
-  status: string;
-  status_detail: string | null;
-  defer_until: Date | null;
-  message: Buffer | null;
-}
-const sendRow = async (id: string) => (await sql<SendState[]>`select status, status_detail, defer_until, message from sends where id = ${id}`)[0]!;
-const settled = (id: string, statuses: string[]) =>
-  pollUntil(`send ${id} to be ${statuses.join(' or ')}`, async () => {
-    const row = await sendRow(id);
-    return statuses.includes(row.status) ? row : undefined;
-  });
-const jobs = (id: string) => sql<{ id: string; state: string; start_after: Date }[]>`
-  select id, state, start_after from pgboss.job where name = ${DELIVERY_QUEUE} and data->>'send_id' = ${id} order by created_on`;
 /** Lets a job scheduled for later (by the injected clock) run now. */
 const release = (id: string) => sql`update pgboss.job set start_after = now() where name = ${DELIVERY_QUEUE} and data->>'send_id' = ${id} and state = 'created'`;
-const events = (id: string) => sql<{ type: string; subtype: string | null; detail: Record<string, unknown> }[]>`
-  select type, subtype, detail from events where send_id = ${id} order by occurred_at, type`;
 
-async function sender(): Promise<{ tenant: AcceptInput['tenant']; domain: SendingDomain }> {
-  const tenantId = await insertTenant(sql);
-  const domain = await verifiedSendingDomain(sql, ctx.domains.vault, tenantId);
-  return { tenant: { id: tenantId, status: 'active', is_sandbox: false }, domain };
-}
-
-let counter = 0;
-/** A fresh recipient, so the sink can be scripted before the worker can see the send. */
-const recipient = () => `rcpt${++counter}@dest.example`;
-async function send(from: { tenant: AcceptInput['tenant']; domain: SendingDomain }, over: Partial<AcceptInput> = {}): Promise<{ id: string; to: string }> {
-  const to = over.to ?? recipient();
-  const result = await acceptSend(deps, {
-    tenant: from.tenant,
-    mode: 'live',
-    apiKeyId: null,
-    source: 'api',
-    from: { address: `news@${from.domain.name}` },
-    to,
-    content: { kind: 'compose', subject: 'Hello', text: 'Hi there' },
-    ...over,
-  });
-  return { id: result.send.id, to };
-}
-
-/** The outbound role for one test, stopped (gracefully) when it ends. */
-async function outbound(t: TestLike): Promise<void> {
-  const running = await startOutbound(deps);
-  t.teardown(() => running.stop());
-}
-
-t.beforeEach(async () => {
-  sink.reset();
-  // Each test counts its own connections: the previous test's pool has closed by now.
-  await pollUntil('idle connections to close', async () => (sink.stats().open === 0 ? true : undefined));
-  sink.reset();
-});
+t.beforeEach(() => quietSink(sink));
 
 t.test('a 4xx defers on the retry curve, and the retry delivers', async (t) => {
   const from = await sender();
@@ -176,6 +116,6 @@ t.test('a warm-up deferral is re-checked at wake-up: over the cap again, suppres
   await release(a.id);
   await settled(a.id, ['delivered']);
   t.equal(await dailyCount(sql, from.tenant.id, from.domain.id, utcDay(clock.now())), 1, 'counted on the new day');
-  t.equal((await monthlyUsage(sql, from.tenant.id, new Date(`${today}T12:00:00Z`))).used, 2, 'the quota was counted once, at acceptance');
+  t.equal((await monthlyUsage(sql, from.tenant.id, new Date(`${today}T12:00:00Z`))).used, 1, 'the quota counts the delivered send once (at acceptance); the dropped one was given back');
   t.same(sink.rcpts.map((r) => r.to), [a.to]);
 });

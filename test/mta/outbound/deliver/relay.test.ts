@@ -1,81 +1,24 @@
 // Delivery through a relay to a real SMTP sink: signed bytes and VERP sender intact, STARTTLS, connection reuse, stalls and dropped connections, graceful stop, test mode.
 import t from 'tap';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
-import { acceptSend, type AcceptInput } from '../../../../mta/outbound/accept.js';
 import { startOutbound } from '../../../../mta/outbound/deliver/start.js';
 import { DELIVERY_QUEUE } from '../../../../mta/outbound/queue.js';
 import { dkimTxtValue } from '../../../../shared/domains/records.js';
 import { listAttempts } from '../../../../shared/sends/queries.js';
-import { buildTestApp, type TestLike } from '../../../helpers/app.js';
-import { verifiedSendingDomain, type SendingDomain } from '../../../helpers/sending-domain.js';
+import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';
 import { pollUntil, startSmtpSink } from '../../../helpers/smtp-sink.js';
-import { insertTenant } from '../../../helpers/tenant-rows.js';
 
 const sink = await startSmtpSink(t, { tls: true });
-const { ctx, sql } = await buildTestApp(t, {
+const { sql, deps, sender, recipient, send, sendRow, settled, jobs, events, outbound } = await deliveryFixture(t, {
   env: {
     MAILPATH_OUTBOUND_RELAY: sink.address,
     MAILPATH_CONFIG__DELIVERY__DESTINATION__MAX_CONNECTIONS: '2',
-    MAILPATH_CONFIG__DELIVERY__DESTINATION__IDLE_CLOSE_MS: '300',
     MAILPATH_CONFIG__DELIVERY__TIMEOUTS__SOCKET_MS: '1000',
     MAILPATH_CONFIG__DELIVERY__TIMEOUTS__GREETING_MS: '1000',
   },
 });
-const deps = ctx.outbound;
 
-interface SendState {
-  status: string;
-  status_detail: string | null;
-  message: Buffer | null;
-  envelope_from: string;
-}
-const sendRow = async (id: string) => (await sql<SendState[]>`select status, status_detail, message, envelope_from from sends where id = ${id}`)[0]!;
-const settled = (id: string, statuses: string[]) =>
-  pollUntil(`send ${id} to be ${statuses.join(' or ')}`, async () => {
-    const row = await sendRow(id);
-    return statuses.includes(row.status) ? row : undefined;
-  });
-const jobs = (id: string) => sql<{ id: string; state: string; start_after: Date }[]>`
-  select id, state, start_after from pgboss.job where name = ${DELIVERY_QUEUE} and data->>'send_id' = ${id} order by created_on`;
-const events = (id: string) => sql<{ type: string; subtype: string | null; detail: Record<string, unknown> }[]>`
-  select type, subtype, detail from events where send_id = ${id} order by occurred_at, type`;
-
-async function sender(): Promise<{ tenant: AcceptInput['tenant']; domain: SendingDomain }> {
-  const tenantId = await insertTenant(sql);
-  const domain = await verifiedSendingDomain(sql, ctx.domains.vault, tenantId);
-  return { tenant: { id: tenantId, status: 'active', is_sandbox: false }, domain };
-}
-
-let counter = 0;
-/** A fresh recipient, so the sink can be scripted before the worker can see the send. */
-const recipient = () => `rcpt${++counter}@dest.example`;
-async function send(from: { tenant: AcceptInput['tenant']; domain: SendingDomain }, over: Partial<AcceptInput> = {}): Promise<{ id: string; to: string }> {
-  const to = over.to ?? recipient();
-  const result = await acceptSend(deps, {
-    tenant: from.tenant,
-    mode: 'live',
-    apiKeyId: null,
-    source: 'api',
-    from: { address: `news@${from.domain.name}` },
-    to,
-    content: { kind: 'compose', subject: 'Hello', text: 'Hi there' },
-    ...over,
-  });
-  return { id: result.send.id, to };
-}
-
-/** The outbound role for one test, stopped (gracefully) when it ends. */
-async function outbound(t: TestLike): Promise<void> {
-  const running = await startOutbound(deps);
-  t.teardown(() => running.stop());
-}
-
-t.beforeEach(async () => {
-  sink.reset();
-  // Each test counts its own connections: the previous test's pool has closed by now.
-  await pollUntil('idle connections to close', async () => (sink.stats().open === 0 ? true : undefined));
-  sink.reset();
-});
+t.beforeEach(() => quietSink(sink));
 
 t.test('a message arrives byte for byte, DKIM-valid, from the VERP address, over STARTTLS', async (t) => {
   const from = await sender();

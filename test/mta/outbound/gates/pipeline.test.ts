@@ -92,3 +92,15 @@ t.test('the pipeline runs in order and stops at the first decision; a stopped se
   t.equal(await s.used(), 2, 'a deferred live send counts toward the month (it will be sent)');
   t.equal(await s.warm(), 1, 'but not toward today\'s warm-up allowance');
 });
+
+t.test('a gate that throws reports what the gates before it decided', async (t) => {
+  const { deps, send } = await setup(t);
+  const { GateFailure } = await import('../../../../mta/outbound/gates/pipeline.js');
+  const failing = async () => {
+    throw new Error('database gone');
+  };
+  const err = await runGates(deps, send(), [suspendedGate, quotaGate, failing]).catch((e: unknown) => e);
+  t.ok(err instanceof GateFailure);
+  t.equal((err as InstanceType<typeof GateFailure>).cause instanceof Error && ((err as InstanceType<typeof GateFailure>).cause as Error).message, 'database gone');
+  t.same((err as InstanceType<typeof GateFailure>).decisions.map((d) => `${d.gate}:${d.outcome}`), ['suspended:continue', 'quota:continue']);
+});
