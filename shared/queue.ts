@@ -2,7 +2,7 @@
 import PgBoss from 'pg-boss';
 import type postgres from 'postgres';
 import type { Logger } from './log.js';
-import type { Queryable } from './db/connection.js';
+import type { Queryable, Sql } from './db/connection.js';
 
 export type Boss = PgBoss;
 
@@ -47,4 +47,32 @@ export async function startQueue(sql: Queryable, log: Logger, options: { supervi
   boss.on('error', (err) => log.error({ err }, 'queue error'));
   await boss.start();
   return boss;
+}
+
+/** Serializes queue creation across processes (an arbitrary constant, distinct from the other advisory locks). */
+const QUEUE_CREATION_LOCK = 74_615_123;
+
+export interface QueueOptions {
+  policy?: 'standard' | 'short' | 'singleton' | 'stately';
+  retryLimit?: number;
+  retryDelay?: number;
+  retryBackoff?: boolean;
+  expireInSeconds?: number;
+  retentionMinutes?: number;
+  deadLetter?: string;
+}
+
+/**
+ * Creates a queue unless it exists, safe when several processes start at once. pg-boss's
+ * create_queue makes a partition of its job table, and first creations racing in two processes
+ * deadlock; so the same function pg-boss's createQueue calls runs here in one transaction behind
+ * an advisory lock (one connection: the embedded database never waits on a second one).
+ */
+export async function createQueueOnce(sql: Sql, name: string, options: QueueOptions): Promise<void> {
+  await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(${QUEUE_CREATION_LOCK})`;
+    const [exists] = await tx`select 1 from pgboss.queue where name = ${name}`;
+    if (exists) return;
+    await tx`select pgboss.create_queue(${name}::text, ${JSON.stringify({ policy: 'standard', ...options })}::json)`;
+  });
 }

@@ -6,6 +6,7 @@ import { AppError, validationError } from '../../shared/errors.js';
 import type { NewEvent } from '../../shared/events/queries.js';
 import { releaseQuota, type Quota } from '../../shared/quota/usage.js';
 import type { NewSend, SendRow, SendStatus } from '../../shared/sends/queries.js';
+import type { PendingSend } from './send-writer.js';
 import { bounceAddress } from '../../shared/sends/verp.js';
 import { releaseDaily } from '../../shared/warmup/queries.js';
 import { utcDay } from '../../shared/warmup/tiers.js';
@@ -79,71 +80,126 @@ export async function resolveSendingDomain(db: Queryable, tenantId: string, from
   return domain.id;
 }
 
+/** A send through the gates, signed, ready to commit; `giveBack` returns what the gates counted if it never is. */
+interface PreparedSend {
+  pending: PendingSend;
+  quota: Quota | undefined;
+  giveBack(): Promise<void>;
+}
+
 /**
  * Runs the gates and stores the outcome. Refusals (suspended tenant, quota) throw their AppError
  * and store nothing. Whatever the gates counted is given back when storing fails, so a failed
  * request never uses quota or warm-up allowance.
  */
 export async function acceptSend(deps: OutboundDeps, input: AcceptInput, inTransaction?: InTransaction): Promise<AcceptResult> {
-  const at = deps.clock.now();
   const domainId = await resolveSendingDomain(deps.sql, input.tenant.id, input.from.address);
+  const prepared = await prepareSend(deps, input, domainId, inTransaction);
+  const [row] = await commit(deps, [prepared]);
+  return { send: row!, quota: prepared.quota };
+}
+
+export interface RecipientsResult {
+  accepted: AcceptResult[];
+  /** Recipients a gate refused (quota, suspension), each with its AppError. */
+  refused: { to: string; error: AppError }[];
+}
+
+/**
+ * One message to several recipients (SMTP submission): each recipient passes the gates on its
+ * own, and the accepted ones are committed in one transaction, so an error after the gates
+ * stores none of them and a client that retries the whole message sends nothing twice.
+ */
+export async function acceptForRecipients(deps: OutboundDeps, message: Omit<AcceptInput, 'to'>, recipients: string[]): Promise<RecipientsResult> {
+  const domainId = await resolveSendingDomain(deps.sql, message.tenant.id, message.from.address, 'From header');
+  const prepared: PreparedSend[] = [];
+  const refused: RecipientsResult['refused'] = [];
+  for (const to of recipients) {
+    try {
+      prepared.push(await prepareSend(deps, { ...message, to }, domainId));
+    } catch (err) {
+      if (err instanceof AppError && err.status < 500) {
+        refused.push({ to, error: err });
+        continue;
+      }
+      await Promise.all(prepared.map((p) => p.giveBack()));
+      throw err;
+    }
+  }
+  const rows = prepared.length > 0 ? await commit(deps, prepared) : [];
+  return { accepted: rows.map((send, i) => ({ send, quota: prepared[i]!.quota })), refused };
+}
+
+async function commit(deps: OutboundDeps, prepared: PreparedSend[]): Promise<SendRow[]> {
+  try {
+    return await deps.writer.write(prepared.map((p) => p.pending));
+  } catch (err) {
+    await Promise.all(prepared.map((p) => p.giveBack()));
+    throw err;
+  }
+}
+
+/** Gates, composition and signing for one recipient; on a refusal or failure, what was counted is given back first. */
+async function prepareSend(deps: OutboundDeps, input: AcceptInput, domainId: string, inTransaction?: InTransaction): Promise<PreparedSend> {
+  const at = deps.clock.now();
   let gates: GateOutcome;
   try {
     gates = await runGates({ db: deps.sql, warmup: deps.config.warmup }, { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at });
   } catch (err) {
     if (!(err instanceof GateFailure)) throw err;
-    await giveBack(deps, input.tenant.id, domainId, at, { final: { gate: 'warmup', outcome: 'continue' }, decisions: err.decisions }).catch(() => {});
+    await giveBack(deps, input.tenant.id, domainId, at, err.decisions).catch(() => {});
     throw err.cause;
   }
   const { final } = gates;
   if (final.outcome === 'refuse') throw final.error;
-  try {
-    return await store(deps, input, { domainId, at, gates });
-  } catch (err) {
-    await giveBack(deps, input.tenant.id, domainId, at, gates).catch((releaseErr: unknown) =>
+  const release = () =>
+    giveBack(deps, input.tenant.id, domainId, at, gates.decisions).catch((releaseErr: unknown) =>
       deps.log.error({ err: releaseErr }, 'could not give back the quota and warm-up counts of a failed send'),
     );
-    throw err;
-  }
-
-  async function store(d: OutboundDeps, i: AcceptInput, s: { domainId: string; at: Date; gates: GateOutcome }): Promise<AcceptResult> {
+  try {
     const sendId = randomUUID();
-    const status = STATUS_OF[s.gates.final.outcome];
-    const messageId = i.content.kind === 'raw' ? i.content.messageId : `${sendId}@${d.config.hostname}`;
+    const status = STATUS_OF[final.outcome];
+    const messageId = input.content.kind === 'raw' ? input.content.messageId : `${sendId}@${deps.config.hostname}`;
     // A dropped message is never delivered: it is neither built nor kept.
-    const message = status === 'dropped' ? null : await signedMessage(d, i, { domainId: s.domainId, messageId, at: s.at });
-    const maxBytes = d.config.limits.send.max_message_bytes;
+    const message = status === 'dropped' ? null : await signedMessage(deps, input, { domainId, messageId, at });
+    const maxBytes = deps.config.limits.send.max_message_bytes;
     if (message && message.length > maxBytes) {
       throw new AppError('payload_too_large', `the message is ${message.length} bytes, more than the ${maxBytes} allowed`);
     }
-    const deferUntil = s.gates.final.outcome === 'defer' ? s.gates.final.until : null;
+    const deferUntil = final.outcome === 'defer' ? final.until : null;
     const send: NewSend = {
       id: sendId,
-      tenant_id: i.tenant.id,
-      domain_id: s.domainId,
-      api_key_id: i.apiKeyId,
-      source: i.source,
-      mode: i.mode,
+      tenant_id: input.tenant.id,
+      domain_id: domainId,
+      api_key_id: input.apiKeyId,
+      source: input.source,
+      mode: input.mode,
       status,
-      from_email: i.from.address,
-      to_email: i.to,
-      subject: i.content.subject,
+      from_email: input.from.address,
+      to_email: input.to,
+      subject: input.content.subject,
       message_id: messageId,
-      envelope_from: bounceAddress(d.verpKey, sendId, d.config.hostname),
-      gate_decisions: s.gates.decisions.map(recordOf),
+      envelope_from: bounceAddress(deps.verpKey, sendId, deps.config.hostname),
+      gate_decisions: gates.decisions.map(recordOf),
       message,
       defer_until: deferUntil,
-      status_detail: detailOf(s.gates.final),
-      created_at: s.at,
+      status_detail: detailOf(final),
+      created_at: at,
     };
-    const quota = quotaOf(s.gates);
-    const row = await d.writer.write({
-      send,
-      events: acceptanceEvents(send, s.gates.final),
-      delivery: status === 'queued' || status === 'deferred' ? { startAfter: deferUntil } : undefined,
-      inTransaction: inTransaction ? (tx, stored) => inTransaction(tx, { send: stored, quota }) : undefined,
-    });
-    return { send: row, quota };
+    const quota = quotaOf(gates);
+    return {
+      pending: {
+        send,
+        events: acceptanceEvents(send, final),
+        delivery: status === 'queued' || status === 'deferred' ? { startAfter: deferUntil } : undefined,
+        inTransaction: inTransaction ? (tx, stored) => inTransaction(tx, { send: stored, quota }) : undefined,
+      },
+      quota,
+      giveBack: release,
+    };
+  } catch (err) {
+    await release();
+    throw err;
   }
 }
 
@@ -196,8 +252,8 @@ function quotaOf(gates: GateOutcome): Quota | undefined {
   return { used: quota.detail['used'] as number, cap: quota.detail['cap'] as number };
 }
 
-async function giveBack(deps: OutboundDeps, tenantId: string, domainId: string, at: Date, gates: GateOutcome): Promise<void> {
-  for (const d of gates.decisions) {
+async function giveBack(deps: OutboundDeps, tenantId: string, domainId: string, at: Date, decisions: GateDecision[]): Promise<void> {
+  for (const d of decisions) {
     if (d.outcome !== 'continue') continue;
     if (d.gate === 'quota') await releaseQuota(deps.sql, tenantId, at);
     if (d.gate === 'warmup') await releaseDaily(deps.sql, { tenantId, domainId, day: utcDay(at) });

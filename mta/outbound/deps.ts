@@ -30,7 +30,7 @@ export interface OutboundDeps {
 }
 
 export async function createOutboundDeps(domains: DomainDeps, boss: Boss): Promise<OutboundDeps> {
-  await ensureDeliveryQueue(boss, { expireInSeconds: domains.config.delivery.workers.job_expire_seconds });
+  await ensureDeliveryQueue(domains.sql, { expireInSeconds: domains.config.delivery.workers.job_expire_seconds });
   return {
     sql: domains.sql,
     boss,

@@ -1,6 +1,6 @@
 // The delivery queue: one pg-boss job per send to deliver, enqueued in the transaction that stores the send.
-import { bossDb, type Boss } from '../../shared/queue.js';
-import type { Queryable } from '../../shared/db/connection.js';
+import { bossDb, createQueueOnce, type Boss } from '../../shared/queue.js';
+import type { Queryable, Sql } from '../../shared/db/connection.js';
 
 export const DELIVERY_QUEUE = 'outbound.deliver';
 
@@ -12,8 +12,8 @@ export interface DeliveryJob {
  * Creates the queue (idempotent). Retries here only cover a worker that died mid-job (its job
  * expires and runs again); SMTP outcomes are retried by the delivery code on the configured curve.
  */
-export async function ensureDeliveryQueue(boss: Boss, options: { expireInSeconds: number }): Promise<void> {
-  await boss.createQueue(DELIVERY_QUEUE, { name: DELIVERY_QUEUE, retryLimit: 1000, retryDelay: 30, expireInSeconds: options.expireInSeconds });
+export async function ensureDeliveryQueue(sql: Sql, options: { expireInSeconds: number }): Promise<void> {
+  await createQueueOnce(sql, DELIVERY_QUEUE, { retryLimit: 1000, retryDelay: 30, expireInSeconds: options.expireInSeconds });
 }
 
 /** Enqueues a delivery inside `tx`: the job exists iff the transaction commits. */

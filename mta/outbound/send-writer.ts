@@ -16,19 +16,20 @@ export interface PendingSend {
   inTransaction?: ((tx: Queryable, row: SendRow) => Promise<void>) | undefined;
 }
 
-export type SendWriter = GroupCommit<PendingSend, SendRow>;
+/** An item is one message's sends (one per recipient): they commit together or not at all. */
+export type SendWriter = GroupCommit<PendingSend[], SendRow[]>;
 
 export function createSendWriter(sql: Sql, boss: Boss, log: Logger): SendWriter {
-  return new GroupCommit<PendingSend, SendRow>(
-    (items) =>
+  return new GroupCommit<PendingSend[], SendRow[]>(
+    (messages) =>
       sql.begin(async (tx) => {
+        const items = messages.flat();
         const inserted = new Map((await insertSends(tx, items.map((i) => i.send))).map((r) => [r.id, r]));
-        const rows = items.map((i) => inserted.get(i.send.id)!);
         await insertEvents(tx, items.flatMap((i) => i.events));
         const deliveries = items.flatMap((i) => (i.delivery ? [{ job: { send_id: i.send.id }, startAfter: i.delivery.startAfter }] : []));
         await enqueueDeliveries(boss, tx, deliveries);
-        for (const [n, item] of items.entries()) if (item.inTransaction) await item.inTransaction(tx, rows[n]!);
-        return rows;
+        for (const item of items) if (item.inTransaction) await item.inTransaction(tx, inserted.get(item.send.id)!);
+        return messages.map((message) => message.map((i) => inserted.get(i.send.id)!));
       }),
     log,
     'accepted sends',

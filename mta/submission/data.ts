@@ -1,6 +1,6 @@
 // The DATA phase of a submission: read the message, prepare it, hand one send per recipient to the outbound path, choose the one reply.
 import type { SMTPServerDataStream } from 'smtp-server';
-import { acceptSend, resolveSendingDomain } from '../outbound/accept.js';
+import { acceptForRecipients, type RecipientsResult } from '../outbound/accept.js';
 import type { OutboundDeps } from '../outbound/deps.js';
 import type { Submitter } from './auth.js';
 import { prepareMessage } from './message.js';
@@ -33,40 +33,32 @@ export async function submitMessage(deps: OutboundDeps, submitter: Submitter, re
     now: deps.clock.now(),
     maxSubjectLength: deps.config.limits.send.max_subject_length,
   });
-  // Checked once before any send: a From the tenant may not use refuses the message whole.
+  // Each recipient passes the gates on its own; the accepted ones commit together, so a failure
+  // stores none of them (a 451 never makes the client's retry a duplicate). A From the tenant may
+  // not use refuses the message whole.
+  let result: RecipientsResult;
   try {
-    await resolveSendingDomain(deps.sql, submitter.tenant.id, message.from.address, 'From header');
-  } catch (err) {
-    throw replyForAppError(err) ?? err;
-  }
-
-  const accepted: string[] = [];
-  const refused: SmtpError[] = [];
-  for (const to of recipients) {
-    try {
-      await acceptSend(deps, {
+    result = await acceptForRecipients(
+      deps,
+      {
         tenant: submitter.tenant,
         mode: submitter.mode,
         apiKeyId: submitter.keyId,
         source: 'smtp',
         from: message.from,
-        to,
         content: { kind: 'raw', bytes: message.bytes, subject: message.subject, messageId: message.messageId },
-      });
-      // A suppressed recipient lands here too: a silent drop is an acceptance, never a refusal.
-      accepted.push(to);
-    } catch (err) {
-      const reply = replyForAppError(err);
-      if (reply && reply.responseCode >= 500) {
-        refused.push(reply);
-        continue;
-      }
-      // An outage or a bug. The client will resend the whole message, so recipients already
-      // committed get it twice: a duplicate is the lesser harm than a message silently lost.
-      deps.log.error({ err, messageId: message.messageId, committed: accepted.length, of: recipients.length }, 'submission failed part-way');
-      throw reply ?? temporaryFailure();
-    }
+      },
+      recipients,
+    );
+  } catch (err) {
+    const reply = replyForAppError(err);
+    if (reply && reply.responseCode >= 500) throw reply;
+    deps.log.error({ err, messageId: message.messageId, recipients: recipients.length }, 'submission failed; nothing was stored');
+    throw reply ?? temporaryFailure();
   }
+  // A suppressed recipient is accepted too: a silent drop is an acceptance, never a refusal.
+  const accepted = result.accepted;
+  const refused = result.refused.map((r) => replyForAppError(r.error) ?? temporaryFailure());
 
   if (accepted.length === 0) throw refused[0] ?? smtpError(554, '5.5.0', 'no valid recipients');
   if (refused.length === 0) return `2.0.0 Ok: queued as <${message.messageId}>`;

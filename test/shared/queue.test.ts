@@ -1,7 +1,8 @@
+// pg-boss over postgres.js: jobs round-trip, enqueue inside transactions, delayed jobs, queues created once by racing processes.
 import t from 'tap';
 import { connect } from '../../shared/db/connection.js';
 import { createLogger } from '../../shared/log.js';
-import { bossDb, startQueue } from '../../shared/queue.js';
+import { bossDb, createQueueOnce, startQueue } from '../../shared/queue.js';
 import { createTestDatabase } from '../helpers/db.js';
 
 t.test('pg-boss runs on the shared postgres.js pool', async (t) => {
@@ -53,4 +54,22 @@ t.test('pg-boss runs on the shared postgres.js pool', async (t) => {
     await boss.send('test-jobs', { later: true }, { startAfter: new Date(Date.now() + 3_600_000) });
     t.equal((await boss.fetch('test-jobs')).length, 0, 'not fetchable before its time');
   });
+});
+
+t.test('createQueueOnce: two processes creating the same new queues at once both succeed', async (t) => {
+  const db = await createTestDatabase();
+  const log = createLogger('silent');
+  const sqlA = connect(db.url, log, { max: 4 });
+  const sqlB = connect(db.url, log, { max: 4 });
+  const [a, b] = [await startQueue(sqlA, log, { supervise: false }), await startQueue(sqlB, log, { supervise: false })];
+  t.teardown(async () => {
+    await a.stop({ graceful: false, wait: true });
+    await b.stop({ graceful: false, wait: true });
+    await sqlA.end();
+    await sqlB.end();
+    await db.drop();
+  });
+  const names = Array.from({ length: 8 }, (_, i) => `race-${i}`);
+  await Promise.all(names.flatMap((name) => [createQueueOnce(sqlA, name, { retryLimit: 2 }), createQueueOnce(sqlB, name, { retryLimit: 2 })]));
+  for (const name of names) t.match(await a.getQueue(name), { name, retryLimit: 2 });
 });
