@@ -10,7 +10,7 @@
 // installs it when missing); creates and drops a database of its own. BENCH_MESSAGES sets the count (default 20000).
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -178,14 +178,18 @@ export default async function runOutboundBench(): Promise<void> {
 
     const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
     process.stdout.write(`outbound bench: ${fmt(MESSAGES)} messages of ~5 KB, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+submission+scheduler, outbound); ${cpus().length} cores, load average ${load()}\n`);
-    const api = await viaApi(apiPort, key, 'hello@bench.test', delivered('api'));
-    process.stdout.write(`  Mailpath API (${API_CONNECTIONS} HTTPS connections): accepted ${fmt(api.acceptedPerSec)}/s, delivered ${fmt(api.deliveredPerSec)}/s\n`);
-    const smtp = await viaSubmission(submissionPort, key, 'hello@bench.test', delivered('smtp'));
-    process.stdout.write(`  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s\n`);
+    const { result: api, perMessage: apiCpu } = await measuredCpu([front, delivery], MESSAGES, () => viaApi(apiPort, key, 'hello@bench.test', delivered('api')));
+    process.stdout.write(`  Mailpath API (${API_CONNECTIONS} HTTPS connections): accepted ${fmt(api.acceptedPerSec)}/s, delivered ${fmt(api.deliveredPerSec)}/s; ${apiCpu}\n`);
+    const { result: smtp, perMessage: smtpCpu } = await measuredCpu([front, delivery], MESSAGES, () => viaSubmission(submissionPort, key, 'hello@bench.test', delivered('smtp')));
+    process.stdout.write(`  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s; ${smtpCpu}\n`);
     await front.stop();
     await delivery.stop();
+    const machineBefore = machineBusySeconds();
     const postfix = await viaPostfix(sinkPort);
-    process.stdout.write(`  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ${fmt(postfix.deliveredPerSec)}/s\n`);
+    const postfixMachine = ((machineBusySeconds() - machineBefore) * 1000) / MESSAGES;
+    process.stdout.write(
+      `  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ${fmt(postfix.deliveredPerSec)}/s; whole machine ${postfixMachine.toFixed(2)} ms CPU per message\n`,
+    );
     const ratio = api.deliveredPerSec / postfix.deliveredPerSec;
     const smtpRatio = smtp.deliveredPerSec / postfix.deliveredPerSec;
     process.stdout.write(
@@ -202,7 +206,54 @@ export default async function runOutboundBench(): Promise<void> {
 }
 
 interface Child {
+  pid: number;
   stop(): Promise<void>;
+}
+
+/** CPU seconds (user + system) a process has used, from /proc (Linux); 0 when it is gone. */
+function cpuSecondsOf(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of every PostgreSQL process (backends, WAL writer, checkpointer) on the machine. */
+function postgresCpuSeconds(): number {
+  let total = 0;
+  for (const entry of readdirSync('/proc')) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(Number(entry));
+    } catch {
+      // gone meanwhile
+    }
+  }
+  return total;
+}
+
+/** CPU seconds the whole machine has been busy (all cores), from /proc/stat. */
+function machineBusySeconds(): number {
+  const [, ...ticks] = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/);
+  const [user, nice, system, , , irq, softirq, steal] = ticks.map(Number);
+  return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
+}
+
+/** CPU milliseconds per message of each Mailpath process and of PostgreSQL over a phase. */
+async function measuredCpu<T>(children: Child[], messages: number, phase: () => Promise<T>): Promise<{ result: T; perMessage: string }> {
+  const before = [...children.map((c) => cpuSecondsOf(c.pid)), postgresCpuSeconds()];
+  const machineBefore = machineBusySeconds();
+  const result = await phase();
+  const after = [...children.map((c) => cpuSecondsOf(c.pid)), postgresCpuSeconds()];
+  const machine = ((machineBusySeconds() - machineBefore) * 1000) / messages;
+  const ms = after.map((a, i) => ((a - before[i]!) * 1000) / messages);
+  const total = ms.reduce((a, b) => a + b, 0);
+  return {
+    result,
+    perMessage: `CPU per message ${total.toFixed(2)} ms (front ${ms[0]!.toFixed(2)}, outbound ${ms[1]!.toFixed(2)}, PostgreSQL ${ms[2]!.toFixed(2)}); whole machine ${machine.toFixed(2)} ms`,
+  };
 }
 
 /** Starts `node dist/shared/process/cli.js start` with `env`; with an HTTPS port, waits until it answers (at most 30 s). */
@@ -221,7 +272,7 @@ async function startProcess(env: Record<string, string>, httpsPort: number | und
   };
   if (httpsPort === undefined) {
     await sleep(3000);
-    return { stop };
+    return { pid: child.pid!, stop };
   }
   for (let i = 0; i < 300; i++) {
     if (child.exitCode !== null) throw new Error(`mailpath exited with ${child.exitCode}`);
@@ -229,7 +280,7 @@ async function startProcess(env: Record<string, string>, httpsPort: number | und
       () => true,
       (err: Error) => /401/.test(err.message),
     );
-    if (up) return { stop };
+    if (up) return { pid: child.pid!, stop };
     await sleep(100);
   }
   await stop();
