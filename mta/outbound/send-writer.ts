@@ -4,7 +4,7 @@ import { GroupCommit } from '../../shared/db/group-commit.js';
 import { insertEvents, type NewEvent } from '../../shared/events/queries.js';
 import type { Logger } from '../../shared/log.js';
 import type { Boss } from '../../shared/queue.js';
-import { insertSends, type NewSend, type SendRow } from '../../shared/sends/queries.js';
+import { findSends, insertSends, type NewSend, type SendRow } from '../../shared/sends/queries.js';
 import { enqueueDeliveries } from './queue.js';
 
 export interface PendingSend {
@@ -21,8 +21,17 @@ export type SendWriter = GroupCommit<PendingSend[], SendRow[]>;
 
 export function createSendWriter(sql: Sql, boss: Boss, log: Logger): SendWriter {
   return new GroupCommit<PendingSend[], SendRow[]>(
-    (messages) =>
+    (messages, retry) =>
       sql.begin(async (tx) => {
+        // A message retried alone may be stored already (its batch committed, the reply was lost):
+        // then it is answered from the stored rows and nothing is written twice.
+        if (retry) {
+          const stored = await findSends(tx, messages.flat().map((i) => i.send.id));
+          if (stored.length > 0) {
+            const byId = new Map(stored.map((r) => [r.id, r]));
+            return messages.map((message) => message.map((i) => byId.get(i.send.id)!));
+          }
+        }
         const items = messages.flat();
         const inserted = new Map((await insertSends(tx, items.map((i) => i.send))).map((r) => [r.id, r]));
         await insertEvents(tx, items.flatMap((i) => i.events));

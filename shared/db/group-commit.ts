@@ -18,8 +18,12 @@ export class GroupCommit<T, R> {
   private running = false;
 
   constructor(
-    /** Commits the items in one transaction and returns one result per item, in order. */
-    private readonly commit: (items: T[]) => Promise<R[]>,
+    /**
+     * Commits the items in one transaction and returns one result per item, in order. `retry` is
+     * set when an item is committed alone after its batch failed: the batch's COMMIT may have
+     * succeeded with its reply lost, so the item may already be stored.
+     */
+    private readonly commit: (items: T[], retry: boolean) => Promise<R[]>,
     private readonly log: Logger,
     private readonly what: string,
     private readonly maxBatch = 200,
@@ -42,7 +46,7 @@ export class GroupCommit<T, R> {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
         try {
-          const results = await this.commit(batch.map((w) => w.item));
+          const results = await this.commit(batch.map((w) => w.item), false);
           batch.forEach((w, i) => w.resolve(results[i]!));
         } catch (err) {
           if (batch.length === 1) {
@@ -51,7 +55,7 @@ export class GroupCommit<T, R> {
           }
           this.log.warn({ err, size: batch.length }, `a batch of ${this.what} failed to commit; committing them one by one`);
           for (const w of batch) {
-            await this.commit([w.item]).then(
+            await this.commit([w.item], true).then(
               (results) => w.resolve(results[0]!),
               (itemErr: unknown) => w.reject(itemErr),
             );

@@ -104,3 +104,8 @@ export async function markDelivered(db: Queryable, delivered: Delivered[]): Prom
     from unnest(${attempts.map((a) => a.send_id)}::uuid[], ${delivered.map((d) => d.detail)}::text[], ${attempts.map((a) => a.attempted_at.toISOString())}::timestamptz[]) as v(id, detail, at)
     where s.id = v.id`;
 }
+
+export async function deliveredAlready(db: Queryable, sendId: string): Promise<boolean> {
+  const [row] = await db<{ status: string }[]>`select status from sends where id = ${sendId}`;
+  return row?.status === 'delivered';
+}

@@ -83,6 +83,12 @@ export async function insertSends(db: Queryable, sends: NewSend[]): Promise<Send
   return db<SendRow[]>`insert into sends ${db(rows)} returning ${sendColumns(db)}`;
 }
 
+/** Sends by id, whatever their tenant (the writer's check for rows it may have stored already). */
+export async function findSends(db: Queryable, ids: string[]): Promise<SendRow[]> {
+  if (ids.length === 0) return [];
+  return db<SendRow[]>`select ${sendColumns(db)} from sends where id = any(${ids}::uuid[])`;
+}
+
 export async function findSend(db: Queryable, tenantId: string, id: string): Promise<SendRow | undefined> {
   const [row] = await db<SendRow[]>`select ${sendColumns(db)} from sends where tenant_id = ${tenantId} and id = ${id}`;
   return row;

@@ -6,7 +6,7 @@ import { GroupCommit } from '../../../shared/db/group-commit.js';
 import { insertEvent, insertEvents, type NewEvent } from '../../../shared/events/queries.js';
 import type { Logger } from '../../../shared/log.js';
 import { bossDb, type Boss } from '../../../shared/queue.js';
-import { markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
+import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
 import { insertAttempt } from '../../../shared/sends/queries.js';
 import { releaseQuota } from '../../../shared/quota/usage.js';
 import { suppress } from '../../../shared/suppressions/service.js';
@@ -58,8 +58,10 @@ export type DeliveredWriter = GroupCommit<Delivered & { event: NewEvent }, void>
  */
 export function createDeliveredWriter(sql: Sql, log: Logger): DeliveredWriter {
   return new GroupCommit<Delivered & { event: NewEvent }, void>(
-    async (items) => {
+    async (items, retry) => {
       await sql.begin(async (tx) => {
+        // Retried alone after its batch failed: the batch may have committed (reply lost).
+        if (retry && (await deliveredAlready(tx, items[0]!.attempt.send_id))) return;
         await markDelivered(tx, items);
         await insertEvents(tx, items.map((i) => i.event));
       });

@@ -30,9 +30,11 @@ t.test('writes ready at the same time share one commit, and each gets its own re
 
 t.test('a batch that fails is committed item by item: only the bad item fails', async (t) => {
   let calls = 0;
+  const retried: boolean[] = [];
   const group = new GroupCommit<number, number>(
-    async (items) => {
+    async (items, retry) => {
       calls++;
+      retried.push(retry);
       if (items.includes(13)) throw new Error('13 is refused');
       return items.map((i) => i * 2);
     },
@@ -45,4 +47,5 @@ t.test('a batch that fails is committed item by item: only the bad item fails', 
   t.match((settled[2] as PromiseRejectedResult).reason, { message: '13 is refused' });
   // Batch of 5 fails, 5 single commits; then the remaining 2 in one batch.
   t.equal(calls, 1 + 5 + 1);
+  t.same(retried, [false, true, true, true, true, true, false], 'items committed alone after a failed batch are marked as retries');
 });
