@@ -3,6 +3,8 @@ import { performance } from 'node:perf_hooks';
 import type { Job } from 'pg-boss';
 import { isUuid } from '../../../shared/ids.js';
 import { isSuppressed } from '../../../shared/suppressions/service.js';
+import { releaseDaily } from '../../../shared/warmup/queries.js';
+import { utcDay } from '../../../shared/warmup/tiers.js';
 import { claimForDelivery, loadDeliverySend, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
 import type { OutboundDeps } from '../deps.js';
 import { warmupGate } from '../gates/warmup.js';
@@ -46,14 +48,18 @@ export async function runDeliveryJob(ctx: WorkerContext, job: Pick<Job<DeliveryJ
   }
   const held = await holdBack(ctx, send, job);
   if (held !== undefined) return held;
+  let counted: { day: string } | undefined;
   if (send.status === 'deferred') {
     const woken = await wakeUp(ctx, send, job);
-    if (woken !== undefined) return woken;
+    if (typeof woken === 'string') return woken;
+    counted = woken;
   }
   const at = deps.clock.now();
   const staleBefore = new Date(at.getTime() - deps.config.delivery.workers.job_expire_seconds * 1000);
   const claim = await claimForDelivery(deps.sql, send.id, { at, staleBefore });
   if (!claim) {
+    // Another worker has it: the warm-up count this wake-up took is that worker's to take.
+    if (counted && send.domain_id) await releaseDaily(deps.sql, { tenantId: send.tenant_id, domainId: send.domain_id, day: counted.day });
     const now = await loadDeliverySend(deps.sql, send.id);
     if (now?.status === 'sending') throw new SendBusyError(`send ${send.id} is being delivered by another worker`);
     return 'skipped';
@@ -111,9 +117,10 @@ async function holdBack(ctx: WorkerContext, send: DeliverySend, job: JobRef): Pr
 
 /**
  * A deferred send's wake-up: a warm-up deferral (one before any attempt) passes the warm-up gate
- * again, which counts it for the new day (the quota counted it at acceptance). Undefined: deliver now.
+ * again, which counts it for the new day (the quota counted it at acceptance). An outcome string
+ * ends the job; otherwise deliver now, `{ day }` saying the warm-up counter of that day was taken.
  */
-async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Promise<DeliveryJobOutcome | undefined> {
+async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Promise<DeliveryJobOutcome | { day: string } | undefined> {
   const { deps } = ctx;
   const at = deps.clock.now();
   if (send.attempts > 0) return undefined;
@@ -139,6 +146,6 @@ async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Prom
       await recordDrop(deps, send, job, { at, reason: 'suppressed', gate: 'warmup', detail: 'dropped at wake-up: the recipient is suppressed' });
       return 'dropped';
     default:
-      return undefined;
+      return { day: utcDay(at) };
   }
 }

@@ -6,7 +6,7 @@ import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js
 import { startSmtpSink } from '../../../helpers/smtp-sink.js';
 
 const sink = await startSmtpSink(t);
-const { sql, sender, send, settled, events, outbound } = await deliveryFixture(t, { env: { MAILPATH_OUTBOUND_RELAY: sink.address } });
+const { sql, deps, sender, send, settled, events, outbound } = await deliveryFixture(t, { env: { MAILPATH_OUTBOUND_RELAY: sink.address } });
 
 t.beforeEach(() => quietSink(sink));
 
@@ -42,4 +42,29 @@ t.test('a recipient suppressed after acceptance is dropped, not delivered', asyn
   t.equal(row.status, 'dropped');
   t.match((await events(queued.id)).find((e) => e.type === 'dropped')?.detail, { reason: 'suppressed' });
   t.equal(sink.messages.length, 0);
+});
+
+t.test('two workers waking the same warm-up deferral count the day once: the one that loses the claim gives its count back', async (t) => {
+  const { createLogger } = await import('../../../../shared/log.js');
+  const { Transports } = await import('../../../../mta/outbound/deliver/transports.js');
+  const { createDeliveredWriter } = await import('../../../../mta/outbound/deliver/record.js');
+  const { runDeliveryJob } = await import('../../../../mta/outbound/deliver/worker.js');
+  const { dailyCount } = await import('../../../../shared/warmup/queries.js');
+  const { utcDay } = await import('../../../../shared/warmup/tiers.js');
+  const from = await sender();
+  const today = utcDay(new Date());
+  const cap = deps.config.warmup.tier_caps[0]!;
+  await sql`insert into warmup_daily_counters (tenant_id, domain_id, day, sent) values (${from.tenant.id}, ${from.domain.id}, ${today}, ${cap})`;
+  const deferred = await send(from);
+  t.equal((await settled(deferred.id, ['deferred'])).status, 'deferred');
+  // A new day for the counter: the wake-up is allowed and counts once.
+  await sql`delete from warmup_daily_counters where domain_id = ${from.domain.id}`;
+  const log = createLogger('silent');
+  const ctx = { deps, transports: new Transports(deps.config, log), delivered: createDeliveredWriter(sql, log) };
+  t.teardown(() => ctx.transports.close());
+  const job = { id: '00000000-0000-0000-0000-000000000000', data: { send_id: deferred.id } };
+  const outcomes = await Promise.allSettled([0, 1].map(() => runDeliveryJob(ctx, job, AbortSignal.timeout(10_000))));
+  t.ok(outcomes.some((o) => o.status === 'fulfilled' && o.value === 'attempted'), 'one worker delivers it');
+  t.equal(await dailyCount(sql, from.tenant.id, from.domain.id, today), 1, 'counted once');
+  await settled(deferred.id, ['delivered']);
 });
