@@ -3,18 +3,18 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../shared/db/connection.js';
 import { sendingDomains } from '../../shared/domains/queries.js';
 import { AppError, validationError } from '../../shared/errors.js';
-import type { NewEvent } from '../../shared/events/queries.js';
 import { releaseQuota, type Quota } from '../../shared/quota/usage.js';
-import type { NewSend, SendRow, SendStatus } from '../../shared/sends/queries.js';
-import type { PendingSend } from './send-writer.js';
+import type { NewSend, SendRow } from '../../shared/sends/queries.js';
 import { bounceAddress } from '../../shared/sends/verp.js';
 import { releaseDaily } from '../../shared/warmup/queries.js';
 import { utcDay } from '../../shared/warmup/tiers.js';
+import { acceptanceEvents, detailOf, quotaOf, recordOf, STATUS_OF } from './acceptance-record.js';
 import { composeMessage, type OutboundAttachment } from './compose.js';
 import type { OutboundDeps } from './deps.js';
 import { signMessage } from './dkim.js';
 import { GateFailure, runGates, type GateOutcome } from './gates/pipeline.js';
 import type { GateDecision, GateSend } from './gates/types.js';
+import type { PendingSend } from './send-writer.js';
 
 /** Content the API gives: composed here. */
 export interface ComposedContent {
@@ -57,13 +57,6 @@ export interface AcceptResult {
 /** Work that must commit with the send (e.g. the Idempotency-Key answer). */
 export type InTransaction = (tx: Queryable, result: AcceptResult) => Promise<void>;
 
-const STATUS_OF: Record<GateDecision['outcome'], SendStatus> = {
-  continue: 'queued',
-  defer: 'deferred',
-  drop: 'dropped',
-  simulate: 'simulated',
-  refuse: 'failed',
-};
 
 /**
  * The sending domain of a From address: 412 no_verified_domain while the tenant has no domain
@@ -213,43 +206,6 @@ async function signedMessage(deps: OutboundDeps, input: AcceptInput, m: { domain
   if (!key) throw new AppError('internal', 'the sending domain has no active DKIM key');
   const domain = input.from.address.slice(input.from.address.lastIndexOf('@') + 1);
   return signMessage(bytes, { domain, selector: key.selector, privateKey: key.privateKey }, m.at);
-}
-
-/** The send event (and the deferral or drop that came with it) of a freshly accepted send. */
-function acceptanceEvents(send: NewSend, final: GateDecision): NewEvent[] {
-  const base = { tenant_id: send.tenant_id, send_id: send.id, message_id: send.message_id, recipient: send.to_email, occurred_at: send.created_at };
-  if (final.outcome === 'drop') return [{ ...base, type: 'dropped', subtype: null, detail: { reason: final.reason, gate: final.gate } }];
-  const events: NewEvent[] = [{ ...base, type: 'send', subtype: null, detail: { status: send.status, mode: send.mode, source: send.source } }];
-  if (final.outcome === 'defer') {
-    events.push({ ...base, type: 'deferred', subtype: null, detail: { reason: final.gate, until: final.until.toISOString(), ...final.detail } });
-  }
-  return events;
-}
-
-/** A gate decision as stored on the send (an AppError is not JSON). */
-function recordOf(d: GateDecision): Record<string, unknown> {
-  if (d.outcome === 'refuse') return { gate: d.gate, outcome: d.outcome, error: d.error.slug };
-  if (d.outcome === 'defer') return { gate: d.gate, outcome: d.outcome, until: d.until.toISOString(), ...(d.detail ? { detail: d.detail } : {}) };
-  return { ...d };
-}
-
-function detailOf(d: GateDecision): string | null {
-  switch (d.outcome) {
-    case 'drop':
-      return `dropped by the ${d.gate} gate: the recipient is suppressed`;
-    case 'simulate':
-      return d.reason === 'test_key' ? 'sent with a test key: recorded, never delivered' : 'sandbox tenant: recorded in the simulated-sends store, never delivered';
-    case 'defer':
-      return `deferred by the warm-up gate until ${d.until.toISOString()}`;
-    default:
-      return null;
-  }
-}
-
-function quotaOf(gates: GateOutcome): Quota | undefined {
-  const quota = gates.decisions.find((d) => d.gate === 'quota');
-  if (quota?.outcome !== 'continue' || !quota.detail) return undefined;
-  return { used: quota.detail['used'] as number, cap: quota.detail['cap'] as number };
 }
 
 async function giveBack(deps: OutboundDeps, tenantId: string, domainId: string, at: Date, decisions: GateDecision[]): Promise<void> {

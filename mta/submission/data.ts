@@ -4,7 +4,7 @@ import { acceptForRecipients, type RecipientsResult } from '../outbound/accept.j
 import type { OutboundDeps } from '../outbound/deps.js';
 import type { Submitter } from './auth.js';
 import { prepareMessage } from './message.js';
-import { replyForAppError, smtpError, temporaryFailure, type SmtpError } from './replies.js';
+import { replyForAppError, smtpError, temporaryFailure } from './replies.js';
 
 /**
  * The whole message, or undefined when it is larger than `max`. The stream is always read to its
