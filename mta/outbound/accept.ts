@@ -1,7 +1,6 @@
 // Accepts one outbound message (API send or SMTP submission): gates, composition, DKIM signing, then the send, its events and its delivery job in one transaction.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../shared/db/connection.js';
-import { sendingDomains } from '../../shared/domains/queries.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { releaseQuota, type Quota } from '../../shared/quota/usage.js';
 import type { NewSend, SendRow } from '../../shared/sends/queries.js';
@@ -62,8 +61,8 @@ export type InTransaction = (tx: Queryable, result: AcceptResult) => Promise<voi
  * The sending domain of a From address: 412 no_verified_domain while the tenant has no domain
  * that may send, 422 naming `field` when the From domain is not one of them.
  */
-export async function resolveSendingDomain(db: Queryable, tenantId: string, fromAddress: string, field = 'from_email'): Promise<string> {
-  const domains = await sendingDomains(db, tenantId);
+export async function resolveSendingDomain(deps: Pick<OutboundDeps, 'lookups'>, tenantId: string, fromAddress: string, field = 'from_email'): Promise<string> {
+  const domains = await deps.lookups.sendingDomains(tenantId);
   if (domains.length === 0) {
     throw new AppError('no_verified_domain', 'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains');
   }
@@ -86,7 +85,7 @@ interface PreparedSend {
  * request never uses quota or warm-up allowance.
  */
 export async function acceptSend(deps: OutboundDeps, input: AcceptInput, inTransaction?: InTransaction): Promise<AcceptResult> {
-  const domainId = await resolveSendingDomain(deps.sql, input.tenant.id, input.from.address);
+  const domainId = await resolveSendingDomain(deps, input.tenant.id, input.from.address);
   const prepared = await prepareSend(deps, input, domainId, inTransaction);
   const [row] = await commit(deps, [prepared]);
   return { send: row!, quota: prepared.quota };
@@ -104,7 +103,7 @@ export interface RecipientsResult {
  * stores none of them and a client that retries the whole message sends nothing twice.
  */
 export async function acceptForRecipients(deps: OutboundDeps, message: Omit<AcceptInput, 'to'>, recipients: string[]): Promise<RecipientsResult> {
-  const domainId = await resolveSendingDomain(deps.sql, message.tenant.id, message.from.address, 'From header');
+  const domainId = await resolveSendingDomain(deps, message.tenant.id, message.from.address, 'From header');
   const prepared: PreparedSend[] = [];
   const refused: RecipientsResult['refused'] = [];
   for (const to of recipients) {
@@ -137,7 +136,7 @@ async function prepareSend(deps: OutboundDeps, input: AcceptInput, domainId: str
   const at = deps.clock.now();
   let gates: GateOutcome;
   try {
-    gates = await runGates({ db: deps.sql, warmup: deps.config.warmup }, { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at });
+    gates = await runGates({ db: deps.sql, warmup: deps.config.warmup, isSuppressed: deps.lookups.isSuppressed }, { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at });
   } catch (err) {
     if (!(err instanceof GateFailure)) throw err;
     await giveBack(deps, input.tenant.id, domainId, at, err.decisions).catch(() => {});

@@ -10,6 +10,7 @@ import { loadMasterKey } from '../../shared/secrets/master-key.js';
 import type { SealedBox } from '../../shared/secrets/sealed-box.js';
 import { verpKey } from '../../shared/sends/verp.js';
 import { ensureDeliveryQueue } from './queue.js';
+import { createSendLookups, type SendLookups } from './lookups.js';
 import { createSendWriter, type SendWriter } from './send-writer.js';
 import { SigningKeyCache } from './signing-keys.js';
 
@@ -27,6 +28,8 @@ export interface OutboundDeps {
   signingKeys: SigningKeyCache;
   /** Commits accepted sends in shared transactions (group commit). */
   writer: SendWriter;
+  /** The send path's read-only look-ups, batched across concurrent sends. */
+  lookups: SendLookups;
 }
 
 export async function createOutboundDeps(domains: DomainDeps, boss: Boss): Promise<OutboundDeps> {
@@ -42,5 +45,6 @@ export async function createOutboundDeps(domains: DomainDeps, boss: Boss): Promi
     verpKey: verpKey(await loadMasterKey(domains.config)),
     signingKeys: new SigningKeyCache(domains.sql, domains.vault),
     writer: createSendWriter(domains.sql, boss, domains.log),
+    lookups: createSendLookups(domains.sql),
   };
 }

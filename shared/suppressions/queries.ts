@@ -91,6 +91,16 @@ export async function suppressionExists(db: Queryable, tenantId: string, email: 
   return row!.found;
 }
 
+/** Which of these (tenant, address) pairs are suppressed, in one probe for all: keys `${tenantId} ${email}`. */
+export async function suppressedAmong(db: Queryable, pairs: readonly { tenantId: string; email: string }[]): Promise<Set<string>> {
+  if (pairs.length === 0) return new Set();
+  const rows = await db<{ tenant_id: string; email: string }[]>`
+    select s.tenant_id, s.email from suppressions s
+    join unnest(${pairs.map((p) => p.tenantId)}::uuid[], ${pairs.map((p) => p.email)}::text[]) as q(tenant_id, email)
+      on s.tenant_id = q.tenant_id and s.email = q.email`;
+  return new Set(rows.map((r) => `${r.tenant_id} ${r.email}`));
+}
+
 export async function findSuppression(db: Queryable, tenantId: string, id: string): Promise<SuppressionRow | undefined> {
   const [row] = await db<SuppressionRow[]>`select ${columns(db)} from suppressions where tenant_id = ${tenantId} and id = ${id}`;
   return row;

@@ -3,6 +3,6 @@ import { isSuppressed } from '../../../shared/suppressions/service.js';
 import type { Gate } from './types.js';
 
 export const suppressionGate: Gate = async (deps, send) =>
-  (await isSuppressed(deps.db, send.tenant.id, send.to))
+  (await (deps.isSuppressed ? deps.isSuppressed(send.tenant.id, send.to) : isSuppressed(deps.db, send.tenant.id, send.to)))
     ? { gate: 'suppression', outcome: 'drop', reason: 'suppressed' }
     : { gate: 'suppression', outcome: 'continue' };

@@ -17,6 +17,8 @@ export interface GateSend {
 export interface GateDeps {
   db: Queryable;
   warmup: WarmupConfig;
+  /** Batched suppression look-ups (mta/outbound/lookups.ts); one query per send without. */
+  isSuppressed?: ((tenantId: string, email: string) => Promise<boolean>) | undefined;
 }
 
 export type GateName = 'suspended' | 'test_key' | 'sandbox' | 'suppression' | 'quota' | 'warmup';
