@@ -61,7 +61,7 @@ export type InTransaction = (tx: Queryable, result: AcceptResult) => Promise<voi
  * The sending domain of a From address: 412 no_verified_domain while the tenant has no domain
  * that may send, 422 naming `field` when the From domain is not one of them.
  */
-export async function resolveSendingDomain(deps: Pick<OutboundDeps, 'lookups'>, tenantId: string, fromAddress: string, field = 'from_email'): Promise<string> {
+async function resolveSendingDomain(deps: Pick<OutboundDeps, 'lookups'>, tenantId: string, fromAddress: string, field = 'from_email'): Promise<string> {
   const domains = await deps.lookups.sendingDomains(tenantId);
   if (domains.length === 0) {
     throw new AppError('no_verified_domain', 'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains');

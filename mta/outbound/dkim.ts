@@ -16,7 +16,7 @@ export interface DkimSigningKey {
  * The headers covered when present: the identity and content headers receivers judge (From, To,
  * Subject, Date, Message-ID, MIME) and the list and threading headers.
  */
-export const SIGNED_HEADERS = [
+const SIGNED_HEADERS = [
   'from', 'to', 'cc', 'reply-to', 'subject', 'date', 'message-id', 'mime-version', 'content-type',
   'content-transfer-encoding', 'list-unsubscribe', 'list-unsubscribe-post', 'in-reply-to', 'references',
 ];

@@ -45,17 +45,6 @@ export interface NewSend extends Omit<SendRow, 'updated_at' | 'size_bytes'> {
   message: Buffer | null;
 }
 
-export async function insertSend(db: Queryable, s: NewSend): Promise<SendRow> {
-  const [row] = await db<SendRow[]>`
-    insert into sends (id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
-                       envelope_from, gate_decisions, message, size_bytes, defer_until, status_detail, created_at, updated_at)
-    values (${s.id}, ${s.tenant_id}, ${s.domain_id}, ${s.api_key_id}, ${s.source}, ${s.mode}, ${s.status}, ${s.from_email}, ${s.to_email},
-            ${s.subject}, ${s.message_id}, ${s.envelope_from}, ${db.json(s.gate_decisions as never)}, ${s.message},
-            ${s.message?.length ?? null}, ${s.defer_until}, ${s.status_detail}, ${s.created_at}, ${s.created_at})
-    returning ${sendColumns(db)}`;
-  return row!;
-}
-
 /** Many sends in one statement (the group commit of concurrent acceptances). */
 export async function insertSends(db: Queryable, sends: NewSend[]): Promise<SendRow[]> {
   if (sends.length === 0) return [];

@@ -45,7 +45,7 @@ interface NodemailerError extends Error {
 const SESSION_COMMANDS = new Set(['CONN', 'EHLO', 'HELO', 'LHLO', 'STARTTLS']);
 
 /** The SMTP answer (or its absence) in an error nodemailer gave for a send. */
-export function outcomeOfError(err: NodemailerError): SendOutcome {
+function outcomeOfError(err: NodemailerError): SendOutcome {
   const response = typeof err.response === 'string' ? err.response.trim() : '';
   if (typeof err.responseCode === 'number' && response !== '') {
     return { outcome: { kind: 'reply', code: err.responseCode, text: response }, connectionLevel: SESSION_COMMANDS.has(err.command ?? '') };

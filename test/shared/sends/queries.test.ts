@@ -4,7 +4,7 @@ import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
 import {
-  answerIdempotencyKey, claimIdempotencyKey, countSends, findSend, insertAttempt, insertSend, listAttempts, listSends, purgeIdempotencyKeys, releaseIdempotencyKey, type NewSend,
+  answerIdempotencyKey, claimIdempotencyKey, countSends, findSend, insertAttempt, insertSends, listAttempts, listSends, purgeIdempotencyKeys, releaseIdempotencyKey, type NewSend,
 } from '../../../shared/sends/queries.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
@@ -40,16 +40,18 @@ const send = (tenantId: string, over: Partial<NewSend> = {}): NewSend => ({
   ...over,
 });
 
+const insertOne = async (db: Parameters<typeof insertSends>[0], s: NewSend) => (await insertSends(db, [s]))[0]!;
+
 t.test('sends: insert, read within the tenant only, filter and page', async (t) => {
   const { sql, tenantId, otherTenant } = await setup(t);
-  const first = await insertSend(sql, send(tenantId));
+  const first = await insertOne(sql, send(tenantId));
   t.match(first, { status: 'queued', size_bytes: 21, gate_decisions: [{ gate: 'suspended' }] });
   t.notOk('message' in first, 'the message bytes stay out of reads');
   t.ok(await findSend(sql, tenantId, first.id));
   t.equal(await findSend(sql, otherTenant, first.id), undefined, 'another tenant does not see it');
-  await insertSend(sql, send(tenantId, { status: 'dropped', message: null, to_email: 'gone@example.org', created_at: new Date('2026-11-21T11:00:00Z') }));
-  await insertSend(sql, send(tenantId, { status: 'simulated', mode: 'test', created_at: new Date('2026-11-21T12:00:00Z') }));
-  await insertSend(sql, send(otherTenant));
+  await insertOne(sql, send(tenantId, { status: 'dropped', message: null, to_email: 'gone@example.org', created_at: new Date('2026-11-21T11:00:00Z') }));
+  await insertOne(sql, send(tenantId, { status: 'simulated', mode: 'test', created_at: new Date('2026-11-21T12:00:00Z') }));
+  await insertOne(sql, send(otherTenant));
 
   t.equal(await countSends(sql, tenantId, {}), 3);
   t.same((await listSends(sql, tenantId, { limit: 10 })).map((s) => s.status), ['simulated', 'dropped', 'queued'], 'newest first');
