@@ -136,7 +136,7 @@ async function prepareSend(deps: OutboundDeps, input: AcceptInput, domainId: str
   const at = deps.clock.now();
   let gates: GateOutcome;
   try {
-    gates = await runGates({ db: deps.sql, warmup: deps.config.warmup, isSuppressed: deps.lookups.isSuppressed }, { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at });
+    gates = await runGates({ db: deps.sql, warmup: deps.config.warmup, isSuppressed: deps.lookups.isSuppressed, counters: deps.counters }, { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at });
   } catch (err) {
     if (!(err instanceof GateFailure)) throw err;
     await giveBack(deps, input.tenant.id, domainId, at, err.decisions).catch(() => {});

@@ -10,6 +10,7 @@ import { loadMasterKey } from '../../shared/secrets/master-key.js';
 import type { SealedBox } from '../../shared/secrets/sealed-box.js';
 import { verpKey } from '../../shared/sends/verp.js';
 import { ensureDeliveryQueue } from './queue.js';
+import { createSendCounters, type SendCounters } from './counters.js';
 import { createSendLookups, type SendLookups } from './lookups.js';
 import { createSendWriter, type SendWriter } from './send-writer.js';
 import { SigningKeyCache } from './signing-keys.js';
@@ -30,6 +31,8 @@ export interface OutboundDeps {
   writer: SendWriter;
   /** The send path's read-only look-ups, batched across concurrent sends. */
   lookups: SendLookups;
+  /** Quota and warm-up counters, taken once per tick for all concurrent sends. */
+  counters: SendCounters;
 }
 
 export async function createOutboundDeps(domains: DomainDeps, boss: Boss): Promise<OutboundDeps> {
@@ -46,5 +49,6 @@ export async function createOutboundDeps(domains: DomainDeps, boss: Boss): Promi
     signingKeys: new SigningKeyCache(domains.sql, domains.vault),
     writer: createSendWriter(domains.sql, boss, domains.log),
     lookups: createSendLookups(domains.sql),
+    counters: createSendCounters(domains.sql),
   };
 }

@@ -17,25 +17,60 @@ export async function monthlyUsage(db: Queryable, tenantId: string, at: Date): P
   return { used: row?.sent ?? 0, cap: row?.cap ?? 0 };
 }
 
+export interface MonthlyTake {
+  tenantId: string;
+  /** First day of the UTC month, YYYY-MM-01. */
+  month: string;
+  /** How many sends to count. */
+  want: number;
+}
+
+export interface MonthlyTaken {
+  tenantId: string;
+  month: string;
+  cap: number;
+  /** How many of `want` were counted: fewer (down to 0) at the cap. */
+  granted: number;
+  /** The month's usage after this take (undefined when nothing was counted). */
+  used: number | undefined;
+}
+
 /**
- * Counts one live send if the month's usage is below the plan's cap: the new usage, or undefined
- * at the cap (402). One statement, the cap looked up in it: the send path's one round trip, and
- * exact under concurrency (the conditional upsert takes the row lock).
+ * Counts sends against each tenant's plan cap, up to the cap: one statement for any number of
+ * (tenant, month) takes (one per pair), so concurrent sends share a round trip. Exact under
+ * concurrency: the conditional upsert takes the row lock, and `last_grant` records what this
+ * statement took (the SET sees the row as it was, so the grant needs no separate read).
  */
-export async function consumeMonthly(db: Queryable, tenantId: string, at: Date): Promise<{ used: number | undefined; cap: number }> {
-  const month = utcMonth(at);
-  const [row] = await db<{ used: number | null; cap: number | null }[]>`
-    with plan as (
-      select p.monthly_send_cap as cap from tenants t join plans p on p.id = t.plan_id where t.id = ${tenantId}
+export async function consumeMonthlyMany(db: Queryable, takes: MonthlyTake[]): Promise<MonthlyTaken[]> {
+  if (takes.length === 0) return [];
+  const rows = await db<{ tenant_id: string; month: string; cap: number; sent: number | null; granted: number }[]>`
+    with req as (
+      select r.tenant_id, r.month, r.want, p.monthly_send_cap as cap
+      from unnest(${takes.map((k) => k.tenantId)}::uuid[], ${takes.map((k) => k.month)}::date[], ${takes.map((k) => k.want)}::int[]) as r(tenant_id, month, want)
+      join tenants t on t.id = r.tenant_id join plans p on p.id = t.plan_id
     ), counted as (
-      insert into tenant_monthly_usage as u (tenant_id, month, sent)
-      select ${tenantId}, ${month}, 1 from plan where plan.cap > 0
-      on conflict (tenant_id, month) do update set sent = u.sent + 1
-      where u.sent < (select cap from plan)
-      returning sent
+      insert into tenant_monthly_usage as u (tenant_id, month, sent, last_grant)
+      select tenant_id, month, least(want, cap), least(want, cap) from req where cap > 0
+      on conflict (tenant_id, month) do update
+        set sent = u.sent + least(excluded.last_grant, (select r.cap from req r where r.tenant_id = u.tenant_id and r.month = u.month) - u.sent),
+            last_grant = least(excluded.last_grant, (select r.cap from req r where r.tenant_id = u.tenant_id and r.month = u.month) - u.sent)
+        where u.sent < (select r.cap from req r where r.tenant_id = u.tenant_id and r.month = u.month)
+      returning u.tenant_id, u.month, u.sent, u.last_grant
     )
-    select (select sent from counted) as used, (select cap from plan) as cap`;
-  return { used: row?.used ?? undefined, cap: row?.cap ?? 0 };
+    select req.tenant_id, to_char(req.month, 'YYYY-MM-DD') as month, req.cap, c.sent, coalesce(c.last_grant, 0) as granted
+    from req left join counted c on c.tenant_id = req.tenant_id and c.month = req.month`;
+  return takes.map((k) => {
+    const row = rows.find((r) => r.tenant_id === k.tenantId && r.month === k.month);
+    // No row: the tenant has no plan, which admits nothing.
+    if (!row) return { tenantId: k.tenantId, month: k.month, cap: 0, granted: 0, used: undefined };
+    return { tenantId: k.tenantId, month: k.month, cap: row.cap, granted: row.granted, used: row.granted > 0 ? row.sent! : undefined };
+  });
+}
+
+/** Counts one live send if the month's usage is below the plan's cap: the new usage, or undefined at the cap (402). */
+export async function consumeMonthly(db: Queryable, tenantId: string, at: Date): Promise<{ used: number | undefined; cap: number }> {
+  const [taken] = await consumeMonthlyMany(db, [{ tenantId, month: utcMonth(at), want: 1 }]);
+  return { used: taken!.used, cap: taken!.cap };
 }
 
 /** Gives a counted send back (e.g. the send failed to commit after counting in another transaction). */

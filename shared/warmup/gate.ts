@@ -1,7 +1,7 @@
 // The warm-up gate: allow while the (tenant, domain) counter of the UTC day is below the tier cap, else defer to 00:00 UTC, or drop a suppressed recipient.
 import type { WarmupConfig } from '../config.js';
 import type { Queryable } from '../db/connection.js';
-import { consumeDaily, resetTier, touchLastSend, warmupOf } from './queries.js';
+import { consumeDaily, resetTier, touchLastSend, warmupOf, type WarmupRow } from './queries.js';
 import { capForTier, nextUtcMidnight, utcDay } from './tiers.js';
 
 export type WarmupDecision =
@@ -10,6 +10,12 @@ export type WarmupDecision =
   | { outcome: 'drop'; tier: number; cap: number; reason: 'suppressed' };
 
 const DAY_MS = 86_400_000;
+
+/** How the gate reads the warm-up row and takes from the daily counter (batched on the send path). */
+export interface WarmupCounters {
+  warmupOf(tenantId: string, domainId: string, at: Date): Promise<WarmupRow>;
+  takeDaily(c: { tenantId: string; domainId: string; day: string; cap: number }): Promise<number | undefined>;
+}
 
 /**
  * Evaluates the gate for one send and, when it allows, counts the send. `recipientSuppressed`
@@ -21,8 +27,9 @@ export async function warmupGate(
   db: Queryable,
   config: WarmupConfig,
   s: { tenantId: string; domainId: string; at: Date; recipientSuppressed: boolean | (() => Promise<boolean>) },
+  counters: WarmupCounters = { warmupOf: (...a) => warmupOf(db, ...a), takeDaily: (c) => consumeDaily(db, c) },
 ): Promise<WarmupDecision> {
-  const warmup = await warmupOf(db, s.tenantId, s.domainId, s.at);
+  const warmup = await counters.warmupOf(s.tenantId, s.domainId, s.at);
   let tier = warmup.tier;
   if (tier > 0 && warmup.last_send_at && s.at.getTime() - warmup.last_send_at.getTime() > config.reset_after_idle_days * DAY_MS) {
     await resetTier(db, s.domainId, s.at);
@@ -30,7 +37,7 @@ export async function warmupGate(
   }
   const cap = capForTier(config, tier);
   const day = utcDay(s.at);
-  const sentToday = await consumeDaily(db, { tenantId: s.tenantId, domainId: s.domainId, day, cap });
+  const sentToday = await counters.takeDaily({ tenantId: s.tenantId, domainId: s.domainId, day, cap });
   if (sentToday === undefined) {
     const suppressed = typeof s.recipientSuppressed === 'function' ? await s.recipientSuppressed() : s.recipientSuppressed;
     return suppressed ? { outcome: 'drop', tier, cap, reason: 'suppressed' } : { outcome: 'defer', tier, cap, until: nextUtcMidnight(s.at) };

@@ -4,7 +4,7 @@ import { consumeMonthly, quotaHeaders } from '../../../shared/quota/usage.js';
 import type { Gate } from './types.js';
 
 export const quotaGate: Gate = async (deps, send) => {
-  const { used, cap } = await consumeMonthly(deps.db, send.tenant.id, send.at);
+  const { used, cap } = deps.counters ? await deps.counters.takeQuota(send.tenant.id, send.at) : await consumeMonthly(deps.db, send.tenant.id, send.at);
   if (used === undefined) {
     return {
       gate: 'quota',

@@ -2,6 +2,7 @@
 import type { WarmupConfig } from '../../../shared/config.js';
 import type { Queryable } from '../../../shared/db/connection.js';
 import type { AppError } from '../../../shared/errors.js';
+import type { SendCounters } from '../counters.js';
 
 export interface GateSend {
   tenant: { id: string; status: 'active' | 'suspended'; is_sandbox: boolean };
@@ -19,6 +20,8 @@ export interface GateDeps {
   warmup: WarmupConfig;
   /** Batched suppression look-ups (mta/outbound/lookups.ts); one query per send without. */
   isSuppressed?: ((tenantId: string, email: string) => Promise<boolean>) | undefined;
+  /** Batched counters (mta/outbound/counters.ts); one statement per send and counter without. */
+  counters?: SendCounters | undefined;
 }
 
 export type GateName = 'suspended' | 'test_key' | 'sandbox' | 'suppression' | 'quota' | 'warmup';

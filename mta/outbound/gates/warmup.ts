@@ -10,7 +10,7 @@ export const warmupGate: Gate = async (deps, send) => {
     at: send.at,
     // Asked only over the cap; suppression wins over deferral.
     recipientSuppressed: () => isSuppressed(deps.db, send.tenant.id, send.to),
-  });
+  }, deps.counters);
   const detail = { tier: decision.tier, cap: decision.cap };
   switch (decision.outcome) {
     case 'allow':

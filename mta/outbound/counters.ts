@@ -1,0 +1,75 @@
+// The counters the send path takes from (monthly quota, warm-up rows and daily allowances), batched across concurrent sends: one statement per tick instead of one per send.
+import DataLoader from 'dataloader';
+import type { Queryable } from '../../shared/db/connection.js';
+import { consumeMonthlyMany } from '../../shared/quota/usage.js';
+import { consumeDailyMany, warmupsOf, type WarmupRow } from '../../shared/warmup/queries.js';
+import { utcMonth } from '../../shared/warmup/tiers.js';
+
+export interface SendCounters {
+  /** Counts one send against the tenant's plan: the usage after it, or undefined at the cap. */
+  takeQuota(tenantId: string, at: Date): Promise<{ used: number | undefined; cap: number }>;
+  /** The domain's warm-up row (created at tier 0 on first use). */
+  warmupOf(tenantId: string, domainId: string, at: Date): Promise<WarmupRow>;
+  /** Takes one send from the day's allowance: the count after it, or undefined at the cap. */
+  takeDaily(c: { tenantId: string; domainId: string; day: string; cap: number }): Promise<number | undefined>;
+}
+
+const BATCH = { cache: false, maxBatchSize: 500 } as const;
+
+/** Groups a tick's requests by counter, preserving their order within each group. */
+function groupBy<K>(keys: readonly K[], id: (k: K) => string): Map<string, number[]> {
+  const groups = new Map<string, number[]>();
+  keys.forEach((k, i) => {
+    const g = groups.get(id(k));
+    if (g) g.push(i);
+    else groups.set(id(k), [i]);
+  });
+  return groups;
+}
+
+/**
+ * Each counter is taken once per tick for all the sends that asked (want = how many asked); the
+ * grant is then shared out in arrival order, so each send gets its own exact count, and the
+ * sends beyond the grant are refused (quota) or deferred (warm-up) exactly as one statement per
+ * send would have decided.
+ */
+export function createSendCounters(db: Queryable): SendCounters {
+  const quota = new DataLoader<{ tenantId: string; month: string }, { used: number | undefined; cap: number }>(async (keys) => {
+    const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.month}`).values()];
+    const taken = await consumeMonthlyMany(db, groups.map((g) => ({ ...keys[g[0]!]!, want: g.length })));
+    const answers: { used: number | undefined; cap: number }[] = new Array(keys.length);
+    groups.forEach((g, gi) => {
+      const t = taken[gi]!;
+      const first = (t.used ?? 0) - t.granted + 1;
+      g.forEach((keyIndex, i) => (answers[keyIndex] = { used: i < t.granted ? first + i : undefined, cap: t.cap }));
+    });
+    return answers;
+  }, BATCH);
+
+  const warmups = new DataLoader<{ tenantId: string; domainId: string; at: Date }, WarmupRow>(async (keys) => {
+    const rows = await warmupsOf(db, [...keys], keys[0]!.at);
+    return keys.map((k) => rows.find((r) => r.domain_id === k.domainId) ?? new Error(`no warm-up row for domain ${k.domainId}`));
+  }, BATCH);
+
+  const daily = new DataLoader<{ tenantId: string; domainId: string; day: string; cap: number }, number | undefined>(async (keys) => {
+    const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.domainId}|${k.day}`).values()];
+    // Sends of one tick may have read different tiers if a tier changed in between: the lowest cap holds for all.
+    const taken = await consumeDailyMany(
+      db,
+      groups.map((g) => ({ ...keys[g[0]!]!, cap: Math.min(...g.map((i) => keys[i]!.cap)), want: g.length })),
+    );
+    const answers: (number | undefined)[] = new Array(keys.length);
+    groups.forEach((g, gi) => {
+      const t = taken[gi]!;
+      const first = (t.sent ?? 0) - t.granted + 1;
+      g.forEach((keyIndex, i) => (answers[keyIndex] = i < t.granted ? first + i : undefined));
+    });
+    return answers;
+  }, BATCH);
+
+  return {
+    takeQuota: (tenantId, at) => quota.load({ tenantId, month: utcMonth(at) }),
+    warmupOf: (tenantId, domainId, at) => warmups.load({ tenantId, domainId, at }),
+    takeDaily: (c) => daily.load(c),
+  };
+}
