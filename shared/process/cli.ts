@@ -52,24 +52,22 @@ async function main(command: string | undefined): Promise<number> {
     process.stderr.write(`${USAGE}\n`);
     return 64; // EX_USAGE
   }
+  // Signals are taken from the start: one that arrives while the roles are still starting must stop
+  // them once they are up, not kill the process half-started (the default action of SIGTERM).
+  let stopRequested: ((signal: string) => void) | undefined;
+  const requested = new Promise<string>((resolve) => (stopRequested = resolve));
+  process.once('SIGTERM', () => stopRequested!('SIGTERM'));
+  process.once('SIGINT', () => stopRequested!('SIGINT'));
+  watchLauncher(config.launchedByNpm, () => stopRequested!('launcher exited'));
   const running = await startMailpath(config, log);
-  await new Promise<void>((resolve) => {
-    let shuttingDown = false;
-    const shutdown = (signal: string) => {
-      if (shuttingDown) return;
-      shuttingDown = true;
-      log.info({ signal }, 'shutting down');
-      const force = setTimeout(() => {
-        log.error('graceful shutdown timed out; exiting');
-        process.exit(1);
-      }, config.shutdownTimeoutMs + 5000);
-      force.unref();
-      void running.stop().then(resolve);
-    };
-    process.once('SIGTERM', () => shutdown('SIGTERM'));
-    process.once('SIGINT', () => shutdown('SIGINT'));
-    watchLauncher(config.launchedByNpm, () => shutdown('launcher exited'));
-  });
+  const signal = await requested;
+  log.info({ signal }, 'shutting down');
+  const force = setTimeout(() => {
+    log.error('graceful shutdown timed out; exiting');
+    process.exit(1);
+  }, config.shutdownTimeoutMs + 5000);
+  force.unref();
+  await running.stop();
   return 0;
 }
 
