@@ -6,6 +6,8 @@ import { registerErrorHandling } from './plugins/errors.js';
 import { registerGuard } from './plugins/guard.js';
 import { API_PREFIX, registerOpenApi } from './plugins/openapi.js';
 import { authRoutes } from './routes/auth.js';
+import { twoFactorRoutes } from './routes/auth-2fa.js';
+import { passwordResetRoutes } from './routes/password-reset.js';
 import { whoamiRoutes } from './routes/whoami.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { adminTenantRoutes } from './routes/admin-tenants.js';
@@ -17,8 +19,17 @@ import { templateRoutes } from './routes/templates.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
+import { inboundWebhookRoutes } from './routes/inbound-webhook.js';
+import { adminInboundWebhookRoutes } from './routes/admin-inbound-webhook.js';
+import { mailAuthRoutes } from './routes/mail-auth.js';
+import { mailboxRoutes } from './routes/mail-mailboxes.js';
+import { mailMessageRoutes } from './routes/mail-messages.js';
+import { registerKeyActivity } from './plugins/key-activity.js';
+import { teamRoutes } from './routes/team.js';
+import { teamAuthRoutes } from './routes/team-auth.js';
+import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
 
-const ROUTE_GROUPS = [authRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, transactionalRoutes, sendRoutes, eventRoutes];
+const ROUTE_GROUPS = [authRoutes, twoFactorRoutes, passwordResetRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, transactionalRoutes, sendRoutes, eventRoutes, inboundWebhookRoutes, adminInboundWebhookRoutes, mailAuthRoutes, mailboxRoutes, mailMessageRoutes, teamRoutes, teamAuthRoutes, apiKeyActivityRoutes];
 
 export interface BuildOptions {
   https?: { key: string; cert: string };
@@ -45,6 +56,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.setSerializerCompiler(serializerCompiler);
   registerErrorHandling(app);
   registerGuard(app, ctx);
+  registerKeyActivity(app, ctx);
   await registerOpenApi(app, ctx.config);
   await app.register(async (api) => {
     for (const group of ROUTE_GROUPS) group(api, ctx);

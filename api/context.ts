@@ -11,6 +11,7 @@ import { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
 import { createDomainDeps, type DomainDeps } from '../shared/domains/deps.js';
 import type { Boss } from '../shared/queue.js';
 import { createOutboundDeps, type OutboundDeps } from '../mta/outbound/deps.js';
+import { SystemMail } from '../shared/system-mail/mailer.js';
 
 export interface ApiContext {
   config: Config;
@@ -26,6 +27,8 @@ export interface ApiContext {
   domains: DomainDeps;
   /** The outbound path (gates, signing, the delivery queue) the send routes hand messages to. */
   outbound: OutboundDeps;
+  /** Platform e-mails (password reset, invites) through the outbound path as the super-admin tenant, or logged. */
+  systemMail: SystemMail;
   /** Flushes pending counters and usage; call before closing the database. */
   close(): Promise<void>;
 }
@@ -38,6 +41,7 @@ export async function createApiContext(config: Config, sql: Sql, log: Logger, bo
   const keyUsage = new KeyUsageRecorder(sql, log, config.auth.key_last_used_write_interval_seconds);
   const domains = await createDomainDeps(config, sql, log, clock);
   const outbound = await createOutboundDeps(domains, boss);
+  const systemMail = new SystemMail(outbound);
   return {
     config,
     sql,
@@ -50,7 +54,9 @@ export async function createApiContext(config: Config, sql: Sql, log: Logger, bo
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms),
     domains,
     outbound,
+    systemMail,
     async close() {
+      await systemMail.drain();
       await Promise.all([rateLimiter.close(), keyUsage.close()]);
     },
   };

@@ -5,19 +5,24 @@ import { z } from 'zod';
 import type { Principal } from '../shared/auth/principal.js';
 import { AppError, validationError } from '../shared/errors.js';
 import type { Scope } from '../shared/keys/scopes.js';
+import type { UserRole } from '../shared/auth/users.js';
+import { defaultRouteRole } from '../shared/team/roles.js';
 import { errorEnvelope, okEnvelope, listEnvelope } from './schemas/envelope.js';
 
 /**
  * public: no credential; user: a user's session JWT (API keys get 403);
- * any: a JWT or an API key; super_admin: a super-admin user's JWT.
+ * any: a JWT or an API key; super_admin: a super-admin user's JWT;
+ * any_or_mailbox: as any, and also a mailbox session (every other mode refuses mailbox sessions).
  */
-export type AuthMode = 'public' | 'user' | 'any' | 'super_admin';
+export type AuthMode = 'public' | 'user' | 'any' | 'super_admin' | 'any_or_mailbox';
 export type RateCategory = 'send' | 'read' | 'write' | 'bulk';
 
 export interface RouteConfig {
   auth: AuthMode;
   scope?: Scope;
   rateLimit?: RateCategory;
+  /** The least user role the route needs (policy in shared/team/roles.ts); default: viewer for reads, developer for writes. */
+  role?: UserRole;
 }
 
 declare module 'fastify' {
@@ -25,6 +30,7 @@ declare module 'fastify' {
     auth?: AuthMode;
     scope?: Scope;
     rateLimit?: RateCategory;
+    role?: UserRole;
   }
   interface FastifyRequest {
     principal: Principal | undefined;
@@ -93,6 +99,7 @@ const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
   user: [{ bearerJwt: [] }],
   any: [{ bearerJwt: [] }, { apiKey: [] }],
   super_admin: [{ bearerJwt: [] }],
+  any_or_mailbox: [{ bearerJwt: [] }, { apiKey: [] }],
 };
 
 /** A route without a body schema takes no body: fields sent to it are unexpected (400), never silently ignored. */
@@ -134,6 +141,8 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
   };
   for (const code of errorCodes) response[code] = errorEnvelope.describe(ERROR_DESCRIPTIONS[code] ?? 'Error');
   const scopeNote = route.scope ? `\n\nRequired scope for API keys: \`${route.scope}\`.` : '';
+  const role = route.role ?? defaultRouteRole(route.method, route.url);
+  const roleNote = route.auth !== 'public' && route.auth !== 'super_admin' && role !== 'viewer' ? `\n\nUsers need the \`${role}\` role or higher.` : '';
   const authNote =
     route.auth === 'user' ? '\n\nRequires a user session (JWT); API keys get 403 forbidden.' :
     route.auth === 'super_admin' ? '\n\nSuper-admin only.' : '';
@@ -141,11 +150,11 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
   app.withTypeProvider<ZodTypeProvider>().route({
     method: route.method,
     url: route.url,
-    config: { auth: route.auth, ...(route.scope ? { scope: route.scope } : {}), ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}) },
+    config: { auth: route.auth, role, ...(route.scope ? { scope: route.scope } : {}), ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}) },
     schema: {
       tags: route.tags,
       summary: route.summary,
-      description: route.description + scopeNote + authNote,
+      description: route.description + scopeNote + roleNote + authNote,
       security: SECURITY[route.auth],
       ...(route.params ? { params: route.params } : {}),
       ...(route.query ? { querystring: route.query } : {}),

@@ -6,7 +6,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { projectRoot } from './paths.js';
 
-export const ALL_ROLES = ['api', 'submission', 'outbound', 'scheduler'] as const;
+export const ALL_ROLES = ['api', 'mx', 'submission', 'outbound', 'scheduler'] as const;
 export type Role = (typeof ALL_ROLES)[number];
 
 /** A whole decimal number: z.coerce alone would take ' ' as 0 and '1e3' as 1000. */
@@ -87,6 +87,8 @@ const envSchema = z.object({
   MAILPATH_LIVE_KEY_PREFIX: z.string().regex(/^[a-z0-9_]{3,16}$/).default('mp_live_'),
   MAILPATH_TEST_KEY_PREFIX: z.string().regex(/^[a-z0-9_]{3,16}$/).default('mp_test_'),
   MAILPATH_CHAT_WEBHOOK_URL: z.url().optional(),
+  // Unset: platform e-mails (password reset, invites) are logged instead of sent.
+  MAILPATH_SYSTEM_SENDER: z.email().optional(),
   MAILPATH_ROLES: commaList(z.enum(ALL_ROLES)).default([...ALL_ROLES]),
   MAILPATH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAILPATH_SHUTDOWN_TIMEOUT_MS: wholeNumber(0).default(15000),
@@ -122,6 +124,23 @@ const limitsSchema = z.strictObject({
   submission: z.strictObject({
     max_recipients: z.number().int().min(1).max(1000),
   }),
+  key_activity: z
+    .strictObject({
+      flush_interval_ms: z.number().int().min(100).max(60_000),
+      retention_days: z.number().int().min(31).max(400),
+      suspicious: z.strictObject({
+        auth_failure_window_minutes: z.number().int().min(1).max(1440),
+        auth_failure_threshold: z.number().int().min(1),
+        new_address_recent_days: z.number().int().min(1).max(7),
+        new_address_lookback_days: z.number().int().min(1).max(23),
+        error_rate_window_minutes: z.number().int().min(1).max(1440),
+        error_rate_baseline_days: z.number().int().min(1).max(30),
+        error_rate_min_requests: z.number().int().min(1),
+        error_rate_min: z.number().min(0).max(1),
+        error_rate_factor: z.number().min(1).max(100),
+      }),
+    })
+    .refine((a) => a.suspicious.new_address_recent_days + a.suspicious.new_address_lookback_days <= a.retention_days, 'suspicious.new_address_recent_days + new_address_lookback_days must not exceed retention_days'),
 });
 
 const authSchema = z.strictObject({
@@ -130,6 +149,23 @@ const authSchema = z.strictObject({
   min_password_length: z.number().int().min(8).max(64),
   key_last_used_write_interval_seconds: z.number().int().min(1),
   credential_cache_ms: z.number().int().min(0).max(60000),
+  team_invite_ttl_hours: z.number().int().min(1).max(24 * 30),
+  totp: z.strictObject({
+    session_ttl_seconds: z.number().int().min(30).max(3600),
+    window_steps: z.number().int().min(0).max(10),
+  }),
+  password_reset: z.strictObject({
+    token_ttl_seconds: z.number().int().min(60).max(7 * 86_400),
+    min_response_ms: z.number().int().min(0).max(10_000),
+    max_emails_per_hour: z.number().int().min(1).max(1000),
+  }),
+  login_protection: z.strictObject({
+    window_seconds: z.number().int().min(1).max(86_400),
+    max_failures_per_account: z.number().int().min(1).max(10_000),
+    max_failures_per_address: z.number().int().min(1).max(100_000),
+    lockout_seconds: z.number().int().min(1).max(86_400),
+    max_lockout_seconds: z.number().int().min(1).max(86_400),
+  }),
 });
 
 const dnsSchema = z.strictObject({
@@ -211,14 +247,71 @@ const bounceRulesSchema = z.strictObject({
   default: z.enum(['hard', 'soft']),
 });
 
+/** The MX plugins in plugins/ (one file each); config/plugins.yaml enables and orders them. */
+export const MX_PLUGINS = ['limits', 'recipient-domains', 'sender-auth', 'queue'] as const;
+export type MxPluginName = (typeof MX_PLUGINS)[number];
+
+const inboundSchema = z.strictObject({
+  server: z.strictObject({
+    banner: z.string().max(100).regex(/^[\x20-\x7e]*$/, 'printable ASCII only'),
+    max_clients: z.number().int().min(1).max(100_000),
+    socket_timeout_ms: z.number().int().min(1000).max(3_600_000),
+    greeting_delay_ms: z.number().int().min(0).max(30_000),
+  }),
+  limits: z.strictObject({
+    max_message_bytes: z.number().int().min(1024).max(1024 * 1024 * 1024),
+    max_recipients: z.number().int().min(1).max(10_000),
+    max_line_length: z.number().int().min(78).max(1024 * 1024).nullable(),
+  }),
+  recipient_domains: z.strictObject({
+    feedback_loop_local_part: z.string().regex(/^[a-z0-9][a-z0-9._+-]{0,63}$/, 'a lower-case local part (letters, digits, . _ + -)'),
+  }),
+  sender_auth: z.strictObject({
+    timeout_ms: z.number().int().min(100).max(600_000),
+    dns_cache_seconds: z.number().int().min(0).max(3600),
+    dns_cache_entries: z.number().int().min(1).max(1_000_000),
+    min_key_bits: z.union([z.literal(512), z.literal(768), z.literal(1024), z.literal(2048)]),
+  }),
+  queue: z.strictObject({
+    max_batch: z.number().int().min(1).max(1000),
+  }),
+});
+
+const pluginsSchema = z.strictObject({
+  hook_timeout_ms: z.number().int().min(10).max(600_000),
+  phase_timeout_ms: z.partialRecord(z.enum(['connect', 'helo', 'mail', 'rcpt', 'data', 'queue']), z.number().int().min(10).max(600_000)).default({}),
+  plugins: z
+    .array(z.strictObject({ name: z.enum(MX_PLUGINS), priority: z.number().int().min(0).max(1000) }))
+    .refine((list) => new Set(list.map((p) => p.name)).size === list.length, 'a plugin is listed twice'),
+});
+
+/** config/webhooks.yaml: the inbound-webhook URL policy, receiver timeout, retry schedule and workers. */
+const webhooksSchema = z.strictObject({
+  allow_http: z.boolean(),
+  allow_private_addresses: z.boolean(),
+  timeout_seconds: z.number().min(0.1).max(120),
+  retry_delays_seconds: z
+    .array(z.number().int().min(1).max(86_400))
+    .min(1)
+    .max(20)
+    .refine((delays) => delays.every((d, i) => i === 0 || d >= delays[i - 1]!), 'each wait must be at least the one before'),
+  workers: z.strictObject({
+    batch_size: z.number().int().min(1).max(500),
+    poll_interval_ms: z.number().int().min(500).max(60_000),
+  }),
+});
+
 const filesSchema = z.object({
   limits: limitsSchema,
+  webhooks: webhooksSchema,
   auth: authSchema,
   dns: dnsSchema,
   dkim: dkimSchema,
   warmup: warmupSchema,
   delivery: deliverySchema,
   'bounce-rules': bounceRulesSchema,
+  inbound: inboundSchema,
+  plugins: pluginsSchema,
 });
 
 export type Env = Record<string, string | undefined>;
@@ -229,6 +322,9 @@ export type DkimConfig = z.infer<typeof dkimSchema>;
 export type WarmupConfig = z.infer<typeof warmupSchema>;
 export type DeliveryConfig = z.infer<typeof deliverySchema>;
 export type BounceRulesConfig = z.infer<typeof bounceRulesSchema>;
+export type WebhooksConfig = z.infer<typeof webhooksSchema>;
+export type InboundConfig = z.infer<typeof inboundSchema>;
+export type PluginsConfig = z.infer<typeof pluginsSchema>;
 
 export interface Config {
   databaseUrl: string | undefined;
@@ -254,6 +350,8 @@ export interface Config {
   jwtSecret: string | undefined;
   keyPrefixes: { live: string; test: string };
   chatWebhookUrl: string | undefined;
+  /** MAILPATH_SYSTEM_SENDER (lower-cased): From of platform e-mails, at a verified domain of the super-admin tenant. */
+  systemSender: string | undefined;
   roles: Role[];
   logLevel: string;
   shutdownTimeoutMs: number;
@@ -268,6 +366,12 @@ export interface Config {
   warmup: WarmupConfig;
   delivery: DeliveryConfig;
   bounceRules: BounceRulesConfig;
+  /** config/webhooks.yaml: inbound-webhook URL policy, timeout, retries. */
+  webhooks: WebhooksConfig;
+  /** config/inbound.yaml: the MX server and its plugins' settings. */
+  inbound: InboundConfig;
+  /** config/plugins.yaml: the MX plugins enabled, their order and the hook timeouts. */
+  plugins: PluginsConfig;
 }
 
 /** Raised when configuration is invalid; the message names every offending key. */
@@ -372,6 +476,7 @@ export function loadConfig(env: Env = process.env, configDir = join(projectRoot(
     jwtSecret: e.MAILPATH_JWT_SECRET,
     keyPrefixes: { live: e.MAILPATH_LIVE_KEY_PREFIX, test: e.MAILPATH_TEST_KEY_PREFIX },
     chatWebhookUrl: e.MAILPATH_CHAT_WEBHOOK_URL,
+    systemSender: e.MAILPATH_SYSTEM_SENDER?.toLowerCase(),
     roles: [...new Set(e.MAILPATH_ROLES)],
     logLevel: e.MAILPATH_LOG_LEVEL,
     shutdownTimeoutMs: e.MAILPATH_SHUTDOWN_TIMEOUT_MS,
@@ -385,5 +490,8 @@ export function loadConfig(env: Env = process.env, configDir = join(projectRoot(
     warmup: parsedFiles.data.warmup,
     delivery: parsedFiles.data.delivery,
     bounceRules: parsedFiles.data['bounce-rules'],
+    webhooks: parsedFiles.data.webhooks,
+    inbound: parsedFiles.data.inbound,
+    plugins: parsedFiles.data.plugins,
   };
 }

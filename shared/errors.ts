@@ -43,6 +43,9 @@ export const notFound = (what = 'resource') => new AppError('not_found', `${what
 export const conflict = (message: string) => new AppError('conflict', message);
 export const validationError = (field: string, problem: string) =>
   new AppError('validation_error', `${field}: ${problem}`);
+/** A suspended tenant's users: at sign-in, at the 2FA challenge and with sessions they already hold. */
+export const accountSuspended = () =>
+  new AppError('forbidden', 'this account is suspended: signing in is blocked; contact support');
 
 /** True for PostgreSQL's unique_violation, optionally on one named constraint. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {

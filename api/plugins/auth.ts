@@ -3,6 +3,7 @@ import type { FastifyContextConfig, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import { grants } from '../../shared/keys/scopes.js';
+import { resolveMailboxSession } from '../../shared/mailboxes/sessions.js';
 import type { ApiContext } from '../context.js';
 
 export type AuthOutcome = { principal: Principal; error?: undefined } | { principal?: undefined; error: AppError | undefined };
@@ -14,7 +15,10 @@ export async function authenticate(ctx: ApiContext, request: FastifyRequest, con
   if (!header) return { error: new AppError('unauthenticated', 'missing credential: send Authorization: Bearer <JWT or API key>') };
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) return { error: new AppError('unauthenticated', 'unparseable Authorization header: expected Bearer <credential>') };
-  const principal = await ctx.credentials.resolve(match[1]!);
+  const credential = match[1]!;
+  const principal =
+    (await ctx.credentials.resolve(credential)) ??
+    (ctx.credentials.isApiKey(credential) ? undefined : await resolveMailboxSession(ctx, credential));
   if (!principal) return { error: new AppError('unauthenticated', 'invalid, revoked or expired credential') };
   return { principal };
 }
@@ -22,6 +26,10 @@ export async function authenticate(ctx: ApiContext, request: FastifyRequest, con
 /** Throws 403 when the principal may not call a route of this config. */
 export function authorize(principal: Principal, config: FastifyContextConfig): void {
   const mode = config.auth ?? 'public';
+  // Opt-in, so a route added later is closed to mailbox sessions unless it says otherwise.
+  if (principal.kind === 'mailbox' && mode !== 'any_or_mailbox') {
+    throw new AppError('forbidden', 'a mailbox session may only read its own mailbox under /mail/messages');
+  }
   if ((mode === 'user' || mode === 'super_admin') && principal.kind !== 'user') {
     throw new AppError('forbidden', 'this route needs a user session (JWT); API keys cannot call it');
   }

@@ -3,6 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import type { ApiContext } from '../context.js';
 import { authenticate, authorize } from './auth.js';
 import { applyRateLimit } from './rate-limit.js';
+import { defaultRouteRole, requireRole } from '../../shared/team/roles.js';
 
 export function registerGuard(app: FastifyInstance, ctx: ApiContext): void {
   app.decorateRequest('principal', undefined);
@@ -14,6 +15,8 @@ export function registerGuard(app: FastifyInstance, ctx: ApiContext): void {
     if (outcome.error) throw outcome.error;
     if (!outcome.principal) return;
     authorize(outcome.principal, config);
+    // Roles bind users only (API keys keep their scopes); defineRoute always sets config.role, other routes get the method's default.
+    requireRole(outcome.principal, config.role ?? defaultRouteRole(request.method, ''));
     request.principal = outcome.principal;
     if (outcome.principal.kind === 'api_key') ctx.keyUsage.record(outcome.principal.key!.id, ctx.clock.now(), request.ip);
   });

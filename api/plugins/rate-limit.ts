@@ -14,7 +14,10 @@ function category(request: FastifyRequest, config: FastifyContextConfig, princip
 export async function bucketsFor(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): Promise<Bucket[]> {
   const limits = ctx.config.limits.rate_limits;
   const cat = category(request, config, principal);
-  const identity = principal?.kind === 'api_key' ? `key:${principal.key!.id}` : principal ? `user:${principal.user!.id}` : `ip:${request.ip}`;
+  const identity =
+    principal?.kind === 'api_key' ? `key:${principal.key!.id}` :
+    principal?.kind === 'mailbox' ? `mailbox:${principal.mailbox!.id}` :
+    principal ? `user:${principal.user!.id}` : `ip:${request.ip}`;
   const buckets: Bucket[] = [{ id: `${identity}:${cat}`, limit: limits.per_minute[cat], windowSeconds: 60 }];
   if (principal) {
     const tenant = await ctx.tenantLimits.get(principal.tenant.id);

@@ -1,11 +1,12 @@
 // Account routes: register a tenant with its owner, and sign in with email and password.
 import type { FastifyInstance } from 'fastify';
 import { z } from 'zod';
-import { login, register } from '../../shared/auth/accounts.js';
+import { register } from '../../shared/auth/accounts.js';
+import { signIn } from '../../shared/auth/sign-in.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 
-const session = z.object({
+export const session = z.object({
   token: z.string().describe('Session JWT; send as Authorization: Bearer <token>'),
   user_id: z.string(),
   tenant_id: z.string(),
@@ -43,10 +44,20 @@ export function authRoutes(app: FastifyInstance, ctx: ApiContext): void {
     auth: 'public',
     tags: ['Account'],
     summary: 'Sign in with email and password',
-    description: 'Returns a session token. A wrong email or password gives the same 401, whichever part was wrong.',
+    description:
+      'Returns a session token, or, when the user has two-factor sign-in on, `{requires_totp: true, totp_session_token}`: ' +
+      'post that token with a code to /auth/2fa/challenge within 5 minutes. A wrong email or password gives the same 401, ' +
+      'whichever part was wrong. Repeated failures for one account or from one address are answered 429 with Retry-After ' +
+      "for a while; a suspended tenant's users get 403.",
     body: z.strictObject({ email: z.string().max(254), password: z.string().max(200) }),
-    errors: [401],
-    response: session,
-    handler: ({ body }) => login(ctx, body),
+    errors: [401, 403, 429],
+    response: z.union([
+      session,
+      z.object({
+        requires_totp: z.literal(true),
+        totp_session_token: z.string().describe('Short-lived token accepted only by POST /auth/2fa/challenge'),
+      }),
+    ]),
+    handler: ({ body, ip }) => signIn({ ...ctx, vault: ctx.domains.vault }, body, ip),
   });
 }

@@ -1,4 +1,4 @@
-// Registration and password login: a new tenant with its owner, and session tokens for users.
+// Registration (a new tenant with its owner) and the session tokens users sign in with (password sign-in: sign-in.ts).
 import type { Config } from '../config.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
@@ -6,8 +6,8 @@ import { AppError, isUniqueViolation, validationError } from '../errors.js';
 import { insertTenant } from '../tenants/queries.js';
 import { writeAudit } from '../audit/log.js';
 import type { SessionTokens } from './jwt.js';
-import { burnPasswordCheck, hashPassword, passwordWeakness, verifyPassword } from './passwords.js';
-import { findUserByEmail, insertUser } from './users.js';
+import { hashPassword, passwordWeakness } from './passwords.js';
+import { insertUser } from './users.js';
 
 export interface Session {
   token: string;
@@ -81,14 +81,4 @@ export async function register(
     if (isUniqueViolation(err, 'users_email_key')) throw new AppError('conflict', 'email is already registered');
     throw err;
   }
-}
-
-/** Checks a password login. Every failure is the same 401, whichever part was wrong. */
-export async function login(deps: Deps, input: { email: string; password: string }): Promise<Session> {
-  const user = await findUserByEmail(deps.sql, input.email);
-  const ok = user
-    ? await verifyPassword(input.password, user.password_hash)
-    : await burnPasswordCheck(input.password, deps.config.auth.bcrypt_cost);
-  if (!user || !ok) throw new AppError('unauthenticated', 'invalid email or password');
-  return issueSession(deps, user.id, user.tenant_id);
 }

@@ -2,6 +2,7 @@
 import type { Config } from '../config.js';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/connection.js';
+import { accountSuspended } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { hashApiKey } from '../keys/secrets.js';
 import type { KeyMode } from '../keys/secrets.js';
@@ -117,6 +118,8 @@ export class CredentialResolver {
     const record = entry.value;
     if (!record || claims.issuedAt < record.sessionsValidAfter) return undefined;
     if (record.tenant.id !== claims.tenantId) return undefined;
+    // A valid session of a suspended tenant gets a clear 403 rather than a vague 401.
+    if (record.tenant.status === 'suspended') throw accountSuspended();
     return { kind: 'user', tenant: record.tenant, user: record.user, key: undefined, scopes: [] };
   }
 }

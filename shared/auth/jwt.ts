@@ -12,8 +12,21 @@ export interface SessionClaims {
   expiresAt: number;
 }
 
+export interface MailboxClaims {
+  mailboxId: string;
+  tenantId: string;
+  issuedAt: number;
+  expiresAt: number;
+}
+
 const ISSUER = 'mailpath';
 const AUDIENCE = 'mailpath-api';
+// Mailbox sessions get an audience of their own, so verify() never takes one for a user session.
+const MAILBOX_AUDIENCE = 'mailpath-mailbox';
+// The token between a password login and its 2FA challenge: an audience and a purpose claim of its own,
+// so it is accepted at POST /auth/2fa/challenge only and never as a session.
+const TOTP_AUDIENCE = 'mailpath-totp-challenge';
+const TOTP_PURPOSE = 'totp_challenge';
 
 export class SessionTokens {
   private constructor(private readonly key: Uint8Array) {}
@@ -38,6 +51,61 @@ export class SessionTokens {
     return { token: await jwt.sign(this.key), expiresAt: exp };
   }
 
+  /** A session limited to one workspace mailbox (claims tid and mbx; the subject is the mailbox id). */
+  async issueMailbox(c: { mailboxId: string; tenantId: string; ttlSeconds: number; now: Date }): Promise<{ token: string; expiresAt: number }> {
+    const iat = Math.floor(c.now.getTime() / 1000);
+    const exp = iat + c.ttlSeconds;
+    const jwt = new SignJWT({ tid: c.tenantId, mbx: c.mailboxId })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(c.mailboxId)
+      .setIssuer(ISSUER)
+      .setAudience(MAILBOX_AUDIENCE)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .setJti(randomBytes(12).toString('base64url'));
+    return { token: await jwt.sign(this.key), expiresAt: exp };
+  }
+
+  /** The claims of a valid, unexpired mailbox session, or undefined for anything else (user sessions included). */
+  async verifyMailbox(token: string, now: Date): Promise<MailboxClaims | undefined> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: MAILBOX_AUDIENCE, algorithms: ['HS256'], currentDate: now });
+      const mailboxId = payload['mbx'];
+      if (typeof mailboxId !== 'string' || payload.sub !== mailboxId || typeof payload['tid'] !== 'string') return undefined;
+      return { mailboxId, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, expiresAt: payload.exp ?? 0 };
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError) return undefined;
+      throw err;
+    }
+  }
+
+  /** A short-lived token proving the password step of a login whose 2FA code is still due. */
+  async issueTotpChallenge(c: { userId: string; tenantId: string; ttlSeconds: number; now: Date }): Promise<{ token: string; expiresAt: number }> {
+    const iat = Math.floor(c.now.getTime() / 1000);
+    const exp = iat + c.ttlSeconds;
+    const jwt = new SignJWT({ tid: c.tenantId, pur: TOTP_PURPOSE })
+      .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
+      .setSubject(c.userId)
+      .setIssuer(ISSUER)
+      .setAudience(TOTP_AUDIENCE)
+      .setIssuedAt(iat)
+      .setExpirationTime(exp)
+      .setJti(randomBytes(12).toString('base64url'));
+    return { token: await jwt.sign(this.key), expiresAt: exp };
+  }
+
+  /** The claims of a valid, unexpired 2FA challenge token, or undefined for anything else (sessions included). */
+  async verifyTotpChallenge(token: string, now: Date): Promise<SessionClaims | undefined> {
+    try {
+      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: TOTP_AUDIENCE, algorithms: ['HS256'], currentDate: now });
+      if (payload['pur'] !== TOTP_PURPOSE || typeof payload.sub !== 'string' || typeof payload['tid'] !== 'string') return undefined;
+      return { userId: payload.sub, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, expiresAt: payload.exp ?? 0 };
+    } catch (err) {
+      if (err instanceof joseErrors.JOSEError) return undefined;
+      throw err;
+    }
+  }
+
   /** Returns the claims of a valid, unexpired token, or undefined for anything else. */
   async verify(token: string, now: Date): Promise<SessionClaims | undefined> {
     try {
@@ -47,7 +115,8 @@ export class SessionTokens {
         algorithms: ['HS256'],
         currentDate: now,
       });
-      if (typeof payload.sub !== 'string' || typeof payload['tid'] !== 'string') return undefined;
+      // A token minted for a purpose (the 2FA challenge) is never a session, whatever its audience.
+      if (typeof payload.sub !== 'string' || typeof payload['tid'] !== 'string' || payload['pur'] !== undefined) return undefined;
       return {
         userId: payload.sub,
         tenantId: payload['tid'],

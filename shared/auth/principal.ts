@@ -4,15 +4,20 @@ import type { UserRole } from './users.js';
 import type { KeyMode } from '../keys/secrets.js';
 
 export interface Principal {
-  kind: 'user' | 'api_key';
+  /** mailbox: a session from a consumed mailbox invite; only routes that opt in (auth any_or_mailbox) accept it. */
+  kind: 'user' | 'api_key' | 'mailbox';
   tenant: Pick<Tenant, 'id' | 'name' | 'slug' | 'plan_id' | 'is_sandbox' | 'is_super_admin' | 'status'>;
   user: { id: string; email: string; role: UserRole; is_super_admin: boolean; first_name: string | null } | undefined;
   key: { id: string; name: string; prefix: string; mode: KeyMode; scopes: string[] } | undefined;
+  /** Set for kind mailbox only: the one mailbox the session may read. */
+  mailbox?: { id: string; address: string } | undefined;
   /** Scopes of the credential; empty = every scope. */
   scopes: string[];
 }
 
 /** The audit actor for a principal. */
 export function actorOf(p: Principal, ip: string | null): { type: 'user' | 'api_key'; id: string; ip: string | null } {
+  // No route that audits accepts a mailbox session; failing loudly beats recording the wrong actor.
+  if (p.kind === 'mailbox') throw new Error('a mailbox session is not an audit actor');
   return p.kind === 'user' ? { type: 'user', id: p.user!.id, ip } : { type: 'api_key', id: p.key!.id, ip };
 }

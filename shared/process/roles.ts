@@ -11,6 +11,10 @@ import { scheduleWorkers } from '../workers/schedule.js';
 import { createOutboundDeps } from '../../mta/outbound/deps.js';
 import { startOutbound } from '../../mta/outbound/deliver/start.js';
 import { startSubmission } from '../../mta/submission/server.js';
+import { startWebhookDelivery } from '../../mta/webhook/start.js';
+import { startBounceIntake } from '../../mta/outbound/bounces/worker.js';
+import { createMxDeps } from '../../mta/inbound/deps.js';
+import { startMx } from '../../mta/inbound/server.js';
 
 export interface RoleDeps {
   config: Config;
@@ -34,6 +38,11 @@ const STARTERS: Record<Role, RoleStarter> = {
     const api = await startApi(config, sql, log.child({ role: 'api' }), boss);
     return { name: 'api', stop: api.stop, details: { httpsPort: api.httpsPort, httpPort: api.httpPort } };
   },
+  // The MX: mail for tenant domains, workspace mailboxes and our bounce addresses, stored before the 250.
+  mx: async ({ config, sql, log, boss }) => {
+    const mx = await startMx(await createMxDeps(config, sql, log.child({ role: 'mx' }), boss, systemClock));
+    return { name: 'mx', stop: mx.stop, details: { mxPort: mx.port } };
+  },
   // SMTP submission: tenants' mail clients and apps, through the same gates, signing and queue as the API.
   submission: async ({ config, sql, log, boss }) => {
     const deps = await createOutboundDeps(await createDomainDeps(config, sql, log.child({ role: 'submission' }), systemClock), boss);
@@ -44,7 +53,20 @@ const STARTERS: Record<Role, RoleStarter> = {
   outbound: async ({ config, sql, log, boss }) => {
     const deps = await createOutboundDeps(await createDomainDeps(config, sql, log, systemClock), boss);
     const outbound = await startOutbound(deps);
-    return { name: 'outbound', stop: outbound.stop, details: { relay: config.outboundRelay ?? null } };
+    // Inbound mail POSTed to tenants' webhooks (signed, retried, dead-lettered) runs beside delivery.
+    const webhooks = await startWebhookDelivery(deps).catch(async (err: unknown) => {
+      await outbound.stop();
+      throw err;
+    });
+    // Bounce mail the MX stored (DSNs, feedback-loop complaints), mapped back to its sends.
+    const bounces = await startBounceIntake(deps).catch(async (err: unknown) => {
+      await Promise.all([outbound.stop(), webhooks.stop()]);
+      throw err;
+    });
+    const stop = async () => {
+      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop()]);
+    };
+    return { name: 'outbound', stop, details: { relay: config.outboundRelay ?? null } };
   },
   // The scheduler supervises the queues (maintenance, expiry, cron schedules) and runs the timed workers.
   scheduler: async ({ config, sql, log, boss }) => {

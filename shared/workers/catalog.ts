@@ -3,6 +3,7 @@ import type { DomainDeps } from '../domains/deps.js';
 import { runRotator } from '../domains/rotator.js';
 import { recheckAllDomains } from '../domains/verification.js';
 import { IDEMPOTENCY_WINDOW_MS, purgeIdempotencyKeys } from '../sends/queries.js';
+import { pruneKeyActivity } from '../keys/activity-queries.js';
 import { recordTick } from './ticks.js';
 
 /** What workers need; grows with the workers. */
@@ -34,6 +35,14 @@ export const WORKERS: readonly ScheduledWorker[] = [
     description: 'Deletes Idempotency-Key answers older than their 24-hour replay window.',
     intervalMinutes: () => 60,
     run: async (deps) => ({ deleted: await purgeIdempotencyKeys(deps.sql, new Date(deps.clock.now().getTime() - IDEMPOTENCY_WINDOW_MS)) }),
+  },
+  {
+    name: 'key-activity-prune',
+    description: 'Deletes API key activity (per-minute counts, client addresses) older than key_activity.retention_days.',
+    intervalMinutes: () => 60,
+    run: async (deps) => ({
+      ...(await pruneKeyActivity(deps.sql, new Date(deps.clock.now().getTime() - deps.config.limits.key_activity.retention_days * 86_400_000))),
+    }),
   },
 ];
 

@@ -50,6 +50,8 @@ export function https(port: number, method: string, path: string, options: { tok
 export interface MailpathProcess {
   child: ChildProcess;
   httpsPort: number;
+  /** The MX role's SMTP port (a free one unless env sets MAILPATH_MX_PORT). */
+  mxPort: number;
   output(): string;
   /** SIGKILL: no shutdown, no flushing. */
   kill(): Promise<void>;
@@ -60,6 +62,8 @@ export interface MailpathProcess {
 /** Spawns `mailpath start` with `env` on top of a loopback, quiet base; waits until HTTPS answers (at most 15 s). */
 export async function startMailpathProcess(env: Record<string, string>): Promise<MailpathProcess> {
   const [httpsPort, httpPort] = [await freePort(), await freePort()];
+  // Every role runs unless env says otherwise: the MX must not collide with another process's.
+  const mxPort = env['MAILPATH_MX_PORT'] ? Number(env['MAILPATH_MX_PORT']) : await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-proc-'));
   const child = spawn(process.execPath, ['--import', 'tsx', 'shared/process/cli.ts', 'start'], {
     cwd: projectRoot(),
@@ -69,6 +73,7 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
       MAILPATH_BIND_HOST: '127.0.0.1',
       MAILPATH_HTTPS_PORT: String(httpsPort),
       MAILPATH_HTTP_PORT: String(httpPort),
+      MAILPATH_MX_PORT: String(mxPort),
       MAILPATH_DATA_DIR: dataDir,
       MAILPATH_ADMIN_PASSWORD: 'Root-password-123',
       MAILPATH_LOG_LEVEL: 'warn',
@@ -86,6 +91,7 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
   const proc: MailpathProcess = {
     child,
     httpsPort,
+    mxPort,
     output: () => output,
     async kill() {
       if (running()) child.kill('SIGKILL');

@@ -56,7 +56,7 @@ t.test('defaults with an empty environment', async (t) => {
   t.equal(c.jwtSecret, undefined);
   t.same(c.keyPrefixes, { live: 'mp_live_', test: 'mp_test_' });
   t.equal(c.chatWebhookUrl, undefined);
-  t.same(c.roles, ['api', 'submission', 'outbound', 'scheduler'], 'every role by default');
+  t.same(c.roles, ['api', 'mx', 'submission', 'outbound', 'scheduler'], 'every role by default');
   t.equal(c.logLevel, 'info');
   t.equal(c.shutdownTimeoutMs, 15000);
   t.equal(c.dbPoolSize, 10);
@@ -73,7 +73,7 @@ t.test('empty variables count as unset', async (t) => {
   const c = loadConfig({ MAILPATH_HTTPS_PORT: '', DATABASE_URL: '', MAILPATH_ROLES: '' });
   t.equal(c.httpsPort, 8443);
   t.equal(c.databaseUrl, undefined);
-  t.same(c.roles, ['api', 'submission', 'outbound', 'scheduler']);
+  t.same(c.roles, ['api', 'mx', 'submission', 'outbound', 'scheduler']);
 });
 
 t.test('environment variables override the defaults', async (t) => {

@@ -143,6 +143,8 @@ t.test('mailpath start on the embedded default serves the API and stops cleanly 
     MAILPATH_DATA_DIR: dataDir,
     MAILPATH_HTTPS_PORT: String(httpsPort),
     MAILPATH_HTTP_PORT: String(httpPort),
+    // Every role runs, the MX too: on a free port rather than 2525.
+    MAILPATH_MX_PORT: String(await freePort()),
     MAILPATH_BIND_HOST: '127.0.0.1',
     MAILPATH_LOG_LEVEL: 'info',
     MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',

@@ -1,0 +1,75 @@
+// Counts every API-key request (route pattern, status, latency, client address) into the key activity recorder.
+import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import { KeyActivityRecorder } from '../../shared/keys/activity-recorder.js';
+import { findApiKeyByHash } from '../../shared/keys/queries.js';
+import { hashApiKey } from '../../shared/keys/secrets.js';
+import type { ApiContext } from '../context.js';
+import { API_PREFIX } from './openapi.js';
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Per-minute API key request counts not yet written (flushed every few seconds and on close). */
+    keyActivity: KeyActivityRecorder;
+  }
+}
+
+const MAX_CACHED = 10_000;
+
+/**
+ * Which known key a refused request presented. A request the guard refused (401 revoked key, 403 missing scope or
+ * route mode, 429) has no principal, yet it is the most telling traffic a key has: a deployment still using a
+ * revoked key, or someone trying a leaked one. So a presented API key is looked up by hash, revoked keys included,
+ * and counted against it. A secret matching no key (a typo, a guess) has no key and no tenant to show it to: dropped.
+ * Look-ups are cached briefly and happen only for refused requests, which the per-address rate limit already bounds.
+ */
+class RefusedKeyAttribution {
+  private readonly cache = new Map<string, { id: string | null; at: number }>();
+
+  constructor(private readonly ctx: ApiContext) {}
+
+  async keyIdOf(request: FastifyRequest): Promise<string | null> {
+    const match = /^Bearer\s+(\S+)\s*$/i.exec(request.headers.authorization ?? '');
+    const secret = match?.[1];
+    if (!secret || secret.length > 4096 || !this.ctx.credentials.isApiKey(secret)) return null;
+    const hash = hashApiKey(secret);
+    const hit = this.cache.get(hash);
+    if (hit && Date.now() - hit.at < Math.max(this.ctx.config.auth.credential_cache_ms, 1000)) return hit.id;
+    const row = await findApiKeyByHash(this.ctx.sql, hash);
+    if (this.cache.size >= MAX_CACHED) this.cache.clear();
+    this.cache.set(hash, { id: row?.id ?? null, at: Date.now() });
+    return row?.id ?? null;
+  }
+}
+
+/** "GET /templates/:id": the route pattern, not the concrete path, so ids do not split the counts. */
+function routeLabel(request: FastifyRequest): string {
+  const pattern = request.routeOptions.url;
+  if (!pattern) return `${request.method} (no such route)`;
+  const path = pattern.startsWith(API_PREFIX) ? pattern.slice(API_PREFIX.length) || '/' : pattern;
+  return `${request.method} ${path}`;
+}
+
+export function registerKeyActivity(app: FastifyInstance, ctx: ApiContext): void {
+  const recorder = new KeyActivityRecorder(ctx.sql, ctx.log, ctx.config.limits.key_activity.flush_interval_ms);
+  const attribution = new RefusedKeyAttribution(ctx);
+  app.decorate('keyActivity', recorder);
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    try {
+      const principal = request.principal;
+      // Public routes ignore credentials, so a key sent to one is not a use of it; an unknown path is (a misdirected client).
+      const guarded = !request.routeOptions.url || (request.routeOptions.config.auth ?? 'public') !== 'public';
+      const keyId =
+        principal?.kind === 'api_key' ? principal.key!.id :
+        !principal && guarded && reply.statusCode >= 400 ? await attribution.keyIdOf(request) : null;
+      if (!keyId) return;
+      recorder.record({ keyId, at: ctx.clock.now(), route: routeLabel(request), status: reply.statusCode, latencyMs: reply.elapsedTime, ip: request.ip });
+    } catch (err) {
+      // Counting must never disturb a request that has already been answered.
+      request.log.warn({ err }, 'could not count an API key request');
+    }
+  });
+  // Runs inside app.close(), after in-flight requests are answered and before the database is closed.
+  app.addHook('onClose', async () => {
+    await recorder.close();
+  });
+}

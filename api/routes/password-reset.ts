@@ -1,0 +1,45 @@
+// Password-reset routes (public): request a reset e-mail, and set a new password with its token.
+import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { confirmPasswordReset, requestPasswordReset, type PasswordResetDeps } from '../../shared/auth/password-reset.js';
+import type { ApiContext } from '../context.js';
+import { defineRoute } from '../route.js';
+
+const TAGS = ['Account'];
+
+export function passwordResetRoutes(app: FastifyInstance, ctx: ApiContext): void {
+  const deps: PasswordResetDeps = {
+    ...ctx,
+    forgetUser: (userId) => ctx.credentials.forgetUser(userId),
+  };
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/auth/password-reset/request',
+    auth: 'public',
+    tags: TAGS,
+    summary: 'Request a password-reset e-mail',
+    description:
+      'When the address belongs to an account, e-mails it a link with a single-use token valid for one hour. The answer is ' +
+      'the same, and takes about as long, whether or not the account exists. At most a few e-mails per account per hour.',
+    body: z.strictObject({ email: z.string().max(254) }),
+    response: z.object({ status: z.literal('ok') }),
+    handler: ({ body, ip }) => requestPasswordReset(deps, body.email, ip),
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/auth/password-reset/confirm',
+    auth: 'public',
+    tags: TAGS,
+    summary: 'Set a new password with a reset token',
+    description:
+      'Sets the password with the token from the e-mail. The token works once and for one hour (400 otherwise; other links ' +
+      'sent before stop working too); every session issued before ends. The password follows the registration rules (422). ' +
+      'Bad tokens count towards sign-in throttling of the client address (429).',
+    body: z.strictObject({ token: z.string().min(1).max(200), new_password: z.string().max(200) }),
+    errors: [429],
+    response: z.object({ status: z.literal('password_changed') }),
+    handler: ({ body, ip }) => confirmPasswordReset(deps, body, ip),
+  });
+}

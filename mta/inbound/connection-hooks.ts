@@ -1,0 +1,100 @@
+// What smtp-server gives no hook for, added to each connection: the greeting delay, a helo phase before EHLO/HELO is answered, the raw source route of RCPT, and SIZE= left to the limits plugin.
+import type { SMTPServer, SMTPServerSession } from 'smtp-server';
+import type { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
+
+/** A reply to send in place of the library's (text without enhanced code for EHLO/HELO, RFC 2034 §3). */
+export interface ConnectionReply {
+  code: number;
+  text: string;
+}
+
+export interface ConnectionHooks {
+  /** Runs before EHLO/HELO is answered; a reply refuses the greeting. */
+  helo(session: SMTPServerSession, name: string): Promise<ConnectionReply | undefined>;
+}
+
+export interface ConnectionOptions {
+  /** Pause before the 220 greeting; smtp-server's own is a fixed 100 ms. */
+  greetingDelayMs: number;
+}
+
+/**
+ * The source route (`@a,@b:`) the client put before the RCPT address now being handled, which
+ * smtp-server strips before the application sees the address (RFC 5321 §3.6.1 lets a server ignore
+ * it). onRcptTo reads it synchronously: the library calls it within handling the same command.
+ */
+const sourceRoutes = new WeakMap<SMTPServerSession, string>();
+const SOURCE_ROUTE = /^\s*RCPT\s+TO\s*:\s*<\s*(@[^:<>]*):/i;
+
+export function sourceRouteOf(session: SMTPServerSession): string | undefined {
+  return sourceRoutes.get(session);
+}
+
+/**
+ * Instruments every connection of `server` as the library creates it (before its init()). These
+ * replace parts of smtp-server's connection (typed in its declarations, so an incompatible release
+ * fails to compile; the MX tests exercise each).
+ */
+export function attachConnectionHooks(server: SMTPServer, hooks: ConnectionHooks, options: ConnectionOptions): void {
+  const connections = server.connections as Set<SMTPConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (connection: SMTPConnection) => {
+    instrument(connection, server, hooks, options);
+    return add(connection);
+  };
+}
+
+function instrument(connection: SMTPConnection, server: SMTPServer, hooks: ConnectionHooks, options: ConnectionOptions): void {
+  // init() as the library's, with the pause before the greeting configurable: its fixed 100 ms
+  // (to catch clients that talk first) caps a sender using one connection per message at 10 a second.
+  connection.init = () => {
+    connection._setListeners(() => {
+      const max = server.options.maxClients;
+      if (max && server.connections.size > max) return connection.send(421, `${connection.name} Too many connected clients, try again in a moment`, false);
+      if (options.greetingDelayMs <= 0) return connection.connectionReady();
+      setTimeout(() => connection.connectionReady(), options.greetingDelayMs).unref();
+    });
+  };
+
+  for (const command of ['EHLO', 'HELO'] as const) {
+    const original = connection[`handler_${command}`].bind(connection);
+    connection[`handler_${command}`] = (line: Buffer, callback: () => void) => {
+      const parts = line.toString().trim().split(/\s+/);
+      // A malformed greeting is answered by the library as it is.
+      if (parts.length !== 2) return original(line, callback);
+      hooks.helo(connection.session, parts[1]!).then(
+        (reply) => {
+          if (!reply) return original(line, callback);
+          connection.send(reply.code, reply.text, false);
+          callback();
+        },
+        () => {
+          connection.send(451, 'local error in processing: try again later', false);
+          callback();
+        },
+      );
+    };
+  }
+
+  const rcpt = connection.handler_RCPT.bind(connection);
+  connection.handler_RCPT = (line: Buffer, callback: () => void) => {
+    const route = SOURCE_ROUTE.exec(line.toString())?.[1];
+    if (route === undefined) return rcpt(line, callback);
+    sourceRoutes.set(connection.session, route);
+    try {
+      rcpt(line, callback);
+    } finally {
+      sourceRoutes.delete(connection.session);
+    }
+  };
+
+  // The library refuses a SIZE= over its limit itself, with a reply that names no enhanced code;
+  // the limits plugin gives the precise one (552 5.3.4), so the library only checks the syntax.
+  const validate = connection._validateMailParams.bind(connection);
+  connection._validateMailParams = (parsed) => {
+    const args = parsed.args;
+    if (!args || typeof args['SIZE'] !== 'string' || !/^\d{1,20}$/.test(args['SIZE'])) return validate(parsed);
+    const { SIZE: _size, ...rest } = args;
+    return validate({ ...parsed, args: rest });
+  };
+}

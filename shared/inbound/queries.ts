@@ -1,0 +1,118 @@
+// SQL of inbound mail at reception: whose a recipient address is, and the rows one received message writes.
+import type { Queryable } from '../db/connection.js';
+
+/** What the database knows about a recipient address: its domain's owner and MX state, a mailbox, the webhook. */
+export interface RecipientFacts {
+  /** The tenant owning the address's domain; null when no tenant does. */
+  domainTenantId: string | null;
+  /** The domain's MX record points at us (verified by the domain checks). */
+  mxVerified: boolean;
+  mailboxId: string | null;
+  mailboxTenantId: string | null;
+  /** The tenant's inbound webhook is enabled and has a URL (the mailbox's tenant, else the domain's). */
+  webhookEnabled: boolean;
+}
+
+/**
+ * The facts of each address, in order: one query of indexed look-ups (unique domain name, unique
+ * mailbox address, primary keys) for any number of addresses, so the RCPTs of concurrent sessions
+ * can share a round trip. Nothing is cached: a change is seen at the next RCPT.
+ * Each address is lower-case with an A-label domain; `domain` is that domain.
+ */
+export async function recipientFacts(db: Queryable, addresses: { address: string; domain: string }[]): Promise<RecipientFacts[]> {
+  if (addresses.length === 0) return [];
+  const rows = await db<
+    { i: string; domain_tenant_id: string | null; mx_verified: boolean; mailbox_id: string | null; mailbox_tenant_id: string | null; webhook_enabled: boolean }[]
+  >`
+    select q.i,
+           d.tenant_id as domain_tenant_id,
+           coalesce(r.verified, false) as mx_verified,
+           m.id as mailbox_id,
+           m.tenant_id as mailbox_tenant_id,
+           coalesce(w.enabled and w.webhook_url is not null, false) as webhook_enabled
+      from unnest(${addresses.map((a) => a.address)}::text[], ${addresses.map((a) => a.domain)}::text[]) with ordinality as q (address, domain, i)
+      left join domains d on d.name = q.domain
+      left join domain_records r on r.domain_id = d.id and r.kind = 'mx'
+      left join mailboxes m on m.address = q.address
+      left join inbound_webhooks w on w.tenant_id = coalesce(m.tenant_id, d.tenant_id)
+     order by q.i`;
+  return rows.map((row) => ({
+    domainTenantId: row.domain_tenant_id,
+    mxVerified: row.mx_verified,
+    mailboxId: row.mailbox_id,
+    mailboxTenantId: row.mailbox_tenant_id,
+    webhookEnabled: row.webhook_enabled,
+  }));
+}
+
+export interface InboundMessageRow {
+  id: string;
+  received_at: Date;
+  remote_address: string;
+  helo: string | null;
+  tls: boolean;
+  mail_from: string;
+  size_bytes: number;
+  raw: Buffer;
+  authentication_results: string | null;
+  header_message_id: string | null;
+  header_from: string | null;
+  subject: string | null;
+}
+
+export interface InboundRecipientRow {
+  id: string;
+  message_id: string;
+  recipient: string;
+  kind: 'tenant' | 'bounce';
+  tenant_id: string | null;
+  created_at: Date;
+}
+
+export interface MailboxMessageRow {
+  id: string;
+  tenant_id: string;
+  mailbox_id: string;
+  inbound_message_id: string;
+  recipient: string;
+  header_from: string | null;
+  subject: string | null;
+  received_at: Date;
+}
+
+export interface WebhookDeliveryRow {
+  id: string;
+  tenant_id: string;
+  inbound_recipient_id: string;
+  next_attempt_at: Date;
+  created_at: Date;
+}
+
+/**
+ * The rows of many received messages (the group commit) in one statement: each table's multi-row
+ * insert is a data-modifying CTE, so a commit costs one round trip for all of them. Foreign keys
+ * between them are checked at the end of the statement, when every row is there.
+ */
+export async function insertReceived(
+  db: Queryable,
+  rows: { messages: InboundMessageRow[]; recipients: InboundRecipientRow[]; mailboxMessages: MailboxMessageRow[]; deliveries: WebhookDeliveryRow[] },
+): Promise<void> {
+  const inserts = [];
+  if (rows.messages.length > 0) inserts.push(db`m as (insert into inbound_messages ${db(rows.messages)})`);
+  if (rows.recipients.length > 0) inserts.push(db`r as (insert into inbound_recipients ${db(rows.recipients)})`);
+  if (rows.mailboxMessages.length > 0) inserts.push(db`b as (insert into mailbox_messages ${db(rows.mailboxMessages)})`);
+  if (rows.deliveries.length > 0) {
+    const deliveries = rows.deliveries.map((d) => ({ ...d, status: 'pending', attempts: 0 }));
+    inserts.push(db`d as (insert into inbound_webhook_deliveries ${db(deliveries)})`);
+  }
+  if (inserts.length === 0) return;
+  const ctes = inserts.reduce((all, next) => db`${all}, ${next}`);
+  await db`with ${ctes} select 1`;
+}
+
+/** The ids among `ids` that are stored already (a batch whose commit reply was lost). */
+export async function storedMessageIds(db: Queryable, ids: string[]): Promise<string[]> {
+  if (ids.length === 0) return [];
+  const rows = await db<{ id: string }[]>`select id from inbound_messages where id = any(${ids}::uuid[])`;
+  return rows.map((r) => r.id);
+}

@@ -1,0 +1,34 @@
+// Mailbox sessions: a bearer JWT from a consumed invite resolved to a Principal limited to its one mailbox.
+import type { Principal } from '../auth/principal.js';
+import type { SessionTokens } from '../auth/jwt.js';
+import type { Clock } from '../clock.js';
+import type { Queryable } from '../db/connection.js';
+import { isUuid } from '../ids.js';
+import { findMailboxForSession } from './queries.js';
+
+export interface MailboxSessionDeps {
+  sql: Queryable;
+  tokens: SessionTokens;
+  clock: Clock;
+}
+
+/**
+ * The principal of a valid mailbox session, or undefined. Looked up on every request (one primary-key
+ * read, no cache) so a deleted mailbox or a password set anew ends its sessions at once.
+ */
+export async function resolveMailboxSession(deps: MailboxSessionDeps, token: string): Promise<Principal | undefined> {
+  const claims = await deps.tokens.verifyMailbox(token, deps.clock.now());
+  if (!claims || !isUuid(claims.mailboxId) || !isUuid(claims.tenantId)) return undefined;
+  const mailbox = await findMailboxForSession(deps.sql, claims.mailboxId);
+  if (!mailbox || mailbox.tenant.id !== claims.tenantId || !mailbox.password_set_at) return undefined;
+  // Whole seconds, as in the token: a session issued in the same second as the password stays valid.
+  if (claims.issuedAt < Math.floor(mailbox.password_set_at.getTime() / 1000)) return undefined;
+  return {
+    kind: 'mailbox',
+    tenant: mailbox.tenant,
+    user: undefined,
+    key: undefined,
+    mailbox: { id: mailbox.id, address: mailbox.address },
+    scopes: [],
+  };
+}

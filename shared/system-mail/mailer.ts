@@ -1,0 +1,90 @@
+// Platform e-mails (password reset, team invites) sent through Mailpath's own outbound path as the super-admin tenant, or logged when no sender is set up.
+import { acceptSend } from '../../mta/outbound/accept.js';
+import type { OutboundDeps } from '../../mta/outbound/deps.js';
+import { normalizeEmail } from '../suppressions/service.js';
+import { findSuperAdminTenant } from '../tenants/queries.js';
+
+export interface SystemMessage {
+  to: string;
+  subject: string;
+  text: string;
+  html?: string;
+}
+
+export interface SystemMailResult {
+  /** True when the message was queued (or deferred by warm-up) for delivery. */
+  sent: boolean;
+  /** The outbound send (GET /sends/{id} as the super-admin), when one was stored. */
+  send_id?: string;
+}
+
+export interface SystemMailer {
+  send(m: SystemMessage): Promise<SystemMailResult>;
+}
+
+/** The display name of platform e-mails. */
+const FROM_NAME = 'Mailpath';
+
+/**
+ * Sends as MAILPATH_SYSTEM_SENDER, which must be at a verified sending domain of the super-admin
+ * tenant; the message takes the same gates, DKIM signing, queue and delivery as any tenant's.
+ * Without a usable sender the message (links included) is written to the log at info level, so
+ * an operator can still pass it on. Never throws: a platform e-mail that cannot go out must not
+ * fail the request that asked for it.
+ */
+export class SystemMail implements SystemMailer {
+  private readonly inFlight = new Set<Promise<unknown>>();
+
+  constructor(private readonly deps: OutboundDeps) {}
+
+  async send(m: SystemMessage): Promise<SystemMailResult> {
+    const { log } = this.deps;
+    try {
+      const from = await this.sender();
+      if (typeof from === 'string') {
+        log.info({ system_mail: { to: m.to, subject: m.subject, text: m.text }, reason: from }, 'system e-mail not sent; logged instead');
+        return { sent: false };
+      }
+      const result = await acceptSend(this.deps, {
+        tenant: from.tenant,
+        mode: 'live',
+        apiKeyId: null,
+        source: 'api',
+        from: { address: from.address, name: FROM_NAME },
+        to: normalizeEmail(m.to, 'to'),
+        content: { kind: 'compose', subject: m.subject, text: m.text, html: m.html },
+      });
+      const { id, status } = result.send;
+      const sent = status === 'queued' || status === 'deferred';
+      log.info({ send_id: id, status, subject: m.subject }, sent ? 'system e-mail queued' : 'system e-mail not delivered (suppressed or simulated)');
+      return { sent, send_id: id };
+    } catch (err) {
+      log.error({ err, subject: m.subject }, 'system e-mail failed');
+      return { sent: false };
+    }
+  }
+
+  /** Sends without making the caller wait (or letting its answer time depend on the send). */
+  sendLater(m: SystemMessage): void {
+    const job = this.send(m).finally(() => this.inFlight.delete(job));
+    this.inFlight.add(job);
+  }
+
+  /** Waits for every sendLater started so far (shutdown, tests). */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** The sender and its tenant, or why there is none (a string). */
+  private async sender(): Promise<{ address: string; tenant: { id: string; status: 'active' | 'suspended'; is_sandbox: boolean } } | string> {
+    const configured = this.deps.config.systemSender;
+    if (!configured) return 'MAILPATH_SYSTEM_SENDER is not set';
+    const address = normalizeEmail(configured, 'MAILPATH_SYSTEM_SENDER');
+    const tenant = await findSuperAdminTenant(this.deps.sql);
+    if (!tenant) return 'there is no super-admin tenant yet';
+    const domain = address.slice(address.lastIndexOf('@') + 1);
+    const domains = await this.deps.lookups.sendingDomains(tenant.id);
+    if (!domains.some((d) => d.name === domain)) return `${domain} is not a verified sending domain of the super-admin tenant`;
+    return { address, tenant: { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox } };
+  }
+}

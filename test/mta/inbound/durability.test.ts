@@ -1,0 +1,105 @@
+// Durability of the MX: a client that goes away before the end of DATA leaves nothing; every message answered 250 survives a SIGKILL of the real `mailpath` process.
+import t from 'tap';
+import { randomBytes } from 'node:crypto';
+import nodemailer from 'nodemailer';
+import postgres from 'postgres';
+import { INBOUND_WEBHOOK_QUEUE } from '../../../shared/inbound/jobs.js';
+import { createTestDatabase } from '../../helpers/db.js';
+import { startMailpathProcess, type MailpathProcess } from '../../helpers/mailpath-process.js';
+import { RawSmtpClient } from '../../helpers/smtp-client.js';
+import { NOTHING_STORED, message, startTestMx, storedCounts, tenantDomain } from './fixtures.js';
+
+t.test('a client that disconnects in the middle of DATA (or before it) leaves no rows and no jobs', async (t) => {
+  const mx = await startTestMx(t);
+  const d = await tenantDomain(mx.sql, { mailboxes: ['ann'] });
+  for (const cut of ['mid-data', 'after-rcpt', 'after-data-command'] as const) {
+    const { client } = await RawSmtpClient.open(mx.port);
+    await client.command('EHLO client.example');
+    await client.command('MAIL FROM:<s@sender.example>');
+    t.equal((await client.command(`RCPT TO:<ann@${d.name}>`)).code, 250);
+    if (cut !== 'after-rcpt') t.equal((await client.command('DATA')).code, 354);
+    if (cut === 'mid-data') client.write(message({ Subject: 'cut short' }, 'half a message\r\n'.repeat(200)));
+    client.destroy();
+  }
+  // A complete message afterwards proves the server went on and had time to store the earlier ones, had it wrongly done so.
+  const { client } = await RawSmtpClient.open(mx.port);
+  await client.command('EHLO client.example');
+  await client.command('MAIL FROM:<whole@sender.example>');
+  await client.command(`RCPT TO:<ann@${d.name}>`);
+  await client.command('DATA');
+  t.equal((await client.command(`${message({ Subject: 'whole' })}.`)).code, 250);
+  await client.quit();
+  const counts = await storedCounts(mx.sql);
+  t.same(counts, { ...NOTHING_STORED, inbound_messages: 1, inbound_recipients: 1, mailbox_messages: 1, inbound_webhook_deliveries: 1, jobs: 1 }, 'only the whole message');
+  t.same((await mx.sql`select mail_from from inbound_messages`).map((r) => r['mail_from']), ['whole@sender.example']);
+});
+
+t.test('every message answered 250 is there, with its pending webhook job, after a SIGKILL and a restart', async (t) => {
+  const db = await createTestDatabase();
+  const sql = postgres(db.url, { max: 2, onnotice: () => {} });
+  const processes: MailpathProcess[] = [];
+  t.teardown(async () => {
+    for (const p of processes) await p.stop();
+    await sql.end({ timeout: 5 });
+    await db.drop();
+  });
+  const env = {
+    DATABASE_URL: db.url,
+    MAILPATH_ROLES: 'api,mx',
+    MAILPATH_HOSTNAME: 'mx.crash.test',
+    MAILPATH_MASTER_KEY: randomBytes(32).toString('hex'),
+    MAILPATH_JWT_SECRET: randomBytes(32).toString('hex'),
+    // No DNS server answers here: the sender checks time out quickly, and must not lose mail for it.
+    MAILPATH_DNS_SERVERS: '127.0.0.1:9',
+    MAILPATH_CONFIG__DNS__TIMEOUT_MS: '100',
+    MAILPATH_CONFIG__DNS__TRIES: '1',
+  };
+  const first = await startMailpathProcess(env);
+  processes.push(first);
+  const d = await tenantDomain(sql, { mailboxes: ['ann'] });
+
+  const accepted: string[] = [];
+  let stop = false;
+  const sender = async (n: number) => {
+    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: first.mxPort, secure: false, ignoreTLS: true, pool: false, connectionTimeout: 5000, socketTimeout: 10000 });
+    for (let i = 0; i < 40 && !stop; i++) {
+      try {
+        const info = await transport.sendMail({ from: `s${n}@sender.example`, to: i % 2 ? `ann@${d.name}` : `hook@${d.name}`, subject: `m ${n}-${i}`, text: 'x'.repeat(2000) });
+        const id = /queued as ([0-9a-f-]{36})/.exec(info.response)?.[1];
+        if (id) accepted.push(id);
+        // Killed right after a 250: nothing may be lost that was acknowledged.
+        if (accepted.length >= 25 && !stop) {
+          stop = true;
+          await first.kill();
+        }
+      } catch {
+        // The connections cut by the kill: those messages were not acknowledged.
+      }
+    }
+    transport.close();
+  };
+  await Promise.all([0, 1, 2, 3].map(sender));
+  t.ok(accepted.length >= 25, `${accepted.length} messages answered 250 before the kill`);
+  t.equal(first.child.signalCode, 'SIGKILL', 'the process was killed, not stopped');
+
+  const second = await startMailpathProcess(env);
+  processes.push(second);
+  const stored = await sql<{ id: string; recipient: string; deliveries: number; copies: number; jobs: number }[]>`
+    select m.id, r.recipient,
+           (select count(*)::int from inbound_webhook_deliveries w where w.inbound_recipient_id = r.id and w.status = 'pending') as deliveries,
+           (select count(*)::int from mailbox_messages b where b.inbound_message_id = m.id) as copies,
+           (select count(*)::int from pgboss.job j join inbound_webhook_deliveries w on j.data->>'delivery_id' = w.id::text
+             where j.name = ${INBOUND_WEBHOOK_QUEUE} and w.inbound_recipient_id = r.id) as jobs
+      from inbound_messages m join inbound_recipients r on r.message_id = m.id
+     where m.id = any(${accepted}::uuid[])`;
+  t.equal(stored.length, accepted.length, 'every acknowledged message is stored');
+  t.ok(stored.every((s) => s.deliveries === 1 && s.jobs === 1), 'each with its pending webhook delivery and its job');
+  t.ok(stored.filter((s) => s.recipient.startsWith('ann@')).every((s) => s.copies === 1), 'mailbox recipients with their copy');
+  t.ok(stored.every((s) => s.recipient.length > 0));
+
+  // The restarted process receives again.
+  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: second.mxPort, secure: false, ignoreTLS: true, connectionTimeout: 5000, socketTimeout: 10000 });
+  const info = await transport.sendMail({ from: 'after@sender.example', to: `ann@${d.name}`, subject: 'after the restart', text: 'hello' });
+  transport.close();
+  t.match(info.response, /^250 /);
+});

@@ -1,0 +1,182 @@
+// The webhook job against real receivers: delivered once, 4xx dead at once, 429 per Retry-After, the 7-attempt schedule on an injected clock, and the edge cases.
+import { createHmac } from 'node:crypto';
+import t from 'tap';
+import { ManualClock } from '../../../shared/clock.js';
+import { runWebhookJob, DeliveryNotDueError, type WebhookDeps } from '../../../mta/webhook/worker.js';
+import { ensureInboundQueues } from '../../../shared/inbound/jobs.js';
+import { updateWebhookSettingsFor } from '../../../shared/inbound-webhooks/service.js';
+import { buildTestApp, type TestLike } from '../../helpers/app.js';
+import { insertTenant } from '../../helpers/tenant-rows.js';
+import { startWebhookReceiver, type ReceivedRequest } from '../../helpers/webhook-receiver.js';
+import { configureWebhook, deliveryState, insertInboundDelivery, webhookJobs } from './fixture.js';
+
+const START = new Date('2026-03-01T10:00:00.000Z');
+const LOCAL_ENV = {
+  MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true',
+  MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true',
+  MAILPATH_CONFIG__WEBHOOKS__TIMEOUT_SECONDS: '0.5',
+};
+
+async function setup(t: TestLike) {
+  const clock = new ManualClock(START);
+  const app = await buildTestApp(t, { clock, env: LOCAL_ENV });
+  await ensureInboundQueues(app.sql, { expireInSeconds: 300 });
+  const deps: WebhookDeps = app.ctx.outbound;
+  const receiver = await startWebhookReceiver(t);
+  const tenantId = await insertTenant(app.sql);
+  const secret = await configureWebhook(app.sql, deps.vault, tenantId, { url: receiver.url });
+  const run = (deliveryId: string) => runWebhookJob(deps, { data: { delivery_id: deliveryId } });
+  return { ...app, clock, deps, receiver, tenantId, secret, run };
+}
+
+const signatureOk = (req: ReceivedRequest, secret: string) =>
+  req.headers['x-mp-inbound-sig'] === `hmac-sha256=${createHmac('sha256', secret).update(req.body).digest('hex')}`;
+
+t.test('a 2xx delivers: one signed POST of the stored bytes, the row says delivered, and running the job again sends nothing', async (t) => {
+  const s = await setup(t);
+  const d = await insertInboundDelivery(s.sql, s.tenantId);
+  t.equal(await s.run(d.deliveryId), 'delivered');
+  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'delivered', attempts: 1, last_status: 200, last_error: null, next_attempt_at: null, last_attempt_at: START, delivered_at: START, dead_at: null });
+  const req = s.receiver.requests[0]!;
+  t.ok(req.body.equals(d.raw), 'the stored raw bytes');
+  t.ok(signatureOk(req, s.secret), 'HMAC over the received bytes matches the tenant secret');
+  t.match(req.headers, { 'x-mp-inbound-tenant': s.tenantId, 'x-mp-inbound-recipient': d.recipient, 'x-mp-inbound-delivery': d.deliveryId, 'x-mp-inbound-attempt': '1' });
+
+  t.equal(await s.run(d.deliveryId), 'skipped', 'a second run of the job');
+  t.equal(s.receiver.requests.length, 1, 'no second POST');
+  t.same(await webhookJobs(s.sql, d.deliveryId), [], 'no further job');
+});
+
+t.test('the same job twice at once makes one POST: the attempt is claimed', async (t) => {
+  const s = await setup(t);
+  const d = await insertInboundDelivery(s.sql, s.tenantId);
+  const outcomes = await Promise.allSettled([s.run(d.deliveryId), s.run(d.deliveryId)]);
+  const values = outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).name)).sort();
+  t.ok(values.includes('delivered'), JSON.stringify(values));
+  t.ok(values.every((v) => v === 'delivered' || v === 'skipped' || v === 'DeliveryNotDueError'), JSON.stringify(values));
+  t.equal(s.receiver.requests.length, 1);
+  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'delivered', attempts: 1 });
+});
+
+t.test('a 4xx other than 429 is dead-lettered at once', async (t) => {
+  const s = await setup(t);
+  s.receiver.answer({ status: 422, body: 'unknown mailbox' });
+  const d = await insertInboundDelivery(s.sql, s.tenantId);
+  t.equal(await s.run(d.deliveryId), 'dead');
+  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'dead', attempts: 1, last_status: 422, last_error: 'HTTP 422: unknown mailbox (a 4xx answer is not retried)', next_attempt_at: null, dead_at: START, delivered_at: null });
+  t.same(await webhookJobs(s.sql, d.deliveryId), [], 'no retry job');
+  t.equal(await s.run(d.deliveryId), 'skipped');
+  t.equal(s.receiver.requests.length, 1);
+});
+
+t.test('429 with Retry-After is deferred per the header; the next job runs then and delivers', async (t) => {
+  const s = await setup(t);
+  s.receiver.answerNext({ status: 429, headers: { 'retry-after': '120' } });
+  const d = await insertInboundDelivery(s.sql, s.tenantId);
+  t.equal(await s.run(d.deliveryId), 'retry');
+  const due = new Date(START.getTime() + 120_000);
+  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: 1, last_status: 429, last_error: 'HTTP 429', next_attempt_at: due });
+  t.same((await webhookJobs(s.sql, d.deliveryId)).map((j) => j.start_after), [due], 'a new job starting after the Retry-After');
+
+  s.clock.set(new Date(due.getTime() - 10_000));
+  await t.rejects(s.run(d.deliveryId), DeliveryNotDueError, 'a job before its time is sent back to the queue');
+  t.equal(s.receiver.requests.length, 1, 'nothing sent early');
+
+  s.clock.set(due);
+  t.equal(await s.run(d.deliveryId), 'delivered');
+  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'delivered', attempts: 2, last_status: 200, delivered_at: due });
+  t.equal(s.receiver.requests[1]!.headers['x-mp-inbound-attempt'], '2');
+  t.equal(s.receiver.requests[1]!.headers['x-mp-inbound-delivery'], d.deliveryId, 'the same delivery id on every attempt');
+});
+
+t.test('5xx: retried at +30 s, 5 min, 30 min, 2 h, 6 h, 24 h, and dead after the 7th attempt', async (t) => {
+  const s = await setup(t);
+  s.receiver.answer({ status: 503, body: 'maintenance' });
+  const d = await insertInboundDelivery(s.sql, s.tenantId);
+  const delays = [30, 300, 1800, 7200, 21600, 86400];
+  const expected: Date[] = [];
+  let at = START;
+  for (const [i, delay] of delays.entries()) {
+    s.clock.set(at);
+    t.equal(await s.run(d.deliveryId), 'retry', `attempt ${i + 1}`);
+    at = new Date(at.getTime() + delay * 1000);
+    expected.push(at);
+    t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: i + 1, last_status: 503, last_error: 'HTTP 503: maintenance', next_attempt_at: at });
+  }
+  s.clock.set(at);
+  t.equal(await s.run(d.deliveryId), 'dead', 'attempt 7');
+  t.match(await deliveryState(s.sql, d.deliveryId), {
+    status: 'dead',
+    attempts: 7,
+    last_status: 503,
+    last_error: 'HTTP 503: maintenance (gave up after 7 attempts)',
+    next_attempt_at: null,
+    last_attempt_at: at,
+    dead_at: at,
+  });
+  t.same((await webhookJobs(s.sql, d.deliveryId)).map((j) => j.start_after), expected, 'one job per retry, each starting at its next_attempt_at');
+  t.same(s.receiver.requests.map((r) => r.headers['x-mp-inbound-attempt']), ['1', '2', '3', '4', '5', '6', '7']);
+  t.ok(s.receiver.requests.every((r) => signatureOk(r, s.secret)));
+});
+
+t.test('a timeout or a refused connection is retried with no status recorded', async (t) => {
+  const s = await setup(t);
+  s.receiver.answerNext({ hang: true });
+  const d = await insertInboundDelivery(s.sql, s.tenantId);
+  t.equal(await s.run(d.deliveryId), 'retry');
+  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: 1, last_status: null, last_error: 'no answer within 0.5 s', next_attempt_at: new Date(START.getTime() + 30_000) });
+
+  await configureWebhook(s.sql, s.deps.vault, s.tenantId, { url: 'http://127.0.0.1:9/closed', secret: s.secret });
+  s.clock.advance(30_000);
+  t.equal(await s.run(d.deliveryId), 'retry');
+  t.match(await deliveryState(s.sql, d.deliveryId), { attempts: 2, last_status: null, last_error: /ECONNREFUSED/ });
+});
+
+t.test('webhook switched off, URL removed or never configured while the delivery waited: dead, nothing sent', async (t) => {
+  const s = await setup(t);
+  const d1 = await insertInboundDelivery(s.sql, s.tenantId);
+  await configureWebhook(s.sql, s.deps.vault, s.tenantId, { url: s.receiver.url, enabled: false });
+  t.equal(await s.run(d1.deliveryId), 'dead');
+  t.match(await deliveryState(s.sql, d1.deliveryId), { status: 'dead', attempts: 0, last_status: null, last_error: 'webhook disabled', dead_at: START });
+
+  const d2 = await insertInboundDelivery(s.sql, s.tenantId);
+  await configureWebhook(s.sql, s.deps.vault, s.tenantId, { url: null, enabled: false });
+  t.equal(await s.run(d2.deliveryId), 'dead');
+  t.match(await deliveryState(s.sql, d2.deliveryId), { status: 'dead', last_error: 'webhook URL removed' });
+
+  const other = await insertTenant(s.sql);
+  const d3 = await insertInboundDelivery(s.sql, other);
+  t.equal(await s.run(d3.deliveryId), 'dead');
+  t.match(await deliveryState(s.sql, d3.deliveryId), { status: 'dead', last_error: 'webhook not configured' });
+  t.equal(s.receiver.connections(), 0);
+});
+
+t.test('a rotated secret signs the next POST; the old one no longer verifies', async (t) => {
+  const s = await setup(t);
+  const actor = { type: 'system' as const, id: null };
+  const rotated = await updateWebhookSettingsFor(s.deps, s.tenantId, actor, {}, { rotateSecret: true });
+  t.ok(rotated.secret && rotated.secret !== s.secret);
+  const d = await insertInboundDelivery(s.sql, s.tenantId);
+  t.equal(await s.run(d.deliveryId), 'delivered');
+  const req = s.receiver.requests[0]!;
+  t.ok(signatureOk(req, rotated.secret!), 'verifies with the new secret');
+  t.notOk(signatureOk(req, s.secret), 'not with the old one');
+});
+
+t.test('a secret that cannot be opened (sealed for another tenant) is a failed attempt, retried and visible', async (t) => {
+  const s = await setup(t);
+  const other = await insertTenant(s.sql);
+  await configureWebhook(s.sql, s.deps.vault, other, { url: s.receiver.url });
+  await s.sql`update inbound_webhooks set secret_sealed = (select secret_sealed from inbound_webhooks where tenant_id = ${s.tenantId}) where tenant_id = ${other}`;
+  const d = await insertInboundDelivery(s.sql, other);
+  t.equal(await s.run(d.deliveryId), 'retry');
+  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: 1, last_error: /^the signing secret cannot be opened/ });
+  t.equal(s.receiver.connections(), 0);
+});
+
+t.test('jobs naming nothing are skipped', async (t) => {
+  const s = await setup(t);
+  for (const data of [{}, { delivery_id: 'nope' }, { delivery_id: '00000000-0000-4000-8000-000000000000' }, null]) {
+    t.equal(await runWebhookJob(s.deps, { data: data as never }), 'skipped', JSON.stringify(data));
+  }
+});
