@@ -1,14 +1,18 @@
-// Read-only look-ups of the send path batched across concurrent sends: the ones asked in the same tick go to PostgreSQL as one query.
+// Read-only look-ups of the send path (suppression, sending domains, quota usage) batched across concurrent sends: the ones asked in the same tick go to PostgreSQL as one query.
 import DataLoader from 'dataloader';
 import type { Queryable } from '../../shared/db/connection.js';
 import { sendingDomainsOf } from '../../shared/domains/queries.js';
+import { monthlyUsages, type Quota } from '../../shared/quota/usage.js';
 import { suppressedAmong } from '../../shared/suppressions/queries.js';
+import { utcMonth } from '../../shared/warmup/tiers.js';
 
 export interface SendLookups {
   /** Whether the (normalized) address is on the tenant's suppression list. */
   isSuppressed(tenantId: string, email: string): Promise<boolean>;
   /** The tenant's domains that may send now (A-label names). */
   sendingDomains(tenantId: string): Promise<{ id: string; name: string }[]>;
+  /** The tenant's usage and cap for the month of `at` (a read: the quota gate is what counts). */
+  monthlyUsage(tenantId: string, at: Date): Promise<Quota>;
 }
 
 /**
@@ -34,9 +38,26 @@ export function createSendLookups(db: Queryable): SendLookups {
     },
     { cache: false, maxBatchSize: 500 },
   );
+  const usage = new DataLoader<string, Quota>(
+    async (keys) => {
+      // Keys are "<tenant> <month>"; a tick may straddle two months, so each month is one query.
+      const byMonth = new Map<string, string[]>();
+      for (const k of keys) {
+        const [tenantId, month] = k.split(' ') as [string, string];
+        byMonth.set(month, [...(byMonth.get(month) ?? []), tenantId]);
+      }
+      const found = new Map<string, Quota>();
+      for (const [month, tenantIds] of byMonth) {
+        for (const [tenantId, quota] of await monthlyUsages(db, tenantIds, month)) found.set(`${tenantId} ${month}`, quota);
+      }
+      return keys.map((k) => found.get(k) ?? { used: 0, cap: 0 });
+    },
+    { cache: false, maxBatchSize: 500 },
+  );
   return {
     // An address never holds a space (normalized), so it can share the key with the tenant id.
     isSuppressed: (tenantId, email) => suppressed.load(`${tenantId} ${email}`),
     sendingDomains: (tenantId) => domains.load(tenantId),
+    monthlyUsage: (tenantId, at) => usage.load(`${tenantId} ${utcMonth(at)}`),
   };
 }

@@ -1,7 +1,6 @@
 // The smtp-server handlers of a submission session: AUTH → MAIL (tenant checks) → RCPT (address, count, quota, rate) → DATA.
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
 import type { OutboundDeps } from '../outbound/deps.js';
-import { monthlyUsage } from '../../shared/quota/usage.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
 import type { SubmissionAuth, SubmissionRateLimit, Submitter } from './auth.js';
 import { readMessage, submitMessage } from './data.js';
@@ -147,7 +146,7 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
   async function checkQuota(state: SessionState): Promise<void> {
     const { submitter } = state;
     if (submitter.mode === 'test' || submitter.tenant.is_sandbox) return;
-    const { used, cap } = await monthlyUsage(deps.sql, submitter.tenant.id, deps.clock.now());
+    const { used, cap } = await deps.lookups.monthlyUsage(submitter.tenant.id, deps.clock.now());
     if (used + state.recipients.size >= cap) throw quotaExhausted(cap);
   }
 }

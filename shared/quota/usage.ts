@@ -8,13 +8,18 @@ export interface Quota {
 }
 
 
-export async function monthlyUsage(db: Queryable, tenantId: string, at: Date): Promise<Quota> {
-  const [row] = await db<{ sent: number | null; cap: number }[]>`
-    select u.sent, p.monthly_send_cap as cap
+/** The month's usage and plan cap of each tenant (one round trip for any number); a tenant without a plan has cap 0. */
+export async function monthlyUsages(db: Queryable, tenantIds: readonly string[], month: string): Promise<Map<string, Quota>> {
+  const rows = await db<{ id: string; sent: number | null; cap: number }[]>`
+    select t.id, u.sent, p.monthly_send_cap as cap
     from tenants t join plans p on p.id = t.plan_id
-    left join tenant_monthly_usage u on u.tenant_id = t.id and u.month = ${utcMonth(at)}
-    where t.id = ${tenantId}`;
-  return { used: row?.sent ?? 0, cap: row?.cap ?? 0 };
+    left join tenant_monthly_usage u on u.tenant_id = t.id and u.month = ${month}
+    where t.id = any(${[...tenantIds]}::uuid[])`;
+  return new Map(rows.map((r) => [r.id, { used: r.sent ?? 0, cap: r.cap }]));
+}
+
+export async function monthlyUsage(db: Queryable, tenantId: string, at: Date): Promise<Quota> {
+  return (await monthlyUsages(db, [tenantId], utcMonth(at))).get(tenantId) ?? { used: 0, cap: 0 };
 }
 
 export interface MonthlyTake {

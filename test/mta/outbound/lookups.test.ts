@@ -39,3 +39,21 @@ t.test('concurrent look-ups are answered from one query each, correctly per tena
   await sql`delete from suppressions where tenant_id = ${a}`;
   t.equal(await lookups.isSuppressed(a, 'gone@x.example'), false, 'answers are never cached');
 });
+
+t.test('quota usage: one query for concurrent askers, per tenant and per month of the asking time', async (t) => {
+  await sql`insert into plans (id, name, monthly_send_cap) values ('lookup-cap', 'Lookup', 70) on conflict do nothing`;
+  const [a, b] = [await insertTenant(sql, 'lookup-cap'), await insertTenant(sql, 'lookup-cap')];
+  await sql`insert into tenant_monthly_usage (tenant_id, month, sent) values (${a}, '2026-11-01', 12), (${a}, '2026-12-01', 3)`;
+  let queries = 0;
+  const counted = new Proxy(sql, {
+    apply(target, self, args) {
+      queries++;
+      return Reflect.apply(target as never, self, args);
+    },
+  });
+  const lookups = createSendLookups(counted);
+  const nov = new Date('2026-11-21T10:00:00Z');
+  const usages = await Promise.all([lookups.monthlyUsage(a, nov), lookups.monthlyUsage(b, nov), lookups.monthlyUsage(a, nov), lookups.monthlyUsage(a, new Date('2026-12-01T00:00:00Z'))]);
+  t.same(usages, [{ used: 12, cap: 70 }, { used: 0, cap: 70 }, { used: 12, cap: 70 }, { used: 3, cap: 70 }]);
+  t.equal(queries, 2, 'one query per month asked about');
+});
