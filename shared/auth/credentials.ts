@@ -26,6 +26,7 @@ interface KeyRecord {
 interface UserRecord {
   user: NonNullable<Principal['user']>;
   tenant: TenantCols;
+  /** Milliseconds since the epoch: sessions issued before it (a password change) are refused. */
   sessionsValidAfter: number;
 }
 
@@ -110,13 +111,13 @@ export class CredentialResolver {
       const value: UserRecord | undefined = row && {
         user: { id: row.user_id, email: row.email, role: row.role, is_super_admin: row.user_super, first_name: row.first_name },
         tenant: tenantOf(row),
-        sessionsValidAfter: Math.floor(row.sessions_valid_after.getTime() / 1000),
+        sessionsValidAfter: row.sessions_valid_after.getTime(),
       };
       this.remember(this.users, claims.userId, value);
       entry = this.users.get(claims.userId)!;
     }
     const record = entry.value;
-    if (!record || claims.issuedAt < record.sessionsValidAfter) return undefined;
+    if (!record || claims.issuedAtMs < record.sessionsValidAfter) return undefined;
     if (record.tenant.id !== claims.tenantId) return undefined;
     // A valid session of a suspended tenant gets a clear 403 rather than a vague 401.
     if (record.tenant.status === 'suspended') throw accountSuspended();

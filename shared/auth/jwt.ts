@@ -1,6 +1,6 @@
 // Session tokens: HS256 JWTs (jose) carrying the user and the tenant.
 import { randomBytes } from 'node:crypto';
-import { SignJWT, jwtVerify, errors as joseErrors } from 'jose';
+import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
 import type { Config } from '../config.js';
 import { loadOrCreate } from '../data-dir.js';
 
@@ -9,6 +9,11 @@ export interface SessionClaims {
   tenantId: string;
   /** Seconds since the epoch. */
   issuedAt: number;
+  /**
+   * Milliseconds since the epoch (claim `iat_ms`; iat × 1000 for a token without it). Compared with a password
+   * change instant, so a token issued in the same second before the change does not survive it.
+   */
+  issuedAtMs: number;
   expiresAt: number;
 }
 
@@ -16,6 +21,8 @@ export interface MailboxClaims {
   mailboxId: string;
   tenantId: string;
   issuedAt: number;
+  /** Milliseconds since the epoch, as for sessions: compared with the time the mailbox password was set. */
+  issuedAtMs: number;
   expiresAt: number;
 }
 
@@ -27,6 +34,13 @@ const MAILBOX_AUDIENCE = 'mailpath-mailbox';
 // so it is accepted at POST /auth/2fa/challenge only and never as a session.
 const TOTP_AUDIENCE = 'mailpath-totp-challenge';
 const TOTP_PURPOSE = 'totp_challenge';
+// The issue instant to the millisecond (iat has whole seconds only).
+const IAT_MS = 'iat_ms';
+
+function issuedAtMs(payload: JWTPayload): number {
+  const ms = payload[IAT_MS];
+  return typeof ms === 'number' && Number.isFinite(ms) ? ms : (payload.iat ?? 0) * 1000;
+}
 
 export class SessionTokens {
   private constructor(private readonly key: Uint8Array) {}
@@ -40,7 +54,7 @@ export class SessionTokens {
   async issue(c: { userId: string; tenantId: string; ttlSeconds: number; now: Date }): Promise<{ token: string; expiresAt: number }> {
     const iat = Math.floor(c.now.getTime() / 1000);
     const exp = iat + c.ttlSeconds;
-    const jwt = new SignJWT({ tid: c.tenantId })
+    const jwt = new SignJWT({ tid: c.tenantId, [IAT_MS]: c.now.getTime() })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(c.userId)
       .setIssuer(ISSUER)
@@ -55,7 +69,7 @@ export class SessionTokens {
   async issueMailbox(c: { mailboxId: string; tenantId: string; ttlSeconds: number; now: Date }): Promise<{ token: string; expiresAt: number }> {
     const iat = Math.floor(c.now.getTime() / 1000);
     const exp = iat + c.ttlSeconds;
-    const jwt = new SignJWT({ tid: c.tenantId, mbx: c.mailboxId })
+    const jwt = new SignJWT({ tid: c.tenantId, mbx: c.mailboxId, [IAT_MS]: c.now.getTime() })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(c.mailboxId)
       .setIssuer(ISSUER)
@@ -72,7 +86,7 @@ export class SessionTokens {
       const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: MAILBOX_AUDIENCE, algorithms: ['HS256'], currentDate: now });
       const mailboxId = payload['mbx'];
       if (typeof mailboxId !== 'string' || payload.sub !== mailboxId || typeof payload['tid'] !== 'string') return undefined;
-      return { mailboxId, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, expiresAt: payload.exp ?? 0 };
+      return { mailboxId, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, issuedAtMs: issuedAtMs(payload), expiresAt: payload.exp ?? 0 };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return undefined;
       throw err;
@@ -83,7 +97,7 @@ export class SessionTokens {
   async issueTotpChallenge(c: { userId: string; tenantId: string; ttlSeconds: number; now: Date }): Promise<{ token: string; expiresAt: number }> {
     const iat = Math.floor(c.now.getTime() / 1000);
     const exp = iat + c.ttlSeconds;
-    const jwt = new SignJWT({ tid: c.tenantId, pur: TOTP_PURPOSE })
+    const jwt = new SignJWT({ tid: c.tenantId, pur: TOTP_PURPOSE, [IAT_MS]: c.now.getTime() })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(c.userId)
       .setIssuer(ISSUER)
@@ -99,7 +113,7 @@ export class SessionTokens {
     try {
       const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: TOTP_AUDIENCE, algorithms: ['HS256'], currentDate: now });
       if (payload['pur'] !== TOTP_PURPOSE || typeof payload.sub !== 'string' || typeof payload['tid'] !== 'string') return undefined;
-      return { userId: payload.sub, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, expiresAt: payload.exp ?? 0 };
+      return { userId: payload.sub, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, issuedAtMs: issuedAtMs(payload), expiresAt: payload.exp ?? 0 };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return undefined;
       throw err;
@@ -121,6 +135,7 @@ export class SessionTokens {
         userId: payload.sub,
         tenantId: payload['tid'],
         issuedAt: payload.iat ?? 0,
+        issuedAtMs: issuedAtMs(payload),
         expiresAt: payload.exp ?? 0,
       };
     } catch (err) {

@@ -75,7 +75,7 @@ async function challengeUser(deps: SignInDeps, token: string): Promise<User | un
   if (!claims || !isUuid(claims.userId) || !isUuid(claims.tenantId)) return undefined;
   const user = await findUserById(deps.sql, claims.userId);
   if (!user || user.tenant_id !== claims.tenantId) return undefined;
-  if (claims.issuedAt < Math.floor(user.sessions_valid_after.getTime() / 1000)) return undefined;
+  if (claims.issuedAtMs < user.sessions_valid_after.getTime()) return undefined;
   return user;
 }
 

@@ -21,8 +21,9 @@ export async function resolveMailboxSession(deps: MailboxSessionDeps, token: str
   if (!claims || !isUuid(claims.mailboxId) || !isUuid(claims.tenantId)) return undefined;
   const mailbox = await findMailboxForSession(deps.sql, claims.mailboxId);
   if (!mailbox || mailbox.tenant.id !== claims.tenantId || !mailbox.password_set_at) return undefined;
-  // Whole seconds, as in the token: a session issued in the same second as the password stays valid.
-  if (claims.issuedAt < Math.floor(mailbox.password_set_at.getTime() / 1000)) return undefined;
+  // In milliseconds: a session issued before a new password, even within the same second, has ended;
+  // the one issued with the password (the same instant) is valid.
+  if (claims.issuedAtMs < mailbox.password_set_at.getTime()) return undefined;
   return {
     kind: 'mailbox',
     tenant: mailbox.tenant,

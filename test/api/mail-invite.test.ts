@@ -169,9 +169,13 @@ t.test('expiry, password reset and deletion end invites and sessions (injected c
   const second = await mailboxSession(s.app, ownerToken3, box.id, 'Newer-pass-99');
   t.equal((await call(s.app, 'GET', '/mail/messages', { token: first })).status, 401, 'a password set anew ends older sessions');
   t.equal((await call(s.app, 'GET', '/mail/messages', { token: second })).status, 200);
+  clock.advance(300);
+  const third = await mailboxSession(s.app, ownerToken3, box.id, 'Newest-pass-99');
+  t.equal((await call(s.app, 'GET', '/mail/messages', { token: second })).status, 401, 'even within the same second, a newer password ends the older session');
+  t.equal((await call(s.app, 'GET', '/mail/messages', { token: third })).status, 200);
 
   t.equal((await call(s.app, 'DELETE', `/mail/mailboxes/${box.id}`, { token: ownerToken3 })).status, 200);
-  t.equal((await call(s.app, 'GET', '/mail/messages', { token: second })).status, 401, 'a deleted mailbox ends its sessions');
+  t.equal((await call(s.app, 'GET', '/mail/messages', { token: third })).status, 401, 'a deleted mailbox ends its sessions');
 });
 
 t.test('a mailbox session is not a user session, and a user session is not a mailbox session', async (t) => {

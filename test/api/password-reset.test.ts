@@ -117,6 +117,27 @@ t.test('confirm sets the password, ends earlier sessions and 2FA challenges, and
   t.same(audit.map((a) => a['actor_id']), [user.userId]);
 });
 
+t.test('sessions and 2FA challenges issued earlier in the same second as the reset end too; a session right after it works', async (t) => {
+  const test = await resetApp(t);
+  const user = await registerTenant(test.app);
+  const secret = (await call(test.app, 'POST', '/auth/2fa/enroll', { token: user.token })).body.data.secret;
+  const codeAt = (offset: number) => generate({ secret, epoch: Math.floor(test.clock.now().getTime() / 1000) + offset * 30 });
+  await call(test.app, 'POST', '/auth/2fa/verify', { token: user.token, body: { code: await codeAt(0) } });
+  const token = await requestToken(test, user.email);
+  test.clock.advance(300);
+  const pending = (await call(test.app, 'POST', '/auth/login', { body: { email: user.email, password: user.password } })).body.data.totp_session_token;
+  test.clock.advance(300);
+  t.equal((await confirm(test, token)).status, 200, 'the reset, 600 ms into the second the session and the challenge were issued in');
+
+  t.equal((await call(test.app, 'GET', '/whoami', { token: user.token })).status, 401, 'the earlier session is refused');
+  const stale = await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: pending, code: await codeAt(1) } });
+  t.equal(stale.status, 401, 'so is the earlier challenge');
+  const login = await call(test.app, 'POST', '/auth/login', { body: { email: user.email, password: NEW_PASSWORD } });
+  const done = await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: login.body.data.totp_session_token, code: await codeAt(1) } });
+  t.equal(done.status, 200, 'a challenge issued at the reset instant works');
+  t.equal((await call(test.app, 'GET', '/whoami', { token: done.body.data.token })).status, 200, 'and so does its session');
+});
+
 t.test('expired, unknown and malformed tokens; bad bodies', async (t) => {
   const test = await resetApp(t);
   const user = await registerTenant(test.app);
