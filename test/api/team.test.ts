@@ -1,8 +1,10 @@
 // Team routes: invites (create, list, revoke, e-mail), members (list, role changes, removal), the owner/admin rules, tenants apart.
 import { createHash } from 'node:crypto';
 import t from 'tap';
+import { simpleParser } from 'mailparser';
 import { verifyAuditChain } from '../../shared/audit/log.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
+import { verifiedSendingDomain } from '../helpers/sending-domain.js';
 import { addMember, inviteMember } from '../helpers/team.js';
 
 const FAKE_ID = '0b9c4d2e-1f3a-4b5c-8d6e-7f8091a2b3c4';
@@ -66,6 +68,23 @@ t.test('the invite is e-mailed through the system mailer when one is configured;
   const second = await inviteMember(s.app, owner.token, 'viewer', 'unlucky@example.test');
   t.equal(second.email_sent, false);
   t.ok(second.accept_url.includes(second.token));
+});
+
+t.test('with a system sender at a verified platform domain, the invite is a real send through the outbound path', async (t) => {
+  const s = await buildTestApp(t, { env: { MAILPATH_SYSTEM_SENDER: 'team@platform-mail.test' } });
+  const [platform] = await s.sql<{ id: string }[]>`select id from tenants where is_super_admin`;
+  await verifiedSendingDomain(s.sql, s.ctx.domains.vault, platform!.id, 'platform-mail.test');
+  const owner = await registerTenant(s.app);
+  const inv = await inviteMember(s.app, owner.token, 'developer', 'invitee@example.test');
+  t.equal(inv.email_sent, true);
+  const sends = await s.sql<{ tenant_id: string; from_email: string; to_email: string; status: string; message: Buffer }[]>`
+    select tenant_id, from_email, to_email, status, message from sends`;
+  t.equal(sends.length, 1);
+  t.match(sends[0], { tenant_id: platform!.id, from_email: 'team@platform-mail.test', to_email: 'invitee@example.test', status: 'queued' });
+  const parsed = await simpleParser(sends[0]!.message);
+  t.ok(parsed.headers.get('dkim-signature'), 'DKIM-signed like any send');
+  t.ok(parsed.text?.includes(inv.accept_url), 'the mail carries the accept link');
+  t.equal((await call(s.app, 'POST', '/auth/accept-invite', { body: { token: inv.token, password: 'Member-pass-42' } })).status, 200, 'the mailed link works');
 });
 
 t.test('invites: existing users, pending duplicates, bad input and the owner rule', async (t) => {
