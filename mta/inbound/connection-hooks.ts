@@ -1,4 +1,4 @@
-// What smtp-server gives no hook for, added to each connection: the greeting delay, a helo phase before EHLO/HELO is answered, the raw source route of RCPT, and SIZE= left to the limits plugin.
+// What smtp-server gives no hook for, added to each connection: the greeting delay, a session time limit, a helo phase before EHLO/HELO is answered, the raw source route of RCPT, and SIZE= left to the limits plugin.
 import type { SMTPServer, SMTPServerSession } from 'smtp-server';
 import type { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 
@@ -16,6 +16,8 @@ export interface ConnectionHooks {
 export interface ConnectionOptions {
   /** Pause before the 220 greeting; smtp-server's own is a fixed 100 ms. */
   greetingDelayMs: number;
+  /** The longest a session may last: a client trickling bytes under the idle timeout (slow-loris) is cut here. */
+  maxSessionMs: number;
 }
 
 /**
@@ -54,6 +56,7 @@ function instrument(connection: SMTPConnection, server: SMTPServer, hooks: Conne
       if (options.greetingDelayMs <= 0) return connection.connectionReady();
       setTimeout(() => connection.connectionReady(), options.greetingDelayMs).unref();
     });
+    limitSession(connection, options.maxSessionMs);
   };
 
   for (const command of ['EHLO', 'HELO'] as const) {
@@ -97,4 +100,26 @@ function instrument(connection: SMTPConnection, server: SMTPServer, hooks: Conne
     const { SIZE: _size, ...rest } = args;
     return validate({ ...parsed, args: rest });
   };
+}
+
+/**
+ * Tells the client 421 and closes once the session has lasted `ms`, whatever it is doing: the idle
+ * timeout restarts at every byte, so without this a client sending one byte at a time holds its
+ * connection for ever. A message cut off in DATA is not stored. While a reply is owed (a handler
+ * or the commit after the final dot still running) the cut waits for it: a 421 then could make the
+ * client send a message again that is being stored.
+ */
+function limitSession(connection: SMTPConnection, ms: number): void {
+  let timer: NodeJS.Timeout;
+  const cut = () => {
+    if (connection._closing || connection._closed) return;
+    const replyOwed = connection._handlerPending || (connection._dataStream && connection._parser && !connection._parser._dataMode);
+    if (replyOwed) {
+      timer = setTimeout(cut, 1000).unref();
+      return;
+    }
+    connection.send(421, `4.4.2 ${connection.name} session time limit reached, closing connection`, false);
+  };
+  timer = setTimeout(cut, ms).unref();
+  connection._socket.once('close', () => clearTimeout(timer));
 }

@@ -68,7 +68,7 @@ export async function startMx(deps: MxDeps, options: MxOptions = {}): Promise<Ru
     closeTimeout: Math.max(1, config.shutdownTimeoutMs),
     logger: false,
   });
-  attachConnectionHooks(server, { helo }, { greetingDelayMs: config.inbound.server.greeting_delay_ms });
+  attachConnectionHooks(server, { helo }, { greetingDelayMs: config.inbound.server.greeting_delay_ms, maxSessionMs: config.inbound.server.max_session_ms });
   // Resets and failed handshakes of single clients are routine; a listener failure surfaces from listen().
   server.on('error', (err) => log.debug({ err }, 'mx connection error'));
   let port: number;

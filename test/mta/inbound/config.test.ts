@@ -28,6 +28,7 @@ t.test('as shipped: every plugin enabled in order, with a hook timeout and a lon
   t.equal(c.plugins.phase_timeout_ms.queue, 60000);
   t.ok(c.inbound.sender_auth.timeout_ms < c.plugins.hook_timeout_ms, 'sender checks end before the hook timeout');
   t.match(c.inbound, { limits: { max_message_bytes: 26214400, max_recipients: 100, max_line_length: null }, recipient_domains: { feedback_loop_local_part: 'fbl' }, queue: { max_batch: 100 } });
+  t.match(c.inbound.server, { socket_timeout_ms: 60000, max_session_ms: 1800000 }, 'idle timeout, and a session time limit above it');
   t.same(Object.keys(PLUGIN_CATALOG).sort(), [...MX_PLUGINS].sort(), 'every plugin the configuration may name exists');
   t.ok(c.roles.includes('mx'), 'the mx role runs by default');
   t.same(loadConfig({ MAILPATH_ROLES: 'mx' }).roles, ['mx']);
@@ -55,5 +56,6 @@ t.test('bad values stop start-up naming the key', async (t) => {
   refused(t, { MAILPATH_CONFIG__INBOUND__SERVER__BANNER: '"two\\r\\nlines"' }, /config\/inbound\.server\.banner/);
   refused(t, { MAILPATH_CONFIG__INBOUND__SENDER_AUTH__MIN_KEY_BITS: '100' }, /config\/inbound\.sender_auth\.min_key_bits/);
   refused(t, { MAILPATH_CONFIG__INBOUND__SERVER__COLOUR: 'blue' }, /config\/inbound\.server/);
+  refused(t, { MAILPATH_CONFIG__INBOUND__SERVER__MAX_SESSION_MS: '10' }, /config\/inbound\.server\.max_session_ms/);
   refused(t, { MAILPATH_ROLES: 'api,mx,relay' }, /MAILPATH_ROLES/);
 });
