@@ -42,6 +42,24 @@ export class RawSmtpClient {
     this.socket.write(data);
   }
 
+  /** Writes bytes and waits until the socket takes more (large bodies without buffering them all); rejects if the connection closes. */
+  async send(data: string | Buffer): Promise<void> {
+    if (this.closedWith) throw this.closedWith;
+    if (this.socket.write(data)) return;
+    await new Promise<void>((resolve, reject) => {
+      const done = (err?: Error) => {
+        this.socket.off('drain', drained);
+        this.socket.off('close', closed);
+        if (err) reject(err);
+        else resolve();
+      };
+      const drained = () => done();
+      const closed = () => done(this.closedWith ?? new Error('connection closed'));
+      this.socket.once('drain', drained);
+      this.socket.once('close', closed);
+    });
+  }
+
   /** STARTTLS, then the TLS handshake on the same connection. */
   async startTls(): Promise<SmtpReply> {
     const reply = await this.command('STARTTLS');

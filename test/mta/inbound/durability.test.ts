@@ -1,12 +1,16 @@
-// Durability of the MX: a client that goes away before the end of DATA leaves nothing; every message answered 250 survives a SIGKILL of the real `mailpath` process.
+// Durability of the MX: a client that goes away before the end of DATA leaves nothing; every message answered 250 survives a SIGKILL of the real `mailpath` process and is delivered to the webhook after the restart.
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import postgres from 'postgres';
 import { INBOUND_WEBHOOK_QUEUE } from '../../../shared/inbound/jobs.js';
+import { SealedBox } from '../../../shared/secrets/sealed-box.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { startMailpathProcess, type MailpathProcess } from '../../helpers/mailpath-process.js';
 import { RawSmtpClient } from '../../helpers/smtp-client.js';
+import { pollUntil } from '../../helpers/smtp-sink.js';
+import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
+import { configureWebhook } from '../webhook/fixture.js';
 import { NOTHING_STORED, message, startTestMx, storedCounts, tenantDomain } from './fixtures.js';
 
 t.test('a client that disconnects in the middle of DATA (or before it) leaves no rows and no jobs', async (t) => {
@@ -34,7 +38,7 @@ t.test('a client that disconnects in the middle of DATA (or before it) leaves no
   t.same((await mx.sql`select mail_from from inbound_messages`).map((r) => r['mail_from']), ['whole@sender.example']);
 });
 
-t.test('every message answered 250 is there, with its pending webhook job, after a SIGKILL and a restart', async (t) => {
+t.test('every message answered 250 is there, with its pending webhook job, after a SIGKILL, and the restarted process POSTs it', async (t) => {
   const db = await createTestDatabase();
   const sql = postgres(db.url, { max: 2, onnotice: () => {} });
   const processes: MailpathProcess[] = [];
@@ -43,11 +47,12 @@ t.test('every message answered 250 is there, with its pending webhook job, after
     await sql.end({ timeout: 5 });
     await db.drop();
   });
+  const masterKey = randomBytes(32).toString('hex');
   const env = {
     DATABASE_URL: db.url,
     MAILPATH_ROLES: 'api,mx',
     MAILPATH_HOSTNAME: 'mx.crash.test',
-    MAILPATH_MASTER_KEY: randomBytes(32).toString('hex'),
+    MAILPATH_MASTER_KEY: masterKey,
     MAILPATH_JWT_SECRET: randomBytes(32).toString('hex'),
     // No DNS server answers here: the sender checks time out quickly, and must not lose mail for it.
     MAILPATH_DNS_SERVERS: '127.0.0.1:9',
@@ -57,6 +62,9 @@ t.test('every message answered 250 is there, with its pending webhook job, after
   const first = await startMailpathProcess(env);
   processes.push(first);
   const d = await tenantDomain(sql, { mailboxes: ['ann'] });
+  // The webhook as the API stores it (secret sealed under the process's master key), at a real receiver.
+  const receiver = await startWebhookReceiver(t);
+  const secret = await configureWebhook(sql, new SealedBox(Buffer.from(masterKey, 'hex')), d.tenantId, { url: receiver.url });
 
   const accepted: string[] = [];
   let stop = false;
@@ -82,7 +90,15 @@ t.test('every message answered 250 is there, with its pending webhook job, after
   t.ok(accepted.length >= 25, `${accepted.length} messages answered 250 before the kill`);
   t.equal(first.child.signalCode, 'SIGKILL', 'the process was killed, not stopped');
 
-  const second = await startMailpathProcess(env);
+  t.equal(receiver.requests.length, 0, 'the first process had no outbound role: nothing was POSTed before the kill');
+  // The restarted process also runs the webhook workers (loopback receiver allowed for this test only).
+  const second = await startMailpathProcess({
+    ...env,
+    MAILPATH_ROLES: 'api,mx,outbound',
+    MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true',
+    MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true',
+    MAILPATH_CONFIG__WEBHOOKS__WORKERS__POLL_INTERVAL_MS: '500',
+  });
   processes.push(second);
   const stored = await sql<{ id: string; recipient: string; deliveries: number; copies: number; jobs: number }[]>`
     select m.id, r.recipient,
@@ -96,6 +112,19 @@ t.test('every message answered 250 is there, with its pending webhook job, after
   t.ok(stored.every((s) => s.deliveries === 1 && s.jobs === 1), 'each with its pending webhook delivery and its job');
   t.ok(stored.filter((s) => s.recipient.startsWith('ann@')).every((s) => s.copies === 1), 'mailbox recipients with their copy');
   t.ok(stored.every((s) => s.recipient.length > 0));
+
+  // Delivered: each acknowledged message reaches the receiver, signed, once per delivery id.
+  const posted = await pollUntil(
+    'a POST of every acknowledged message',
+    () => {
+      const ids = new Set(receiver.requests.map((r) => /^Received: [^]*? id ([0-9a-f-]{36})/.exec(r.body.toString('latin1'))?.[1]));
+      return accepted.every((id) => ids.has(id)) ? ids : undefined;
+    },
+    30_000,
+  );
+  t.ok(accepted.every((id) => posted.has(id)), `all ${accepted.length} acknowledged messages were POSTed after the restart`);
+  const sign = (body: Buffer) => `hmac-sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
+  t.ok(receiver.requests.every((r) => r.headers['x-mp-inbound-sig'] === sign(r.body)), 'every POST verifies with the tenant secret');
 
   // The restarted process receives again.
   const transport = nodemailer.createTransport({ host: '127.0.0.1', port: second.mxPort, secure: false, ignoreTLS: true, connectionTimeout: 5000, socketTimeout: 10000 });

@@ -73,6 +73,38 @@ t.test('each receiver answer is reported as it came: status, Retry-After, the st
   t.equal(receiver.requests.length, 4, 'the redirect was not followed');
 });
 
+t.test('a receiver streaming a body without end: the status decides at once, at most a snippet is read, the connection is closed', async (t) => {
+  const { createServer } = await import('node:http');
+  let bytesSent = 0;
+  const closed: Promise<void>[] = [];
+  const server = createServer((req, res) => {
+    req.resume();
+    req.on('end', () => {
+      const status = req.headers['x-mp-inbound-attempt'] === '1' ? 200 : 500;
+      res.writeHead(status, { 'content-type': 'application/octet-stream' });
+      const chunk = Buffer.alloc(64 * 1024, 0x61);
+      const pump = () => {
+        while (!res.destroyed && res.write(chunk)) bytesSent += chunk.length;
+      };
+      res.on('drain', pump);
+      closed.push(new Promise((resolve) => res.on('close', () => resolve())));
+      pump();
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
+  t.teardown(() => new Promise<void>((resolve) => server.close(() => resolve())));
+  const url = `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`;
+  const deps = { dns: noDns, webhooks: local };
+
+  t.match(await postToWebhook(deps, post(url, { attempt: 1 })), { kind: 'answered', status: 200, snippet: '' }, '2xx: delivered, the body is never read');
+  const failed = await postToWebhook(deps, post(url, { attempt: 2 }));
+  t.match(failed, { kind: 'answered', status: 500 }, '5xx: retried');
+  t.equal(failed.kind === 'answered' && failed.snippet.length, 300, 'only 300 characters of it kept');
+  await Promise.all(closed);
+  t.pass('the receiver saw both connections closed: nothing keeps reading the endless bodies');
+  t.ok(bytesSent < 64 * 1024 * 1024, `far less than the endless body was taken in (${bytesSent} bytes written by the receiver before its socket filled or closed)`);
+});
+
 t.test('a receiver that does not answer in time is a timeout; a dropped connection and a closed port are errors', async (t) => {
   const receiver = await startWebhookReceiver(t);
   receiver.answerNext({ hang: true }, { drop: true });

@@ -47,3 +47,16 @@ t.test('odd input still yields a view: LF line ends, no body, no header block en
   const badDate = await parseStoredMessage(Buffer.from('Date: not a date\r\nSubject: x\r\n\r\nhi\r\n'));
   t.equal(badDate.date, null, 'an unreadable Date is null');
 });
+
+t.test('invalid UTF-8 and NUL bytes in headers and body still yield a view that serializes', async (t) => {
+  const raw = Buffer.concat([
+    Buffer.from('From: Bad \xff\xfe Bytes <bad@sender.example>\r\nSubject: caf', 'latin1'),
+    Buffer.from([0xc3, 0x28, 0x20, 0x00, 0x21]),
+    Buffer.from('\r\nContent-Type: text/plain; charset=utf-8\r\n\r\nbody \0 with NUL and \xc0\xaf overlong\r\n', 'latin1'),
+  ]);
+  const v = await parseStoredMessage(raw);
+  t.match(v.subject, /^caf/);
+  t.match(v.from, [{ address: 'bad@sender.example' }]);
+  t.match(v.text, /^body .* with NUL and .* overlong/);
+  t.doesNotThrow(() => JSON.parse(JSON.stringify(v)), 'JSON round trip');
+});
