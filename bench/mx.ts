@@ -19,6 +19,7 @@ import { projectRoot } from '../shared/paths.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { machineBusySeconds } from './lib/cpu.js';
 import { SMTP_SOURCE, cpuSecondsOf, cpuSecondsOfCommands, smtpSource, waitForGreeting, type LoadOptions } from './lib/smtp-load.js';
+import { freePort } from '../test/helpers/net.js';
 
 const run = promisify(execFile);
 const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -36,16 +37,6 @@ interface Figures {
   serverMs: number | undefined;
   machineMs: number;
   detail: string;
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Times one smtp-source run and the CPU the server's processes (each counter) and the machine spent on it, in ms per message. */

@@ -23,6 +23,7 @@ import { projectRoot } from '../shared/paths.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { machineBusySeconds, measuredCpu } from './lib/cpu.js';
 import { httpsJson } from './lib/http.js';
+import { freePort } from '../test/helpers/net.js';
 
 const run = promisify(execFile);
 const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -37,16 +38,6 @@ const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 
 interface Figures {
   acceptedPerSec: number;
   deliveredPerSec: number;
-}
-
-async function freePort(): Promise<number> {
-  const { createServer } = await import('node:net');
-  return new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port;
-      s.close(() => resolve(port));
-    });
-  });
 }
 
 /** Waits until `count()` reaches `n` (polled every 100 ms, at most 10 minutes); returns when it did. */

@@ -7,6 +7,7 @@ import type { MxDeps } from './deps.js';
 import { loadPlugins, type PluginFactory } from './plugins.js';
 import { shuttingDown } from './replies.js';
 import { sessionHandlers } from './session.js';
+import { listen } from '../smtp-listen.js';
 
 export interface RunningMx {
   /** The bound port (the real one when the configuration asked for port 0). */
@@ -100,17 +101,6 @@ export async function startMx(deps: MxDeps, options: MxOptions = {}): Promise<Ru
 
 async function closeAll(plugins: { close?(): Promise<void> }[]): Promise<void> {
   await Promise.allSettled(plugins.map((p) => p.close?.()));
-}
-
-function listen(server: SMTPServer, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
-    server.server.once('error', onError);
-    server.listen(port, host, () => {
-      server.server.off('error', onError);
-      resolve((server.server.address() as { port: number }).port);
-    });
-  });
 }
 
 /**

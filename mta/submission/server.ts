@@ -10,6 +10,7 @@ import type { OutboundDeps } from '../outbound/deps.js';
 import { SubmissionAuth, SubmissionRateLimit } from './auth.js';
 import { shuttingDown } from './replies.js';
 import { sessionHandlers } from './session.js';
+import { listen } from '../smtp-listen.js';
 
 /** Services a process may already have (the API's); whatever is missing is made here and closed at stop. */
 export interface SubmissionOptions {
@@ -108,17 +109,6 @@ export async function startSubmission(deps: OutboundDeps, options: SubmissionOpt
       return stopped;
     },
   };
-}
-
-function listen(server: SMTPServer, port: number, host: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const onError = (err: Error) => reject(err);
-    server.server.once('error', onError);
-    server.listen(port, host, () => {
-      server.server.off('error', onError);
-      resolve((server.server.address() as { port: number }).port);
-    });
-  });
 }
 
 /**
