@@ -1,6 +1,7 @@
-// The counters the send path takes from (monthly quota, warm-up rows and daily allowances), batched across concurrent sends: one statement per tick instead of one per send.
-import DataLoader from 'dataloader';
+// The counters the send path takes from (monthly quota, warm-up rows and daily allowances), batched across concurrent sends: one statement at a time per kind, for all the sends that asked meanwhile.
 import type { Queryable } from '../../shared/db/connection.js';
+import { GroupCommit } from '../../shared/db/group-commit.js';
+import type { Logger } from '../../shared/log.js';
 import { consumeMonthlyMany } from '../../shared/quota/usage.js';
 import { consumeDailyMany, warmupsOf, type WarmupRow } from '../../shared/warmup/queries.js';
 import { utcMonth } from '../../shared/warmup/tiers.js';
@@ -14,7 +15,7 @@ export interface SendCounters {
   takeDaily(c: { tenantId: string; domainId: string; day: string; cap: number }): Promise<number | undefined>;
 }
 
-const BATCH = { cache: false, maxBatchSize: 500 } as const;
+const MAX_BATCH = 500;
 
 /** Groups a tick's requests by counter, preserving their order within each group. */
 function groupBy<K>(keys: readonly K[], id: (k: K) => string): Map<string, number[]> {
@@ -28,13 +29,16 @@ function groupBy<K>(keys: readonly K[], id: (k: K) => string): Map<string, numbe
 }
 
 /**
- * Each counter is taken once per tick for all the sends that asked (want = how many asked); the
- * grant is then shared out in arrival order, so each send gets its own exact count, and the
+ * A counter row is a hot spot: every send of a tenant updates the same row, and each statement
+ * holds its lock until its commit is flushed, so one statement per send queues the sends behind
+ * each other's WAL flushes. Here one statement per kind runs at a time (group commit), taking for
+ * all the sends that asked while the previous one ran: each counter once with want = how many
+ * asked. The grant is shared out in arrival order, so each send gets its own exact count, and the
  * sends beyond the grant are refused (quota) or deferred (warm-up) exactly as one statement per
  * send would have decided.
  */
-export function createSendCounters(db: Queryable): SendCounters {
-  const quota = new DataLoader<{ tenantId: string; month: string }, { used: number | undefined; cap: number }>(async (keys) => {
+export function createSendCounters(db: Queryable, log: Logger): SendCounters {
+  const quota = new GroupCommit<{ tenantId: string; month: string }, { used: number | undefined; cap: number }>(async (keys) => {
     const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.month}`).values()];
     const taken = await consumeMonthlyMany(db, groups.map((g) => ({ ...keys[g[0]!]!, want: g.length })));
     const answers: { used: number | undefined; cap: number }[] = new Array(keys.length);
@@ -44,14 +48,19 @@ export function createSendCounters(db: Queryable): SendCounters {
       g.forEach((keyIndex, i) => (answers[keyIndex] = { used: i < t.granted ? first + i : undefined, cap: t.cap }));
     });
     return answers;
-  }, BATCH);
+  }, log, 'quota counts', MAX_BATCH);
 
-  const warmups = new DataLoader<{ tenantId: string; domainId: string; at: Date }, WarmupRow>(async (keys) => {
-    const rows = await warmupsOf(db, [...keys], keys[0]!.at);
-    return keys.map((k) => rows.find((r) => r.domain_id === k.domainId) ?? new Error(`no warm-up row for domain ${k.domainId}`));
-  }, BATCH);
+  // Read-mostly (a write only for a domain's first send), but batched the same way: one statement at a time.
+  const warmups = new GroupCommit<{ tenantId: string; domainId: string; at: Date }, WarmupRow>(async (keys) => {
+    const rows = await warmupsOf(db, keys, keys[0]!.at);
+    return keys.map((k) => {
+      const row = rows.find((r) => r.domain_id === k.domainId);
+      if (!row) throw new Error(`no warm-up row for domain ${k.domainId}`);
+      return row;
+    });
+  }, log, 'warm-up reads', MAX_BATCH);
 
-  const daily = new DataLoader<{ tenantId: string; domainId: string; day: string; cap: number }, number | undefined>(async (keys) => {
+  const daily = new GroupCommit<{ tenantId: string; domainId: string; day: string; cap: number }, number | undefined>(async (keys) => {
     const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.domainId}|${k.day}`).values()];
     // Sends of one tick may have read different tiers if a tier changed in between: the lowest cap holds for all.
     const taken = await consumeDailyMany(
@@ -65,11 +74,11 @@ export function createSendCounters(db: Queryable): SendCounters {
       g.forEach((keyIndex, i) => (answers[keyIndex] = i < t.granted ? first + i : undefined));
     });
     return answers;
-  }, BATCH);
+  }, log, 'warm-up counts', MAX_BATCH);
 
   return {
-    takeQuota: (tenantId, at) => quota.load({ tenantId, month: utcMonth(at) }),
-    warmupOf: (tenantId, domainId, at) => warmups.load({ tenantId, domainId, at }),
-    takeDaily: (c) => daily.load(c),
+    takeQuota: (tenantId, at) => quota.write({ tenantId, month: utcMonth(at) }),
+    warmupOf: (tenantId, domainId, at) => warmups.write({ tenantId, domainId, at }),
+    takeDaily: (c) => daily.write(c),
   };
 }

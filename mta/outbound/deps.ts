@@ -49,6 +49,6 @@ export async function createOutboundDeps(domains: DomainDeps, boss: Boss): Promi
     signingKeys: new SigningKeyCache(domains.sql, domains.vault),
     writer: createSendWriter(domains.sql, boss, domains.log),
     lookups: createSendLookups(domains.sql),
-    counters: createSendCounters(domains.sql),
+    counters: createSendCounters(domains.sql, domains.log),
   };
 }
