@@ -255,6 +255,7 @@ const inboundSchema = z.strictObject({
   server: z.strictObject({
     banner: z.string().max(100).regex(/^[\x20-\x7e]*$/, 'printable ASCII only'),
     max_clients: z.number().int().min(1).max(100_000),
+    max_clients_per_address: z.number().int().min(1).max(100_000),
     socket_timeout_ms: z.number().int().min(1000).max(3_600_000),
     max_session_ms: z.number().int().min(1000).max(86_400_000),
     greeting_delay_ms: z.number().int().min(0).max(30_000),

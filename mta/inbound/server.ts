@@ -38,6 +38,7 @@ export async function startMx(deps: MxDeps, options: MxOptions = {}): Promise<Ru
     hostname: config.hostname,
     log,
     maxMessageBytes: config.inbound.limits.max_message_bytes,
+    maxClientsPerAddress: config.inbound.server.max_clients_per_address,
     now: () => deps.clock.now(),
     stopping: () => stopping,
     track(work) {

@@ -20,6 +20,8 @@ export interface MxSessionContext {
   stopping(): boolean;
   /** Tracks DATA work so stop() can wait for it. */
   track(work: Promise<unknown>): void;
+  /** Simultaneous connections one client address may hold; past it new ones are told 421. */
+  maxClientsPerAddress: number;
 }
 
 type Handlers = Required<Pick<SMTPServerOptions, 'onConnect' | 'onSecure' | 'onMailFrom' | 'onRcptTo' | 'onData' | 'onClose'>>;
@@ -33,6 +35,9 @@ interface SessionState {
 /** The handlers of the listener, and the helo hook its connections call; per-session state lives here. */
 export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHooks {
   const states = new Map<string, SessionState>();
+  // Open connections per client address, and the sessions counted in them (a refused one is not).
+  const perAddress = new Map<string, number>();
+  const counted = new Map<string, string>();
 
   const stateOf = (session: SMTPServerSession): SessionState => {
     let state = states.get(session.id);
@@ -74,6 +79,13 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
   return {
     onConnect(session, callback) {
       if (ctx.stopping()) return callback(shuttingDown());
+      // One address holding many connections (slow clients, a flood) must not take every slot of max_clients.
+      const open = perAddress.get(session.remoteAddress) ?? 0;
+      if (open >= ctx.maxClientsPerAddress) {
+        return callback(errorFor({ kind: 'defer', code: 421, enhanced: '4.7.0', text: 'too many connections from your address, try again later' }));
+      }
+      perAddress.set(session.remoteAddress, open + 1);
+      counted.set(session.id, session.remoteAddress);
       const state = stateOf(session);
       reply(ctx.runner.run('connect', { session: state.info }).then((o) => errorFor(o.decision)), callback);
     },
@@ -148,6 +160,12 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
 
     onClose(session) {
       states.delete(session.id);
+      const address = counted.get(session.id);
+      if (address === undefined) return;
+      counted.delete(session.id);
+      const open = (perAddress.get(address) ?? 1) - 1;
+      if (open > 0) perAddress.set(address, open);
+      else perAddress.delete(address);
     },
   };
 

@@ -241,3 +241,27 @@ t.test('max_line_length set to 998: a longer line is refused at the end of DATA 
   await client.quit();
   t.equal((await storedCounts(strict.sql))['inbound_messages'], 1);
 });
+
+t.test('one client address holds at most max_clients_per_address connections: the next is told 421 4.7.0, and a slot frees when one closes', async (t) => {
+  const capped = await startTestMx(t, { env: { MAILPATH_CONFIG__INBOUND__SERVER__MAX_CLIENTS_PER_ADDRESS: '2' } });
+  const first = await RawSmtpClient.open(capped.port);
+  const second = await RawSmtpClient.open(capped.port);
+  t.equal(first.greeting.code, 220);
+  t.equal(second.greeting.code, 220);
+  const third = await RawSmtpClient.open(capped.port);
+  t.equal(third.greeting.code, 421, 'the third connection from the same address');
+  t.match(third.greeting.text, /4\.7\.0 too many connections/);
+  third.client.destroy();
+  await first.client.quit();
+  // The server counts the slot free once it has seen the close: retry a bounded number of times.
+  let again = await RawSmtpClient.open(capped.port);
+  for (let i = 0; i < 20 && again.greeting.code !== 220; i++) {
+    again.client.destroy();
+    await new Promise((r) => setTimeout(r, 50));
+    again = await RawSmtpClient.open(capped.port);
+  }
+  t.equal(again.greeting.code, 220, 'after one closes, a new connection is welcome');
+  t.equal((await again.client.command('EHLO client.example')).code, 250);
+  await again.client.quit();
+  await second.client.quit();
+});
