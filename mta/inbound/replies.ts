@@ -19,6 +19,8 @@ export function errorFor(decision: FinalDecision): SmtpError | undefined {
   return decision.kind === 'accept' ? undefined : smtpError(decision.code, decision.enhanced, decision.text);
 }
 
+/** RFC 5321 §4.1.1.11: a parameter the server did not advertise (DSN's NOTIFY/RET, AUTH=, …) is refused, not ignored. */
+export const unsupportedParameter = (command: 'MAIL FROM' | 'RCPT TO', name: string) => smtpError(555, '5.5.4', `${command} parameter ${name} is not supported here`);
 export const shuttingDown = () => smtpError(421, '4.3.2', 'service shutting down, try again later');
 export const notReceivedInFull = () => smtpError(451, '4.3.0', 'the message was not received in full');
 export const messageTooBig = (max: number) => smtpError(552, '5.3.4', `message exceeds the fixed maximum message size of ${max} bytes`);

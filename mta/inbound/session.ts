@@ -7,7 +7,10 @@ import type { HookRunner } from '../hooks/runner.js';
 import type { Recipient, ReceivedMessage, SessionInfo, Transaction } from '../hooks/phases.js';
 import { sourceRouteOf, type ConnectionHooks } from './connection-hooks.js';
 import { receivedHeader } from './received.js';
-import { errorFor, messageTooBig, notReceivedInFull, shuttingDown, type SmtpError } from './replies.js';
+import { errorFor, messageTooBig, notReceivedInFull, shuttingDown, unsupportedParameter, type SmtpError } from './replies.js';
+
+/** The MAIL FROM parameters of the extensions the MX advertises (SIZE, 8BITMIME, SMTPUTF8); RCPT TO takes none (no DSN). */
+const MAIL_PARAMETERS = new Set(['SIZE', 'BODY', 'SMTPUTF8']);
 
 export interface MxSessionContext {
   runner: HookRunner;
@@ -115,6 +118,8 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
         headers: [],
       };
       state.transaction = undefined;
+      const unsupported = Object.keys(transaction.mailParams).find((name) => !MAIL_PARAMETERS.has(name));
+      if (unsupported !== undefined) return callback(unsupportedParameter('MAIL FROM', unsupported));
       reply(
         ctx.runner.run('mail', { session: state.info, transaction }).then(({ decision }) => {
           if (decision.kind === 'accept') state.transaction = transaction;
@@ -129,6 +134,8 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       const transaction = state.transaction;
       // The library answers 503 to RCPT before MAIL; a MAIL we refused leaves no transaction either.
       if (!transaction) return callback(errorFor({ kind: 'reject', code: 503, enhanced: '5.5.1', text: 'need MAIL command' }));
+      const parameter = Object.keys(upperKeys(address.args))[0];
+      if (parameter !== undefined) return callback(unsupportedParameter('RCPT TO', parameter));
       const recipient: Recipient = { address: normalizeAddress(address.address), sourceRoute: sourceRouteOf(session) };
       reply(
         ctx.runner.run('rcpt', { session: state.info, transaction, recipient }).then(({ decision }) => {

@@ -265,3 +265,18 @@ t.test('one client address holds at most max_clients_per_address connections: th
   await again.client.quit();
   await second.client.quit();
 });
+
+t.test('MAIL FROM and RCPT TO parameters of extensions not offered are refused with 555 5.5.4; the offered ones pass', async (t) => {
+  const { client } = await RawSmtpClient.open(mx.port);
+  t.equal((await client.command('EHLO client.example')).code, 250);
+  const dsn = await client.command('MAIL FROM:<sender@sender.example> RET=HDRS');
+  t.equal(dsn.code, 555, 'RET (DSN is not offered)');
+  t.match(dsn.text, /^5\.5\.4 MAIL FROM parameter RET/);
+  t.equal((await client.command('MAIL FROM:<sender@sender.example> X-UNKNOWN=1')).code, 555, 'an unknown parameter');
+  t.equal((await client.command('MAIL FROM:<sender@sender.example> SIZE=100 BODY=8BITMIME SMTPUTF8')).code, 250, 'SIZE, BODY and SMTPUTF8 are offered');
+  const notify = await client.command(`RCPT TO:<${ANN}> NOTIFY=NEVER`);
+  t.equal(notify.code, 555, 'NOTIFY (DSN is not offered)');
+  t.match(notify.text, /^5\.5\.4 RCPT TO parameter NOTIFY/);
+  t.equal((await client.command(`RCPT TO:<${ANN}>`)).code, 250, 'the same recipient without the parameter');
+  await client.quit();
+});
