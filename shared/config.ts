@@ -277,6 +277,9 @@ const inboundSchema = z.strictObject({
   queue: z.strictObject({
     max_batch: z.number().int().min(1).max(1000),
   }),
+  retention: z.strictObject({
+    days: z.number().int().min(1).max(3650),
+  }),
 });
 
 const pluginsSchema = z.strictObject({

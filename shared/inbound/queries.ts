@@ -116,3 +116,22 @@ export async function storedMessageIds(db: Queryable, ids: string[]): Promise<st
   const rows = await db<{ id: string }[]>`select id from inbound_messages where id = any(${ids}::uuid[])`;
   return rows.map((r) => r.id);
 }
+
+/**
+ * Deletes messages received before `before` that no workspace mailbox holds; their recipients and
+ * webhook deliveries go with them (foreign keys cascade). Batched, so one run never holds a long lock.
+ */
+export async function purgeInboundMessages(db: Queryable, before: Date, batch = 1000): Promise<number> {
+  let deleted = 0;
+  for (;;) {
+    const rows = await db`
+      delete from inbound_messages where id in (
+        select m.id from inbound_messages m
+        where m.received_at < ${before}
+          and not exists (select 1 from mailbox_messages mm where mm.inbound_message_id = m.id)
+        limit ${batch})
+      returning id`;
+    deleted += rows.length;
+    if (rows.length < batch) return deleted;
+  }
+}

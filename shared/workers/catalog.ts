@@ -4,6 +4,7 @@ import { runRotator } from '../domains/rotator.js';
 import { recheckAllDomains } from '../domains/verification.js';
 import { IDEMPOTENCY_WINDOW_MS, purgeIdempotencyKeys } from '../sends/queries.js';
 import { pruneKeyActivity } from '../keys/activity-queries.js';
+import { purgeInboundMessages } from '../inbound/queries.js';
 import { recordTick } from './ticks.js';
 
 /** What workers need; grows with the workers. */
@@ -42,6 +43,14 @@ export const WORKERS: readonly ScheduledWorker[] = [
     intervalMinutes: () => 60,
     run: async (deps) => ({
       ...(await pruneKeyActivity(deps.sql, new Date(deps.clock.now().getTime() - deps.config.limits.key_activity.retention_days * 86_400_000))),
+    }),
+  },
+  {
+    name: 'inbound-purge',
+    description: 'Deletes received messages older than inbound retention.days that no workspace mailbox holds, with their recipients and webhook deliveries.',
+    intervalMinutes: () => 60,
+    run: async (deps) => ({
+      deleted: await purgeInboundMessages(deps.sql, new Date(deps.clock.now().getTime() - deps.config.inbound.retention.days * 86_400_000)),
     }),
   },
 ];
