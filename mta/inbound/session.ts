@@ -7,6 +7,7 @@ import type { HookRunner } from '../hooks/runner.js';
 import type { Recipient, ReceivedMessage, SessionInfo, Transaction } from '../hooks/phases.js';
 import { sourceRouteOf, type ConnectionHooks } from './connection-hooks.js';
 import { receivedHeader } from './received.js';
+import { readData } from '../smtp-data.js';
 import { errorFor, messageTooBig, notReceivedInFull, shuttingDown, unsupportedParameter, type SmtpError } from './replies.js';
 
 /** The MAIL FROM parameters of the extensions the MX advertises (SIZE, 8BITMIME, SMTPUTF8); RCPT TO takes none (no DSN). */
@@ -180,7 +181,7 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
   async function receive(state: SessionState, stream: SMTPServerDataStream): Promise<string> {
     let message: ReceivedMessage;
     try {
-      message = await readMessage(stream, ctx.maxMessageBytes);
+      message = await readData(stream, ctx.maxMessageBytes);
     } catch {
       // The client went away mid-message: nothing was stored, and no one is left to answer.
       throw notReceivedInFull();
@@ -197,22 +198,6 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
     if (queued.decision.kind !== 'accept') throw errorFor(queued.decision)!;
     return queued.decision.text ?? `2.0.0 Ok: queued as ${transaction.id}`;
   }
-}
-
-/**
- * The whole message, read to its end (the reply can only follow the final dot). Past `max` the
- * bytes are counted, not kept. Rejects when the client goes away mid-message.
- */
-async function readMessage(stream: SMTPServerDataStream, max: number): Promise<ReceivedMessage> {
-  let chunks: Buffer[] = [];
-  let size = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    size += chunk.length;
-    if (size <= max) chunks.push(chunk);
-    else chunks = [];
-  }
-  const sizeExceeded = stream.sizeExceeded || size > max;
-  return { bytes: sizeExceeded ? Buffer.alloc(0) : Buffer.concat(chunks, size), size, sizeExceeded };
 }
 
 /** The address with its domain in lower-case A-label form (smtp-server hands over U-labels). */

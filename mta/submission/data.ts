@@ -5,21 +5,12 @@ import type { OutboundDeps } from '../outbound/deps.js';
 import type { Submitter } from './auth.js';
 import { prepareMessage } from './message.js';
 import { replyForAppError, smtpError, temporaryFailure } from './replies.js';
+import { readData } from '../smtp-data.js';
 
-/**
- * The whole message, or undefined when it is larger than `max`. The stream is always read to its
- * end (the reply can only follow the final dot); past the limit the bytes are counted, not kept.
- * Rejects when the client goes away mid-message: nothing has been handed on by then.
- */
+/** The whole message, or undefined when it is larger than `max` (see readData). */
 export async function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer | undefined> {
-  let chunks: Buffer[] = [];
-  let length = 0;
-  for await (const chunk of stream as AsyncIterable<Buffer>) {
-    length += chunk.length;
-    if (length <= max) chunks.push(chunk);
-    else chunks = [];
-  }
-  return stream.sizeExceeded || length > max ? undefined : Buffer.concat(chunks, length);
+  const read = await readData(stream, max);
+  return read.sizeExceeded ? undefined : read.bytes;
 }
 
 /**

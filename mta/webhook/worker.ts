@@ -1,9 +1,5 @@
 // The inbound-webhook job: load the delivery, claim one attempt, POST the stored message signed, and record delivered / retry (a new job) / dead.
 import type { Job } from 'pg-boss';
-import type { Clock } from '../../shared/clock.js';
-import type { Config } from '../../shared/config.js';
-import type { Sql } from '../../shared/db/connection.js';
-import type { DnsResolver } from '../../shared/dns.js';
 import { isUuid } from '../../shared/ids.js';
 import { enqueueInboundJobs, type InboundWebhookJob } from '../../shared/inbound/jobs.js';
 import {
@@ -16,22 +12,14 @@ import {
   type DeliveryForJob,
 } from '../../shared/inbound-webhooks/queries.js';
 import { openSecret } from '../../shared/inbound-webhooks/secret.js';
-import type { Logger } from '../../shared/log.js';
+import type { DomainDeps } from '../../shared/domains/deps.js';
 import type { Boss } from '../../shared/queue.js';
-import type { SealedBox } from '../../shared/secrets/sealed-box.js';
 import { SealError } from '../../shared/secrets/sealed-box.js';
 import { postToWebhook, type PostResult } from './deliver.js';
 import { decide, type Decision } from './schedule.js';
 
-export interface WebhookDeps {
-  sql: Sql;
-  boss: Boss;
-  config: Config;
-  clock: Clock;
-  log: Logger;
-  dns: DnsResolver;
-  vault: SealedBox;
-}
+/** What the outbound role already holds: the database, queue, clock, resolver and sealing box. */
+export type WebhookDeps = Pick<DomainDeps, 'sql' | 'config' | 'clock' | 'log' | 'dns' | 'vault'> & { boss: Boss };
 
 export type WebhookJobOutcome = 'skipped' | 'delivered' | 'retry' | 'dead';
 
