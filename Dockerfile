@@ -30,4 +30,4 @@ VOLUME /data
 # 8443 HTTPS API, 8080 HTTP→HTTPS redirect, 2525 MX (forward port 25 to it), 2587 submission (STARTTLS), 2465 submission (implicit TLS).
 EXPOSE 8443 8080 2525 2587 2465
 # node is PID 1 and handles SIGTERM itself (graceful shutdown), so no init wrapper is needed.
-CMD ["node", "dist/shared/process/cli.js", "start"]
+CMD ["node", "dist/main/cli.js", "start"]

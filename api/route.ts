@@ -5,6 +5,7 @@ import { z } from 'zod';
 import type { Principal } from '../shared/auth/principal.js';
 import { AppError, validationError } from '../shared/errors.js';
 import type { Scope } from '../shared/keys/scopes.js';
+import type { RateCategory as BucketCategory } from '../shared/ratelimit/buckets.js';
 import type { UserRole } from '../shared/auth/users.js';
 import { defaultRouteRole } from '../shared/team/roles.js';
 import { errorEnvelope, okEnvelope, listEnvelope } from './schemas/envelope.js';
@@ -15,7 +16,8 @@ import { errorEnvelope, okEnvelope, listEnvelope } from './schemas/envelope.js';
  * any_or_mailbox: as any, and also a mailbox session (every other mode refuses mailbox sessions).
  */
 export type AuthMode = 'public' | 'user' | 'any' | 'super_admin' | 'any_or_mailbox';
-export type RateCategory = 'send' | 'read' | 'write' | 'bulk';
+/** A route's rate bucket; `public` is only for unauthenticated callers, counted per client address. */
+export type RateCategory = Exclude<BucketCategory, 'public'>;
 
 export interface RouteConfig {
   auth: AuthMode;

@@ -1,12 +1,8 @@
 // The api role: HTTPS API on MAILPATH_HTTPS_PORT, and an HTTP listener answering every request with 301 to HTTPS.
 import { createServer, type Server } from 'node:http';
-import type { Config } from '../shared/config.js';
-import type { Sql } from '../shared/db/connection.js';
-import type { Logger } from '../shared/log.js';
 import { loadTls } from '../shared/tls.js';
 import { buildApp } from './app.js';
-import { createApiContext } from './context.js';
-import type { Boss } from '../shared/queue.js';
+import type { ApiContext } from './context.js';
 
 export interface RunningApi {
   httpsPort: number;
@@ -51,10 +47,10 @@ function listen(server: Server, port: number, host: string): Promise<number> {
   });
 }
 
-export async function startApi(config: Config, sql: Sql, log: Logger, boss: Boss): Promise<RunningApi> {
+export async function startApi(ctx: ApiContext): Promise<RunningApi> {
+  const { config, log } = ctx;
   const tls = await loadTls(config);
   if (tls.selfSigned) log.warn('serving HTTPS with a self-signed certificate; set MAILPATH_TLS_CERT and MAILPATH_TLS_KEY for production');
-  const ctx = await createApiContext(config, sql, log, boss);
   const app = await buildApp(ctx, { https: { key: tls.key, cert: tls.cert } });
   await app.listen({ port: config.httpsPort, host: config.bindHost });
   const httpsPort = (app.server.address() as { port: number }).port;
@@ -68,7 +64,6 @@ export async function startApi(config: Config, sql: Sql, log: Logger, boss: Boss
       redirect.close();
       redirect.closeAllConnections();
       await app.close();
-      await ctx.close();
     },
   };
 }

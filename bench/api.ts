@@ -13,9 +13,9 @@ import { join } from 'node:path';
 import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import postgres from 'postgres';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { createLogger } from '../shared/log.js';
-import { startMailpath } from '../shared/process/runtime.js';
+import { startMailpath } from '../main/runtime.js';
 import { loadTls } from '../shared/tls.js';
 import { httpsJson } from './lib/http.js';
 

@@ -20,10 +20,12 @@ import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import type { AuditActor } from '../shared/audit/log.js';
 import { systemClock } from '../shared/clock.js';
-import { loadConfig } from '../shared/config.js';
+import { loadConfig } from '../shared/config/index.js';
 import { connect, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
-import { createDomainDeps, type DomainDeps } from '../shared/domains/deps.js';
+import type { DomainDeps } from '../shared/domains/deps.js';
+import { buildServices } from '../main/services.js';
+import { startBoss } from '../shared/jobs/boss.js';
 import { listRecords } from '../shared/domains/queries.js';
 import { dkimRecord } from '../shared/domains/records.js';
 import { startRotation } from '../shared/domains/rotation.js';
@@ -299,7 +301,11 @@ export async function runDomainsBench(): Promise<DomainsFigures> {
     const sql = connect(config.databaseUrl!, log, { max: 10 });
     cleanups.push(() => sql.end({ timeout: 5 }));
     await migrate(sql);
-    const deps = await createDomainDeps(config, sql, log, systemClock);
+    // The domain services as a mailpath process builds them (they need the job queues too).
+    const boss = await startBoss(sql, log, { supervise: false });
+    cleanups.push(() => boss.stop({ graceful: false, wait: true }));
+    const deps = await buildServices({ config, sql, log, boss, clock: systemClock });
+    cleanups.push(() => deps.close());
     const tenant = await insertTenant(sql, { name: 'Bench', slug: 'bench-domains' });
 
     out([`domains bench: ${cpus().length} cores, load average ${load()}; PostgreSQL pool of 10; DNS timeout ${config.dns.timeout_ms} ms x ${config.dns.tries} tries`]);

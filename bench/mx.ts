@@ -126,7 +126,7 @@ async function entryPoint(): Promise<string[]> {
   });
   if (existsSync(built) && statSync(built).mtimeMs >= started - 1000) return [built, 'start'];
   process.stdout.write('  (no fresh build: running the sources through tsx)\n');
-  return ['--import', 'tsx', 'shared/process/cli.ts', 'start'];
+  return ['--import', 'tsx', 'main/cli.ts', 'start'];
 }
 
 async function benchPostfix(): Promise<Figures> {

@@ -1,7 +1,7 @@
 // The TLS certificate of the HTTPS API (and later STARTTLS): the configured files or a self-signed pair made once.
 import { readFileSync } from 'node:fs';
 import { generate } from 'selfsigned';
-import type { Config } from './config.js';
+import type { Config } from './config/index.js';
 import { loadOrCreate } from './data-dir.js';
 
 export interface TlsMaterial {

@@ -3,7 +3,7 @@ import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
 import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 
 export const API_PREFIX = '/api/v1';
 

@@ -3,27 +3,26 @@ import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify
 import { AppError } from '../../shared/errors.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import type { Bucket } from '../../shared/ratelimit/limiter.js';
+import { callerBucket, tenantBuckets, windowName, type RateCaller, type RateCategory } from '../../shared/ratelimit/buckets.js';
 import type { ApiContext } from '../context.js';
 
-function category(request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined) {
-  if (!principal) return 'public' as const;
+function category(request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): RateCategory {
+  if (!principal) return 'public';
   if (config.rateLimit) return config.rateLimit;
-  return request.method === 'GET' || request.method === 'HEAD' ? ('read' as const) : ('write' as const);
+  return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
+}
+
+function callerOf(request: FastifyRequest, principal: Principal | undefined): RateCaller {
+  if (principal?.kind === 'api_key') return { kind: 'api_key', id: principal.key!.id };
+  if (principal?.kind === 'mailbox') return { kind: 'mailbox', id: principal.mailbox!.id };
+  if (principal) return { kind: 'user', id: principal.user!.id };
+  return { kind: 'address', ip: request.ip };
 }
 
 export async function bucketsFor(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): Promise<Bucket[]> {
   const limits = ctx.config.limits.rate_limits;
-  const cat = category(request, config, principal);
-  const identity =
-    principal?.kind === 'api_key' ? `key:${principal.key!.id}` :
-    principal?.kind === 'mailbox' ? `mailbox:${principal.mailbox!.id}` :
-    principal ? `user:${principal.user!.id}` : `ip:${request.ip}`;
-  const buckets: Bucket[] = [{ id: `${identity}:${cat}`, limit: limits.per_minute[cat], windowSeconds: 60 }];
-  if (principal) {
-    const tenant = await ctx.tenantLimits.get(principal.tenant.id);
-    buckets.push({ id: `tenant:${principal.tenant.id}:sec`, limit: tenant.perSec, windowSeconds: 1 });
-    if (tenant.perDay !== null) buckets.push({ id: `tenant:${principal.tenant.id}:day`, limit: tenant.perDay, windowSeconds: 86_400 });
-  }
+  const buckets = [callerBucket(callerOf(request, principal), category(request, config, principal), limits.per_minute)];
+  if (principal) buckets.push(...tenantBuckets(principal.tenant.id, await ctx.tenantLimits.get(principal.tenant.id)));
   return buckets;
 }
 
@@ -35,7 +34,7 @@ export async function applyRateLimit(ctx: ApiContext, request: FastifyRequest, r
   reply.header('X-RateLimit-Remaining', state.remaining);
   reply.header('X-RateLimit-Reset', state.resetSeconds);
   if (!decision.allowed) {
-    throw new AppError('rate_limited', `rate limit of ${state.bucket.limit} requests per ${state.bucket.windowSeconds === 1 ? 'second' : state.bucket.windowSeconds === 60 ? 'minute' : 'day'} reached; retry after ${state.resetSeconds}s`, {
+    throw new AppError('rate_limited', `rate limit of ${state.bucket.limit} requests per ${windowName(state.bucket)} reached; retry after ${state.resetSeconds}s`, {
       headers: { 'Retry-After': String(state.resetSeconds) },
     });
   }

@@ -49,7 +49,7 @@ const auditItem = z.object({
 const text = (v: unknown) => (typeof v === 'string' ? v : null);
 
 export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const deps = ctx.domains;
+  const deps = ctx;
 
   defineRoute(app, {
     method: 'GET',

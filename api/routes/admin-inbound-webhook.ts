@@ -72,11 +72,6 @@ export function adminInboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext)
     errors: [404],
     response: z.object({ id: z.string(), status: z.literal('pending') }),
     handler: async ({ params, principal, ip }) =>
-      replayDeadLetter(
-        { sql: ctx.sql, clock: ctx.clock, boss: ctx.outbound.boss, jobExpireSeconds: ctx.config.delivery.workers.job_expire_seconds },
-        params.id,
-        params.delivery_id,
-        actorOf(principal, ip),
-      ),
+      replayDeadLetter(ctx, params.id, params.delivery_id, actorOf(principal, ip)),
   });
 }

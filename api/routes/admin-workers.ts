@@ -38,7 +38,7 @@ export function adminWorkerRoutes(app: FastifyInstance, ctx: ApiContext): void {
       const now = ctx.clock.now();
       const items = WORKERS.map((w) => {
         const tick = ticks.get(w.name);
-        const interval = w.intervalMinutes(ctx.domains);
+        const interval = w.intervalMinutes(ctx);
         return {
           name: w.name,
           description: w.description,
@@ -70,7 +70,7 @@ export function adminWorkerRoutes(app: FastifyInstance, ctx: ApiContext): void {
     handler: async ({ params }) => {
       const found = findWorker(params.name);
       if (!found) throw notFound('worker');
-      const run = await runWorker(ctx.domains, found);
+      const run = await runWorker(ctx, found);
       if (run.outcome === 'error') throw new AppError('worker_failed', `${found.name} failed: ${run.error}`);
       return { elapsed_ms: run.elapsed_ms, triggered: run.triggered, outcome: run.outcome, result: run.result };
     },

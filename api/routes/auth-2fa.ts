@@ -11,7 +11,7 @@ import { session } from './auth.js';
 const TAGS = ['Account'];
 
 export function twoFactorRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const deps: TwoFactorDeps = { ...ctx, vault: ctx.domains.vault };
+  const deps: TwoFactorDeps = ctx;
 
   defineRoute(app, {
     method: 'POST',

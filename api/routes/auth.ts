@@ -58,6 +58,6 @@ export function authRoutes(app: FastifyInstance, ctx: ApiContext): void {
         totp_session_token: z.string().describe('Short-lived token accepted only by POST /auth/2fa/challenge'),
       }),
     ]),
-    handler: ({ body, ip }) => signIn({ ...ctx, vault: ctx.domains.vault }, body, ip),
+    handler: ({ body, ip }) => signIn({ ...ctx, vault: ctx.vault }, body, ip),
   });
 }

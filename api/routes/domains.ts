@@ -91,7 +91,7 @@ function present(d: DomainDetail): z.input<typeof domain> {
 const domainId = idParam('id');
 
 export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const deps = ctx.domains;
+  const deps = ctx;
 
   defineRoute(app, {
     method: 'GET',

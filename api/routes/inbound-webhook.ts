@@ -5,7 +5,6 @@ import { actorOf, type Principal } from '../../shared/auth/principal.js';
 import { AppError } from '../../shared/errors.js';
 import { getWebhookSettings, updateWebhookSettingsFor, type WebhookSettingsView } from '../../shared/inbound-webhooks/service.js';
 import { MAX_URL_LENGTH } from '../../shared/inbound-webhooks/url-policy.js';
-import { testSendWebhook } from '../../mta/webhook/test-send.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { iso, queryFlag, timestamp } from '../schemas/common.js';
@@ -46,8 +45,6 @@ const present = (v: WebhookSettingsView): z.input<typeof settings> => ({
 });
 
 export function inboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const deps = { sql: ctx.sql, config: ctx.config, clock: ctx.clock, dns: ctx.domains.dns, vault: ctx.domains.vault };
-
   defineRoute(app, {
     method: 'GET',
     url: '/settings/inbound-webhook',
@@ -59,7 +56,7 @@ export function inboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext): voi
     response: settings,
     handler: async ({ principal }) => {
       requireUnrestricted(principal);
-      return present(await getWebhookSettings(deps, principal.tenant.id));
+      return present(await getWebhookSettings(ctx, principal.tenant.id));
     },
   });
 
@@ -84,7 +81,7 @@ export function inboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext): voi
     response: settings,
     handler: async ({ principal, query, body, ip }) => {
       requireUnrestricted(principal);
-      const view = await updateWebhookSettingsFor(deps, principal.tenant.id, actorOf(principal, ip), body, { rotateSecret: query.rotate_secret ?? false });
+      const view = await updateWebhookSettingsFor(ctx, principal.tenant.id, actorOf(principal, ip), body, { rotateSecret: query.rotate_secret ?? false });
       return present(view);
     },
   });
@@ -110,7 +107,7 @@ export function inboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext): voi
     }),
     handler: async ({ principal }) => {
       requireUnrestricted(principal);
-      return testSendWebhook(deps, principal.tenant.id);
+      return ctx.testWebhook(principal.tenant.id);
     },
   });
 }

@@ -44,12 +44,7 @@ const RULES =
 
 export function teamRoutes(app: FastifyInstance, ctx: ApiContext): void {
   // The system mailer is read per call (tests swap it on the context).
-  const deps: TeamDeps = {
-    sql: ctx.sql, config: ctx.config, clock: ctx.clock, log: ctx.log,
-    get systemMail() {
-      return ctx.systemMail;
-    },
-  };
+  const deps: TeamDeps = ctx;
   const actor = (p: Principal, ip: string): TeamActor => ({ audit: actorOf(p, ip), role: p.user!.role });
 
   defineRoute(app, {

@@ -2,8 +2,11 @@
 import type { FastifyInstance, FastifyReply } from 'fastify';
 import { z } from 'zod';
 import { AppError, validationError } from '../../shared/errors.js';
-import { monthlyUsage, quotaHeaders } from '../../shared/quota/usage.js';
-import { sendTransactional } from '../../mta/outbound/transactional.js';
+import { monthlyUsage } from '../../shared/quota/usage.js';
+import { isRefused } from '../../shared/sending/accept.js';
+import { sendTransactional } from '../../shared/sending/transactional.js';
+import { quotaHeaders } from '../quota-headers.js';
+import { refusalError } from '../send-refusals.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 
@@ -75,7 +78,8 @@ export function transactionalRoutes(app: FastifyInstance, ctx: ApiContext): void
         apiKeyId: principal.key?.id ?? null,
       };
       try {
-        const result = await sendTransactional(ctx.outbound, caller, request, idempotencyKeyOf(raw.headers['idempotency-key']));
+        const result = await sendTransactional(ctx, caller, request, idempotencyKeyOf(raw.headers['idempotency-key']));
+        if (isRefused(result)) throw refusalError(result.refusal);
         if (result.quota) reply.headers(quotaHeaders(result.quota));
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
         reply.code(result.httpStatus);

@@ -1,7 +1,9 @@
 // The hook phases of an MX session, what each phase's handlers are given, and the decisions they return (data, never exceptions).
 import type { Logger } from '../../shared/log.js';
+import { LOCAL_ERROR } from '../smtp/replies.js';
+import { MX_PHASES } from '../../shared/config/index.js';
 
-export const PHASES = ['connect', 'helo', 'mail', 'rcpt', 'data', 'queue'] as const;
+export const PHASES = MX_PHASES;
 export type Phase = (typeof PHASES)[number];
 
 /**
@@ -25,7 +27,7 @@ export const reject = (code: number, enhanced: string, text: string): FinalDecis
 export const defer = (code: number, enhanced: string, text: string): FinalDecision => ({ kind: 'defer', code, enhanced, text });
 
 /** Our failure (a handler that threw or timed out, a store that failed): the client retries later. */
-export const localFailure = (): FinalDecision => defer(451, '4.3.0', 'local error in processing: try again later');
+export const localFailure = (): FinalDecision => defer(LOCAL_ERROR.code, LOCAL_ERROR.enhanced, LOCAL_ERROR.text);
 
 /** What a phase answers when no handler decided: mail is never accepted by default. */
 export const PHASE_DEFAULTS: Readonly<Record<Phase, FinalDecision>> = {

@@ -4,10 +4,10 @@ import { loadTls } from '../../shared/tls.js';
 import { HookRunner } from '../hooks/runner.js';
 import { attachConnectionHooks } from './connection-hooks.js';
 import type { MxDeps } from './deps.js';
-import { loadPlugins, type PluginFactory } from './plugins.js';
-import { shuttingDown } from './replies.js';
+import { loadPlugins, type PluginCatalogue } from './plugins.js';
+import { shuttingDown } from '../smtp/replies.js';
 import { sessionHandlers } from './session.js';
-import { listen } from '../smtp-listen.js';
+import { listen } from '../smtp/listen.js';
 
 export interface RunningMx {
   /** The bound port (the real one when the configuration asked for port 0). */
@@ -16,20 +16,16 @@ export interface RunningMx {
   stop(): Promise<void>;
 }
 
-export interface MxOptions {
-  /** Plugin factories by name instead of plugins/ (tests add misbehaving ones). */
-  catalog?: Record<string, PluginFactory>;
-}
-
-export async function startMx(deps: MxDeps, options: MxOptions = {}): Promise<RunningMx> {
+/** Starts the MX with the plugins config/plugins.yaml enables, built from `catalogue` (plugins/index.ts; tests add misbehaving ones). */
+export async function startMx(deps: MxDeps, catalogue: PluginCatalogue): Promise<RunningMx> {
   const { config, log } = deps;
   const tls = await loadTls(config);
-  const plugins = await loadPlugins(deps, options.catalog);
+  const plugins = await loadPlugins(deps, catalogue);
   const runner = new HookRunner(plugins, {
     timeoutMs: (phase) => config.plugins.phase_timeout_ms[phase] ?? config.plugins.hook_timeout_ms,
     log,
   });
-  if (runner.handlersOf('queue').length === 0) log.warn('no MX plugin handles the queue phase: every message will be deferred (451)');
+  if (runner.handlersOf('queue').length === 0) log.warn('no MX plugin handles the queue phase (the store plugin does): every message will be deferred (451)');
 
   let stopping = false;
   const inFlight = new Set<Promise<unknown>>();

@@ -7,8 +7,9 @@ import type { HookRunner } from '../hooks/runner.js';
 import type { Recipient, ReceivedMessage, SessionInfo, Transaction } from '../hooks/phases.js';
 import { sourceRouteOf, type ConnectionHooks } from './connection-hooks.js';
 import { receivedHeader } from './received.js';
-import { readData } from '../smtp-data.js';
-import { errorFor, messageTooBig, notReceivedInFull, shuttingDown, unsupportedParameter, type SmtpError } from './replies.js';
+import { readData } from '../smtp/data.js';
+import { errorFor, tooManyConnections, unsupportedParameter } from './replies.js';
+import { isSmtpError, messageTooBig, notReceivedInFull, shuttingDown, temporaryFailure, type SmtpError } from '../smtp/replies.js';
 
 /** The MAIL FROM parameters of the extensions the MX advertises (SIZE, 8BITMIME, SMTPUTF8); RCPT TO takes none (no DSN). */
 const MAIL_PARAMETERS = new Set(['SIZE', 'BODY', 'SMTPUTF8']);
@@ -75,7 +76,7 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       (err) => callback(err ?? null),
       (err: unknown) => {
         ctx.log.error({ err }, 'MX session step failed');
-        callback(errorFor({ kind: 'defer', code: 451, enhanced: '4.3.0', text: 'local error in processing: try again later' }));
+        callback(temporaryFailure());
       },
     );
   };
@@ -86,7 +87,7 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       // One address holding many connections (slow clients, a flood) must not take every slot of max_clients.
       const open = perAddress.get(session.remoteAddress) ?? 0;
       if (open >= ctx.maxClientsPerAddress) {
-        return callback(errorFor({ kind: 'defer', code: 421, enhanced: '4.7.0', text: 'too many connections from your address, try again later' }));
+        return callback(tooManyConnections());
       }
       perAddress.set(session.remoteAddress, open + 1);
       counted.set(session.id, session.remoteAddress);
@@ -159,9 +160,9 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       work.then(
         (text) => callback(null, text),
         (err: unknown) => {
-          if (err instanceof Error && typeof (err as Partial<SmtpError>).responseCode === 'number') return callback(err);
+          if (isSmtpError(err)) return callback(err);
           state.info.log.error({ err }, 'MX DATA failed');
-          callback(errorFor({ kind: 'defer', code: 451, enhanced: '4.3.0', text: 'local error in processing: try again later' }));
+          callback(temporaryFailure());
         },
       );
     },

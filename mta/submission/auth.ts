@@ -1,12 +1,13 @@
 // Who may submit and how fast: an API key as the SMTP AUTH password (transactional:send scope), under the API's send rate limit.
 import type { CredentialResolver } from '../../shared/auth/credentials.js';
 import type { Clock } from '../../shared/clock.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { KeyUsageRecorder } from '../../shared/keys/last-used.js';
 import { grants } from '../../shared/keys/scopes.js';
-import type { Bucket, RateLimiter } from '../../shared/ratelimit/limiter.js';
+import type { RateLimiter } from '../../shared/ratelimit/limiter.js';
+import { callerBucket, tenantBuckets, windowName } from '../../shared/ratelimit/buckets.js';
 import type { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
-import { smtpError, type SmtpError } from './replies.js';
+import { smtpError, type SmtpError } from '../smtp/replies.js';
 
 /** An authenticated submission session: the key and its tenant, as the outbound gates need them. */
 export interface Submitter {
@@ -66,18 +67,16 @@ export class SubmissionRateLimit {
 
   /**
    * Counts one recipient; a temporary refusal (451 4.7.1) when a bucket is full, so the client's
-   * queue retries after the window. The bucket ids are the API's (api/plugins/rate-limit.ts), so a
+   * queue retries after the window. The buckets are the API's (shared/ratelimit/buckets.ts), so a
    * key sending over both HTTP and SMTP draws on one allowance, shared by every process.
    */
   async hit(submitter: Submitter): Promise<SmtpError | undefined> {
-    const buckets: Bucket[] = [{ id: `key:${submitter.keyId}:send`, limit: this.limits.per_minute.send, windowSeconds: 60 }];
-    const tenant = await this.tenantLimits.get(submitter.tenant.id);
-    buckets.push({ id: `tenant:${submitter.tenant.id}:sec`, limit: tenant.perSec, windowSeconds: 1 });
-    if (tenant.perDay !== null) buckets.push({ id: `tenant:${submitter.tenant.id}:day`, limit: tenant.perDay, windowSeconds: 86_400 });
-    const decision = await this.limiter.hit(buckets);
+    const decision = await this.limiter.hit([
+      callerBucket({ kind: 'api_key', id: submitter.keyId }, 'send', this.limits.per_minute),
+      ...tenantBuckets(submitter.tenant.id, await this.tenantLimits.get(submitter.tenant.id)),
+    ]);
     if (decision.allowed) return undefined;
     const { bucket, resetSeconds } = decision.reported;
-    const per = bucket.windowSeconds === 1 ? 'second' : bucket.windowSeconds === 60 ? 'minute' : 'day';
-    return smtpError(451, '4.7.1', `rate limit of ${bucket.limit} messages per ${per} reached: retry after ${resetSeconds}s`);
+    return smtpError(451, '4.7.1', `rate limit of ${bucket.limit} messages per ${windowName(bucket)} reached: retry after ${resetSeconds}s`);
   }
 }

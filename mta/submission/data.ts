@@ -1,11 +1,12 @@
 // The DATA phase of a submission: read the message, prepare it, hand one send per recipient to the outbound path, choose the one reply.
 import type { SMTPServerDataStream } from 'smtp-server';
-import { acceptForRecipients, type RecipientsResult } from '../outbound/accept.js';
-import type { OutboundDeps } from '../outbound/deps.js';
+import { acceptForRecipients, type RecipientsResult } from '../../shared/sending/accept.js';
+import type { SendingDeps } from '../../shared/sending/deps.js';
 import type { Submitter } from './auth.js';
 import { prepareMessage } from './message.js';
-import { replyForAppError, smtpError, temporaryFailure } from './replies.js';
-import { readData } from '../smtp-data.js';
+import { replyForAppError, replyForRefusal } from './replies.js';
+import { smtpError, temporaryFailure } from '../smtp/replies.js';
+import { readData } from '../smtp/data.js';
 
 /** The whole message, or undefined when it is larger than `max` (see readData). */
 export async function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer | undefined> {
@@ -18,7 +19,7 @@ export async function readMessage(stream: SMTPServerDataStream, max: number): Pr
  * Throws the SmtpError to reply with when nothing was accepted. Every send is committed before
  * this returns, so the 250 that follows never promises more than is stored.
  */
-export async function submitMessage(deps: OutboundDeps, submitter: Submitter, recipients: string[], data: Buffer): Promise<string> {
+export async function submitMessage(deps: SendingDeps, submitter: Submitter, recipients: string[], data: Buffer): Promise<string> {
   const message = await prepareMessage(data, {
     hostname: deps.config.hostname,
     now: deps.clock.now(),
@@ -49,7 +50,7 @@ export async function submitMessage(deps: OutboundDeps, submitter: Submitter, re
   }
   // A suppressed recipient is accepted too: a silent drop is an acceptance, never a refusal.
   const accepted = result.accepted;
-  const refused = result.refused.map((r) => replyForAppError(r.error) ?? temporaryFailure());
+  const refused = result.refused.map((r) => replyForRefusal(r.refusal));
 
   if (accepted.length === 0) throw refused[0] ?? smtpError(554, '5.5.0', 'no valid recipients');
   if (refused.length === 0) return `2.0.0 Ok: queued as <${message.messageId}>`;

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import { AppError } from '../../shared/errors.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
-import { smtpError } from './replies.js';
+import { smtpError } from '../smtp/replies.js';
 
 export interface PreparedMessage {
   /** The message to sign and store: Bcc removed, Message-ID and Date present. */

@@ -1,23 +1,22 @@
 // The submission role: SMTP AUTH listeners (STARTTLS and implicit TLS) that hand tenants' messages to the outbound path.
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
-import { SessionTokens } from '../../shared/auth/jwt.js';
-import { CredentialResolver } from '../../shared/auth/credentials.js';
-import { KeyUsageRecorder } from '../../shared/keys/last-used.js';
-import { RateLimiter } from '../../shared/ratelimit/limiter.js';
-import { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
+import type { CredentialResolver } from '../../shared/auth/credentials.js';
+import type { KeyUsageRecorder } from '../../shared/keys/last-used.js';
+import type { RateLimiter } from '../../shared/ratelimit/limiter.js';
+import type { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
 import { loadTls } from '../../shared/tls.js';
-import type { OutboundDeps } from '../outbound/deps.js';
+import type { SendingDeps } from '../../shared/sending/deps.js';
 import { SubmissionAuth, SubmissionRateLimit } from './auth.js';
-import { shuttingDown } from './replies.js';
+import { shuttingDown } from '../smtp/replies.js';
 import { sessionHandlers } from './session.js';
-import { listen } from '../smtp-listen.js';
+import { listen } from '../smtp/listen.js';
 
-/** Services a process may already have (the API's); whatever is missing is made here and closed at stop. */
-export interface SubmissionOptions {
-  credentials?: CredentialResolver;
-  keyUsage?: KeyUsageRecorder;
-  rateLimiter?: RateLimiter;
-  tenantLimits?: TenantLimits;
+/** The send path, and the request-side services the API has too: one key's HTTP and SMTP sends share its rate limit and its last-used record. */
+export interface SubmissionDeps extends SendingDeps {
+  credentials: CredentialResolver;
+  keyUsage: KeyUsageRecorder;
+  rateLimiter: RateLimiter;
+  tenantLimits: TenantLimits;
 }
 
 export interface RunningSubmission {
@@ -27,28 +26,16 @@ export interface RunningSubmission {
   stop(): Promise<void>;
 }
 
-export async function startSubmission(deps: OutboundDeps, options: SubmissionOptions = {}): Promise<RunningSubmission> {
-  const { config, sql, log, clock } = deps;
+export async function startSubmission(deps: SubmissionDeps): Promise<RunningSubmission> {
+  const { config, log, clock } = deps;
   const tls = await loadTls(config);
-  const owned: { close(): Promise<void> }[] = [];
-  const credentials = options.credentials ?? new CredentialResolver(sql, await SessionTokens.create(config), config, clock);
-  let keyUsage = options.keyUsage;
-  if (!keyUsage) owned.push((keyUsage = new KeyUsageRecorder(sql, log, config.auth.key_last_used_write_interval_seconds)));
-  let rateLimiter = options.rateLimiter;
-  if (!rateLimiter) {
-    rateLimiter = new RateLimiter(sql, log, config.limits.rate_limits.sync_interval_ms, () => clock.now().getTime());
-    rateLimiter.start();
-    owned.push(rateLimiter);
-  }
-  const limits = config.limits.rate_limits;
-  const tenantLimits = options.tenantLimits ?? new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms);
 
   let stopping = false;
   const inFlight = new Set<Promise<unknown>>();
   const handlers = sessionHandlers({
     deps,
-    auth: new SubmissionAuth(credentials, keyUsage, clock),
-    rateLimit: new SubmissionRateLimit(rateLimiter, tenantLimits, limits),
+    auth: new SubmissionAuth(deps.credentials, deps.keyUsage, clock),
+    rateLimit: new SubmissionRateLimit(deps.rateLimiter, deps.tenantLimits, config.limits.rate_limits),
     stopping: () => stopping,
     track(work) {
       const settled = work.catch(() => undefined).finally(() => inFlight.delete(settled));
@@ -88,7 +75,6 @@ export async function startSubmission(deps: OutboundDeps, options: SubmissionOpt
     ports = await Promise.all([listen(servers[0]!, config.submissionPort, config.bindHost), listen(servers[1]!, config.submissionTlsPort, config.bindHost)]);
   } catch (err) {
     await Promise.allSettled(servers.map((s) => closeServer(s, true)));
-    await Promise.allSettled(owned.map((o) => o.close()));
     throw err;
   }
   log.info({ starttls: ports[0], implicitTls: ports[1] }, 'submission listening');
@@ -103,7 +89,6 @@ export async function startSubmission(deps: OutboundDeps, options: SubmissionOpt
         await Promise.all(servers.map((s) => closeServer(s)));
         // A session cut at the deadline may still be committing: let it settle before the database closes.
         await Promise.race([Promise.allSettled([...inFlight]), delay(Math.max(0, deadline - Date.now()) + 1000)]);
-        await Promise.allSettled(owned.map((o) => o.close()));
         log.info('submission stopped');
       })();
       return stopped;

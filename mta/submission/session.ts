@@ -1,13 +1,14 @@
 // The smtp-server handlers of a submission session: AUTH → MAIL (tenant checks) → RCPT (address, count, quota, rate) → DATA.
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
-import type { OutboundDeps } from '../outbound/deps.js';
+import type { SendingDeps } from '../../shared/sending/deps.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
 import type { SubmissionAuth, SubmissionRateLimit, Submitter } from './auth.js';
 import { readMessage, submitMessage } from './data.js';
-import { accountSuspended, authRequired, badRecipient, isSmtpError, keyNoLongerValid, messageTooBig, quotaExhausted, shuttingDown, smtpError, temporaryFailure, tooManyRecipients } from './replies.js';
+import { accountSuspended, authRequired, badRecipient, keyNoLongerValid, quotaExhausted, tooManyRecipients } from './replies.js';
+import { isSmtpError, messageTooBig, notReceivedInFull, shuttingDown, smtpError, temporaryFailure } from '../smtp/replies.js';
 
 export interface SessionContext {
-  deps: OutboundDeps;
+  deps: SendingDeps;
   auth: SubmissionAuth;
   rateLimit: SubmissionRateLimit;
   /** True once stop() was called: new transactions are turned away. */
@@ -115,7 +116,7 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
           data = await readMessage(stream, max);
         } catch {
           // The client went away mid-message: nothing was handed on, and no one is left to answer.
-          throw smtpError(451, '4.3.0', 'the message was not received in full');
+          throw notReceivedInFull();
         }
         if (!state) throw authRequired();
         if (data === undefined) throw messageTooBig(max);

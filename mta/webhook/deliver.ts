@@ -2,7 +2,7 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { performance } from 'node:perf_hooks';
 import { Agent, request } from 'undici';
-import type { WebhooksConfig } from '../../shared/config.js';
+import type { WebhooksConfig } from '../../shared/config/index.js';
 import type { DnsResolver } from '../../shared/dns.js';
 import { SIGNATURE_HEADER, signBody } from '../../shared/inbound-webhooks/secret.js';
 import { checkWebhookUrl, UrlPolicyError, type PinnedTarget } from '../../shared/inbound-webhooks/url-policy.js';

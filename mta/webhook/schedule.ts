@@ -1,5 +1,5 @@
 // What follows one webhook POST: delivered, retried later (backoff or Retry-After) or dead-lettered, per the spec's receiver-answer table.
-import type { WebhooksConfig } from '../../shared/config.js';
+import type { WebhooksConfig } from '../../shared/config/index.js';
 import type { PostResult } from './deliver.js';
 
 type ScheduleConfig = Pick<WebhooksConfig, 'retry_delays_seconds'>;

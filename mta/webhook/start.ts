@@ -1,6 +1,6 @@
-// Starts inbound-webhook delivery in the outbound role: pg-boss workers on INBOUND_WEBHOOK_QUEUE, each batch POSTed at once, and a graceful stop.
-import { startBatchWorker } from '../../shared/queue-worker.js';
-import { ensureInboundQueues, INBOUND_WEBHOOK_QUEUE, type InboundWebhookJob } from '../../shared/inbound/jobs.js';
+// Starts inbound-webhook delivery in the outbound role: pg-boss workers on INBOUND_WEBHOOK_JOBS, each batch POSTed at once, and a graceful stop.
+import { startBatchWorker } from '../../shared/jobs/batch-worker.js';
+import { INBOUND_WEBHOOK_JOBS, type InboundWebhookJob } from '../../shared/inbound/jobs.js';
 import { DeliveryNotDueError, runWebhookJob, type WebhookDeps } from './worker.js';
 
 export interface RunningWebhookDelivery {
@@ -11,10 +11,9 @@ export interface RunningWebhookDelivery {
 export async function startWebhookDelivery(deps: WebhookDeps): Promise<RunningWebhookDelivery> {
   const log = deps.log.child({ worker: 'inbound-webhook' });
   const w = deps.config.webhooks.workers;
-  await ensureInboundQueues(deps.sql, { expireInSeconds: deps.config.delivery.workers.job_expire_seconds });
   return startBatchWorker<InboundWebhookJob>({
     boss: deps.boss,
-    queue: INBOUND_WEBHOOK_QUEUE,
+    queue: INBOUND_WEBHOOK_JOBS,
     name: 'inbound webhook delivery',
     log,
     batchSize: w.batch_size,

@@ -2,13 +2,14 @@
 import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type { Clock } from '../../shared/clock.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/config/index.js';
 import type { Sql } from '../../shared/db/connection.js';
 import type { DnsResolver } from '../../shared/dns.js';
 import { conflict } from '../../shared/errors.js';
 import { findWebhookSettings } from '../../shared/inbound-webhooks/queries.js';
 import { openSecret } from '../../shared/inbound-webhooks/secret.js';
 import type { SealedBox } from '../../shared/secrets/sealed-box.js';
+import type { WebhookTestResult } from '../../shared/inbound-webhooks/tester.js';
 import { postToWebhook } from './deliver.js';
 import { describeResult } from './schedule.js';
 
@@ -20,15 +21,6 @@ export interface TestSendDeps {
   vault: SealedBox;
 }
 
-export interface TestSendResult {
-  /** The receiver answered 2xx in time: a real delivery would have been recorded as delivered. */
-  delivered: boolean;
-  /** The receiver's HTTP status; null when it never answered (refused address, timeout, connection error). */
-  http_status: number | null;
-  round_trip_ms: number;
-  /** What went wrong, as a real delivery's last_error would say; null when delivered. */
-  error: string | null;
-}
 
 /** The local part of the synthetic recipient (X-MP-Inbound-Recipient) at MAILPATH_HOSTNAME. */
 export const TEST_RECIPIENT_LOCAL = 'webhook-test';
@@ -54,7 +46,7 @@ export function composeTestMessage(hostname: string, tenantId: string, at: Date)
  * tried before it is switched on). 409 conflict when no webhook URL is configured: the request is
  * fine, the tenant's state does not allow it yet.
  */
-export async function testSendWebhook(deps: TestSendDeps, tenantId: string): Promise<TestSendResult> {
+export async function testSendWebhook(deps: TestSendDeps, tenantId: string): Promise<WebhookTestResult> {
   const settings = await findWebhookSettings(deps.sql, tenantId);
   if (!settings?.webhook_url || !settings.secret_sealed) {
     throw conflict('no inbound webhook URL is configured: set one with PATCH /settings/inbound-webhook first');

@@ -13,7 +13,7 @@ import {
 } from '../../shared/inbound-webhooks/queries.js';
 import { openSecret } from '../../shared/inbound-webhooks/secret.js';
 import type { DomainDeps } from '../../shared/domains/deps.js';
-import type { Boss } from '../../shared/queue.js';
+import type { Boss } from '../../shared/jobs/boss.js';
 import { SealError } from '../../shared/secrets/sealed-box.js';
 import { postToWebhook, type PostResult } from './deliver.js';
 import { decide, type Decision } from './schedule.js';

@@ -1,5 +1,5 @@
 // Registration (a new tenant with its owner) and the session tokens users sign in with (password sign-in: sign-in.ts).
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
 import { AppError, isUniqueViolation, validationError } from '../errors.js';

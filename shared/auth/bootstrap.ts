@@ -1,6 +1,6 @@
 // First start: creates the super-admin tenant and its user from MAILPATH_ADMIN_EMAIL / MAILPATH_ADMIN_PASSWORD.
 import { randomBytes } from 'node:crypto';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
 import type { Logger } from '../log.js';

@@ -1,5 +1,5 @@
 // Resolves a bearer credential (API key or session JWT) to a Principal, with a short per-process cache.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/connection.js';
 import { accountSuspended } from '../errors.js';

@@ -1,7 +1,7 @@
 // Session tokens: HS256 JWTs (jose) carrying the user and the tenant.
 import { randomBytes } from 'node:crypto';
 import { SignJWT, jwtVerify, errors as joseErrors, type JWTPayload } from 'jose';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { loadOrCreate } from '../data-dir.js';
 
 export interface SessionClaims {

@@ -1,5 +1,5 @@
 // Throttles failed sign-ins per account and per client address: after too many failures in a window, a lock with doubling length (429 + Retry-After).
-import type { AuthConfig } from '../config.js';
+import type { AuthConfig } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/connection.js';
 import { AppError } from '../errors.js';

@@ -1,7 +1,7 @@
 // Password reset by e-mail: a single-use token (stored hashed, one hour) mailed on request; confirming it sets the password and ends earlier sessions.
 import { createHash, randomBytes } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
 import { AppError, validationError } from '../errors.js';

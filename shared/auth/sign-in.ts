@@ -1,5 +1,5 @@
 // Password sign-in and its 2FA challenge: throttled, refused for suspended tenants, and a session only once every factor passed.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
 import { accountSuspended, AppError } from '../errors.js';

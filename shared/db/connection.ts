@@ -1,6 +1,6 @@
 // Opens the PostgreSQL connection pool: DATABASE_URL, or the embedded PGlite server in the data dir.
 import postgres from 'postgres';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
 

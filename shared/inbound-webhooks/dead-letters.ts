@@ -5,17 +5,16 @@ import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { Sql } from '../db/connection.js';
 import { notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { enqueueInboundJobs, ensureInboundQueues } from '../inbound/jobs.js';
-import type { Boss } from '../queue.js';
+import { enqueueInboundJobs } from '../inbound/jobs.js';
+import type { Boss } from '../jobs/boss.js';
 import { findTenantById } from '../tenants/queries.js';
 import { countDeadDeliveries, listDeadDeliveries, reviveDeadDelivery, type DeadDeliveryRow } from './queries.js';
 
 export interface DeadLetterDeps {
   sql: Sql;
   clock: Clock;
+  /** Its job queues exist: every process creates them at start-up (main/services.ts). */
   boss: Boss;
-  /** pg-boss job expiry of the inbound queues, should this process be the first to create them. */
-  jobExpireSeconds: number;
 }
 
 async function requireTenant(sql: Sql, tenantId: string): Promise<void> {
@@ -40,19 +39,6 @@ export async function listDeadLetters(
   };
 }
 
-// Queue creation is idempotent but takes a lock: once per process is enough.
-const queuesReady = new WeakMap<Sql, Promise<void>>();
-
-function ensureQueues(deps: DeadLetterDeps): Promise<void> {
-  let ready = queuesReady.get(deps.sql);
-  if (!ready) {
-    ready = ensureInboundQueues(deps.sql, { expireInSeconds: deps.jobExpireSeconds });
-    ready.catch(() => queuesReady.delete(deps.sql));
-    queuesReady.set(deps.sql, ready);
-  }
-  return ready;
-}
-
 /**
  * Re-queues one dead delivery of the tenant: pending again with its attempts reset (a full new
  * schedule), a new job, and an audit row, all in one transaction. 404 when the tenant is unknown
@@ -61,7 +47,6 @@ function ensureQueues(deps: DeadLetterDeps): Promise<void> {
 export async function replayDeadLetter(deps: DeadLetterDeps, tenantId: string, deliveryId: string, actor: AuditActor): Promise<{ id: string; status: 'pending' }> {
   await requireTenant(deps.sql, tenantId);
   if (!isUuid(deliveryId)) throw notFound('dead-lettered delivery');
-  await ensureQueues(deps);
   const at = deps.clock.now();
   const revived = await deps.sql.begin(async (tx) => {
     const row = await reviveDeadDelivery(tx, tenantId, deliveryId, at);

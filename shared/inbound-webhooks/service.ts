@@ -1,7 +1,7 @@
 // A tenant's inbound webhook settings: read them, and change URL, switch and secret (revealed once, when created or rotated), audited.
 import { writeAudit, type AuditActor } from '../audit/log.js';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Sql } from '../db/connection.js';
 import type { DnsResolver } from '../dns.js';
 import { validationError } from '../errors.js';

@@ -1,6 +1,6 @@
 // The webhook URL policy: https only, no credentials, and a host that resolves only to public addresses; checked at set-up and again before each POST.
 import { isIP } from 'node:net';
-import type { WebhooksConfig } from '../config.js';
+import type { WebhooksConfig } from '../config/index.js';
 import { DnsLookupError, type DnsResolver } from '../dns.js';
 import { forbiddenAddressReason } from './address-policy.js';
 

@@ -1,11 +1,11 @@
 // The inbound follow-up queues: what the MX enqueues, in the transaction that stores a message, for the workers that hand it on.
-import { bossDb, createQueueOnce, type Boss } from '../queue.js';
+import { bossDb, createJobQueue, type Boss } from '../jobs/boss.js';
 import type { Queryable, Sql } from '../db/connection.js';
 
 /** One job per inbound_webhook_deliveries row: POST the message to the tenant's webhook. */
-export const INBOUND_WEBHOOK_QUEUE = 'inbound.webhook';
+export const INBOUND_WEBHOOK_JOBS = 'inbound.webhook';
 /** One job per inbound_recipients row of kind 'bounce': parse the DSN or ARF report and map it to its send. */
-export const INBOUND_BOUNCE_QUEUE = 'inbound.bounce';
+export const INBOUND_BOUNCE_JOBS = 'inbound.bounce';
 
 export interface InboundWebhookJob {
   delivery_id: string;
@@ -19,9 +19,9 @@ export interface InboundBounceJob {
  * Creates both queues (idempotent). pg-boss retries here only cover a worker that died mid-job;
  * the webhook's own schedule (30 s … 24 h, 7 attempts) is kept by the webhook worker.
  */
-export async function ensureInboundQueues(sql: Sql, options: { expireInSeconds: number }): Promise<void> {
-  await createQueueOnce(sql, INBOUND_WEBHOOK_QUEUE, { retryLimit: 1000, retryDelay: 30, expireInSeconds: options.expireInSeconds });
-  await createQueueOnce(sql, INBOUND_BOUNCE_QUEUE, { retryLimit: 20, retryDelay: 30, retryBackoff: true, expireInSeconds: options.expireInSeconds });
+export async function ensureInboundJobs(sql: Sql, options: { expireInSeconds: number }): Promise<void> {
+  await createJobQueue(sql, INBOUND_WEBHOOK_JOBS, { retryLimit: 1000, retryDelay: 30, expireInSeconds: options.expireInSeconds });
+  await createJobQueue(sql, INBOUND_BOUNCE_JOBS, { retryLimit: 20, retryDelay: 30, retryBackoff: true, expireInSeconds: options.expireInSeconds });
 }
 
 /** Enqueues follow-up jobs inside `tx`: they exist iff the transaction commits. */
@@ -32,8 +32,8 @@ export async function enqueueInboundJobs(
   startAfter?: Date,
 ): Promise<void> {
   const rows = [
-    ...jobs.webhook.map((data) => ({ name: INBOUND_WEBHOOK_QUEUE, data, ...(startAfter ? { startAfter } : {}) })),
-    ...jobs.bounce.map((data) => ({ name: INBOUND_BOUNCE_QUEUE, data, ...(startAfter ? { startAfter } : {}) })),
+    ...jobs.webhook.map((data) => ({ name: INBOUND_WEBHOOK_JOBS, data, ...(startAfter ? { startAfter } : {}) })),
+    ...jobs.bounce.map((data) => ({ name: INBOUND_BOUNCE_JOBS, data, ...(startAfter ? { startAfter } : {}) })),
   ];
   if (rows.length === 0) return;
   await boss.insert(rows, { db: bossDb(tx) } as never);

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../log.js';
-import type { Boss } from '../queue.js';
+import type { Boss } from '../jobs/boss.js';
 import type { HeaderSummary } from './headers.js';
 import { enqueueInboundJobs, type InboundBounceJob, type InboundWebhookJob } from './jobs.js';
 import { insertReceived, storedMessageIds, type InboundMessageRow, type InboundRecipientRow, type MailboxMessageRow, type WebhookDeliveryRow } from './queries.js';

@@ -1,5 +1,5 @@
 // Flags an API key whose recent traffic looks wrong: a burst of failed authentications, a new client address, an error-rate spike.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { clientAddresses, windowCounts } from './activity-queries.js';
 

@@ -1,6 +1,6 @@
 // The API key activity views: usage per key and day, one key's 30-day activity, and its request counts for rate-limit status.
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Sql } from '../db/connection.js';
 import { notFound } from '../errors.js';
 import { isUuid } from '../ids.js';

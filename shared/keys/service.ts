@@ -1,5 +1,5 @@
 // API key life cycle for a tenant: create (shown once), list, revoke, change scopes; each change audited.
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
 import { AppError, notFound } from '../errors.js';

@@ -4,7 +4,7 @@ import type { AuditActor } from '../audit/log.js';
 import { writeAudit } from '../audit/log.js';
 import type { SessionTokens } from '../auth/jwt.js';
 import { hashPassword, passwordWeakness } from '../auth/passwords.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import { AppError, notFound, validationError } from '../errors.js';
 import { claimInvite, expireOpenInvites, findInviteByHash, insertInvite, setMailboxPassword } from './queries.js';
 import { requireMailbox, type MailboxDeps } from './service.js';

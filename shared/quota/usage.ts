@@ -72,24 +72,7 @@ export async function consumeMonthlyMany(db: Queryable, takes: MonthlyTake[]): P
   });
 }
 
-/** Counts one live send if the month's usage is below the plan's cap: the new usage, or undefined at the cap (402). */
-export async function consumeMonthly(db: Queryable, tenantId: string, at: Date): Promise<{ used: number | undefined; cap: number }> {
-  const [taken] = await consumeMonthlyMany(db, [{ tenantId, month: utcMonth(at), want: 1 }]);
-  return { used: taken!.used, cap: taken!.cap };
-}
-
 /** Gives a counted send back (e.g. the send failed to commit after counting in another transaction). */
 export async function releaseQuota(db: Queryable, tenantId: string, at: Date): Promise<void> {
   await db`update tenant_monthly_usage set sent = greatest(sent - 1, 0) where tenant_id = ${tenantId} and month = ${utcMonth(at)}`;
-}
-
-/** The spec's quota headers; the warning flag at 80 % of the cap or more. */
-export function quotaHeaders(q: Quota): Record<string, string> {
-  const headers: Record<string, string> = {
-    'X-Quota-Used': String(q.used),
-    'X-Quota-Cap': String(q.cap),
-    'X-Quota-Remaining': String(Math.max(0, q.cap - q.used)),
-  };
-  if (q.cap > 0 && q.used >= q.cap * 0.8) headers['X-Quota-Warning'] = '1';
-  return headers;
 }

@@ -28,11 +28,3 @@ export async function addToCounters(db: Queryable, deltas: CounterDelta[]): Prom
 export async function deleteExpiredCounters(db: Queryable, before: Date): Promise<void> {
   await db`delete from rate_limit_counters where window_start < ${before}`;
 }
-
-/** Requests counted for a bucket in windows starting at or after `since`. */
-export async function sumCounters(db: Queryable, bucket: string, since: Date): Promise<number> {
-  const [row] = await db<{ total: number }[]>`
-    select coalesce(sum(count), 0)::int as total from rate_limit_counters
-    where bucket = ${bucket} and window_start >= ${since}`;
-  return row!.total;
-}

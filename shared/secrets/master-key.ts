@@ -1,6 +1,6 @@
 // The master key that seals secrets at rest (DKIM private keys): MAILPATH_MASTER_KEY, or one generated once into the data dir.
 import { createHash, randomBytes } from 'node:crypto';
-import { decodeMasterKey, type Config } from '../config.js';
+import { decodeMasterKey, type Config } from '../config/index.js';
 import { loadOrCreate } from '../data-dir.js';
 
 export const MASTER_KEY_FILE = 'master.key';

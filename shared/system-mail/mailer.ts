@@ -1,6 +1,8 @@
 // Platform e-mails (password reset, team invites) sent through Mailpath's own outbound path as the super-admin tenant, or logged when no sender is set up.
-import { acceptSend } from '../../mta/outbound/accept.js';
-import type { OutboundDeps } from '../../mta/outbound/deps.js';
+import type { Config } from '../config/index.js';
+import type { Queryable } from '../db/connection.js';
+import type { Logger } from '../log.js';
+import { isRefused, type AcceptInput, type AcceptOutcome } from '../sending/accept.js';
 import { normalizeEmail } from '../suppressions/service.js';
 import { findSuperAdminTenant } from '../tenants/queries.js';
 
@@ -22,6 +24,16 @@ export interface SystemMailer {
   send(m: SystemMessage): Promise<SystemMailResult>;
 }
 
+export interface SystemMailDeps {
+  config: Pick<Config, 'systemSender'>;
+  sql: Queryable;
+  log: Logger;
+  /** The tenant's domains that may send now. */
+  sendingDomains(tenantId: string): Promise<{ id: string; name: string }[]>;
+  /** The send use-case (shared/sending/accept.ts's acceptSend with the process's sending deps). */
+  send(input: AcceptInput): Promise<AcceptOutcome>;
+}
+
 /** The display name of platform e-mails. */
 const FROM_NAME = 'Mailpath';
 
@@ -35,7 +47,7 @@ const FROM_NAME = 'Mailpath';
 export class SystemMail implements SystemMailer {
   private readonly inFlight = new Set<Promise<unknown>>();
 
-  constructor(private readonly deps: OutboundDeps) {}
+  constructor(private readonly deps: SystemMailDeps) {}
 
   async send(m: SystemMessage): Promise<SystemMailResult> {
     const { log } = this.deps;
@@ -45,7 +57,7 @@ export class SystemMail implements SystemMailer {
         log.info({ system_mail: { to: m.to, subject: m.subject, text: m.text }, reason: from }, 'system e-mail not sent; logged instead');
         return { sent: false };
       }
-      const result = await acceptSend(this.deps, {
+      const result = await this.deps.send({
         tenant: from.tenant,
         mode: 'live',
         apiKeyId: null,
@@ -54,6 +66,10 @@ export class SystemMail implements SystemMailer {
         to: normalizeEmail(m.to, 'to'),
         content: { kind: 'compose', subject: m.subject, text: m.text, html: m.html },
       });
+      if (isRefused(result)) {
+        log.warn({ refusal: result.refusal, subject: m.subject }, 'system e-mail refused by the outbound gates');
+        return { sent: false };
+      }
       const { id, status } = result.send;
       const sent = status === 'queued' || status === 'deferred';
       log.info({ send_id: id, status, subject: m.subject }, sent ? 'system e-mail queued' : 'system e-mail not delivered (suppressed or simulated)');
@@ -83,7 +99,7 @@ export class SystemMail implements SystemMailer {
     const tenant = await findSuperAdminTenant(this.deps.sql);
     if (!tenant) return 'there is no super-admin tenant yet';
     const domain = address.slice(address.lastIndexOf('@') + 1);
-    const domains = await this.deps.lookups.sendingDomains(tenant.id);
+    const domains = await this.deps.sendingDomains(tenant.id);
     if (!domains.some((d) => d.name === domain)) return `${domain} is not a verified sending domain of the super-admin tenant`;
     return { address, tenant: { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox } };
   }

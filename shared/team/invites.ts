@@ -1,7 +1,7 @@
 // Team invites: create (token shown once to the inviter and e-mailed when a system mailer is configured), list, revoke.
 import { createHash, randomBytes } from 'node:crypto';
 import type { Clock } from '../clock.js';
-import type { Config } from '../config.js';
+import type { Config } from '../config/index.js';
 import type { Sql } from '../db/connection.js';
 import type { Logger } from '../log.js';
 import type { SystemMailer } from '../system-mail/mailer.js';

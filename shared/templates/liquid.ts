@@ -4,7 +4,6 @@ import { AppError, validationError } from '../errors.js';
 
 /** The Liquid-enabled parts of a template; each is parsed and rendered on its own. */
 export type TemplatePart = 'subject' | 'body_html' | 'body_text';
-export const TEMPLATE_PARTS: readonly TemplatePart[] = ['subject', 'body_html', 'body_text'];
 
 /** Largest source of one part, in UTF-8 bytes. */
 export const MAX_PART_BYTES = 512 * 1024;

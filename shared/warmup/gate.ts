@@ -1,5 +1,5 @@
 // The warm-up gate: allow while the (tenant, domain) counter of the UTC day is below the tier cap, else defer to 00:00 UTC, or drop a suppressed recipient.
-import type { WarmupConfig } from '../config.js';
+import type { WarmupConfig } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { consumeDaily, resetTier, touchLastSend, warmupOf, type WarmupRow } from './queries.js';
 import { capForTier, nextUtcMidnight, utcDay } from './tiers.js';

@@ -1,5 +1,5 @@
 // Warm-up tiers and UTC day arithmetic: the cap of a tier, the day a send counts on, when a deferred send may go.
-import type { WarmupConfig } from '../config.js';
+import type { WarmupConfig } from '../config/index.js';
 
 /** The daily cap of a tier; tiers above the table use its last (fully warm) cap. */
 export function capForTier(config: WarmupConfig, tier: number): number {

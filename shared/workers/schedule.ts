@@ -1,5 +1,5 @@
 // Puts the scheduled workers on pg-boss cron schedules (UTC); pg-boss hands each tick to exactly one process.
-import { createQueueOnce, type Boss } from '../queue.js';
+import { createJobQueue, type Boss } from '../jobs/boss.js';
 import { intervalCron, runWorker, WORKERS, type WorkerDeps } from './catalog.js';
 
 const queueName = (worker: string) => `worker.${worker}`;
@@ -13,7 +13,7 @@ export async function scheduleWorkers(boss: Boss, deps: WorkerDeps): Promise<() 
     // stately: at most one tick queued and one running, so a slow tick never piles up a backlog.
     // No retry (the next tick comes anyway), and a tick may run for up to one interval before it counts as stuck.
     const options = { policy: 'stately' as const, retryLimit: 0, expireInSeconds: minutes * 60 };
-    await createQueueOnce(deps.sql, queue, options);
+    await createJobQueue(deps.sql, queue, options);
     await boss.updateQueue(queue, { name: queue, retryLimit: 0, expireInSeconds: minutes * 60 });
     await boss.schedule(queue, intervalCron(minutes), {}, { tz: 'UTC' });
     await boss.work(queue, { batchSize: 1 }, async () => {

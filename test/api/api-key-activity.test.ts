@@ -251,7 +251,7 @@ t.test('the hourly prune worker deletes activity older than retention_days', asy
   await flush(s);
   const worker = findWorker('key-activity-prune')!;
   t.ok(worker, 'in the catalog');
-  const run = await runWorker(s.ctx.domains, worker);
+  const run = await runWorker(s.ctx, worker);
   t.equal(run.outcome, 'ok');
   t.same(run.result, { minutes: 1, clients: 1 });
   const [left] = await s.sql<{ n: number }[]>`select sum(count)::int as n from api_key_activity`;

@@ -55,7 +55,7 @@ t.test('enrolment returns a sealed secret, its otpauth URL and a PNG QR code of 
   const [row] = await test.sql`select secret_sealed, enabled_at from user_totp where user_id = ${user.userId}`;
   t.equal(row!.enabled_at, null, 'pending, not enabled');
   t.notOk(Buffer.from(row!.secret_sealed).includes(Buffer.from(secret)), 'the secret is not stored in plaintext');
-  t.equal(openTotpSecret(test.ctx.domains.vault, user.userId, row!.secret_sealed), secret, 'it opens with the master key');
+  t.equal(openTotpSecret(test.ctx.vault, user.userId, row!.secret_sealed), secret, 'it opens with the master key');
 
   const status = await call(test.app, 'GET', '/auth/2fa/status', { token: user.token });
   t.same(status.body.data, { enabled: false, enabled_at: null, recovery_codes_remaining: 0 });

@@ -320,7 +320,7 @@ t.test('private keys never reach the logs, even at trace level', async (t) => {
   await call(s.app, 'POST', `/domains/${d.id}/verify`, { token: owner.token });
   await call(s.app, 'POST', `/domains/${d.id}/dkim/rotate`, { token: owner.token, body: { reason: 'log check' } });
   await call(s.app, 'POST', '/admin/workers/dkim-rotator/run-now', { token: admin });
-  const signing = await loadSigningKey(s.sql, s.ctx.domains.vault, d.id);
+  const signing = await loadSigningKey(s.sql, s.ctx.vault, d.id);
   const body = signing!.privateKeyPem.split('\n').slice(1, 3).join('');
   const text = lines.join('');
   t.ok(text.length > 1000, 'the requests were logged');

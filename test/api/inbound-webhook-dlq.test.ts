@@ -11,7 +11,7 @@ async function setup(t: TestLike) {
   const s = await buildTestApp(t, { env: { MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true', MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true' } });
   const receiver = await startWebhookReceiver(t);
   const admin = await superAdminToken(s.app);
-  const run = (deliveryId: string) => runWebhookJob(s.ctx.outbound, { data: { delivery_id: deliveryId } });
+  const run = (deliveryId: string) => runWebhookJob(s.ctx, { data: { delivery_id: deliveryId } });
   return { ...s, receiver, admin, run };
 }
 
@@ -27,8 +27,8 @@ t.test('the list holds only the tenant\'s dead deliveries, most recently dead fi
   const s = await setup(t);
   const owner = await registerTenant(s.app);
   const other = await registerTenant(s.app);
-  await configureWebhook(s.sql, s.ctx.domains.vault, owner.tenantId, { url: s.receiver.url });
-  await configureWebhook(s.sql, s.ctx.domains.vault, other.tenantId, { url: s.receiver.url });
+  await configureWebhook(s.sql, s.ctx.vault, owner.tenantId, { url: s.receiver.url });
+  await configureWebhook(s.sql, s.ctx.vault, other.tenantId, { url: s.receiver.url });
   const first = await deadDelivery(s, owner.tenantId);
   const dead = [first];
   for (let i = 0; i < 2; i++) dead.push(await deadDelivery(s, owner.tenantId));
@@ -66,7 +66,7 @@ t.test('replay puts one dead delivery back: pending, attempts reset, a new job, 
   const s = await setup(t);
   const owner = await registerTenant(s.app);
   const other = await registerTenant(s.app);
-  await configureWebhook(s.sql, s.ctx.domains.vault, owner.tenantId, { url: s.receiver.url });
+  await configureWebhook(s.sql, s.ctx.vault, owner.tenantId, { url: s.receiver.url });
   const d = await deadDelivery(s, owner.tenantId);
   const replayUrl = `${dlqUrl(owner.tenantId)}/${d.deliveryId}/replay`;
 

@@ -58,7 +58,7 @@ t.test('the secret is revealed once on creation and once per rotation; reads and
 
   const [row] = await s.sql<{ secret_sealed: string }[]>`select secret_sealed from inbound_webhooks where tenant_id = ${owner.tenantId}`;
   t.notOk(row!.secret_sealed.includes(rotated.body.data.secret.slice(6)), 'not stored in clear');
-  t.equal(openSecret(s.ctx.domains.vault, owner.tenantId, row!.secret_sealed), rotated.body.data.secret, 'stored sealed, opens to the revealed secret');
+  t.equal(openSecret(s.ctx.vault, owner.tenantId, row!.secret_sealed), rotated.body.data.secret, 'stored sealed, opens to the revealed secret');
 
   const noop = await call(s.app, 'PATCH', URL_PATH, { token: owner.token, body: { enabled: true } });
   t.match(noop.body.data, { secret: null, secret_revealed_once: false });

@@ -3,9 +3,9 @@ import t from 'tap';
 import { generate } from 'otplib';
 import type { FastifyInstance } from 'fastify';
 import { ManualClock } from '../../shared/clock.js';
-import type { Env } from '../../shared/config.js';
+import type { Env } from '../../shared/config/index.js';
 import { buildApp } from '../../api/app.js';
-import { createApiContext } from '../../api/context.js';
+import { buildServices } from '../../main/services.js';
 import { buildTestApp, call, createKey, registerTenant, type TestApp, type TestLike, type TestTenant } from '../helpers/app.js';
 
 const P = 'MAILPATH_CONFIG__AUTH__LOGIN_PROTECTION__';
@@ -109,7 +109,7 @@ t.test('wrong 2FA codes and wrong passwords at 2FA disable count against the acc
 t.test('the count is shared by every process on the database', async (t) => {
   const test = await appAt(t);
   const user = await registerTenant(test.app);
-  const ctx2 = await createApiContext(test.config, test.sql, test.ctx.log, test.boss, test.clock);
+  const ctx2 = await buildServices({ config: test.config, sql: test.sql, log: test.ctx.log, boss: test.boss, clock: test.clock });
   const app2 = await buildApp(ctx2);
   t.teardown(async () => {
     await app2.close();

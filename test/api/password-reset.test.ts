@@ -4,7 +4,7 @@ import t from 'tap';
 import { simpleParser } from 'mailparser';
 import { generate } from 'otplib';
 import { ManualClock } from '../../shared/clock.js';
-import type { Env } from '../../shared/config.js';
+import type { Env } from '../../shared/config/index.js';
 import { createLogger } from '../../shared/log.js';
 import { buildTestApp, call, registerTenant, type TestApp, type TestLike, type TestTenant } from '../helpers/app.js';
 import { verifiedSendingDomain } from '../helpers/sending-domain.js';
@@ -178,7 +178,7 @@ t.test('at most max_emails_per_hour reset e-mails per account per hour', async (
 /** Sets the super-admin tenant up to send from `sender`'s domain. */
 async function platformDomain(test: TestApp, domain: string): Promise<string> {
   const [tenant] = await test.sql<{ id: string }[]>`select id from tenants where is_super_admin`;
-  await verifiedSendingDomain(test.sql, test.ctx.domains.vault, tenant!.id, domain);
+  await verifiedSendingDomain(test.sql, test.ctx.vault, tenant!.id, domain);
   return tenant!.id;
 }
 

@@ -1,7 +1,7 @@
 // Rate limits through the API: X-RateLimit-* headers, 429 rate_limited, per-key / per-user / per-category buckets, the tenant layer.
 import t from 'tap';
 import { ManualClock } from '../../shared/clock.js';
-import type { Env } from '../../shared/config.js';
+import type { Env } from '../../shared/config/index.js';
 import { insertUser } from '../../shared/auth/users.js';
 import { issueSession } from '../../shared/auth/accounts.js';
 import { RateLimiter } from '../../shared/ratelimit/limiter.js';

@@ -8,13 +8,15 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { generate } from 'selfsigned';
-import { loadConfig, type Env } from '../../shared/config.js';
+import { loadConfig, type Env } from '../../shared/config/index.js';
 import { connect, type Sql } from '../../shared/db/connection.js';
 import { createLogger } from '../../shared/log.js';
 import { redirectTarget, startApi, type RunningApi } from '../../api/server.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { testEnv } from '../helpers/app.js';
-import { startQueue, type Boss } from '../../shared/queue.js';
+import { startBoss, type Boss } from '../../shared/jobs/boss.js';
+import { buildServices } from '../../main/services.js';
+import { systemClock } from '../../shared/clock.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;
@@ -31,7 +33,7 @@ t.before(async () => {
   const db = await createTestDatabase();
   databaseUrl = db.url;
   sql = connect(db.url, log, { max: 4 });
-  boss = await startQueue(sql, log, { supervise: false });
+  boss = await startBoss(sql, log, { supervise: false });
   t.teardown(async () => {
     await boss.stop({ graceful: false, wait: true });
     await sql.end({ timeout: 5 });
@@ -56,7 +58,9 @@ async function start(t: Teardown, dataDir: string, env: Env = {}): Promise<Runni
       ...env,
     }),
   );
-  return stopOnTeardown(t, await startApi(config, sql, log, boss));
+  const services = await buildServices({ config, sql, log, boss, clock: systemClock });
+  t.teardown(() => services.close());
+  return stopOnTeardown(t, await startApi(services));
 }
 
 interface HttpsAnswer {

@@ -73,7 +73,7 @@ t.test('the invite is e-mailed through the system mailer when one is configured;
 t.test('with a system sender at a verified platform domain, the invite is a real send through the outbound path', async (t) => {
   const s = await buildTestApp(t, { env: { MAILPATH_SYSTEM_SENDER: 'team@platform-mail.test' } });
   const [platform] = await s.sql<{ id: string }[]>`select id from tenants where is_super_admin`;
-  await verifiedSendingDomain(s.sql, s.ctx.domains.vault, platform!.id, 'platform-mail.test');
+  await verifiedSendingDomain(s.sql, s.ctx.vault, platform!.id, 'platform-mail.test');
   const owner = await registerTenant(s.app);
   const inv = await inviteMember(s.app, owner.token, 'developer', 'invitee@example.test');
   t.equal(inv.email_sent, true);

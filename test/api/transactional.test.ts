@@ -25,7 +25,7 @@ interface Sender {
 async function sender(options: { verified?: boolean } = {}): Promise<Sender> {
   const tenant = await registerTenant(app);
   const { key, id } = await createKey(app, tenant, { scopes: ['transactional:send', 'events:read'] });
-  const domain = options.verified === false ? ({ id: '', name: 'unverified.example' } as SendingDomain) : await verifiedSendingDomain(sql, ctx.domains.vault, tenant.tenantId);
+  const domain = options.verified === false ? ({ id: '', name: 'unverified.example' } as SendingDomain) : await verifiedSendingDomain(sql, ctx.vault, tenant.tenantId);
   return { tenant, key, keyId: id, domain };
 }
 

@@ -3,15 +3,15 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
-import { loadConfig, type Config, type Env } from '../../shared/config.js';
+import { loadConfig, type Config, type Env } from '../../shared/config/index.js';
 import { connect, type Sql } from '../../shared/db/connection.js';
 import { createLogger, type Logger } from '../../shared/log.js';
 import { systemClock, type Clock } from '../../shared/clock.js';
 import { ensureSuperAdmin } from '../../shared/auth/bootstrap.js';
 import { buildApp } from '../../api/app.js';
-import { createApiContext, type ApiContext } from '../../api/context.js';
+import { buildServices, type Services } from '../../main/services.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
-import { startQueue, type Boss } from '../../shared/queue.js';
+import { startBoss, type Boss } from '../../shared/jobs/boss.js';
 
 /** The subset of a tap Test the helpers use. */
 export interface TestLike {
@@ -39,7 +39,8 @@ export function testEnv(databaseUrl: string, dataDir: string, overrides: Env = {
 
 export interface TestApp {
   app: FastifyInstance;
-  ctx: ApiContext;
+  /** The process-wide services, as `mailpath start` builds them (the API's context among them). */
+  ctx: Services;
   sql: Sql;
   config: Config;
   db: TestDatabase;
@@ -56,8 +57,8 @@ export async function buildTestApp(t: TestLike, options: { env?: Env; clock?: Cl
   const clock = options.clock ?? systemClock;
   await ensureSuperAdmin({ sql, config, clock, log });
   // Sends only: no supervision, no workers (tests that deliver start the outbound role themselves).
-  const boss = await startQueue(sql, log, { supervise: false });
-  const ctx = await createApiContext(config, sql, log, boss, clock);
+  const boss = await startBoss(sql, log, { supervise: false });
+  const ctx = await buildServices({ config, sql, log, boss, clock });
   const app = await buildApp(ctx);
   t.teardown(async () => {
     await app.close();

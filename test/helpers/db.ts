@@ -3,7 +3,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { loadMigrations } from '../../shared/db/migrate.js';
 import { migrate } from '../../shared/db/migrate.js';
-import { startQueue } from '../../shared/queue.js';
+import { startBoss } from '../../shared/jobs/boss.js';
 import { createLogger } from '../../shared/log.js';
 
 export const ADMIN_URL = process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -33,7 +33,7 @@ async function ensureTemplate(admin: postgres.Sql, name: string): Promise<void> 
     const sql = postgres(urlFor(building), { max: 2, onnotice: () => {} });
     try {
       await migrate(sql);
-      const boss = await startQueue(sql, createLogger('silent'), { supervise: false });
+      const boss = await startBoss(sql, createLogger('silent'), { supervise: false });
       await boss.stop({ graceful: false, wait: true });
     } finally {
       await sql.end();

@@ -1,10 +1,11 @@
 // Shared set-up for the delivery tests, so each one states only its routing (relay or DNS) and what it scripts at the sink.
-import { acceptSend, type AcceptInput } from '../../mta/outbound/accept.js';
+import { acceptSend, type AcceptInput } from '../../shared/sending/accept.js';
 import { startOutbound } from '../../mta/outbound/deliver/start.js';
-import type { OutboundDeps } from '../../mta/outbound/deps.js';
-import { DELIVERY_QUEUE } from '../../mta/outbound/queue.js';
+import type { SendingDeps } from '../../shared/sending/deps.js';
+import { DELIVERY_JOBS } from '../../shared/sending/delivery-jobs.js';
 import type { Clock } from '../../shared/clock.js';
-import type { Env } from '../../shared/config.js';
+import type { Env } from '../../shared/config/index.js';
+import { accepted } from './accepted.js';
 import { buildTestApp, type TestApp, type TestLike } from './app.js';
 import { verifiedSendingDomain, type SendingDomain } from './sending-domain.js';
 import { pollUntil, type SmtpSink } from './smtp-sink.js';
@@ -25,7 +26,7 @@ export interface SendState {
 }
 
 export interface DeliveryFixture extends TestApp {
-  deps: OutboundDeps;
+  deps: SendingDeps;
   sender(): Promise<Sender>;
   /** A fresh recipient, so the sink can be scripted for it before the worker can see the send. */
   recipient(): string;
@@ -47,7 +48,7 @@ export async function deliveryFixture(t: TestLike, options: { env?: Env; clock?:
     env: { MAILPATH_CONFIG__DELIVERY__DESTINATION__IDLE_CLOSE_MS: '300', ...options.env },
   });
   const { ctx, sql } = app;
-  const deps = ctx.outbound;
+  const deps = ctx;
   let counter = 0;
   const recipient = () => `rcpt${++counter}@dest.example`;
   const sendRow = async (id: string) =>
@@ -59,12 +60,12 @@ export async function deliveryFixture(t: TestLike, options: { env?: Env; clock?:
     sendRow,
     async sender() {
       const tenantId = await insertTenant(sql);
-      const domain = await verifiedSendingDomain(sql, ctx.domains.vault, tenantId);
+      const domain = await verifiedSendingDomain(sql, ctx.vault, tenantId);
       return { tenant: { id: tenantId, status: 'active', is_sandbox: false }, domain };
     },
     async send(from, over = {}) {
       const to = over.to ?? recipient();
-      const result = await acceptSend(deps, {
+      const result = accepted(await acceptSend(deps, {
         tenant: from.tenant,
         mode: 'live',
         apiKeyId: null,
@@ -73,7 +74,7 @@ export async function deliveryFixture(t: TestLike, options: { env?: Env; clock?:
         to,
         content: { kind: 'compose', subject: 'Hello', text: 'Hi there' },
         ...over,
-      });
+      }));
       return { id: result.send.id, to };
     },
     settled: (id, statuses) =>
@@ -82,7 +83,7 @@ export async function deliveryFixture(t: TestLike, options: { env?: Env; clock?:
         return statuses.includes(row.status) ? row : undefined;
       }),
     jobs: (id) => sql<{ id: string; state: string; start_after: Date }[]>`
-      select id, state, start_after from pgboss.job where name = ${DELIVERY_QUEUE} and data->>'send_id' = ${id} order by created_on`,
+      select id, state, start_after from pgboss.job where name = ${DELIVERY_JOBS} and data->>'send_id' = ${id} order by created_on`,
     events: (id) => sql<{ type: string; subtype: string | null; detail: Record<string, unknown> }[]>`
       select type, subtype, detail from events where send_id = ${id} order by occurred_at, type`,
     async outbound(t) {

@@ -65,7 +65,7 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
   // Every role runs unless env says otherwise: the MX must not collide with another process's.
   const mxPort = env['MAILPATH_MX_PORT'] ? Number(env['MAILPATH_MX_PORT']) : await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-proc-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'shared/process/cli.ts', 'start'], {
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main/cli.ts', 'start'], {
     cwd: projectRoot(),
     env: {
       PATH: process.env['PATH'] ?? '',

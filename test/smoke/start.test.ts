@@ -83,7 +83,7 @@ function spawnMailpath(t: { teardown(fn: () => unknown): void }, env: Record<str
       ([k]) => !k.startsWith('MAILPATH_') && !k.startsWith('npm_') && k !== 'DATABASE_URL' && k !== 'NODE_OPTIONS',
     ),
   );
-  const args = ['--import', 'tsx', 'shared/process/cli.ts', 'start'];
+  const args = ['--import', 'tsx', 'main/cli.ts', 'start'];
   // The trailing commands keep the shell as the parent (no exec), as npm's `sh -c` does.
   const [command, argv] = options.viaShell
     ? ['/bin/sh', ['-c', `"${process.execPath}" ${args.join(' ')}; status=$?; exit $status`]]

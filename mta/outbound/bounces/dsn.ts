@@ -1,8 +1,7 @@
-// Parses delivery status notifications: RFC 3464 multipart/report (report-type=delivery-status) per-message and per-recipient fields, with a best-effort reading of non-standard plain-text bounces.
+// Parses delivery status notifications: RFC 3464 multipart/report (report-type=delivery-status) per-message and per-recipient fields (plain-text bounces: plain-bounce.ts).
 import type { ParsedMail } from 'mailparser';
 import { bareAddress } from './addresses.js';
-import { field, fieldGroups, originalHeaders, partOf, partText, quotedOriginal, tidyReply, typedValue, type FieldGroup, type OriginalHeaders } from './mime.js';
-import { plainBounce } from './plain-bounce.js';
+import { field, fieldGroups, originalHeaders, partOf, partText, tidyReply, typedValue, type FieldGroup, type OriginalHeaders } from './mime.js';
 
 export const DSN_ACTIONS = ['failed', 'delayed', 'delivered', 'relayed', 'expanded'] as const;
 export type DsnAction = (typeof DSN_ACTIONS)[number];
@@ -42,20 +41,12 @@ export function statusCode(value: string | null): string | null {
   return match ? `${match[1]}.${Number(match[2])}.${Number(match[3])}` : null;
 }
 
-/**
- * The DSN a message carries: its delivery-status part, or failing that a plain-text bounce
- * read from the body. Undefined when it is neither.
- */
-export async function parseDsn(mail: ParsedMail, envelope: { mailFrom: string }): Promise<Dsn | undefined> {
+/** The DSN of a message's delivery-status part; undefined when it has none naming a recipient. */
+export async function parseDsn(mail: ParsedMail): Promise<Dsn | undefined> {
   const part = partOf(mail, DELIVERY_STATUS_TYPES);
-  if (part) {
-    const parsed = parseDeliveryStatus(partText(part));
-    if (parsed.recipients.length > 0) return { standard: true, ...parsed, original: await originalHeaders(mail) };
-  }
-  const recipients = plainBounce(mail, envelope);
-  if (recipients.length === 0) return undefined;
-  const original = (await originalHeaders(mail)) ?? quotedOriginal(mail.text ?? '');
-  return { standard: false, reporting_mta: null, arrival_date: null, recipients, original };
+  if (!part) return undefined;
+  const parsed = parseDeliveryStatus(partText(part));
+  return parsed.recipients.length > 0 ? { standard: true, ...parsed, original: await originalHeaders(mail) } : undefined;
 }
 
 /** The fields of a message/delivery-status body: the per-message group, then one group per recipient. */

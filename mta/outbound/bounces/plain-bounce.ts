@@ -1,8 +1,8 @@
 // Best-effort reading of bounces without a delivery-status part (qmail, Exim, old Yahoo "failure notice" texts): the failed address, the SMTP reply and whether the sender gave up.
 import type { ParsedMail } from 'mailparser';
 import { bareAddress } from './addresses.js';
-import type { DsnRecipient } from './dsn.js';
-import { tidyReply } from './mime.js';
+import type { Dsn, DsnRecipient } from './dsn.js';
+import { originalHeaders, quotedOriginal, tidyReply } from './mime.js';
 
 // Only mail that presents itself as a bounce is read as one: an auto-reply quoting "550" must not bounce anyone.
 const BOUNCE_SENDER = /^(mailer-daemon|mailer_daemon|mail-daemon|postmaster)@/i;
@@ -20,8 +20,16 @@ interface Reply {
   line: number;
 }
 
+/** A plain-text bounce read as a DSN (standard: false); undefined when the message does not look like a bounce or names no SMTP failure. */
+export async function parsePlainBounce(mail: ParsedMail, envelope: { mailFrom: string }): Promise<Dsn | undefined> {
+  const recipients = plainBounce(mail, envelope);
+  if (recipients.length === 0) return undefined;
+  const original = (await originalHeaders(mail)) ?? quotedOriginal(mail.text ?? '');
+  return { standard: false, reporting_mta: null, arrival_date: null, recipients, original };
+}
+
 /** The recipients a plain-text bounce reports, or [] when the message does not look like a bounce or names no SMTP failure. */
-export function plainBounce(mail: ParsedMail, envelope: { mailFrom: string }): DsnRecipient[] {
+function plainBounce(mail: ParsedMail, envelope: { mailFrom: string }): DsnRecipient[] {
   const from = mail.from?.value[0]?.address ?? '';
   const looksLikeBounce = BOUNCE_SENDER.test(from) || BOUNCE_SUBJECT.test(mail.subject ?? '') || (envelope.mailFrom === '' && BOUNCE_SUBJECT.test(mail.text ?? ''));
   if (!looksLikeBounce) return [];

@@ -2,6 +2,7 @@
 import { parseArf, type ArfReport } from './arf.js';
 import { parseDsn, type Dsn } from './dsn.js';
 import { parseMail } from './mime.js';
+import { parsePlainBounce } from './plain-bounce.js';
 
 export type Report =
   | { kind: 'dsn'; dsn: Dsn }
@@ -19,7 +20,8 @@ export async function readReport(raw: Buffer, envelope: { mailFrom: string }): P
     const mail = await parseMail(raw);
     const arf = await parseArf(mail);
     if (arf) return { kind: 'arf', arf };
-    const dsn = await parseDsn(mail, envelope);
+    // A delivery-status part decides; failing that, a best-effort reading of a plain-text bounce.
+    const dsn = (await parseDsn(mail)) ?? (await parsePlainBounce(mail, envelope));
     if (dsn) return { kind: 'dsn', dsn };
     const type = mail.headers.get('content-type') as { value?: string; params?: Record<string, string> } | undefined;
     const reportType = type?.params?.['report-type'];

@@ -1,8 +1,8 @@
 // Works the inbound bounce queue in the outbound role: one intake per job the MX enqueued for bounce mail, and a graceful stop.
-import type { Config } from '../../../shared/config.js';
-import { ensureInboundQueues, INBOUND_BOUNCE_QUEUE, type InboundBounceJob } from '../../../shared/inbound/jobs.js';
-import type { Boss } from '../../../shared/queue.js';
-import { startBatchWorker } from '../../../shared/queue-worker.js';
+import type { Config } from '../../../shared/config/index.js';
+import { INBOUND_BOUNCE_JOBS, type InboundBounceJob } from '../../../shared/inbound/jobs.js';
+import type { Boss } from '../../../shared/jobs/boss.js';
+import { startBatchWorker } from '../../../shared/jobs/batch-worker.js';
 import { runBounceIntake, type IntakeDeps } from './intake.js';
 
 export interface BounceWorkerDeps extends IntakeDeps {
@@ -20,12 +20,11 @@ const BATCH_SIZE = 20;
 
 export async function startBounceIntake(deps: BounceWorkerDeps): Promise<RunningBounceIntake> {
   const w = deps.config.delivery.workers;
-  await ensureInboundQueues(deps.sql, { expireInSeconds: w.job_expire_seconds });
   const log = deps.log.child({ worker: 'bounce-intake' });
   const intake: IntakeDeps = { ...deps, log };
   return startBatchWorker<InboundBounceJob>({
     boss: deps.boss,
-    queue: INBOUND_BOUNCE_QUEUE,
+    queue: INBOUND_BOUNCE_JOBS,
     name: 'bounce intake',
     log,
     batchSize: BATCH_SIZE,

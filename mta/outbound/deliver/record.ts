@@ -1,16 +1,16 @@
 // Stores what a delivery job decided, each in one transaction with the job's completion: the attempt and its outcome (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral.
-import type { Config } from '../../../shared/config.js';
+import type { Config } from '../../../shared/config/index.js';
 import type { Queryable, Sql } from '../../../shared/db/connection.js';
 import { AppError } from '../../../shared/errors.js';
 import { GroupCommit } from '../../../shared/db/group-commit.js';
 import { insertEvent, insertEvents, type NewEvent } from '../../../shared/events/queries.js';
 import type { Logger } from '../../../shared/log.js';
-import { bossDb, type Boss } from '../../../shared/queue.js';
+import { bossDb, type Boss } from '../../../shared/jobs/boss.js';
 import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
 import { insertAttempt } from '../../../shared/sends/queries.js';
 import { releaseQuota } from '../../../shared/quota/usage.js';
 import { suppress } from '../../../shared/suppressions/service.js';
-import { DELIVERY_QUEUE, enqueueDelivery } from '../queue.js';
+import { DELIVERY_JOBS, enqueueDelivery } from '../../../shared/sending/delivery-jobs.js';
 import type { AttemptResult } from './attempt.js';
 import type { Classification } from './classify.js';
 import { nextRetry, retryDetail } from './retry.js';
@@ -45,7 +45,7 @@ const eventBase = (send: DeliverySend, at: Date): Omit<NewEvent, 'type' | 'subty
 
 /** Completes the job inside `tx`: it is done exactly when what it decided is stored. */
 async function completeJob(deps: RecordDeps, tx: Queryable, job: JobRef, outcome: string): Promise<void> {
-  await deps.boss.complete(DELIVERY_QUEUE, job.id, { outcome }, { db: bossDb(tx) } as never);
+  await deps.boss.complete(DELIVERY_JOBS, job.id, { outcome }, { db: bossDb(tx) } as never);
 }
 
 /** Deliveries of the same moment, stored in one transaction. */

@@ -2,14 +2,15 @@
 import { setMaxListeners } from 'node:events';
 import type { Job } from 'pg-boss';
 import { Gate } from '../../../shared/concurrency.js';
-import { startBatchWorker, type RunJob } from '../../../shared/queue-worker.js';
-import type { OutboundDeps } from '../deps.js';
-import { DELIVERY_QUEUE, type DeliveryJob } from '../queue.js';
+import { startBatchWorker, type RunJob } from '../../../shared/jobs/batch-worker.js';
+import { DELIVERY_JOBS, type DeliveryJob } from '../../../shared/sending/delivery-jobs.js';
 import { Transports } from './transports.js';
 import { isUuid } from '../../../shared/ids.js';
 import { claimQueued } from '../../../shared/sends/delivery-queries.js';
 import { createDeliveredWriter } from './record.js';
-import { deliverClaimed, runDeliveryJob, SendBusyError, type WorkerContext } from './worker.js';
+import { deliverClaimed, runDeliveryJob, SendBusyError, type DeliveryDeps, type WorkerContext } from './worker.js';
+
+export type { DeliveryDeps };
 
 export interface RunningOutbound {
   /** Stops fetching jobs, waits for the deliveries in flight, then closes the connections. */
@@ -28,7 +29,7 @@ const MAX_WORKERS = 8;
  * of the queue moving; the Gate keeps the deliveries in flight in this process at `concurrency`. The per-destination
  * cap is the connection pool's maxConnections (see transports.ts).
  */
-export async function startOutbound(deps: OutboundDeps): Promise<RunningOutbound> {
+export async function startOutbound(deps: DeliveryDeps): Promise<RunningOutbound> {
   const w = deps.config.delivery.workers;
   const log = deps.log.child({ role: 'outbound' });
   const ctx: WorkerContext = { deps: { ...deps, log }, transports: new Transports(deps.config, log), delivered: createDeliveredWriter(deps.sql, log) };
@@ -52,7 +53,7 @@ export async function startOutbound(deps: OutboundDeps): Promise<RunningOutbound
 
   const worker = await startBatchWorker<DeliveryJob>({
     boss: deps.boss,
-    queue: DELIVERY_QUEUE,
+    queue: DELIVERY_JOBS,
     name: 'outbound delivery',
     log,
     batchSize: w.batch_size,

@@ -1,6 +1,6 @@
 // Reused SMTP connections per destination (address:port): one nodemailer pool each, made on demand, closed once idle; sending turns nodemailer's answer into an SmtpOutcome.
 import nodemailer from 'nodemailer';
-import type { Config } from '../../../shared/config.js';
+import type { Config } from '../../../shared/config/index.js';
 import type { Logger } from '../../../shared/log.js';
 import type { SmtpOutcome } from './classify.js';
 

@@ -2,13 +2,11 @@
 import { performance } from 'node:perf_hooks';
 import type { Job } from 'pg-boss';
 import { isUuid } from '../../../shared/ids.js';
-import { isSuppressed } from '../../../shared/suppressions/service.js';
-import { releaseDaily } from '../../../shared/warmup/queries.js';
-import { utcDay } from '../../../shared/warmup/tiers.js';
 import { claimForDelivery, loadDeliverySend, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
-import type { OutboundDeps } from '../deps.js';
-import { warmupGate } from '../gates/warmup.js';
-import type { DeliveryJob } from '../queue.js';
+import type { SendingDeps } from '../../../shared/sending/deps.js';
+import type { GateDeps, GateSend } from '../../../shared/sending/gates/types.js';
+import { warmupGate } from '../../../shared/sending/gates/warmup.js';
+import type { DeliveryJob } from '../../../shared/sending/delivery-jobs.js';
 import { attemptDelivery } from './attempt.js';
 import { classify } from './classify.js';
 import { recordAttempt, recordDrop, recordFailure, recordRedeferral, recordSimulated, type DeliveredWriter, type JobRef } from './record.js';
@@ -24,8 +22,11 @@ export class SendBusyError extends Error {
 // Only these may (still) be delivered; 'sending' is one a dead worker left behind.
 const DELIVERABLE = new Set(['queued', 'deferred', 'sending']);
 
+/** What delivery takes from the process's services: the send path's look-ups and counters for the wake-up's warm-up gate. */
+export type DeliveryDeps = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'lookups' | 'counters'>;
+
 export interface WorkerContext {
-  deps: OutboundDeps;
+  deps: DeliveryDeps;
   transports: Transports;
   delivered: DeliveredWriter;
 }
@@ -48,7 +49,7 @@ export async function runDeliveryJob(ctx: WorkerContext, job: Pick<Job<DeliveryJ
   }
   const held = await holdBack(ctx, send, job);
   if (held !== undefined) return held;
-  let counted: { day: string } | undefined;
+  let counted: GateSend | undefined;
   if (send.status === 'deferred') {
     const woken = await wakeUp(ctx, send, job);
     if (typeof woken === 'string') return woken;
@@ -59,7 +60,7 @@ export async function runDeliveryJob(ctx: WorkerContext, job: Pick<Job<DeliveryJ
   const claim = await claimForDelivery(deps.sql, send.id, { at, staleBefore });
   if (!claim) {
     // Another worker has it: the warm-up count this wake-up took is that worker's to take.
-    if (counted && send.domain_id) await releaseDaily(deps.sql, { tenantId: send.tenant_id, domainId: send.domain_id, day: counted.day });
+    if (counted) await warmupGate.undo!(gateDepsOf(deps), counted);
     const now = await loadDeliverySend(deps.sql, send.id);
     if (now?.status === 'sending') throw new SendBusyError(`send ${send.id} is being delivered by another worker`);
     return 'skipped';
@@ -108,19 +109,21 @@ async function holdBack(ctx: WorkerContext, send: DeliverySend, job: JobRef): Pr
     await recordSimulated(deps, send, job, at);
     return 'simulated';
   }
-  if (await isSuppressed(deps.sql, send.tenant_id, send.to_email)) {
+  if (await deps.lookups.isSuppressed(send.tenant_id, send.to_email)) {
     await recordDrop(deps, send, job, { at, reason: 'suppressed', gate: 'suppression', detail: 'dropped before delivery: the recipient is suppressed' });
     return 'dropped';
   }
   return undefined;
 }
 
+const gateDepsOf = (deps: DeliveryDeps): GateDeps => ({ db: deps.sql, warmup: deps.config.warmup, lookups: deps.lookups, counters: deps.counters });
+
 /**
  * A deferred send's wake-up: a warm-up deferral (one before any attempt) passes the warm-up gate
  * again, which counts it for the new day (the quota counted it at acceptance). An outcome string
- * ends the job; otherwise deliver now, `{ day }` saying the warm-up counter of that day was taken.
+ * ends the job; otherwise deliver now, the GateSend returned saying the warm-up gate counted it.
  */
-async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Promise<DeliveryJobOutcome | { day: string } | undefined> {
+async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Promise<DeliveryJobOutcome | GateSend | undefined> {
   const { deps } = ctx;
   const at = deps.clock.now();
   if (send.attempts > 0) return undefined;
@@ -128,16 +131,14 @@ async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Prom
     await recordDrop(deps, send, job, { at, reason: 'domain_removed', gate: 'warmup', detail: 'dropped at wake-up: its sending domain was removed' });
     return 'dropped';
   }
-  const decision = await warmupGate(
-    { db: deps.sql, warmup: deps.config.warmup },
-    {
-      tenant: { id: send.tenant_id, status: send.tenant_status, is_sandbox: send.tenant_is_sandbox },
-      mode: send.mode,
-      to: send.to_email,
-      domainId: send.domain_id,
-      at,
-    },
-  );
+  const gateSend: GateSend = {
+    tenant: { id: send.tenant_id, status: send.tenant_status, is_sandbox: send.tenant_is_sandbox },
+    mode: send.mode,
+    to: send.to_email,
+    domainId: send.domain_id,
+    at,
+  };
+  const decision = await warmupGate.decide(gateDepsOf(deps), gateSend);
   switch (decision.outcome) {
     case 'defer':
       await recordRedeferral(deps, send, job, { at, until: decision.until, detail: decision.detail ?? {} });
@@ -146,6 +147,6 @@ async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Prom
       await recordDrop(deps, send, job, { at, reason: 'suppressed', gate: 'warmup', detail: 'dropped at wake-up: the recipient is suppressed' });
       return 'dropped';
     default:
-      return { day: utcDay(at) };
+      return gateSend;
   }
 }

@@ -3,7 +3,7 @@ import t from 'tap';
 import { createHmac, randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import postgres from 'postgres';
-import { INBOUND_WEBHOOK_QUEUE } from '../../../shared/inbound/jobs.js';
+import { INBOUND_WEBHOOK_JOBS } from '../../../shared/inbound/jobs.js';
 import { SealedBox } from '../../../shared/secrets/sealed-box.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { startMailpathProcess, type MailpathProcess } from '../../helpers/mailpath-process.js';
@@ -105,7 +105,7 @@ t.test('every message answered 250 is there, with its pending webhook job, after
            (select count(*)::int from inbound_webhook_deliveries w where w.inbound_recipient_id = r.id and w.status = 'pending') as deliveries,
            (select count(*)::int from mailbox_messages b where b.inbound_message_id = m.id) as copies,
            (select count(*)::int from pgboss.job j join inbound_webhook_deliveries w on j.data->>'delivery_id' = w.id::text
-             where j.name = ${INBOUND_WEBHOOK_QUEUE} and w.inbound_recipient_id = r.id) as jobs
+             where j.name = ${INBOUND_WEBHOOK_JOBS} and w.inbound_recipient_id = r.id) as jobs
       from inbound_messages m join inbound_recipients r on r.message_id = m.id
      where m.id = any(${accepted}::uuid[])`;
   t.equal(stored.length, accepted.length, 'every acknowledged message is stored');

@@ -1,7 +1,7 @@
 // Fail-closed behaviour of the MX: a plugin that stalls or throws makes the client retry (451 4.3.0), a store that fails stores nothing, and a stop lets a session in a transaction finish.
 import t from 'tap';
 import postgres from 'postgres';
-import { PLUGIN_CATALOG } from '../../../mta/inbound/plugins.js';
+import { PLUGINS } from '../../../plugins/index.js';
 import { proceed, type Plugin } from '../../../mta/hooks/phases.js';
 import { RawSmtpClient } from '../../helpers/smtp-client.js';
 import { NOTHING_STORED, message, startTestMx, storedCounts, tenantDomain } from './fixtures.js';
@@ -22,7 +22,7 @@ async function sendOne(port: number, to: string, subject: string) {
 t.test('a plugin that does not answer within the hook timeout: 451 4.3.0, nothing stored', async (t) => {
   // The data phase's sender-auth slot is taken by a plugin that never answers.
   const stall = (): Plugin => ({ name: 'stall', hooks: { data: () => new Promise(() => {}) } });
-  const mx = await startTestMx(t, { env: { MAILPATH_CONFIG__PLUGINS__HOOK_TIMEOUT_MS: '200' }, mx: { catalog: { ...PLUGIN_CATALOG, 'sender-auth': stall } } });
+  const mx = await startTestMx(t, { env: { MAILPATH_CONFIG__PLUGINS__HOOK_TIMEOUT_MS: '200' }, catalogue: { ...PLUGINS, 'sender-auth': stall } });
   const d = await tenantDomain(mx.sql);
   const replies = await sendOne(mx.port, `x@${d.name}`, 'stalled');
   t.equal(replies[4]!.code, 451);
@@ -41,7 +41,7 @@ t.test('a plugin that throws at RCPT: 451 4.3.0 for that recipient, never an acc
     },
   });
   // Before recipient-domains (priority 20), which would accept the address.
-  const mx = await startTestMx(t, { mx: { catalog: { ...PLUGIN_CATALOG, limits: broken } } });
+  const mx = await startTestMx(t, { catalogue: { ...PLUGINS, limits: broken } });
   const d = await tenantDomain(mx.sql);
   const replies = await sendOne(mx.port, `boom@${d.name}`, 'x');
   t.equal(replies[2]!.code, 451);
@@ -130,7 +130,7 @@ t.test('the connect and helo phases: a refusal is the reply to the greeting or t
     },
   });
   let refuseConnections = false;
-  const mx = await startTestMx(t, { mx: { catalog: { ...PLUGIN_CATALOG, limits: gate } } });
+  const mx = await startTestMx(t, { catalogue: { ...PLUGINS, limits: gate } });
   const { client } = await RawSmtpClient.open(mx.port);
   const refused = await client.command('EHLO spammer.example');
   t.same([refused.code, refused.text], [550, 'go away'], 'EHLO refused (no enhanced code in a greeting reply, RFC 2034)');

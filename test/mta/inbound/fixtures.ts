@@ -3,14 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { loadConfig, type Config, type Env } from '../../../shared/config.js';
+import { loadConfig, type Config, type Env } from '../../../shared/config/index.js';
 import { systemClock } from '../../../shared/clock.js';
 import { connect, type Sql } from '../../../shared/db/connection.js';
-import { INBOUND_BOUNCE_QUEUE, INBOUND_WEBHOOK_QUEUE } from '../../../shared/inbound/jobs.js';
+import { INBOUND_BOUNCE_JOBS, INBOUND_WEBHOOK_JOBS } from '../../../shared/inbound/jobs.js';
 import { createLogger, type Logger } from '../../../shared/log.js';
-import { startQueue, type Boss } from '../../../shared/queue.js';
-import { createMxDeps, type MxDeps } from '../../../mta/inbound/deps.js';
-import { startMx, type MxOptions, type RunningMx } from '../../../mta/inbound/server.js';
+import { startBoss, type Boss } from '../../../shared/jobs/boss.js';
+import type { MxDeps } from '../../../mta/inbound/deps.js';
+import type { PluginCatalogue } from '../../../mta/inbound/plugins.js';
+import { startMx, type RunningMx } from '../../../mta/inbound/server.js';
+import { buildServices } from '../../../main/services.js';
+import { PLUGINS } from '../../../plugins/index.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { startDnsServer, type TestDnsServer } from '../../helpers/dns-server.js';
 import { loadTls } from '../../../shared/tls.js';
@@ -43,7 +46,7 @@ function tlsFiles(): Promise<{ cert: string; key: string; dir: string }> {
 }
 
 /** A database, loopback DNS, queues and a running MX (port 0), all torn down with the test. */
-export async function startTestMx(t: TestLike, options: { env?: Env; log?: Logger; mx?: MxOptions } = {}): Promise<TestMx> {
+export async function startTestMx(t: TestLike, options: { env?: Env; log?: Logger; catalogue?: PluginCatalogue } = {}): Promise<TestMx> {
   const db = await createTestDatabase();
   const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-mx-'));
   const dns = await startDnsServer();
@@ -65,11 +68,12 @@ export async function startTestMx(t: TestLike, options: { env?: Env; log?: Logge
   );
   const log = options.log ?? createLogger('silent');
   const sql = connect(db.url, log, { max: 4 });
-  const boss = await startQueue(sql, log, { supervise: false });
-  const deps = await createMxDeps(config, sql, log, boss, systemClock);
-  const mx = await startMx(deps, options.mx);
+  const boss = await startBoss(sql, log, { supervise: false });
+  const deps = await buildServices({ config, sql, log, boss, clock: systemClock });
+  const mx = await startMx(deps, options.catalogue ?? PLUGINS);
   t.teardown(async () => {
     await mx.stop();
+    await deps.close();
     await boss.stop({ graceful: false, wait: true });
     await sql.end({ timeout: 5 });
     await dns.stop();
@@ -127,7 +131,7 @@ export const countOf = async (sql: Sql, table: string): Promise<number> =>
 export async function storedCounts(sql: Sql): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of ['inbound_messages', 'inbound_recipients', 'mailbox_messages', 'inbound_webhook_deliveries']) counts[table] = await countOf(sql, table);
-  counts['jobs'] = (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name in (${INBOUND_WEBHOOK_QUEUE}, ${INBOUND_BOUNCE_QUEUE})`)[0]!.n;
+  counts['jobs'] = (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name in (${INBOUND_WEBHOOK_JOBS}, ${INBOUND_BOUNCE_JOBS})`)[0]!.n;
   return counts;
 }
 

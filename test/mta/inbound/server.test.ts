@@ -1,7 +1,7 @@
 // The MX server end to end on loopback: EHLO extensions, STARTTLS, pipelining, SMTPUTF8, what a stored message looks like, and the replies of each refusal.
 import t from 'tap';
 import nodemailer from 'nodemailer';
-import { INBOUND_WEBHOOK_QUEUE } from '../../../shared/inbound/jobs.js';
+import { INBOUND_WEBHOOK_JOBS } from '../../../shared/inbound/jobs.js';
 import { RawSmtpClient } from '../../helpers/smtp-client.js';
 import { MX_HOST, NOTHING_STORED, message, startTestMx, storedCounts, tenantDomain } from './fixtures.js';
 
@@ -65,7 +65,7 @@ t.test('a message to a tenant address is stored with our Received and Authentica
   const deliveries = await sql<{ id: string; status: string; tenant_id: string; attempts: number }[]>`
     select * from inbound_webhook_deliveries where inbound_recipient_id = ${recipients[0]!.id}`;
   t.match(deliveries, [{ status: 'pending', tenant_id: acme.tenantId, attempts: 0 }]);
-  const jobs = await sql<{ data: { delivery_id: string }; state: string }[]>`select data, state from pgboss.job where name = ${INBOUND_WEBHOOK_QUEUE} and data->>'delivery_id' = ${deliveries[0]!.id}`;
+  const jobs = await sql<{ data: { delivery_id: string }; state: string }[]>`select data, state from pgboss.job where name = ${INBOUND_WEBHOOK_JOBS} and data->>'delivery_id' = ${deliveries[0]!.id}`;
   t.equal(jobs.length, 1, 'one webhook job for the delivery');
   t.equal(jobs[0]!.state, 'created');
 });

@@ -19,11 +19,11 @@ const { app, ctx, sql } = await buildTestApp(t, {
     MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__SEND: '5',
   },
 });
-const submission = stopOnTeardown(t, await startSubmission(ctx.outbound));
+const submission = stopOnTeardown(t, await startSubmission(ctx));
 
 async function sender() {
   const tenant = await registerTenant(app);
-  const domain = await verifiedSendingDomain(sql, ctx.domains.vault, tenant.tenantId);
+  const domain = await verifiedSendingDomain(sql, ctx.vault, tenant.tenantId);
   const { key } = await createKey(app, tenant);
   return { tenantId: tenant.tenantId, from: `news@${domain.name}`, key };
 }
@@ -119,7 +119,7 @@ t.test("each recipient counts against the key's send rate limit: 451 4.7.1 when 
 
 t.test('stop: idle sessions get 421 at once, a message in DATA finishes, then the ports close', async (t) => {
   const s = await sender();
-  const own = await startSubmission(ctx.outbound);
+  const own = await startSubmission(ctx);
   const idle = await session(s.key, own.ports.implicitTls);
   const busy = await session(s.key, own.ports.implicitTls);
   t.equal((await busy.command(`MAIL FROM:<${s.from}>`)).code, 250);

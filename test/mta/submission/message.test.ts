@@ -1,9 +1,8 @@
 // The pure parts of submission: preparing a message (Bcc, Message-ID, Date, one From) and the replies for the outbound path's refusals.
 import t from 'tap';
 import { prepareMessage, rfc5322Date } from '../../../mta/submission/message.js';
-import { replyForAppError } from '../../../mta/submission/replies.js';
+import { replyForAppError, replyForRefusal } from '../../../mta/submission/replies.js';
 import { AppError, validationError } from '../../../shared/errors.js';
-import { quotaHeaders } from '../../../shared/quota/usage.js';
 
 const now = new Date('2025-03-04T05:06:07Z');
 const prepare = (text: string | Buffer) => prepareMessage(Buffer.isBuffer(text) ? text : Buffer.from(text), { hostname: 'mx.mailpath.test', now, maxSubjectLength: 998 });
@@ -64,13 +63,11 @@ t.test('rfc5322Date writes UTC with a numeric zone', async (t) => {
   t.equal(rfc5322Date(new Date('2024-12-31T23:59:59Z')), 'Tue, 31 Dec 2024 23:59:59 +0000');
 });
 
-t.test('refusals of the outbound path map to clear SMTP replies; other errors are not refusals', async (t) => {
-  const reply = (err: unknown) => {
-    const r = replyForAppError(err);
-    return r && `${r.responseCode} ${r.message}`;
-  };
-  t.equal(reply(new AppError('forbidden', 'the account is suspended')), '550 5.7.1 account suspended: sending is blocked');
-  t.match(reply(new AppError('quota_exceeded', 'cap', { headers: quotaHeaders({ used: 10, cap: 10 }) })), /^552 5\.2\.2 monthly send quota exhausted \(cap 10\)/);
+t.test('refusals and errors of the send use-case map to clear SMTP replies; other errors are not answers', async (t) => {
+  const text = (r: { responseCode: number; message: string } | undefined) => r && `${r.responseCode} ${r.message}`;
+  const reply = (err: unknown) => text(replyForAppError(err));
+  t.equal(text(replyForRefusal({ reason: 'tenant_suspended' })), '550 5.7.1 account suspended: sending is blocked');
+  t.match(text(replyForRefusal({ reason: 'quota_exceeded', used: 10, cap: 10 })), /^552 5\.2\.2 monthly send quota exhausted \(cap 10\)/);
   t.match(reply(new AppError('no_verified_domain', 'no sending domain')), /^550 5\.7\.1 no sending domain/);
   t.match(reply(validationError('From header', 'not verified')), /^550 5\.7\.1 From header: not verified/);
   t.match(reply(new AppError('payload_too_large', 'too big')), /^552 5\.3\.4 too big/);

@@ -2,7 +2,7 @@
 import t from 'tap';
 import nodemailer from 'nodemailer';
 import { startSubmission } from '../../../mta/submission/server.js';
-import { DELIVERY_QUEUE } from '../../../mta/outbound/queue.js';
+import { DELIVERY_JOBS } from '../../../shared/sending/delivery-jobs.js';
 import { buildTestApp, call, createKey, registerTenant } from '../../helpers/app.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 import { verifiedSendingDomain } from '../../helpers/sending-domain.js';
@@ -11,13 +11,13 @@ import { RawSmtpClient } from '../../helpers/smtp-client.js';
 const { app, ctx, sql } = await buildTestApp(t, {
   env: { MAILPATH_SUBMISSION_PORT: '0', MAILPATH_SUBMISSION_TLS_PORT: '0', MAILPATH_BIND_HOST: '127.0.0.1', MAILPATH_CONFIG__AUTH__CREDENTIAL_CACHE_MS: '0' },
 });
-const submission = stopOnTeardown(t, await startSubmission(ctx.outbound));
+const submission = stopOnTeardown(t, await startSubmission(ctx));
 const { starttls, implicitTls } = submission.ports;
 
 /** A tenant with a verified sending domain and a key (live, all scopes unless told). */
 async function sender(key: Record<string, unknown> = {}, withDomain = true) {
   const tenant = await registerTenant(app);
-  const domain = withDomain ? await verifiedSendingDomain(sql, ctx.domains.vault, tenant.tenantId) : undefined;
+  const domain = withDomain ? await verifiedSendingDomain(sql, ctx.vault, tenant.tenantId) : undefined;
   const { key: secret, id } = await createKey(app, tenant, key);
   return { tenant, domain: domain?.name ?? 'nowhere.example', key: secret, keyId: id };
 }
@@ -60,7 +60,7 @@ interface SendRecord {
 const sendsOf = (tenantId: string) =>
   sql<SendRecord[]>`select id, source, status, mode, api_key_id, from_email, to_email, subject, message_id, message from sends where tenant_id = ${tenantId} order by to_email`;
 const jobsFor = async (sendId: string) =>
-  (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${DELIVERY_QUEUE} and data->>'send_id' = ${sendId}`)[0]!.n;
+  (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${DELIVERY_JOBS} and data->>'send_id' = ${sendId}`)[0]!.n;
 
 t.test('the STARTTLS port (AUTH PLAIN) and the implicit TLS port (AUTH LOGIN) both store a signed, queued send', async (t) => {
   const s = await sender();

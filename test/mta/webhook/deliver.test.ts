@@ -1,7 +1,7 @@
 // One signed POST against real receivers on 127.0.0.1: exact bytes and headers, the HMAC, each kind of answer, the deadline, and the address pinned to what the policy checked.
 import { createHmac } from 'node:crypto';
 import t from 'tap';
-import { loadConfig, type WebhooksConfig } from '../../../shared/config.js';
+import { loadConfig, type WebhooksConfig } from '../../../shared/config/index.js';
 import { createResolver, type DnsResolver } from '../../../shared/dns.js';
 import { checkWebhookUrl } from '../../../shared/inbound-webhooks/url-policy.js';
 import { postToWebhook, type WebhookPost } from '../../../mta/webhook/deliver.js';

@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { startWebhookDelivery } from '../../../mta/webhook/start.js';
-import { enqueueInboundJobs, ensureInboundQueues } from '../../../shared/inbound/jobs.js';
+import { enqueueInboundJobs, ensureInboundJobs } from '../../../shared/inbound/jobs.js';
 import { buildTestApp } from '../../helpers/app.js';
 import { pollUntil } from '../../helpers/smtp-sink.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
@@ -17,7 +17,7 @@ t.test('a job the MX queued is delivered by the running workers; a 500 queues th
       MAILPATH_CONFIG__WEBHOOKS__WORKERS__POLL_INTERVAL_MS: '500',
     },
   });
-  const deps = app.ctx.outbound;
+  const deps = app.ctx;
   const receiver = await startWebhookReceiver(t);
   const tenantId = await insertTenant(app.sql);
   const secret = await configureWebhook(app.sql, deps.vault, tenantId, { url: receiver.url });
@@ -26,7 +26,7 @@ t.test('a job the MX queued is delivered by the running workers; a 500 queues th
   t.teardown(() => (stopped ? undefined : running.stop()));
 
   // As the MX does: the row and its job in one transaction (the queue exists once the worker started).
-  await ensureInboundQueues(app.sql, { expireInSeconds: 300 });
+  await ensureInboundJobs(app.sql, { expireInSeconds: 300 });
   const d = await insertInboundDelivery(app.sql, tenantId);
   await app.sql.begin((tx) => enqueueInboundJobs(deps.boss, tx, { webhook: [{ delivery_id: d.deliveryId }], bounce: [] }));
   const delivered = await pollUntil('the delivery to be delivered', async () => ((await deliveryState(app.sql, d.deliveryId)).status === 'delivered' ? true : undefined));

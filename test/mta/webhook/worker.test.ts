@@ -3,7 +3,7 @@ import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { ManualClock } from '../../../shared/clock.js';
 import { runWebhookJob, DeliveryNotDueError, type WebhookDeps } from '../../../mta/webhook/worker.js';
-import { ensureInboundQueues } from '../../../shared/inbound/jobs.js';
+import { ensureInboundJobs } from '../../../shared/inbound/jobs.js';
 import { updateWebhookSettingsFor } from '../../../shared/inbound-webhooks/service.js';
 import { buildTestApp, type TestLike } from '../../helpers/app.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
@@ -20,8 +20,8 @@ const LOCAL_ENV = {
 async function setup(t: TestLike) {
   const clock = new ManualClock(START);
   const app = await buildTestApp(t, { clock, env: LOCAL_ENV });
-  await ensureInboundQueues(app.sql, { expireInSeconds: 300 });
-  const deps: WebhookDeps = app.ctx.outbound;
+  await ensureInboundJobs(app.sql, { expireInSeconds: 300 });
+  const deps: WebhookDeps = app.ctx;
   const receiver = await startWebhookReceiver(t);
   const tenantId = await insertTenant(app.sql);
   const secret = await configureWebhook(app.sql, deps.vault, tenantId, { url: receiver.url });

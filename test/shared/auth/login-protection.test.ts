@@ -1,7 +1,7 @@
 // Failed sign-in counters against a real database: concurrent failures all count, locks are never shortened, spent rows are swept.
 import t from 'tap';
 import { ManualClock } from '../../../shared/clock.js';
-import { loadConfig } from '../../../shared/config.js';
+import { loadConfig } from '../../../shared/config/index.js';
 import { connect, type Sql } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
 import { accountKey, addressKey, assertNotLocked, clearAccountFailures, recordFailure, type ProtectionDeps } from '../../../shared/auth/login-protection.js';

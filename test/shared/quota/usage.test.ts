@@ -1,12 +1,20 @@
-// Monthly quota on a real database: exact under concurrency, per UTC month, plan caps, and the X-Quota-* headers.
+// Monthly quota on a real database: exact under concurrency, per UTC month, plan caps.
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
-import { consumeMonthly, monthlyUsage, quotaHeaders, releaseQuota } from '../../../shared/quota/usage.js';
+import { consumeMonthlyMany, monthlyUsage, releaseQuota } from '../../../shared/quota/usage.js';
+import type { Queryable } from '../../../shared/db/connection.js';
+import { utcMonth } from '../../../shared/warmup/tiers.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
 
-t.test('consumeMonthly counts exactly up to the plan cap under concurrency, per month', async (t) => {
+/** One send counted in its own statement: the unbatched case of consumeMonthlyMany. */
+async function consumeMonthly(db: Queryable, tenantId: string, at: Date): Promise<{ used: number | undefined; cap: number }> {
+  const [taken] = await consumeMonthlyMany(db, [{ tenantId, month: utcMonth(at), want: 1 }]);
+  return { used: taken!.used, cap: taken!.cap };
+}
+
+t.test('consumeMonthlyMany, one send per statement, counts exactly up to the plan cap under concurrency, per month', async (t) => {
   const db = await createTestDatabase();
   const sql = connect(db.url, createLogger('silent'), { max: 20 });
   t.teardown(async () => {
@@ -27,11 +35,4 @@ t.test('consumeMonthly counts exactly up to the plan cap under concurrency, per 
   t.same(await consumeMonthly(sql, tenantId, at), { used: undefined, cap: 0 }, 'a zero cap admits nothing');
   await sql`update tenants set plan_id = 'pro' where id = ${tenantId}`;
   t.same(await consumeMonthly(sql, tenantId, at), { used: 50, cap: 250000 }, 'the cap follows the plan; usage is not reset');
-});
-
-t.test('quota headers', async (t) => {
-  t.same(quotaHeaders({ used: 10, cap: 100 }), { 'X-Quota-Used': '10', 'X-Quota-Cap': '100', 'X-Quota-Remaining': '90' });
-  t.equal(quotaHeaders({ used: 79, cap: 100 })['X-Quota-Warning'], undefined);
-  t.equal(quotaHeaders({ used: 80, cap: 100 })['X-Quota-Warning'], '1', 'warning from 80 %');
-  t.same(quotaHeaders({ used: 120, cap: 100 })['X-Quota-Remaining'], '0', 'never negative');
 });

@@ -4,7 +4,7 @@ import { randomBytes } from 'node:crypto';
 import { mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { ConfigError, loadConfig } from '../../../shared/config.js';
+import { ConfigError, loadConfig } from '../../../shared/config/index.js';
 import { keyFingerprint, loadMasterKey, MASTER_KEY_FILE } from '../../../shared/secrets/master-key.js';
 import { SealedBox, SealError } from '../../../shared/secrets/sealed-box.js';
 

@@ -4,7 +4,7 @@ import t from 'tap';
 import { simpleParser } from 'mailparser';
 import { createLogger } from '../../../shared/log.js';
 import { suppress } from '../../../shared/suppressions/service.js';
-import { loadConfig, type Env } from '../../../shared/config.js';
+import { loadConfig, type Env } from '../../../shared/config/index.js';
 import { buildTestApp, type TestApp, type TestLike } from '../../helpers/app.js';
 import { verifiedSendingDomain } from '../../helpers/sending-domain.js';
 
@@ -33,7 +33,7 @@ t.test('without MAILPATH_SYSTEM_SENDER the message is logged at info, link inclu
 
 t.test('with a verified sender domain: a live send of the super-admin tenant, text and HTML', async (t) => {
   const test = await mailerApp(t, { MAILPATH_SYSTEM_SENDER: 'team@ops.platform.test' });
-  await verifiedSendingDomain(test.sql, test.ctx.domains.vault, test.platformId, 'ops.platform.test');
+  await verifiedSendingDomain(test.sql, test.ctx.vault, test.platformId, 'ops.platform.test');
   const result = await test.ctx.systemMail.send(message);
   t.equal(result.sent, true);
   const [row] = await test.sql<{ tenant_id: string; to_email: string; mode: string; status: string; message: Buffer }[]>`
@@ -46,7 +46,7 @@ t.test('with a verified sender domain: a live send of the super-admin tenant, te
 
 t.test('a suppressed recipient is dropped (not sent); a bad address is logged, never thrown', async (t) => {
   const test = await mailerApp(t, { MAILPATH_SYSTEM_SENDER: 'team@ops.platform.test' });
-  await verifiedSendingDomain(test.sql, test.ctx.domains.vault, test.platformId, 'ops.platform.test');
+  await verifiedSendingDomain(test.sql, test.ctx.vault, test.platformId, 'ops.platform.test');
   await suppress(test.sql, test.platformId, { email: 'gone@example.test', reason: 'manual', source: 'api', at: new Date() });
   const dropped = await test.ctx.systemMail.send({ ...message, to: 'gone@example.test' });
   t.equal(dropped.sent, false);

@@ -4,11 +4,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { systemClock } from '../../../shared/clock.js';
-import { loadConfig } from '../../../shared/config.js';
+import { loadConfig } from '../../../shared/config/index.js';
 import { connect } from '../../../shared/db/connection.js';
-import { createDomainDeps } from '../../../shared/domains/deps.js';
+import { buildServices } from '../../../main/services.js';
 import { createLogger } from '../../../shared/log.js';
-import { startQueue } from '../../../shared/queue.js';
+import { startBoss } from '../../../shared/jobs/boss.js';
 import { intervalCron, nextTickAfter, WORKERS } from '../../../shared/workers/catalog.js';
 import { scheduleWorkers } from '../../../shared/workers/schedule.js';
 import { listTicks } from '../../../shared/workers/ticks.js';
@@ -57,9 +57,10 @@ t.test('scheduleWorkers on a real pg-boss', async (t) => {
     MAILPATH_CONFIG__DNS__DOMAIN_RECHECK_HOURS: '12',
     MAILPATH_CONFIG__DKIM__ROTATOR_INTERVAL_MINUTES: '15',
   });
-  const deps = await createDomainDeps(config, sql, log, systemClock);
-  const boss = await startQueue(sql, log, { supervise: false });
+  const boss = await startBoss(sql, log, { supervise: false });
+  const deps = await buildServices({ config, sql, log, boss, clock: systemClock });
   t.teardown(async () => {
+    await deps.close();
     await boss.stop({ graceful: false, wait: true });
     await sql.end({ timeout: 5 });
     await db.drop();

@@ -4,7 +4,7 @@ import { decideEffect } from '../../../../mta/outbound/bounces/effects.js';
 import type { ArfReport } from '../../../../mta/outbound/bounces/arf.js';
 import type { Dsn, DsnRecipient } from '../../../../mta/outbound/bounces/dsn.js';
 import type { ReportSend } from '../../../../shared/bounces/queries.js';
-import { loadConfig } from '../../../../shared/config.js';
+import { loadConfig } from '../../../../shared/config/index.js';
 
 const rules = loadConfig({}).bounceRules;
 const send: ReportSend = { id: 's', tenant_id: 't', mode: 'live', status: 'delivered', to_email: 'ann@example.org', message_id: 'm@x' };

@@ -1,7 +1,7 @@
 // Shared set-up of the intake tests: sends as delivery leaves them, bounce mail stored as the MX stores it, and what the intake left behind.
 import { randomUUID } from 'node:crypto';
 import { runBounceIntake, type IntakeDeps } from '../../../../mta/outbound/bounces/intake.js';
-import type { AcceptInput } from '../../../../mta/outbound/accept.js';
+import type { AcceptInput } from '../../../../shared/sending/accept.js';
 import { bounceAddress } from '../../../../shared/sends/verp.js';
 import type { TestLike } from '../../../helpers/app.js';
 import { deliveryFixture, type DeliveryFixture, type Sender } from '../../../helpers/delivery-fixture.js';

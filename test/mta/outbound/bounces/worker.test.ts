@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { startBounceIntake } from '../../../../mta/outbound/bounces/worker.js';
-import { enqueueInboundJobs, INBOUND_BOUNCE_QUEUE } from '../../../../shared/inbound/jobs.js';
+import { enqueueInboundJobs, INBOUND_BOUNCE_JOBS } from '../../../../shared/inbound/jobs.js';
 import { pollUntil } from '../../../helpers/smtp-sink.js';
 import { intakeFixture } from './intake-fixture.js';
 
@@ -10,7 +10,7 @@ const f = await intakeFixture(t);
 const enqueue = (recipientIds: string[]) =>
   f.sql.begin((tx) => enqueueInboundJobs(f.boss, tx, { webhook: [], bounce: recipientIds.map((recipient_id) => ({ recipient_id })) }));
 const jobStates = (recipientIds: string[]) =>
-  f.sql<{ state: string }[]>`select state from pgboss.job where name = ${INBOUND_BOUNCE_QUEUE} and data->>'recipient_id' = any(${recipientIds}::text[])`;
+  f.sql<{ state: string }[]>`select state from pgboss.job where name = ${INBOUND_BOUNCE_JOBS} and data->>'recipient_id' = any(${recipientIds}::text[])`;
 
 t.test('enqueued bounce jobs are processed', async (t) => {
   const worker = await startBounceIntake({ ...f.deps });

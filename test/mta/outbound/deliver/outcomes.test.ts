@@ -1,6 +1,6 @@
 // What delivery outcomes leave behind, against a real SMTP sink and an injected clock: the retry curve and its age limit, hard and soft bounces with suppression, warm-up deferrals re-checked at wake-up.
 import t from 'tap';
-import { DELIVERY_QUEUE } from '../../../../mta/outbound/queue.js';
+import { DELIVERY_JOBS } from '../../../../shared/sending/delivery-jobs.js';
 import { ManualClock } from '../../../../shared/clock.js';
 import { monthlyUsage } from '../../../../shared/quota/usage.js';
 import { listAttempts } from '../../../../shared/sends/queries.js';
@@ -18,7 +18,7 @@ const { sql, deps, sender, recipient, send, sendRow, settled, jobs, events, outb
   env: { MAILPATH_OUTBOUND_RELAY: sink.address },
 });
 /** Lets a job scheduled for later (by the injected clock) run now. */
-const release = (id: string) => sql`update pgboss.job set start_after = now() where name = ${DELIVERY_QUEUE} and data->>'send_id' = ${id} and state = 'created'`;
+const release = (id: string) => sql`update pgboss.job set start_after = now() where name = ${DELIVERY_JOBS} and data->>'send_id' = ${id} and state = 'created'`;
 
 t.beforeEach(() => quietSink(sink));
 

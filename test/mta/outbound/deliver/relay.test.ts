@@ -2,7 +2,7 @@
 import t from 'tap';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startOutbound } from '../../../../mta/outbound/deliver/start.js';
-import { DELIVERY_QUEUE } from '../../../../mta/outbound/queue.js';
+import { DELIVERY_JOBS } from '../../../../shared/sending/delivery-jobs.js';
 import { dkimTxtValue } from '../../../../shared/domains/records.js';
 import { listAttempts } from '../../../../shared/sends/queries.js';
 import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';
@@ -98,7 +98,7 @@ t.test('a test-mode send never reaches the sink, even with a delivery job', asyn
   t.equal((await sendRow(simulated.id)).status, 'simulated');
   // A job that should not exist (a bug elsewhere): the worker still refuses to deliver.
   await sql`update sends set status = 'queued' where id = ${simulated.id}`;
-  const jobId = await deps.boss.send(DELIVERY_QUEUE, { send_id: simulated.id });
+  const jobId = await deps.boss.send(DELIVERY_JOBS, { send_id: simulated.id });
   await pollUntil('the stray job to complete', async () => ((await sql`select 1 from pgboss.job where id = ${jobId} and state = 'completed'`).length ? true : undefined));
   t.equal((await sendRow(simulated.id)).status, 'queued', 'untouched');
   t.same(sink.rcpts, []);

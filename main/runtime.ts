@@ -1,0 +1,54 @@
+// Starts a Mailpath process: database (or embedded), migrations, super-admin bootstrap, job queues, the services (once), then its roles.
+import type { Config } from '../shared/config/index.js';
+import { systemClock } from '../shared/clock.js';
+import { openDatabase } from '../shared/db/connection.js';
+import { migrate } from '../shared/db/migrate.js';
+import { createLogger, type Logger } from '../shared/log.js';
+import { startBoss, type Boss } from '../shared/jobs/boss.js';
+import { ensureSuperAdmin } from '../shared/auth/bootstrap.js';
+import { startRoles, type RunningRole } from './roles.js';
+import { buildServices, type Services } from './services.js';
+
+export interface RunningMailpath {
+  roles: RunningRole[];
+  databaseUrl: string;
+  stop(): Promise<void>;
+}
+
+export async function startMailpath(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningMailpath> {
+  const db = await openDatabase(config, log);
+  let boss: Boss | undefined;
+  let services: Services | undefined;
+  try {
+    const applied = await migrate(db.sql);
+    if (applied.length > 0) log.info({ applied }, 'database migrations applied');
+    await ensureSuperAdmin({ sql: db.sql, config, clock: systemClock, log });
+    boss = await startBoss(db.sql, log, {
+      supervise: config.roles.includes('scheduler'),
+      maintenanceIntervalSeconds: config.delivery.workers.queue_maintenance_seconds,
+    });
+    services = await buildServices({ config, sql: db.sql, log, boss, clock: systemClock });
+    const roles = await startRoles(config.roles, services);
+    log.info({ roles: roles.map((r) => ({ role: r.name, ...r.details })), embedded: db.embedded !== undefined }, 'mailpath started');
+    const started = { boss, services };
+    let stopping: Promise<void> | undefined;
+    return {
+      roles,
+      databaseUrl: db.url,
+      stop: () =>
+        (stopping ??= (async () => {
+          // Roles first (stop accepting, drain), then what the services hold, then the queue, then the database.
+          await Promise.allSettled(roles.map((r) => r.stop()));
+          await started.services.close().catch((err: unknown) => log.warn({ err }, 'services close'));
+          await started.boss.stop({ graceful: true, wait: true, timeout: config.shutdownTimeoutMs }).catch((err: unknown) => log.warn({ err }, 'queue stop'));
+          await db.close();
+          log.info('mailpath stopped');
+        })()),
+    };
+  } catch (err) {
+    await services?.close().catch(() => {});
+    await boss?.stop({ graceful: false, wait: true }).catch(() => {});
+    await db.close().catch(() => {});
+    throw err;
+  }
+}

@@ -1,0 +1,93 @@
+// The process-wide services, built once at start-up: every role takes what it needs from this one object (each role's deps type is a part of it).
+import type { ApiContext } from '../api/context.js';
+import type { MxDeps } from '../mta/inbound/deps.js';
+import type { DeliveryDeps } from '../mta/outbound/deliver/start.js';
+import type { SubmissionDeps } from '../mta/submission/server.js';
+import { testSendWebhook } from '../mta/webhook/test-send.js';
+import type { WebhookDeps } from '../mta/webhook/worker.js';
+import { CredentialResolver } from '../shared/auth/credentials.js';
+import { SessionTokens } from '../shared/auth/jwt.js';
+import type { Clock } from '../shared/clock.js';
+import type { Config } from '../shared/config/index.js';
+import type { Sql } from '../shared/db/connection.js';
+import { createResolver, resolverFor } from '../shared/dns.js';
+import { ensureInboundJobs } from '../shared/inbound/jobs.js';
+import type { Boss } from '../shared/jobs/boss.js';
+import { KeyUsageRecorder } from '../shared/keys/last-used.js';
+import type { Logger } from '../shared/log.js';
+import { RateLimiter } from '../shared/ratelimit/limiter.js';
+import { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
+import { loadMasterKey } from '../shared/secrets/master-key.js';
+import { SealedBox } from '../shared/secrets/sealed-box.js';
+import { verpKey } from '../shared/sends/verp.js';
+import { acceptSend } from '../shared/sending/accept.js';
+import { ensureDeliveryJobs } from '../shared/sending/delivery-jobs.js';
+import { createSendingDeps } from '../shared/sending/deps.js';
+import { SystemMail } from '../shared/system-mail/mailer.js';
+import type { WorkerDeps } from '../shared/workers/catalog.js';
+
+/** What a process starts from: its configuration, database, logger, job queues and clock. */
+export interface Core {
+  config: Config;
+  sql: Sql;
+  log: Logger;
+  boss: Boss;
+  clock: Clock;
+}
+
+/** Every role's deps at once: the API's context, the MX's, submission's, delivery's, the webhook worker's and the scheduled workers' (the bounce intake takes a part of them). */
+export interface Services extends ApiContext, MxDeps, SubmissionDeps, DeliveryDeps, WebhookDeps, WorkerDeps {
+  /** Flushes what the services hold (system e-mails in flight, rate-limit counts, key use); call after the roles stopped, before the queue and database close. */
+  close(): Promise<void>;
+}
+
+/**
+ * Builds each service once: the resolvers, the sealing box and VERP key from one read of the
+ * master key, the send path's batching writer, look-ups and counters (shared by the API,
+ * submission, system mail and delivery, so their batches are shared too), the session tokens,
+ * credential resolver, key-use recorder and rate limiter (shared by the API and submission, so a
+ * key's HTTP and SMTP sends count in one place), and the job queues every role sends to.
+ */
+export async function buildServices(core: Core): Promise<Services> {
+  const { config, sql, log, boss, clock } = core;
+  const expireInSeconds = config.delivery.workers.job_expire_seconds;
+  await ensureDeliveryJobs(sql, { expireInSeconds });
+  await ensureInboundJobs(sql, { expireInSeconds });
+
+  const masterKey = await loadMasterKey(config);
+  const resolverOptions = { timeoutMs: config.dns.timeout_ms, tries: config.dns.tries };
+  const vault = new SealedBox(masterKey);
+  const dns = createResolver(config.dnsServers, resolverOptions);
+  const sending = createSendingDeps({ config, sql, log, boss, clock, dns, verpKey: verpKey(masterKey), vault });
+
+  const tokens = await SessionTokens.create(config);
+  const limits = config.limits.rate_limits;
+  const rateLimiter = new RateLimiter(sql, log, limits.sync_interval_ms, () => clock.now().getTime());
+  rateLimiter.start();
+  const keyUsage = new KeyUsageRecorder(sql, log, config.auth.key_last_used_write_interval_seconds);
+  const systemMail = new SystemMail({
+    config,
+    sql,
+    log,
+    sendingDomains: (tenantId) => sending.lookups.sendingDomains(tenantId),
+    send: (input) => acceptSend(sending, input),
+  });
+
+  const services: Services = {
+    ...sending,
+    publicResolvers: config.publicResolvers.map((server) => ({ server, dns: resolverFor(server, resolverOptions) })),
+    vault,
+    tokens,
+    credentials: new CredentialResolver(sql, tokens, config, clock),
+    keyUsage,
+    rateLimiter,
+    tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms),
+    systemMail,
+    testWebhook: (tenantId) => testSendWebhook(services, tenantId),
+    async close() {
+      await systemMail.drain();
+      await Promise.all([rateLimiter.close(), keyUsage.close()]);
+    },
+  };
+  return services;
+}

@@ -1,0 +1,217 @@
+// The one place that reads process.env and config/: validates both with zod into a typed Config (one schema module per config file beside this one).
+import { readFileSync, readdirSync } from 'node:fs';
+import { join, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { z } from 'zod';
+import { projectRoot } from '../paths.js';
+import { authSchema, type AuthConfig } from './auth.js';
+import { bounceRulesSchema, type BounceRulesConfig } from './bounce-rules.js';
+import { deliverySchema, type DeliveryConfig } from './delivery.js';
+import { dkimSchema, type DkimConfig } from './dkim.js';
+import { dnsSchema, type DnsConfig } from './dns.js';
+import { decodeMasterKey, envSchema, type Role } from './env.js';
+import { inboundSchema, type InboundConfig } from './inbound.js';
+import { limitsSchema, type LimitsConfig } from './limits.js';
+import { pluginsSchema, type PluginsConfig } from './plugins.js';
+import { warmupSchema, type WarmupConfig } from './warmup.js';
+import { webhooksSchema, type WebhooksConfig } from './webhooks.js';
+
+export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
+export { MX_PHASES } from './plugins.js';
+export type { AuthConfig, BounceRulesConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, WarmupConfig, WebhooksConfig };
+
+/** The config/ files, by name: each is validated by its own schema. */
+function filesSchema(mxPlugins: readonly string[] | undefined) {
+  return z.object({
+    limits: limitsSchema,
+    webhooks: webhooksSchema,
+    auth: authSchema,
+    dns: dnsSchema,
+    dkim: dkimSchema,
+    warmup: warmupSchema,
+    delivery: deliverySchema,
+    'bounce-rules': bounceRulesSchema,
+    inbound: inboundSchema,
+    plugins: pluginsSchema(mxPlugins),
+  });
+}
+
+export type Env = Record<string, string | undefined>;
+
+export interface LoadOptions {
+  /** The config/ directory (default: the project's). */
+  configDir?: string;
+  /** The MX plugin catalogue's names (plugins/index.ts): config/plugins.yaml may enable only these. */
+  mxPlugins?: readonly string[];
+}
+
+export interface Config {
+  databaseUrl: string | undefined;
+  dataDir: string;
+  httpsPort: number;
+  httpPort: number;
+  bindHost: string;
+  publicUrl: URL;
+  tls: { certFile: string; keyFile: string } | undefined;
+  mxPort: number;
+  submissionPort: number;
+  submissionTlsPort: number;
+  hostname: string;
+  dnsServers: string[] | undefined;
+  publicResolvers: string[];
+  /** The host tenants' SPF records include to authorize Mailpath. */
+  spfInclude: string;
+  /** MAILPATH_MASTER_KEY decoded; undefined means the key file in the data dir. */
+  masterKey: Buffer | undefined;
+  outboundRelay: string | undefined;
+  outboundPort: number;
+  admin: { email: string; password: string | undefined };
+  jwtSecret: string | undefined;
+  keyPrefixes: { live: string; test: string };
+  chatWebhookUrl: string | undefined;
+  /** MAILPATH_SYSTEM_SENDER (lower-cased): From of platform e-mails, at a verified domain of the super-admin tenant. */
+  systemSender: string | undefined;
+  roles: Role[];
+  logLevel: string;
+  shutdownTimeoutMs: number;
+  dbPoolSize: number;
+  flags: { warmupPerEspEnforce: boolean; soc2EvidenceEnabled: boolean };
+  /** Started by an npm script (npm sets npm_lifecycle_event): the process may sit below a shell. */
+  launchedByNpm: boolean;
+  limits: LimitsConfig;
+  auth: AuthConfig;
+  dns: DnsConfig;
+  dkim: DkimConfig;
+  warmup: WarmupConfig;
+  delivery: DeliveryConfig;
+  bounceRules: BounceRulesConfig;
+  /** config/webhooks.yaml: inbound-webhook URL policy, timeout, retries. */
+  webhooks: WebhooksConfig;
+  /** config/inbound.yaml: the MX server and its plugins' settings. */
+  inbound: InboundConfig;
+  /** config/plugins.yaml: the MX plugins enabled, their order and the hook timeouts. */
+  plugins: PluginsConfig;
+}
+
+/** Raised when configuration is invalid; the message names every offending key. */
+export class ConfigError extends Error {
+  override name = 'ConfigError';
+}
+
+function describeIssues(issues: z.core.$ZodIssue[], prefix: string): string {
+  return issues.map((i) => `${prefix}${i.path.join('.')}: ${i.message}`).join('; ');
+}
+
+/** Reads every config/<name>.yaml file into { name: parsed }. */
+function readConfigFiles(configDir: string): Record<string, unknown> {
+  const files: Record<string, unknown> = {};
+  let names: string[];
+  try {
+    names = readdirSync(configDir);
+  } catch (err) {
+    throw new ConfigError(`Invalid configuration: cannot read the config directory ${configDir}: ${(err as Error).message}`);
+  }
+  for (const file of names) {
+    const match = /^([a-z0-9-]+)\.ya?ml$/.exec(file);
+    if (!match) continue;
+    const name = match[1]!;
+    try {
+      files[name] = parseYaml(readFileSync(join(configDir, file), 'utf8')) ?? {};
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration: config/${file}: ${(err as Error).message}`);
+    }
+  }
+  return files;
+}
+
+/** Applies MAILPATH_CONFIG__<FILE>__<KEY>__... overrides onto the parsed config files. */
+function applyFileOverrides(files: Record<string, unknown>, env: Env): void {
+  for (const [name, raw] of Object.entries(env)) {
+    if (!name.startsWith('MAILPATH_CONFIG__') || raw === undefined) continue;
+    const path = name.slice('MAILPATH_CONFIG__'.length).toLowerCase().split('__');
+    // Environment names cannot hold '-': BOUNCE_RULES names config/bounce-rules.yaml.
+    const file = Object.keys(files).find((f) => f.replace(/-/g, '_') === path[0]);
+    if (file !== undefined) path[0] = file;
+    // A typo in the file name would otherwise be dropped silently (unknown files are not validated).
+    if (!(path[0]! in files) || path.some((p) => p === '')) {
+      throw new ConfigError(`Invalid configuration: ${name}: no such setting (expected MAILPATH_CONFIG__<FILE>__<KEY>, FILE one of ${Object.keys(files).join(', ').toUpperCase()})`);
+    }
+    let value: unknown = raw;
+    try {
+      value = JSON.parse(raw);
+    } catch {
+      // Not JSON: keep it as the plain string it is.
+    }
+    let node = files as Record<string, unknown>;
+    for (const key of path.slice(0, -1)) {
+      const next = node[key];
+      if (typeof next !== 'object' || next === null) node[key] = {};
+      node = node[key] as Record<string, unknown>;
+    }
+    node[path[path.length - 1]!] = value;
+  }
+}
+
+/**
+ * Builds the configuration from an environment and a config directory.
+ * Pure apart from reading the config files, so tests pass their own env.
+ */
+export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
+  const configDir = options.configDir ?? join(projectRoot(), 'config');
+  const parsedEnv = envSchema.safeParse(
+    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
+  );
+  if (!parsedEnv.success) {
+    throw new ConfigError(`Invalid configuration: ${describeIssues(parsedEnv.error.issues, '')}`);
+  }
+  const files = readConfigFiles(configDir);
+  applyFileOverrides(files, env);
+  const parsedFiles = filesSchema(options.mxPlugins).safeParse(files);
+  if (!parsedFiles.success) {
+    throw new ConfigError(`Invalid configuration: ${describeIssues(parsedFiles.error.issues, 'config/')}`);
+  }
+  const e = parsedEnv.data;
+  if (Boolean(e.MAILPATH_TLS_CERT) !== Boolean(e.MAILPATH_TLS_KEY)) {
+    throw new ConfigError('Invalid configuration: MAILPATH_TLS_CERT and MAILPATH_TLS_KEY must be set together');
+  }
+  return {
+    databaseUrl: e.DATABASE_URL,
+    dataDir: resolve(e.MAILPATH_DATA_DIR),
+    httpsPort: e.MAILPATH_HTTPS_PORT,
+    httpPort: e.MAILPATH_HTTP_PORT,
+    bindHost: e.MAILPATH_BIND_HOST,
+    publicUrl: new URL(e.MAILPATH_PUBLIC_URL ?? `https://localhost${e.MAILPATH_HTTPS_PORT === 443 ? '' : `:${e.MAILPATH_HTTPS_PORT}`}`),
+    tls: e.MAILPATH_TLS_CERT ? { certFile: e.MAILPATH_TLS_CERT, keyFile: e.MAILPATH_TLS_KEY! } : undefined,
+    mxPort: e.MAILPATH_MX_PORT,
+    submissionPort: e.MAILPATH_SUBMISSION_PORT,
+    submissionTlsPort: e.MAILPATH_SUBMISSION_TLS_PORT,
+    hostname: e.MAILPATH_HOSTNAME,
+    dnsServers: e.MAILPATH_DNS_SERVERS,
+    publicResolvers: e.MAILPATH_PUBLIC_RESOLVERS,
+    spfInclude: e.MAILPATH_SPF_INCLUDE ?? `spf.${e.MAILPATH_HOSTNAME}`,
+    masterKey: e.MAILPATH_MASTER_KEY === undefined ? undefined : decodeMasterKey(e.MAILPATH_MASTER_KEY),
+    outboundRelay: e.MAILPATH_OUTBOUND_RELAY,
+    outboundPort: e.MAILPATH_OUTBOUND_PORT,
+    admin: { email: e.MAILPATH_ADMIN_EMAIL.toLowerCase(), password: e.MAILPATH_ADMIN_PASSWORD },
+    jwtSecret: e.MAILPATH_JWT_SECRET,
+    keyPrefixes: { live: e.MAILPATH_LIVE_KEY_PREFIX, test: e.MAILPATH_TEST_KEY_PREFIX },
+    chatWebhookUrl: e.MAILPATH_CHAT_WEBHOOK_URL,
+    systemSender: e.MAILPATH_SYSTEM_SENDER?.toLowerCase(),
+    roles: [...new Set(e.MAILPATH_ROLES)],
+    logLevel: e.MAILPATH_LOG_LEVEL,
+    shutdownTimeoutMs: e.MAILPATH_SHUTDOWN_TIMEOUT_MS,
+    dbPoolSize: e.MAILPATH_DB_POOL_SIZE,
+    flags: { warmupPerEspEnforce: e.WARMUP_PER_ESP_ENFORCE, soc2EvidenceEnabled: e.SOC2_EVIDENCE_ENABLED },
+    launchedByNpm: Boolean(env['npm_lifecycle_event']),
+    limits: parsedFiles.data.limits,
+    auth: parsedFiles.data.auth,
+    dns: parsedFiles.data.dns,
+    dkim: parsedFiles.data.dkim,
+    warmup: parsedFiles.data.warmup,
+    delivery: parsedFiles.data.delivery,
+    bounceRules: parsedFiles.data['bounce-rules'],
+    webhooks: parsedFiles.data.webhooks,
+    inbound: parsedFiles.data.inbound,
+    plugins: parsedFiles.data.plugins,
+  };
+}

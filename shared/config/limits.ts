@@ -1,0 +1,50 @@
+// config/limits.yaml: rate limits per key and tenant, the request body limit, send and submission limits, API key activity.
+import { z } from 'zod';
+
+export const limitsSchema = z.strictObject({
+  rate_limits: z.strictObject({
+    per_minute: z.strictObject({
+      send: z.number().int().positive(),
+      read: z.number().int().positive(),
+      write: z.number().int().positive(),
+      bulk: z.number().int().positive(),
+      public: z.number().int().positive(),
+    }),
+    tenant_default_per_sec: z.number().int().positive(),
+    sync_interval_ms: z.number().int().min(10).max(1000),
+    override_cache_ms: z.number().int().min(0).max(60000),
+  }),
+  request: z.strictObject({
+    body_limit_bytes: z.number().int().min(1024),
+  }),
+  send: z.strictObject({
+    max_subject_length: z.number().int().min(1).max(998),
+    max_body_bytes: z.number().int().min(1024),
+    max_attachments: z.number().int().min(0).max(1000),
+    max_attachment_bytes: z.number().int().min(0),
+    max_headers: z.number().int().min(0).max(1000),
+    max_message_bytes: z.number().int().min(1024),
+  }),
+  submission: z.strictObject({
+    max_recipients: z.number().int().min(1).max(1000),
+  }),
+  key_activity: z
+    .strictObject({
+      flush_interval_ms: z.number().int().min(100).max(60_000),
+      retention_days: z.number().int().min(31).max(400),
+      suspicious: z.strictObject({
+        auth_failure_window_minutes: z.number().int().min(1).max(1440),
+        auth_failure_threshold: z.number().int().min(1),
+        new_address_recent_days: z.number().int().min(1).max(7),
+        new_address_lookback_days: z.number().int().min(1).max(23),
+        error_rate_window_minutes: z.number().int().min(1).max(1440),
+        error_rate_baseline_days: z.number().int().min(1).max(30),
+        error_rate_min_requests: z.number().int().min(1),
+        error_rate_min: z.number().min(0).max(1),
+        error_rate_factor: z.number().min(1).max(100),
+      }),
+    })
+    .refine((a) => a.suspicious.new_address_recent_days + a.suspicious.new_address_lookback_days <= a.retention_days, 'suspicious.new_address_recent_days + new_address_lookback_days must not exceed retention_days'),
+});
+
+export type LimitsConfig = z.infer<typeof limitsSchema>;

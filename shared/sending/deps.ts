@@ -1,0 +1,46 @@
+// What the send use-case needs (database, job queues, clock, resolver, VERP key, and its batched writer, look-ups and counters); built once per process.
+import type { Config } from '../config/index.js';
+import type { Clock } from '../clock.js';
+import type { Sql } from '../db/connection.js';
+import type { DnsResolver } from '../dns.js';
+import type { Logger } from '../log.js';
+import type { Boss } from '../jobs/boss.js';
+import type { SealedBox } from '../secrets/sealed-box.js';
+import { createSendCounters, type SendCounters } from './counters.js';
+import { createSendLookups, type SendLookups } from './lookups.js';
+import { createSendWriter, type SendWriter } from './send-writer.js';
+import { SigningKeyCache } from './signing-keys.js';
+
+export interface SendingDeps {
+  sql: Sql;
+  boss: Boss;
+  config: Config;
+  clock: Clock;
+  log: Logger;
+  /** MAILPATH_DNS_SERVERS: MX look-ups and the bounce-risk check. */
+  dns: DnsResolver;
+  /** Signs VERP bounce addresses. */
+  verpKey: Buffer;
+  signingKeys: SigningKeyCache;
+  /** Commits accepted sends in shared transactions (group commit). */
+  writer: SendWriter;
+  /** The send path's read-only look-ups, batched across concurrent sends. */
+  lookups: SendLookups;
+  /** Quota and warm-up counters, taken once per tick for all concurrent sends. */
+  counters: SendCounters;
+}
+
+/** What the send path's batching objects are made from: the process's database, queue, clock, resolver and keys. */
+export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey'> & { vault: SealedBox };
+
+/** The send path's own objects; each batches across every caller of the process, so build them once. */
+export function createSendingDeps(base: SendingBase): SendingDeps {
+  const { vault, ...rest } = base;
+  return {
+    ...rest,
+    signingKeys: new SigningKeyCache(base.sql, vault),
+    writer: createSendWriter(base.sql, base.boss, base.log),
+    lookups: createSendLookups(base.sql),
+    counters: createSendCounters(base.sql, base.log),
+  };
+}

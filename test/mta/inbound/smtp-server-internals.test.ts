@@ -1,0 +1,217 @@
+// Compatibility of the smtp-server internals mta/inbound/connection-hooks.ts relies on: one test per internal, against the pinned library on a real loopback server, so an upgrade that changes one fails here by name.
+import { createHash } from 'node:crypto';
+import t from 'tap';
+import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
+// Without .js: the package's exports map sends lib/<name>.js to dist/esm/<name>.js.js under some resolvers (both patterns match).
+import { SMTPConnection } from 'smtp-server/lib/smtp-connection';
+import { RawSmtpClient } from '../../helpers/smtp-client.js';
+
+/** Read when a check fails: what the upgrade must re-check. */
+const WHERE = 'see mta/inbound/connection-hooks.ts and the README section "Upgrading smtp-server and mailauth"';
+
+type Options = Omit<SMTPServerOptions, 'onConnect'>;
+
+/** A plain SMTP server on a loopback port, closed with the test; `seen` collects the connections it makes. */
+async function server(tt: { teardown(fn: () => unknown): void }, options: Options = {}) {
+  const smtp = new SMTPServer({ authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], logger: false, ...options });
+  const seen: SMTPConnection[] = [];
+  const connections = smtp.connections as Set<SMTPConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (c: SMTPConnection) => {
+    seen.push(c);
+    return add(c);
+  };
+  const port = await new Promise<number>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve((smtp.server.address() as { port: number }).port)));
+  tt.teardown(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
+  return { smtp, seen, port };
+}
+
+async function open(tt: { teardown(fn: () => unknown): void }, port: number) {
+  const opened = await RawSmtpClient.open(port);
+  tt.teardown(() => opened.client.destroy());
+  return opened;
+}
+
+/** A method's source without white space, hashed: a method we copy must not change under us. */
+const fingerprint = (fn: (...args: never[]) => unknown) => createHash('sha256').update(fn.toString().replace(/\s+/g, '')).digest('hex').slice(0, 16);
+
+t.test('SMTPServer#connections: every connection is added to the set before its init() runs (attachConnectionHooks instruments it there)', async (t) => {
+  const s = await server(t);
+  const order: string[] = [];
+  const connections = s.smtp.connections as Set<SMTPConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (c: SMTPConnection) => {
+    order.push('add');
+    const init = c.init.bind(c);
+    c.init = () => {
+      order.push('init');
+      init();
+    };
+    return add(c);
+  };
+  await open(t, s.port);
+  t.same(order, ['add', 'init'], WHERE);
+});
+
+t.test('SMTPConnection#init(): unchanged since we copied it (listeners, maxClients check, connectionReady after a fixed delay)', async (t) => {
+  const source = SMTPConnection.prototype.init.toString();
+  for (const call of ['_setListeners', 'maxClients', 'connections.size', 'connectionReady', 'Too many connected clients']) {
+    t.ok(source.includes(call), `init() still uses ${call}: ${WHERE}`);
+  }
+  t.equal(fingerprint(SMTPConnection.prototype.init), '2036f072df5eeed3', `SMTPConnection#init changed: compare it with instrument()'s copy, ${WHERE}`);
+});
+
+t.test('SMTPConnection#_setListeners(callback): sets the socket up and calls back once, before any greeting', async (t) => {
+  const s = await server(t);
+  t.type(SMTPConnection.prototype._setListeners, 'function', WHERE);
+  let calledBack = 0;
+  const connections = s.smtp.connections as Set<SMTPConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (c: SMTPConnection) => {
+    const setListeners = c._setListeners.bind(c);
+    c._setListeners = (callback: () => void) => setListeners(() => {
+      calledBack++;
+      callback();
+    });
+    return add(c);
+  };
+  const { greeting } = await open(t, s.port);
+  t.equal(greeting.code, 220);
+  t.equal(calledBack, 1, WHERE);
+});
+
+t.test('SMTPConnection#connectionReady() sends the 220 greeting; #send(code, text, false) writes one reply; #name is the server name', async (t) => {
+  const s = await server(t, { name: 'compat.example' });
+  const connections = s.smtp.connections as Set<SMTPConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (c: SMTPConnection) => {
+    c.init = () => c._setListeners(() => c.connectionReady());
+    return add(c);
+  };
+  const { client, greeting } = await open(t, s.port);
+  t.equal(greeting.code, 220, `connectionReady greets: ${WHERE}`);
+  const c = s.seen[0]!;
+  t.equal(c.name, 'compat.example', WHERE);
+  c.send(421, 'compat closing', false);
+  t.match(await client.read(), { code: 421, text: 'compat closing' }, WHERE);
+});
+
+t.test('SMTPConnection#handler_EHLO and #handler_HELO(command, callback): answer the greeting command and call back', async (t) => {
+  const s = await server(t);
+  const calls: string[] = [];
+  const connections = s.smtp.connections as Set<SMTPConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (c: SMTPConnection) => {
+    for (const command of ['EHLO', 'HELO'] as const) {
+      const original = c[`handler_${command}`].bind(c);
+      t.equal(original.length, 2, `handler_${command} takes (command, callback): ${WHERE}`);
+      c[`handler_${command}`] = (line: Buffer, callback: () => void) => {
+        calls.push(`${command} ${line.toString().trim()}`);
+        original(line, callback);
+      };
+    }
+    return add(c);
+  };
+  const { client } = await open(t, s.port);
+  t.match(await client.command('EHLO client.example'), { code: 250 });
+  t.match(await client.command('HELO client.example'), { code: 250 });
+  t.same(calls, ['EHLO EHLO client.example', 'HELO HELO client.example'], WHERE);
+});
+
+t.test('SMTPConnection#handler_RCPT(command, callback): strips a source route and calls onRcptTo within the same call', async (t) => {
+  let seenAddress = '';
+  let inside = false;
+  let calledInside: boolean | undefined;
+  const s = await server(t, {
+    onRcptTo(address, _session, callback) {
+      seenAddress = address.address;
+      calledInside = inside;
+      callback();
+    },
+  });
+  const connections = s.smtp.connections as Set<SMTPConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (c: SMTPConnection) => {
+    const rcpt = c.handler_RCPT.bind(c);
+    c.handler_RCPT = (line: Buffer, callback: () => void) => {
+      inside = true;
+      try {
+        rcpt(line, callback);
+      } finally {
+        inside = false;
+      }
+    };
+    return add(c);
+  };
+  const { client } = await open(t, s.port);
+  await client.command('EHLO client.example');
+  await client.command('MAIL FROM:<a@client.example>');
+  t.match(await client.command('RCPT TO:<@relay.example:b@dest.example>'), { code: 250 });
+  t.equal(seenAddress, 'b@dest.example', `the library strips the source route: ${WHERE}`);
+  t.equal(calledInside, true, `onRcptTo runs synchronously inside handler_RCPT (sourceRouteOf reads a WeakMap set around it): ${WHERE}`);
+});
+
+t.test('SMTPConnection#_validateMailParams(parsed): refuses a SIZE= over the limit itself, accepts it without SIZE', async (t) => {
+  const s = await server(t, { size: 1000 });
+  const { client } = await open(t, s.port);
+  await client.command('EHLO client.example');
+  const c = s.seen[0]!;
+  t.type(c._validateMailParams, 'function', WHERE);
+  const over = c._validateMailParams({ address: 'a@client.example', args: { SIZE: '5000' } });
+  t.ok(over, `an oversized SIZE= is refused by the library (so connection-hooks drops SIZE before it): ${WHERE}`);
+  t.equal(c._validateMailParams({ address: 'a@client.example', args: {} }), null, WHERE);
+  t.equal(c._validateMailParams({ address: 'a@client.example', args: { SIZE: '500' } }), null, WHERE);
+});
+
+t.test('SMTPConnection#_closing, #_closed, #_handlerPending, #_dataStream, #_parser._dataMode, #_socket: the state the session limit reads', async (t) => {
+  let duringMail: Record<string, unknown> | undefined;
+  let duringData: Record<string, unknown> | undefined;
+  let connection: SMTPConnection | undefined;
+  const state = (c: SMTPConnection) => ({
+    closing: c._closing,
+    closed: c._closed,
+    handlerPending: c._handlerPending,
+    dataStream: Boolean(c._dataStream),
+    dataMode: c._parser ? c._parser._dataMode : undefined,
+  });
+  const s = await server(t, {
+    onMailFrom(_address, _session, callback) {
+      duringMail = state(connection!);
+      callback();
+    },
+    onData(stream, _session, callback) {
+      duringData = state(connection!);
+      stream.on('data', () => {});
+      stream.on('end', () => callback());
+    },
+  });
+  const { client } = await open(t, s.port);
+  connection = s.seen[0]!;
+  t.ok(typeof connection._socket.once === 'function', `_socket is the client's socket: ${WHERE}`);
+  t.match(state(connection), { closing: false, closed: false, handlerPending: false }, WHERE);
+  await client.command('EHLO client.example');
+  await client.command('MAIL FROM:<a@client.example>');
+  t.match(duringMail, { handlerPending: true }, `_handlerPending while a handler runs: ${WHERE}`);
+  await client.command('RCPT TO:<b@dest.example>');
+  await client.command('DATA');
+  t.match(await client.command('Subject: x\r\n\r\nbody\r\n.'), { code: 250 });
+  t.match(duringData, { dataStream: true, dataMode: true }, `_dataStream and _parser._dataMode during DATA: ${WHERE}`);
+  const closed = new Promise<void>((resolve) => connection!._socket.once('close', () => resolve()));
+  await client.command('QUIT');
+  await closed;
+  t.equal(connection._closed || connection._closing, true, WHERE);
+});
+
+t.test('the session types we keep state under are the library\'s session objects (WeakMap keys live as long as the session)', async (t) => {
+  let session: SMTPServerSession | undefined;
+  const s = await server(t, {
+    onMailFrom(_address, sess, callback) {
+      session = sess;
+      callback();
+    },
+  });
+  const { client } = await open(t, s.port);
+  await client.command('EHLO client.example');
+  await client.command('MAIL FROM:<a@client.example>');
+  t.equal(session, s.seen[0]!.session, `onMailFrom gets connection.session itself: ${WHERE}`);
+});

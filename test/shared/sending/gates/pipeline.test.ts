@@ -1,0 +1,123 @@
+// Outbound gates on a real database: each gate's decision, the design's order, and what a stopped send does not consume.
+import t from 'tap';
+import { runGates } from '../../../../shared/sending/gates/pipeline.js';
+import { quotaGate } from '../../../../shared/sending/gates/quota.js';
+import { sandboxGate } from '../../../../shared/sending/gates/sandbox.js';
+import { suppressionGate } from '../../../../shared/sending/gates/suppression.js';
+import { suspendedGate } from '../../../../shared/sending/gates/suspended.js';
+import { testKeyGate } from '../../../../shared/sending/gates/test-key.js';
+import type { GateDeps, GateSend } from '../../../../shared/sending/gates/types.js';
+import { warmupGate } from '../../../../shared/sending/gates/warmup.js';
+import { connect } from '../../../../shared/db/connection.js';
+import { createSendCounters } from '../../../../shared/sending/counters.js';
+import { createSendLookups } from '../../../../shared/sending/lookups.js';
+import { createLogger } from '../../../../shared/log.js';
+import { monthlyUsage } from '../../../../shared/quota/usage.js';
+import { suppress } from '../../../../shared/suppressions/service.js';
+import { dailyCount } from '../../../../shared/warmup/queries.js';
+import { createTestDatabase } from '../../../helpers/db.js';
+import { insertDomain, insertTenant } from '../../../helpers/tenant-rows.js';
+
+const at = new Date('2026-11-21T12:00:00Z');
+
+async function setup(t: { teardown(fn: () => unknown): void }, warmupCaps = [50, 100]) {
+  const db = await createTestDatabase();
+  const sql = connect(db.url, createLogger('silent'), { max: 4 });
+  t.teardown(async () => {
+    await sql.end({ timeout: 5 });
+    await db.drop();
+  });
+  const tenantId = await insertTenant(sql);
+  const domainId = await insertDomain(sql, tenantId);
+  const deps: GateDeps = {
+    db: sql,
+    warmup: { tier_caps: warmupCaps, reset_after_idle_days: 14 },
+    lookups: createSendLookups(sql),
+    counters: createSendCounters(sql, createLogger('silent')),
+  };
+  const send = (over: Partial<GateSend> = {}): GateSend => ({
+    tenant: { id: tenantId, status: 'active', is_sandbox: false },
+    mode: 'live',
+    to: 'rcpt@example.org',
+    domainId,
+    at,
+    ...over,
+  });
+  const used = async () => (await monthlyUsage(sql, tenantId, at)).used;
+  const warm = () => dailyCount(sql, tenantId, domainId, '2026-11-21');
+  return { sql, tenantId, domainId, deps, send, used, warm };
+}
+
+t.test('each gate on its own', async (t) => {
+  const s = await setup(t);
+  t.match(await suspendedGate.decide(s.deps, s.send()), { gate: 'suspended', outcome: 'continue' });
+  const refused = await suspendedGate.decide(s.deps, s.send({ tenant: { id: s.tenantId, status: 'suspended', is_sandbox: false } }));
+  t.same(refused, { gate: 'suspended', outcome: 'refuse', refusal: { reason: 'tenant_suspended' } });
+  t.match(await testKeyGate.decide(s.deps, s.send({ mode: 'test' })), { outcome: 'simulate', reason: 'test_key' });
+  t.match(await testKeyGate.decide(s.deps, s.send()), { outcome: 'continue' });
+  t.match(await sandboxGate.decide(s.deps, s.send({ tenant: { id: s.tenantId, status: 'active', is_sandbox: true } })), { outcome: 'simulate', reason: 'sandbox' });
+  t.match(await sandboxGate.decide(s.deps, s.send()), { outcome: 'continue' });
+  await suppress(s.sql, s.tenantId, { email: 'Gone@Example.org', reason: 'hard_bounce', source: 'bounce', at });
+  t.match(await suppressionGate.decide(s.deps, s.send({ to: 'gone@example.org' })), { outcome: 'drop', reason: 'suppressed' });
+  t.match(await suppressionGate.decide(s.deps, s.send()), { outcome: 'continue' });
+  t.match(await quotaGate.decide(s.deps, s.send()), { outcome: 'continue', detail: { used: 1, cap: 3000 } });
+  t.match(await warmupGate.decide(s.deps, s.send()), { outcome: 'continue', detail: { tier: 0, cap: 50, sent_today: 1 } });
+});
+
+t.test('the quota gate refuses at the cap with the figures (used, cap), counting nothing', async (t) => {
+  const s = await setup(t);
+  await s.sql`insert into tenant_monthly_usage (tenant_id, month, sent) values (${s.tenantId}, '2026-11-01', 3000)`;
+  t.same(await quotaGate.decide(s.deps, s.send()), { gate: 'quota', outcome: 'refuse', refusal: { reason: 'quota_exceeded', used: 3000, cap: 3000 } });
+  t.equal(await s.used(), 3000);
+});
+
+t.test('each counting gate undoes its own count; undoGates gives back what the gates that let a send through counted', async (t) => {
+  const s = await setup(t);
+  const { undoGates } = await import('../../../../shared/sending/gates/pipeline.js');
+  const through = await runGates(s.deps, s.send());
+  t.equal(await s.used(), 1);
+  t.equal(await s.warm(), 1);
+  await undoGates(s.deps, s.send(), through.decisions);
+  t.equal(await s.used(), 0, 'the quota gate gave its count back');
+  t.equal(await s.warm(), 0, 'the warm-up gate gave its count back');
+  t.equal(suspendedGate.undo, undefined, 'gates that count nothing have no undo');
+});
+
+t.test('the pipeline runs in order and stops at the first decision; a stopped send consumes nothing after it', async (t) => {
+  const s = await setup(t, [1, 2]);
+  const suspendedTestKey = await runGates(s.deps, s.send({ mode: 'test', tenant: { id: s.tenantId, status: 'suspended', is_sandbox: false } }));
+  t.match(suspendedTestKey.final, { gate: 'suspended', outcome: 'refuse' }, 'a test key on a suspended tenant is refused');
+  t.equal(suspendedTestKey.decisions.length, 1);
+
+  const simulated = await runGates(s.deps, s.send({ mode: 'test', tenant: { id: s.tenantId, status: 'active', is_sandbox: true } }));
+  t.match(simulated.final, { gate: 'test_key', outcome: 'simulate' });
+  const sandboxed = await runGates(s.deps, s.send({ tenant: { id: s.tenantId, status: 'active', is_sandbox: true } }));
+  t.match(sandboxed.final, { gate: 'sandbox', outcome: 'simulate' });
+  await suppress(s.sql, s.tenantId, { email: 'gone@example.org', reason: 'manual', source: 'api', at });
+  t.match((await runGates(s.deps, s.send({ to: 'gone@example.org' }))).final, { gate: 'suppression', outcome: 'drop' });
+  t.equal(await s.used(), 0, 'test-key, sandbox and dropped sends use no quota');
+  t.equal(await s.warm(), 0, 'nor warm-up allowance');
+
+  const sent = await runGates(s.deps, s.send());
+  t.same(sent.decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'warmup']);
+  t.match(sent.final, { gate: 'warmup', outcome: 'continue' });
+  const deferred = await runGates(s.deps, s.send());
+  t.match(deferred.final, { gate: 'warmup', outcome: 'defer', until: new Date('2026-11-22T00:00:00Z') });
+  t.equal(await s.used(), 2, 'a deferred live send counts toward the month (it will be sent)');
+  t.equal(await s.warm(), 1, 'but not toward today\'s warm-up allowance');
+});
+
+t.test('a gate that throws reports what the gates before it decided', async (t) => {
+  const { deps, send } = await setup(t);
+  const { GateFailure } = await import('../../../../shared/sending/gates/pipeline.js');
+  const failing = {
+    name: 'warmup' as const,
+    decide: async (): Promise<never> => {
+      throw new Error('database gone');
+    },
+  };
+  const err = await runGates(deps, send(), [suspendedGate, quotaGate, failing]).catch((e: unknown) => e);
+  t.ok(err instanceof GateFailure);
+  t.equal((err as InstanceType<typeof GateFailure>).cause instanceof Error && ((err as InstanceType<typeof GateFailure>).cause as Error).message, 'database gone');
+  t.same((err as InstanceType<typeof GateFailure>).decisions.map((d) => `${d.gate}:${d.outcome}`), ['suspended:continue', 'quota:continue']);
+});
