@@ -1,6 +1,7 @@
 // What smtp-server gives no hook for, added to each connection: the greeting delay, a session time limit, a helo phase before EHLO/HELO is answered, the raw source route of RCPT, and SIZE= left to the limits plugin.
 import type { SMTPServer, SMTPServerSession } from 'smtp-server';
 import type { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
+import { LOCAL_ERROR } from '../smtp/replies.js';
 
 /** A reply to send in place of the library's (text without enhanced code for EHLO/HELO, RFC 2034 §3). */
 export interface ConnectionReply {
@@ -72,7 +73,8 @@ function instrument(connection: SMTPConnection, server: SMTPServer, hooks: Conne
           callback();
         },
         () => {
-          connection.send(451, 'local error in processing: try again later', false);
+          // EHLO/HELO replies carry no enhanced code (RFC 2034 §3).
+          connection.send(LOCAL_ERROR.code, LOCAL_ERROR.text, false);
           callback();
         },
       );

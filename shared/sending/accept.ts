@@ -1,4 +1,4 @@
-// Accepts one outbound message (API send or SMTP submission): gates, composition, DKIM signing, then the send, its events and its delivery job in one transaction.
+// The send use-case: accepts one outbound message from any adapter (the API, SMTP submission, system mail): gates, composition, DKIM signing, then the send, its events and its delivery job in one transaction.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/connection.js';
 import { AppError, validationError } from '../errors.js';
@@ -64,7 +64,6 @@ export function isRefused<T extends object>(outcome: T | Refused): outcome is Re
 
 /** Work that must commit with the send (e.g. the Idempotency-Key answer). */
 export type InTransaction = (tx: Queryable, result: AcceptResult) => Promise<void>;
-
 
 /**
  * The sending domain of a From address: 412 no_verified_domain while the tenant has no domain

@@ -15,15 +15,20 @@ type Options = Omit<SMTPServerOptions, 'onConnect'>;
 async function server(tt: { teardown(fn: () => unknown): void }, options: Options = {}) {
   const smtp = new SMTPServer({ authOptional: true, disabledCommands: ['AUTH', 'STARTTLS'], logger: false, ...options });
   const seen: SMTPConnection[] = [];
-  const connections = smtp.connections as Set<SMTPConnection>;
-  const add = connections.add.bind(connections);
-  connections.add = (c: SMTPConnection) => {
-    seen.push(c);
-    return add(c);
-  };
+  onConnection(smtp, (c) => seen.push(c));
   const port = await new Promise<number>((resolve) => smtp.listen(0, '127.0.0.1', () => resolve((smtp.server.address() as { port: number }).port)));
   tt.teardown(() => new Promise<void>((resolve) => smtp.close(() => resolve())));
   return { smtp, seen, port };
+}
+
+/** Runs `instrument` on each new connection of `smtp` as attachConnectionHooks does: in connections.add, before init(). */
+function onConnection(smtp: SMTPServer, instrument: (c: SMTPConnection) => void): void {
+  const connections = smtp.connections as Set<SMTPConnection>;
+  const add = connections.add.bind(connections);
+  connections.add = (c: SMTPConnection) => {
+    instrument(c);
+    return add(c);
+  };
 }
 
 async function open(tt: { teardown(fn: () => unknown): void }, port: number) {
@@ -38,17 +43,14 @@ const fingerprint = (fn: (...args: never[]) => unknown) => createHash('sha256').
 t.test('SMTPServer#connections: every connection is added to the set before its init() runs (attachConnectionHooks instruments it there)', async (t) => {
   const s = await server(t);
   const order: string[] = [];
-  const connections = s.smtp.connections as Set<SMTPConnection>;
-  const add = connections.add.bind(connections);
-  connections.add = (c: SMTPConnection) => {
+  onConnection(s.smtp, (c) => {
     order.push('add');
     const init = c.init.bind(c);
     c.init = () => {
       order.push('init');
       init();
     };
-    return add(c);
-  };
+  });
   await open(t, s.port);
   t.same(order, ['add', 'init'], WHERE);
 });
@@ -65,16 +67,13 @@ t.test('SMTPConnection#_setListeners(callback): sets the socket up and calls bac
   const s = await server(t);
   t.type(SMTPConnection.prototype._setListeners, 'function', WHERE);
   let calledBack = 0;
-  const connections = s.smtp.connections as Set<SMTPConnection>;
-  const add = connections.add.bind(connections);
-  connections.add = (c: SMTPConnection) => {
+  onConnection(s.smtp, (c) => {
     const setListeners = c._setListeners.bind(c);
     c._setListeners = (callback: () => void) => setListeners(() => {
       calledBack++;
       callback();
     });
-    return add(c);
-  };
+  });
   const { greeting } = await open(t, s.port);
   t.equal(greeting.code, 220);
   t.equal(calledBack, 1, WHERE);
@@ -82,12 +81,9 @@ t.test('SMTPConnection#_setListeners(callback): sets the socket up and calls bac
 
 t.test('SMTPConnection#connectionReady() sends the 220 greeting; #send(code, text, false) writes one reply; #name is the server name', async (t) => {
   const s = await server(t, { name: 'compat.example' });
-  const connections = s.smtp.connections as Set<SMTPConnection>;
-  const add = connections.add.bind(connections);
-  connections.add = (c: SMTPConnection) => {
+  onConnection(s.smtp, (c) => {
     c.init = () => c._setListeners(() => c.connectionReady());
-    return add(c);
-  };
+  });
   const { client, greeting } = await open(t, s.port);
   t.equal(greeting.code, 220, `connectionReady greets: ${WHERE}`);
   const c = s.seen[0]!;
@@ -99,9 +95,7 @@ t.test('SMTPConnection#connectionReady() sends the 220 greeting; #send(code, tex
 t.test('SMTPConnection#handler_EHLO and #handler_HELO(command, callback): answer the greeting command and call back', async (t) => {
   const s = await server(t);
   const calls: string[] = [];
-  const connections = s.smtp.connections as Set<SMTPConnection>;
-  const add = connections.add.bind(connections);
-  connections.add = (c: SMTPConnection) => {
+  onConnection(s.smtp, (c) => {
     for (const command of ['EHLO', 'HELO'] as const) {
       const original = c[`handler_${command}`].bind(c);
       t.equal(original.length, 2, `handler_${command} takes (command, callback): ${WHERE}`);
@@ -110,8 +104,7 @@ t.test('SMTPConnection#handler_EHLO and #handler_HELO(command, callback): answer
         original(line, callback);
       };
     }
-    return add(c);
-  };
+  });
   const { client } = await open(t, s.port);
   t.match(await client.command('EHLO client.example'), { code: 250 });
   t.match(await client.command('HELO client.example'), { code: 250 });
@@ -129,9 +122,7 @@ t.test('SMTPConnection#handler_RCPT(command, callback): strips a source route an
       callback();
     },
   });
-  const connections = s.smtp.connections as Set<SMTPConnection>;
-  const add = connections.add.bind(connections);
-  connections.add = (c: SMTPConnection) => {
+  onConnection(s.smtp, (c) => {
     const rcpt = c.handler_RCPT.bind(c);
     c.handler_RCPT = (line: Buffer, callback: () => void) => {
       inside = true;
@@ -141,8 +132,7 @@ t.test('SMTPConnection#handler_RCPT(command, callback): strips a source route an
         inside = false;
       }
     };
-    return add(c);
-  };
+  });
   const { client } = await open(t, s.port);
   await client.command('EHLO client.example');
   await client.command('MAIL FROM:<a@client.example>');

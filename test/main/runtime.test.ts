@@ -1,0 +1,62 @@
+// The entry point in one process with every role: each process-wide service is built once and shared by the roles, and a stop closes them all.
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import t from 'tap';
+import { loadMailpathConfig } from '../../main/config.js';
+import { startMailpath } from '../../main/runtime.js';
+import { SessionTokens } from '../../shared/auth/jwt.js';
+import { createLogger } from '../../shared/log.js';
+import { RateLimiter } from '../../shared/ratelimit/limiter.js';
+import { KeyUsageRecorder } from '../../shared/keys/last-used.js';
+import { testEnv } from '../helpers/app.js';
+import { createTestDatabase } from '../helpers/db.js';
+
+/** Counts calls of a class's method for the duration of the test. */
+function countCalls<T extends object>(t: { teardown(fn: () => unknown): void }, target: T, name: keyof T & string): () => number {
+  const original = target[name] as unknown as (...args: unknown[]) => unknown;
+  let calls = 0;
+  (target as Record<string, unknown>)[name] = function (this: unknown, ...args: unknown[]) {
+    calls++;
+    return original.apply(this, args);
+  };
+  t.teardown(() => {
+    (target as Record<string, unknown>)[name] = original;
+  });
+  return () => calls;
+}
+
+t.test('mailpath start with all five roles builds the session tokens, rate limiter and key-use recorder once, and stops cleanly', async (t) => {
+  const db = await createTestDatabase();
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-runtime-'));
+  t.teardown(async () => {
+    await db.drop();
+    rmSync(dataDir, { recursive: true, force: true });
+  });
+  const tokens = countCalls(t, SessionTokens, 'create');
+  const limiters = countCalls(t, RateLimiter.prototype, 'start');
+  const limiterCloses = countCalls(t, RateLimiter.prototype, 'close');
+  const keyUsageCloses = countCalls(t, KeyUsageRecorder.prototype, 'close');
+  const config = loadMailpathConfig(
+    testEnv(db.url, dataDir, {
+      MAILPATH_BIND_HOST: '127.0.0.1',
+      MAILPATH_HTTPS_PORT: '0',
+      MAILPATH_HTTP_PORT: '0',
+      MAILPATH_MX_PORT: '0',
+      MAILPATH_SUBMISSION_PORT: '0',
+      MAILPATH_SUBMISSION_TLS_PORT: '0',
+      MAILPATH_DNS_SERVERS: '127.0.0.1:9',
+    }),
+  );
+  t.same(config.roles, ['api', 'mx', 'submission', 'outbound', 'scheduler'], 'every role');
+  const running = await startMailpath(config, createLogger('silent'));
+  t.same(running.roles.map((r) => r.name), config.roles);
+  t.equal(tokens(), 1, 'session tokens made once (the API and submission share them)');
+  t.equal(limiters(), 1, 'one rate limiter: a key\'s HTTP and SMTP sends count in one place');
+  const ports = Object.assign({}, ...running.roles.map((r) => r.details)) as Record<string, number>;
+  for (const name of ['httpsPort', 'httpPort', 'mxPort', 'starttlsPort', 'implicitTlsPort']) t.ok(ports[name]! > 0, `${name} bound`);
+  await running.stop();
+  await running.stop(); // a second stop waits for the first and does nothing more
+  t.equal(limiterCloses(), 1, 'the one rate limiter is flushed once at stop');
+  t.equal(keyUsageCloses(), 1, 'one key-use recorder, flushed once at stop');
+});
