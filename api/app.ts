@@ -1,10 +1,14 @@
-// Builds the Fastify application: envelope and errors, request guard, OpenAPI, and every route group under /api/v1.
-import Fastify, { type FastifyInstance, type FastifyReply } from 'fastify';
-import { serializerCompiler, validatorCompiler } from 'fastify-type-provider-zod';
+// Builds the Fastify application: context, envelope and errors, request guard, key activity, OpenAPI, and every route group under /api/v1.
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
+import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiContext } from './context.js';
-import { registerErrorHandling } from './plugins/errors.js';
-import { registerGuard } from './plugins/guard.js';
-import { API_PREFIX, registerOpenApi } from './plugins/openapi.js';
+import { contextPlugin } from './plugins/context.js';
+import { errorsPlugin } from './plugins/errors.js';
+import { guardPlugin } from './plugins/guard.js';
+import { keyActivityPlugin } from './plugins/key-activity.js';
+import { API_PREFIX, openApiPlugin } from './plugins/openapi.js';
+import type { ApiInstance } from './route.js';
 import { authRoutes } from './routes/auth.js';
 import { twoFactorRoutes } from './routes/auth-2fa.js';
 import { passwordResetRoutes } from './routes/password-reset.js';
@@ -24,7 +28,6 @@ import { adminInboundWebhookRoutes } from './routes/admin-inbound-webhook.js';
 import { mailAuthRoutes } from './routes/mail-auth.js';
 import { mailboxRoutes } from './routes/mail-mailboxes.js';
 import { mailMessageRoutes } from './routes/mail-messages.js';
-import { registerKeyActivity } from './plugins/key-activity.js';
 import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
@@ -35,8 +38,14 @@ export interface BuildOptions {
   https?: { key: string; cert: string };
 }
 
-export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Promise<FastifyInstance> {
-  const app = Fastify({
+/**
+ * Plugins load in registration order, so the root's error handler, guard (onRequest) and key-activity (onResponse)
+ * hooks and swagger's onRoute hook are all in place before the route groups: every route is guarded, counted and documented.
+ */
+export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Promise<ApiInstance> {
+  // Typed as the plain HTTP server even with `https`: only app.server's class differs (an https.Server, which nothing
+  // here reads), requests and replies are the same IncomingMessage and ServerResponse.
+  const app = Fastify<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>({
     loggerInstance: ctx.log,
     bodyLimit: ctx.config.limits.request.body_limit_bytes,
     // Returning 503 while closing lets a load balancer move traffic during graceful shutdown.
@@ -46,20 +55,22 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too.
     frameworkErrors: (err, _request, reply) => {
       const body = { ok: false, error: 'bad_request', message: err.code === 'FST_ERR_BAD_URL' ? 'malformed URL' : 'bad request' };
-      void (reply as unknown as FastifyReply).code(400).send(body);
+      // The hook is generic over a route's schema, and there is no route yet: its code()/send() types cannot resolve.
+      void (reply as FastifyReply).code(400).send(body);
     },
     ...(options.https ? { https: options.https } : {}),
-  }) as unknown as FastifyInstance;
+  }).withTypeProvider<ZodTypeProvider>();
   // Bodies are JSON only; a text/plain body is refused as 415 like any other type.
   app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
-  registerErrorHandling(app);
-  registerGuard(app, ctx);
-  registerKeyActivity(app, ctx);
-  await registerOpenApi(app, ctx.config);
+  app.register(contextPlugin, { ctx });
+  app.register(errorsPlugin);
+  app.register(guardPlugin);
+  app.register(keyActivityPlugin);
+  app.register(openApiPlugin);
   await app.register(async (api) => {
-    for (const group of ROUTE_GROUPS) group(api, ctx);
+    for (const group of ROUTE_GROUPS) api.register(group);
   }, { prefix: API_PREFIX });
   return app;
 }

@@ -11,7 +11,8 @@ import type { SystemMail } from '../shared/system-mail/mailer.js';
 
 /**
  * Domain services (database, config, clock, resolvers, sealing box), the send path (gates, signing,
- * the delivery queue) and the request-side services the guard uses.
+ * the delivery queue) and the request-side services the guard uses. Plugins and route groups read it
+ * as app.ctx (decorated once on the root by api/plugins/context.ts).
  */
 export interface ApiContext extends DomainDeps, SendingDeps {
   tokens: SessionTokens;

@@ -1,5 +1,5 @@
 // Declares an API route once: its zod schemas (validation + OpenAPI), who may call it, its scope and rate bucket.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Principal } from '../shared/auth/principal.js';
@@ -9,6 +9,9 @@ import type { RateCategory as BucketCategory } from '../shared/ratelimit/buckets
 import type { UserRole } from '../shared/auth/users.js';
 import { defaultRouteRole } from '../shared/team/roles.js';
 import { errorEnvelope, okEnvelope, listEnvelope } from './schemas/envelope.js';
+
+/** The API's Fastify instance (the root or a route group's): request and reply types come from the routes' zod schemas. */
+export type ApiInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
 
 /**
  * public: no credential; user: a user's session JWT (API keys get 403);
@@ -132,7 +135,7 @@ async function rejectNulCharacters(request: FastifyRequest): Promise<void> {
 }
 
 export function defineRoute<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema>(
-  app: FastifyInstance,
+  app: ApiInstance,
   route: ObjectRoute<P, Q, B, R> | ListRoute<P, Q, B, R>,
 ): void {
   const status = route.status ?? 200;
@@ -149,7 +152,7 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
     route.auth === 'user' ? '\n\nRequires a user session (JWT); API keys get 403 forbidden.' :
     route.auth === 'super_admin' ? '\n\nSuper-admin only.' : '';
 
-  app.withTypeProvider<ZodTypeProvider>().route({
+  app.route({
     method: route.method,
     url: route.url,
     config: { auth: route.auth, role, ...(route.scope ? { scope: route.scope } : {}), ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}) },

@@ -1,7 +1,8 @@
 // Maps every failure to the error envelope { ok: false, error, message }: no stack traces, stable slugs.
 import { STATUS_CODES } from 'node:http';
-import type { FastifyError, FastifyInstance } from 'fastify';
-import { hasZodFastifySchemaValidationErrors } from 'fastify-type-provider-zod';
+import type { FastifyError } from 'fastify';
+import fp from 'fastify-plugin';
+import { hasZodFastifySchemaValidationErrors, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError, type ErrorSlug } from '../../shared/errors.js';
 
 interface ValidationItem {
@@ -76,7 +77,7 @@ function toAppError(err: FastifyError): AppError | undefined {
   }
 }
 
-export function registerErrorHandling(app: FastifyInstance): void {
+const errorHandling: FastifyPluginAsyncZod = async (app) => {
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = toAppError(err);
     if (!appError) {
@@ -90,4 +91,7 @@ export function registerErrorHandling(app: FastifyInstance): void {
   app.setNotFoundHandler((request, reply) => {
     return reply.code(404).send({ ok: false, error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
   });
-}
+};
+
+/** Not encapsulated (fastify-plugin): the handlers are the root's, so every route and unknown path gets the envelope. */
+export const errorsPlugin = fp(errorHandling, { name: 'mailpath-errors' });

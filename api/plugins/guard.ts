@@ -1,11 +1,16 @@
 // The request guard every route passes: authenticate, count against rate limits, then authorize.
-import type { FastifyInstance } from 'fastify';
-import type { ApiContext } from '../context.js';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { authenticate, authorize } from './auth.js';
+import { CONTEXT_PLUGIN } from './context.js';
 import { applyRateLimit } from './rate-limit.js';
 import { defaultRouteRole, requireRole } from '../../shared/team/roles.js';
 
-export function registerGuard(app: FastifyInstance, ctx: ApiContext): void {
+/** Plugin name, for the plugins that read request.principal. */
+export const GUARD_PLUGIN = 'mailpath-guard';
+
+const guard: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   app.decorateRequest('principal', undefined);
   app.addHook('onRequest', async (request, reply) => {
     const config = request.routeOptions.config;
@@ -20,4 +25,7 @@ export function registerGuard(app: FastifyInstance, ctx: ApiContext): void {
     request.principal = outcome.principal;
     if (outcome.principal.kind === 'api_key') ctx.keyUsage.record(outcome.principal.key!.id, ctx.clock.now(), request.ip);
   });
-}
+};
+
+/** Not encapsulated (fastify-plugin): the hook is the root's, so it runs before every route, the route groups' included. */
+export const guardPlugin = fp(guard, { name: GUARD_PLUGIN, dependencies: [CONTEXT_PLUGIN] });

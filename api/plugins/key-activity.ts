@@ -1,9 +1,13 @@
 // Counts every API-key request (route pattern, status, latency, client address) into the key activity recorder.
-import type { FastifyInstance, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { KeyActivityRecorder } from '../../shared/keys/activity-recorder.js';
 import { findApiKeyByHash } from '../../shared/keys/queries.js';
 import { hashApiKey } from '../../shared/keys/secrets.js';
 import type { ApiContext } from '../context.js';
+import { CONTEXT_PLUGIN } from './context.js';
+import { GUARD_PLUGIN } from './guard.js';
 import { API_PREFIX } from './openapi.js';
 
 declare module 'fastify' {
@@ -49,7 +53,8 @@ function routeLabel(request: FastifyRequest): string {
   return `${request.method} ${path}`;
 }
 
-export function registerKeyActivity(app: FastifyInstance, ctx: ApiContext): void {
+const keyActivity: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   const recorder = new KeyActivityRecorder(ctx.sql, ctx.log, ctx.config.limits.key_activity.flush_interval_ms);
   const attribution = new RefusedKeyAttribution(ctx);
   app.decorate('keyActivity', recorder);
@@ -72,4 +77,10 @@ export function registerKeyActivity(app: FastifyInstance, ctx: ApiContext): void
   app.addHook('onClose', async () => {
     await recorder.close();
   });
-}
+};
+
+/**
+ * Not encapsulated (fastify-plugin): the decorator and the hooks are the root's, so every route is counted and
+ * app.keyActivity is visible to the route groups. After the guard, whose principal it attributes requests to.
+ */
+export const keyActivityPlugin = fp(keyActivity, { name: 'mailpath-key-activity', dependencies: [CONTEXT_PLUGIN, GUARD_PLUGIN] });

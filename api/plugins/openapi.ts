@@ -1,13 +1,14 @@
 // The OpenAPI 3.0.3 document (generated from the routes' zod schemas) and the offline API explorer.
-import type { FastifyInstance } from 'fastify';
 import swagger from '@fastify/swagger';
 import swaggerUi from '@fastify/swagger-ui';
-import { jsonSchemaTransform, jsonSchemaTransformObject } from 'fastify-type-provider-zod';
-import type { Config } from '../../shared/config/index.js';
+import fp from 'fastify-plugin';
+import { jsonSchemaTransform, jsonSchemaTransformObject, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { CONTEXT_PLUGIN } from './context.js';
 
 export const API_PREFIX = '/api/v1';
 
-export async function registerOpenApi(app: FastifyInstance, config: Config): Promise<void> {
+const openApi: FastifyPluginAsyncZod = async (app) => {
+  const { config } = app.ctx;
   await app.register(swagger, {
     openapi: {
       openapi: '3.0.3',
@@ -40,4 +41,10 @@ export async function registerOpenApi(app: FastifyInstance, config: Config): Pro
     staticCSP: true,
   });
   app.get(`${API_PREFIX}/openapi.json`, { schema: { hide: true }, config: { auth: 'public' } }, async () => app.swagger());
-}
+};
+
+/**
+ * Not encapsulated (fastify-plugin): swagger's onRoute hook must sit on the root, so every route group registered
+ * after it is documented; the document and the explorer are served at the root under /api/v1.
+ */
+export const openApiPlugin = fp(openApi, { name: 'mailpath-openapi', dependencies: [CONTEXT_PLUGIN] });

@@ -1,5 +1,5 @@
 // Super-admin DKIM rotation routes: in-flight rotations, operator confirm and rollback, and the rotation audit across tenants.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { listRotationAudit } from '../../shared/domains/rotation-audit.js';
@@ -7,7 +7,6 @@ import { confirmPublished, rollbackRotation, startRotationAsAdmin } from '../../
 import { listRotations, type RotationView } from '../../shared/domains/rotation-queries.js';
 import type { DomainDeps } from '../../shared/domains/deps.js';
 import type { AuditActor } from '../../shared/audit/log.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, queryFlag, timestamp } from '../schemas/common.js';
 import { dkimRotation, presentRotation } from '../schemas/dkim.js';
@@ -48,8 +47,8 @@ const auditItem = z.object({
 
 const text = (v: unknown) => (typeof v === 'string' ? v : null);
 
-export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const deps = ctx;
+export const adminDkimRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
 
   defineRoute(app, {
     method: 'GET',
@@ -62,7 +61,7 @@ export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
     response: z.object({ items: z.array(dkimRotation), limit: z.number().int(), offset: z.number().int() }),
     handler: async ({ query }) => ({
       items: (
-        await listRotations(deps.sql, { limit: query.limit, offset: query.offset, includeRetired: query.include_retired, ...(query.tenant_id ? { tenantId: query.tenant_id } : {}) })
+        await listRotations(ctx.sql, { limit: query.limit, offset: query.offset, includeRetired: query.include_retired, ...(query.tenant_id ? { tenantId: query.tenant_id } : {}) })
       ).map(presentRotation),
       limit: query.limit,
       offset: query.offset,
@@ -82,7 +81,7 @@ export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
     status: 202,
     errors: [404, 409],
     response: dkimRotation,
-    handler: async ({ body, principal, ip }) => presentRotation(await startRotationAsAdmin(deps, body.domain_id, actorOf(principal, ip), body.reason || null)),
+    handler: async ({ body, principal, ip }) => presentRotation(await startRotationAsAdmin(ctx, body.domain_id, actorOf(principal, ip), body.reason || null)),
   });
 
   /** An operator transition on one rotation: same shape for confirm and rollback. */
@@ -103,7 +102,7 @@ export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
       errors: [404, 409],
       response: transitionResult,
       handler: async ({ params, principal, ip }) => {
-        const r = await apply(deps, params.id, actorOf(principal, ip));
+        const r = await apply(ctx, params.id, actorOf(principal, ip));
         return { id: r.id, state: r.state, dns_published_at: iso(r.dns_published_at), error: r.error };
       },
     });
@@ -137,7 +136,7 @@ export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
     }),
     response: z.object({ items: z.array(auditItem), limit: z.number().int(), offset: z.number().int() }),
     handler: async ({ query }) => {
-      const rows = await listRotationAudit(deps.sql, {
+      const rows = await listRotationAudit(ctx.sql, {
         limit: query.limit,
         offset: query.offset,
         tenantId: query.tenant_id,
@@ -168,4 +167,4 @@ export function adminDkimRoutes(app: FastifyInstance, ctx: ApiContext): void {
       };
     },
   });
-}
+};

@@ -1,10 +1,9 @@
 // Super-admin view of a tenant's inbound-webhook dead letters: list them, and replay one.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { listDeadLetters, replayDeadLetter } from '../../shared/inbound-webhooks/dead-letters.js';
 import type { DeadDeliveryRow } from '../../shared/inbound-webhooks/queries.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, iso, timestamp } from '../schemas/common.js';
 
@@ -36,7 +35,8 @@ const present = (d: DeadDeliveryRow): z.input<typeof deadLetter> => ({
 
 const tenantParam = z.object({ id: z.string().max(64).describe('Tenant id') });
 
-export function adminInboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const adminInboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/admin/tenants/:id/inbound-webhook-dlq',
@@ -74,4 +74,4 @@ export function adminInboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext)
     handler: async ({ params, principal, ip }) =>
       replayDeadLetter(ctx, params.id, params.delivery_id, actorOf(principal, ip)),
   });
-}
+};

@@ -1,10 +1,9 @@
 // Super-admin tenant routes: list tenants and read one.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { notFound } from '../../shared/errors.js';
 import { isUuid } from '../../shared/ids.js';
 import { getTenantSummary, listTenants, type TenantSummary } from '../../shared/tenants/queries.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, pagination, timestamp } from '../schemas/common.js';
 
@@ -36,7 +35,8 @@ const present = (t: TenantSummary) => ({
   updated_at: iso(t.updated_at),
 });
 
-export function adminTenantRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const adminTenantRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/admin/tenants',
@@ -68,4 +68,4 @@ export function adminTenantRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return present(row);
     },
   });
-}
+};

@@ -1,10 +1,9 @@
 // Super-admin view of the scheduled workers (last tick, next tick) and their run-now path.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError, notFound } from '../../shared/errors.js';
 import { findWorker, nextTickAfter, runWorker, WORKERS } from '../../shared/workers/catalog.js';
 import { listTicks } from '../../shared/workers/ticks.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { iso, timestamp } from '../schemas/common.js';
 
@@ -24,7 +23,8 @@ const worker = z.object({
   last_alert_event: z.string().nullable(),
 });
 
-export function adminWorkerRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const adminWorkerRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/admin/workers',
@@ -75,4 +75,4 @@ export function adminWorkerRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return { elapsed_ms: run.elapsed_ms, triggered: run.triggered, outcome: run.outcome, result: run.result };
     },
   });
-}
+};

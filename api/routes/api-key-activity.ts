@@ -1,8 +1,7 @@
 // API key activity for the signed-in user's tenant: usage per key and day, one key's activity, its request counts now.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { ACTIVITY_DAYS, keyActivity, keyUsage, rateLimitStatus, TOP_ENDPOINTS } from '../../shared/keys/activity.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, timestamp } from '../schemas/common.js';
 
@@ -10,7 +9,8 @@ const TAGS = ['API keys'];
 const day = z.object({ date: z.string().describe('UTC day, YYYY-MM-DD'), count: z.number().int() });
 const LAG = ' Counts are written in batches every `key_activity.flush_interval_ms` (config/limits.yaml, 5 s), so the latest requests may be missing.';
 
-export function apiKeyActivityRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const apiKeyActivityRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/api-keys/usage',
@@ -85,4 +85,4 @@ export function apiKeyActivityRoutes(app: FastifyInstance, ctx: ApiContext): voi
     }),
     handler: ({ principal, params }) => rateLimitStatus(ctx, app.keyActivity, principal.tenant.id, params.keyID),
   });
-}
+};

@@ -1,11 +1,10 @@
 // API key management for the signed-in user's tenant: create (shown once), list, revoke, change scopes.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { changeScopes, createApiKey, listApiKeys, revokeKey } from '../../shared/keys/service.js';
 import { SCOPES } from '../../shared/keys/scopes.js';
 import type { ApiKeyRow } from '../../shared/keys/queries.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 
@@ -31,7 +30,8 @@ const present = (k: ApiKeyRow) => ({
   last_used_at: iso(k.last_used_at),
 });
 
-export function apiKeyRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const apiKeyRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/api-keys',
@@ -101,4 +101,4 @@ export function apiKeyRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return { id: row.id, scopes: row.scopes };
     },
   });
-}
+};

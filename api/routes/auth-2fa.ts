@@ -1,17 +1,16 @@
 // Two-factor sign-in routes: TOTP enrolment, verification, status and disabling for the signed-in user, and the public login challenge.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { completeTotpChallenge } from '../../shared/auth/sign-in.js';
-import { disableTotp, enrollTotp, totpStatus, verifyTotpEnrollment, type TwoFactorDeps } from '../../shared/auth/two-factor.js';
-import type { ApiContext } from '../context.js';
+import { disableTotp, enrollTotp, totpStatus, verifyTotpEnrollment } from '../../shared/auth/two-factor.js';
 import { defineRoute } from '../route.js';
 import { timestamp } from '../schemas/common.js';
 import { session } from './auth.js';
 
 const TAGS = ['Account'];
 
-export function twoFactorRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const deps: TwoFactorDeps = ctx;
+export const twoFactorRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
 
   defineRoute(app, {
     method: 'POST',
@@ -29,7 +28,7 @@ export function twoFactorRoutes(app: FastifyInstance, ctx: ApiContext): void {
       otpauth_url: z.string().describe('otpauth://totp/Mailpath:<email>?secret=…&issuer=Mailpath'),
       qr_code_dataurl: z.string().describe('data:image/png;base64,… QR code of otpauth_url'),
     }),
-    handler: ({ principal }) => enrollTotp(deps, principal.user!.id),
+    handler: ({ principal }) => enrollTotp(ctx, principal.user!.id),
   });
 
   defineRoute(app, {
@@ -44,7 +43,7 @@ export function twoFactorRoutes(app: FastifyInstance, ctx: ApiContext): void {
     body: z.strictObject({ code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code') }),
     errors: [409],
     response: z.object({ enabled_at: timestamp, recovery_codes: z.array(z.string()).length(8) }),
-    handler: ({ principal, body, ip }) => verifyTotpEnrollment(deps, principal.user!.id, body.code, ip),
+    handler: ({ principal, body, ip }) => verifyTotpEnrollment(ctx, principal.user!.id, body.code, ip),
   });
 
   defineRoute(app, {
@@ -55,7 +54,7 @@ export function twoFactorRoutes(app: FastifyInstance, ctx: ApiContext): void {
     summary: 'Two-factor status',
     description: 'Whether two-factor sign-in is on for the signed-in user, since when, and how many recovery codes are left.',
     response: z.object({ enabled: z.boolean(), enabled_at: timestamp.nullable(), recovery_codes_remaining: z.number().int() }),
-    handler: ({ principal }) => totpStatus(deps, principal.user!.id),
+    handler: ({ principal }) => totpStatus(ctx, principal.user!.id),
   });
 
   defineRoute(app, {
@@ -69,7 +68,7 @@ export function twoFactorRoutes(app: FastifyInstance, ctx: ApiContext): void {
       'Answers the same when 2FA was not on.',
     body: z.strictObject({ password: z.string().max(200) }),
     response: z.object({ status: z.literal('disabled') }),
-    handler: ({ principal, body, ip }) => disableTotp(deps, principal.user!.id, body.password, ip),
+    handler: ({ principal, body, ip }) => disableTotp(ctx, principal.user!.id, body.password, ip),
   });
 
   defineRoute(app, {
@@ -88,6 +87,6 @@ export function twoFactorRoutes(app: FastifyInstance, ctx: ApiContext): void {
     }),
     errors: [401, 403, 429],
     response: session,
-    handler: ({ body, ip }) => completeTotpChallenge(deps, body, ip),
+    handler: ({ body, ip }) => completeTotpChallenge(ctx, body, ip),
   });
-}
+};

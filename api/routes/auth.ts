@@ -1,9 +1,8 @@
 // Account routes: register a tenant with its owner, and sign in with email and password.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { register } from '../../shared/auth/accounts.js';
 import { signIn } from '../../shared/auth/sign-in.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 
 export const session = z.object({
@@ -15,7 +14,8 @@ export const session = z.object({
 
 const email = z.email().max(254);
 
-export function authRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const authRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'POST',
     url: '/auth/register',
@@ -58,6 +58,6 @@ export function authRoutes(app: FastifyInstance, ctx: ApiContext): void {
         totp_session_token: z.string().describe('Short-lived token accepted only by POST /auth/2fa/challenge'),
       }),
     ]),
-    handler: ({ body, ip }) => signIn({ ...ctx, vault: ctx.vault }, body, ip),
+    handler: ({ body, ip }) => signIn(ctx, body, ip),
   });
-}
+};

@@ -1,11 +1,10 @@
 // Sending domains of the caller's tenant: add (DKIM key + records to publish), list, read, verify now, delete, rotate the DKIM key.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { SENDING_KINDS, zoneLine, type ExpectedRecord } from '../../shared/domains/records.js';
 import { getDomainRotation, listRotationsOfDomain, startRotation } from '../../shared/domains/rotation.js';
 import { createDomain, getDomain, listDomainPage, removeDomain, verifyDomainNow, type DomainDetail } from '../../shared/domains/service.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 import { dkimRotation, presentRotation } from '../schemas/dkim.js';
@@ -90,8 +89,8 @@ function present(d: DomainDetail): z.input<typeof domain> {
 
 const domainId = idParam('id');
 
-export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const deps = ctx;
+export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
 
   defineRoute(app, {
     method: 'GET',
@@ -106,7 +105,7 @@ export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
     list: true,
     response: domain,
     handler: async ({ principal, query }) => {
-      const page = await listDomainPage(deps, principal.tenant.id, query);
+      const page = await listDomainPage(ctx, principal.tenant.id, query);
       return { ...page, items: page.items.map(present) };
     },
   });
@@ -127,7 +126,7 @@ export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
     status: 201,
     errors: [409],
     response: domain,
-    handler: async ({ principal, body, ip }) => present(await createDomain(deps, principal.tenant.id, actorOf(principal, ip), body.name)),
+    handler: async ({ principal, body, ip }) => present(await createDomain(ctx, principal.tenant.id, actorOf(principal, ip), body.name)),
   });
 
   defineRoute(app, {
@@ -142,7 +141,7 @@ export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
     params: domainId,
     errors: [404],
     response: domain,
-    handler: async ({ principal, params }) => present(await getDomain(deps, principal.tenant.id, params.id)),
+    handler: async ({ principal, params }) => present(await getDomain(ctx, principal.tenant.id, params.id)),
   });
 
   defineRoute(app, {
@@ -159,7 +158,7 @@ export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
     params: domainId,
     errors: [404],
     response: domain,
-    handler: async ({ principal, params, ip }) => present(await verifyDomainNow(deps, principal.tenant.id, actorOf(principal, ip), params.id)),
+    handler: async ({ principal, params, ip }) => present(await verifyDomainNow(ctx, principal.tenant.id, actorOf(principal, ip), params.id)),
   });
 
   defineRoute(app, {
@@ -175,7 +174,7 @@ export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),
     handler: async ({ principal, params, ip }) => {
-      await removeDomain(deps, principal.tenant.id, actorOf(principal, ip), params.id);
+      await removeDomain(ctx, principal.tenant.id, actorOf(principal, ip), params.id);
       return { deleted: true, id: params.id };
     },
   });
@@ -199,7 +198,7 @@ export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
     response: dkimRotation,
     handler: async ({ principal, params, body, ip }) =>
       presentRotation(
-        await startRotation(deps, principal.tenant.id, params.id, actorOf(principal, ip), { reason: body.reason || null, initiatedBy: 'tenant' }),
+        await startRotation(ctx, principal.tenant.id, params.id, actorOf(principal, ip), { reason: body.reason || null, initiatedBy: 'tenant' }),
       ),
   });
 
@@ -217,7 +216,7 @@ export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
     errors: [404],
     response: z.object({ items: z.array(dkimRotation) }),
     handler: async ({ principal, params, query }) => ({
-      items: (await listRotationsOfDomain(deps, principal.tenant.id, params.id, query.limit)).map(presentRotation),
+      items: (await listRotationsOfDomain(ctx, principal.tenant.id, params.id, query.limit)).map(presentRotation),
     }),
   });
 
@@ -233,6 +232,6 @@ export function domainRoutes(app: FastifyInstance, ctx: ApiContext): void {
     params: z.object({ id: z.string().max(64), rotationID: z.string().max(64) }),
     errors: [404],
     response: dkimRotation,
-    handler: async ({ principal, params }) => presentRotation(await getDomainRotation(deps, principal.tenant.id, params.id, params.rotationID)),
+    handler: async ({ principal, params }) => presentRotation(await getDomainRotation(ctx, principal.tenant.id, params.id, params.rotationID)),
   });
-}
+};

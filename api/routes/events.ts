@@ -1,9 +1,8 @@
 // GET /events: the tenant's event feed (send, delivered, deferred, bounce, dropped; later opens, clicks, complaints).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { EVENT_TYPES, type EventRow } from '../../shared/events/queries.js';
 import { listEventPage } from '../../shared/events/service.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, iso, timestamp } from '../schemas/common.js';
 
@@ -29,7 +28,8 @@ export const presentEvent = (e: EventRow): z.input<typeof event> => ({
   occurred_at: iso(e.occurred_at),
 });
 
-export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const eventRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/events',
@@ -55,4 +55,4 @@ export function eventRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return { ...page, items: page.items.map(presentEvent) };
     },
   });
-}
+};

@@ -1,11 +1,10 @@
 // The tenant's inbound webhook settings: read, change (secret revealed once, on creation or rotation), and test-send.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf, type Principal } from '../../shared/auth/principal.js';
 import { AppError } from '../../shared/errors.js';
 import { getWebhookSettings, updateWebhookSettingsFor, type WebhookSettingsView } from '../../shared/inbound-webhooks/service.js';
 import { MAX_URL_LENGTH } from '../../shared/inbound-webhooks/url-policy.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { iso, queryFlag, timestamp } from '../schemas/common.js';
 
@@ -44,7 +43,8 @@ const present = (v: WebhookSettingsView): z.input<typeof settings> => ({
   updated_at: iso(v.updated_at),
 });
 
-export function inboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const inboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/settings/inbound-webhook',
@@ -110,4 +110,4 @@ export function inboundWebhookRoutes(app: FastifyInstance, ctx: ApiContext): voi
       return ctx.testWebhook(principal.tenant.id);
     },
   });
-}
+};

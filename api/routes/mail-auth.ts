@@ -1,11 +1,11 @@
 // Public account route for workspace mailboxes: consume an invite to set the mailbox password and get a mailbox session.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { consumeInvite } from '../../shared/mailboxes/invites.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 
-export function mailAuthRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const mailAuthRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'POST',
     url: '/auth/mail/invite/consume',
@@ -32,4 +32,4 @@ export function mailAuthRoutes(app: FastifyInstance, ctx: ApiContext): void {
     }),
     handler: ({ body, ip }) => consumeInvite(ctx, body, ip),
   });
-}
+};

@@ -1,11 +1,10 @@
 // Workspace mailboxes of the caller's tenant: create at a verified domain, list, read, delete, and invite the person who reads it.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { createInvite, INVITE_TTL_MS } from '../../shared/mailboxes/invites.js';
 import type { MailboxRow } from '../../shared/mailboxes/queries.js';
 import { createMailbox, getMailbox, listMailboxPage, removeMailbox, requireTenantMailAccess } from '../../shared/mailboxes/service.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 
@@ -37,7 +36,8 @@ const present = (m: MailboxRow): z.input<typeof mailbox> => ({
 
 const mailboxId = idParam('id');
 
-export function mailboxRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'POST',
     url: '/mail/mailboxes',
@@ -145,4 +145,4 @@ export function mailboxRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return { ...invite, expires_at: iso(invite.expires_at) };
     },
   });
-}
+};

@@ -1,12 +1,10 @@
 // The inbound message API: list and search a mailbox, read a message parsed or raw (message/rfc822), mark it read or unread, delete it.
-import type { FastifyInstance } from 'fastify';
-import type { ZodTypeProvider } from 'fastify-type-provider-zod';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { MessageListRow } from '../../shared/mailboxes/message-queries.js';
 import { getMessage, getRawMessage, listMessagePage, markMessage, messageScopeOf, removeMessage } from '../../shared/mailboxes/messages.js';
 import { PARSE_MAX_BYTES } from '../../shared/mailboxes/parse.js';
-import type { ApiContext } from '../context.js';
-import { defineRoute } from '../route.js';
+import { defineRoute, type ApiInstance } from '../route.js';
 import { cursorPagination, idParam, iso, queryFlag, timestamp } from '../schemas/common.js';
 import { errorEnvelope } from '../schemas/envelope.js';
 
@@ -66,9 +64,10 @@ const detail = item.omit({ from: true }).extend({
 const messageId = idParam('id');
 
 /** The raw download bypasses the JSON envelope; its errors still use it. */
-function rawRoute(app: FastifyInstance, ctx: ApiContext): void {
+function rawRoute(app: ApiInstance): void {
+  const { ctx } = app;
   const errorDoc = (text: string) => errorEnvelope.describe(text);
-  app.withTypeProvider<ZodTypeProvider>().route({
+  app.route({
     method: 'GET',
     url: '/mail/messages/:id/raw',
     config: { auth: 'any_or_mailbox', rateLimit: 'read' },
@@ -103,7 +102,8 @@ function rawRoute(app: FastifyInstance, ctx: ApiContext): void {
   });
 }
 
-export function mailMessageRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const mailMessageRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/mail/messages',
@@ -150,7 +150,7 @@ export function mailMessageRoutes(app: FastifyInstance, ctx: ApiContext): void {
     },
   });
 
-  rawRoute(app, ctx);
+  rawRoute(app);
 
   defineRoute(app, {
     method: 'PATCH',
@@ -183,4 +183,4 @@ export function mailMessageRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return { deleted: true, id: params.id };
     },
   });
-}
+};

@@ -1,17 +1,13 @@
 // Password-reset routes (public): request a reset e-mail, and set a new password with its token.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { confirmPasswordReset, requestPasswordReset, type PasswordResetDeps } from '../../shared/auth/password-reset.js';
-import type { ApiContext } from '../context.js';
+import { confirmPasswordReset, requestPasswordReset } from '../../shared/auth/password-reset.js';
 import { defineRoute } from '../route.js';
 
 const TAGS = ['Account'];
 
-export function passwordResetRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  const deps: PasswordResetDeps = {
-    ...ctx,
-    forgetUser: (userId) => ctx.credentials.forgetUser(userId),
-  };
+export const passwordResetRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
 
   defineRoute(app, {
     method: 'POST',
@@ -24,7 +20,7 @@ export function passwordResetRoutes(app: FastifyInstance, ctx: ApiContext): void
       'the same, and takes about as long, whether or not the account exists. At most a few e-mails per account per hour.',
     body: z.strictObject({ email: z.string().max(254) }),
     response: z.object({ status: z.literal('ok') }),
-    handler: ({ body, ip }) => requestPasswordReset(deps, body.email, ip),
+    handler: ({ body, ip }) => requestPasswordReset(ctx, body.email, ip),
   });
 
   defineRoute(app, {
@@ -40,6 +36,6 @@ export function passwordResetRoutes(app: FastifyInstance, ctx: ApiContext): void
     body: z.strictObject({ token: z.string().min(1).max(200), new_password: z.string().max(200) }),
     errors: [429],
     response: z.object({ status: z.literal('password_changed') }),
-    handler: ({ body, ip }) => confirmPasswordReset(deps, body, ip),
+    handler: ({ body, ip }) => confirmPasswordReset(ctx, body, ip),
   });
-}
+};

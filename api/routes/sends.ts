@@ -1,10 +1,9 @@
 // The outbound log: a tenant's sends (status, gate decisions, delivery attempts with remote replies), so every outcome is observable.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EventRow } from '../../shared/events/queries.js';
 import type { AttemptRow, SendRow } from '../../shared/sends/queries.js';
 import { getSendDetail, listSendPage } from '../../shared/sends/service.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 import { event, presentEvent } from './events.js';
@@ -78,7 +77,8 @@ const presentAttempt = (a: AttemptRow): z.input<typeof attempt> => ({
   duration_ms: a.duration_ms,
 });
 
-export function sendRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const sendRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/sends',
@@ -126,4 +126,4 @@ export function sendRoutes(app: FastifyInstance, ctx: ApiContext): void {
       };
     },
   });
-}
+};

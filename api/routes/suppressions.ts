@@ -1,10 +1,9 @@
 // The caller's tenant suppression list: list and search, read, add one or many, remove.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { SUPPRESSION_REASONS, SUPPRESSION_SOURCES, type SuppressionRow } from '../../shared/suppressions/queries.js';
 import { addSuppression, addSuppressions, getSuppression, listSuppressionPage, removeSuppression } from '../../shared/suppressions/service.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 
@@ -49,7 +48,8 @@ const bulkRow = z.object({
 
 const suppressionId = idParam('id');
 
-export function suppressionRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const suppressionRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/suppressions',
@@ -147,4 +147,4 @@ export function suppressionRoutes(app: FastifyInstance, ctx: ApiContext): void {
       return { deleted: true, id: params.id };
     },
   });
-}
+};

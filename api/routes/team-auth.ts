@@ -1,11 +1,11 @@
 // Public account route for team invites: accept one to create the user with the invited role and get a session.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { acceptInvite } from '../../shared/team/accept.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 
-export function teamAuthRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const teamAuthRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'POST',
     url: '/auth/accept-invite',
@@ -31,4 +31,4 @@ export function teamAuthRoutes(app: FastifyInstance, ctx: ApiContext): void {
     }),
     handler: ({ body, ip }) => acceptInvite(ctx, body, ip),
   });
-}
+};

@@ -1,12 +1,11 @@
 // Team routes for the signed-in user's tenant: invites (create, list, revoke) and members (list, change role, remove).
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf, type Principal } from '../../shared/auth/principal.js';
-import { createInvite, listInvites, revokeTeamInvite, type TeamActor, type TeamDeps } from '../../shared/team/invites.js';
+import { createInvite, listInvites, revokeTeamInvite, type TeamActor } from '../../shared/team/invites.js';
 import { changeRole, listTeam, removeMember } from '../../shared/team/members.js';
 import type { InviteRow, MemberRow } from '../../shared/team/queries.js';
 import { ROLES } from '../../shared/team/roles.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 
@@ -42,9 +41,8 @@ const presentMember = (m: MemberRow) => ({
 const RULES =
   ' Owners manage everyone; admins manage admins, developers and viewers but can neither give the owner role nor change or remove an owner (403).';
 
-export function teamRoutes(app: FastifyInstance, ctx: ApiContext): void {
-  // The system mailer is read per call (tests swap it on the context).
-  const deps: TeamDeps = ctx;
+export const teamRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   const actor = (p: Principal, ip: string): TeamActor => ({ audit: actorOf(p, ip), role: p.user!.role });
 
   defineRoute(app, {
@@ -67,7 +65,7 @@ export function teamRoutes(app: FastifyInstance, ctx: ApiContext): void {
       email_sent: z.boolean().describe('Whether the link was e-mailed to the invitee'),
     }),
     handler: async ({ principal, body, ip }) => {
-      const created = await createInvite(deps, principal.tenant, actor(principal, ip), body);
+      const created = await createInvite(ctx, principal.tenant, actor(principal, ip), body);
       return { ...presentInvite(created.invite), token: created.token, accept_url: created.accept_url, email_sent: created.email_sent };
     },
   });
@@ -81,7 +79,7 @@ export function teamRoutes(app: FastifyInstance, ctx: ApiContext): void {
     summary: 'List pending invites',
     description: 'Invites not yet accepted, revoked or expired, newest first.',
     response: z.object({ items: z.array(invite) }),
-    handler: async ({ principal }) => ({ items: (await listInvites(deps, principal.tenant.id)).map(presentInvite) }),
+    handler: async ({ principal }) => ({ items: (await listInvites(ctx, principal.tenant.id)).map(presentInvite) }),
   });
 
   defineRoute(app, {
@@ -96,7 +94,7 @@ export function teamRoutes(app: FastifyInstance, ctx: ApiContext): void {
     errors: [404],
     response: statusResult,
     handler: async ({ principal, params, ip }) => {
-      await revokeTeamInvite(deps, principal.tenant.id, actor(principal, ip), params.id);
+      await revokeTeamInvite(ctx, principal.tenant.id, actor(principal, ip), params.id);
       return { status: 'revoked' };
     },
   });
@@ -109,7 +107,7 @@ export function teamRoutes(app: FastifyInstance, ctx: ApiContext): void {
     summary: 'List team members',
     description: 'Every user of the tenant, oldest first, with their role and whether two-factor sign-in is on.',
     response: z.object({ items: z.array(member) }),
-    handler: async ({ principal }) => ({ items: (await listTeam(deps, principal.tenant.id)).map(presentMember) }),
+    handler: async ({ principal }) => ({ items: (await listTeam(ctx, principal.tenant.id)).map(presentMember) }),
   });
 
   defineRoute(app, {
@@ -125,7 +123,7 @@ export function teamRoutes(app: FastifyInstance, ctx: ApiContext): void {
     errors: [404, 409],
     response: member,
     handler: async ({ principal, params, body, ip }) => {
-      const updated = await changeRole(deps, principal.tenant.id, actor(principal, ip), params.id, body.role);
+      const updated = await changeRole(ctx, principal.tenant.id, actor(principal, ip), params.id, body.role);
       ctx.credentials.forgetUser(updated.id);
       return presentMember(updated);
     },
@@ -145,9 +143,9 @@ export function teamRoutes(app: FastifyInstance, ctx: ApiContext): void {
     errors: [404, 409],
     response: statusResult,
     handler: async ({ principal, params, ip }) => {
-      const removed = await removeMember(deps, principal.tenant.id, actor(principal, ip), params.id);
+      const removed = await removeMember(ctx, principal.tenant.id, actor(principal, ip), params.id);
       ctx.credentials.forgetUser(removed.id);
       return { status: 'removed' };
     },
   });
-}
+};

@@ -1,5 +1,5 @@
 // Liquid templates of the caller's tenant: create, list, read, update, delete, and render a preview.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { MAX_PART_BYTES } from '../../shared/templates/liquid.js';
@@ -13,7 +13,6 @@ import {
   removeTemplate,
   renderStored,
 } from '../../shared/templates/service.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 
@@ -89,7 +88,8 @@ function presentSummary(row: TemplateSummaryRow): z.input<typeof templateSummary
 
 const templateId = idParam('id');
 
-export function templateRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const templateRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'GET',
     url: '/templates',
@@ -200,4 +200,4 @@ export function templateRoutes(app: FastifyInstance, ctx: ApiContext): void {
     response: rendered,
     handler: async ({ principal, params, body }) => renderStored(ctx.sql, principal.tenant.id, params.id, body),
   });
-}
+};

@@ -1,5 +1,6 @@
 // POST /transactional/send: one message to one recipient, through the gates, signed and queued; quota headers on every answer.
-import type { FastifyInstance, FastifyReply } from 'fastify';
+import type { FastifyReply } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { AppError, validationError } from '../../shared/errors.js';
 import { monthlyUsage } from '../../shared/quota/usage.js';
@@ -51,7 +52,8 @@ function idempotencyKeyOf(value: string | string[] | undefined): string | undefi
   return value;
 }
 
-export function transactionalRoutes(app: FastifyInstance, ctx: ApiContext): void {
+export const transactionalRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
   defineRoute(app, {
     method: 'POST',
     url: '/transactional/send',
@@ -90,7 +92,7 @@ export function transactionalRoutes(app: FastifyInstance, ctx: ApiContext): void
       }
     },
   });
-}
+};
 
 /** Refusals are send-path answers too: they carry the quota headers (a 402 brings its own). */
 async function withQuotaHeaders(ctx: ApiContext, reply: FastifyReply, tenantId: string, err: unknown): Promise<void> {

@@ -1,7 +1,6 @@
 // GET /whoami: the tenant, user or API key behind the presented credential.
-import type { FastifyInstance } from 'fastify';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 
 const whoami = z.object({
@@ -28,7 +27,7 @@ const whoami = z.object({
     .nullable(),
 });
 
-export function whoamiRoutes(app: FastifyInstance, _ctx: ApiContext): void {
+export const whoamiRoutes: FastifyPluginAsyncZod = async (app) => {
   defineRoute(app, {
     method: 'GET',
     url: '/whoami',
@@ -44,4 +43,4 @@ export function whoamiRoutes(app: FastifyInstance, _ctx: ApiContext): void {
       key: p.key ?? null,
     }),
   });
-}
+};

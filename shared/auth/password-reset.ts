@@ -7,6 +7,7 @@ import type { Sql } from '../db/connection.js';
 import { AppError, validationError } from '../errors.js';
 import type { SystemMail } from '../system-mail/mailer.js';
 import { writeAudit } from '../audit/log.js';
+import type { CredentialResolver } from './credentials.js';
 import { addressKey, assertNotLocked, clearAccountFailures, recordFailure } from './login-protection.js';
 import { hashPassword, passwordWeakness } from './passwords.js';
 import { consumeResetToken, countResetTokensSince, findResetToken, insertResetToken, setPassword, spendOtherResetTokens } from './password-reset-queries.js';
@@ -18,8 +19,8 @@ export interface PasswordResetDeps {
   config: Config;
   clock: Clock;
   systemMail: Pick<SystemMail, 'sendLater'>;
-  /** Called after a password change, so cached sessions of the user end in this process at once. */
-  forgetUser(userId: string): void;
+  /** Told after a password change, so cached sessions of the user end in this process at once. */
+  credentials: Pick<CredentialResolver, 'forgetUser'>;
 }
 
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
@@ -128,7 +129,7 @@ export async function confirmPasswordReset(
       at,
     });
   });
-  deps.forgetUser(user.id);
+  deps.credentials.forgetUser(user.id);
   await clearAccountFailures(deps, user.email);
   return { status: 'password_changed' };
 }

@@ -91,15 +91,7 @@ t.test('every message answered 250 is there, with its pending webhook job, after
   t.equal(first.child.signalCode, 'SIGKILL', 'the process was killed, not stopped');
 
   t.equal(receiver.requests.length, 0, 'the first process had no outbound role: nothing was POSTed before the kill');
-  // The restarted process also runs the webhook workers (loopback receiver allowed for this test only).
-  const second = await startMailpathProcess({
-    ...env,
-    MAILPATH_ROLES: 'api,mx,outbound',
-    MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true',
-    MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true',
-    MAILPATH_CONFIG__WEBHOOKS__WORKERS__POLL_INTERVAL_MS: '500',
-  });
-  processes.push(second);
+  // What the kill left behind, read before anything restarts (the restarted process's workers would start delivering it).
   const stored = await sql<{ id: string; recipient: string; deliveries: number; copies: number; jobs: number }[]>`
     select m.id, r.recipient,
            (select count(*)::int from inbound_webhook_deliveries w where w.inbound_recipient_id = r.id and w.status = 'pending') as deliveries,
@@ -112,6 +104,16 @@ t.test('every message answered 250 is there, with its pending webhook job, after
   t.ok(stored.every((s) => s.deliveries === 1 && s.jobs === 1), 'each with its pending webhook delivery and its job');
   t.ok(stored.filter((s) => s.recipient.startsWith('ann@')).every((s) => s.copies === 1), 'mailbox recipients with their copy');
   t.ok(stored.every((s) => s.recipient.length > 0));
+
+  // The restarted process also runs the webhook workers (loopback receiver allowed for this test only).
+  const second = await startMailpathProcess({
+    ...env,
+    MAILPATH_ROLES: 'api,mx,outbound',
+    MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true',
+    MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true',
+    MAILPATH_CONFIG__WEBHOOKS__WORKERS__POLL_INTERVAL_MS: '500',
+  });
+  processes.push(second);
 
   // Delivered: each acknowledged message reaches the receiver, signed, once per delivery id.
   const posted = await pollUntil(
