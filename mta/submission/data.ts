@@ -1,4 +1,4 @@
-// The DATA phase of a submission: read the message, prepare it, hand one send per recipient to the outbound path, choose the one reply.
+// The DATA phase of a submission: read the message, prepare it, hand it to the send use-case (one send per recipient), choose the one reply.
 import type { SMTPServerDataStream } from 'smtp-server';
 import { acceptForRecipients, type RecipientsResult } from '../../shared/sending/accept.js';
 import type { SendingDeps } from '../../shared/sending/deps.js';

@@ -1,4 +1,4 @@
-// The submission role: SMTP AUTH listeners (STARTTLS and implicit TLS) that hand tenants' messages to the outbound path.
+// The submission role: SMTP AUTH listeners (STARTTLS and implicit TLS) that hand tenants' messages to the send use-case (shared/sending).
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import type { CredentialResolver } from '../../shared/auth/credentials.js';
 import type { KeyUsageRecorder } from '../../shared/keys/last-used.js';

@@ -1,4 +1,4 @@
-// The delivery queue: one pg-boss job per send to deliver, enqueued in the transaction that stores the send.
+// The delivery jobs: one pg-boss job per send to deliver (job queue outbound.deliver), enqueued in the transaction that stores the send.
 import { bossDb, createJobQueue, type Boss } from '../jobs/boss.js';
 import type { Queryable, Sql } from '../db/connection.js';
 
@@ -9,7 +9,7 @@ export interface DeliveryJob {
 }
 
 /**
- * Creates the queue (idempotent). Retries here only cover a worker that died mid-job (its job
+ * Creates the job queue (idempotent). Retries here only cover a worker that died mid-job (its job
  * expires and runs again); SMTP outcomes are retried by the delivery code on the configured curve.
  */
 export async function ensureDeliveryJobs(sql: Sql, options: { expireInSeconds: number }): Promise<void> {

@@ -30,7 +30,7 @@ export interface SendingDeps {
   counters: SendCounters;
 }
 
-/** What the send path's batching objects are made from: the process's database, queue, clock, resolver and keys. */
+/** What the send path's batching objects are made from: the process's database, job queues, clock, resolver and keys. */
 export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey'> & { vault: SealedBox };
 
 /** The send path's own objects; each batches across every caller of the process, so build them once. */
