@@ -18,7 +18,8 @@ import postgres from 'postgres';
 import { projectRoot } from '../shared/paths.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { machineBusySeconds } from './lib/cpu.js';
-import { SMTP_SOURCE, cpuSecondsOf, cpuSecondsOfCommands, smtpSource, waitForGreeting, type LoadOptions } from './lib/smtp-load.js';
+import { ensurePostfix, postfixQueued, startPostfix, startSink, stopPostfix } from './lib/postfix-peer.js';
+import { cpuSecondsOf, cpuSecondsOfCommands, smtpSource, waitForGreeting, type LoadOptions } from './lib/smtp-load.js';
 import { freePort } from '../test/helpers/net.js';
 
 const run = promisify(execFile);
@@ -28,7 +29,6 @@ const WARM_UP = Math.min(500, Math.ceil(MESSAGES / 10));
 const SESSIONS = 20;
 const PAYLOAD_BYTES = 5120;
 const REUSE = process.env['BENCH_MX_REUSE'] === '1';
-const PEER = join(projectRoot(), '..', 'shared', 'bench', 'postfix-peer.sh');
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { maximumFractionDigits: digits, minimumFractionDigits: digits });
 
 interface Figures {
@@ -120,7 +120,7 @@ async function benchMailpath(dbUrl: string, sql: postgres.Sql): Promise<Figures>
  */
 async function entryPoint(): Promise<string[]> {
   const started = Date.now();
-  const built = join(projectRoot(), 'dist', 'shared', 'process', 'cli.js');
+  const built = join(projectRoot(), 'dist', 'main', 'cli.js');
   await run('npm', ['run', 'build'], { cwd: projectRoot(), maxBuffer: 1 << 24 }).catch((err: { stdout?: string }) => {
     process.stdout.write(`  (npm run build reported errors; using what it wrote)\n${String(err.stdout ?? '').split('\n').filter((l) => l.includes('error TS')).slice(0, 5).join('\n')}\n`);
   });
@@ -131,9 +131,9 @@ async function entryPoint(): Promise<string[]> {
 
 async function benchPostfix(): Promise<Figures> {
   const [listen, sinkPort] = [await freePort(), await freePort()];
-  const sinkPid = Number((await run('bash', [PEER, 'sink', String(sinkPort)])).stdout.trim());
+  const stopSink = await startSink(sinkPort);
   try {
-    await run('bash', [PEER, 'start', String(listen), String(sinkPort)]);
+    await startPostfix(listen, sinkPort);
     // Only receiving is measured on both sides: Postfix keeps what it queued (main.cf is restored at stop).
     await run('postconf', ['-e', 'defer_transports = smtp']);
     await run('postfix', ['reload']);
@@ -143,18 +143,17 @@ async function benchPostfix(): Promise<Figures> {
     // Postfix's smtpd processes exit and are replaced as they serve connections, taking their CPU
     // time with them: only the whole machine's figure is comparable.
     const m = await measure(load(MESSAGES), []);
-    const queued = Number((await run('bash', [PEER, 'queued'])).stdout.trim());
+    const queued = await postfixQueued();
     return { perSecond: MESSAGES / m.seconds, serverMs: undefined, machineMs: m.machineMs, detail: `${fmt(queued)} messages in its queue (warm-up included)` };
   } finally {
     await run('postsuper', ['-d', 'ALL']).catch(() => {});
-    await run('bash', [PEER, 'stop']).catch(() => {});
-    if (sinkPid > 0) process.kill(sinkPid, 'SIGTERM');
+    await stopPostfix();
+    stopSink();
   }
 }
 
 export default async function runMxBench(): Promise<void> {
-  if (!existsSync(PEER)) throw new Error(`${PEER} not found: it runs Postfix, the comparison peer`);
-  if (!existsSync(SMTP_SOURCE)) throw new Error(`${SMTP_SOURCE} not found: install Postfix (apt-get install postfix, or run ${PEER} start once)`);
+  await ensurePostfix();
   const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);

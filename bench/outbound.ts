@@ -10,7 +10,7 @@
 // installs it when missing); creates and drops a database of its own. BENCH_MESSAGES sets the count (default 20000).
 import { randomBytes } from 'node:crypto';
 import { execFile } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -24,6 +24,8 @@ import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { machineBusySeconds, measuredCpu } from './lib/cpu.js';
 import { httpsJson } from './lib/http.js';
 import { freePort } from '../test/helpers/net.js';
+import { ensurePostfix, postfixQueued, startPostfix, startSink, stopPostfix } from './lib/postfix-peer.js';
+import { SMTP_SOURCE } from './lib/smtp-load.js';
 
 const run = promisify(execFile);
 const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
@@ -31,7 +33,6 @@ const MESSAGES = Math.max(100, Number(process.env['BENCH_MESSAGES'] ?? 20_000));
 const API_CONNECTIONS = 50;
 const SMTP_CONNECTIONS = 20;
 const BODY = 'x'.repeat(76).concat('\n').repeat(64); // ~5 KB, as smtp-source -l 5120
-const PEER = join(projectRoot(), '..', 'shared', 'bench', 'postfix-peer.sh');
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
 
@@ -98,23 +99,22 @@ async function viaSubmission(port: number, key: string, from: string, delivered:
 /** Postfix accepting from smtp-source (20 sessions, 5 KB) and relaying to the same sink; delivered when its queue is empty. */
 async function viaPostfix(sinkPort: number): Promise<Figures> {
   const listen = await freePort();
-  await run('bash', [PEER, 'start', String(listen), String(sinkPort)]);
+  await startPostfix(listen, sinkPort);
   try {
     const started = performance.now();
-    await run('smtp-source', ['-4', '-s', String(SMTP_CONNECTIONS), '-m', String(MESSAGES), '-l', '5120', '-f', 'a@example.test', '-t', 'b@example.test', `127.0.0.1:${listen}`], { maxBuffer: 1 << 24 });
+    await run(SMTP_SOURCE, ['-4', '-s', String(SMTP_CONNECTIONS), '-m', String(MESSAGES), '-l', '5120', '-f', 'a@example.test', '-t', 'b@example.test', `127.0.0.1:${listen}`], { maxBuffer: 1 << 24 });
     const acceptedAt = performance.now();
-    const queued = async () => Number((await run('bash', [PEER, 'queued'])).stdout.trim());
-    const doneAt = await waitFor(async () => MESSAGES - (await queued()), MESSAGES, 'Postfix queue drained');
+    const doneAt = await waitFor(async () => MESSAGES - (await postfixQueued()), MESSAGES, 'Postfix queue drained');
     return { acceptedPerSec: MESSAGES / ((acceptedAt - started) / 1000), deliveredPerSec: MESSAGES / ((doneAt - started) / 1000) };
   } finally {
-    await run('bash', [PEER, 'stop']).catch(() => {});
+    await stopPostfix();
   }
 }
 
 export default async function runOutboundBench(): Promise<void> {
-  if (!existsSync(PEER)) throw new Error(`${PEER} not found: it starts Postfix's smtp-sink, the sink both sides deliver to`);
+  await ensurePostfix();
   const sinkPort = await freePort();
-  const sinkPid = Number((await run('bash', [PEER, 'sink', String(sinkPort)])).stdout.trim());
+  const stopSink = await startSink(sinkPort);
   const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
@@ -193,7 +193,7 @@ export default async function runOutboundBench(): Promise<void> {
     await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch(() => {});
     await admin.end();
     rmSync(dataDir, { recursive: true, force: true });
-    if (sinkPid > 0) process.kill(sinkPid, 'SIGTERM');
+    stopSink();
   }
 }
 
