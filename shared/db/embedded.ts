@@ -3,6 +3,7 @@ import { chmodSync, linkSync, mkdirSync, readFileSync, rmSync, writeFileSync } f
 import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
+import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import type { Logger } from '../log.js';
 
 export interface EmbeddedPostgres {
@@ -92,7 +93,8 @@ export async function startEmbeddedPostgres(dataDir: string, log: Logger): Promi
   chmodSync(dir, 0o700);
   const release = acquireDataDirLock(dataDir);
   try {
-    const db = await PGlite.create(dir);
+    // Extensions the migrations create must be loaded into the WebAssembly build up front.
+    const db = await PGlite.create(dir, { extensions: { pg_trgm } });
     const server = new PGLiteSocketServer({ db, host: '127.0.0.1', port: 0, maxConnections: MAX_CONNECTIONS });
     await server.start();
     const url = `postgres://postgres@${server.getServerConn()}/postgres?sslmode=disable`;
