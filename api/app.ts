@@ -31,6 +31,7 @@ import { mailMessageRoutes } from './routes/mail-messages.js';
 import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
+import { accountPages } from './pages/account-pages.js';
 
 const ROUTE_GROUPS = [authRoutes, twoFactorRoutes, passwordResetRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, transactionalRoutes, sendRoutes, eventRoutes, inboundWebhookRoutes, adminInboundWebhookRoutes, mailAuthRoutes, mailboxRoutes, mailMessageRoutes, teamRoutes, teamAuthRoutes, apiKeyActivityRoutes];
 
@@ -72,5 +73,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   await app.register(async (api) => {
     for (const group of ROUTE_GROUPS) api.register(group);
   }, { prefix: API_PREFIX });
+  // The pages the platform e-mails link to (/reset-password, /accept-invite): HTML, outside the API prefix.
+  await app.register(accountPages);
   return app;
 }

@@ -1,8 +1,10 @@
-// Password-reset routes (public): request a reset e-mail, and set a new password with its token.
+// Password routes: request a reset e-mail and set a new password with its token (public), and change it while signed in.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { changePassword } from '../../shared/auth/password-change.js';
 import { confirmPasswordReset, requestPasswordReset } from '../../shared/auth/password-reset.js';
 import { defineRoute } from '../route.js';
+import { session } from './auth.js';
 
 const TAGS = ['Account'];
 
@@ -37,5 +39,23 @@ export const passwordResetRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [429],
     response: z.object({ status: z.literal('password_changed') }),
     handler: ({ body, ip }) => confirmPasswordReset(ctx, body, ip),
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/auth/password',
+    auth: 'user',
+    tags: TAGS,
+    summary: 'Change the password',
+    description:
+      'Sets a new password for the signed-in user after checking the current one. A wrong current_password is 401 and counts ' +
+      'as a failed sign-in of the account and the client address (429 with Retry-After once locked), so a session cannot be ' +
+      'used to guess the password. The new password follows the registration rules (422 naming new_password). Every other ' +
+      'session and pending 2FA challenge of the user ends, as do reset links mailed before; the answer is a new session ' +
+      '(like login) that replaces the one making the change, which ends too. Mailbox sessions get 403.',
+    body: z.strictObject({ current_password: z.string().max(200), new_password: z.string().max(200) }),
+    errors: [429],
+    response: session,
+    handler: ({ principal, body, ip }) => changePassword(ctx, principal.user!.id, body, ip),
   });
 };

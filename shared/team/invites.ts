@@ -34,7 +34,7 @@ export function hashInviteToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** The dashboard page an invitee opens; it posts the token to POST /api/v1/auth/accept-invite. */
+/** The page an invitee opens (served by the api role); its form accepts the invite as POST /api/v1/auth/accept-invite does. */
 export function acceptUrl(publicUrl: URL, token: string): string {
   const base = publicUrl.origin + publicUrl.pathname.replace(/\/+$/, '');
   return `${base}/accept-invite?token=${encodeURIComponent(token)}`;
