@@ -1,32 +1,25 @@
-// A first send with a test key: from any domain the tenant has added (verified or not), simulated, fully composed and DKIM-signed, and downloadable byte for byte from GET /sends/{id}/raw; live keys keep the 412.
+// A first send with a test key: from any domain the tenant has added (verified or not), simulated, fully composed and DKIM-signed, and downloadable byte for byte from GET /sends/{id}/raw; live keys keep the 412 (the same over SMTP submission: test/mta/submission/server.test.ts).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import nodemailer from 'nodemailer';
-import { startSubmission } from '../../mta/submission/server.js';
 import { DELIVERY_JOBS } from '../../shared/sending/delivery-jobs.js';
 import { buildTestApp, call, createKey, registerTenant, type TestTenant } from '../helpers/app.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { publishRecords, type ApiRecord } from '../helpers/domains.js';
 import { assertForeign404 } from '../helpers/isolation.js';
-import { stopOnTeardown } from '../helpers/net.js';
 
 const PYTHON = '/usr/bin/python3';
 const VERIFIER = new URL('../helpers/dkim-verify.py', import.meta.url).pathname;
 const verifierInstalled = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import dkim, dns.resolver']).status === 0;
 
 const dns = await startDnsServer(t);
-const { app, ctx, sql } = await buildTestApp(t, {
+const { app, sql } = await buildTestApp(t, {
   env: {
     MAILPATH_DNS_SERVERS: dns.address,
     MAILPATH_CONFIG__DKIM__KEY_BITS: '1024',
-    MAILPATH_SUBMISSION_PORT: '0',
-    MAILPATH_SUBMISSION_TLS_PORT: '0',
-    MAILPATH_BIND_HOST: '127.0.0.1',
   },
 });
-const submission = stopOnTeardown(t, await startSubmission(ctx));
 
 /** The independent verifier (Debian python3-dkim) on a message, looking keys up on the loopback DNS server. */
 function dkimverify(message: Buffer): Promise<{ ok: boolean; output: string }> {
@@ -141,43 +134,6 @@ t.test('a live key still gets 412 until a domain is verified; unknown domains ar
   t.match(liveUnknown.body.message, /^from_email: its domain not-added\.example is not a verified sending domain/);
   const [count] = await sql<{ n: number }[]>`select count(*)::int as n from sends where tenant_id = ${n.tenant.tenantId}`;
   t.equal(count!.n, 1, 'nothing stored for the refusals');
-});
-
-t.test('SMTP submission with a test key: accepted from an added, unverified domain, simulated and signed; a live key is refused', async (t) => {
-  const n = await newcomer();
-  const submit = async (key: string, from: string) => {
-    const transport = nodemailer.createTransport({
-      host: '127.0.0.1',
-      port: submission.ports.starttls,
-      requireTLS: true,
-      tls: { rejectUnauthorized: false },
-      auth: { user: 'anything', pass: key },
-      connectionTimeout: 5000,
-      greetingTimeout: 5000,
-      socketTimeout: 10000,
-    });
-    try {
-      return await transport.sendMail({ from, to: ['one@dest.example', 'two@dest.example'], subject: 'Submitted', text: 'Over SMTP.' });
-    } finally {
-      transport.close();
-    }
-  };
-  const sent = await submit(n.testKey, `hello@${n.domain.name}`);
-  t.match(sent.response, /^250 2\.0\.0 Ok: queued as </);
-  const rows = await sql<{ id: string; status: string; mode: string; source: string }[]>`
-    select id, status, mode, source from sends where tenant_id = ${n.tenant.tenantId} order by to_email`;
-  t.equal(rows.length, 2, 'one send per recipient');
-  for (const row of rows) {
-    t.match(row, { status: 'simulated', mode: 'test', source: 'smtp' });
-    const download = await raw(row.id, n.testKey);
-    t.equal(download.statusCode, 200);
-    t.match(download.rawPayload.toString(), new RegExp(`^DKIM-Signature: [^]*d=${n.domain.name.replace(/\./g, '\\.')};`));
-    t.match(download.rawPayload.toString(), /\r\nSubject: Submitted\r\n/);
-  }
-  await t.rejects(submit(n.testKey, 'hello@not-added.example'), { responseCode: 550, message: /550 5\.7\.1 From header: its domain not-added\.example is not a domain of this tenant/ });
-  await t.rejects(submit(n.liveKey, `hello@${n.domain.name}`), { responseCode: 550, message: /550 5\.7\.1 no sending domain of this tenant has SPF, DKIM and DMARC verified/ });
-  const [count] = await sql<{ n: number }[]>`select count(*)::int as n from sends where tenant_id = ${n.tenant.tenantId}`;
-  t.equal(count!.n, 2);
 });
 
 t.test('the raw download: 404 for another tenant\'s send, an unknown id and a dropped send; events:read scope', async (t) => {
