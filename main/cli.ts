@@ -1,13 +1,14 @@
 #!/usr/bin/env node
-// The `mailpath` command: `mailpath start` runs the configured roles until SIGTERM/SIGINT; `mailpath migrate` only migrates.
+// The `mailpath` command: `mailpath start` runs the configured roles until SIGTERM/SIGINT; `mailpath dev` does so on one machine with a loopback DNS, mail sink and inbox (main/dev/); `mailpath migrate` only migrates.
 import { ConfigError } from '../shared/config/index.js';
 import { loadMailpathConfig } from './config.js';
 import { openDatabase } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
 import { createLogger } from '../shared/log.js';
+import { startDev } from './dev/start.js';
 import { startMailpath } from './runtime.js';
 
-const USAGE = 'usage: mailpath <start|migrate>';
+const USAGE = 'usage: mailpath <start|dev|migrate>';
 /** Taken before start-up: a launcher that dies while the roles start must still be noticed. */
 const LAUNCHER_PID = process.ppid;
 
@@ -33,7 +34,7 @@ function watchLauncher(launchedByNpm: boolean, onGone: () => void): void {
 async function main(command: string | undefined): Promise<number> {
   let config;
   try {
-    config = loadMailpathConfig();
+    config = loadMailpathConfig(undefined, { dev: command === 'dev' });
   } catch (err) {
     if (err instanceof ConfigError) {
       process.stderr.write(`mailpath: ${err.message}\n`);
@@ -49,7 +50,7 @@ async function main(command: string | undefined): Promise<number> {
     await db.close();
     return 0;
   }
-  if (command !== 'start') {
+  if (command !== 'start' && command !== 'dev') {
     process.stderr.write(`${USAGE}\n`);
     return 64; // EX_USAGE
   }
@@ -60,7 +61,7 @@ async function main(command: string | undefined): Promise<number> {
   process.once('SIGTERM', () => stopRequested!('SIGTERM'));
   process.once('SIGINT', () => stopRequested!('SIGINT'));
   watchLauncher(config.launchedByNpm, () => stopRequested!('launcher exited'));
-  const running = await startMailpath(config, log);
+  const running = command === 'dev' ? await startDev(config, log) : await startMailpath(config, log);
   const signal = await requested;
   log.info({ signal }, 'shutting down');
   const force = setTimeout(() => {

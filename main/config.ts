@@ -2,6 +2,6 @@
 import { loadConfig, type Config, type Env } from '../shared/config/index.js';
 import { PLUGIN_NAMES } from '../plugins/index.js';
 
-export function loadMailpathConfig(env: Env = process.env): Config {
-  return loadConfig(env, { mxPlugins: PLUGIN_NAMES });
+export function loadMailpathConfig(env: Env = process.env, options: { dev?: boolean } = {}): Config {
+  return loadConfig(env, { mxPlugins: PLUGIN_NAMES, ...options });
 }

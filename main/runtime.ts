@@ -1,7 +1,7 @@
 // Starts a Mailpath process: database (or embedded), migrations, super-admin bootstrap, job queues, the services (once), then its roles.
 import type { Config } from '../shared/config/index.js';
 import { systemClock } from '../shared/clock.js';
-import { openDatabase } from '../shared/db/connection.js';
+import { openDatabase, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
 import { createLogger, type Logger } from '../shared/log.js';
 import { startBoss, type Boss } from '../shared/jobs/boss.js';
@@ -12,6 +12,8 @@ import { buildServices, type Services } from './services.js';
 export interface RunningMailpath {
   roles: RunningRole[];
   databaseUrl: string;
+  /** The process's database pool (the dev DNS reads the records to publish from it). */
+  sql: Sql;
   stop(): Promise<void>;
 }
 
@@ -35,6 +37,7 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
     return {
       roles,
       databaseUrl: db.url,
+      sql: db.sql,
       stop: () =>
         (stopping ??= (async () => {
           // Roles first (stop accepting, drain), then what the services hold, then the queue, then the database.

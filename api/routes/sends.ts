@@ -1,11 +1,12 @@
-// The outbound log: a tenant's sends (status, gate decisions, delivery attempts with remote replies), so every outcome is observable.
+// The outbound log: a tenant's sends (status, gate decisions, delivery attempts with remote replies) and each one's signed message, so every outcome is observable.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EventRow } from '../../shared/events/queries.js';
 import type { AttemptRow, SendRow } from '../../shared/sends/queries.js';
-import { getSendDetail, listSendPage } from '../../shared/sends/service.js';
-import { defineRoute } from '../route.js';
+import { getSendDetail, getSendMessage, listSendPage } from '../../shared/sends/service.js';
+import { defineRoute, type ApiInstance } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
+import { errorEnvelope } from '../schemas/envelope.js';
 import { event, presentEvent } from './events.js';
 
 const TAGS = ['Sends'];
@@ -77,6 +78,46 @@ const presentAttempt = (a: AttemptRow): z.input<typeof attempt> => ({
   duration_ms: a.duration_ms,
 });
 
+/** The raw download bypasses the JSON envelope (as GET /mail/messages/{id}/raw does); its errors still use it. */
+function rawRoute(app: ApiInstance): void {
+  const { ctx } = app;
+  const errorDoc = (text: string) => errorEnvelope.describe(text);
+  app.route({
+    method: 'GET',
+    url: '/sends/:id/raw',
+    config: { auth: 'any', scope: 'events:read', rateLimit: 'read' },
+    schema: {
+      tags: TAGS,
+      summary: 'Download a send\'s signed message',
+      description:
+        'The message exactly as it leaves (or, for a simulated send, would have left) Mailpath: composed, with its DKIM-Signature on top, ' +
+        'as `message/rfc822` (not JSON). The same bytes are handed to the receiving server; the envelope is in GET /sends/{id}. ' +
+        'A dropped send keeps no message (404). Errors are JSON envelopes as elsewhere.\n\nRequired scope for API keys: `events:read`.',
+      security: [{ bearerJwt: [] }, { apiKey: [] }],
+      params: idParam('id'),
+      response: {
+        200: { description: 'The signed message', content: { 'message/rfc822': { schema: z.string().meta({ format: 'binary' }) } } },
+        400: errorDoc('A bad parameter (bad_request)'),
+        401: errorDoc('Missing, unparseable, revoked or expired credential (unauthenticated)'),
+        403: errorDoc('Credential lacks the events:read scope (invalid_scope)'),
+        404: errorDoc('No such send of this tenant, or it keeps no message (dropped) (not_found)'),
+        422: errorDoc('A parameter is invalid (validation_error)'),
+        429: errorDoc('Rate limited; retry after Retry-After seconds (rate_limited)'),
+        500: errorDoc('Server failure (internal)'),
+      },
+    },
+    handler: async (request, reply) => {
+      const message = await getSendMessage(ctx, request.principal!.tenant.id, request.params.id);
+      return reply
+        .header('content-type', 'message/rfc822')
+        .header('content-disposition', `attachment; filename="${request.params.id}.eml"`)
+        .header('x-content-type-options', 'nosniff')
+        // A Buffer skips the serializer; the schema's binary string only documents it.
+        .send(message as unknown as string);
+    },
+  });
+}
+
 export const sendRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
   defineRoute(app, {
@@ -126,4 +167,6 @@ export const sendRoutes: FastifyPluginAsyncZod = async (app) => {
       };
     },
   });
+
+  rawRoute(app);
 };

@@ -21,7 +21,10 @@ const attachment = z.strictObject({
 
 const body = z.strictObject({
   to: z.string().max(1000).describe('The one recipient address'),
-  from_email: z.string().max(1000).describe('Sender address; its domain must be one of the tenant\'s verified sending domains (else 422)'),
+  from_email: z
+    .string()
+    .max(1000)
+    .describe('Sender address; its domain must be one of the tenant\'s verified sending domains (else 422); with a test key, any domain the tenant has added'),
   from_name: z.string().max(1000).optional().describe('Display name of the sender (one line)'),
   subject: z.string().max(10_000).optional().describe('Subject (one line, at most 998 characters); required unless template_id is given'),
   body_text: z.string().optional().describe('Plain-text body'),
@@ -66,7 +69,8 @@ export const transactionalRoutes: FastifyPluginAsyncZod = async (app) => {
       'Sends one message to one recipient. The message passes the outbound gates in order (suspended tenant 403, test key → simulated, ' +
       'sandbox tenant → simulated, suppressed recipient → dropped, monthly quota 402, warm-up cap → deferred to 00:00 UTC), is composed ' +
       '(Message-ID, Date, multipart/alternative), DKIM-signed with the domain\'s active key and committed with its delivery job before the 202. ' +
-      '412 while the tenant has no domain with SPF, DKIM and DMARC verified. Every answer carries X-Quota-Used, X-Quota-Cap, ' +
+      '412 while the tenant has no domain with SPF, DKIM and DMARC verified; a test key may send from any domain the tenant has added ' +
+      '(simulated, signed with that domain\'s key: GET /sends/{id}/raw shows the message). Every answer carries X-Quota-Used, X-Quota-Cap, ' +
       'X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap). Idempotency-Key header (optional): the same key with the same body ' +
       'within 24 h returns the first answer (with Idempotent-Replayed: true); the same key with another body is 409.',
     body,

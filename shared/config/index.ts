@@ -9,6 +9,7 @@ import { bounceRulesSchema, type BounceRulesConfig } from './bounce-rules.js';
 import { deliverySchema, type DeliveryConfig } from './delivery.js';
 import { dkimSchema, type DkimConfig } from './dkim.js';
 import { dnsSchema, type DnsConfig } from './dns.js';
+import { devDefaults, devEnvSchema, type DevConfig } from './dev.js';
 import { decodeMasterKey, envSchema, type Role } from './env.js';
 import { inboundSchema, type InboundConfig } from './inbound.js';
 import { limitsSchema, type LimitsConfig } from './limits.js';
@@ -18,6 +19,7 @@ import { webhooksSchema, type WebhooksConfig } from './webhooks.js';
 
 export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
+export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, WarmupConfig, WebhooksConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
@@ -43,6 +45,8 @@ export interface LoadOptions {
   configDir?: string;
   /** The MX plugin catalogue's names (plugins/index.ts): config/plugins.yaml may enable only these. */
   mxPlugins?: readonly string[];
+  /** The `mailpath dev` profile: its ports are read, and its defaults fill the variables left unset (shared/config/dev.ts). */
+  dev?: boolean;
 }
 
 export interface Config {
@@ -91,6 +95,8 @@ export interface Config {
   inbound: InboundConfig;
   /** config/plugins.yaml: the MX plugins enabled, their order and the hook timeouts. */
   plugins: PluginsConfig;
+  /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
+  dev: DevConfig | undefined;
 }
 
 /** Raised when configuration is invalid; the message names every offending key. */
@@ -158,14 +164,23 @@ function applyFileOverrides(files: Record<string, unknown>, env: Env): void {
  */
 export function loadConfig(env: Env = process.env, options: LoadOptions = {}): Config {
   const configDir = options.configDir ?? join(projectRoot(), 'config');
-  const parsedEnv = envSchema.safeParse(
-    Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== '')),
-  );
+  // An empty variable counts as unset.
+  let given: Env = Object.fromEntries(Object.entries(env).filter(([, v]) => v !== undefined && v !== ''));
+  let dev: DevConfig | undefined;
+  if (options.dev) {
+    const parsedDev = devEnvSchema.safeParse(given);
+    if (!parsedDev.success) throw new ConfigError(`Invalid configuration: ${describeIssues(parsedDev.error.issues, '')}`);
+    const d = parsedDev.data;
+    dev = { dnsPort: d.MAILPATH_DEV_DNS_PORT, smtpPort: d.MAILPATH_DEV_SMTP_PORT, httpPort: d.MAILPATH_DEV_HTTP_PORT };
+    // A variable that is set wins over the dev default.
+    given = { ...devDefaults(dev), ...given };
+  }
+  const parsedEnv = envSchema.safeParse(given);
   if (!parsedEnv.success) {
     throw new ConfigError(`Invalid configuration: ${describeIssues(parsedEnv.error.issues, '')}`);
   }
   const files = readConfigFiles(configDir);
-  applyFileOverrides(files, env);
+  applyFileOverrides(files, given);
   const parsedFiles = filesSchema(options.mxPlugins).safeParse(files);
   if (!parsedFiles.success) {
     throw new ConfigError(`Invalid configuration: ${describeIssues(parsedFiles.error.issues, 'config/')}`);
@@ -213,5 +228,6 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     webhooks: parsedFiles.data.webhooks,
     inbound: parsedFiles.data.inbound,
     plugins: parsedFiles.data.plugins,
+    dev,
   };
 }

@@ -227,9 +227,9 @@ export async function pointDkimRecord(db: Queryable, domainId: string, r: Expect
     where domain_id = ${domainId} and kind = 'dkim'`;
 }
 
-/** The domains of these tenants that may send now (SPF, DKIM and DMARC verified, not drifted), by A-label name: one query for many senders. */
-export async function sendingDomainsOf(db: Queryable, tenantIds: readonly string[]): Promise<Pick<DomainRow, 'id' | 'name' | 'tenant_id'>[]> {
+/** Every domain of these tenants (A-label names) and whether it may send now (SPF, DKIM and DMARC verified, not drifted): one query for many senders. */
+export async function tenantDomainsOf(db: Queryable, tenantIds: readonly string[]): Promise<(Pick<DomainRow, 'id' | 'name' | 'tenant_id'> & { can_send: boolean })[]> {
   if (tenantIds.length === 0) return [];
-  return db<Pick<DomainRow, 'id' | 'name' | 'tenant_id'>[]>`
-    select id, name, tenant_id from domains where tenant_id = any(${tenantIds}::uuid[]) and verified_at is not null`;
+  return db<(Pick<DomainRow, 'id' | 'name' | 'tenant_id'> & { can_send: boolean })[]>`
+    select id, name, tenant_id, verified_at is not null as can_send from domains where tenant_id = any(${tenantIds}::uuid[])`;
 }

@@ -66,16 +66,33 @@ export function isRefused<T extends object>(outcome: T | Refused): outcome is Re
 export type InTransaction = (tx: Queryable, result: AcceptResult) => Promise<void>;
 
 /**
- * The sending domain of a From address: 412 no_verified_domain while the tenant has no domain
- * that may send, 422 naming `field` when the From domain is not one of them.
+ * The sending domain of a From address. A live send needs a domain that may send: 412
+ * no_verified_domain while the tenant has none, 422 naming `field` when the From domain is not
+ * one of them. A test-key send never leaves the MTA (spec: "dropped before leaving"), so any
+ * domain the tenant has added will do, verified or not: a tenant can try its first send while
+ * its DNS records propagate. It is still signed with that domain's key (it has one from the
+ * moment it is added), so the stored message is exactly what would have left. A domain the
+ * tenant has not added is 422 naming `field` for either kind of key.
  */
-async function resolveSendingDomain(deps: Pick<SendingDeps, 'lookups'>, tenantId: string, fromAddress: string, field = 'from_email'): Promise<string> {
-  const domains = await deps.lookups.sendingDomains(tenantId);
-  if (domains.length === 0) {
-    throw new AppError('no_verified_domain', 'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains');
-  }
+async function resolveSendingDomain(
+  deps: Pick<SendingDeps, 'lookups'>,
+  tenantId: string,
+  mode: AcceptInput['mode'],
+  fromAddress: string,
+  field = 'from_email',
+): Promise<string> {
+  const domains = await deps.lookups.tenantDomains(tenantId);
   const name = fromAddress.slice(fromAddress.lastIndexOf('@') + 1);
-  const domain = domains.find((d) => d.name === name);
+  if (mode === 'test') {
+    const added = domains.find((d) => d.name === name);
+    if (!added) throw validationError(field, `its domain ${name} is not a domain of this tenant; add it under /domains`);
+    return added.id;
+  }
+  const sending = domains.filter((d) => d.canSend);
+  if (sending.length === 0) {
+    throw new AppError('no_verified_domain', 'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains (a test key may send from an added domain before that)');
+  }
+  const domain = sending.find((d) => d.name === name);
   if (!domain) throw validationError(field, `its domain ${name} is not a verified sending domain of this tenant`);
   return domain.id;
 }
@@ -93,7 +110,7 @@ interface PreparedSend {
  * failed request never uses quota or warm-up allowance.
  */
 export async function acceptSend(deps: SendingDeps, input: AcceptInput, inTransaction?: InTransaction): Promise<AcceptOutcome> {
-  const domainId = await resolveSendingDomain(deps, input.tenant.id, input.from.address);
+  const domainId = await resolveSendingDomain(deps, input.tenant.id, input.mode, input.from.address);
   const prepared = await prepareSend(deps, input, domainId, inTransaction);
   if (isRefused(prepared)) return prepared;
   const [row] = await commit(deps, [prepared]);
@@ -112,7 +129,7 @@ export interface RecipientsResult {
  * stores none of them and a client that retries the whole message sends nothing twice.
  */
 export async function acceptForRecipients(deps: SendingDeps, message: Omit<AcceptInput, 'to'>, recipients: string[]): Promise<RecipientsResult> {
-  const domainId = await resolveSendingDomain(deps, message.tenant.id, message.from.address, 'From header');
+  const domainId = await resolveSendingDomain(deps, message.tenant.id, message.mode, message.from.address, 'From header');
   const prepared: PreparedSend[] = [];
   const refused: RecipientsResult['refused'] = [];
   for (const to of recipients) {

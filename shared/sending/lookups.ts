@@ -1,16 +1,24 @@
 // Read-only look-ups of the send path (suppression, sending domains, quota usage) batched across concurrent sends: the ones asked in the same tick go to PostgreSQL as one query.
 import DataLoader from 'dataloader';
 import type { Queryable } from '../db/connection.js';
-import { sendingDomainsOf } from '../domains/queries.js';
+import { tenantDomainsOf } from '../domains/queries.js';
 import { monthlyUsages, type Quota } from '../quota/usage.js';
 import { suppressedAmong } from '../suppressions/queries.js';
 import { utcMonth } from '../warmup/tiers.js';
+
+export interface TenantDomain {
+  id: string;
+  name: string;
+  canSend: boolean;
+}
 
 export interface SendLookups {
   /** Whether the (normalized) address is on the tenant's suppression list. */
   isSuppressed(tenantId: string, email: string): Promise<boolean>;
   /** The tenant's domains that may send now (A-label names). */
   sendingDomains(tenantId: string): Promise<{ id: string; name: string }[]>;
+  /** Every domain the tenant has added, verified or not, with whether it may send now (test keys may use any of them). */
+  tenantDomains(tenantId: string): Promise<TenantDomain[]>;
   /** The tenant's usage and cap for the month of `at` (a read: the quota gate is what counts). */
   monthlyUsage(tenantId: string, at: Date): Promise<Quota>;
 }
@@ -31,10 +39,10 @@ export function createSendLookups(db: Queryable): SendLookups {
     },
     { cache: false, maxBatchSize: 500 },
   );
-  const domains = new DataLoader<string, { id: string; name: string }[]>(
+  const domains = new DataLoader<string, TenantDomain[]>(
     async (tenantIds) => {
-      const rows = await sendingDomainsOf(db, tenantIds);
-      return tenantIds.map((t) => rows.filter((r) => r.tenant_id === t).map((r) => ({ id: r.id, name: r.name })));
+      const rows = await tenantDomainsOf(db, tenantIds);
+      return tenantIds.map((t) => rows.filter((r) => r.tenant_id === t).map((r) => ({ id: r.id, name: r.name, canSend: r.can_send })));
     },
     { cache: false, maxBatchSize: 500 },
   );
@@ -57,7 +65,8 @@ export function createSendLookups(db: Queryable): SendLookups {
   return {
     // An address never holds a space (normalized), so it can share the key with the tenant id.
     isSuppressed: (tenantId, email) => suppressed.load(`${tenantId} ${email}`),
-    sendingDomains: (tenantId) => domains.load(tenantId),
+    sendingDomains: async (tenantId) => (await domains.load(tenantId)).filter((d) => d.canSend).map(({ id, name }) => ({ id, name })),
+    tenantDomains: (tenantId) => domains.load(tenantId),
     monthlyUsage: (tenantId, at) => usage.load(`${tenantId} ${utcMonth(at)}`),
   };
 }

@@ -36,7 +36,7 @@ export interface AttemptRow {
   duration_ms: number;
 }
 
-/** Every column but the message bytes, which only delivery reads. */
+/** Every column but the message bytes, which only delivery and the raw download read. */
 const sendColumns = (db: Queryable) => db`
   id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
   envelope_from, gate_decisions, size_bytes, defer_until, status_detail, created_at, updated_at`;
@@ -80,6 +80,12 @@ export async function findSends(db: Queryable, ids: string[]): Promise<SendRow[]
 
 export async function findSend(db: Queryable, tenantId: string, id: string): Promise<SendRow | undefined> {
   const [row] = await db<SendRow[]>`select ${sendColumns(db)} from sends where tenant_id = ${tenantId} and id = ${id}`;
+  return row;
+}
+
+/** The stored message of a tenant's send (null when none was kept: a dropped send), or undefined for no such send. */
+export async function findSendMessage(db: Queryable, tenantId: string, id: string): Promise<{ message: Buffer | null } | undefined> {
+  const [row] = await db<{ message: Buffer | null }[]>`select message from sends where tenant_id = ${tenantId} and id = ${id}`;
   return row;
 }
 

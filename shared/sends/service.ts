@@ -1,11 +1,11 @@
-// The outbound log as tenants read it: pages of sends with filters, and one send with its attempts and events.
+// The outbound log as tenants read it: pages of sends with filters, one send with its attempts and events, and its signed message.
 import type { Clock } from '../clock.js';
 import { decodeCursor, pageOf } from '../cursor.js';
 import type { Sql } from '../db/connection.js';
 import { notFound } from '../errors.js';
 import { eventsOfSend, type EventRow } from '../events/queries.js';
 import { isUuid } from '../ids.js';
-import { countSends, findSend, listAttempts, listSends, type AttemptRow, type SendFilter, type SendRow } from './queries.js';
+import { countSends, findSend, findSendMessage, listAttempts, listSends, type AttemptRow, type SendFilter, type SendRow } from './queries.js';
 
 export interface SendLogDeps {
   sql: Sql;
@@ -29,4 +29,16 @@ export async function getSendDetail(deps: SendLogDeps, tenantId: string, id: str
   if (!send) throw notFound('send');
   const [attempts, events] = await Promise.all([listAttempts(deps.sql, id), eventsOfSend(deps.sql, id)]);
   return { send, attempts, events };
+}
+
+/**
+ * The signed message of a tenant's send, byte for byte what delivery hands (or, for a simulated
+ * send, would have handed) to the receiving server. 404 for an unknown or another tenant's id, and
+ * for a send that keeps no message (dropped: nothing was built, or it was let go at delivery).
+ */
+export async function getSendMessage(deps: SendLogDeps, tenantId: string, id: string): Promise<Buffer> {
+  const row = isUuid(id) ? await findSendMessage(deps.sql, tenantId, id) : undefined;
+  if (!row) throw notFound('send');
+  if (!row.message) throw notFound('message of this send (it was dropped, so none was kept)');
+  return row.message;
 }

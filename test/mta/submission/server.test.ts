@@ -127,6 +127,31 @@ t.test('a test key is accepted and recorded as simulated, never queued', async (
   t.equal(await jobsFor(row!.id), 0);
 });
 
+t.test('a test key sends from an added domain that is not verified yet: simulated and signed; a live key is refused; an unknown domain is 550', async (t) => {
+  const s = await sender({ mode: 'test' }, false);
+  const live = await createKey(app, s.tenant);
+  const added = await call(app, 'POST', '/domains', { token: s.tenant.token, body: { name: `first-${s.keyId.slice(0, 8)}.example` } });
+  t.equal(added.status, 201);
+  const domain = added.body.data.name as string;
+  await send(s.key, { from: `news@${domain}`, to: ['one@dest.example', 'two@dest.example'], subject: 'Submitted', text: 'Over SMTP.' });
+  const rows = await sendsOf(s.tenant.tenantId);
+  t.equal(rows.length, 2, 'one send per recipient');
+  for (const row of rows) {
+    t.match(row, { status: 'simulated', mode: 'test', source: 'smtp' });
+    t.match(row.message!.toString(), new RegExp(`^DKIM-Signature: [^]*d=${domain.replace(/\./g, '\\.')};`), "signed with the domain's key");
+    t.equal(await jobsFor(row.id), 0, 'never queued');
+  }
+  await t.rejects(send(s.key, { from: 'news@not-added.example', to: 'x@dest.example', subject: 's', text: 't' }), {
+    responseCode: 550,
+    message: /550 5\.7\.1 From header: its domain not-added\.example is not a domain of this tenant/,
+  });
+  await t.rejects(send(live.key, { from: `news@${domain}`, to: 'x@dest.example', subject: 's', text: 't' }), {
+    responseCode: 550,
+    message: /550 5\.7\.1 no sending domain of this tenant has SPF, DKIM and DMARC verified/,
+  });
+  t.equal((await sendsOf(s.tenant.tenantId)).length, 2);
+});
+
 t.test('550 5.7.1 for a From at a domain that is not a verified sending domain, and for a tenant without one', async (t) => {
   const s = await sender();
   await t.rejects(send(s.key, { from: `news@other-${s.domain}`, to: 'x@dest.example', subject: 's', text: 't' }), {

@@ -219,3 +219,38 @@ t.test('delivery and bounce-rule files: defaults, env overrides of a hyphenated 
   t.throws(() => loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__RULES: '[{"class":"hard"}]' }), /a rule needs code, text or both/);
   t.throws(() => loadConfig({ MAILPATH_CONFIG__DELIVERY__DESTINATION__MAX_CONNECTIONS: '0' }), /config\/delivery\.destination\.max_connections/);
 });
+
+t.test('the dev profile (mailpath dev): its ports, and defaults that keep everything on one machine, an explicit value winning', async (t) => {
+  t.equal(loadConfig({}).dev, undefined, 'no dev profile unless asked for');
+  const c = loadConfig({}, { dev: true });
+  t.same(c.dev, { dnsPort: 1053, smtpPort: 1025, httpPort: 8025 });
+  t.equal(c.bindHost, '127.0.0.1');
+  t.equal(c.dataDir, resolve('./data-dev'), 'a data dir apart from npm start\'s');
+  t.equal(c.hostname, 'mx.mailpath.localhost');
+  t.equal(c.spfInclude, 'spf.mx.mailpath.localhost');
+  t.same(c.dnsServers, ['127.0.0.1:1053'], 'every look-up through the dev DNS');
+  t.same(c.publicResolvers, ['127.0.0.1:1053']);
+  t.equal(c.outboundRelay, '127.0.0.1:1025', 'all outbound mail to the sink');
+  t.equal(c.webhooks.allow_http, true);
+  t.equal(c.webhooks.allow_private_addresses, true);
+  t.equal(c.httpsPort, 8443, 'the API ports are npm start\'s');
+
+  const moved = loadConfig(
+    { MAILPATH_DEV_DNS_PORT: '5300', MAILPATH_DEV_SMTP_PORT: '2025', MAILPATH_DEV_HTTP_PORT: '', MAILPATH_HOSTNAME: 'mx.example.localhost', MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'false' },
+    { dev: true },
+  );
+  t.same(moved.dev, { dnsPort: 5300, smtpPort: 2025, httpPort: 8025 }, 'an empty variable counts as unset');
+  t.same(moved.dnsServers, ['127.0.0.1:5300'], 'defaults follow the dev ports');
+  t.equal(moved.outboundRelay, '127.0.0.1:2025');
+  t.equal(moved.hostname, 'mx.example.localhost', 'a variable that is set wins');
+  t.equal(moved.webhooks.allow_http, false, 'so does a config override');
+
+  let caught: unknown;
+  try {
+    loadConfig({ MAILPATH_DEV_SMTP_PORT: '0' }, { dev: true });
+  } catch (err) {
+    caught = err;
+  }
+  t.ok(caught instanceof ConfigError);
+  t.match((caught as Error).message, /MAILPATH_DEV_SMTP_PORT/);
+});

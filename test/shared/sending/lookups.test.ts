@@ -28,7 +28,7 @@ t.test('concurrent look-ups are answered from one query each, correctly per tena
 
   const { db: counted, queries } = countingQueries();
   const lookups = createSendLookups(counted);
-  const [suppressed, domains] = await Promise.all([
+  const [suppressed, domains, added] = await Promise.all([
     Promise.all([
       lookups.isSuppressed(a, 'gone@x.example'),
       lookups.isSuppressed(b, 'gone@x.example'),
@@ -36,11 +36,17 @@ t.test('concurrent look-ups are answered from one query each, correctly per tena
       ...Array.from({ length: 20 }, (_, i) => lookups.isSuppressed(a, `n${i}@x.example`)),
     ]),
     Promise.all([lookups.sendingDomains(a), lookups.sendingDomains(b), lookups.sendingDomains(none), lookups.sendingDomains(a)]),
+    Promise.all([lookups.tenantDomains(a), lookups.tenantDomains(none)]),
   ]);
   t.same(suppressed.slice(0, 3), [true, false, false], "a suppression belongs to its tenant only");
   t.ok(suppressed.slice(3).every((s) => s === false));
   t.same(domains.map((d) => d.map((x) => x.name)), [['a-mail.example'], ['b-mail.example'], [], ['a-mail.example']]);
-  t.equal(queries(), 2, 'one query per kind of look-up for 27 askers');
+  t.same(
+    added.map((d) => d.map((x) => [x.name, x.canSend]).sort()),
+    [[['a-mail.example', true], ['a-pending.example', false]], []],
+    'every added domain, with whether it may send (test keys may use any)',
+  );
+  t.equal(queries(), 2, 'one query per kind of look-up for 29 askers (sending and added domains share one)');
 
   await sql`delete from suppressions where tenant_id = ${a}`;
   t.equal(await lookups.isSuppressed(a, 'gone@x.example'), false, 'answers are never cached');
