@@ -7,7 +7,7 @@ import { conflict, isUniqueViolation, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { claimExpiry } from './claims.js';
 import type { DomainDeps } from './deps.js';
-import { generateDkimKey, nextSelector, storeKey } from './dkim-keys.js';
+import { claimSelector, generateDkimKey, storeKey } from './dkim-keys.js';
 import { parseDomainName } from './names.js';
 import {
   activeKeys,
@@ -63,7 +63,7 @@ export async function createDomain(deps: DomainDeps, tenantId: string, actor: Au
   const parsed = parseDomainName(name, [deps.config.hostname, deps.config.spfInclude]);
   const key = await generateDkimKey(deps.config.dkim.key_bits);
   const at = deps.clock.now();
-  const selector = nextSelector(deps.config.dkim.selector_prefix, at, []);
+  const selector = claimSelector(deps.config.dkim.selector_prefix, at);
   let domain: DomainRow;
   try {
     domain = await deps.sql.begin(async (tx) => {
