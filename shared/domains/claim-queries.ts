@@ -42,11 +42,16 @@ export interface ExpiredClaim extends ClosedClaim {
   created_at: Date;
 }
 
-/** Deletes up to `limit` unowned claims (pending or superseded) whose expiry has passed, with their keys and records. */
+/**
+ * Deletes up to `limit` unowned claims (pending or superseded) whose expiry has passed, with their
+ * keys and records. A claim locked by a check in progress is skipped (the next sweep takes it if it
+ * did not win): waiting for it while holding other claims of its name could deadlock with that
+ * check superseding them.
+ */
 export async function deleteExpiredClaims(db: Queryable, at: Date, limit: number): Promise<ExpiredClaim[]> {
   return db<ExpiredClaim[]>`
     delete from domains where id in (
-      select id from domains where owned_at is null and expires_at <= ${at} order by expires_at, id limit ${limit}
-    ) and owned_at is null
+      select id from domains where owned_at is null and expires_at <= ${at} order by expires_at, id limit ${limit} for update skip locked
+    )
     returning id, tenant_id, name, superseded_at, created_at`;
 }
