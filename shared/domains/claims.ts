@@ -11,8 +11,9 @@ import type { DomainRow, RecordRow } from './queries.js';
  * of a name, so finding them in DNS says nothing about who published them. Each claim has its own
  * DKIM key pair, generated for it, so a TXT record at <selector>._domainkey.<name> holding that
  * claim's public key (p=) can only be there because whoever controls the name's DNS put it there
- * for this claim. Two claims of one name made on the same day share the dated selector; their
- * records still differ by key, and both may be published side by side.
+ * for this claim. Each claim's first key also has its own selector (claimSelector), so the records
+ * of two claims never share a host. A separate verification token would prove no more, and the
+ * DKIM record has to be published anyway to send.
  */
 
 export type ClaimOutcome =

@@ -17,8 +17,8 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
  * `reserved` are host names of the service itself that no tenant may claim (nor their subdomains).
  */
 export function parseDomainName(input: string, reserved: readonly string[] = [], field = 'name'): DomainName {
-  const spaced = input.trim();
-  const trimmed = spaced.replace(/\.$/, '');
+  const given = input.trim();
+  const trimmed = given.replace(/\.$/, '');
   if (trimmed === '') throw validationError(field, 'must be a domain name');
   if (isIP(trimmed) !== 0 || isIP(trimmed.replace(/^\[|\]$/g, '')) !== 0) {
     throw validationError(field, 'must be a domain name, not an IP address');
@@ -29,7 +29,7 @@ export function parseDomainName(input: string, reserved: readonly string[] = [],
   // (soft hyphen, zero-width space) give the same A-label name as the plain spelling: one name, one claim.
   // A full-width trailing dot only becomes '.' here: one trailing dot is dropped, whichever its width.
   const mapped = domainToASCII(trimmed.toLowerCase());
-  const ascii = trimmed === spaced ? mapped.replace(/\.$/, '') : mapped;
+  const ascii = trimmed === given ? mapped.replace(/\.$/, '') : mapped;
   if (ascii === '') throw validationError(field, 'is not a valid internationalized domain name');
   if (isIP(ascii) !== 0) throw validationError(field, 'must be a domain name, not an IP address');
   if (ascii.length > 253) throw validationError(field, 'is longer than 253 characters');
