@@ -81,7 +81,7 @@ async function benchMailpath(dbUrl: string, sql: postgres.Sql): Promise<Figures>
 
     const tenantId = randomUUID();
     await sql`insert into tenants (id, name, slug, plan_id) values (${tenantId}, 'Bench', 'bench', 'free')`;
-    const [domain] = await sql<{ id: string }[]>`insert into domains (tenant_id, name, unicode_name, created_at) values (${tenantId}, 'bench.test', 'bench.test', now()) returning id`;
+    const [domain] = await sql<{ id: string }[]>`insert into domains (tenant_id, name, unicode_name, owned_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now()) returning id`;
     await sql`insert into domain_records (domain_id, kind, type, host, expected, priority, verified) values (${domain!.id}, 'mx', 'MX', 'bench.test', 'mx.bench.test', 10, true)`;
     await sql`insert into inbound_webhooks (tenant_id, webhook_url, enabled, updated_at) values (${tenantId}, 'https://hooks.bench.test/inbound', true, now())`;
 

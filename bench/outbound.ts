@@ -162,7 +162,7 @@ export default async function runOutboundBench(): Promise<void> {
     await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
     await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
     const [domain] = await sql<{ id: string }[]>`
-      insert into domains (tenant_id, name, unicode_name, verified_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now()) returning id`;
+      insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now(), now()) returning id`;
     const vault = new SealedBox(Buffer.from(masterKey, 'hex'));
     await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
     const delivered = (source: string) => async () =>

@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
+import { claimReason } from '../../shared/domains/claims.js';
 import { SENDING_KINDS, zoneLine, type ExpectedRecord } from '../../shared/domains/records.js';
 import { getDomainRotation, listRotationsOfDomain, startRotation } from '../../shared/domains/rotation.js';
 import { createDomain, getDomain, listDomainPage, removeDomain, verifyDomainNow, type DomainDetail } from '../../shared/domains/service.js';
@@ -31,8 +32,17 @@ const domain = z.object({
   id: z.string(),
   name: z.string().describe('ASCII (IDNA) form'),
   unicode_name: z.string(),
-  status: z.enum(['pending', 'verified', 'drifted']).describe('verified: can send; drifted: could send until a record disappeared or changed'),
+  status: z
+    .enum(['pending', 'verified', 'drifted', 'superseded'])
+    .describe(
+      'pending: not verified yet; verified: owns the name and can send; drifted: could send until a record disappeared or changed; ' +
+        'superseded: another account proved control of the name first, so this claim is closed and never verifies',
+    ),
   can_send: z.boolean(),
+  owned_at: timestamp.nullable().describe('When this claim proved control of the name (its own DKIM record was found in DNS); only the owning claim can send or receive'),
+  expires_at: timestamp.nullable().describe('A claim that does not own its name is removed at the first re-check after this; null once owned'),
+  superseded_at: timestamp.nullable(),
+  claim_reason: z.string().nullable().describe('Why this claim does not own its name (yet); null once it does'),
   verified_at: timestamp.nullable(),
   drifted_at: timestamp.nullable(),
   last_checked_at: timestamp.nullable(),
@@ -53,8 +63,12 @@ function present(d: DomainDetail): z.input<typeof domain> {
     id: d.domain.id,
     name: d.domain.name,
     unicode_name: d.domain.unicode_name,
-    status: canSend ? 'verified' : d.domain.drifted_at ? 'drifted' : 'pending',
+    status: canSend ? 'verified' : d.domain.superseded_at ? 'superseded' : d.domain.drifted_at ? 'drifted' : 'pending',
     can_send: canSend,
+    owned_at: iso(d.domain.owned_at),
+    expires_at: iso(d.domain.expires_at),
+    superseded_at: iso(d.domain.superseded_at),
+    claim_reason: claimReason(d.domain, d.records),
     verified_at: iso(d.domain.verified_at),
     drifted_at: iso(d.domain.drifted_at),
     last_checked_at: iso(d.domain.last_checked_at),
@@ -121,7 +135,10 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Creates the domain and its first DKIM key (RSA 2048, dated selector) and answers with the exact records to publish: ' +
       'SPF (include of the Mailpath SPF host), DKIM at <selector>._domainkey, DMARC at _dmarc, and MX priority 10 to the Mailpath mail host for inbound mail. ' +
-      'Internationalized names are stored in their ASCII (IDNA) form. A name belongs to one tenant at a time (409). Then call POST /domains/{id}/verify.',
+      'Internationalized names are stored in their ASCII (IDNA) form (UTS-46 mapping: case and full-width variants are the same name). ' +
+      'Several accounts may claim the same name, and the answer never tells whether others have: the first claim whose own DKIM record is found in DNS owns the name ' +
+      'and the other claims are superseded. A claim that does not prove control within claim_expiry_days is removed. The same account adding a name twice is 409. ' +
+      'Then call POST /domains/{id}/verify.',
     body: z.strictObject({ name: z.string().max(300).describe('Domain name, e.g. mail.example.com') }),
     status: 201,
     errors: [409],
@@ -153,7 +170,9 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Check the domain\'s DNS records now',
     description:
-      'Looks up every record through the configured resolvers and stores the outcome. The domain can send once SPF, DKIM and DMARC all verify. ' +
+      'Looks up every record through the configured resolvers and stores the outcome. Finding this claim\'s DKIM record proves control of the name: ' +
+      'the claim then owns it unless another claim owns it already. The domain can send once it owns the name and SPF, DKIM and DMARC all verify. ' +
+      'A superseded claim is answered as it stands, without look-ups. ' +
       'A look-up that times out or fails is reported as the record\'s error and never verifies a record (nor un-verifies one that was verified).',
     params: domainId,
     errors: [404],
@@ -169,7 +188,7 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Delete a sending domain',
-    description: 'Deletes the domain with its DKIM keys and rotations. It can no longer send, and its name may be claimed again.',
+    description: 'Deletes the domain with its DKIM keys and rotations. It can no longer send; when it owned the name, another claim may now prove control and own it.',
     params: domainId,
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),
@@ -190,7 +209,7 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Generates a new key under a new selector and answers with the rotation in state publishing and its dns_record to publish. ' +
       'The current key keeps signing until every public resolver returns the new record (checked every 30 minutes); then the new key signs ' +
-      'and the old one stays published through its grace period. One rotation per domain at a time (409).',
+      'and the old one stays published through its grace period. One rotation per domain at a time (409); only a domain that owns its name can rotate (409).',
     params: domainId,
     body: z.strictObject({ reason: z.string().trim().max(500).optional().describe('Why the key is rotated (kept in the audit log)') }),
     status: 202,

@@ -1,5 +1,5 @@
 // DKIM key pairs: generation (RSA), dated selectors, and sealing of the private half at rest.
-import { generateKeyPair } from 'node:crypto';
+import { generateKeyPair, randomBytes } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import { promisify } from 'node:util';
 import { Gate } from '../concurrency.js';
@@ -42,6 +42,16 @@ export function nextSelector(prefix: string, at: Date, taken: readonly string[])
     if (!taken.includes(candidate)) return candidate;
   }
   throw new Error(`no free DKIM selector for ${base}`);
+}
+
+/**
+ * The first selector of a new claim: <prefix><yyyymmdd>-<8 random hex>. Several tenants may claim
+ * one name, so their first keys must not share a DNS host: a host holding two DKIM records breaks
+ * verification at receivers that read only one. Random, not "the next free one": a selector
+ * derived from the other claims of the name would tell a claimant that others exist.
+ */
+export function claimSelector(prefix: string, at: Date): string {
+  return `${nextSelector(prefix, at, [])}-${randomBytes(4).toString('hex')}`;
 }
 
 /** Associated data binding a sealed private key to its domain and selector. */

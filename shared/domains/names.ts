@@ -17,14 +17,21 @@ const LABEL = /^(?!-)[a-z0-9-]{1,63}(?<!-)$/;
  * `reserved` are host names of the service itself that no tenant may claim (nor their subdomains).
  */
 export function parseDomainName(input: string, reserved: readonly string[] = [], field = 'name'): DomainName {
-  const trimmed = input.trim().replace(/\.$/, '');
+  const given = input.trim();
+  const trimmed = given.replace(/\.$/, '');
   if (trimmed === '') throw validationError(field, 'must be a domain name');
   if (isIP(trimmed) !== 0 || isIP(trimmed.replace(/^\[|\]$/g, '')) !== 0) {
     throw validationError(field, 'must be a domain name, not an IP address');
   }
   if (/[\s/\\:@*?#%[\]]/.test(trimmed)) throw validationError(field, 'must be a bare domain name (no scheme, port, path, wildcard, percent-escape or address)');
-  const ascii = domainToASCII(trimmed.toLowerCase());
+  // UTS-46 mapping (WHATWG host parsing): case folding and NFKC-style compatibility mapping, so that
+  // full-width letters and dots (ｅｘａｍｐｌｅ．com), ideographic full stops and ignorable characters
+  // (soft hyphen, zero-width space) give the same A-label name as the plain spelling: one name, one claim.
+  // A full-width trailing dot only becomes '.' here: one trailing dot is dropped, whichever its width.
+  const mapped = domainToASCII(trimmed.toLowerCase());
+  const ascii = trimmed === given ? mapped.replace(/\.$/, '') : mapped;
   if (ascii === '') throw validationError(field, 'is not a valid internationalized domain name');
+  if (isIP(ascii) !== 0) throw validationError(field, 'must be a domain name, not an IP address');
   if (ascii.length > 253) throw validationError(field, 'is longer than 253 characters');
   const labels = ascii.split('.');
   if (labels.length < 2) throw validationError(field, 'must have at least two labels (e.g. example.com)');

@@ -11,6 +11,12 @@ export interface DomainRow {
   drifted_at: Date | null;
   last_checked_at: Date | null;
   created_at: Date;
+  /** When this claim proved control of the name (its DKIM record found); null while it has not. */
+  owned_at: Date | null;
+  /** Another tenant's claim of the name proved control first: closed, never verifies. */
+  superseded_at: Date | null;
+  /** An unowned claim is removed after this; null once owned. */
+  expires_at: Date | null;
 }
 
 export interface RecordRow {
@@ -45,14 +51,18 @@ export interface DkimKeyRow {
 }
 
 const domainColumns = (db: Queryable) =>
-  db`id, tenant_id, name, unicode_name, verified_at, drifted_at, last_checked_at, created_at`;
+  db`id, tenant_id, name, unicode_name, verified_at, drifted_at, last_checked_at, created_at, owned_at, superseded_at, expires_at`;
 const keyColumns = (db: Queryable) =>
   db`id, tenant_id, domain_id, selector, key_bits, public_key, state, created_at, activated_at, retiring_at, retired_at`;
 
-export async function insertDomain(db: Queryable, d: { tenantId: string; name: string; unicodeName: string; at: Date }): Promise<DomainRow> {
+/** A new claim: pending (not owned) until its DKIM record is found, removed after `expiresAt` otherwise. */
+export async function insertDomain(
+  db: Queryable,
+  d: { tenantId: string; name: string; unicodeName: string; at: Date; expiresAt: Date },
+): Promise<DomainRow> {
   const [row] = await db<DomainRow[]>`
-    insert into domains (tenant_id, name, unicode_name, created_at)
-    values (${d.tenantId}, ${d.name}, ${d.unicodeName}, ${d.at})
+    insert into domains (tenant_id, name, unicode_name, created_at, expires_at)
+    values (${d.tenantId}, ${d.name}, ${d.unicodeName}, ${d.at}, ${d.expiresAt})
     returning ${domainColumns(db)}`;
   return row!;
 }
@@ -195,11 +205,12 @@ export async function activeSigningKey(db: Queryable, domainId: string): Promise
   return row;
 }
 
-/** Active keys created before a date whose domain has no rotation in flight (automatic rotation). */
+/** Active keys created before a date whose domain owns its name and has no rotation in flight (automatic rotation). */
 export async function keysOlderThan(db: Queryable, createdBefore: Date, limit: number): Promise<DkimKeyRow[]> {
   return db<DkimKeyRow[]>`
     select ${keyColumns(db)} from dkim_keys k
     where k.state = 'active' and k.created_at < ${createdBefore}
+      and exists (select 1 from domains d where d.id = k.domain_id and d.owned_at is not null)
       and not exists (select 1 from dkim_rotations r where r.domain_id = k.domain_id and r.state <> 'retired')
     order by k.created_at
     limit ${limit}`;
@@ -211,11 +222,11 @@ export async function lockDomainById(db: Queryable, id: string): Promise<DomainR
   return row;
 }
 
-/** All domains in id order after a position: the scheduled re-check walks them in pages. */
+/** All open claims (owned or pending, not superseded) in id order after a position: the scheduled re-check walks them in pages. */
 export async function domainsAfter(db: Queryable, afterId: string | null, limit: number): Promise<DomainRow[]> {
   return db<DomainRow[]>`
     select ${domainColumns(db)} from domains
-    ${afterId ? db`where id > ${afterId}` : db``}
+    where superseded_at is null ${afterId ? db`and id > ${afterId}` : db``}
     order by id limit ${limit}`;
 }
 
@@ -227,9 +238,13 @@ export async function pointDkimRecord(db: Queryable, domainId: string, r: Expect
     where domain_id = ${domainId} and kind = 'dkim'`;
 }
 
-/** Every domain of these tenants (A-label names) and whether it may send now (SPF, DKIM and DMARC verified, not drifted): one query for many senders. */
+/**
+ * Every open claim of these tenants (A-label names; superseded claims left out) and whether it may send now:
+ * only a claim that owns its name (proved control) with SPF, DKIM and DMARC verified, not drifted. One query for many senders.
+ */
 export async function tenantDomainsOf(db: Queryable, tenantIds: readonly string[]): Promise<(Pick<DomainRow, 'id' | 'name' | 'tenant_id'> & { can_send: boolean })[]> {
   if (tenantIds.length === 0) return [];
   return db<(Pick<DomainRow, 'id' | 'name' | 'tenant_id'> & { can_send: boolean })[]>`
-    select id, name, tenant_id, verified_at is not null as can_send from domains where tenant_id = any(${tenantIds}::uuid[])`;
+    select id, name, tenant_id, (verified_at is not null and owned_at is not null) as can_send from domains
+    where tenant_id = any(${tenantIds}::uuid[]) and superseded_at is null`;
 }

@@ -23,6 +23,7 @@ export async function listRotationAudit(
       ${f.tenantId ? db`and tenant_id = ${f.tenantId}` : db``}
       ${f.domainId ? db`and metadata->>'domain_id' = ${f.domainId}` : db``}
       ${f.since ? db`and created_at >= ${f.since}` : db``}
-    order by id desc
+    -- The table's bigint id: a bare "id" would name the text output column and sort 10 before 9.
+    order by audit_events.id desc
     limit ${f.limit} offset ${f.offset}`;
 }

@@ -76,6 +76,8 @@ export async function startRotation(
   options: { reason: string | null; initiatedBy: RotationInitiator },
 ): Promise<RotationView> {
   const domain = await requireDomain(deps.sql, tenantId, domainId);
+  // An unowned claim's key is its proof of control, checked by the domain verification, not by the rotator.
+  if (!domain.owned_at) throw conflict('only a domain that owns its name can rotate its DKIM key: publish its DKIM record and verify it first');
   if ((await inFlightRotationViews(deps.sql, [domain.id])).length > 0) throw inFlightConflict();
   const key = await generateDkimKey(deps.config.dkim.key_bits);
   const at = deps.clock.now();

@@ -1,12 +1,13 @@
-// Tenant operations on sending domains: add (with its first DKIM key), read, list, verify now, delete.
+// Tenant operations on sending domains: add a claim (with its first DKIM key), read, list, verify now, delete.
 import type { AuditActor } from '../audit/log.js';
 import { writeAudit } from '../audit/log.js';
 import { decodeCursor, pageOf } from '../cursor.js';
 import type { Queryable } from '../db/connection.js';
 import { conflict, isUniqueViolation, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
+import { claimExpiry } from './claims.js';
 import type { DomainDeps } from './deps.js';
-import { generateDkimKey, nextSelector, storeKey } from './dkim-keys.js';
+import { claimSelector, generateDkimKey, storeKey } from './dkim-keys.js';
 import { parseDomainName } from './names.js';
 import {
   activeKeys,
@@ -53,15 +54,20 @@ export async function requireDomain(db: Queryable, tenantId: string, id: string)
   return domain;
 }
 
+/**
+ * Adds a claim of the name for the tenant. Several tenants may hold claims of one name, and the
+ * answer is the same whether or not others do: the one whose own DKIM record shows up in DNS
+ * owns the name (claims.ts). The same tenant claiming a name twice is 409 (its own data).
+ */
 export async function createDomain(deps: DomainDeps, tenantId: string, actor: AuditActor, name: string): Promise<DomainDetail> {
   const parsed = parseDomainName(name, [deps.config.hostname, deps.config.spfInclude]);
   const key = await generateDkimKey(deps.config.dkim.key_bits);
   const at = deps.clock.now();
-  const selector = nextSelector(deps.config.dkim.selector_prefix, at, []);
+  const selector = claimSelector(deps.config.dkim.selector_prefix, at);
   let domain: DomainRow;
   try {
     domain = await deps.sql.begin(async (tx) => {
-      const row = await insertDomain(tx, { tenantId, name: parsed.ascii, unicodeName: parsed.unicode, at });
+      const row = await insertDomain(tx, { tenantId, name: parsed.ascii, unicodeName: parsed.unicode, at, expiresAt: claimExpiry(deps, at) });
       await storeKey(tx, deps.vault, { tenantId, domainId: row.id, selector, key, state: 'active', at });
       await insertRecords(
         tx,
@@ -72,7 +78,7 @@ export async function createDomain(deps: DomainDeps, tenantId: string, actor: Au
       return row;
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'domains_name_key')) throw conflict(`${parsed.ascii} is already claimed by an account; a domain belongs to one account at a time`);
+    if (isUniqueViolation(err, 'domains_tenant_name_key')) throw conflict(`${parsed.ascii} is already a domain of this account`);
     throw err;
   }
   return (await withDetails(deps.sql, [domain]))[0]!;
@@ -99,7 +105,7 @@ export async function verifyDomainNow(deps: DomainDeps, tenantId: string, actor:
   return getDomain(deps, tenantId, id);
 }
 
-/** Deletes the domain with its keys, records and rotations; the name is free to claim again. */
+/** Deletes the domain with its keys, records and rotations; when it owned the name, another claim may now win it. */
 export async function removeDomain(deps: DomainDeps, tenantId: string, actor: AuditActor, id: string): Promise<void> {
   if (!isUuid(id)) throw notFound('domain');
   const at = deps.clock.now();

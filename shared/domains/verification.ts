@@ -1,8 +1,10 @@
-// Verifies a domain's published records against live DNS and records the outcome: verified, drift, or a failed look-up.
+// Verifies a domain's published records against live DNS and records the outcome: ownership of the name, verified, drift, or a failed look-up.
 import type { AuditActor } from '../audit/log.js';
 import { forEachLimit } from '../concurrency.js';
 import { writeAudit } from '../audit/log.js';
 import { checkDkim, checkDmarc, checkMx, checkSpf, parseTags, type CheckResult } from './checks.js';
+import { lockClaimsOf } from './claim-queries.js';
+import { auditClaim, decideClaim, expireStaleClaims, type ClaimOutcome } from './claims.js';
 import type { DomainDeps } from './deps.js';
 import { domainsAfter, listRecords, lockDomainById, saveChecks, updateDomainStatus, type DomainRow, type RecordRow, type StoredCheck } from './queries.js';
 import { SENDING_KINDS, type RecordKind } from './records.js';
@@ -22,6 +24,7 @@ function check(deps: DomainDeps, domain: DomainRow, record: RecordRow): Promise<
 }
 
 export interface VerifyOutcome {
+  claim: ClaimOutcome;
   /** The domain could send before and after the check. */
   couldSend: boolean;
   canSend: boolean;
@@ -35,21 +38,29 @@ export interface VerifyOutcome {
  * SERVFAIL) proves nothing: it is recorded as the record's error but never verifies a record,
  * nor un-verifies one that was verified. Look-ups run before the transaction, which then
  * applies only results whose expected value did not change meanwhile (a rotation may have).
+ * A claim that does not own its name yet wins it when this check finds its own DKIM record and
+ * no other claim owns it (claims.ts); only the owner can become verified. A superseded claim is
+ * closed: it is not looked up at all (undefined, as for a domain deleted meanwhile).
  */
 export async function verifyDomain(deps: DomainDeps, domain: DomainRow, actor: AuditActor): Promise<VerifyOutcome | undefined> {
+  if (domain.superseded_at) return undefined;
   const checked = await listRecords(deps.sql, [domain.id]);
   const results = await Promise.all(checked.map(async (r) => ({ record: r, result: await check(deps, domain, r) })));
   const at = deps.clock.now();
   return deps.sql.begin(async (tx) => {
+    await lockClaimsOf(tx, domain.name);
     const locked = await lockDomainById(tx, domain.id);
-    if (!locked) return undefined;
+    if (!locked || locked.superseded_at) return undefined;
     const current = new Map((await listRecords(tx, [domain.id])).map((r) => [r.kind, r]));
     const drifted: RecordKind[] = [];
     const lookupFailures: RecordKind[] = [];
     const stored: StoredCheck[] = [];
+    // The claim's own DKIM key found in DNS by this very check: the proof of control.
+    let provenNow = false;
     for (const { record, result } of results) {
       const now = current.get(record.kind);
       if (!now || now.expected !== record.expected || now.host !== record.host) continue;
+      if (record.kind === 'dkim' && result.verified) provenNow = true;
       let verified: boolean;
       let verifiedAt: Date | null;
       let driftedAt = now.drifted_at;
@@ -73,24 +84,30 @@ export async function verifyDomain(deps: DomainDeps, domain: DomainRow, actor: A
       now.verified = verified;
     }
     await saveChecks(tx, domain.id, stored, at);
-    const canSend = SENDING_KINDS.every((kind) => current.get(kind)?.verified === true);
+    const claim = await decideClaim(tx, locked, provenNow, at);
+    const owns = claim.outcome === 'owned' || claim.outcome === 'won';
+    const canSend = owns && SENDING_KINDS.every((kind) => current.get(kind)?.verified === true);
     const couldSend = locked.verified_at !== null;
     await updateDomainStatus(tx, domain.id, {
       verifiedAt: canSend ? (locked.verified_at ?? at) : null,
       driftedAt: couldSend && !canSend ? at : locked.drifted_at,
       checkedAt: at,
     });
+    // Audit rows last: every row lock of this transaction is taken before the audit chain's lock.
+    await auditClaim(tx, locked, claim, actor, at);
     const base = { tenantId: domain.tenant_id, actor, resourceType: 'domain', resourceId: domain.id, at };
     if (!couldSend && canSend) await writeAudit(tx, { ...base, action: 'domain.verified', metadata: { domain: domain.name } });
     if (drifted.length > 0) {
       const errors = Object.fromEntries(results.filter((r) => drifted.includes(r.record.kind)).map((r) => [r.record.kind, r.result.error]));
       await writeAudit(tx, { ...base, action: 'domain.drift', metadata: { domain: domain.name, records: drifted, errors, can_send: canSend } });
     }
-    return { couldSend, canSend, drifted, lookupFailures };
+    return { claim: claim.outcome, couldSend, canSend, drifted, lookupFailures };
   });
 }
 
 export interface RecheckSummary {
+  /** Unproven claims removed past their expiry. */
+  expired: number;
   checked: number;
   verified: number;
   drifted: number;
@@ -102,9 +119,9 @@ const PAGE = 100;
 /** Domains checked at once: the work is waiting on DNS, not CPU. */
 const PARALLEL = 8;
 
-/** The scheduled re-check: every domain, in id order, a page at a time. */
+/** The scheduled re-check: first removes expired claims, then checks every open claim, in id order, a page at a time. */
 export async function recheckAllDomains(deps: DomainDeps): Promise<RecheckSummary> {
-  const summary: RecheckSummary = { checked: 0, verified: 0, drifted: 0, lookupFailures: 0, failed: 0 };
+  const summary: RecheckSummary = { expired: await expireStaleClaims(deps), checked: 0, verified: 0, drifted: 0, lookupFailures: 0, failed: 0 };
   const actor: AuditActor = { type: 'system', id: 'domain-recheck' };
   let after: string | null = null;
   for (;;) {

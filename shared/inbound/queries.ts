@@ -3,7 +3,7 @@ import type { Queryable } from '../db/connection.js';
 
 /** What the database knows about a recipient address: its domain's owner and MX state, a mailbox, the webhook. */
 export interface RecipientFacts {
-  /** The tenant owning the address's domain; null when no tenant does. */
+  /** The tenant whose claim owns the address's domain (proved control); null when none does. Pending claims receive nothing. */
   domainTenantId: string | null;
   /** The domain's MX record points at us (verified by the domain checks). */
   mxVerified: boolean;
@@ -14,7 +14,7 @@ export interface RecipientFacts {
 }
 
 /**
- * The facts of each address, in order: one query of indexed look-ups (unique domain name, unique
+ * The facts of each address, in order: one query of indexed look-ups (unique owned domain name, unique
  * mailbox address, primary keys) for any number of addresses, so the RCPTs of concurrent sessions
  * can share a round trip. Nothing is cached: a change is seen at the next RCPT.
  * Each address is lower-case with an A-label domain; `domain` is that domain.
@@ -31,7 +31,7 @@ export async function recipientFacts(db: Queryable, addresses: { address: string
            m.tenant_id as mailbox_tenant_id,
            coalesce(w.enabled and w.webhook_url is not null, false) as webhook_enabled
       from unnest(${addresses.map((a) => a.address)}::text[], ${addresses.map((a) => a.domain)}::text[]) with ordinality as q (address, domain, i)
-      left join domains d on d.name = q.domain
+      left join domains d on d.name = q.domain and d.owned_at is not null
       left join domain_records r on r.domain_id = d.id and r.kind = 'mx'
       left join mailboxes m on m.address = q.address
       left join inbound_webhooks w on w.tenant_id = coalesce(m.tenant_id, d.tenant_id)

@@ -27,7 +27,8 @@ export const WORKERS: readonly ScheduledWorker[] = [
   },
   {
     name: 'domain-recheck',
-    description: 'Re-checks the DNS records of every sending domain and records drift when a verified record disappears.',
+    description:
+      'Removes domain claims past their expiry that never proved control, then re-checks the DNS records of every open claim: records drift when a verified record disappears, and a claim whose own DKIM record appears owns its name.',
     intervalMinutes: (deps) => deps.config.dns.domain_recheck_hours * 60,
     run: async (deps) => ({ ...(await recheckAllDomains(deps)) }),
   },

@@ -42,7 +42,7 @@ t.test('adding a domain lists the exact records to publish and keeps the private
   t.equal(d.name, 'mail.example.test', 'lower case, no trailing dot');
   t.equal(d.status, 'pending');
   t.equal(d.can_send, false);
-  t.match(d.dkim.selector, /^mp\d{8}$/, 'dated selector');
+  t.match(d.dkim.selector, /^mp\d{8}-[0-9a-f]{8}$/, 'dated selector with a random suffix');
   t.equal(d.dkim.key_bits, 2048);
   const records: ApiRecord[] = d.records;
   t.same(records.map((r) => r.kind), ['spf', 'dkim', 'dmarc', 'mx']);
@@ -90,23 +90,23 @@ t.test('internationalized names are stored in IDNA form; malformed names are 422
   t.equal(await countRows(s.sql, 'domains'), 1, 'nothing else was written');
 });
 
-t.test('a domain name belongs to one tenant at a time', async (t) => {
+t.test('a tenant claims a name once (409); other tenants may claim it too (see domain-claims.test.ts); deleting takes the keys', async (t) => {
   const s = await setup(t);
   const { owner, other } = await twoTenants(s.app);
   const d = await addDomain(s, owner.token, 'shared.example');
-  const clash = await call(s.app, 'POST', '/domains', { token: other.token, body: { name: 'SHARED.example' } });
-  t.equal(clash.status, 409);
-  t.equal(clash.body.error, 'conflict');
-  t.equal((await call(s.app, 'POST', '/domains', { token: owner.token, body: { name: 'shared.example' } })).status, 409, 'twice by the same tenant');
-  t.equal(await countRows(s.sql, 'dkim_keys'), 1, 'the refused claims left no key behind');
+  t.equal((await call(s.app, 'POST', '/domains', { token: other.token, body: { name: 'SHARED.example' } })).status, 201, 'another tenant\'s claim');
+  const twice = await call(s.app, 'POST', '/domains', { token: owner.token, body: { name: 'shared.example' } });
+  t.equal(twice.status, 409, 'twice by the same tenant');
+  t.equal(twice.body.error, 'conflict');
+  t.equal(await countRows(s.sql, 'dkim_keys'), 2, 'the refused claim left no key behind');
 
   const del = await call(s.app, 'DELETE', `/domains/${d.id}`, { token: owner.token });
   t.equal(del.status, 200);
   t.same(del.body.data, { deleted: true, id: d.id });
-  t.equal(await countRows(s.sql, 'dkim_keys'), 0, 'keys go with the domain');
+  t.equal(await countRows(s.sql, 'dkim_keys', owner.tenantId), 0, 'keys go with the domain');
   t.equal((await call(s.app, 'GET', `/domains/${d.id}`, { token: owner.token })).status, 404);
   t.equal((await call(s.app, 'DELETE', `/domains/${d.id}`, { token: owner.token })).status, 404, 'deleting twice');
-  t.equal((await call(s.app, 'POST', '/domains', { token: other.token, body: { name: 'shared.example' } })).status, 201, 'free to claim once deleted');
+  t.equal((await call(s.app, 'POST', '/domains', { token: owner.token, body: { name: 'shared.example' } })).status, 201, 'the tenant may claim it again once deleted');
 });
 
 t.test('verification: SPF, DKIM (split TXT) and DMARC make a domain sendable; MX only matters for inbound', async (t) => {
@@ -287,6 +287,8 @@ t.test('another tenant\'s domain and rotation ids are 404', async (t) => {
   const s = await setup(t);
   const { owner, other } = await twoTenants(s.app);
   const d = await addDomain(s, owner.token, 'mine.example');
+  publishRecords(s.dns, d.records);
+  t.equal((await call(s.app, 'POST', `/domains/${d.id}/verify`, { token: owner.token })).body.data.status, 'verified', 'only an owned domain rotates');
   const rotation = await call(s.app, 'POST', `/domains/${d.id}/dkim/rotate`, { token: owner.token, body: {} });
   t.equal(rotation.status, 202);
   const otherDomain = await addDomain(s, other.token, 'theirs.example');

@@ -91,7 +91,7 @@ export async function deliverToMailbox(
 /** A verified domain of the tenant (fixture row, no DNS), named uniquely: mailbox addresses must be at one. */
 export async function verifiedMailDomain(db: Queryable, tenantId: string): Promise<string> {
   const name = `${randomUUID().slice(0, 8)}.mail.example`;
-  await db`insert into domains (tenant_id, name, unicode_name, verified_at, created_at) values (${tenantId}, ${name}, ${name}, now(), now())`;
+  await db`insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, ${name}, ${name}, now(), now(), now())`;
   return name;
 }
 

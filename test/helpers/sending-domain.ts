@@ -14,11 +14,11 @@ export interface SendingDomain {
 // One key pair for every fixture domain of a test process: RSA generation is the slow part.
 let sharedKey: Promise<GeneratedKey> | undefined;
 
-/** Inserts a verified domain (verified_at set) for the tenant with an active key under selector `mptest`. */
+/** Inserts a verified domain (owning its name, verified_at set) for the tenant with an active key under selector `mptest`. */
 export async function verifiedSendingDomain(db: Queryable, vault: SealedBox, tenantId: string, name = `${randomUUID().slice(0, 8)}.example`): Promise<SendingDomain> {
   const [row] = await db<{ id: string }[]>`
-    insert into domains (tenant_id, name, unicode_name, verified_at, created_at)
-    values (${tenantId}, ${name}, ${name}, now(), now()) returning id`;
+    insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at)
+    values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;
   const key = await (sharedKey ??= generateDkimKey(1024));
   const selector = 'mptest';
   await storeKey(db, vault, { tenantId, domainId: row!.id, selector, key, state: 'active', at: new Date() });

@@ -45,6 +45,15 @@ t.test('a workspace mailbox receives before its domain MX is verified; the webho
   t.match(await rcpt(`other@${d.name}`), { decision: RELAY_DENIED, route: undefined }, 'other addresses of an unverified domain are not ours');
 });
 
+t.test('only the claim that owns a name receives: a pending claim of it, even with the same MX verified, gets nothing', async (t) => {
+  const name = 'claimed-twice.example';
+  const squatter = await tenantDomain(sql, { name, owned: false });
+  t.match(await rcpt(`anyone@${name}`), { decision: RELAY_DENIED, route: undefined }, 'a name only claimed (MX verified, not owned) is not ours');
+  const owner = await tenantDomain(sql, { name });
+  t.not(owner.tenantId, squatter.tenantId);
+  t.same(await rcpt(`anyone@${name}`), { decision: { kind: 'accept' }, route: { kind: 'tenant', tenantId: owner.tenantId, mailboxId: null, webhook: true } }, 'the owner, and only it');
+});
+
 t.test('foreign domains and IP literals are relay attempts: 550 5.7.1', async (t) => {
   for (const address of ['someone@gmail.example', 'x@[127.0.0.1]', `x@sub.${(await tenantDomain(sql)).name}`]) {
     t.match(await rcpt(address), { decision: RELAY_DENIED, route: undefined }, address);

@@ -86,6 +86,8 @@ export async function startTestMx(t: TestLike, options: { env?: Env; log?: Logge
 export interface TenantDomainOptions {
   name?: string;
   mxVerified?: boolean;
+  /** The claim owns its name (default); false: a pending claim, as another tenant may hold of the same name. */
+  owned?: boolean;
   webhook?: 'enabled' | 'disabled' | 'no-url' | 'none';
   mailboxes?: string[];
 }
@@ -97,12 +99,13 @@ export interface TenantDomain {
   mailboxIds: Record<string, string>;
 }
 
-/** A tenant owning a domain, its MX record row (verified or not), its webhook setting and mailboxes. */
+/** A tenant owning a domain (or only claiming it), its MX record row (verified or not), its webhook setting and mailboxes. */
 export async function tenantDomain(sql: Sql, options: TenantDomainOptions = {}): Promise<TenantDomain> {
   const tenantId = await insertTenant(sql);
   const name = options.name ?? `${randomUUID().slice(0, 8)}.example`;
+  const ownedAt = options.owned === false ? null : new Date();
   const [domain] = await sql<{ id: string }[]>`
-    insert into domains (tenant_id, name, unicode_name, created_at) values (${tenantId}, ${name}, ${name}, now()) returning id`;
+    insert into domains (tenant_id, name, unicode_name, owned_at, created_at) values (${tenantId}, ${name}, ${name}, ${ownedAt}, now()) returning id`;
   const domainId = domain!.id;
   const verified = options.mxVerified ?? true;
   await sql`

@@ -81,7 +81,7 @@ t.test('every message answered 202 before a SIGKILL is delivered after the resta
   await sql`insert into plans (id, name, monthly_send_cap) values ('crash', 'Crash', 1000000)`;
   await sql`update tenants set plan_id = 'crash' where id = ${tenantId}`;
   const [domain] = await sql<{ id: string }[]>`
-    insert into domains (tenant_id, name, unicode_name, verified_at, created_at) values (${tenantId}, 'crash.test', 'crash.test', now(), now()) returning id`;
+    insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'crash.test', 'crash.test', now(), now(), now()) returning id`;
   await storeKey(sql, new SealedBox(Buffer.from(masterKey, 'hex')), { tenantId, domainId: domain!.id, selector: 's1', key: await generateDkimKey(1024), state: 'active', at: new Date() });
 
   // Load: SENDERS clients send until the kill; only 202 answers count as accepted.

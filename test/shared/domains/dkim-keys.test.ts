@@ -2,7 +2,7 @@
 import t from 'tap';
 import { createPublicKey, createSign, createVerify, randomBytes } from 'node:crypto';
 import { connect, type Sql } from '../../../shared/db/connection.js';
-import { generateDkimKey, loadSigningKey, nextSelector, storeKey, type GeneratedKey } from '../../../shared/domains/dkim-keys.js';
+import { claimSelector, generateDkimKey, loadSigningKey, nextSelector, storeKey, type GeneratedKey } from '../../../shared/domains/dkim-keys.js';
 import { createLogger } from '../../../shared/log.js';
 import { SealedBox, SealError } from '../../../shared/secrets/sealed-box.js';
 import { createTestDatabase } from '../../helpers/db.js';
@@ -43,6 +43,13 @@ t.test('nextSelector: prefix and UTC date, then -2, -3...', async (t) => {
   t.equal(nextSelector('mp', AT, ['mp20300304-2', 'mp20300304']), 'mp20300304-3', 'order of the taken list does not matter');
   t.equal(nextSelector('mp', AT, ['mp20300304', 'mp20300304-3']), 'mp20300304-2', 'a gap is reused');
   t.equal(nextSelector('mp', AT, ['mp20300303', 'mp20300303-2']), 'mp20300304', "another day's selectors do not matter");
+});
+
+t.test('claimSelector: the dated selector with a random suffix, so claims of one name never share a DNS host', async (t) => {
+  const selectors = Array.from({ length: 50 }, () => claimSelector('mp', AT));
+  for (const s of selectors) t.match(s, /^mp20300304-[0-9a-f]{8}$/);
+  t.equal(new Set(selectors).size, 50, 'all different');
+  t.notOk(selectors.includes(nextSelector('mp', AT, [])), 'never the plain dated selector a rotation of that day takes');
 });
 
 t.test('storing and loading sealed private keys', async (t) => {

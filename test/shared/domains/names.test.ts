@@ -30,6 +30,34 @@ t.test('internationalized names: U-labels become A-labels, and the unicode form 
   t.same(parseDomainName('例え.jp'), { ascii: 'xn--r8jz45g.jp', unicode: '例え.jp' });
 });
 
+t.test('case, full-width and other compatibility variants are the same name (UTS-46 mapping): one name, one claim', async (t) => {
+  const plain = { ascii: 'example.com', unicode: 'example.com' };
+  for (const variant of [
+    'EXAMPLE.com',
+    'ｅｘａｍｐｌｅ．com', // full-width letters and full stop
+    'ＥＸＡＭＰＬＥ．ＣＯＭ', // full-width capitals
+    'ｅｘａｍｐｌｅ．ｃｏｍ．', // full-width trailing dot
+    'example。com', // ideographic full stop
+    'example｡com', // half-width ideographic full stop
+    'ex\u00ADample.com', // soft hyphen (ignored)
+    'ex\u200Bample.com', // zero-width space (ignored)
+    'ℯxample.com', // script small e
+    'Ⓔxample.com', // circled letter
+  ]) {
+    t.same(parseDomainName(variant), plain, JSON.stringify(variant));
+  }
+  t.same(parseDomainName('ｂüｃｈｅｒ．ＤＥ'), { ascii: 'xn--bcher-kva.de', unicode: 'bücher.de' }, 'full-width around a U-label');
+  t.same(parseDomainName('b\u0075\u0308cher.de'), { ascii: 'xn--bcher-kva.de', unicode: 'bücher.de' }, 'a decomposed ü is the composed one (NFC)');
+  for (const reserved of ['ｍｘ．ｍａｉｌｐａｔｈ．ｔｅｓｔ', 'x.ＭＸ.mailpath.test']) {
+    t.match(rejection(reserved, ['mx.mailpath.test']).message, /belongs to the service/, `${reserved}: a variant of a reserved host is reserved`);
+  }
+  t.match(rejection('１９２．０．２．１').message, /^name: must be a domain name, not an IP address/, 'full-width digits of an IP address');
+  t.match(rejection('example．com..').message, /^name: has an invalid label ""/, 'one trailing dot only, whatever its width');
+  for (const name of ['a＠b.com', 'ａ／ｂ.com', 'a＊.example.com', 'example．com：25']) {
+    t.equal(rejection(name).slug, 'validation_error', `${name}: a full-width separator maps to its ASCII self and is refused`);
+  }
+});
+
 t.test('length limits: 63 per label, 253 for the name', async (t) => {
   const label63 = 'a'.repeat(63);
   t.equal(parseDomainName(`${label63}.com`).ascii, `${label63}.com`, 'a 63-character label is allowed');

@@ -23,7 +23,7 @@ t.test('concurrent look-ups are answered from one query each, correctly per tena
   const verifiedA = await insertDomain(sql, a, 'a-mail.example');
   await insertDomain(sql, a, 'a-pending.example');
   const verifiedB = await insertDomain(sql, b, 'b-mail.example');
-  await sql`update domains set verified_at = now() where id in (${verifiedA}, ${verifiedB})`;
+  await sql`update domains set owned_at = now(), verified_at = now() where id in (${verifiedA}, ${verifiedB})`;
   await sql`insert into suppressions (tenant_id, email, reason, source, created_at) values (${a}, 'gone@x.example', 'manual', 'api', now())`;
 
   const { db: counted, queries } = countingQueries();
