@@ -125,7 +125,7 @@ t.test('a live key still gets 412 until a domain is verified; unknown domains ar
   t.equal(foreign.status, 422);
   t.match(foreign.body.message, /^from_email: /);
   // Once verified, the live key sends (queued) and a domain never added is still 422 for it.
-  await sql`update domains set verified_at = now() where id = ${n.domain.id}`;
+  await sql`update domains set verified_at = now(), owned_at = now(), expires_at = null where id = ${n.domain.id}`;
   const queued = await call(app, 'POST', '/transactional/send', { token: n.liveKey, body: message(n) });
   t.equal(queued.status, 202);
   t.equal(queued.body.data.status, 'queued');
@@ -151,7 +151,7 @@ t.test('the raw download: 404 for another tenant\'s send, an unknown id and a dr
   t.equal((await call(app, 'GET', '/sends/not-a-uuid/raw', { token: n.testKey })).status, 404);
 
   // A suppressed recipient is dropped at acceptance (live key, verified domain): nothing is built, so nothing to download.
-  await sql`update domains set verified_at = now() where id = ${n.domain.id}`;
+  await sql`update domains set verified_at = now(), owned_at = now(), expires_at = null where id = ${n.domain.id}`;
   await call(app, 'POST', '/suppressions', { token: n.tenant.token, body: { email: 'gone@dest.example', reason: 'manual' } });
   const dropped = await call(app, 'POST', '/transactional/send', { token: n.liveKey, body: message(n, { to: 'gone@dest.example' }) });
   t.equal(dropped.body.data.status, 'dropped', JSON.stringify(dropped.body));

@@ -131,7 +131,7 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
     if (listing?.[1] === 'messages') {
       caught = await listingUntil(block, (items) => ['Hello from dev', 'Over SMTP'].every((s) => subjects(items).includes(s)));
       for (const m of caught) {
-        t.match(m, { dkim: /^pass \(d=acme\.localhost s=mp\d{8}\)$/, dmarc: 'pass', mail_from: /^b-[0-9a-f]{32}-[0-9a-f]+@mx\.mailpath\.localhost$/ }, `${m.subject}: caught, DKIM and DMARC pass through the dev DNS`);
+        t.match(m, { dkim: /^pass \(d=acme\.localhost s=mp\d{8}-[0-9a-f]{8}\)$/, dmarc: 'pass', mail_from: /^b-[0-9a-f]{32}-[0-9a-f]+@mx\.mailpath\.localhost$/ }, `${m.subject}: caught, DKIM and DMARC pass through the dev DNS`);
       }
       t.same(caught.find((m) => m.subject === 'Over SMTP')?.['rcpt_to'], ['bob@example.org']);
       seen.add('messages');
@@ -154,7 +154,7 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
       seen.add('setup');
     } else if (/\$TEST_KEY/.test(block)) {
       t.match(output, /^simulated$/m, 'the test key\'s send is simulated');
-      t.match(output, /^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=acme\.localhost;[^]*? s=mp\d{8};[^]*\r\nSubject: First try\r\n/m, 'its signed message is downloadable before the domain is verified');
+      t.match(output, /^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=acme\.localhost;[^]*? s=mp\d{8}-[0-9a-f]{8};[^]*\r\nSubject: First try\r\n/m, 'its signed message is downloadable before the domain is verified');
       seen.add('test key');
     } else if (/\/verify/.test(block)) {
       t.match(output, /^verified$/m, 'the domain verifies against the dev DNS');
