@@ -6,6 +6,7 @@ import { openDatabase } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
 import { createLogger } from '../shared/log.js';
 import { startMailpath } from './runtime.js';
+import { describeFatal } from './startup-errors.js';
 
 const USAGE = 'usage: mailpath <start|migrate>';
 /** Taken before start-up: a launcher that dies while the roles start must still be noticed. */
@@ -75,7 +76,8 @@ async function main(command: string | undefined): Promise<number> {
 main(process.argv[2]).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`mailpath: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
+    const report = describeFatal(err);
+    process.stderr.write(report.text);
+    process.exit(report.status);
   },
 );
