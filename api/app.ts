@@ -8,6 +8,7 @@ import { errorsPlugin } from './plugins/errors.js';
 import { guardPlugin } from './plugins/guard.js';
 import { keyActivityPlugin } from './plugins/key-activity.js';
 import { API_PREFIX, openApiPlugin } from './plugins/openapi.js';
+import { requestLogPlugin } from './plugins/request-log.js';
 import type { ApiInstance } from './route.js';
 import { authRoutes } from './routes/auth.js';
 import { twoFactorRoutes } from './routes/auth-2fa.js';
@@ -52,6 +53,8 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
+    // One line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
+    disableRequestLogging: true,
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too.
     frameworkErrors: (err, _request, reply) => {
       const body = { ok: false, error: 'bad_request', message: err.code === 'FST_ERR_BAD_URL' ? 'malformed URL' : 'bad request' };
@@ -68,6 +71,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.register(errorsPlugin);
   app.register(guardPlugin);
   app.register(keyActivityPlugin);
+  app.register(requestLogPlugin);
   app.register(openApiPlugin);
   await app.register(async (api) => {
     for (const group of ROUTE_GROUPS) api.register(group);

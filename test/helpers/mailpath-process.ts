@@ -53,6 +53,8 @@ export interface MailpathProcess {
   /** The MX role's SMTP port (a free one unless env sets MAILPATH_MX_PORT). */
   mxPort: number;
   output(): string;
+  /** Everything written to stdout so far (the JSON log), in full. */
+  log(): string;
   /** SIGKILL: no shutdown, no flushing. */
   kill(): Promise<void>;
   /** SIGTERM (SIGKILL after 5 s), then removes the data dir. */
@@ -83,8 +85,10 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let log = '';
   const keep = (c: Buffer) => (output = (output + c.toString()).slice(-8000));
   child.stdout!.on('data', keep);
+  child.stdout!.on('data', (c: Buffer) => (log += c.toString()));
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const running = () => child.exitCode === null && child.signalCode === null;
@@ -93,6 +97,7 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
     httpsPort,
     mxPort,
     output: () => output,
+    log: () => log,
     async kill() {
       if (running()) child.kill('SIGKILL');
       await exited;
