@@ -1,6 +1,6 @@
-// Builds the Fastify application: context, envelope and errors, request guard, key activity, OpenAPI, and every route group under /api/v1.
+// Builds the Fastify application: context, envelope and errors, request guard, key activity, request log, OpenAPI, and every route group under /api/v1.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiContext } from './context.js';
 import { contextPlugin } from './plugins/context.js';
@@ -53,8 +53,8 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
-    // One line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
-    disableRequestLogging: true,
+    // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too.
     frameworkErrors: (err, _request, reply) => {
       const body = { ok: false, error: 'bad_request', message: err.code === 'FST_ERR_BAD_URL' ? 'malformed URL' : 'bad request' };

@@ -76,6 +76,6 @@ const requestLog: FastifyPluginAsyncZod = async (app) => {
 
 /**
  * Not encapsulated (fastify-plugin): the hook is the root's, so every request is logged, unknown
- * paths too. Fastify's own request logging is off (disableRequestLogging in api/app.ts).
+ * paths too. Fastify's own request logging is off (logController in api/app.ts).
  */
 export const requestLogPlugin = fp(requestLog, { name: 'mailpath-request-log', dependencies: [CONTEXT_PLUGIN, GUARD_PLUGIN] });
