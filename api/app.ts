@@ -1,6 +1,6 @@
-// Builds the Fastify application: context, envelope and errors, request guard, key activity, OpenAPI, and every route group under /api/v1.
+// Builds the Fastify application: context, envelope and errors, request guard, key activity, request log, OpenAPI, and every route group under /api/v1.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
-import Fastify, { type FastifyBaseLogger, type FastifyReply } from 'fastify';
+import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiContext } from './context.js';
 import { contextPlugin } from './plugins/context.js';
@@ -8,6 +8,7 @@ import { errorsPlugin } from './plugins/errors.js';
 import { guardPlugin } from './plugins/guard.js';
 import { keyActivityPlugin } from './plugins/key-activity.js';
 import { API_PREFIX, openApiPlugin } from './plugins/openapi.js';
+import { requestLogPlugin } from './plugins/request-log.js';
 import type { ApiInstance } from './route.js';
 import { authRoutes } from './routes/auth.js';
 import { twoFactorRoutes } from './routes/auth-2fa.js';
@@ -53,6 +54,8 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
+    // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
+    logController: new LogController({ disableRequestLogging: true }),
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too.
     frameworkErrors: (err, _request, reply) => {
       const body = { ok: false, error: 'bad_request', message: err.code === 'FST_ERR_BAD_URL' ? 'malformed URL' : 'bad request' };
@@ -69,6 +72,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.register(errorsPlugin);
   app.register(guardPlugin);
   app.register(keyActivityPlugin);
+  app.register(requestLogPlugin);
   app.register(openApiPlugin);
   await app.register(async (api) => {
     for (const group of ROUTE_GROUPS) api.register(group);

@@ -1,5 +1,6 @@
 // The api role: HTTPS API on MAILPATH_HTTPS_PORT, and an HTTP listener answering every request with 301 to HTTPS.
 import { createServer, type Server } from 'node:http';
+import { listenFailure, type PortVariable } from '../shared/operational-errors.js';
 import { loadTls } from '../shared/tls.js';
 import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
@@ -36,11 +37,12 @@ export function createRedirectServer(publicUrl: URL): Server {
   });
 }
 
-function listen(server: Server, port: number, host: string): Promise<number> {
+function listen(server: Server, port: number, host: string, variable: PortVariable): Promise<number> {
   return new Promise((resolve, reject) => {
-    server.once('error', reject);
+    const onError = (err: Error) => reject(listenFailure(variable, port, host, err));
+    server.once('error', onError);
     server.listen(port, host, () => {
-      server.off('error', reject);
+      server.off('error', onError);
       const address = server.address();
       resolve(typeof address === 'object' && address ? address.port : port);
     });
@@ -52,10 +54,21 @@ export async function startApi(ctx: ApiContext): Promise<RunningApi> {
   const tls = await loadTls(config);
   if (tls.selfSigned) log.warn('serving HTTPS with a self-signed certificate; set MAILPATH_TLS_CERT and MAILPATH_TLS_KEY for production');
   const app = await buildApp(ctx, { https: { key: tls.key, cert: tls.cert } });
-  await app.listen({ port: config.httpsPort, host: config.bindHost });
+  try {
+    await app.listen({ port: config.httpsPort, host: config.bindHost });
+  } catch (err) {
+    await app.close();
+    throw listenFailure('MAILPATH_HTTPS_PORT', config.httpsPort, config.bindHost, err);
+  }
   const httpsPort = (app.server.address() as { port: number }).port;
   const redirect = createRedirectServer(config.publicUrl);
-  const httpPort = await listen(redirect, config.httpPort, config.bindHost);
+  let httpPort: number;
+  try {
+    httpPort = await listen(redirect, config.httpPort, config.bindHost, 'MAILPATH_HTTP_PORT');
+  } catch (err) {
+    await app.close();
+    throw err;
+  }
   log.info({ httpsPort, httpPort, publicUrl: config.publicUrl.toString() }, 'api listening');
   return {
     httpsPort,

@@ -7,6 +7,7 @@ import { migrate } from '../shared/db/migrate.js';
 import { createLogger } from '../shared/log.js';
 import { startDev } from './dev/start.js';
 import { startMailpath } from './runtime.js';
+import { describeFatal } from './startup-errors.js';
 
 const USAGE = 'usage: mailpath <start|dev|migrate>';
 /** Taken before start-up: a launcher that dies while the roles start must still be noticed. */
@@ -76,7 +77,8 @@ async function main(command: string | undefined): Promise<number> {
 main(process.argv[2]).then(
   (code) => process.exit(code),
   (err: unknown) => {
-    process.stderr.write(`mailpath: fatal: ${err instanceof Error ? (err.stack ?? err.message) : String(err)}\n`);
-    process.exit(1);
+    const report = describeFatal(err);
+    process.stderr.write(report.text);
+    process.exit(report.status);
   },
 );

@@ -1,11 +1,11 @@
-// Starts a Mailpath process: database (or embedded), migrations, super-admin bootstrap, job queues, the services (once), then its roles.
+// Starts a Mailpath process: database (or embedded), migrations, job queues, the services (once), its roles, then the super-admin bootstrap.
 import type { Config } from '../shared/config/index.js';
 import { systemClock } from '../shared/clock.js';
 import { openDatabase, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
 import { createLogger, type Logger } from '../shared/log.js';
 import { startBoss, type Boss } from '../shared/jobs/boss.js';
-import { ensureSuperAdmin } from '../shared/auth/bootstrap.js';
+import { ensureSuperAdmin, showGeneratedPassword } from '../shared/auth/bootstrap.js';
 import { startRoles, type RunningRole } from './roles.js';
 import { buildServices, type Services } from './services.js';
 
@@ -21,27 +21,32 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
   const db = await openDatabase(config, log);
   let boss: Boss | undefined;
   let services: Services | undefined;
+  let roles: RunningRole[] | undefined;
   try {
     const applied = await migrate(db.sql);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
-    await ensureSuperAdmin({ sql: db.sql, config, clock: systemClock, log });
     boss = await startBoss(db.sql, log, {
       supervise: config.roles.includes('scheduler'),
       maintenanceIntervalSeconds: config.delivery.workers.queue_maintenance_seconds,
     });
     services = await buildServices({ config, sql: db.sql, log, boss, clock: systemClock });
-    const roles = await startRoles(config.roles, services);
+    roles = await startRoles(config.roles, services);
+    // Last: a start-up that fails before this has created no super-admin, so a generated password
+    // is never lost; the next start generates one. It is shown only once everything is up.
+    const admin = await ensureSuperAdmin({ sql: db.sql, config, clock: systemClock, log });
     log.info({ roles: roles.map((r) => ({ role: r.name, ...r.details })), embedded: db.embedded !== undefined }, 'mailpath started');
-    const started = { boss, services };
+    // After that line (the log writes synchronously, so the order holds on a shared terminal).
+    showGeneratedPassword(admin);
+    const started = { boss, services, roles };
     let stopping: Promise<void> | undefined;
     return {
-      roles,
+      roles: started.roles,
       databaseUrl: db.url,
       sql: db.sql,
       stop: () =>
         (stopping ??= (async () => {
           // Roles first (stop accepting, drain), then what the services hold, then the queue, then the database.
-          await Promise.allSettled(roles.map((r) => r.stop()));
+          await Promise.allSettled(started.roles.map((r) => r.stop()));
           await started.services.close().catch((err: unknown) => log.warn({ err }, 'services close'));
           await started.boss.stop({ graceful: true, wait: true, timeout: config.shutdownTimeoutMs }).catch((err: unknown) => log.warn({ err }, 'queue stop'));
           await db.close();
@@ -49,6 +54,7 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
         })()),
     };
   } catch (err) {
+    await Promise.allSettled((roles ?? []).map((r) => r.stop()));
     await services?.close().catch(() => {});
     await boss?.stop({ graceful: false, wait: true }).catch(() => {});
     await db.close().catch(() => {});

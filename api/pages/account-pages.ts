@@ -1,5 +1,5 @@
 // The pages platform e-mails link to, outside /api/v1: /reset-password and /accept-invite, plain HTML forms posted back to the same path and handled server-side.
-import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyError, FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError } from '../../shared/errors.js';
 import { showInviteForm, submitInvite, INVITE_PATH } from './accept-invite.js';
@@ -9,14 +9,6 @@ import { RESET_PATH, showResetForm, submitReset } from './reset-password.js';
 
 /** A form of a token and two passwords is well under this. */
 const FORM_BODY_LIMIT = 16 * 1024;
-
-/**
- * Fastify's `req` log serializer (node_modules/fastify/lib/logger-pino.js) minus the query string: these URLs carry
- * the e-mailed tokens, and Fastify's "incoming request" line would otherwise log them whole.
- */
-function requestWithoutQuery(req: FastifyRequest) {
-  return { method: req.method, url: req.url.split('?')[0], host: req.host, remoteAddress: req.ip, remotePort: req.socket?.remotePort };
-}
 
 function send(reply: FastifyReply, answer: PageAnswer): FastifyReply {
   return reply.code(answer.status).headers(answer.headers ?? {}).send(answer.html);
@@ -48,7 +40,7 @@ export const accountPages: FastifyPluginAsyncZod = async (app) => {
     return send(reply, problemPage(status, appError));
   });
 
-  const options = { config: { auth: 'public' as const }, schema: { hide: true }, logSerializers: { req: requestWithoutQuery } };
+  const options = { config: { auth: 'public' as const }, schema: { hide: true } };
   app.get(RESET_PATH, options, async (request, reply) => send(reply, showResetForm(ctx, request.query)));
   app.post(RESET_PATH, options, async (request, reply) => send(reply, await submitReset(ctx, request.body, request.ip)));
   app.get(INVITE_PATH, options, async (request, reply) => send(reply, showInviteForm(ctx, request.query)));

@@ -71,7 +71,7 @@ export async function startMx(deps: MxDeps, catalogue: PluginCatalogue): Promise
   server.on('error', (err) => log.debug({ err }, 'mx connection error'));
   let port: number;
   try {
-    port = await listen(server, config.mxPort, config.bindHost);
+    port = await listen(server, config.mxPort, config.bindHost, 'MAILPATH_MX_PORT');
   } catch (err) {
     await closeAll(plugins.map((p) => p.plugin));
     throw err;

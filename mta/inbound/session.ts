@@ -1,5 +1,6 @@
 // The smtp-server handlers of an MX session: each SMTP step runs its hook phase (connect → helo → mail → rcpt → data → queue) and replies with the decision.
 import { randomUUID } from 'node:crypto';
+import type { TLSSocket } from 'node:tls';
 import { domainToASCII } from 'node:url';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
 import type { Logger } from '../../shared/log.js';
@@ -10,6 +11,7 @@ import { receivedHeader } from './received.js';
 import { readData } from '../smtp/data.js';
 import { errorFor, tooManyConnections, unsupportedParameter } from './replies.js';
 import { isSmtpError, messageTooBig, notReceivedInFull, shuttingDown, temporaryFailure, type SmtpError } from '../smtp/replies.js';
+import { observed, SessionLog } from '../smtp/transaction-log.js';
 
 /** The MAIL FROM parameters of the extensions the MX advertises (SIZE, 8BITMIME, SMTPUTF8); RCPT TO takes none (no DSN). */
 const MAIL_PARAMETERS = new Set(['SIZE', 'BODY', 'SMTPUTF8']);
@@ -35,6 +37,14 @@ type Callback = (err?: Error | null, message?: string) => void;
 interface SessionState {
   info: SessionInfo;
   transaction: Transaction | undefined;
+  /** The session's part of the mail log. */
+  mail: SessionLog;
+}
+
+/** What DATA learnt for the log line: the size the client sent and the id the message was stored under. */
+interface DataFacts {
+  size: number | null;
+  storedId: string | undefined;
 }
 
 /** The handlers of the listener, and the helo hook its connections call; per-session state lives here. */
@@ -61,7 +71,7 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
           return (log ??= ctx.log.child({ session: session.id, remote: session.remoteAddress }));
         },
       };
-      states.set(session.id, (state = { info, transaction: undefined }));
+      states.set(session.id, (state = { info, transaction: undefined, mail: new SessionLog(ctx.log, session) }));
     }
     // What smtp-server learnt since (STARTTLS, EHLO) is read again at each step.
     state.info.secure = session.secure;
@@ -82,7 +92,8 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
   };
 
   return {
-    onConnect(session, callback) {
+    onConnect(session, connected) {
+      const callback = observed(connected, (r) => r.code >= 400 && stateOf(session).mail.refused(r));
       if (ctx.stopping()) return callback(shuttingDown());
       // One address holding many connections (slow clients, a flood) must not take every slot of max_clients.
       const open = perAddress.get(session.remoteAddress) ?? 0;
@@ -95,9 +106,10 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       reply(ctx.runner.run('connect', { session: state.info }).then((o) => errorFor(o.decision)), callback);
     },
 
-    onSecure(_socket, session, callback) {
+    onSecure(socket, session, callback) {
       // STARTTLS starts the session over (RFC 3207 §4.2): nothing from before it carries on.
       const state = stateOf(session);
+      state.mail.secured(socket as TLSSocket);
       state.transaction = undefined;
       state.info.helo = undefined;
       callback();
@@ -106,12 +118,15 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
     async helo(session, name) {
       const state = stateOf(session);
       const { decision } = await ctx.runner.run('helo', { session: state.info, helo: name });
-      return decision.kind === 'accept' ? undefined : { code: decision.code, text: decision.text };
+      if (decision.kind === 'accept') return undefined;
+      state.mail.refused({ code: decision.code, text: decision.text });
+      return { code: decision.code, text: decision.text };
     },
 
-    onMailFrom(address: SMTPServerAddress, session, callback) {
-      if (ctx.stopping()) return callback(shuttingDown());
+    onMailFrom(address: SMTPServerAddress, session, answered) {
       const state = stateOf(session);
+      const callback = observed(answered, (r) => state.mail.mail(address.address ?? '', r));
+      if (ctx.stopping()) return callback(shuttingDown());
       const transaction: Transaction = {
         id: randomUUID(),
         mailFrom: address.address ?? '',
@@ -131,8 +146,9 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       );
     },
 
-    onRcptTo(address: SMTPServerAddress, session, callback) {
+    onRcptTo(address: SMTPServerAddress, session, answered) {
       const state = stateOf(session);
+      const callback = observed(answered, (r) => state.mail.rcpt(address.address, r));
       const transaction = state.transaction;
       // The library answers 503 to RCPT before MAIL; a MAIL we refused leaves no transaction either.
       if (!transaction) return callback(errorFor({ kind: 'reject', code: 503, enhanced: '5.5.1', text: 'need MAIL command' }));
@@ -153,9 +169,16 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       );
     },
 
-    onData(stream: SMTPServerDataStream, session, callback) {
+    onData(stream: SMTPServerDataStream, session, answered) {
       const state = stateOf(session);
-      const work = receive(state, stream);
+      const facts: DataFacts = { size: null, storedId: undefined };
+      const callback = observed(
+        answered,
+        (r) => state.mail.data(r, facts.size, r.code < 400 && facts.storedId ? { inbound_id: facts.storedId } : undefined),
+        450,
+      );
+      state.mail.dataStarted();
+      const work = receive(state, stream, facts);
       ctx.track(work);
       work.then(
         (text) => callback(null, text),
@@ -168,6 +191,7 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
     },
 
     onClose(session) {
+      stateOf(session).mail.closed();
       states.delete(session.id);
       const address = counted.get(session.id);
       if (address === undefined) return;
@@ -179,7 +203,7 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
   };
 
   /** Reads the message, runs data then queue, and returns the 250 text; throws the refusal. */
-  async function receive(state: SessionState, stream: SMTPServerDataStream): Promise<string> {
+  async function receive(state: SessionState, stream: SMTPServerDataStream, facts: DataFacts): Promise<string> {
     let message: ReceivedMessage;
     try {
       message = await readData(stream, ctx.maxMessageBytes);
@@ -187,6 +211,7 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       // The client went away mid-message: nothing was stored, and no one is left to answer.
       throw notReceivedInFull();
     }
+    facts.size = message.size;
     const transaction = state.transaction;
     state.transaction = undefined; // a new MAIL starts the next one, whatever happens here
     if (!transaction || transaction.recipients.length === 0) throw errorFor({ kind: 'reject', code: 554, enhanced: '5.5.1', text: 'no valid recipients' })!;
@@ -197,6 +222,7 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
     const received = receivedHeader(ctx.hostname, state.info, transaction, ctx.now());
     const queued = await ctx.runner.run('queue', { session: state.info, transaction, message, received });
     if (queued.decision.kind !== 'accept') throw errorFor(queued.decision)!;
+    facts.storedId = transaction.id;
     return queued.decision.text ?? `2.0.0 Ok: queued as ${transaction.id}`;
   }
 }

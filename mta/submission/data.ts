@@ -1,17 +1,16 @@
-// The DATA phase of a submission: read the message, prepare it, hand it to the send use-case (one send per recipient), choose the one reply.
-import type { SMTPServerDataStream } from 'smtp-server';
+// The DATA phase of a submission: prepare the message, hand it to the send use-case (one send per recipient), choose the one reply.
 import { acceptForRecipients, type RecipientsResult } from '../../shared/sending/accept.js';
 import type { SendingDeps } from '../../shared/sending/deps.js';
 import type { Submitter } from './auth.js';
 import { prepareMessage } from './message.js';
 import { replyForAppError, replyForRefusal } from './replies.js';
 import { smtpError, temporaryFailure } from '../smtp/replies.js';
-import { readData } from '../smtp/data.js';
 
-/** The whole message, or undefined when it is larger than `max` (see readData). */
-export async function readMessage(stream: SMTPServerDataStream, max: number): Promise<Buffer | undefined> {
-  const read = await readData(stream, max);
-  return read.sizeExceeded ? undefined : read.bytes;
+/** An accepted message: the 250 text, and the sends and Message-ID it is stored under (for the mail log). */
+export interface Submitted {
+  reply: string;
+  sendIds: string[];
+  messageId: string;
 }
 
 /**
@@ -19,7 +18,7 @@ export async function readMessage(stream: SMTPServerDataStream, max: number): Pr
  * Throws the SmtpError to reply with when nothing was accepted. Every send is committed before
  * this returns, so the 250 that follows never promises more than is stored.
  */
-export async function submitMessage(deps: SendingDeps, submitter: Submitter, recipients: string[], data: Buffer): Promise<string> {
+export async function submitMessage(deps: SendingDeps, submitter: Submitter, recipients: string[], data: Buffer): Promise<Submitted> {
   const message = await prepareMessage(data, {
     hostname: deps.config.hostname,
     now: deps.clock.now(),
@@ -53,12 +52,14 @@ export async function submitMessage(deps: SendingDeps, submitter: Submitter, rec
   const refused = result.refused.map((r) => replyForRefusal(r.refusal));
 
   if (accepted.length === 0) throw refused[0] ?? smtpError(554, '5.5.0', 'no valid recipients');
-  if (refused.length === 0) return `2.0.0 Ok: queued as <${message.messageId}>`;
+  const stored = { sendIds: accepted.map((a) => a.send.id), messageId: message.messageId };
+  if (refused.length === 0) return { reply: `2.0.0 Ok: queued as <${message.messageId}>`, ...stored };
   // SMTP has one reply for DATA: with some recipients accepted it must be 250, so the refusals
   // (the quota running out mid-message, typically) are named in its text and in the log.
   deps.log.warn({ messageId: message.messageId, accepted: accepted.length, refused: refused.map((r) => `${r.responseCode} ${r.message}`) }, 'submission partly refused');
   const first = refused[0]!;
-  return truncate(`2.0.0 Ok: queued as <${message.messageId}> for ${accepted.length} of ${recipients.length} recipients; ${refused.length} refused: ${first.responseCode} ${first.message}`, 450);
+  const reply = truncate(`2.0.0 Ok: queued as <${message.messageId}> for ${accepted.length} of ${recipients.length} recipients; ${refused.length} refused: ${first.responseCode} ${first.message}`, 450);
+  return { reply, ...stored };
 }
 
 function truncate(text: string, max: number): string {

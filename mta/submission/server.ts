@@ -72,7 +72,10 @@ export async function startSubmission(deps: SubmissionDeps): Promise<RunningSubm
   for (const server of servers) server.on('error', (err) => log.debug({ err }, 'submission connection error'));
   let ports: number[];
   try {
-    ports = await Promise.all([listen(servers[0]!, config.submissionPort, config.bindHost), listen(servers[1]!, config.submissionTlsPort, config.bindHost)]);
+    ports = await Promise.all([
+      listen(servers[0]!, config.submissionPort, config.bindHost, 'MAILPATH_SUBMISSION_PORT'),
+      listen(servers[1]!, config.submissionTlsPort, config.bindHost, 'MAILPATH_SUBMISSION_TLS_PORT'),
+    ]);
   } catch (err) {
     await Promise.allSettled(servers.map((s) => closeServer(s, true)));
     throw err;

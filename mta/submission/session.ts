@@ -1,11 +1,15 @@
 // The smtp-server handlers of a submission session: AUTH → MAIL (tenant checks) → RCPT (address, count, quota, rate) → DATA.
+import type { TLSSocket } from 'node:tls';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
+import { displayPrefixOf } from '../../shared/keys/secrets.js';
 import type { SendingDeps } from '../../shared/sending/deps.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
 import type { SubmissionAuth, SubmissionRateLimit, Submitter } from './auth.js';
-import { readMessage, submitMessage } from './data.js';
+import { submitMessage, type Submitted } from './data.js';
 import { accountSuspended, authRequired, badRecipient, keyNoLongerValid, quotaExhausted, tooManyRecipients } from './replies.js';
 import { isSmtpError, messageTooBig, notReceivedInFull, shuttingDown, smtpError, temporaryFailure } from '../smtp/replies.js';
+import { readData } from '../smtp/data.js';
+import { observed, SessionLog } from '../smtp/transaction-log.js';
 
 export interface SessionContext {
   deps: SendingDeps;
@@ -32,6 +36,14 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
   const { deps } = ctx;
   const states = new Map<string, SessionState>();
   const stateOf = (session: SMTPServerSession) => states.get(session.id);
+  // The mail log of each session, from its connection to its close (AUTH state comes and goes with STARTTLS).
+  const logs = new Map<string, SessionLog>();
+  const logOf = (session: SMTPServerSession): SessionLog => {
+    let log = logs.get(session.id);
+    if (!log) logs.set(session.id, (log = new SessionLog(deps.log, session, true)));
+    return log;
+  };
+  const keyPrefixes = [deps.config.keyPrefixes.live, deps.config.keyPrefixes.test];
 
   /** Runs a handler body; an SmtpError is the reply, anything else is logged and answered 451. */
   const settle = (work: () => Promise<string | void>, callback: (err?: Error | null, message?: string) => void) => {
@@ -50,10 +62,13 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
       // AUTH carries an API key: not even offered before TLS (RFC 4954 §4), so a client cannot
       // send its key in the clear by mistake. MAIL without AUTH still gets 530 (onMailFrom).
       if (!session.secure) session.disabledCommands = ['AUTH'];
-      callback(ctx.stopping() ? shuttingDown() : null);
+      const refusal = ctx.stopping() ? shuttingDown() : null;
+      if (refusal) logOf(session).refused({ code: refusal.responseCode, text: refusal.message });
+      callback(refusal);
     },
 
-    onSecure(_socket, session, callback) {
+    onSecure(socket, session, callback) {
+      logOf(session).secured(socket as TLSSocket);
       session.disabledCommands = [];
       // STARTTLS starts the session over (RFC 3207 §4.2): nothing from before it carries on.
       states.delete(session.id);
@@ -61,21 +76,30 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
     },
 
     onAuth(auth, session, callback) {
+      const log = logOf(session);
+      // At most the key's public prefix, whichever of the two the client put it in; never the secret.
+      const failed = (err: Error & { responseCode: number }) => {
+        const keyPrefix = displayPrefixOf(auth.password ?? '', keyPrefixes) ?? displayPrefixOf(auth.username ?? '', keyPrefixes) ?? null;
+        log.authFailed({ code: err.responseCode, text: err.message }, auth.method, keyPrefix);
+        callback(err);
+      };
       ctx.auth.check(auth.password ?? '', session.remoteAddress).then(
         (outcome) => {
-          if (outcome.error) return callback(outcome.error);
+          if (outcome.error) return failed(outcome.error);
+          log.authenticated(outcome.submitter.keyId);
           states.set(session.id, { secret: auth.password ?? '', submitter: outcome.submitter, recipients: new Set() });
           // smtp-server logs `user.username`: the key id, never the secret.
           callback(null, { user: { username: `key:${outcome.submitter.keyId}` } });
         },
         (err: unknown) => {
           deps.log.error({ err }, 'submission authentication failed');
-          callback(smtpError(454, '4.7.0', 'temporary authentication failure: try again later'));
+          failed(smtpError(454, '4.7.0', 'temporary authentication failure: try again later'));
         },
       );
     },
 
-    onMailFrom(_address: SMTPServerAddress, session, callback) {
+    onMailFrom(address: SMTPServerAddress, session, callback) {
+      const log = logOf(session);
       settle(async () => {
         // The envelope sender is not checked: outbound mail leaves with a VERP bounce address.
         if (ctx.stopping()) throw shuttingDown();
@@ -84,10 +108,12 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
         state.submitter = await fresh(state);
         if (state.submitter.tenant.status === 'suspended') throw accountSuspended();
         state.recipients = new Set();
-      }, callback);
+      }, observed(callback, (r) => log.mail(address.address ?? '', r)));
     },
 
     onRcptTo(address: SMTPServerAddress, session, callback) {
+      const log = logOf(session);
+      let normalized: string | undefined;
       settle(async () => {
         const state = stateOf(session);
         if (!state) throw authRequired();
@@ -97,6 +123,7 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
         } catch (err) {
           throw badRecipient(err) ?? err;
         }
+        normalized = to;
         if (state.recipients.has(to)) return;
         const max = deps.config.limits.submission.max_recipients;
         if (state.recipients.size >= max) throw tooManyRecipients(max);
@@ -104,30 +131,39 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
         const limited = await ctx.rateLimit.hit(state.submitter);
         if (limited) throw limited;
         state.recipients.add(to);
-      }, callback);
+      }, observed(callback, (r) => log.rcpt(normalized ?? address.address, r)));
     },
 
     onData(stream: SMTPServerDataStream, session, callback) {
+      const log = logOf(session);
+      let size: number | null = null;
+      let submitted: Submitted | undefined;
+      log.dataStarted();
       const work = (async () => {
         const state = stateOf(session);
         const max = deps.config.limits.send.max_message_bytes;
-        let data: Buffer | undefined;
+        let read;
         try {
-          data = await readMessage(stream, max);
+          read = await readData(stream, max);
         } catch {
           // The client went away mid-message: nothing was handed on, and no one is left to answer.
           throw notReceivedInFull();
         }
+        size = read.size;
         if (!state) throw authRequired();
-        if (data === undefined) throw messageTooBig(max);
+        if (read.sizeExceeded) throw messageTooBig(max);
         // Read again: the gates must see a suspension that happened while the message came in.
-        return submitMessage(deps, await fresh(state), [...state.recipients], data);
+        submitted = await submitMessage(deps, await fresh(state), [...state.recipients], read.bytes);
+        return submitted.reply;
       })();
       ctx.track(work);
-      settle(() => work, callback);
+      const stored = () => (submitted ? { send_ids: submitted.sendIds, message_id: submitted.messageId } : undefined);
+      settle(() => work, observed(callback, (r) => log.data(r, size, r.code < 400 ? stored() : undefined), 450));
     },
 
     onClose(session) {
+      logOf(session).closed();
+      logs.delete(session.id);
       states.delete(session.id);
     },
   };

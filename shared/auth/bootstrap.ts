@@ -1,4 +1,4 @@
-// First start: creates the super-admin tenant and its user from MAILPATH_ADMIN_EMAIL / MAILPATH_ADMIN_PASSWORD.
+// First start: creates the super-admin tenant and its user from MAILPATH_ADMIN_EMAIL / MAILPATH_ADMIN_PASSWORD, and shows a generated password once.
 import { randomBytes } from 'node:crypto';
 import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
@@ -19,6 +19,11 @@ export interface BootstrapResult {
   generatedPassword?: string;
 }
 
+/**
+ * Creates the super-admin when there is none. A generated password is only returned: the caller
+ * shows it (showGeneratedPassword) once start-up has succeeded, which is why start-up creates the
+ * super-admin last, when a failure can no longer lose the password.
+ */
 export async function ensureSuperAdmin(deps: { sql: Sql; config: Config; clock: Clock; log: Logger }): Promise<BootstrapResult> {
   const { config } = deps;
   const result = await deps.sql.begin(async (tx): Promise<BootstrapResult> => {
@@ -45,12 +50,12 @@ export async function ensureSuperAdmin(deps: { sql: Sql; config: Config; clock: 
     });
     return { created: true, email: config.admin.email, ...(generatedPassword ? { generatedPassword } : {}) };
   });
-  if (result.generatedPassword) {
-    // Printed once on stderr (not the JSON log) so it is seen and not shipped to log storage.
-    process.stderr.write(
-      `\nMailpath super-admin created: ${result.email}\nGenerated password (shown once, change it after signing in): ${result.generatedPassword}\n\n`,
-    );
-  }
   if (result.created) deps.log.info({ email: result.email }, 'super-admin tenant and user created');
   return result;
+}
+
+/** Shows a generated password, once, on stderr: not in the JSON log, so it is seen and not shipped to log storage. */
+export function showGeneratedPassword(result: BootstrapResult, out: NodeJS.WritableStream = process.stderr): void {
+  if (!result.generatedPassword) return;
+  out.write(`\nMailpath super-admin created: ${result.email}\nGenerated password (shown once, change it after signing in): ${result.generatedPassword}\n\n`);
 }

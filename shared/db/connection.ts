@@ -2,6 +2,7 @@
 import postgres from 'postgres';
 import type { Config } from '../config/index.js';
 import type { Logger } from '../log.js';
+import { OperationalError } from '../operational-errors.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
 
 export type Sql = postgres.Sql;
@@ -46,6 +47,13 @@ export function connect(url: string, log: Logger, options: ConnectOptions = {}):
 export async function openDatabase(config: Config, log: Logger): Promise<Database> {
   if (config.databaseUrl) {
     const sql = connect(config.databaseUrl, log, { max: config.dbPoolSize });
+    // One query now: a database that cannot be reached or used is said so at once, in one line.
+    try {
+      await sql`select 1`;
+    } catch (err) {
+      await sql.end({ timeout: 1 }).catch(() => undefined);
+      throw databaseFailure(config.databaseUrl, err);
+    }
     return { sql, url: config.databaseUrl, embedded: undefined, close: () => sql.end({ timeout: 5 }) };
   }
   const embedded = await startEmbeddedPostgres(config.dataDir, log);
@@ -61,4 +69,34 @@ export async function openDatabase(config: Config, log: Logger): Promise<Databas
       await embedded.stop();
     },
   };
+}
+
+/** The database URL without its user, password and parameters: fit for an error message or a log. */
+export function describeDatabaseUrl(url: string): string {
+  try {
+    const parsed = new URL(url);
+    return `${parsed.protocol}//${parsed.host}${parsed.pathname}`;
+  } catch {
+    return 'DATABASE_URL';
+  }
+}
+
+// Connection-level failures (postgres.js reports its own timeout as CONNECT_TIMEOUT).
+const UNREACHABLE = new Set(['ECONNREFUSED', 'ENOTFOUND', 'EAI_AGAIN', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'ECONNRESET', 'CONNECT_TIMEOUT']);
+
+/**
+ * The first query's failure as the operator reads it: unreachable (the network code) or refused by
+ * the server (its message: authentication failed, no such database), never the URL's password.
+ */
+function databaseFailure(url: string, err: unknown): Error {
+  const where = describeDatabaseUrl(url);
+  const e = err as { code?: unknown; name?: unknown; message?: unknown } | undefined;
+  if (typeof e?.code === 'string' && UNREACHABLE.has(e.code)) {
+    return new OperationalError(`cannot reach the database at ${where} (${e.code})`, { cause: err });
+  }
+  // A PostgresError: the server answered (28P01 password authentication failed, 3D000 no such database, ...).
+  if (e?.name === 'PostgresError' && typeof e.message === 'string') {
+    return new OperationalError(`cannot use the database at ${where}: ${e.message}${typeof e.code === 'string' ? ` (${e.code})` : ''}`, { cause: err });
+  }
+  return err instanceof Error ? err : new Error(String(err));
 }

@@ -5,6 +5,7 @@ import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
 import type { Logger } from '../log.js';
+import { OperationalError } from '../operational-errors.js';
 
 export interface EmbeddedPostgres {
   url: string;
@@ -26,7 +27,7 @@ const heldHere = new Set<string>();
 function acquireDataDirLock(dir: string): () => void {
   const lockFile = join(resolve(dir), 'embedded.lock');
   if (heldHere.has(lockFile)) {
-    throw new Error(`the embedded database in ${dir} is already open in this process`);
+    throw new OperationalError(`the data dir ${dir} is already in use by this mailpath process (its embedded database is open)`);
   }
   for (let attempt = 0; attempt < 2; attempt++) {
     // Written aside then linked into place, so a reader never sees a lock file without its pid.
@@ -52,9 +53,9 @@ function acquireDataDirLock(dir: string): () => void {
         throw readErr;
       }
       if (holder && holder !== process.pid && isAlive(holder)) {
-        throw new Error(
-          `the embedded database in ${dir} is in use by process ${holder}; set DATABASE_URL to run several processes ` +
-            `(if no Mailpath process is running, delete ${lockFile})`,
+        throw new OperationalError(
+          `the data dir ${dir} is in use by another mailpath process (pid ${holder}); ` +
+            `to run several processes, give them one DATABASE_URL (if no mailpath process is running, delete ${lockFile})`,
         );
       }
       rmSync(lockFile, { force: true }); // stale lock of a process that died

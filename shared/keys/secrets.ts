@@ -12,6 +12,12 @@ export function generateApiKey(modePrefix: string): { key: string; prefix: strin
   return { key, prefix: key.slice(0, modePrefix.length + PREFIX_RANDOM_CHARS) };
 }
 
+/** The public prefix (as the API shows it) of something shaped like a key of one of `modePrefixes`; undefined otherwise. Safe to log. */
+export function displayPrefixOf(candidate: string, modePrefixes: readonly string[]): string | undefined {
+  const mode = modePrefixes.find((p) => candidate.startsWith(p));
+  return mode === undefined ? undefined : candidate.slice(0, mode.length + PREFIX_RANDOM_CHARS);
+}
+
 export function hashApiKey(key: string): string {
   return createHash('sha256').update(key).digest('hex');
 }

@@ -5,7 +5,7 @@ import type { Clock } from '../clock.js';
 import { decodeCursor, pageOf } from '../cursor.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import { normalizeEmail } from '../email.js';
-import { AppError, conflict, isUniqueViolation, notFound, validationError } from '../errors.js';
+import { AppError, conflict, isUniqueViolation, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import {
   countSuppressions,

@@ -1,6 +1,6 @@
 // Runs the real `mailpath start` as a child process on loopback ports, and talks HTTPS to it: for multi-process and crash tests.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +53,8 @@ export interface MailpathProcess {
   /** The MX role's SMTP port (a free one unless env sets MAILPATH_MX_PORT). */
   mxPort: number;
   output(): string;
+  /** Everything written to stdout so far (the JSON log), in full. */
+  log(): string;
   /** SIGKILL: no shutdown, no flushing. */
   kill(): Promise<void>;
   /** SIGTERM (SIGKILL after 5 s), then removes the data dir. */
@@ -83,8 +85,10 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let output = '';
+  let log = '';
   const keep = (c: Buffer) => (output = (output + c.toString()).slice(-8000));
   child.stdout!.on('data', keep);
+  child.stdout!.on('data', (c: Buffer) => (log += c.toString()));
   child.stderr!.on('data', keep);
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const running = () => child.exitCode === null && child.signalCode === null;
@@ -93,6 +97,7 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
     httpsPort,
     mxPort,
     output: () => output,
+    log: () => log,
     async kill() {
       if (running()) child.kill('SIGKILL');
       await exited;
@@ -118,4 +123,58 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
   }
   await proc.stop();
   throw new Error(`mailpath on port ${httpsPort} did not come up:\n${output}`);
+}
+
+export interface SpawnedMailpath {
+  child: ChildProcess;
+  stdout(): string;
+  stderr(): string;
+  /** Resolves with the exit status (null and the signal when killed); rejects after `timeoutMs` (the process is then killed). */
+  exit(timeoutMs?: number): Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+/**
+ * Spawns `mailpath start` without waiting for it (start-up failures, output order): loopback,
+ * cheap bcrypt, then `env` (ports, data dir, database). With `outputFile`, stdout and stderr both
+ * go to that file in the order they were written (stdout() and stderr() are then empty).
+ */
+export function spawnMailpath(env: Record<string, string>, options: { outputFile?: string } = {}): SpawnedMailpath {
+  const fd = options.outputFile === undefined ? undefined : openSync(options.outputFile, 'a');
+  const child = spawn(process.execPath, ['--import', 'tsx', 'main/cli.ts', 'start'], {
+    cwd: projectRoot(),
+    env: {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? tmpdir(),
+      MAILPATH_BIND_HOST: '127.0.0.1',
+      MAILPATH_LOG_LEVEL: 'warn',
+      MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
+      ...env,
+    },
+    stdio: fd === undefined ? ['ignore', 'pipe', 'pipe'] : ['ignore', fd, fd],
+  });
+  if (fd !== undefined) closeSync(fd);
+  let stdout = '';
+  let stderr = '';
+  child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  return {
+    child,
+    stdout: () => stdout,
+    stderr: () => stderr,
+    async exit(timeoutMs = 60_000) {
+      let timer: NodeJS.Timeout | undefined;
+      const late = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => {
+          child.kill('SIGKILL');
+          reject(new Error(`mailpath did not exit within ${timeoutMs} ms:\n${stdout}\n${stderr}`));
+        }, timeoutMs);
+      });
+      try {
+        return await Promise.race([exited, late]);
+      } finally {
+        clearTimeout(timer);
+      }
+    },
+  };
 }

@@ -72,8 +72,14 @@ export function createDeliveredWriter(sql: Sql, log: Logger): DeliveredWriter {
   );
 }
 
+/** What an attempt came to, as stored: delivered, deferred (with its retry time) or bounced (hard or soft). */
+export type RecordedOutcome =
+  | { outcome: 'delivered' }
+  | { outcome: 'deferred'; nextRetry: Date }
+  | { outcome: 'bounced'; bounce: 'hard' | 'soft' };
+
 /** Stores one attempt: its row, the send's new status, its event, a retry job or a suppression. */
-export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: JobRef, m: MeasuredAttempt, delivered?: DeliveredWriter): Promise<void> {
+export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: JobRef, m: MeasuredAttempt, delivered?: DeliveredWriter): Promise<RecordedOutcome> {
   const { classification: c, result } = m;
   const attempt = send.attempts + 1;
   const facts = { remote_host: result.remoteHost, reply: c.reply, smtp_code: c.smtpCode, enhanced_code: c.enhancedCode, attempt };
@@ -92,7 +98,7 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: J
       detail: `${result.remoteHost ?? 'remote host'}: ${c.reply}`,
       event: { ...eventBase(send, m.at), type: 'delivered', subtype: null, detail: facts },
     });
-    return;
+    return { outcome: 'delivered' };
   }
   const retry = c.verdict.result === 'temporary' ? nextRetry(deps.config.delivery.retry, { createdAt: send.first_attempt_at ?? m.at, now: m.at, attempt }) : undefined;
   const bounce = c.verdict.result === 'bounce' ? c.verdict.subtype : retry?.kind === 'give_up' ? 'soft' : undefined;
@@ -127,6 +133,8 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: J
     }
     await completeJob(deps, tx, job, bounce ? `bounced_${bounce}` : c.verdict.result);
   });
+  if (bounce) return { outcome: 'bounced', bounce };
+  return retry?.kind === 'retry' ? { outcome: 'deferred', nextRetry: retry.at } : { outcome: 'delivered' };
 }
 
 async function suppressRecipient(deps: RecordDeps, tx: Queryable, send: DeliverySend, reply: string, at: Date): Promise<void> {

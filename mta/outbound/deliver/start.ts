@@ -31,7 +31,8 @@ const MAX_WORKERS = 8;
  */
 export async function startOutbound(deps: DeliveryDeps): Promise<RunningOutbound> {
   const w = deps.config.delivery.workers;
-  const log = deps.log.child({ role: 'outbound' });
+  // The role is named by main/roles.ts already; the worker names itself, as its siblings do.
+  const log = deps.log.child({ worker: 'delivery' });
   const ctx: WorkerContext = { deps: { ...deps, log }, transports: new Transports(deps.config, log), delivered: createDeliveredWriter(deps.sql, log) };
   const gate = new Gate(w.concurrency);
 

@@ -8,6 +8,7 @@ import type { GateDeps, GateSend } from '../../../shared/sending/gates/types.js'
 import { warmupGate } from '../../../shared/sending/gates/warmup.js';
 import type { DeliveryJob } from '../../../shared/sending/delivery-jobs.js';
 import { attemptDelivery } from './attempt.js';
+import { logAttempt } from './attempt-log.js';
 import { classify } from './classify.js';
 import { recordAttempt, recordDrop, recordFailure, recordRedeferral, recordSimulated, type DeliveredWriter, type JobRef } from './record.js';
 import type { Transports } from './transports.js';
@@ -89,7 +90,9 @@ export async function deliverClaimed(
     signal,
   );
   const classification = classify(deps.config.bounceRules, result.outcome);
-  await recordAttempt(deps, send, job, { result, classification, at, durationMs: performance.now() - started }, ctx.delivered);
+  const durationMs = performance.now() - started;
+  const recorded = await recordAttempt(deps, send, job, { result, classification, at, durationMs }, ctx.delivered);
+  logAttempt(deps.log, { send, remoteHost: result.remoteHost, classification, recorded, at, durationMs });
   return 'attempted';
 }
 

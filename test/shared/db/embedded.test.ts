@@ -81,11 +81,11 @@ t.test('a second start on a data dir in use is refused', async (t) => {
   const first = await start(t, dataDir);
   t.equal(readFileSync(join(dataDir, 'embedded.lock'), 'utf8'), String(process.pid), 'the lock names the owner');
 
-  await t.rejects(startEmbeddedPostgres(dataDir, log), /already open in this process/, 'refused within the same process');
+  await t.rejects(startEmbeddedPostgres(dataDir, log), /already in use by this mailpath process/, 'refused within the same process');
 
   const other = await startInChild(dataDir);
   t.equal(other.code, 2, 'another process is refused');
-  t.match(other.output, new RegExp(`REFUSED .*in use by process ${process.pid}`), 'the message names the holder');
+  t.match(other.output, new RegExp(`REFUSED the data dir ${dataDir} is in use by another mailpath process \\(pid ${process.pid}\\)`), 'the message names the holder');
   t.match(other.output, /DATABASE_URL/, 'and says how to run several processes');
 
   // The first one is unaffected and still serving.
