@@ -4,7 +4,7 @@ import type { SendingDeps } from '../../shared/sending/deps.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
 import type { SubmissionAuth, SubmissionRateLimit, Submitter } from './auth.js';
 import { readMessage, submitMessage } from './data.js';
-import { accountSuspended, authRequired, badRecipient, keyNoLongerValid, quotaExhausted, tooManyRecipients } from './replies.js';
+import { accountSuspended, authRequired, badRecipient, keyNoLongerValid, quotaExhausted, tooManyAuthFailures, tooManyRecipients } from './replies.js';
 import { isSmtpError, messageTooBig, notReceivedInFull, shuttingDown, smtpError, temporaryFailure } from '../smtp/replies.js';
 
 export interface SessionContext {
@@ -31,6 +31,8 @@ type Handlers = Required<Pick<SMTPServerOptions, 'onConnect' | 'onSecure' | 'onA
 export function sessionHandlers(ctx: SessionContext): Handlers {
   const { deps } = ctx;
   const states = new Map<string, SessionState>();
+  // Failed AUTH attempts per session: not reset by STARTTLS, which starts the protocol over, not the count.
+  const authFailures = new Map<string, number>();
   const stateOf = (session: SMTPServerSession) => states.get(session.id);
 
   /** Runs a handler body; an SmtpError is the reply, anything else is logged and answered 451. */
@@ -63,7 +65,13 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
     onAuth(auth, session, callback) {
       ctx.auth.check(auth.password ?? '', session.remoteAddress).then(
         (outcome) => {
-          if (outcome.error) return callback(outcome.error);
+          if (outcome.error) {
+            const failures = (authFailures.get(session.id) ?? 0) + 1;
+            authFailures.set(session.id, failures);
+            // A client guessing keys gets few tries per connection: the limit's one is 421 (smtp-server closes the connection).
+            if (failures >= deps.config.limits.submission.max_auth_failures_per_session) return callback(tooManyAuthFailures());
+            return callback(outcome.error);
+          }
           states.set(session.id, { secret: auth.password ?? '', submitter: outcome.submitter, recipients: new Set() });
           // smtp-server logs `user.username`: the key id, never the secret.
           callback(null, { user: { username: `key:${outcome.submitter.keyId}` } });
@@ -129,6 +137,7 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
 
     onClose(session) {
       states.delete(session.id);
+      authFailures.delete(session.id);
     },
   };
 
