@@ -1,7 +1,9 @@
-// What smtp-server gives no hook for, added to each connection: the greeting delay, a session time limit, a helo phase before EHLO/HELO is answered, the raw source route of RCPT, and SIZE= left to the limits plugin.
+// What smtp-server gives no hook for, added to each connection: the greeting delay and pregreet test, a session time limit, a helo phase before EHLO/HELO is answered, the raw source route of RCPT, and SIZE= left to the limits plugin.
 import type { SMTPServer, SMTPServerSession } from 'smtp-server';
 import type { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 import { LOCAL_ERROR } from '../smtp/replies.js';
+import type { PregreetTest } from './pregreet.js';
+import { tooManyConnections } from './replies.js';
 
 /** A reply to send in place of the library's (text without enhanced code for EHLO/HELO, RFC 2034 §3). */
 export interface ConnectionReply {
@@ -15,8 +17,12 @@ export interface ConnectionHooks {
 }
 
 export interface ConnectionOptions {
-  /** Pause before the 220 greeting; smtp-server's own is a fixed 100 ms. */
+  /** Pause before the 220 greeting for every client; smtp-server's own is a fixed 100 ms. */
   greetingDelayMs: number;
+  /** The longer pause for clients not seen lately (pregreet.ts). */
+  pregreet: PregreetTest;
+  /** For the log: a client passed the pregreet test, or talked before the greeting and was dropped. */
+  onPregreet(outcome: 'passed' | 'talked-early', remoteAddress: string, pausedMs: number): void;
   /** The longest a session may last: a client trickling bytes under the idle timeout (slow-loris) is cut here. */
   maxSessionMs: number;
 }
@@ -54,8 +60,7 @@ function instrument(connection: SMTPConnection, server: SMTPServer, hooks: Conne
     connection._setListeners(() => {
       const max = server.options.maxClients;
       if (max && server.connections.size > max) return connection.send(421, `${connection.name} Too many connected clients, try again in a moment`, false);
-      if (options.greetingDelayMs <= 0) return connection.connectionReady();
-      setTimeout(() => connection.connectionReady(), options.greetingDelayMs).unref();
+      pauseBeforeGreeting(connection, options);
     });
     limitSession(connection, options.maxSessionMs);
   };
@@ -101,6 +106,58 @@ function instrument(connection: SMTPConnection, server: SMTPServer, hooks: Conne
     if (!args || typeof args['SIZE'] !== 'string' || !/^\d{1,20}$/.test(args['SIZE'])) return validate(parsed);
     const { SIZE: _size, ...rest } = args;
     return validate({ ...parsed, args: rest });
+  };
+}
+
+/**
+ * Waits the pause before the greeting: greeting_delay_ms for every client, the pregreet wait for
+ * an address without a running pass. Any byte the client sends before the 220 (not only a whole
+ * command, which is all the library would notice) is answered 421 and the connection closed,
+ * before the connect hooks run. An address that stayed quiet through the pregreet wait and was
+ * greeted passes. Connections of one address in the pause are capped, as they are after it.
+ */
+function pauseBeforeGreeting(connection: SMTPConnection, options: ConnectionOptions): void {
+  const { pregreet } = options;
+  const address = connection.remoteAddress;
+  const testing = pregreet.mustWait(address);
+  const pauseMs = testing ? Math.max(options.greetingDelayMs, pregreet.waitMs) : options.greetingDelayMs;
+  if (pauseMs <= 0) return connection.connectionReady();
+  if (testing && !pregreet.enter(address)) {
+    return connection.send(421, tooManyConnections().message, false);
+  }
+  const socket = connection._socket;
+  const started = Date.now();
+  const timer = setTimeout(() => {
+    if (!connection._closing) connection.connectionReady();
+  }, pauseMs);
+  timer.unref();
+  let settled = false;
+  const settle = () => {
+    if (settled) return;
+    settled = true;
+    clearTimeout(timer);
+    socket.off('data', early);
+    if (testing) pregreet.leave(address);
+  };
+  // Before the library's parser sees the bytes: this reply is the one the client gets.
+  const early = () => {
+    settle();
+    // Bytes after a refusal by the connect hooks are not an early talk: the connection is closing.
+    if (connection._closing) return;
+    options.onPregreet('talked-early', address, Date.now() - started);
+    connection.send(421, `4.5.0 ${connection.name} protocol error: talked before the greeting, closing connection`, false);
+  };
+  socket.prependListener('data', early);
+  socket.once('close', settle);
+  const greet = connection._sendGreeting.bind(connection);
+  connection._sendGreeting = () => {
+    // The connect hooks ran after the pause (and did not refuse): the client is greeted now.
+    settle();
+    if (testing) {
+      pregreet.pass(address);
+      options.onPregreet('passed', address, Date.now() - started);
+    }
+    greet();
   };
 }
 

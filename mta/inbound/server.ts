@@ -3,6 +3,7 @@ import { SMTPServer } from 'smtp-server';
 import { loadTls } from '../../shared/tls.js';
 import { HookRunner } from '../hooks/runner.js';
 import { attachConnectionHooks } from './connection-hooks.js';
+import { PregreetTest } from './pregreet.js';
 import type { MxDeps } from './deps.js';
 import { loadPlugins, type PluginCatalogue } from './plugins.js';
 import { shuttingDown } from '../smtp/replies.js';
@@ -66,7 +67,21 @@ export async function startMx(deps: MxDeps, catalogue: PluginCatalogue): Promise
     closeTimeout: Math.max(1, config.shutdownTimeoutMs),
     logger: false,
   });
-  attachConnectionHooks(server, { helo }, { greetingDelayMs: config.inbound.server.greeting_delay_ms, maxSessionMs: config.inbound.server.max_session_ms });
+  const pregreet = new PregreetTest({
+    waitMs: config.inbound.server.pregreet_wait_ms,
+    ttlMs: config.inbound.server.pregreet_ttl_seconds * 1000,
+    maxWaitingPerAddress: config.inbound.server.max_clients_per_address,
+    now: () => deps.clock.now().getTime(),
+  });
+  attachConnectionHooks(server, { helo }, {
+    greetingDelayMs: config.inbound.server.greeting_delay_ms,
+    pregreet,
+    onPregreet(outcome, remote, pausedMs) {
+      if (outcome === 'talked-early') log.info({ remote, pausedMs }, 'mx pregreet test: dropped a client that talked before the greeting');
+      else log.debug({ remote, pausedMs }, 'mx pregreet test: passed');
+    },
+    maxSessionMs: config.inbound.server.max_session_ms,
+  });
   // Resets and failed handshakes of single clients are routine; a listener failure surfaces from listen().
   server.on('error', (err) => log.debug({ err }, 'mx connection error'));
   let port: number;

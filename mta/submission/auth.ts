@@ -1,5 +1,6 @@
-// Who may submit and how fast: an API key as the SMTP AUTH password (transactional:send scope), under the API's send rate limit.
+// Who may submit and how fast: an API key as the SMTP AUTH password (transactional:send scope), failures throttled per client address, under the API's send rate limit.
 import type { CredentialResolver } from '../../shared/auth/credentials.js';
+import { lockedFor, recordFailure, submissionAddressKey, type ProtectionDeps } from '../../shared/auth/login-protection.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Config } from '../../shared/config/index.js';
 import type { KeyUsageRecorder } from '../../shared/keys/last-used.js';
@@ -24,16 +25,27 @@ export class SubmissionAuth {
     private readonly credentials: CredentialResolver,
     private readonly keyUsage: KeyUsageRecorder,
     private readonly clock: Clock,
+    /** The sign-in throttle's database and settings (auth.yaml login_protection), shared by every process. */
+    private readonly protection: ProtectionDeps,
   ) {}
 
   /**
    * Checks an AUTH password. Only API keys count: a session JWT is for the dashboard, and the
    * username is ignored (clients insist on sending one, and the key alone names the tenant).
+   * While the client address is locked by its failures, the answer is 454 4.7.0 and the key is not
+   * looked at, so guessing learns nothing during a lock; each failure counts towards the next lock.
    */
   async check(secret: string, remoteAddress: string | null): Promise<AuthOutcome> {
+    const keys = remoteAddress ? [submissionAddressKey(remoteAddress)] : [];
+    const locked = await lockedFor(this.protection, keys);
+    if (locked !== undefined) {
+      return { error: smtpError(454, '4.7.0', `too many failed authentication attempts from this address: retry after ${locked}s`) };
+    }
     const outcome = await this.resolve(secret);
+    // Counted before the reply: the client's next session, on any process, already sees it.
+    if (outcome.error) await recordFailure(this.protection, keys);
     // last_used_at is how the spec's key rotation confirms traffic moved to the new key.
-    if (outcome.submitter) this.keyUsage.record(outcome.submitter.keyId, this.clock.now(), remoteAddress);
+    else this.keyUsage.record(outcome.submitter.keyId, this.clock.now(), remoteAddress);
     return outcome;
   }
 

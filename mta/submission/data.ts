@@ -24,6 +24,7 @@ export async function submitMessage(deps: SendingDeps, submitter: Submitter, rec
     now: deps.clock.now(),
     maxSubjectLength: deps.config.limits.send.max_subject_length,
   });
+  if (message.sender) await checkSender(deps, submitter.tenant.id, message.sender);
   // Each recipient passes the gates on its own; the accepted ones commit together, so a failure
   // stores none of them (a 451 never makes the client's retry a duplicate). A From the tenant may
   // not use refuses the message whole.
@@ -60,6 +61,19 @@ export async function submitMessage(deps: SendingDeps, submitter: Submitter, rec
   const first = refused[0]!;
   const reply = truncate(`2.0.0 Ok: queued as <${message.messageId}> for ${accepted.length} of ${recipients.length} recipients; ${refused.length} refused: ${first.responseCode} ${first.message}`, 450);
   return { reply, ...stored };
+}
+
+/**
+ * A Sender names who actually sent the message (RFC 5322 §3.6.2) and clients show it ("on behalf
+ * of"): like the From, it must be at one of the tenant's sending domains. A tenant without any is
+ * answered by the From check that follows.
+ */
+async function checkSender(deps: SendingDeps, tenantId: string, sender: string): Promise<void> {
+  const domains = await deps.lookups.sendingDomains(tenantId);
+  const name = sender.slice(sender.lastIndexOf('@') + 1);
+  if (domains.length > 0 && !domains.some((d) => d.name === name)) {
+    throw smtpError(550, '5.7.1', `Sender header: its domain ${name} is not a verified sending domain of this tenant`);
+  }
 }
 
 function truncate(text: string, max: number): string {

@@ -1,9 +1,10 @@
-// Prepares a submitted message (RFC 6409): reads its header block, strips Bcc, adds Message-ID and Date when missing, keeps the rest byte-for-byte.
+// Prepares a submitted message (RFC 6409): reads its header block, checks the identity fields (From, Sender, Resent-*), strips Bcc, adds Message-ID and Date when missing, keeps the rest byte-for-byte.
 import { randomUUID } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import { AppError } from '../../shared/errors.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
 import { smtpError } from '../smtp/replies.js';
+import { readMailbox } from './mailbox.js';
 
 export interface PreparedMessage {
   /** The message to sign and store: Bcc removed, Message-ID and Date present. */
@@ -13,6 +14,8 @@ export interface PreparedMessage {
   subject: string;
   /** The one From address, normalized (lower-case, A-label domain). */
   from: { address: string; name?: string | undefined };
+  /** The Sender address, normalized, when the message has one (its domain must be the tenant's too). */
+  sender?: string | undefined;
 }
 
 interface HeaderField {
@@ -25,8 +28,9 @@ interface HeaderField {
 const CRLF = Buffer.from('\r\n');
 
 /**
- * Splits, checks and completes a submitted message. Throws an SmtpError (550) when the header
- * block is unusable: no From, several From addresses, or a From address that is not valid.
+ * Splits, checks and completes a submitted message. Throws an SmtpError when the header block is
+ * unusable: 550 5.6.0 for a From or Sender that is not exactly one strictly formed mailbox (or is
+ * given twice), 550 5.1.7 for an invalid address in one, 550 5.7.1 for any Resent-* field.
  */
 export async function prepareMessage(data: Buffer, m: { hostname: string; now: Date; maxSubjectLength: number }): Promise<PreparedMessage> {
   const { head, body } = splitHead(data);
@@ -35,11 +39,19 @@ export async function prepareMessage(data: Buffer, m: { hostname: string; now: D
   if (fromFields.length !== 1) {
     throw smtpError(550, '5.6.0', fromFields.length === 0 ? 'the message has no From header' : 'the message has more than one From header');
   }
+  const senderFields = fields.filter((f) => f.name === 'sender');
+  if (senderFields.length > 1) throw smtpError(550, '5.6.0', 'the message has more than one Sender header');
+  // A re-sending names its own From and Sender (RFC 5322 §3.6.6), which some clients show instead of
+  // the From: a submission is never one, and the API refuses these fields too.
+  const resent = fields.find((f) => f.name.startsWith('resent-'));
+  if (resent) throw smtpError(550, '5.7.1', `Resent- header fields are not accepted (${fieldName(resent)}): submit the message as a new one`);
+  const fromAddress = strictMailbox(fromFields[0]!, 'From');
+  const sender = senderFields[0] && strictMailbox(senderFields[0], 'Sender');
   // RFC 6409 §8 lets the submission server drop blind-copy fields; they must never reach a recipient.
-  const kept = fields.filter((f) => f.name !== 'bcc' && f.name !== 'resent-bcc');
+  const kept = fields.filter((f) => f.name !== 'bcc');
   const parsed = await simpleParser(Buffer.concat([...kept.map((f) => f.raw), CRLF]), { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
 
-  const from = fromAddress(parsed.from?.value ?? []);
+  const from = fromOf(fromAddress, parsed.from?.value ?? []);
   const added: Buffer[] = [];
   let messageId: string;
   if (fields.some((f) => f.name === 'message-id')) {
@@ -57,6 +69,7 @@ export async function prepareMessage(data: Buffer, m: { hostname: string; now: D
     messageId,
     subject: (parsed.subject ?? '').slice(0, m.maxSubjectLength),
     from,
+    ...(sender ? { sender } : {}),
   };
 }
 
@@ -99,16 +112,37 @@ function headerFields(head: Buffer): HeaderField[] {
   return fields;
 }
 
-function fromAddress(list: { address?: string | undefined; name: string; group?: unknown[] | undefined }[]): PreparedMessage['from'] {
-  const entry = list.length === 1 ? list[0]! : undefined;
-  if (!entry || entry.group || !entry.address) throw smtpError(550, '5.6.0', 'the From header must hold exactly one address');
+/** The field's name as the client wrote it. */
+function fieldName(f: HeaderField): string {
+  return f.raw.subarray(0, f.raw.indexOf(':')).toString('latin1').trim();
+}
+
+/** The one address of a From or Sender field, strictly read (mailbox.ts) and normalized; an SmtpError otherwise. */
+function strictMailbox(f: HeaderField, label: string): string {
+  const reading = readMailbox(f.raw.subarray(f.raw.indexOf(':') + 1));
+  if (reading.error !== undefined) throw smtpError(550, '5.6.0', `the ${label} header ${reading.error}`);
   try {
-    const address = normalizeEmail(entry.address, 'From header');
-    return entry.name ? { address, name: entry.name } : { address };
+    return normalizeEmail(reading.address, `${label} header`);
   } catch (err) {
     if (err instanceof AppError) throw smtpError(550, '5.1.7', err.message);
     throw err;
   }
+}
+
+/**
+ * The From as the strict reading found it, with mailparser's decoded display name. Both readings
+ * must name the same one address: where they differ, some recipient's software would too.
+ */
+function fromOf(address: string, list: { address?: string | undefined; name: string; group?: unknown[] | undefined }[]): PreparedMessage['from'] {
+  const entry = list.length === 1 ? list[0]! : undefined;
+  let lenient: string | undefined;
+  try {
+    lenient = entry && !entry.group && entry.address ? normalizeEmail(entry.address) : undefined;
+  } catch {
+    lenient = undefined;
+  }
+  if (lenient !== address) throw smtpError(550, '5.6.0', 'the From header is ambiguous: mail software would not all read the same one address in it');
+  return entry!.name ? { address, name: entry!.name } : { address };
 }
 
 /** The id inside a Message-ID value, or undefined when it is not of the form id@domain. */

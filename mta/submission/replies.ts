@@ -6,6 +6,7 @@ import { smtpError, type SmtpError } from '../smtp/replies.js';
 export const authRequired = () => smtpError(530, '5.7.0', 'Authentication required');
 export const keyNoLongerValid = () => smtpError(530, '5.7.0', 'Authentication required: the API key is no longer valid for sending');
 export const accountSuspended = () => smtpError(550, '5.7.1', 'account suspended: sending is blocked');
+export const tooManyAuthFailures = () => smtpError(421, '4.7.0', 'too many failed authentication attempts: closing connection');
 export const tooManyRecipients = (max: number) => smtpError(452, '4.5.3', `too many recipients: at most ${max} per message`);
 
 /**

@@ -34,7 +34,7 @@ export async function startSubmission(deps: SubmissionDeps): Promise<RunningSubm
   const inFlight = new Set<Promise<unknown>>();
   const handlers = sessionHandlers({
     deps,
-    auth: new SubmissionAuth(deps.credentials, deps.keyUsage, clock),
+    auth: new SubmissionAuth(deps.credentials, deps.keyUsage, clock, { sql: deps.sql, config, clock }),
     rateLimit: new SubmissionRateLimit(deps.rateLimiter, deps.tenantLimits, config.limits.rate_limits),
     stopping: () => stopping,
     track(work) {

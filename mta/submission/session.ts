@@ -6,7 +6,7 @@ import type { SendingDeps } from '../../shared/sending/deps.js';
 import { normalizeEmail } from '../../shared/suppressions/service.js';
 import type { SubmissionAuth, SubmissionRateLimit, Submitter } from './auth.js';
 import { submitMessage, type Submitted } from './data.js';
-import { accountSuspended, authRequired, badRecipient, keyNoLongerValid, quotaExhausted, tooManyRecipients } from './replies.js';
+import { accountSuspended, authRequired, badRecipient, keyNoLongerValid, quotaExhausted, tooManyAuthFailures, tooManyRecipients } from './replies.js';
 import { isSmtpError, messageTooBig, notReceivedInFull, shuttingDown, smtpError, temporaryFailure } from '../smtp/replies.js';
 import { readData } from '../smtp/data.js';
 import { observed, SessionLog } from '../smtp/transaction-log.js';
@@ -35,6 +35,8 @@ type Handlers = Required<Pick<SMTPServerOptions, 'onConnect' | 'onSecure' | 'onA
 export function sessionHandlers(ctx: SessionContext): Handlers {
   const { deps } = ctx;
   const states = new Map<string, SessionState>();
+  // Failed AUTH attempts per session: not reset by STARTTLS, which starts the protocol over, not the count.
+  const authFailures = new Map<string, number>();
   const stateOf = (session: SMTPServerSession) => states.get(session.id);
   // The mail log of each session, from its connection to its close (AUTH state comes and goes with STARTTLS).
   const logs = new Map<string, SessionLog>();
@@ -85,7 +87,13 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
       };
       ctx.auth.check(auth.password ?? '', session.remoteAddress).then(
         (outcome) => {
-          if (outcome.error) return failed(outcome.error);
+          if (outcome.error) {
+            const failures = (authFailures.get(session.id) ?? 0) + 1;
+            authFailures.set(session.id, failures);
+            // A client guessing keys gets few tries per connection: the limit's one is 421 (smtp-server closes the connection).
+            if (failures >= deps.config.limits.submission.max_auth_failures_per_session) return failed(tooManyAuthFailures());
+            return failed(outcome.error);
+          }
           log.authenticated(outcome.submitter.keyId);
           states.set(session.id, { secret: auth.password ?? '', submitter: outcome.submitter, recipients: new Set() });
           // smtp-server logs `user.username`: the key id, never the secret.
@@ -165,6 +173,7 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
       logOf(session).closed();
       logs.delete(session.id);
       states.delete(session.id);
+      authFailures.delete(session.id);
     },
   };
 

@@ -21,6 +21,7 @@ export const authSchema = z.strictObject({
     window_seconds: z.number().int().min(1).max(86_400),
     max_failures_per_account: z.number().int().min(1).max(10_000),
     max_failures_per_address: z.number().int().min(1).max(100_000),
+    max_failures_per_submission_address: z.number().int().min(1).max(100_000),
     lockout_seconds: z.number().int().min(1).max(86_400),
     max_lockout_seconds: z.number().int().min(1).max(86_400),
   }),

@@ -27,6 +27,7 @@ export const limitsSchema = z.strictObject({
   }),
   submission: z.strictObject({
     max_recipients: z.number().int().min(1).max(1000),
+    max_auth_failures_per_session: z.number().int().min(1).max(100),
   }),
   key_activity: z
     .strictObject({

@@ -5,11 +5,29 @@ import type { OutboundAttachment } from './compose.js';
 
 /** Headers the service writes itself: a sender setting them could forge identity, routing or MIME structure. */
 const RESERVED_HEADERS = new Set([
-  'from', 'sender', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id', 'return-path', 'received',
+  'from', 'sender', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id',
   'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition', 'content-id',
-  'dkim-signature', 'arc-seal', 'arc-message-signature', 'arc-authentication-results', 'authentication-results',
+  // Trace and delivery fields (RFC 5321 §4.4, RFC 9228): written by the MTAs a message passes.
+  'return-path', 'received', 'delivered-to', 'x-original-to', 'envelope-to', 'original-recipient',
+  // Where replies, bounces and receipts go (RFC 3798, legacy Errors-To / Return-Receipt-To): a
+  // sender could redirect them away from the From address and the VERP bounce address.
+  'errors-to', 'return-receipt-to', 'disposition-notification-to', 'disposition-notification-options',
+  // Authentication results and signatures (RFC 8601, RFC 6376, RFC 8617): only verifiers and our signer write them.
+  'dkim-signature', 'domainkey-signature', 'authentication-results', 'received-spf',
   'list-unsubscribe', 'list-unsubscribe-post',
 ]);
+
+/**
+ * Whole families of reserved fields: Resent-* (RFC 5322 §3.6.6, a re-sending names its own From,
+ * Sender, To) and ARC-* (RFC 8617, a sealed chain only intermediaries add).
+ */
+const RESERVED_PREFIXES = ['resent-', 'arc-'];
+
+/** True for a header name (any case) the service writes itself or that only MTAs and verifiers may add. */
+export function isReservedHeader(name: string): boolean {
+  const lower = name.toLowerCase();
+  return RESERVED_HEADERS.has(lower) || RESERVED_PREFIXES.some((p) => lower.startsWith(p));
+}
 
 /** RFC 5322 field-name: printable US-ASCII except colon. */
 const FIELD_NAME = /^[!-9;-~]{1,76}$/;
@@ -41,7 +59,7 @@ export function checkHeaders(headers: Record<string, string> | undefined, limits
   for (const [name, value] of entries) {
     const lower = name.toLowerCase();
     if (!FIELD_NAME.test(name)) throw validationError(`headers.${name}`, 'is not a valid header name (printable ASCII, no colon or space, at most 76 characters)');
-    if (RESERVED_HEADERS.has(lower)) throw validationError(`headers.${name}`, 'is set by the service and cannot be given; use the matching field (from_email, to, reply_to, subject) instead');
+    if (isReservedHeader(name)) throw validationError(`headers.${name}`, 'is reserved (set by the service, or only by the mail servers and verifiers a message passes) and cannot be given; use the matching field (from_email, to, reply_to, subject) where there is one');
     if (seen.has(lower)) throw validationError(`headers.${name}`, 'is given twice (header names are compared without case)');
     seen.add(lower);
     oneLine(value, `headers.${name}`, 998 - name.length - 2);

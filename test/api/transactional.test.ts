@@ -99,6 +99,11 @@ t.test('bad input is refused with the field named and nothing stored', async (t)
     [{ from_name: 'Shop\nBcc: x@y.example' }, /^from_name: /],
     [{ headers: { 'X-Evil': 'a\r\nBcc: x@y.example' } }, /^headers\.X-Evil: /],
     [{ headers: { Bcc: 'x@y.example' } }, /^headers\.Bcc: /],
+    // Identity and routing fields other parsers act on (RFC 5322 §3.6.6, RFC 3798), in any case.
+    [{ headers: { 'resent-from': 'ceo@evil.example' } }, /^headers\.resent-from: is reserved/],
+    [{ headers: { 'Disposition-Notification-To': 'spy@evil.example' } }, /^headers\.Disposition-Notification-To: is reserved/],
+    [{ headers: { 'ERRORS-TO': 'spy@evil.example' } }, /^headers\.ERRORS-TO: is reserved/],
+    [{ headers: { 'ARC-Seal': 'i=1; cv=none' } }, /^headers\.ARC-Seal: is reserved/],
     [{ headers: { 'Bad Name': 'x' } }, /^headers\.Bad Name: /],
     [{ reply_to: 'nope' }, /^reply_to: /],
     [{ attachments: [{ filename: 'a.txt', content: 'not base64!' }] }, /^attachments\.0\.content: /],

@@ -181,7 +181,8 @@ t.test('1,000 RCPTs (pipelined): the first 100 accepted, the rest 452 4.5.3; the
 });
 
 t.test('silent clients are cut by the idle timeout, trickling ones (slow-loris) by the session time limit: 421, and a message cut mid-DATA leaves nothing', async (t) => {
-  const strict = await startTestMx(t, { env: { MAILPATH_CONFIG__INBOUND__SERVER__SOCKET_TIMEOUT_MS: '1000', MAILPATH_CONFIG__INBOUND__SERVER__MAX_SESSION_MS: '3000' } });
+  // No pregreet pause: it must be shorter than the idle timeout.
+  const strict = await startTestMx(t, { env: { MAILPATH_CONFIG__INBOUND__SERVER__SOCKET_TIMEOUT_MS: '1000', MAILPATH_CONFIG__INBOUND__SERVER__MAX_SESSION_MS: '3000', MAILPATH_CONFIG__INBOUND__SERVER__PREGREET_WAIT_MS: '0' } });
   const d = await tenantDomain(strict.sql);
 
   const { client: silent } = await RawSmtpClient.open(strict.port);

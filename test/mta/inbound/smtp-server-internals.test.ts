@@ -92,6 +92,37 @@ t.test('SMTPConnection#connectionReady() sends the 220 greeting; #send(code, tex
   t.match(await client.read(), { code: 421, text: 'compat closing' }, WHERE);
 });
 
+t.test('SMTPConnection#_sendGreeting() writes the 220 once, after onConnect; #remoteAddress; a data listener prepended on #_socket sees bytes before the parser', async (t) => {
+  const order: string[] = [];
+  const s = await server(t);
+  s.smtp.onConnect = (_session, callback) => {
+    order.push('onConnect');
+    callback();
+  };
+  onConnection(s.smtp, (c) => {
+    t.type(c._sendGreeting, 'function', WHERE);
+    const greet = c._sendGreeting.bind(c);
+    c._sendGreeting = () => {
+      order.push('greeting');
+      greet();
+    };
+    c.init = () => c._setListeners(() => {
+      c._socket.prependListener('data', () => order.push('data'));
+      c.connectionReady();
+    });
+    const parse = c._onCommand.bind(c);
+    c._onCommand = (command: Buffer, callback?: () => void) => {
+      order.push('command');
+      return parse(command, callback);
+    };
+  });
+  const { client, greeting } = await open(t, s.port);
+  t.equal(greeting.code, 220, `_sendGreeting greets: ${WHERE}`);
+  t.equal(s.seen[0]!.remoteAddress, '127.0.0.1', WHERE);
+  t.match(await client.command('NOOP'), { code: 250 });
+  t.same(order, ['onConnect', 'greeting', 'data', 'command'], `the greeting after onConnect, our data listener before the parser: ${WHERE}`);
+});
+
 t.test('SMTPConnection#handler_EHLO and #handler_HELO(command, callback): answer the greeting command and call back', async (t) => {
   const s = await server(t);
   const calls: string[] = [];

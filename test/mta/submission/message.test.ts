@@ -47,11 +47,62 @@ t.test('a message with bare LF line endings or no body still splits correctly', 
 t.test('refuses a message without exactly one valid From address', async (t) => {
   await t.rejects(prepare('To: x@y.example\r\n\r\nbody'), { responseCode: 550, message: /^5\.6\.0 .*no From/ });
   await t.rejects(prepare('From: a@b.example\r\nFrom: c@d.example\r\n\r\nbody'), { responseCode: 550, message: /more than one From/ });
-  await t.rejects(prepare('From: a@b.example, c@d.example\r\n\r\nbody'), { responseCode: 550, message: /exactly one address/ });
-  await t.rejects(prepare('From: undisclosed:;\r\n\r\nbody'), { responseCode: 550, message: /exactly one address/ });
+  await t.rejects(prepare('From: a@b.example, c@d.example\r\n\r\nbody'), { responseCode: 550, message: /^5\.6\.0 the From header has a second mailbox after the address: only one mailbox/ });
+  await t.rejects(prepare('From: undisclosed:;\r\n\r\nbody'), { responseCode: 550, message: /^5\.6\.0 the From header has group syntax/ });
   await t.rejects(prepare('From: "x" <a b@c.example>\r\n\r\nbody'), { responseCode: 550, message: /^5\.(1\.7|6\.0) / });
   await t.rejects(prepare('\r\nFrom: a@b.example\r\n'), { responseCode: 550, message: /no From/ });
   await t.rejects(prepare('From: a@b.example\r\nMessage-ID: nothing\r\n\r\nx'), { responseCode: 550, message: /Message-ID/ });
+});
+
+t.test('From: the plain forms are read strictly, display names decoded (encoded words, quoted text that looks like an address)', async (t) => {
+  const cases: [string, { address: string; name?: string }][] = [
+    ['news@shop.example', { address: 'news@shop.example' }],
+    ['<News@Shop.example>', { address: 'news@shop.example' }],
+    ['=?utf-8?q?caf=C3=A9?= <news@shop.example>', { address: 'news@shop.example', name: 'café' }],
+    ['"CEO <ceo@evil.example>" <news@shop.example>', { address: 'news@shop.example', name: 'CEO <ceo@evil.example>' }],
+    ['John Q. Public <news@shop.example>', { address: 'news@shop.example', name: 'John Q. Public' }],
+    ['"a \\"b\\"" <news@shop.example>', { address: 'news@shop.example', name: 'a "b"' }],
+    ['Café <news@shop.example>', { address: 'news@shop.example', name: 'Café' }],
+    ['"News"\r\n  <news@shop.example>  ', { address: 'news@shop.example', name: 'News' }],
+  ];
+  for (const [value, from] of cases) t.same((await prepare(`From: ${value}\r\n\r\nx`)).from, from, value);
+});
+
+t.test('From: anything but exactly one plain mailbox is refused with 550 5.6.0, so no parser can read a foreign address in it', async (t) => {
+  const cases: [string, RegExp][] = [
+    ['<news@shop.example>ceo@evil.example', /has text \("c"\) after the address/],
+    ['<news@shop.example> <ceo@evil.example>', /has a second mailbox after the address/],
+    ['CEO <ceo@evil.example> <news@shop.example>', /has a second mailbox after the address/],
+    ['ceo@evil.example <news@shop.example>', /has an address outside the angle brackets/],
+    ['news@shop.example ceo@evil.example', /has text \("c"\) after the address/],
+    ['news@shop.example (ceo@evil.example)', /has a comment after the address/],
+    ['(ceo@evil.example) news@shop.example', /has a comment/],
+    ['News (x) <news@shop.example>', /has a comment/],
+    ['Team: news@shop.example;', /has group syntax/],
+    ['Team: <news@shop.example>;', /has group syntax/],
+    ['"News <news@shop.example>', /has a quoted string without its closing quote/],
+    ['<news@shop.example', /ends before a complete address/],
+    ['News <news@[192.0.2.1]>', /has text \("\["\)/],
+    ['news@shop.example\u0085ceo@evil.example', /contains a control character/],
+    ['', /is empty/],
+  ];
+  for (const [value, problem] of cases) {
+    await t.rejects(prepare(`From: ${value}\r\n\r\nx`), { responseCode: 550, message: new RegExp(`^5\\.6\\.0 the From header ${problem.source}`) }, value);
+  }
+  await t.rejects(prepare(Buffer.concat([Buffer.from('From: News '), Buffer.from([0xff]), Buffer.from(' <news@shop.example>\r\n\r\nx')])), { responseCode: 550, message: /not valid UTF-8/ });
+});
+
+t.test('Sender: at most one, strictly read and normalized; Resent-* fields are refused with 550 5.7.1', async (t) => {
+  const m = await prepare('From: news@shop.example\r\nSender: "Ops" <Ops@Shop.example>\r\n\r\nx');
+  t.equal(m.sender, 'ops@shop.example');
+  t.equal((await prepare('From: news@shop.example\r\n\r\nx')).sender, undefined);
+  await t.rejects(prepare('From: news@shop.example\r\nSender: a@shop.example\r\nsender: b@shop.example\r\n\r\nx'), { responseCode: 550, message: /^5\.6\.0 the message has more than one Sender header/ });
+  await t.rejects(prepare('From: news@shop.example\r\nSender: <a@shop.example>ceo@evil.example\r\n\r\nx'), { responseCode: 550, message: /^5\.6\.0 the Sender header has text/ });
+  await t.rejects(prepare('From: news@shop.example\r\nSender: bad..dots@shop.example\r\n\r\nx'), { responseCode: 550, message: /^5\.1\.7 Sender header: / });
+  await t.rejects(prepare('FROM: a@shop.example\r\nfrom: b@shop.example\r\n\r\nx'), { responseCode: 550, message: /more than one From/ });
+  for (const field of ['Resent-From: ceo@evil.example', 'resent-sender: news@shop.example', 'RESENT-TO: x@dest.example', 'Resent-Bcc: x@dest.example']) {
+    await t.rejects(prepare(`From: news@shop.example\r\n${field}\r\n\r\nx`), { responseCode: 550, message: new RegExp(`^5\\.7\\.1 Resent- header fields are not accepted \\(${field.slice(0, field.indexOf(':'))}\\)`) }, field);
+  }
 });
 
 t.test('an IDN From domain is normalized to its A-label', async (t) => {

@@ -4,7 +4,7 @@ import { ManualClock } from '../../../shared/clock.js';
 import { loadConfig } from '../../../shared/config/index.js';
 import { connect, type Sql } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
-import { accountKey, addressKey, assertNotLocked, clearAccountFailures, recordFailure, type ProtectionDeps } from '../../../shared/auth/login-protection.js';
+import { accountKey, addressKey, assertNotLocked, clearAccountFailures, lockedFor, recordFailure, submissionAddressKey, type ProtectionDeps } from '../../../shared/auth/login-protection.js';
 import type { TestLike } from '../../helpers/app.js';
 import { createTestDatabase } from '../../helpers/db.js';
 
@@ -24,6 +24,23 @@ const lockOf = async (sql: Sql, key: string) =>
 t.test('keys are normalized addresses and client addresses', async (t) => {
   t.equal(accountKey('  Ann@Example.TEST '), 'acct:ann@example.test');
   t.equal(addressKey('::1'), 'ip:::1');
+  t.equal(submissionAddressKey('::1'), 'smtp-auth:::1');
+});
+
+t.test('SMTP AUTH failures of an address have their own key and limit, apart from its sign-ins', async (t) => {
+  const deps = await setup(t);
+  const smtp = submissionAddressKey('10.0.0.7');
+  for (let i = 0; i < 9; i++) await recordFailure(deps, [smtp]);
+  t.equal(await lockedFor(deps, [smtp]), undefined, 'below max_failures_per_submission_address (10)');
+  await recordFailure(deps, [smtp]);
+  t.equal(await lockedFor(deps, [smtp]), 30);
+  t.equal(await lockedFor(deps, [addressKey('10.0.0.7')]), undefined, 'sign-ins from the address are not locked');
+  await assertNotLocked(deps, [addressKey('10.0.0.7')]);
+  deps.clock.advance(29_500);
+  t.equal(await lockedFor(deps, [smtp]), 1, 'rounded up to a whole second');
+  deps.clock.advance(500);
+  t.equal(await lockedFor(deps, [smtp]), undefined, 'the lock ends');
+  t.equal(await lockedFor(deps, []), undefined);
 });
 
 t.test('concurrent failures all count, and the one reaching the limit locks', async (t) => {
@@ -65,7 +82,7 @@ t.test('clearing forgets an account; spent rows are swept', async (t) => {
 
 t.test('the settings come from config/auth.yaml and are validated', async (t) => {
   const auth = loadConfig({}).auth;
-  t.same(auth.login_protection, { window_seconds: 900, max_failures_per_account: 5, max_failures_per_address: 20, lockout_seconds: 30, max_lockout_seconds: 900 });
+  t.same(auth.login_protection, { window_seconds: 900, max_failures_per_account: 5, max_failures_per_address: 20, max_failures_per_submission_address: 10, lockout_seconds: 30, max_lockout_seconds: 900 });
   t.same(auth.totp, { session_ttl_seconds: 300, window_steps: 1 });
   t.same(auth.password_reset, { token_ttl_seconds: 3600, min_response_ms: 400, max_emails_per_hour: 5 });
   t.throws(() => loadConfig({ MAILPATH_CONFIG__AUTH__LOGIN_PROTECTION__MAX_FAILURES_PER_ACCOUNT: '0' }), { name: 'ConfigError', message: /login_protection\.max_failures_per_account/ });
