@@ -61,6 +61,7 @@ async function start(t: TestLike, env: Env = {}): Promise<Started> {
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: String(PUBLIC_LIMIT),
       MAILPATH_CONFIG__LIMITS__REQUEST__TIMEOUT_MS: '1000',
       MAILPATH_CONFIG__LIMITS__REQUEST__HEADERS_TIMEOUT_MS: '500',
+      MAILPATH_CONFIG__LIMITS__REQUEST__KEEP_ALIVE_TIMEOUT_MS: '300',
       MAILPATH_CONFIG__LIMITS__REQUEST__MAX_HEADER_BYTES: String(MAX_HEADER_BYTES),
       MAILPATH_CONFIG__LIMITS__REQUEST__BODY_LIMIT_BYTES: String(BODY_LIMIT),
       ...env,
@@ -166,6 +167,14 @@ t.test('a body shorter than its Content-Length is answered 408 within the reques
   const plain = await exchange('http', api.httpPort, 'GET /x HTTP/1.1\r\nHost: x\r\n');
   assertAnswer(t, plain, 408, 'request_timeout', 'HTTP listener: headers that never end');
   t.same(errors, [], 'nothing logged as an error');
+});
+
+t.test('an idle keep-alive connection is closed after the keep-alive timeout', async (t) => {
+  const { api } = await start(t);
+  // No Connection: close: the server keeps the connection for a next request, then closes it when none comes.
+  const res = await exchange('https', api.httpsPort, head(['GET /api/v1/openapi.json HTTP/1.1', 'Host: x']));
+  t.equal(res.status, 200, 'answered, and the connection closed by the server');
+  t.match(res.headers['keep-alive'], /^timeout=\d+/, 'the timeout is announced');
 });
 
 t.test('oversized headers: 431 headers_too_large on both listeners', async (t) => {
