@@ -1,12 +1,15 @@
-// Builds the Fastify application: context, envelope and errors, request guard, key activity, request log, OpenAPI, and every route group under /api/v1.
+// Builds the Fastify application: listener limits, context, JSON body parser, envelope and errors, request guard, key activity, request log, OpenAPI, and every route group under /api/v1.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
 import type { ApiContext } from './context.js';
+import { clientErrorHandler, listenerOptions } from './listener.js';
 import { contextPlugin } from './plugins/context.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { guardPlugin } from './plugins/guard.js';
+import { jsonBodyPlugin } from './plugins/json-body.js';
 import { keyActivityPlugin } from './plugins/key-activity.js';
+import { addressRateHeaders } from './plugins/rate-limit.js';
 import { API_PREFIX, openApiPlugin } from './plugins/openapi.js';
 import { requestLogPlugin } from './plugins/request-log.js';
 import type { ApiInstance } from './route.js';
@@ -47,28 +50,35 @@ export interface BuildOptions {
 export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Promise<ApiInstance> {
   // Typed as the plain HTTP server even with `https`: only app.server's class differs (an https.Server, which nothing
   // here reads), requests and replies are the same IncomingMessage and ServerResponse.
+  const { requestTimeout, keepAliveTimeout, ...serverOptions } = listenerOptions(ctx.config.limits.request);
   const app = Fastify<Server, IncomingMessage, ServerResponse, FastifyBaseLogger>({
     loggerInstance: ctx.log,
     bodyLimit: ctx.config.limits.request.body_limit_bytes,
+    requestTimeout,
+    keepAliveTimeout,
+    // Requests Node's parser refuses or that time out (400, 408, 431) are answered in the envelope with rate headers.
+    clientErrorHandler: clientErrorHandler(ctx),
     // Returning 503 while closing lets a load balancer move traffic during graceful shutdown.
     return503OnClosing: true,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
     // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
-    // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too.
-    frameworkErrors: (err, _request, reply) => {
+    // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too, and the
+    // address's public bucket (no route, so no guard, has counted them).
+    frameworkErrors: (err, request, reply) => {
       const body = { ok: false, error: 'bad_request', message: err.code === 'FST_ERR_BAD_URL' ? 'malformed URL' : 'bad request' };
-      // The hook is generic over a route's schema, and there is no route yet: its code()/send() types cannot resolve.
-      void (reply as FastifyReply).code(400).send(body);
+      void addressRateHeaders(ctx, request.ip).then((headers) => {
+        // The hook is generic over a route's schema, and there is no route yet: its code()/send() types cannot resolve.
+        void (reply as FastifyReply).code(400).headers(headers).send(body);
+      });
     },
-    ...(options.https ? { https: options.https } : {}),
+    ...(options.https ? { https: { ...serverOptions, ...options.https } } : { http: serverOptions }),
   }).withTypeProvider<ZodTypeProvider>();
-  // Bodies are JSON only; a text/plain body is refused as 415 like any other type.
-  app.removeContentTypeParser('text/plain');
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   app.register(contextPlugin, { ctx });
+  app.register(jsonBodyPlugin);
   app.register(errorsPlugin);
   app.register(guardPlugin);
   app.register(keyActivityPlugin);

@@ -115,13 +115,18 @@ async function rejectUnexpectedBody(request: FastifyRequest): Promise<void> {
   throw new AppError('bad_request', 'this endpoint takes no request body');
 }
 
-/** The path of the first string holding a NUL character, or undefined. */
+/** The path of the first string holding a NUL character, or undefined. Iterative: no body depth reaches the stack limit. */
 function nulField(value: unknown, path: string): string | undefined {
-  if (typeof value === 'string') return value.includes('\u0000') ? path : undefined;
-  if (value === null || typeof value !== 'object') return undefined;
-  for (const [key, item] of Object.entries(value)) {
-    const found = nulField(item, path ? `${path}.${key}` : key);
-    if (found !== undefined) return found;
+  const pending: [unknown, string][] = [[value, path]];
+  while (pending.length > 0) {
+    const [item, at] = pending.pop()!;
+    if (typeof item === 'string') {
+      if (item.includes('\u0000')) return at;
+    } else if (item !== null && typeof item === 'object') {
+      // Pushed in reverse, so fields are checked in order and the first offending one is named.
+      const entries = Object.entries(item);
+      for (let i = entries.length - 1; i >= 0; i--) pending.push([entries[i]![1], at ? `${at}.${entries[i]![0]}` : entries[i]![0]]);
+    }
   }
   return undefined;
 }

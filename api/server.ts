@@ -1,9 +1,12 @@
 // The api role: HTTPS API on MAILPATH_HTTPS_PORT, and an HTTP listener answering every request with 301 to HTTPS.
-import { createServer, type Server } from 'node:http';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { Socket } from 'node:net';
 import { listenFailure, type PortVariable } from '../shared/operational-errors.js';
 import { loadTls } from '../shared/tls.js';
 import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
+import { clientErrorHandler, listenerOptions } from './listener.js';
+import { addressRateHeaders } from './plugins/rate-limit.js';
 
 export interface RunningApi {
   httpsPort: number;
@@ -29,12 +32,30 @@ export function redirectTarget(publicUrl: URL, requestTarget: string | undefined
   return publicUrl.origin + path;
 }
 
-/** The redirect keeps path and query; the target origin is MAILPATH_PUBLIC_URL's. */
-export function createRedirectServer(publicUrl: URL): Server {
-  return createServer((req, res) => {
-    res.writeHead(301, { Location: redirectTarget(publicUrl, req.url), 'Content-Length': '0', Connection: 'close' });
-    res.end();
+/**
+ * The redirect keeps path and query; the target origin is MAILPATH_PUBLIC_URL's. It has the HTTPS listener's
+ * timeouts and client-error answers, and each redirect counts against the client address's public bucket,
+ * whose X-RateLimit-* headers it carries (it is never refused: a redirect does no work worth protecting).
+ */
+export function createRedirectServer(ctx: ApiContext): Server {
+  const publicUrl = ctx.config.publicUrl;
+  const redirecting = new WeakMap<Socket, ServerResponse>();
+  const server = createServer(listenerOptions(ctx.config.limits.request), (req, res) => {
+    redirecting.set(req.socket, res);
+    void addressRateHeaders(ctx, req.socket.remoteAddress).then((rateHeaders) => {
+      res.writeHead(301, { Location: redirectTarget(publicUrl, req.url), 'Content-Length': '0', Connection: 'close', ...rateHeaders });
+      res.end();
+    });
   });
+  const answerClientError = clientErrorHandler(ctx);
+  server.on('clientError', (err: Error & { code?: string }, socket: Socket) => {
+    // The head was fine and its redirect is on the way (it never waits for a body, so a bad one after the head
+    // changes nothing): the 301 goes out, then the connection closes.
+    const res = redirecting.get(socket);
+    if (res && !res.writableFinished) return;
+    answerClientError(err, socket);
+  });
+  return server;
 }
 
 function listen(server: Server, port: number, host: string, variable: PortVariable): Promise<number> {
@@ -61,7 +82,7 @@ export async function startApi(ctx: ApiContext): Promise<RunningApi> {
     throw listenFailure('MAILPATH_HTTPS_PORT', config.httpsPort, config.bindHost, err);
   }
   const httpsPort = (app.server.address() as { port: number }).port;
-  const redirect = createRedirectServer(config.publicUrl);
+  const redirect = createRedirectServer(ctx);
   let httpPort: number;
   try {
     httpPort = await listen(redirect, config.httpPort, config.bindHost, 'MAILPATH_HTTP_PORT');

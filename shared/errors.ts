@@ -12,6 +12,10 @@ export const ERROR_STATUS = {
   payload_too_large: 413,
   unsupported_media_type: 415,
   no_verified_domain: 412,
+  /** The request did not arrive in full in time (answered by the listener). */
+  request_timeout: 408,
+  /** The request line and headers are too large (answered by the listener). */
+  headers_too_large: 431,
   validation_error: 422,
   rate_limited: 429,
   internal: 500,

@@ -44,8 +44,11 @@ const SLUG_BY_STATUS: Partial<Record<number, ErrorSlug>> = {
   401: 'unauthenticated',
   403: 'forbidden',
   404: 'not_found',
+  408: 'request_timeout',
   409: 'conflict',
   410: 'gone',
+  413: 'payload_too_large',
+  431: 'headers_too_large',
   429: 'rate_limited',
 };
 
@@ -67,6 +70,7 @@ function toAppError(err: FastifyError): AppError | undefined {
   }
   switch (err.statusCode) {
     case 400:
+      if (err.code === 'FST_ERR_CTP_INVALID_CONTENT_LENGTH') return new AppError('bad_request', 'the body is shorter or longer than its Content-Length');
       return new AppError('bad_request', /json/i.test(err.message) ? 'malformed JSON body' : err.message);
     case 413:
       return new AppError('payload_too_large', 'request body is too large');

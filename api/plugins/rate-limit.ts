@@ -1,8 +1,10 @@
 // Chooses a request's rate-limit buckets (per key / user / client address, plus the tenant layer) and sets X-RateLimit-* headers.
+import type { Socket } from 'node:net';
+import type { ServerResponse } from 'node:http';
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import type { Principal } from '../../shared/auth/principal.js';
-import type { Bucket } from '../../shared/ratelimit/limiter.js';
+import type { Bucket, BucketState } from '../../shared/ratelimit/limiter.js';
 import { callerBucket, tenantBuckets, windowName, type RateCaller, type RateCategory } from '../../shared/ratelimit/buckets.js';
 import type { ApiContext } from '../context.js';
 
@@ -26,13 +28,51 @@ export async function bucketsFor(ctx: ApiContext, request: FastifyRequest, confi
   return buckets;
 }
 
+/** The spec's X-RateLimit-* headers for a bucket's state. */
+export function rateLimitHeaders(state: BucketState): Record<string, string> {
+  return {
+    'X-RateLimit-Limit': String(state.bucket.limit),
+    'X-RateLimit-Remaining': String(state.remaining),
+    'X-RateLimit-Reset': String(state.resetSeconds),
+  };
+}
+
+/**
+ * The headers of the request each connection is answering, for the listener's own answers (a 408 when the body
+ * stalls): that request was already counted. Keyed by socket; stale once its response has finished.
+ */
+const counted = new WeakMap<Socket, { res: ServerResponse; headers: Record<string, string> }>();
+
+/** The rate-limit headers of the request in flight on a connection, if it was counted and its answer is not sent. */
+export function inFlightRateHeaders(socket: Socket): { res: ServerResponse; headers: Record<string, string> } | undefined {
+  const entry = counted.get(socket);
+  return entry && !entry.res.writableEnded ? entry : undefined;
+}
+
+/**
+ * Counts an answer given before any caller is identified (the HTTP→HTTPS redirect, a request the listener could
+ * not read) against the client address's public bucket, and returns its headers. It never refuses: such answers
+ * keep their status; what they count uses up the address's allowance for public routes. Without the database the
+ * answer still goes out, without headers.
+ */
+export async function addressRateHeaders(ctx: ApiContext, ip: string | undefined): Promise<Record<string, string>> {
+  const limits = ctx.config.limits.rate_limits;
+  try {
+    const decision = await ctx.rateLimiter.hit([callerBucket({ kind: 'address', ip: ip ?? 'unknown' }, 'public', limits.per_minute)]);
+    return rateLimitHeaders(decision.reported);
+  } catch (err) {
+    ctx.log.warn({ err }, 'rate limit of a listener answer not counted');
+    return {};
+  }
+}
+
 /** Counts the request; sets the headers; throws 429 when a bucket is full. */
 export async function applyRateLimit(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, principal: Principal | undefined): Promise<void> {
   const decision = await ctx.rateLimiter.hit(await bucketsFor(ctx, request, config, principal));
   const state = decision.reported;
-  reply.header('X-RateLimit-Limit', state.bucket.limit);
-  reply.header('X-RateLimit-Remaining', state.remaining);
-  reply.header('X-RateLimit-Reset', state.resetSeconds);
+  const headers = rateLimitHeaders(state);
+  reply.headers(headers);
+  counted.set(request.raw.socket, { res: reply.raw, headers });
   if (!decision.allowed) {
     throw new AppError('rate_limited', `rate limit of ${state.bucket.limit} requests per ${windowName(state.bucket)} reached; retry after ${state.resetSeconds}s`, {
       headers: { 'Retry-After': String(state.resetSeconds) },

@@ -27,6 +27,9 @@ export interface MailboxClaims {
 }
 
 const ISSUER = 'mailpath';
+// Every token kind must carry `exp` (jose checks it only when present: a token without one would never expire) and `iat`
+// (compared with password changes).
+const REQUIRED_CLAIMS = ['exp', 'iat'];
 const AUDIENCE = 'mailpath-api';
 // Mailbox sessions get an audience of their own, so verify() never takes one for a user session.
 const MAILBOX_AUDIENCE = 'mailpath-mailbox';
@@ -83,7 +86,7 @@ export class SessionTokens {
   /** The claims of a valid, unexpired mailbox session, or undefined for anything else (user sessions included). */
   async verifyMailbox(token: string, now: Date): Promise<MailboxClaims | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: MAILBOX_AUDIENCE, algorithms: ['HS256'], currentDate: now });
+      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: MAILBOX_AUDIENCE, algorithms: ['HS256'], currentDate: now, requiredClaims: REQUIRED_CLAIMS });
       const mailboxId = payload['mbx'];
       if (typeof mailboxId !== 'string' || payload.sub !== mailboxId || typeof payload['tid'] !== 'string') return undefined;
       return { mailboxId, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, issuedAtMs: issuedAtMs(payload), expiresAt: payload.exp ?? 0 };
@@ -111,7 +114,7 @@ export class SessionTokens {
   /** The claims of a valid, unexpired 2FA challenge token, or undefined for anything else (sessions included). */
   async verifyTotpChallenge(token: string, now: Date): Promise<SessionClaims | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: TOTP_AUDIENCE, algorithms: ['HS256'], currentDate: now });
+      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: TOTP_AUDIENCE, algorithms: ['HS256'], currentDate: now, requiredClaims: REQUIRED_CLAIMS });
       if (payload['pur'] !== TOTP_PURPOSE || typeof payload.sub !== 'string' || typeof payload['tid'] !== 'string') return undefined;
       return { userId: payload.sub, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, issuedAtMs: issuedAtMs(payload), expiresAt: payload.exp ?? 0 };
     } catch (err) {
@@ -128,6 +131,7 @@ export class SessionTokens {
         audience: AUDIENCE,
         algorithms: ['HS256'],
         currentDate: now,
+        requiredClaims: REQUIRED_CLAIMS,
       });
       // A token minted for a purpose (the 2FA challenge) is never a session, whatever its audience.
       if (typeof payload.sub !== 'string' || typeof payload['tid'] !== 'string' || payload['pur'] !== undefined) return undefined;

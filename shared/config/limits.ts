@@ -1,4 +1,4 @@
-// config/limits.yaml: rate limits per key and tenant, the request body limit, send and submission limits, API key activity.
+// config/limits.yaml: rate limits per key and tenant, request limits (body, timeouts, headers, JSON depth), send and submission limits, API key activity.
 import { z } from 'zod';
 
 export const limitsSchema = z.strictObject({
@@ -14,9 +14,16 @@ export const limitsSchema = z.strictObject({
     sync_interval_ms: z.number().int().min(10).max(1000),
     override_cache_ms: z.number().int().min(0).max(60000),
   }),
-  request: z.strictObject({
-    body_limit_bytes: z.number().int().min(1024),
-  }),
+  request: z
+    .strictObject({
+      body_limit_bytes: z.number().int().min(1024),
+      timeout_ms: z.number().int().min(100).max(3_600_000),
+      headers_timeout_ms: z.number().int().min(100).max(3_600_000),
+      keep_alive_timeout_ms: z.number().int().min(100).max(3_600_000),
+      max_header_bytes: z.number().int().min(1024).max(1_048_576),
+      max_json_depth: z.number().int().min(2).max(1000),
+    })
+    .refine((r) => r.headers_timeout_ms <= r.timeout_ms, { message: 'must not exceed timeout_ms', path: ['headers_timeout_ms'] }),
   send: z.strictObject({
     max_subject_length: z.number().int().min(1).max(998),
     max_body_bytes: z.number().int().min(1024),

@@ -97,7 +97,7 @@ export interface RateLimitStatus {
 }
 
 /**
- * Request counts of a key: the current UTC minute (the rate limiter's window), the current minute and the 59
+ * Request counts of a key: the current UTC minute, the current minute and the 59
  * before it, and the UTC day so far. Stored counts plus this process's unwritten ones; other processes' unwritten
  * counts (at most one flush interval) are not in yet.
  */

@@ -68,8 +68,13 @@ t.test('every failure answers with the envelope and the right slug', async (t) =
   }
   const malformed = await call(app, 'POST', '/api-keys', { ...auth, raw: '{"name": ' });
   t.match(malformed.body.message, /JSON/);
-  // Prototype poisoning is refused like any malformed body.
-  assertError(t, await call(app, 'POST', '/api-keys', { ...auth, raw: '{"name":"x","__proto__":{"admin":true}}' }), 400, 'bad_request', '__proto__');
+  // Prototype poisoning is refused, and the message says so (not "malformed JSON").
+  const proto = await call(app, 'POST', '/api-keys', { ...auth, raw: '{"name":"x","__proto__":{"admin":true}}' });
+  assertError(t, proto, 400, 'bad_request', '__proto__');
+  t.match(proto.body.message, /"__proto__" key/);
+  const ctor = await call(app, 'POST', '/api-keys', { ...auth, raw: '{"name":"x","constructor":{"prototype":{"admin":true}}}' });
+  assertError(t, ctor, 400, 'bad_request', 'constructor.prototype');
+  t.match(ctor.body.message, /"constructor" key holding "prototype"/);
   // Not an object.
   for (const raw of ['[]', '"name"', '42', 'null', 'true']) {
     assertError(t, await call(app, 'POST', '/api-keys', { ...auth, raw }), 400, 'bad_request', `JSON ${raw} instead of an object`);

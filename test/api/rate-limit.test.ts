@@ -60,7 +60,7 @@ t.test('X-RateLimit-* headers on every response', async (t) => {
     const h = limitHeaders(res);
     t.equal(h.limit, limit, `${what}: X-RateLimit-Limit`);
     t.ok(Number.isInteger(h.remaining) && h.remaining >= 0 && h.remaining < limit, `${what}: X-RateLimit-Remaining ${h.remaining}`);
-    t.ok(Number.isInteger(h.reset) && h.reset >= 1 && h.reset <= 60, `${what}: X-RateLimit-Reset ${h.reset}`);
+    t.ok(Number.isInteger(h.reset) && h.reset >= 1 && h.reset <= 120, `${what}: X-RateLimit-Reset ${h.reset}`);
     t.notOk(res.headers['retry-after'], `${what}: no Retry-After`);
   }
 });
@@ -89,8 +89,13 @@ t.test('429 rate_limited with Retry-After once the read bucket is used up', asyn
 
   test.clock.advance(1_000);
   const next = await call(test.app, 'GET', '/whoami', { token: key });
-  t.equal(next.status, 200, 'the next minute admits again');
-  t.same(limitHeaders(next), { limit: 5, remaining: 4, reset: 60 });
+  t.equal(next.status, 200, 'past the minute the previous 5 begin to slide out (4.96 at 0.5 s): one is free');
+  t.same(limitHeaders(next), { limit: 5, remaining: 0, reset: 12 }, 'the next one when a fifth of them has slid out, 12 s into the minute');
+  const again = await call(test.app, 'GET', '/whoami', { token: key });
+  t.equal(again.status, 429, 'no fresh allowance at the minute edge (a sliding window)');
+  t.equal(again.headers['retry-after'], '12');
+  test.clock.advance(11_600);
+  t.equal((await call(test.app, 'GET', '/whoami', { token: key })).status, 200, 'admitted after Retry-After');
 });
 
 t.test('buckets are per API key: two keys of one tenant do not share', async (t) => {
@@ -156,7 +161,7 @@ t.test('per-tenant per-second layer: config default, then an override row', asyn
   const owner = await registerTenant(test.app);
   const a = await createKey(test.app, owner, { name: 'a' });
   const b = await createKey(test.app, owner, { name: 'b' });
-  test.clock.advance(1000); // a fresh second: registration and key creation counted in the previous one
+  test.clock.advance(2000); // a fresh second after an empty one: registration and key creation counted before
 
   t.same(await getMany(test, '/whoami', a.key, 2), [200, 200]);
   t.same(await getMany(test, '/whoami', b.key, 2), [200, 200]);
@@ -175,11 +180,11 @@ t.test('per-tenant per-second layer: config default, then an override row', asyn
   const over = await call(test.app, 'GET', '/whoami', { token: b.key });
   t.equal(limitHeaders(over).limit, 6);
 
-  test.clock.advance(1000);
-  t.same(await getMany(test, '/whoami', a.key, 7), [...repeat(200, 6), 429], 'the next second: 6 again');
+  test.clock.advance(2000); // past this second and the next, over which it slides out
+  t.same(await getMany(test, '/whoami', a.key, 7), [...repeat(200, 6), 429], 'two seconds on: 6 again');
 
   await test.sql`update tenant_rate_limits set api_requests_per_sec = null where tenant_id = ${owner.tenantId}`;
-  test.clock.advance(1000);
+  test.clock.advance(2000);
   t.same(await getMany(test, '/whoami', b.key, 5), [...repeat(200, 4), 429], 'a null override falls back to the default');
 });
 
@@ -203,10 +208,11 @@ t.test('a per-day override caps the tenant across seconds', async (t) => {
   const now = test.clock.now().getTime();
   const toMidnight = Math.ceil((Math.floor(now / 86_400_000 + 1) * 86_400_000 - now) / 1000);
   t.same(limitHeaders(limited), { limit: 5, remaining: 0, reset: toMidnight }, 'the headers report the daily bucket');
-  t.equal(limited.headers['retry-after'], String(toMidnight), 'Retry-After runs to 00:00 UTC');
+  t.equal(limited.headers['retry-after'], String(toMidnight), 'Retry-After runs to just past 00:00 UTC, when the day starts sliding out');
   t.match(limited.body.message, /5 requests per day/);
   t.equal((await call(test.app, 'GET', '/whoami', { token: other.token })).status, 200, 'other tenants are unaffected');
 
   test.clock.set(new Date(Math.floor(now / 86_400_000 + 1) * 86_400_000 + 30_500));
-  t.equal((await call(test.app, 'GET', '/whoami', { token: key })).status, 200, 'the next UTC day admits again');
+  t.equal((await call(test.app, 'GET', '/whoami', { token: key })).status, 200, 'past 00:00 UTC the previous day begins to slide out: one is free');
+  t.equal((await call(test.app, 'GET', '/whoami', { token: key })).status, 429, 'but no fresh daily allowance: the cap covers a sliding 24 h');
 });

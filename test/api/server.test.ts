@@ -128,6 +128,9 @@ t.test('plain HTTP is answered with 301 to the HTTPS address, same path and quer
   const get = await rawHttp(api.httpPort, 'GET /api/v1/whoami?x=1&y=two HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n');
   t.match(get.statusLine, /^HTTP\/1\.1 301 /);
   t.equal(get.headers['location'], `${PUBLIC_URL}/api/v1/whoami?x=1&y=two`);
+  t.match(get.headers['x-ratelimit-limit'], /^\d+$/, "the redirect carries the address bucket's X-RateLimit-* headers");
+  t.match(get.headers['x-ratelimit-remaining'], /^\d+$/);
+  t.match(get.headers['x-ratelimit-reset'], /^\d+$/);
 
   const post = await rawHttp(api.httpPort, 'POST /api/v1/auth/login HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nConnection: close\r\n\r\n{}');
   t.match(post.statusLine, /^HTTP\/1\.1 301 /, 'every method is redirected');

@@ -1,0 +1,112 @@
+// What both API listeners (HTTPS and the HTTP redirect) share below the framework: request, header and keep-alive
+// timeouts, the header size limit, and the answers Node's HTTP server gives before any route sees the request
+// (408, 431, 400 from the parser), written in the error envelope with X-RateLimit-* headers.
+import { STATUS_CODES, type ServerOptions } from 'node:http';
+import type { Socket } from 'node:net';
+import type { Config } from '../shared/config/index.js';
+import { ERROR_STATUS, type ErrorSlug } from '../shared/errors.js';
+import type { ApiContext } from './context.js';
+import { addressRateHeaders, inFlightRateHeaders } from './plugins/rate-limit.js';
+
+type RequestLimits = Config['limits']['request'];
+
+/**
+ * Node's server options from config/limits.yaml `request`. Node checks the request and header deadlines every
+ * connectionsCheckingInterval (30 s by default), so that is kept well below them: a stalled request is answered
+ * within about a quarter of its timeout past it.
+ */
+export function listenerOptions(limits: RequestLimits): ServerOptions & { requestTimeout: number; keepAliveTimeout: number } {
+  return {
+    requestTimeout: limits.timeout_ms,
+    headersTimeout: limits.headers_timeout_ms,
+    keepAliveTimeout: limits.keep_alive_timeout_ms,
+    maxHeaderSize: limits.max_header_bytes,
+    connectionsCheckingInterval: Math.max(50, Math.min(1000, Math.floor(limits.headers_timeout_ms / 4))),
+  };
+}
+
+interface ClientErrorAnswer {
+  slug: ErrorSlug;
+  message: string;
+}
+
+/** The envelope for an error of Node's HTTP parser or request deadlines, undefined when there is no one to answer. */
+export function clientErrorAnswer(code: string | undefined, limits: RequestLimits): ClientErrorAnswer | undefined {
+  switch (code) {
+    case 'ECONNRESET':
+    case 'EPIPE':
+      return undefined;
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+      return {
+        slug: 'request_timeout',
+        message: `the request did not arrive in full in time (headers within ${limits.headers_timeout_ms / 1000} s, all of it within ${limits.timeout_ms / 1000} s)`,
+      };
+    case 'HPE_HEADER_OVERFLOW':
+      return { slug: 'headers_too_large', message: `the request line and headers exceed ${limits.max_header_bytes} bytes` };
+    case 'HPE_CHUNK_EXTENSIONS_OVERFLOW':
+      return { slug: 'payload_too_large', message: 'the chunk extensions of the body are too large' };
+    case 'HPE_INVALID_CONTENT_LENGTH':
+    case 'HPE_UNEXPECTED_CONTENT_LENGTH':
+      return { slug: 'bad_request', message: 'invalid Content-Length header (not a number, repeated, or sent with Transfer-Encoding)' };
+    case 'HPE_INVALID_TRANSFER_ENCODING':
+    case 'HPE_INVALID_CHUNK_SIZE':
+    case 'HPE_STRICT':
+      return { slug: 'bad_request', message: 'malformed Transfer-Encoding or chunked body' };
+    case 'HPE_INVALID_METHOD':
+      return { slug: 'bad_request', message: 'malformed request line: unknown method' };
+    case 'HPE_INVALID_URL':
+      return { slug: 'bad_request', message: 'malformed request target' };
+    case 'HPE_INVALID_VERSION':
+      return { slug: 'bad_request', message: 'unsupported HTTP version' };
+    case 'HPE_INVALID_HEADER_TOKEN':
+    case 'HPE_LF_EXPECTED':
+    case 'HPE_CR_EXPECTED':
+      return { slug: 'bad_request', message: 'malformed header line' };
+    default:
+      return { slug: 'bad_request', message: 'malformed HTTP request' };
+  }
+}
+
+/** One HTTP/1.1 response as bytes: the envelope, its headers, and Connection: close. */
+function rawResponse(answer: ClientErrorAnswer, headers: Record<string, string>): string {
+  const status = ERROR_STATUS[answer.slug];
+  const body = JSON.stringify({ ok: false, error: answer.slug, message: answer.message });
+  const lines = [
+    `HTTP/1.1 ${status} ${STATUS_CODES[status] ?? 'Error'}`,
+    'Content-Type: application/json; charset=utf-8',
+    `Content-Length: ${Buffer.byteLength(body)}`,
+    'Connection: close',
+    ...Object.entries(headers).map(([name, value]) => `${name}: ${value}`),
+  ];
+  return `${lines.join('\r\n')}\r\n\r\n${body}`;
+}
+
+/** Sockets already being answered: the parser reports an error again for each further chunk it is given. */
+const answering = new WeakSet<Socket>();
+
+/**
+ * The 'clientError' listener of both listeners (Fastify's clientErrorHandler on HTTPS). Node hands over the socket:
+ * the answer is written on it directly, then the connection is closed. A request already counted by the guard (a
+ * body that stalled after routing) reports its own bucket; anything else counts against the address's public bucket.
+ */
+export function clientErrorHandler(ctx: ApiContext): (err: Error & { code?: string }, socket: Socket) => void {
+  const limits = ctx.config.limits.request;
+  return (err, socket) => {
+    if (answering.has(socket)) return;
+    answering.add(socket);
+    const answer = clientErrorAnswer(err.code, limits);
+    const inFlight = inFlightRateHeaders(socket);
+    // Part of a response already went out (or there is nothing to answer): the connection can only be cut.
+    if (!answer || socket.destroyed || !socket.writable || inFlight?.res.headersSent) {
+      socket.destroy();
+      return;
+    }
+    ctx.log.debug({ err: { code: err.code, message: err.message }, remoteAddress: socket.remoteAddress }, 'client error answered by the listener');
+    void (inFlight ? Promise.resolve(inFlight.headers) : addressRateHeaders(ctx, socket.remoteAddress)).then((headers) => {
+      if (socket.destroyed || !socket.writable) return;
+      socket.end(rawResponse(answer, headers));
+      // end() flushes, then the connection is closed even if the client keeps sending.
+      socket.once('finish', () => socket.destroy());
+    });
+  };
+}
