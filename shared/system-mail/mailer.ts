@@ -1,4 +1,7 @@
-// Platform e-mails (password reset, team invites) sent through Mailpath's own outbound path as the super-admin tenant, or logged when no sender is set up.
+// Platform e-mails (password reset, team invites) sent through Mailpath's own outbound path as the super-admin tenant, or written to the data dir's outbox when no sender is set up.
+import { randomBytes } from 'node:crypto';
+import { mkdir, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
 import type { Config } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../log.js';
@@ -25,7 +28,7 @@ export interface SystemMailer {
 }
 
 export interface SystemMailDeps {
-  config: Pick<Config, 'systemSender'>;
+  config: Pick<Config, 'systemSender' | 'dataDir'>;
   sql: Queryable;
   log: Logger;
   /** The tenant's domains that may send now. */
@@ -40,8 +43,9 @@ const FROM_NAME = 'Mailpath';
 /**
  * Sends as MAILPATH_SYSTEM_SENDER, which must be at a verified sending domain of the super-admin
  * tenant; the message takes the same gates, DKIM signing, queue and delivery as any tenant's.
- * Without a usable sender the message (links included) is written to the log at info level, so
- * an operator can still pass it on. Never throws: a platform e-mail that cannot go out must not
+ * Without a usable sender the message is written to `<data dir>/outbox/` (readable by the owner
+ * only) and the log names the file, so an operator can still pass it on while the links, which
+ * carry single-use tokens, never reach a log. Never throws: a platform e-mail that cannot go out must not
  * fail the request that asked for it.
  */
 export class SystemMail implements SystemMailer {
@@ -54,7 +58,8 @@ export class SystemMail implements SystemMailer {
     try {
       const from = await this.sender();
       if (typeof from === 'string') {
-        log.info({ system_mail: { to: m.to, subject: m.subject, text: m.text }, reason: from }, 'system e-mail not sent; logged instead');
+        const file = await this.writeToOutbox(m, from);
+        log.info({ system_mail: { to: m.to, subject: m.subject, file }, reason: from }, 'system e-mail not sent; written to the outbox');
         return { sent: false };
       }
       const result = await this.deps.send({
@@ -89,6 +94,18 @@ export class SystemMail implements SystemMailer {
   /** Waits for every sendLater started so far (shutdown, tests). */
   async drain(): Promise<void> {
     while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Writes the message as a small RFC 5322 file (text part only) and returns its path. */
+  private async writeToOutbox(m: SystemMessage, reason: string): Promise<string> {
+    const dir = join(this.deps.config.dataDir, 'outbox');
+    await mkdir(dir, { recursive: true, mode: 0o700 });
+    const at = new Date();
+    const file = join(dir, `${at.toISOString().replace(/[:.]/g, '-')}-${randomBytes(4).toString('hex')}.eml`);
+    const oneLine = (v: string) => v.replace(/[\r\n]+/g, ' ');
+    const headers = [`To: ${oneLine(m.to)}`, `Subject: ${oneLine(m.subject)}`, `Date: ${at.toUTCString()}`, `X-Mailpath-Not-Sent: ${oneLine(reason)}`];
+    await writeFile(file, `${headers.join('\r\n')}\r\nContent-Type: text/plain; charset=utf-8\r\n\r\n${m.text}\r\n`, { mode: 0o600 });
+    return file;
   }
 
   /** The sender and its tenant, or why there is none (a string). */

@@ -7,6 +7,7 @@ import { ManualClock } from '../../../shared/clock.js';
 import type { Env } from '../../../shared/config/index.js';
 import { createLogger } from '../../../shared/log.js';
 import { buildTestApp, call, registerTenant, type TestApp, type TestLike } from '../../helpers/app.js';
+import { systemMailText } from '../../helpers/system-mail.js';
 
 const NEW_PASSWORD = 'Page-chosen-secret-5';
 
@@ -33,7 +34,7 @@ async function mailedToken(test: PageApp, email: string): Promise<string> {
   await call(test.app, 'POST', '/auth/password-reset/request', { body: { email } });
   await test.ctx.systemMail.drain();
   const mail = test.logLines().reverse().find((l) => l.includes('"system_mail"'));
-  const token = /reset-password\?token=([A-Za-z0-9_-]{43})/.exec(mail ?? '')?.[1];
+  const token = /reset-password\?token=([A-Za-z0-9_-]{43})/.exec(systemMailText(mail ? JSON.parse(mail) : undefined))?.[1];
   if (!token) throw new Error('no reset e-mail was logged');
   return token;
 }
