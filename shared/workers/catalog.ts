@@ -5,6 +5,7 @@ import { recheckAllDomains } from '../domains/verification.js';
 import { IDEMPOTENCY_WINDOW_MS, purgeIdempotencyKeys } from '../sends/queries.js';
 import { pruneKeyActivity } from '../keys/activity-queries.js';
 import { purgeInboundMessages } from '../inbound/queries.js';
+import { refreshBestSendHours } from '../contacts/best-send-hour.js';
 import { recordTick } from './ticks.js';
 
 /** What workers need; grows with the workers. */
@@ -53,6 +54,12 @@ export const WORKERS: readonly ScheduledWorker[] = [
     run: async (deps) => ({
       deleted: await purgeInboundMessages(deps.sql, new Date(deps.clock.now().getTime() - deps.config.inbound.retention.days * 86_400_000)),
     }),
+  },
+  {
+    name: 'best-send-hour',
+    description: "Sets each contact's best_send_hour: the UTC hour with the most opens in the last 90 days (machine opens left out; null without opens).",
+    intervalMinutes: () => 1440,
+    run: async (deps) => ({ ...(await refreshBestSendHours(deps.sql, deps.clock.now())) }),
   },
 ];
 

@@ -207,7 +207,7 @@ t.test('drift: a verified record that disappears un-verifies the domain until it
   const workers = await call(s.app, 'GET', '/admin/workers', { token: admin });
   const recheck = workers.body.data.items.find((w: { name: string }) => w.name === 'domain-recheck');
   t.match(recheck, { interval_minutes: 360, last_tick_outcome: 'ok', last_tick_at: String, next_tick_estimate: String });
-  t.same(workers.body.data.items.map((w: { name: string }) => w.name), ['dkim-rotator', 'domain-recheck', 'idempotency-purge', 'inbound-purge', 'key-activity-prune'], 'sorted by name');
+  t.same(workers.body.data.items.map((w: { name: string }) => w.name), ['best-send-hour', 'dkim-rotator', 'domain-recheck', 'idempotency-purge', 'inbound-purge', 'key-activity-prune'], 'sorted by name');
   t.equal((await call(s.app, 'POST', '/admin/workers/nope/run-now', { token: admin })).status, 404);
   t.equal((await call(s.app, 'POST', '/admin/workers/domain-recheck/run-now', { token: owner.token })).status, 403, 'super-admin only');
 });
