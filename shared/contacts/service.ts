@@ -8,6 +8,7 @@ import { conflict, isUniqueViolation, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { scrubRecipient } from '../sends/erasure-queries.js';
 import { eraseSuppression } from '../suppressions/queries.js';
+import { suppress } from '../suppressions/service.js';
 import type { ContactStatus } from './fields.js';
 import { checkContactChanges, checkContactWrite, type ContactInput } from './input.js';
 import {
@@ -152,12 +153,18 @@ export async function changeContact(deps: ContactDeps, tenantId: string, id: str
   }
 }
 
-/** DELETE /contacts/{id}: status deleted, out of every list; the row stays for history. Deleting twice is fine. */
+/**
+ * DELETE /contacts/{id}: status deleted, out of every list; the row stays for history. Deleting twice is fine.
+ * An unsubscribed contact's unsubscribe outlives it: the address goes on the suppression list (reason unsubscribe).
+ */
 export async function deleteContact(deps: ContactDeps, tenantId: string, actor: AuditActor, id: string): Promise<void> {
   const at = deps.clock.now();
   await deps.sql.begin(async (tx) => {
     const current = await requireContact(tx, tenantId, id, { lock: true });
     if (current.status === 'deleted') return;
+    if (current.status === 'unsubscribed' && current.email !== null) {
+      await suppress(tx, tenantId, { email: current.email, reason: 'unsubscribe', source: 'api', detail: 'the contact was deleted while unsubscribed', at });
+    }
     await markContactDeleted(tx, tenantId, id, at);
     await writeAudit(tx, { tenantId, actor, action: 'contact.deleted', resourceType: 'contact', resourceId: id, at });
   });
