@@ -192,13 +192,13 @@ export async function markContactDeleted(db: Queryable, tenantId: string, id: st
 
 /**
  * Erases the contact's personal data: address, every profile column and custom field, the unsubscribe and
- * send-hour data; status deleted, erased_at set, list memberships removed. The address hash stays.
+ * send-hour data; status deleted, erased_at set (kept from a first erasure), list memberships removed. The address hash stays.
  */
 export async function eraseContactRow(db: Queryable, tenantId: string, id: string, at: Date): Promise<void> {
   const nulls = Object.fromEntries(PROFILE_COLUMN_NAMES.map((column) => [column, null]));
   await db`
     update contacts set ${db({ ...nulls, email: null })}, custom_fields = '{}', status = 'deleted', best_send_hour = null,
-      unsubscribed_at = null, erased_at = ${at}, updated_at = ${at}
+      unsubscribed_at = null, erased_at = coalesce(erased_at, ${at}), updated_at = ${at}
     where tenant_id = ${tenantId} and id = ${id}`;
   await db`delete from list_members where tenant_id = ${tenantId} and contact_id = ${id}`;
 }

@@ -120,6 +120,7 @@ t.test('erase: personal data gone from contacts, sends, attempts and events; the
 
   t.equal((await send(s, 'ERIN.example@dest.example')).status, 'dropped', 'a later send to the address is dropped as suppressed');
   t.equal((await call(app, 'POST', `/contacts/${made.id}/erase`, { token: owner })).status, 200, 'erasing twice is fine');
+  t.equal((await call(app, 'GET', `/contacts/${made.id}`, { token: owner })).body.data.erased_at, got.erased_at, 'and keeps the first erasure time');
 
   const back = await call(app, 'POST', '/contacts', { token: owner, body: { email: address, first_name: 'Erin' } });
   t.equal(back.status, 201, 'the address can be added again');
