@@ -19,6 +19,8 @@ import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
 import { suppressionRoutes } from './routes/suppressions.js';
+import { contactRoutes } from './routes/contacts.js';
+import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
 import { templateRoutes } from './routes/templates.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
@@ -31,8 +33,6 @@ import { mailMessageRoutes } from './routes/mail-messages.js';
 import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
-import { contactRoutes } from './routes/contacts.js';
-import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
 
 const ROUTE_GROUPS = [authRoutes, twoFactorRoutes, passwordResetRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, transactionalRoutes, sendRoutes, eventRoutes, inboundWebhookRoutes, adminInboundWebhookRoutes, mailAuthRoutes, mailboxRoutes, mailMessageRoutes, teamRoutes, teamAuthRoutes, apiKeyActivityRoutes,
   contactRoutes, contactCustomFieldRoutes];
