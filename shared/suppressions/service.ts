@@ -202,7 +202,7 @@ export async function removeSuppression(deps: SuppressionDeps, tenantId: string,
     const found = await findSuppression(tx, tenantId, id);
     if (!found) throw notFound('suppression');
     if (confirm !== undefined && !(await suppressionHashMatches(tx, tenantId, id, confirm))) {
-      throw validationError('email', 'is not the address of this suppression');
+      throw new AppError('validation_error', 'email: is not the address of this suppression');
     }
     if (found.email === null && confirm === undefined) {
       throw conflict('this entry keeps an erased person suppressed; to lift it, repeat the request with ?email=<the address> (the address it was made for)');
