@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
-import { SUPPRESSION_REASONS, SUPPRESSION_SOURCES, type SuppressionRow } from '../../shared/suppressions/queries.js';
+import { ADDABLE_REASONS, SUPPRESSION_REASONS, SUPPRESSION_SOURCES, type SuppressionRow } from '../../shared/suppressions/queries.js';
 import { addSuppression, addSuppressions, getSuppression, listSuppressionPage, removeSuppression } from '../../shared/suppressions/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
@@ -14,13 +14,20 @@ const BULK_MAX = 1000;
 
 const reason = z
   .enum(SUPPRESSION_REASONS)
+  .describe(
+    'hard_bounce and complaint are added automatically by the mail pipeline; unsubscribe by unsubscribe links; manual and spam_trap by hand; ' +
+    'erased by a contact erasure (the entry keeps only a hash of the address)',
+  );
+
+const addableReason = z
+  .enum(ADDABLE_REASONS)
   .describe('hard_bounce and complaint are added automatically by the mail pipeline; unsubscribe by unsubscribe links; manual and spam_trap by hand');
 
 const suppression = z.object({
   id: z.string(),
-  email: z.string().describe('Trimmed and lower-cased, the domain in its ASCII (IDNA) form'),
+  email: z.string().nullable().describe('Trimmed and lower-cased, the domain in its ASCII (IDNA) form; null for an erased person (reason erased), whose address is kept only as a hash'),
   reason,
-  source: z.enum(SUPPRESSION_SOURCES).describe('What added it: the API, bounce processing, a complaint report or an unsubscribe link'),
+  source: z.enum(SUPPRESSION_SOURCES).describe('What added it: the API, bounce processing, a complaint report, an unsubscribe link or a contact erasure'),
   detail: z.string().nullable().describe('For automatic entries, e.g. the remote SMTP reply of a hard bounce'),
   message_id: z.string().nullable().describe('For automatic entries, the send that caused it'),
   created_at: timestamp,
@@ -60,7 +67,8 @@ export const suppressionRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'List suppressed addresses',
     description:
       'The tenant\'s suppression list, newest first. Mail to a suppressed address is dropped before it is sent. ' +
-      'Filter by reason, and search with q (case-insensitive text the address contains). total counts the matches. ' +
+      'Filter by reason, and search with q (case-insensitive text the address contains; a complete address also finds the erased entry ' +
+      'of that address, listed with email null and reason erased). total counts the matches. ' +
       'Cursor pagination: pass next_cursor as ?after=.',
     query: cursorPagination.extend({
       reason: reason.optional().describe('Only entries with this reason'),
@@ -100,7 +108,7 @@ export const suppressionRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Adds one address to the suppression list (reason manual unless given); mail to it is dropped from now on. ' +
       'The address is trimmed and lower-cased; one that is already suppressed is 409, an invalid one 422.',
-    body: z.strictObject({ email: emailField, reason: reason.default('manual') }),
+    body: z.strictObject({ email: emailField, reason: addableReason.default('manual') }),
     status: 201,
     errors: [409],
     response: suppression,
@@ -121,7 +129,7 @@ export const suppressionRoutes: FastifyPluginAsyncZod = async (app) => {
       'An invalid address never fails the others.',
     body: z.strictObject({
       emails: z.array(emailField).min(1).max(BULK_MAX).describe(`1..${BULK_MAX} addresses`),
-      reason: reason.default('manual'),
+      reason: addableReason.default('manual'),
     }),
     response: z.object({
       results: z.array(bulkRow),
@@ -138,12 +146,16 @@ export const suppressionRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Remove a suppression',
-    description: 'Takes the address off the suppression list: mail to it is sent again. A later hard bounce or complaint suppresses it anew.',
+    description:
+      'Takes the address off the suppression list: mail to it is sent again. A later hard bounce or complaint suppresses it anew. ' +
+      'The entry of an erased person (email null, reason erased) is 409 unless ?email= names the address it was made for: ' +
+      'an erasure is never lifted by accident. When ?email= is given it must be the entry\'s address (422 otherwise).',
     params: suppressionId,
-    errors: [404],
+    query: z.object({ email: emailField.optional().describe('The address of the entry; required to remove an erased person\'s entry') }),
+    errors: [404, 409],
     response: z.object({ deleted: z.boolean(), id: z.string() }),
-    handler: async ({ principal, params, ip }) => {
-      await removeSuppression(ctx, principal.tenant.id, actorOf(principal, ip), params.id);
+    handler: async ({ principal, params, query, ip }) => {
+      await removeSuppression(ctx, principal.tenant.id, actorOf(principal, ip), params.id, query.email);
       return { deleted: true, id: params.id };
     },
   });

@@ -79,3 +79,14 @@ export async function nextPosition(db: Queryable, tenantId: string): Promise<num
   const [row] = await db<{ next: number }[]>`select coalesce(max(position) + 1, 0)::int as next from contact_custom_fields where tenant_id = ${tenantId}`;
   return row!.next;
 }
+
+/**
+ * Drops the values a deleted field of this key left in contacts: a new field with a reused key starts
+ * empty rather than bringing back values stored under another definition (type, options).
+ */
+export async function clearStoredValues(db: Queryable, tenantId: string, key: string): Promise<number> {
+  const result = await db`
+    update contacts set custom_fields = custom_fields - ${key}::text
+    where tenant_id = ${tenantId} and custom_fields ? ${key}::text`;
+  return result.count;
+}

@@ -6,11 +6,11 @@ import { isSuppressed } from '../suppressions/service.js';
 
 /**
  * Throws 422 naming `to` with the reason the message would bounce: the domain publishes a null MX
- * (RFC 7505) or has neither MX nor address records, or the address is suppressed. A DNS failure
+ * (RFC 7505) or has neither MX nor address records, or the address is suppressed (or an unsubscribed contact). A DNS failure
  * (timeout, SERVFAIL) says nothing about the recipient, so it does not block the send.
  */
 export async function checkBounceRisk(db: Queryable, dns: DnsResolver, tenantId: string, to: string): Promise<void> {
-  if (await isSuppressed(db, tenantId, to)) throw validationError('to', 'is on the suppression list: mail to it would be dropped');
+  if (await isSuppressed(db, tenantId, to)) throw validationError('to', 'is on the suppression list or an unsubscribed contact: mail to it would be dropped');
   const domain = to.slice(to.lastIndexOf('@') + 1);
   try {
     const mx = await dns.mx(domain);

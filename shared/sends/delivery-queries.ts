@@ -72,7 +72,7 @@ export async function setDeliveryStatus(db: Queryable, id: string, c: StatusChan
  * Claims, in one statement, the sends among `ids` that are queued, live, of an active tenant
  * outside the sandbox and to a recipient not suppressed since: each is marked `sending` and
  * returned with its message. Anything else (deferred, busy, done, test, a tenant suspended or
- * sandboxed after acceptance, a recipient suppressed meanwhile) is left for the one-job path,
+ * sandboxed after acceptance, a recipient suppressed or unsubscribed meanwhile) is left for the one-job path,
  * which knows what to do with it.
  */
 export async function claimQueued(db: Queryable, ids: string[], at: Date): Promise<(DeliverySend & { message: Buffer | null })[]> {
@@ -82,7 +82,9 @@ export async function claimQueued(db: Queryable, ids: string[], at: Date): Promi
     from tenants t
     where s.id = any(${ids}::uuid[]) and s.status = 'queued' and s.mode = 'live'
       and t.id = s.tenant_id and t.status = 'active' and not t.is_sandbox
-      and not exists (select 1 from suppressions x where x.tenant_id = s.tenant_id and x.email = s.to_email)
+      -- The send gate's rule (suppressions/queries.ts suppressedAmong): suppressed by hash, or an unsubscribed contact.
+      and not exists (select 1 from suppressions x where x.tenant_id = s.tenant_id and x.email_hash = sha256(convert_to(s.to_email, 'UTF8')))
+      and not exists (select 1 from contacts c where c.tenant_id = s.tenant_id and c.email_hash = sha256(convert_to(s.to_email, 'UTF8')) and c.status = 'unsubscribed')
     returning s.id, s.tenant_id, s.domain_id, s.mode, s.status, s.to_email, s.envelope_from, s.message_id, s.defer_until,
               s.created_at, s.updated_at, t.status as tenant_status, t.is_sandbox as tenant_is_sandbox, 0 as attempts,
               null::timestamptz as first_attempt_at, s.message`;

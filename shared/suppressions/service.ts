@@ -16,7 +16,10 @@ import {
   insertSuppression,
   insertSuppressionIfAbsent,
   listSuppressions,
-  suppressionExists,
+  SUPPRESSION_EMAIL_KEY,
+  SUPPRESSION_HASH_KEY,
+  suppressedAmong,
+  suppressionHashMatches,
   type SuppressionReason,
   type SuppressionRow,
   type SuppressionSource,
@@ -30,7 +33,10 @@ export interface SuppressionDeps {
 /** Addresses are normalized by shared/email.ts; re-exported for the modules that import it from here. */
 export { normalizeEmail };
 
-/** Whether mail to the address must be dropped: one probe of the unique index. An invalid address is never on the list. */
+/**
+ * Whether mail to the address must be dropped, by the same rule as the send gate (suppressedAmong): on the
+ * suppression list (an erased person's hash-only entry included) or an unsubscribed contact. An invalid address is never.
+ */
 export async function isSuppressed(db: Queryable, tenantId: string, email: string): Promise<boolean> {
   let key: string;
   try {
@@ -38,7 +44,7 @@ export async function isSuppressed(db: Queryable, tenantId: string, email: strin
   } catch {
     return false;
   }
-  return suppressionExists(db, tenantId, key);
+  return (await suppressedAmong(db, [{ tenantId, email: key }])).size > 0;
 }
 
 export interface SuppressInput {
@@ -80,7 +86,9 @@ export async function listSuppressionPage(
 ): Promise<{ items: SuppressionRow[]; next_cursor: string | null; total: number }> {
   const after = query.after ? decodeCursor(query.after) : undefined;
   // Stored addresses are lower case, so a lower-cased search is case-insensitive.
-  const filter = { reason: query.reason, q: query.q?.trim().toLowerCase() || undefined };
+  const q = query.q?.trim().toLowerCase() || undefined;
+  // A complete address also finds its erased (hash-only) entry, which holds no text to match.
+  const filter = { reason: query.reason, q, exact: q ? normalizedOrUndefined(q) : undefined };
   const rows = await listSuppressions(deps.sql, tenantId, filter, { limit: query.limit + 1, after });
   return { ...pageOf(rows, query.limit), total: await countSuppressions(deps.sql, tenantId, filter) };
 }
@@ -104,7 +112,7 @@ export async function addSuppression(
       return row;
     });
   } catch (err) {
-    if (isUniqueViolation(err, 'suppressions_tenant_email_key')) throw conflict(`${email} is already suppressed`);
+    if (isUniqueViolation(err, SUPPRESSION_EMAIL_KEY) || isUniqueViolation(err, SUPPRESSION_HASH_KEY)) throw conflict(`${email} is already suppressed`);
     throw err;
   }
 }
@@ -173,11 +181,32 @@ export async function addSuppressions(
   return { results: rows, totals };
 }
 
-/** Removes an address from the list: mail to it is sent again. */
-export async function removeSuppression(deps: SuppressionDeps, tenantId: string, actor: AuditActor, id: string): Promise<void> {
+function normalizedOrUndefined(text: string): string | undefined {
+  try {
+    return normalizeEmail(text);
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Removes an address from the list: mail to it is sent again. An erased person's entry (hash-only) is
+ * refused with 409 unless `confirmEmail` is the address it was made for: an erasure is never undone by
+ * accident. When given for any entry, `confirmEmail` must be its address (422 otherwise).
+ */
+export async function removeSuppression(deps: SuppressionDeps, tenantId: string, actor: AuditActor, id: string, confirmEmail?: string): Promise<void> {
   if (!isUuid(id)) throw notFound('suppression');
+  const confirm = confirmEmail === undefined ? undefined : normalizeEmail(confirmEmail);
   const at = deps.clock.now();
   await deps.sql.begin(async (tx) => {
+    const found = await findSuppression(tx, tenantId, id);
+    if (!found) throw notFound('suppression');
+    if (confirm !== undefined && !(await suppressionHashMatches(tx, tenantId, id, confirm))) {
+      throw new AppError('validation_error', 'email: is not the address of this suppression');
+    }
+    if (found.email === null && confirm === undefined) {
+      throw conflict('this entry keeps an erased person suppressed; to lift it, repeat the request with ?email=<the address> (the address it was made for)');
+    }
     const row = await deleteSuppression(tx, tenantId, id);
     if (!row) throw notFound('suppression');
     await writeAudit(tx, {

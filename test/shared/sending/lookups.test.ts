@@ -52,6 +52,28 @@ t.test('concurrent look-ups are answered from one query each, correctly per tena
   t.equal(await lookups.isSuppressed(a, 'gone@x.example'), false, 'answers are never cached');
 });
 
+t.test('suppression look-ups match by hash (an erased hash-only entry) and refuse unsubscribed contacts, still one query', async (t) => {
+  const [a, b] = [await insertTenant(sql), await insertTenant(sql)];
+  await sql`insert into suppressions (tenant_id, email, email_hash, reason, source, created_at)
+            values (${a}, null, sha256(convert_to('erased@x.example', 'UTF8')), 'erased', 'erasure', now())`;
+  await sql`insert into contacts (tenant_id, email, status, created_at, updated_at) values
+            (${a}, 'unsub@x.example', 'unsubscribed', now(), now()), (${a}, 'active@x.example', 'active', now(), now()),
+            (${a}, 'deleted@x.example', 'deleted', now(), now()), (${b}, 'theirs@x.example', 'unsubscribed', now(), now())`;
+  const { db: counted, queries } = countingQueries();
+  const lookups = createSendLookups(counted);
+  const answers = await Promise.all([
+    lookups.isSuppressed(a, 'erased@x.example'),
+    lookups.isSuppressed(b, 'erased@x.example'),
+    lookups.isSuppressed(a, 'unsub@x.example'),
+    lookups.isSuppressed(a, 'active@x.example'),
+    lookups.isSuppressed(a, 'deleted@x.example'),
+    lookups.isSuppressed(a, 'theirs@x.example'),
+    lookups.isSuppressed(b, 'theirs@x.example'),
+  ]);
+  t.same(answers, [true, false, true, false, false, false, true]);
+  t.equal(queries(), 1, 'one query for suppressions and contacts together');
+});
+
 t.test('quota usage: one query for concurrent askers, per tenant and per month of the asking time', async (t) => {
   await sql`insert into plans (id, name, monthly_send_cap) values ('lookup-cap', 'Lookup', 70) on conflict do nothing`;
   const [a, b] = [await insertTenant(sql, 'lookup-cap'), await insertTenant(sql, 'lookup-cap')];

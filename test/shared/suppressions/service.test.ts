@@ -105,3 +105,16 @@ t.test('many concurrent suppress calls for one address make one row, and exactly
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from suppressions where tenant_id = ${a}`;
   t.equal(row!.n, 1);
 });
+
+t.test("an erased person's hash-only entry: isSuppressed matches the address, suppress adds nothing, an unsubscribed contact counts too", async (t) => {
+  const { sql, a, b } = await setup(t);
+  await sql`insert into suppressions (tenant_id, email, email_hash, reason, source, created_at)
+            values (${a}, null, sha256(convert_to('gone@example.com', 'UTF8')), 'erased', 'erasure', ${AT})`;
+  t.equal(await isSuppressed(sql, a, ' Gone@Example.com'), true);
+  t.equal(await isSuppressed(sql, b, 'gone@example.com'), false, 'per tenant');
+  t.equal(await suppress(sql, a, { email: 'gone@example.com', reason: 'hard_bounce', source: 'bounce', at: LATER }), false, 'already suppressed by hash');
+  const rows = await sql<{ email: string | null; reason: string }[]>`select email, reason from suppressions where tenant_id = ${a}`;
+  t.same(rows, [{ email: null, reason: 'erased' }], 'the hash-only row is left as it was');
+  await sql`insert into contacts (tenant_id, email, status, created_at, updated_at) values (${a}, 'quiet@example.com', 'unsubscribed', ${AT}, ${AT})`;
+  t.equal(await isSuppressed(sql, a, 'QUIET@example.com'), true, 'an unsubscribed contact is not mailed');
+});

@@ -1,4 +1,4 @@
-// What changed between acceptance and delivery is honoured: a tenant suspended or put in the sandbox, a recipient suppressed meanwhile.
+// What changed between acceptance and delivery is honoured: a tenant suspended or put in the sandbox, a recipient suppressed or unsubscribed meanwhile.
 import t from 'tap';
 import { monthlyUsage } from '../../../../shared/quota/usage.js';
 import { suppress } from '../../../../shared/suppressions/service.js';
@@ -41,6 +41,22 @@ t.test('a recipient suppressed after acceptance is dropped, not delivered', asyn
   const row = await settled(queued.id, ['dropped', 'delivered']);
   t.equal(row.status, 'dropped');
   t.match((await events(queued.id)).find((e) => e.type === 'dropped')?.detail, { reason: 'suppressed' });
+  t.equal(sink.messages.length, 0);
+});
+
+t.test('a recipient who became an unsubscribed contact, or was erased (hash-only entry), after acceptance is dropped', async (t) => {
+  const from = await sender();
+  const unsubscribed = await send(from);
+  const erased = await send(from);
+  await sql`insert into contacts (tenant_id, email, status, created_at, updated_at) values (${from.tenant.id}, ${unsubscribed.to}, 'unsubscribed', now(), now())`;
+  // The hash-only entry an erasure leaves, without the erasure's rewriting of the log (which would drop the send itself).
+  await sql`insert into suppressions (tenant_id, email, email_hash, reason, source, created_at)
+            values (${from.tenant.id}, null, sha256(convert_to(${erased.to}::text, 'UTF8')), 'erased', 'erasure', now())`;
+  await outbound(t);
+  for (const queued of [unsubscribed, erased]) {
+    t.equal((await settled(queued.id, ['dropped', 'delivered'])).status, 'dropped');
+    t.match((await events(queued.id)).find((e) => e.type === 'dropped')?.detail, { reason: 'suppressed' });
+  }
   t.equal(sink.messages.length, 0);
 });
 
