@@ -24,6 +24,7 @@ import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
 import { suppressionRoutes } from './routes/suppressions.js';
 import { templateRoutes } from './routes/templates.js';
+import { listRoutes } from './routes/lists.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
@@ -37,7 +38,7 @@ import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
 import { accountPages } from './pages/account-pages.js';
 
-const ROUTE_GROUPS = [authRoutes, twoFactorRoutes, passwordResetRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, transactionalRoutes, sendRoutes, eventRoutes, inboundWebhookRoutes, adminInboundWebhookRoutes, mailAuthRoutes, mailboxRoutes, mailMessageRoutes, teamRoutes, teamAuthRoutes, apiKeyActivityRoutes];
+const ROUTE_GROUPS = [authRoutes, twoFactorRoutes, passwordResetRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, listRoutes, transactionalRoutes, sendRoutes, eventRoutes, inboundWebhookRoutes, adminInboundWebhookRoutes, mailAuthRoutes, mailboxRoutes, mailMessageRoutes, teamRoutes, teamAuthRoutes, apiKeyActivityRoutes];
 
 export interface BuildOptions {
   https?: { key: string; cert: string };
