@@ -174,7 +174,7 @@ t.test('the member-id pager walks every member once in keyset order, also with m
   const stranger = await insertTenant(sql);
   t.same(await listMemberIdPage(sql, stranger, list.id, { limit: 10 }), { ids: [], next: null }, 'another tenant\'s list yields nothing');
   t.same(await listMemberIdPage(sql, tenant, 'not-a-uuid', { limit: 10 }), { ids: [], next: null });
-  t.rejects(listMemberIdPage(sql, tenant, list.id, { limit: 10, after: 'bogus' }), { slug: 'bad_request' });
+  await t.rejects(listMemberIdPage(sql, tenant, list.id, { limit: 10, after: 'bogus' }), { name: 'AppError', slug: 'bad_request' });
 });
 
 t.test('a contact deleted while a batch adds it is either refused as deleted or taken out again, never left a member', async (t) => {
