@@ -85,6 +85,7 @@ t.test('deleting contacts (one, or a whole tenant by cascade) and lists keeps th
   await sql`delete from tenants where id = ${tenant}`;
   t.equal((await sql`select 1 from lists where tenant_id = ${tenant}`).length, 0);
   t.equal((await sql`select 1 from list_members where tenant_id = ${tenant}`).length, 0);
+  t.equal((await sql`select 1 from contact_counts where tenant_id = ${tenant}`).length, 0, 'its contact counts went too (migration 024)');
   t.same(await counts(sql, otherList.id), { stored: 4, real: 4 }, 'another tenant\'s list is untouched');
 });
 
