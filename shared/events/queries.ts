@@ -15,22 +15,26 @@ export interface EventRow {
   recipient: string;
   detail: Record<string, unknown>;
   occurred_at: Date;
+  /** Events of campaign sends: the campaign and the contact. */
+  campaign_id: string | null;
+  contact_id: string | null;
 }
 
-export type NewEvent = Omit<EventRow, 'id'>;
+/** A new event; the campaign columns may be left out (null). */
+export type NewEvent = Omit<EventRow, 'id' | 'campaign_id' | 'contact_id'> & Partial<Pick<EventRow, 'campaign_id' | 'contact_id'>>;
 
 export async function insertEvent(db: Queryable, e: NewEvent): Promise<void> {
   await db`
-    insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at)
+    insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id)
     values (${randomUUID()}, ${e.tenant_id}, ${e.type}, ${e.subtype}, ${e.send_id}, ${e.message_id}, ${e.recipient},
-            ${db.json(e.detail as never)}, ${e.occurred_at})`;
+            ${db.json(e.detail as never)}, ${e.occurred_at}, ${e.campaign_id ?? null}, ${e.contact_id ?? null})`;
 }
 
 /** Many events in one statement. */
 export async function insertEvents(db: Queryable, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map((e) => ({ id: randomUUID(), ...e, detail: db.json(e.detail as never) }));
-  await db`insert into events ${db(rows, 'id', 'tenant_id', 'type', 'subtype', 'send_id', 'message_id', 'recipient', 'detail', 'occurred_at')}`;
+  const rows = events.map((e) => ({ id: randomUUID(), ...e, detail: db.json(e.detail as never), campaign_id: e.campaign_id ?? null, contact_id: e.contact_id ?? null }));
+  await db`insert into events ${db(rows, 'id', 'tenant_id', 'type', 'subtype', 'send_id', 'message_id', 'recipient', 'detail', 'occurred_at', 'campaign_id', 'contact_id')}`;
 }
 
 export interface EventFilter {
@@ -55,7 +59,7 @@ export async function listEvents(
   f: EventFilter & { limit: number; after?: { at: Date; id: string } | undefined },
 ): Promise<EventRow[]> {
   return db<EventRow[]>`
-    select id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at from events
+    select id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id from events
     ${where(db, tenantId, f)}
       ${f.after ? db`and (occurred_at, id) < (${f.after.at}, ${f.after.id})` : db``}
     order by occurred_at desc, id desc
@@ -70,6 +74,6 @@ export async function countEvents(db: Queryable, tenantId: string, f: EventFilte
 /** A send's events, oldest first. */
 export async function eventsOfSend(db: Queryable, sendId: string): Promise<EventRow[]> {
   return db<EventRow[]>`
-    select id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at from events
+    select id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id from events
     where send_id = ${sendId} order by occurred_at, id`;
 }

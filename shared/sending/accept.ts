@@ -37,7 +37,19 @@ export interface AcceptInput {
   tenant: GateSend['tenant'];
   mode: 'live' | 'test';
   apiKeyId: string | null;
-  source: 'api' | 'smtp';
+  source: 'api' | 'smtp' | 'campaign';
+  /**
+   * The send's id when the caller fixed it beforehand (a campaign recipient's, so a retry after a crash
+   * reuses it, and the tracking links composed into the content name it); a new one otherwise.
+   */
+  sendId?: string | undefined;
+  /** A campaign send: the campaign, the A/B variant (null outside the test portion) and the contact. */
+  campaign?: { id: string; variant: 'a' | 'b' | null; contactId: string } | undefined;
+  /**
+   * Over the warm-up cap, hold instead of defer: nothing is stored or counted and the outcome says
+   * until when (a campaign waits for the next window instead of writing a deferred send per recipient).
+   */
+  holdOnDefer?: boolean | undefined;
   /** The From address, normalized (lower-case, A-label domain). */
   from: { address: string; name?: string | undefined };
   /** The one recipient, normalized. */
@@ -56,10 +68,21 @@ export interface Refused {
   refusal: Refusal;
 }
 
-export type AcceptOutcome = AcceptResult | Refused;
+/** A send held at the warm-up cap (holdOnDefer): nothing was stored or counted; try again at `until`. */
+export interface Held {
+  held: { until: Date };
+}
 
-export function isRefused<T extends object>(outcome: T | Refused): outcome is Refused {
+export type AcceptOutcome = AcceptResult | Refused;
+/** What a send with holdOnDefer may end as. */
+export type HoldingOutcome = AcceptOutcome | Held;
+
+export function isRefused<T extends object>(outcome: T | Refused | Held): outcome is Refused {
   return (outcome as Partial<Refused>).refusal !== undefined;
+}
+
+export function isHeld<T extends object>(outcome: T | Refused | Held): outcome is Held {
+  return (outcome as Partial<Held>).held !== undefined;
 }
 
 /** Work that must commit with the send (e.g. the Idempotency-Key answer). */
@@ -109,10 +132,12 @@ interface PreparedSend {
  * data and stores nothing. Whatever the gates counted is given back when storing fails, so a
  * failed request never uses quota or warm-up allowance.
  */
-export async function acceptSend(deps: SendingDeps, input: AcceptInput, inTransaction?: InTransaction): Promise<AcceptOutcome> {
+export async function acceptSend(deps: SendingDeps, input: AcceptInput & { holdOnDefer: true }, inTransaction?: InTransaction): Promise<HoldingOutcome>;
+export async function acceptSend(deps: SendingDeps, input: AcceptInput, inTransaction?: InTransaction): Promise<AcceptOutcome>;
+export async function acceptSend(deps: SendingDeps, input: AcceptInput, inTransaction?: InTransaction): Promise<HoldingOutcome> {
   const domainId = await resolveSendingDomain(deps, input.tenant.id, input.mode, input.from.address);
   const prepared = await prepareSend(deps, input, domainId, inTransaction);
-  if (isRefused(prepared)) return prepared;
+  if (isRefused(prepared) || isHeld(prepared)) return prepared;
   const [row] = await commit(deps, [prepared]);
   return { send: row!, quota: prepared.quota };
 }
@@ -133,15 +158,16 @@ export async function acceptForRecipients(deps: SendingDeps, message: Omit<Accep
   const prepared: PreparedSend[] = [];
   const refused: RecipientsResult['refused'] = [];
   for (const to of recipients) {
-    let outcome: PreparedSend | Refused;
+    let outcome: PreparedSend | Refused | Held;
     try {
-      outcome = await prepareSend(deps, { ...message, to }, domainId);
+      // Without holdOnDefer a send is never held.
+      outcome = await prepareSend(deps, { ...message, to, holdOnDefer: false }, domainId);
     } catch (err) {
       await Promise.all(prepared.map((p) => p.giveBack()));
       throw err;
     }
     if (isRefused(outcome)) refused.push({ to, refusal: outcome.refusal });
-    else prepared.push(outcome);
+    else if (!isHeld(outcome)) prepared.push(outcome);
   }
   const rows = prepared.length > 0 ? await commit(deps, prepared) : [];
   return { accepted: rows.map((send, i) => ({ send, quota: prepared[i]!.quota })), refused };
@@ -159,7 +185,7 @@ async function commit(deps: SendingDeps, prepared: PreparedSend[]): Promise<Send
 const gateDepsOf = (deps: SendingDeps): GateDeps => ({ db: deps.sql, warmup: deps.config.warmup, lookups: deps.lookups, counters: deps.counters });
 
 /** Gates, composition and signing for one recipient; on a refusal or failure, what was counted is given back first. */
-async function prepareSend(deps: SendingDeps, input: AcceptInput, domainId: string, inTransaction?: InTransaction): Promise<PreparedSend | Refused> {
+async function prepareSend(deps: SendingDeps, input: AcceptInput, domainId: string, inTransaction?: InTransaction): Promise<PreparedSend | Refused | Held> {
   const gateDeps = gateDepsOf(deps);
   const gateSend: GateSend = { tenant: input.tenant, mode: input.mode, to: input.to, domainId, at: deps.clock.now() };
   const at = gateSend.at;
@@ -180,8 +206,12 @@ async function prepareSend(deps: SendingDeps, input: AcceptInput, domainId: stri
     await release();
     return { refusal: final.refusal };
   }
+  if (final.outcome === 'defer' && input.holdOnDefer) {
+    await release();
+    return { held: { until: final.until } };
+  }
   try {
-    const sendId = randomUUID();
+    const sendId = input.sendId ?? randomUUID();
     const status = STATUS_OF[final.outcome];
     const messageId = input.content.kind === 'raw' ? input.content.messageId : `${sendId}@${deps.config.hostname}`;
     // A dropped message is never delivered: it is neither built nor kept.
@@ -208,6 +238,9 @@ async function prepareSend(deps: SendingDeps, input: AcceptInput, domainId: stri
       message,
       defer_until: deferUntil,
       status_detail: detailOf(final),
+      campaign_id: input.campaign?.id ?? null,
+      campaign_variant: input.campaign?.variant ?? null,
+      contact_id: input.campaign?.contactId ?? null,
       created_at: at,
     };
     const quota = quotaOf(gates);

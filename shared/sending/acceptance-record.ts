@@ -15,7 +15,15 @@ export const STATUS_OF: Record<GateDecision['outcome'], SendStatus> = {
 
 /** The send event (and the deferral or drop that came with it) of a freshly accepted send. */
 export function acceptanceEvents(send: NewSend, final: GateDecision): NewEvent[] {
-  const base = { tenant_id: send.tenant_id, send_id: send.id, message_id: send.message_id, recipient: send.to_email, occurred_at: send.created_at };
+  const base = {
+    tenant_id: send.tenant_id,
+    send_id: send.id,
+    message_id: send.message_id,
+    recipient: send.to_email,
+    occurred_at: send.created_at,
+    campaign_id: send.campaign_id,
+    contact_id: send.contact_id,
+  };
   if (final.outcome === 'drop') return [{ ...base, type: 'dropped', subtype: null, detail: { reason: final.reason, gate: final.gate } }];
   const events: NewEvent[] = [{ ...base, type: 'send', subtype: null, detail: { status: send.status, mode: send.mode, source: send.source } }];
   if (final.outcome === 'defer') {

@@ -20,6 +20,10 @@ export interface SendRow {
   size_bytes: number | null;
   defer_until: Date | null;
   status_detail: string | null;
+  /** Campaign sends: the campaign, its A/B variant (null outside the test portion) and the contact. */
+  campaign_id: string | null;
+  campaign_variant: string | null;
+  contact_id: string | null;
   created_at: Date;
   updated_at: Date;
 }
@@ -39,7 +43,7 @@ export interface AttemptRow {
 /** Every column but the message bytes, which only delivery and the raw download read. */
 const sendColumns = (db: Queryable) => db`
   id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
-  envelope_from, gate_decisions, size_bytes, defer_until, status_detail, created_at, updated_at`;
+  envelope_from, gate_decisions, size_bytes, defer_until, status_detail, campaign_id, campaign_variant, contact_id, created_at, updated_at`;
 
 export interface NewSend extends Omit<SendRow, 'updated_at' | 'size_bytes'> {
   message: Buffer | null;
@@ -66,6 +70,9 @@ export async function insertSends(db: Queryable, sends: NewSend[]): Promise<Send
     size_bytes: s.message?.length ?? null,
     defer_until: s.defer_until,
     status_detail: s.status_detail,
+    campaign_id: s.campaign_id,
+    campaign_variant: s.campaign_variant,
+    contact_id: s.contact_id,
     created_at: s.created_at,
     updated_at: s.created_at,
   }));

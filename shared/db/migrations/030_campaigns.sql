@@ -106,6 +106,8 @@ create table campaign_stats (
 
 alter table sends add column campaign_id uuid references campaigns(id) on delete set null;
 alter table sends add column campaign_variant text;
+-- The contact a campaign send went to (campaign sends only), so its delivery and engagement events can name it.
+alter table sends add column contact_id uuid;
 create index sends_campaign_idx on sends (campaign_id) where campaign_id is not null;
 
 alter table events add column campaign_id uuid;

@@ -1,6 +1,7 @@
 // The accept service: each gate outcome becomes the right send row, events and delivery job, all or nothing.
+import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { acceptSend, type AcceptInput } from '../../../shared/sending/accept.js';
+import { acceptSend, isHeld, type AcceptInput } from '../../../shared/sending/accept.js';
 import { DELIVERY_JOBS } from '../../../shared/sending/delivery-jobs.js';
 import { monthlyUsage } from '../../../shared/quota/usage.js';
 import { dailyCount } from '../../../shared/warmup/queries.js';
@@ -104,6 +105,32 @@ t.test('over the warm-up cap the send is deferred to the next 00:00 UTC by a del
   t.equal(jobs.length, 1);
   t.same(jobs[0]!.start_after, midnight);
   t.same(await eventTypes(deferred.send.id), ['deferred', 'send']);
+});
+
+t.test('a campaign send: the caller fixes the send id, the campaign and contact are stored on the send and its events', async (t) => {
+  const { tenant, domain } = await tenantWithDomain();
+  const sendId = randomUUID();
+  const contactId = randomUUID();
+  const [campaign] = await sql<{ id: string }[]>`insert into campaigns (tenant_id, name, created_at, updated_at) values (${tenant.id}, 'c', now(), now()) returning id`;
+  const result = await send(input(tenant, domain.name, { source: 'campaign', sendId, campaign: { id: campaign!.id, variant: 'b', contactId } }));
+  t.equal(result.send.id, sendId, 'the id given');
+  const [row] = await sql<{ campaign_id: string; campaign_variant: string; contact_id: string; source: string }[]>`select campaign_id, campaign_variant, contact_id, source from sends where id = ${sendId}`;
+  t.same(row, { campaign_id: campaign!.id, campaign_variant: 'b', contact_id: contactId, source: 'campaign' });
+  const events = await sql<{ campaign_id: string; contact_id: string }[]>`select campaign_id, contact_id from events where send_id = ${sendId}`;
+  t.same(events, [{ campaign_id: campaign!.id, contact_id: contactId }], 'the send event names them');
+});
+
+t.test('holdOnDefer: over the warm-up cap nothing is stored or counted, and the outcome says until when', async (t) => {
+  const { tenant, domain } = await tenantWithDomain();
+  for (let i = 0; i < 3; i++) t.equal((await send(input(tenant, domain.name))).send.status, 'queued');
+  const before = await monthlyUsage(sql, tenant.id, new Date());
+  const outcome = await acceptSend(deps, { ...input(tenant, domain.name), holdOnDefer: true });
+  const midnight = new Date(`${utcDay(new Date(Date.now() + 86_400_000))}T00:00:00Z`);
+  t.ok(isHeld(outcome), 'held');
+  t.same(isHeld(outcome) && outcome.held.until, midnight, 'until the next 00:00 UTC');
+  t.same(await monthlyUsage(sql, tenant.id, new Date()), before, 'the quota it counted was given back');
+  t.equal(await dailyCount(sql, tenant.id, domain.id, utcDay(new Date())), 3, 'and the warm-up count');
+  t.equal((await sql`select 1 from sends where tenant_id = ${tenant.id} and status = 'deferred'`).length, 0, 'no deferred send');
 });
 
 t.test('refusals are data and store nothing: a suspended tenant, the quota cap with its figures', async (t) => {

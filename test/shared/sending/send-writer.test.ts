@@ -17,7 +17,7 @@ function pending(to: string): PendingSend {
     send: {
       id, tenant_id: tenantId, domain_id: null, api_key_id: null, source: 'smtp', mode: 'live', status: 'queued',
       from_email: 'a@w.example', to_email: to, subject: 's', message_id: `${id}@mx.test`, envelope_from: 'b@mx.test',
-      gate_decisions: [], message: Buffer.from('m'), defer_until: null, status_detail: null, created_at: at,
+      gate_decisions: [], message: Buffer.from('m'), defer_until: null, status_detail: null, campaign_id: null, campaign_variant: null, contact_id: null, created_at: at,
     },
     events: [{ tenant_id: tenantId, type: 'send', subtype: null, send_id: id, message_id: `${id}@mx.test`, recipient: to, detail: {}, occurred_at: at }],
     delivery: { startAfter: null },

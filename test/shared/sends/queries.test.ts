@@ -36,6 +36,9 @@ const send = (tenantId: string, over: Partial<NewSend> = {}): NewSend => ({
   message: Buffer.from('Subject: Hi\r\n\r\nbody\r\n'),
   defer_until: null,
   status_detail: null,
+  campaign_id: null,
+  campaign_variant: null,
+  contact_id: null,
   created_at: new Date('2026-11-21T10:00:00Z'),
   ...over,
 });
