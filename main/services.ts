@@ -20,6 +20,7 @@ import { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
 import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { verpKey } from '../shared/sends/verp.js';
+import { linkTokenKey } from '../shared/tracking/tokens.js';
 import { acceptSend } from '../shared/sending/accept.js';
 import { ensureDeliveryJobs } from '../shared/sending/delivery-jobs.js';
 import { createSendingDeps } from '../shared/sending/deps.js';
@@ -58,7 +59,7 @@ export async function buildServices(core: Core): Promise<Services> {
   const resolverOptions = { timeoutMs: config.dns.timeout_ms, tries: config.dns.tries };
   const vault = new SealedBox(masterKey);
   const dns = createResolver(config.dnsServers, resolverOptions);
-  const sending = createSendingDeps({ config, sql, log, boss, clock, dns, verpKey: verpKey(masterKey), vault });
+  const sending = createSendingDeps({ config, sql, log, boss, clock, dns, verpKey: verpKey(masterKey), linkKey: linkTokenKey(masterKey), vault });
 
   const tokens = await SessionTokens.create(config);
   const limits = config.limits.rate_limits;

@@ -1,4 +1,4 @@
-// What the send use-case needs (database, job queues, clock, resolver, VERP key, and its batched writer, look-ups and counters); built once per process.
+// What the send use-case needs (database, job queues, clock, resolver, VERP and link keys, and its batched writer, look-ups and counters); built once per process.
 import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
@@ -21,6 +21,8 @@ export interface SendingDeps {
   dns: DnsResolver;
   /** Signs VERP bounce addresses. */
   verpKey: Buffer;
+  /** Signs the links put in mail: open pixel, click redirects, unsubscribe (shared/tracking/tokens.ts). */
+  linkKey: Buffer;
   signingKeys: SigningKeyCache;
   /** Commits accepted sends in shared transactions (group commit). */
   writer: SendWriter;
@@ -31,7 +33,7 @@ export interface SendingDeps {
 }
 
 /** What the send path's batching objects are made from: the process's database, job queues, clock, resolver and keys. */
-export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey'> & { vault: SealedBox };
+export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey' | 'linkKey'> & { vault: SealedBox };
 
 /** The send path's own objects; each batches across every caller of the process, so build them once. */
 export function createSendingDeps(base: SendingBase): SendingDeps {
