@@ -119,18 +119,40 @@ export async function createSegment(deps: SegmentDeps, tenantId: string, actor: 
   });
 }
 
-/** A segment with the rules of its definition that no longer check (they match nothing until fixed). */
-export async function getSegment(db: Queryable, tenantId: string, id: string, now: Date): Promise<{ row: SegmentRow; staleRules: StaleRule[] }> {
-  const row = await requireSegment(db, tenantId, id);
-  return { row, staleRules: (await selectDefinition(db, tenantId, row.definition, { now, strict: false })).staleRules };
+/** A saved segment and the rules of its definition that no longer check (they match nothing until fixed). */
+export interface SegmentView {
+  row: SegmentRow;
+  staleRules: StaleRule[];
 }
 
-export async function listSegmentPage(db: Queryable, tenantId: string, page: { limit: number; after?: string | undefined }): Promise<{ items: SegmentRow[]; next_cursor: string | null; total: number }> {
+/** Saved segments with their stale rules, checked against the catalog and lists read once for all of them. */
+async function withStaleRules(db: Queryable, tenantId: string, rows: SegmentRow[]): Promise<SegmentView[]> {
+  if (rows.length === 0) return [];
+  const parsed = rows.map((row) => parseDefinition(row.definition));
+  const catalog = await listCustomFields(db, tenantId);
+  const env: DefinitionEnv = {
+    customFields: new Map(catalog.map((f) => [f.key, f.type])),
+    lists: await tenantListIds(db, tenantId, [...new Set(parsed.flatMap((p) => p.listIds))]),
+  };
+  return rows.map((row, i) => ({ row, staleRules: staleRules(resolveDefinition(parsed[i]!, env, { strict: false })) }));
+}
+
+/** A saved segment with its stale rules (after a create or an update, for the answer). */
+export async function viewSegment(db: Queryable, tenantId: string, row: SegmentRow): Promise<SegmentView> {
+  const [view] = await withStaleRules(db, tenantId, [row]);
+  return view!;
+}
+
+export async function getSegment(db: Queryable, tenantId: string, id: string): Promise<SegmentView> {
+  return viewSegment(db, tenantId, await requireSegment(db, tenantId, id));
+}
+
+export async function listSegmentPage(db: Queryable, tenantId: string, page: { limit: number; after?: string | undefined }): Promise<{ items: SegmentView[]; next_cursor: string | null; total: number }> {
   const rows = await listSegments(db, tenantId, { limit: page.limit + 1, after: page.after ? decodeCursor(page.after) : undefined });
   const items = rows.slice(0, page.limit);
   const last = items[items.length - 1];
   const next_cursor = rows.length > page.limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null;
-  return { items, next_cursor, total: await countSegments(db, tenantId) };
+  return { items: await withStaleRules(db, tenantId, items), next_cursor, total: await countSegments(db, tenantId) };
 }
 
 /** Changes the name, the definition or both; a new definition is checked like a new segment's. */
