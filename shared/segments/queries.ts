@@ -65,6 +65,9 @@ export async function tenantListIds(db: Queryable, tenantId: string, ids: string
   return new Set(rows.map((r) => r.id));
 }
 
+/** work_mem of segment queries: room for the hash of a few hundred thousand addresses without spilling to disk. */
+export const SCAN_WORK_MEM = '64MB';
+
 /**
  * Runs a query over a compiled segment with settings for scanning a whole tenant: no JIT (compiling the
  * expressions of a large plan costs more than the scan it would speed up) and enough memory for the hash of
@@ -77,9 +80,6 @@ async function scanning<T>(db: Queryable, run: (tx: Queryable) => Promise<T>): P
   };
   return 'savepoint' in db ? withSettings(db) : (db as Sql).begin(withSettings) as Promise<T>;
 }
-
-/** work_mem of segment queries: room for the hash of a few hundred thousand addresses without spilling to disk. */
-export const SCAN_WORK_MEM = '64MB';
 
 /** How many contacts a compiled condition (compile.ts) selects. */
 export async function countMatching(db: Queryable, segment: CompiledSegment): Promise<number> {
