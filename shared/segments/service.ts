@@ -68,6 +68,8 @@ export interface SegmentSelection {
   count(): Promise<number>;
   /** A page newest first; pass next_cursor back as `after`. */
   page(options: { limit: number; after?: string | null | undefined }): Promise<{ contacts: MatchingContact[]; next_cursor: string | null }>;
+  /** Every page in turn, from `after` (a cursor kept from an interrupted walk) or the start. */
+  pages(limit: number, after?: string | null): AsyncGenerator<MatchingContact[]>;
 }
 
 /**
@@ -79,15 +81,24 @@ export async function selectDefinition(db: Queryable, tenantId: string, raw: unk
   const parsed = parseDefinition(raw);
   const tree = resolveDefinition(parsed, await environment(db, tenantId, parsed), { strict: options.strict });
   const where: CompiledSegment = compileSegment(db, tree, { tenantId, now: options.now, namesStatus: parsed.namesStatus });
+  const page: SegmentSelection['page'] = async ({ limit, after }) => {
+    if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new Error(`page limit must be 1..${MAX_PAGE}`);
+    const rows = await pageMatching(db, where, { limit: limit + 1, after: after ? decodeCursor(after) : undefined });
+    const contacts = rows.slice(0, limit);
+    const last = contacts[contacts.length - 1];
+    return { contacts, next_cursor: rows.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
+  };
   return {
     staleRules: staleRules(tree),
     count: () => countMatching(db, where),
-    async page({ limit, after }) {
-      if (!Number.isInteger(limit) || limit < 1 || limit > MAX_PAGE) throw new Error(`page limit must be 1..${MAX_PAGE}`);
-      const rows = await pageMatching(db, where, { limit: limit + 1, after: after ? decodeCursor(after) : undefined });
-      const contacts = rows.slice(0, limit);
-      const last = contacts[contacts.length - 1];
-      return { contacts, next_cursor: rows.length > limit && last ? encodeCursor({ at: last.created_at, id: last.id }) : null };
+    page,
+    async *pages(limit, after = null) {
+      let cursor = after;
+      do {
+        const next = await page({ limit, after: cursor });
+        if (next.contacts.length > 0) yield next.contacts;
+        cursor = next.next_cursor;
+      } while (cursor);
     },
   };
 }

@@ -100,6 +100,9 @@ t.test('pages walk the whole selection newest first, each contact once', async (
   t.equal(new Set(seen.map((c) => c.id)).size, seen.length, 'no contact twice');
   const ordered = seen.every((c, i) => i === 0 || seen[i - 1]!.created_at.getTime() >= c.created_at.getTime());
   t.ok(ordered, 'newest first');
+  const walked: string[] = [];
+  for await (const contacts of selection.pages(250)) walked.push(...contacts.map((c) => c.id));
+  t.same(walked, seen.map((c) => c.id), 'pages() walks the same pages');
   await t.rejects(selection.page({ limit: 10, after: 'not-a-cursor' }), { name: 'AppError', message: /^after: not a cursor/ });
 });
 
