@@ -1,11 +1,11 @@
-// Segment SQL against an independent model: every field and operator, then random nested definitions, over a few thousand generated contacts.
+// Segment SQL against an independent model over a few thousand generated contacts: every field and operator, list and engagement rules, hostile values, paging.
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
 import { selectDefinition } from '../../../shared/segments/service.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { buildFixture, NOW, prng } from './fixture.js';
-import { allFields, evaluate, fieldRule, kindOf, OPERATORS, randomDefinition } from './model.js';
+import { allFields, evaluate, fieldRule, kindOf, OPERATORS } from './model.js';
 
 const SEED = Number(process.env['SEGMENT_SEED'] ?? 20260315);
 const db = await createTestDatabase();
@@ -42,9 +42,10 @@ t.test('every field with every operator of its kind agrees with the model', asyn
   for (const field of allFields(fixture)) {
     const kind = kindOf(fixture, field)!;
     for (const op of OPERATORS[kind]) {
-      for (let i = 0; i < 3; i++) {
+      const key = `${kind} ${op}`;
+      // Two values each, and a few more while this operator has not yet selected some but not all contacts.
+      for (let i = 0; i < 2 || (i < 8 && !exercised.get(key)); i++) {
         const n = await agree(t, { op: 'AND', rules: [fieldRule(rand, fixture, field, op)] });
-        const key = `${kind} ${op}`;
         exercised.set(key, (exercised.get(key) ?? false) || (n > 0 && n < inScope));
       }
     }
@@ -72,17 +73,6 @@ t.test('list and engagement rules, at the top level and under OR and NOT-like ne
     { op: 'AND', rules: [{ op: 'OR', rules: [engaged('opened', 'within', 30), list('not_in', newsletter)] }, engaged('opened', 'within', 30)] },
   ];
   for (const definition of cases) await agree(t, definition);
-});
-
-t.test('random nested definitions agree with the model', async (t) => {
-  const rand = prng(SEED + 1);
-  const runs = Number(process.env['SEGMENT_RUNS'] ?? 300);
-  let nonTrivial = 0;
-  for (let i = 0; i < runs; i++) {
-    const n = await agree(t, randomDefinition(rand, fixture));
-    if (n > 0 && n < inScope) nonTrivial++;
-  }
-  t.ok(nonTrivial > runs / 4, `${nonTrivial} of ${runs} random definitions selected some but not all contacts`);
 });
 
 t.test('pages walk the whole selection newest first, each contact once', async (t) => {
