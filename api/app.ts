@@ -35,9 +35,10 @@ import { mailMessageRoutes } from './routes/mail-messages.js';
 import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
+import { contactImportRoutes } from './routes/contact-imports.js';
 import { accountPages } from './pages/account-pages.js';
 
-const ROUTE_GROUPS = [authRoutes, twoFactorRoutes, passwordResetRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, transactionalRoutes, sendRoutes, eventRoutes, inboundWebhookRoutes, adminInboundWebhookRoutes, mailAuthRoutes, mailboxRoutes, mailMessageRoutes, teamRoutes, teamAuthRoutes, apiKeyActivityRoutes];
+const ROUTE_GROUPS = [authRoutes, twoFactorRoutes, passwordResetRoutes, whoamiRoutes, apiKeyRoutes, adminTenantRoutes, domainRoutes, adminDkimRoutes, adminWorkerRoutes, suppressionRoutes, templateRoutes, transactionalRoutes, sendRoutes, eventRoutes, inboundWebhookRoutes, adminInboundWebhookRoutes, mailAuthRoutes, mailboxRoutes, mailMessageRoutes, teamRoutes, teamAuthRoutes, apiKeyActivityRoutes, contactImportRoutes];
 
 export interface BuildOptions {
   https?: { key: string; cert: string };

@@ -1,0 +1,121 @@
+// Reads an uploaded CSV file as records with their line numbers: csv-parse over the stored chunks, each cell decoded as strict UTF-8.
+import { parse, type InfoRecord, type Parser } from 'csv-parse';
+
+/** A data record (after the header): its cells, or why it cannot be read. `line` is where the record starts. */
+export type CsvRecord = { line: number; cells: string[]; error?: undefined } | { line: number; cells?: undefined; error: string };
+
+/** The file cannot be read past `line`: the import stops there (rows before it are kept). */
+export class FileError extends Error {
+  override name = 'FileError';
+}
+
+const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
+
+/** A cell's text, or undefined when its bytes are not UTF-8. */
+function decode(bytes: Uint8Array): string | undefined {
+  try {
+    return utf8.decode(bytes);
+  } catch {
+    return undefined;
+  }
+}
+
+interface Parsed {
+  cells: Uint8Array[];
+  lines: number;
+  emptyLines: number;
+}
+
+function feed(parser: Parser, chunk: Buffer | null): Promise<Error | undefined> {
+  return new Promise((resolve) => {
+    if (chunk === null) {
+      parser.once('finish', () => resolve(undefined));
+      parser.once('error', (err) => resolve(err));
+      parser.end();
+    } else {
+      parser.write(chunk, (err) => resolve(err ?? undefined));
+    }
+  });
+}
+
+/** The per-file message for a parser error, naming the line. */
+function describe(err: Error & { code?: string; lines?: number }, recordStart: number): string {
+  switch (err.code) {
+    case 'CSV_QUOTE_NOT_CLOSED':
+      return `line ${recordStart}: a quoted field is never closed (unbalanced quote); the file cannot be read past it`;
+    case 'CSV_INVALID_CLOSING_QUOTE':
+      return `line ${err.lines ?? recordStart}: text follows a closing quote (a quote inside a quoted field must be doubled: "")`;
+    case 'INVALID_OPENING_QUOTE':
+      return `line ${err.lines ?? recordStart}: a quote inside an unquoted field (quote the whole field and double the quote: "5"" screen")`;
+    case 'CSV_MAX_RECORD_SIZE':
+      return `line ${recordStart}: the record is longer than the largest accepted (imports.max_record_bytes); the file cannot be read past it`;
+    default:
+      return `line ${err.lines ?? recordStart}: the file is not readable CSV (${err.message})`;
+  }
+}
+
+/**
+ * Yields the header (first) then every data record in file order. CRLF, LF and CR line ends may mix; a UTF-8 BOM is
+ * dropped; empty lines and lines of blank cells are skipped. A record whose cell is not UTF-8 comes with an error.
+ * A quote error or an over-long record ends the file: the records before it are yielded, then a FileError is thrown.
+ */
+export async function* csvRecords(
+  chunks: AsyncIterable<Buffer>,
+  options: { delimiter: string; maxRecordBytes: number },
+): AsyncGenerator<{ header: string[] } | CsvRecord> {
+  const parsed: Parsed[] = [];
+  const parser = parse({
+    encoding: null,
+    bom: true,
+    delimiter: options.delimiter,
+    record_delimiter: ['\r\n', '\n', '\r'],
+    relax_column_count: true,
+    skip_empty_lines: true,
+    max_record_size: options.maxRecordBytes,
+    // Records are taken here, synchronously, so those before a parse error are never lost with the stream.
+    // With encoding null the cells are bytes (typed as strings by csv-parse): decoded strictly below.
+    on_record: (record: string[], info: InfoRecord) => {
+      parsed.push({ cells: record as unknown as Uint8Array[], lines: info.lines, emptyLines: info.empty_lines });
+      return undefined;
+    },
+  });
+  parser.on('error', () => undefined);
+  let header: string[] | undefined;
+  let endLine = 0;
+  let emptyLines = 0;
+  const drain = function* (): Generator<{ header: string[] } | CsvRecord> {
+    for (const p of parsed) {
+      const line = endLine + 1 + (p.emptyLines - emptyLines);
+      endLine = p.lines;
+      emptyLines = p.emptyLines;
+      const cells: string[] = [];
+      let badUtf8 = false;
+      for (const bytes of p.cells) {
+        const text = decode(bytes);
+        if (text === undefined) badUtf8 = true;
+        cells.push(text ?? '');
+      }
+      if (header === undefined) {
+        if (badUtf8) throw new FileError(`line ${line}: the header is not valid UTF-8 (save the file as UTF-8)`);
+        header = cells.map((c) => c.trim());
+        yield { header };
+        continue;
+      }
+      if (badUtf8) {
+        yield { line, error: 'invalid UTF-8' };
+        continue;
+      }
+      if (cells.every((c) => c.trim() === '')) continue;
+      yield { line, cells };
+    }
+    parsed.length = 0;
+  };
+  for await (const chunk of chunks) {
+    const err = await feed(parser, chunk);
+    yield* drain();
+    if (err) throw new FileError(describe(err, endLine + 1));
+  }
+  const err = await feed(parser, null);
+  yield* drain();
+  if (err) throw new FileError(describe(err, endLine + 1));
+}
