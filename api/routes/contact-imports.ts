@@ -84,8 +84,9 @@ export const contactImportRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
   // This group's bodies are files, streamed by the handler: the parsers hand the stream over untouched (the JSON
   // parser and the body limit of other routes do not apply; imports.max_file_bytes does).
+  // Every type is let through, so the handler refuses a wrong one with a message that names the right ones.
   app.removeAllContentTypeParsers();
-  app.addContentTypeParser([...Object.keys(FILE_TYPES), 'application/json'], (_request, _payload, done) => done(null, undefined));
+  app.addContentTypeParser('*', (_request, _payload, done) => done(null, undefined));
 
   defineRoute(app, {
     method: 'POST',
@@ -114,10 +115,10 @@ export const contactImportRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [413, 415],
     response: z.object({ id: z.string(), status: importSummary.shape.status }),
     handler: async ({ principal, query, request, reply }) => {
-      const format = formatOf(request.headers['content-type']);
-      const options = { mapping: parseMapping(query.mapping), on_existing: query.on_existing, list_id: query.list_id ?? null, delimiter: parseDelimiter(query.delimiter) };
       const deadline = exemptFromRequestDeadline(request.raw.socket);
       try {
+        const format = formatOf(request.headers['content-type']);
+        const options = { mapping: parseMapping(query.mapping), on_existing: query.on_existing, list_id: query.list_id ?? null, delimiter: parseDelimiter(query.delimiter) };
         const row = await startImport(ctx, {
           tenantId: principal.tenant.id,
           apiKeyId: principal.kind === 'api_key' ? principal.key!.id : null,
