@@ -66,7 +66,8 @@ export async function* csvRecords(
   const parsed: Parsed[] = [];
   const parser = parse({
     encoding: null,
-    bom: true,
+    // The BOM is dropped below: csv-parse's own BOM handling switches it back to decoding cells itself.
+    bom: false,
     delimiter: options.delimiter,
     record_delimiter: ['\r\n', '\n', '\r'],
     relax_column_count: true,
@@ -110,8 +111,11 @@ export async function* csvRecords(
     }
     parsed.length = 0;
   };
+  let first = true;
   for await (const chunk of chunks) {
-    const err = await feed(parser, chunk);
+    const bom = first && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
+    first = false;
+    const err = await feed(parser, bom ? chunk.subarray(3) : chunk);
     yield* drain();
     if (err) throw new FileError(describe(err, endLine + 1));
   }
