@@ -21,36 +21,41 @@ export class UploadFailure extends Error {
 
 /**
  * Yields the body's pieces. Throws UploadFailure when it grows past maxBytes (413), stalls longer than idleTimeoutMs
- * or takes longer than timeoutMs (408), or the client goes away mid-way; the body is destroyed then.
+ * or takes longer than timeoutMs (408), or the client goes away mid-way. The body is not destroyed (that would close
+ * the connection before the answer): the caller answers with Connection: close.
  */
 export async function* uploadPieces(body: Readable, limits: UploadLimits): AsyncGenerator<Buffer> {
   let bytes = 0;
-  let timedOut: string | undefined;
-  const stop = (why: string) => {
-    timedOut = why;
-    body.destroy(new Error(why));
-  };
-  const overall = setTimeout(() => stop(`the upload took longer than ${limits.timeoutMs / 1000} s`), limits.timeoutMs);
-  const idle = setTimeout(() => stop(`the upload stalled for ${limits.idleTimeoutMs / 1000} s`), limits.idleTimeoutMs);
-  try {
-    for await (const piece of body as AsyncIterable<Buffer | string>) {
-      const buf = typeof piece === 'string' ? Buffer.from(piece) : piece;
-      idle.refresh();
-      bytes += buf.length;
-      if (bytes > limits.maxBytes) {
-        const message = `the file is larger than ${limits.maxBytes} bytes (imports.max_file_bytes)`;
-        body.destroy();
-        throw new UploadFailure(message, new AppError('payload_too_large', message));
-      }
-      yield buf;
+  const started = Date.now();
+  const iterator = (body as AsyncIterable<Buffer | string>)[Symbol.asyncIterator]();
+  for (;;) {
+    const left = limits.timeoutMs - (Date.now() - started);
+    const wait = Math.min(limits.idleTimeoutMs, Math.max(0, left));
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), wait)));
+    const next = iterator.next();
+    let step: IteratorResult<Buffer | string> | 'late';
+    try {
+      step = await Promise.race([next, late]);
+    } catch {
+      throw new UploadFailure(`the upload was interrupted after ${bytes} bytes`, new AppError('bad_request', 'the upload was interrupted'));
+    } finally {
+      clearTimeout(timer);
     }
-  } catch (err) {
-    if (err instanceof UploadFailure) throw err;
-    if (timedOut) throw new UploadFailure(timedOut, new AppError('request_timeout', timedOut));
-    throw new UploadFailure(`the upload was interrupted after ${bytes} bytes`, new AppError('bad_request', 'the upload was interrupted'));
-  } finally {
-    clearTimeout(overall);
-    clearTimeout(idle);
+    if (step === 'late') {
+      // The read still pending fails when the connection closes: nothing waits for it any more.
+      next.catch(() => undefined);
+      const why = left <= limits.idleTimeoutMs ? `the upload took longer than ${limits.timeoutMs / 1000} s` : `the upload stalled for ${limits.idleTimeoutMs / 1000} s`;
+      throw new UploadFailure(why, new AppError('request_timeout', why));
+    }
+    if (step.done) return;
+    const buf = typeof step.value === 'string' ? Buffer.from(step.value) : step.value;
+    bytes += buf.length;
+    if (bytes > limits.maxBytes) {
+      const message = `the file is larger than ${limits.maxBytes} bytes (imports.max_file_bytes)`;
+      throw new UploadFailure(message, new AppError('payload_too_large', message));
+    }
+    yield buf;
   }
 }
 
