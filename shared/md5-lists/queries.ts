@@ -41,14 +41,21 @@ export async function deleteMd5List(db: Queryable, tenantId: string, id: string)
   return rows.length > 0;
 }
 
-/** Adds hashes (16 bytes each) to a list; repeats, within the call or already stored, are ignored. Returns how many were new. */
-export async function addMd5Entries(db: Queryable, listId: string, hashes: readonly Buffer[], at: Date): Promise<number> {
-  if (hashes.length === 0) return 0;
-  const added = await db`
-    insert into md5_list_entries (list_id, hash) select ${listId}, h from unnest(${hashes as Buffer[]}::bytea[]) as h
-    on conflict (list_id, hash) do nothing returning 1`;
-  if (added.length > 0) await db`update md5_lists set updated_at = ${at} where id = ${listId}`;
-  return added.length;
+/**
+ * Adds hashes (32 lower-case hex digits each, stored as 16 bytes) to a list; repeats, within the call or already
+ * stored, are ignored. Returns how many were new.
+ */
+export async function addMd5Entries(db: Queryable, listId: string, hexHashes: readonly string[], at: Date): Promise<number> {
+  if (hexHashes.length === 0) return 0;
+  const [row] = await db<{ n: number }[]>`
+    with added as (
+      insert into md5_list_entries (list_id, hash) select ${listId}, decode(h, 'hex') from unnest(${hexHashes as string[]}::text[]) as h
+      on conflict (list_id, hash) do nothing returning 1
+    )
+    select count(*)::int as n from added`;
+  const added = row!.n;
+  if (added > 0) await db`update md5_lists set updated_at = ${at} where id = ${listId}`;
+  return added;
 }
 
 /**

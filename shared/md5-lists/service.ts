@@ -68,7 +68,7 @@ export async function uploadMd5Entries(deps: Md5Deps, tenantId: string, listId: 
   const list = await getMd5List(deps, tenantId, listId);
   const limits = deps.config.limits.imports;
   const result: Md5UploadResult = { added: 0, duplicates: 0, invalid: 0, invalid_lines: [] };
-  let batch: Buffer[] = [];
+  let batch: string[] = [];
   const flush = async () => {
     const added = await addMd5Entries(deps.sql, list.id, batch, deps.clock.now());
     result.added += added;
@@ -85,7 +85,7 @@ export async function uploadMd5Entries(deps: Md5Deps, tenantId: string, listId: 
         if (result.invalid_lines.length < INVALID_SHOWN) result.invalid_lines.push(l.line);
         continue;
       }
-      batch.push(Buffer.from(text, 'hex'));
+      batch.push(text.toLowerCase());
       if (batch.length >= BATCH) await flush();
     }
   } catch (err) {
