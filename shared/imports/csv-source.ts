@@ -22,7 +22,7 @@ function decode(bytes: Uint8Array): string | undefined {
 
 interface Parsed {
   cells: Uint8Array[];
-  lines: number;
+  /** Empty lines skipped so far (before this record). */
   emptyLines: number;
 }
 
@@ -38,19 +38,31 @@ function feed(parser: Parser, chunk: Buffer | null): Promise<Error | undefined> 
   });
 }
 
-/** The per-file message for a parser error, naming the line. */
-function describe(err: Error & { code?: string; lines?: number }, recordStart: number): string {
+/** Line breaks inside a record's cells (CRLF, LF or a lone CR each one): csv-parse's own count takes a quoted CRLF for two. */
+function breaksIn(cells: Uint8Array[]): number {
+  let n = 0;
+  for (const cell of cells) {
+    if (cell.indexOf(10) === -1 && cell.indexOf(13) === -1) continue;
+    for (let i = 0; i < cell.length; i++) {
+      if (cell[i] === 10 || (cell[i] === 13 && cell[i + 1] !== 10)) n++;
+    }
+  }
+  return n;
+}
+
+/** The per-file message for a parser error in the record starting at `line`. */
+function describe(err: Error & { code?: string }, line: number): string {
   switch (err.code) {
     case 'CSV_QUOTE_NOT_CLOSED':
-      return `line ${recordStart}: a quoted field is never closed (unbalanced quote); the file cannot be read past it`;
+      return `line ${line}: a quoted field is never closed (unbalanced quote); the file cannot be read past it`;
     case 'CSV_INVALID_CLOSING_QUOTE':
-      return `line ${err.lines ?? recordStart}: text follows a closing quote (a quote inside a quoted field must be doubled: "")`;
+      return `line ${line}: text follows a closing quote (a quote inside a quoted field must be doubled: "")`;
     case 'INVALID_OPENING_QUOTE':
-      return `line ${err.lines ?? recordStart}: a quote inside an unquoted field (quote the whole field and double the quote: "5"" screen")`;
+      return `line ${line}: a quote inside an unquoted field (quote the whole field and double the quote: "5"" screen")`;
     case 'CSV_MAX_RECORD_SIZE':
-      return `line ${recordStart}: the record is longer than the largest accepted (imports.max_record_bytes); the file cannot be read past it`;
+      return `line ${line}: the record is longer than the largest accepted (imports.max_record_bytes); the file cannot be read past it`;
     default:
-      return `line ${err.lines ?? recordStart}: the file is not readable CSV (${err.message})`;
+      return `line ${line}: the file is not readable CSV (${err.message})`;
   }
 }
 
@@ -76,18 +88,19 @@ export async function* csvRecords(
     // Records are taken here, synchronously, so those before a parse error are never lost with the stream.
     // With encoding null the cells are bytes (typed as strings by csv-parse): decoded strictly below.
     on_record: (record: string[], info: InfoRecord) => {
-      parsed.push({ cells: record as unknown as Uint8Array[], lines: info.lines, emptyLines: info.empty_lines });
+      parsed.push({ cells: record as unknown as Uint8Array[], emptyLines: info.empty_lines });
       return undefined;
     },
   });
   parser.on('error', () => undefined);
   let header: string[] | undefined;
-  let endLine = 0;
+  // Where the next record starts: after the previous record's lines and the empty lines skipped since.
+  let nextLine = 1;
   let emptyLines = 0;
   const drain = function* (): Generator<{ header: string[] } | CsvRecord> {
     for (const p of parsed) {
-      const line = endLine + 1 + (p.emptyLines - emptyLines);
-      endLine = p.lines;
+      const line = nextLine + (p.emptyLines - emptyLines);
+      nextLine = line + 1 + breaksIn(p.cells);
       emptyLines = p.emptyLines;
       const cells: string[] = [];
       let badUtf8 = false;
@@ -117,9 +130,9 @@ export async function* csvRecords(
     first = false;
     const err = await feed(parser, bom ? chunk.subarray(3) : chunk);
     yield* drain();
-    if (err) throw new FileError(describe(err, endLine + 1));
+    if (err) throw new FileError(describe(err, nextLine + (parser.info.empty_lines - emptyLines)));
   }
   const err = await feed(parser, null);
   yield* drain();
-  if (err) throw new FileError(describe(err, endLine + 1));
+  if (err) throw new FileError(describe(err, nextLine + (parser.info.empty_lines - emptyLines)));
 }
