@@ -9,6 +9,9 @@ export class FileError extends Error {
   override name = 'FileError';
 }
 
+/** Bytes handed to the parser at a time. */
+const FEED_BYTES = 64 * 1024;
+
 const utf8 = new TextDecoder('utf-8', { fatal: true, ignoreBOM: true });
 
 /** A cell's text, or undefined when its bytes are not UTF-8. */
@@ -128,9 +131,12 @@ export async function* csvRecords(
   for await (const chunk of chunks) {
     const bom = first && chunk[0] === 0xef && chunk[1] === 0xbb && chunk[2] === 0xbf;
     first = false;
-    const err = await feed(parser, bom ? chunk.subarray(3) : chunk);
-    yield* drain();
-    if (err) throw new FileError(describe(err, nextLine + (parser.info.empty_lines - emptyLines)));
+    // Fed in slices: the records parsed from one slice are all held until drained, so a slice bounds them.
+    for (let at = bom ? 3 : 0; at < chunk.length; at += FEED_BYTES) {
+      const err = await feed(parser, chunk.subarray(at, at + FEED_BYTES));
+      yield* drain();
+      if (err) throw new FileError(describe(err, nextLine + (parser.info.empty_lines - emptyLines)));
+    }
   }
   const err = await feed(parser, null);
   yield* drain();
