@@ -52,7 +52,8 @@ export function parseMapping(text: string | undefined): Record<string, string | 
   if (value === null || typeof value !== 'object' || Array.isArray(value)) throw validationError('mapping', 'must be a JSON object of header → target');
   const entries = Object.entries(value as Record<string, unknown>);
   if (entries.length > MAPPING_MAX) throw validationError('mapping', `has more than ${MAPPING_MAX} entries`);
-  const mapping: Record<string, string | null> = {};
+  // No prototype: a header named __proto__ is a key like any other.
+  const mapping: Record<string, string | null> = Object.create(null) as Record<string, string | null>;
   const targets = new Set<string>();
   for (const [header, target] of entries) {
     if (header.length > 500 || header.includes('\u0000')) throw validationError('mapping', 'headers must be at most 500 characters, without NUL');

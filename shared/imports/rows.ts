@@ -74,7 +74,8 @@ export function checkCsvRow(plan: ColumnPlan, catalog: readonly FieldDefinition[
     let email: string | undefined;
     const profile: ImportWrite['profile'] = {};
     let status: ImportStatusValue | null = null;
-    const custom: Record<string, unknown> = {};
+    // No prototype: a key named __proto__ is checked (and refused) like any other.
+    const custom: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (let i = 0; i < cells.length; i++) {
       const target = plan.targets[i]!;
       if (target.kind === 'ignore') continue;
@@ -115,7 +116,8 @@ export function checkJsonRow(
     let email: string | undefined;
     const profile: ImportWrite['profile'] = {};
     let status: ImportStatusValue | null = null;
-    const custom: Record<string, unknown> = {};
+    // No prototype: a key named __proto__ is checked (and refused) like any other.
+    const custom: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [key, raw] of Object.entries(value)) {
       if (key === 'custom_fields' && !Object.prototype.hasOwnProperty.call(mapping, key)) {
         if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError('custom_fields', 'must be an object');

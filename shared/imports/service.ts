@@ -69,10 +69,13 @@ export async function startImport(
     deps.log.info({ importId: row.id, bytes, reason }, 'import upload did not complete');
     throw err instanceof UploadFailure ? err.answer : err;
   }
-  await deps.sql.begin(async (tx) => {
-    if (await markQueued(tx, row.id, bytes, chunks)) await enqueueImport(deps.boss, tx, { import_id: row.id });
+  const queued = await deps.sql.begin(async (tx) => {
+    if (!(await markQueued(tx, row.id, bytes, chunks))) return false;
+    await enqueueImport(deps.boss, tx, { import_id: row.id });
+    return true;
   });
-  return { ...row, status: 'queued', bytes, chunks };
+  // Not queued: the upload outlived its deadline and was swept as failed meanwhile.
+  return { ...row, status: queued ? 'queued' : 'failed', bytes, chunks };
 }
 
 export async function getImport(deps: Pick<ImportServiceDeps, 'sql'>, tenantId: string, id: string): Promise<{ row: ImportRow; errors: RowError[] }> {

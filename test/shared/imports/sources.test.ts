@@ -89,6 +89,9 @@ t.test('header planning and the mapping option', async (t) => {
   t.match(planColumns(['mail', 'x'], { mail: 'email', x: null }, catalog), { targets: [{ kind: 'email' }, { kind: 'ignore' }] });
   t.same(parseMapping('{"A":"email","B":"plan","C":null,"D":"custom_fields.x"}'), { A: 'email', B: 'custom_fields.plan', C: null, D: 'custom_fields.x' });
   t.throws(() => parseMapping('{"A":"email","B":"email"}'), /another header maps to already/);
+  const proto = parseMapping('{"__proto__":"email"}');
+  t.same(Object.entries(proto), [['__proto__', 'email']], 'a header named __proto__ is a key, not a prototype');
+  t.match(planColumns(['__proto__'], proto, catalog), { targets: [{ kind: 'email' }] });
   t.throws(() => parseMapping('{"A":"created_at"}'), /not a writable contact column/);
   t.throws(() => parseMapping('[1]'), /JSON object/);
   t.equal(parseDelimiter(undefined), ',');
