@@ -39,6 +39,8 @@ import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
 import { segmentRoutes } from './routes/segments.js';
+import { contactImportRoutes } from './routes/contact-imports.js';
+import { md5EntryRoutes, md5ListRoutes } from './routes/md5-lists.js';
 import { accountPages } from './pages/account-pages.js';
 
 /** Every route group, one per line (a new group is a one-line change). */
@@ -61,6 +63,9 @@ const ROUTE_GROUPS = [
   contactCustomFieldRoutes,
   listRoutes,
   segmentRoutes,
+  contactImportRoutes,
+  md5ListRoutes,
+  md5EntryRoutes,
   inboundWebhookRoutes,
   mailAuthRoutes,
   mailboxRoutes,
