@@ -1,4 +1,4 @@
-// Child process of bench/imports.ts: runs one stored import to its end and prints its time and this process's peak RSS as JSON.
+// Child process of bench/audiences.ts: runs one stored import to its end and prints its time and this process's peak RSS as JSON.
 import { systemClock } from '../../shared/clock.js';
 import { loadConfig } from '../../shared/config/index.js';
 import { connect } from '../../shared/db/connection.js';
