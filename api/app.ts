@@ -39,6 +39,7 @@ import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
 import { accountPages } from './pages/account-pages.js';
+import { trackingPages } from './pages/tracking.js';
 
 /** Every route group, one per line (a new group is a one-line change). */
 const ROUTE_GROUPS = [
@@ -119,5 +120,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   }, { prefix: API_PREFIX });
   // The pages the platform e-mails link to (/reset-password, /accept-invite): HTML, outside the API prefix.
   await app.register(accountPages);
+  // The open pixel, click redirects and unsubscribe links mail carries (/o/, /c/, /u/): public, outside the API prefix.
+  await app.register(trackingPages);
   return app;
 }
