@@ -11,7 +11,7 @@ import { problemPage, type PageAnswer } from './answer.js';
 import { PAGE_HEADERS } from './html.js';
 import { brokenClickLink, brokenUnsubscribeLink, unsubscribeForm, unsubscribedPage } from './unsubscribe-page.js';
 
-/** A transparent 1×1 GIF (43 bytes). */
+/** A transparent 1×1 GIF (42 bytes). */
 const PIXEL = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
 
 /** Every fetch must reach us (an open per fetch): nothing may cache the pixel. */
