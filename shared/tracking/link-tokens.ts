@@ -42,9 +42,17 @@ export function readUnsubscribeToken(key: Buffer, token: string): string | undef
 
 /** A click token: the send id, the message's link count and the destination URL (UTF-8), signed together. */
 export function clickToken(key: Buffer, sendId: string, url: string, links: number): string {
-  const count = Buffer.alloc(COUNT_BYTES);
-  count.writeUInt16BE(Math.min(Math.max(links, 1), MAX_LINKS));
-  return signToken(key, 'click', Buffer.concat([uuidBytes(sendId), count, Buffer.from(url, 'utf8')]));
+  return clickTokenOf(key, uuidBytes(sendId), url, links);
+}
+
+/** clickToken with the send id's 16 bytes given (a message's links share them: parsed once). */
+function clickTokenOf(key: Buffer, send: Buffer, url: string, links: number): string {
+  const urlBytes = Buffer.byteLength(url, 'utf8');
+  const payload = Buffer.allocUnsafe(SEND_BYTES + COUNT_BYTES + urlBytes);
+  send.copy(payload, 0);
+  payload.writeUInt16BE(Math.min(Math.max(links, 1), MAX_LINKS), SEND_BYTES);
+  payload.write(url, SEND_BYTES + COUNT_BYTES, 'utf8');
+  return signToken(key, 'click', payload);
 }
 
 export function readClickToken(key: Buffer, token: string): ClickTarget | undefined {
@@ -62,6 +70,13 @@ export function openUrl(base: string, key: Buffer, sendId: string): string {
 
 export function clickUrl(base: string, key: Buffer, sendId: string, url: string, links: number): string {
   return `${base}${TRACKING_PATHS.click}${clickToken(key, sendId, url, links)}`;
+}
+
+/** Click URLs of one send: the send id parsed once for all of a message's links. */
+export function clickUrls(base: string, key: Buffer, sendId: string): (url: string, links: number) => string {
+  const send = uuidBytes(sendId);
+  const prefix = `${base}${TRACKING_PATHS.click}`;
+  return (url, links) => prefix + clickTokenOf(key, send, url, links);
 }
 
 /** The https unsubscribe link of a send: a page with a button (GET) and RFC 8058 one-click (POST). */

@@ -9,7 +9,7 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-const oneClick = (path: string, body: BodyInit = 'List-Unsubscribe=One-Click', headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' }) =>
+const oneClick = (path: string, body: string | FormData = 'List-Unsubscribe=One-Click', headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' }) =>
   fetch(origin + path, { method: 'POST', body, headers: { 'user-agent': 'Mozilla/5.0 (compatible; GoogleMailUnsubscribe)', ...headers }, redirect: 'manual' });
 
 const contactOf = async (id: string) =>
@@ -75,7 +75,7 @@ t.test('GET shows a small accessible page with one button and changes nothing; t
   t.equal((await engagementEvents(sql, f.sendId)).length, 0);
 
   // What the browser posts: the form's fields to the form's action, resolved against the page's URL.
-  const fields = new URLSearchParams([...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m) => [m[1]!, m[2]!]));
+  const fields = new URLSearchParams([...page.matchAll(/<input type="hidden" name="([^"]+)" value="([^"]+)">/g)].map((m): [string, string] => [m[1]!, m[2]!]));
   const action = new URL(form![1]!, origin + f.unsubscribe).pathname;
   t.equal(action, f.unsubscribe);
   const done = await oneClick(action, fields.toString());

@@ -3,6 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../shared/db/connection.js';
 import { acceptSend, type AcceptInput } from '../../shared/sending/accept.js';
 import type { SendingDeps } from '../../shared/sending/deps.js';
+import type { SealedBox } from '../../shared/secrets/sealed-box.js';
 import { decorateHtml } from '../../shared/tracking/decorate.js';
 import { linkBase, unsubscribeUrl } from '../../shared/tracking/link-tokens.js';
 import { accepted } from './accepted.js';
@@ -30,7 +31,8 @@ export interface TrackedSendFixture {
   unsubscribe: string;
 }
 
-type Deps = SendingDeps & { sql: Sql };
+/** The send path and the sealing box (domain keys): what buildServices gives every role. */
+type Deps = SendingDeps & { vault: SealedBox };
 
 async function tenantOf(deps: Deps, tenantId: string | undefined) {
   const id = tenantId ?? (await insertTenant(deps.sql));

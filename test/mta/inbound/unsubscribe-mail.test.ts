@@ -1,5 +1,6 @@
 // The List-Unsubscribe mailto address through a real SMTP session to the MX: accepted for a valid token and stored with its job before the 250, refused at RCPT for a bad one, and applied by the unsubscribe intake like the https link (once).
 import t from 'tap';
+import type { Services } from '../../../main/services.js';
 import { startUnsubscribeIntake } from '../../../mta/outbound/unsubscribes/worker.js';
 import { INBOUND_UNSUBSCRIBE_JOBS } from '../../../shared/inbound/jobs.js';
 import { unsubscribeAddress } from '../../../shared/tracking/link-tokens.js';
@@ -10,7 +11,9 @@ import { campaignSend, campaignStats, engagementEvents, plainSend } from '../../
 import { MX_HOST, startTestMx } from './fixtures.js';
 
 const mx = await startTestMx(t);
-const { deps, sql } = mx;
+// startTestMx builds every service (main/services.ts): the send path too, for the sends unsubscribed here.
+const deps = mx.deps as Services;
+const { sql } = mx;
 
 /** One SMTP transaction from the reader's mail client; the RCPT reply, and the end-of-DATA reply when RCPT was accepted. */
 async function mailTo(to: string, from = 'reader@dest.example'): Promise<{ rcpt: number; rcptText: string; done?: number }> {
