@@ -16,15 +16,43 @@ export interface Verdict {
 
 const compile = (patterns: readonly string[]) => patterns.map((p) => new RegExp(p, 'i'));
 
+/** What the lists say of one User-Agent (independent of time): the same few agents make most hits, so it is remembered. */
+interface AgentFacts {
+  machine: boolean;
+  proxy: boolean;
+  scanner: boolean;
+  bot: boolean;
+}
+
+/** Distinct User-Agents remembered; past it the memory starts over (a flood of random agents costs only the regexes). */
+const MAX_REMEMBERED = 10_000;
+
 export class TrafficRules {
   private readonly machineAgents: RegExp[];
   private readonly proxyAgents: RegExp[];
   private readonly scannerAgents: RegExp[];
+  private readonly agents = new Map<string, AgentFacts>();
 
   constructor(private readonly config: TrackingConfig) {
     this.machineAgents = compile(config.machine_opens.user_agents);
     this.proxyAgents = compile(config.machine_opens.proxy_user_agents);
     this.scannerAgents = compile(config.scanner_clicks.user_agents);
+  }
+
+  private facts(ua: string): AgentFacts {
+    let facts = this.agents.get(ua);
+    if (!facts) {
+      if (this.agents.size >= MAX_REMEMBERED) this.agents.clear();
+      facts = {
+        machine: this.machineAgents.some((re) => re.test(ua)),
+        proxy: this.proxyAgents.some((re) => re.test(ua)),
+        scanner: this.scannerAgents.some((re) => re.test(ua)),
+        // isbot's pattern is long: asked once per agent.
+        bot: isbot(ua),
+      };
+      this.agents.set(ua, facts);
+    }
+    return facts;
   }
 
   /** The scanner rule's window for clicks on every link (milliseconds) and the fewest links it applies to. */
@@ -41,13 +69,14 @@ export class TrafficRules {
     const rules = this.config.machine_opens;
     const ua = hit.userAgent.trim();
     if (ua === '') return flagged('no_user_agent');
-    if (this.machineAgents.some((re) => re.test(ua))) return flagged('machine_user_agent');
-    if (this.proxyAgents.some((re) => re.test(ua))) {
+    const facts = this.facts(ua);
+    if (facts.machine) return flagged('machine_user_agent');
+    if (facts.proxy) {
       const prefetch = hit.secondsSinceDelivery !== null && hit.secondsSinceDelivery <= rules.proxy_window_seconds;
-      return prefetch ? flagged('proxy_prefetch') : HUMAN;
+      return prefetch ? flagged('proxy_prefetch') : human();
     }
-    if (rules.bots && isbot(ua)) return flagged('bot');
-    return HUMAN;
+    if (rules.bots && facts.bot) return flagged('bot');
+    return human();
   }
 
   /**
@@ -58,13 +87,14 @@ export class TrafficRules {
     const rules = this.config.scanner_clicks;
     const ua = hit.userAgent.trim();
     const reasons: string[] = [];
-    if (ua === '') reasons.push('no_user_agent');
-    else if (this.scannerAgents.some((re) => re.test(ua))) reasons.push('scanner_user_agent');
-    else if (rules.bots && isbot(ua)) reasons.push('bot');
+    const facts = ua === '' ? undefined : this.facts(ua);
+    if (!facts) reasons.push('no_user_agent');
+    else if (facts.scanner) reasons.push('scanner_user_agent');
+    else if (rules.bots && facts.bot) reasons.push('bot');
     if (hit.secondsSinceDelivery !== null && hit.secondsSinceDelivery <= rules.delivery_window_seconds) reasons.push('soon_after_delivery');
     return { flagged: reasons.length > 0, reasons };
   }
 }
 
-const HUMAN: Verdict = { flagged: false, reasons: [] };
+const human = (): Verdict => ({ flagged: false, reasons: [] });
 const flagged = (reason: string): Verdict => ({ flagged: true, reasons: [reason] });
