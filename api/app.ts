@@ -38,6 +38,9 @@ import { mailMessageRoutes } from './routes/mail-messages.js';
 import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
+import { segmentRoutes } from './routes/segments.js';
+import { contactImportRoutes } from './routes/contact-imports.js';
+import { md5EntryRoutes, md5ListRoutes } from './routes/md5-lists.js';
 import { accountPages } from './pages/account-pages.js';
 import { trackingPages } from './pages/tracking.js';
 
@@ -60,6 +63,10 @@ const ROUTE_GROUPS = [
   contactRoutes,
   contactCustomFieldRoutes,
   listRoutes,
+  segmentRoutes,
+  contactImportRoutes,
+  md5ListRoutes,
+  md5EntryRoutes,
   inboundWebhookRoutes,
   mailAuthRoutes,
   mailboxRoutes,

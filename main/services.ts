@@ -11,6 +11,7 @@ import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config/index.js';
 import type { Sql } from '../shared/db/connection.js';
 import { createResolver, resolverFor } from '../shared/dns.js';
+import { ensureImportJobs } from '../shared/imports/jobs.js';
 import { ensureInboundJobs } from '../shared/inbound/jobs.js';
 import type { Boss } from '../shared/jobs/boss.js';
 import { KeyUsageRecorder } from '../shared/keys/last-used.js';
@@ -56,6 +57,7 @@ export async function buildServices(core: Core): Promise<Services> {
   const expireInSeconds = config.delivery.workers.job_expire_seconds;
   await ensureDeliveryJobs(sql, { expireInSeconds });
   await ensureInboundJobs(sql, { expireInSeconds });
+  await ensureImportJobs(sql, boss, { expireInSeconds: config.limits.imports.job_expire_seconds });
 
   const masterKey = await loadMasterKey(config);
   const resolverOptions = { timeoutMs: config.dns.timeout_ms, tries: config.dns.tries };
