@@ -2,6 +2,7 @@
 import { startApi } from '../api/server.js';
 import { startMx } from '../mta/inbound/server.js';
 import { startBounceIntake } from '../mta/outbound/bounces/worker.js';
+import { startUnsubscribeIntake } from '../mta/outbound/unsubscribes/worker.js';
 import { startOutbound } from '../mta/outbound/deliver/start.js';
 import { startSubmission } from '../mta/submission/server.js';
 import { startWebhookDelivery } from '../mta/webhook/start.js';
@@ -58,8 +59,13 @@ const STARTERS: Record<Role, RoleStarter> = {
       await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop()]);
       throw err;
     });
-    const stop = async () => {
+    // Mail to List-Unsubscribe mailto addresses the MX stored, applied like the https link.
+    const unsubscribes = await startUnsubscribeIntake(deps).catch(async (err: unknown) => {
       await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop()]);
+      throw err;
+    });
+    const stop = async () => {
+      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop()]);
     };
     return { name: 'outbound', stop, details: { relay: services.config.outboundRelay ?? null } };
   },

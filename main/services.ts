@@ -22,6 +22,8 @@ import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { verpKey } from '../shared/sends/verp.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
+import { HitRecorder } from '../shared/tracking/recorder.js';
+import { TrafficRules } from '../shared/tracking/traffic-rules.js';
 import { acceptSend } from '../shared/sending/accept.js';
 import { ensureDeliveryJobs } from '../shared/sending/delivery-jobs.js';
 import { createSendingDeps } from '../shared/sending/deps.js';
@@ -87,6 +89,7 @@ export async function buildServices(core: Core): Promise<Services> {
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms),
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),
+    hits: new HitRecorder(sql, log, new TrafficRules(config.tracking), config.tracking.recorder.max_batch),
     async close() {
       await systemMail.drain();
       await Promise.all([rateLimiter.close(), keyUsage.close()]);

@@ -14,13 +14,14 @@ import { decodeMasterKey, envSchema, type Role } from './env.js';
 import { inboundSchema, type InboundConfig } from './inbound.js';
 import { limitsSchema, type LimitsConfig } from './limits.js';
 import { pluginsSchema, type PluginsConfig } from './plugins.js';
+import { trackingSchema, type TrackingConfig } from './tracking.js';
 import { warmupSchema, type WarmupConfig } from './warmup.js';
 import { webhooksSchema, type WebhooksConfig } from './webhooks.js';
 
 export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
-export type { AuthConfig, BounceRulesConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, WarmupConfig, WebhooksConfig };
+export type { AuthConfig, BounceRulesConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -35,6 +36,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     'bounce-rules': bounceRulesSchema,
     inbound: inboundSchema,
     plugins: pluginsSchema(mxPlugins),
+    tracking: trackingSchema,
   });
 }
 
@@ -95,6 +97,8 @@ export interface Config {
   inbound: InboundConfig;
   /** config/plugins.yaml: the MX plugins enabled, their order and the hook timeouts. */
   plugins: PluginsConfig;
+  /** config/tracking.yaml: machine-open and scanner-click rules, hit batching. */
+  tracking: TrackingConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -228,6 +232,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     webhooks: parsedFiles.data.webhooks,
     inbound: parsedFiles.data.inbound,
     plugins: parsedFiles.data.plugins,
+    tracking: parsedFiles.data.tracking,
     dev,
   };
 }

@@ -9,6 +9,7 @@ export const limitsSchema = z.strictObject({
       write: z.number().int().positive(),
       bulk: z.number().int().positive(),
       public: z.number().int().positive(),
+      tracking: z.number().int().positive(),
     }),
     tenant_default_per_sec: z.number().int().positive(),
     sync_interval_ms: z.number().int().min(10).max(1000),
