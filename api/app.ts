@@ -22,6 +22,7 @@ import { adminTenantRoutes } from './routes/admin-tenants.js';
 import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
+import { adminIpWatchdogRoutes } from './routes/admin-ip-watchdog.js';
 import { suppressionRoutes } from './routes/suppressions.js';
 import { contactRoutes } from './routes/contacts.js';
 import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
@@ -74,6 +75,7 @@ const ROUTE_GROUPS = [
   adminTenantRoutes,
   adminDkimRoutes,
   adminWorkerRoutes,
+  adminIpWatchdogRoutes,
   adminInboundWebhookRoutes,
 ];
 

@@ -8,6 +8,7 @@ import { startSubmission } from '../mta/submission/server.js';
 import { startWebhookDelivery } from '../mta/webhook/start.js';
 import type { Role } from '../shared/config/index.js';
 import { startImportWorker } from '../shared/imports/start.js';
+import { startChatNotifier } from '../shared/notify/chat.js';
 import { scheduleWorkers } from '../shared/workers/schedule.js';
 import { PLUGINS } from '../plugins/index.js';
 import type { Services } from './services.js';
@@ -69,9 +70,18 @@ const STARTERS: Record<Role, RoleStarter> = {
     };
     return { name: 'outbound', stop, details: { relay: services.config.outboundRelay ?? null } };
   },
-  // The scheduler supervises the queues (maintenance, expiry, cron schedules) and runs the timed workers.
+  // The scheduler supervises the queues (maintenance, expiry, cron schedules), runs the timed workers
+  // and posts operator notifications to the chat webhook (shared/notify/chat.ts).
   scheduler: async (services) => {
-    const stop = await scheduleWorkers(services.boss, withRole(services, 'scheduler'));
+    const deps = withRole(services, 'scheduler');
+    const stopWorkers = await scheduleWorkers(services.boss, deps);
+    const chat = await startChatNotifier(deps).catch(async (err: unknown) => {
+      await stopWorkers();
+      throw err;
+    });
+    const stop = async () => {
+      await Promise.all([stopWorkers(), chat.stop()]);
+    };
     return { name: 'scheduler', stop, details: { queueSupervision: true } };
   },
 };

@@ -15,6 +15,7 @@ import { ensureImportJobs } from '../shared/imports/jobs.js';
 import { ensureInboundJobs } from '../shared/inbound/jobs.js';
 import type { Boss } from '../shared/jobs/boss.js';
 import { KeyUsageRecorder } from '../shared/keys/last-used.js';
+import { ensureChatJobs } from '../shared/notify/chat.js';
 import type { Logger } from '../shared/log.js';
 import { RateLimiter } from '../shared/ratelimit/limiter.js';
 import { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
@@ -58,6 +59,7 @@ export async function buildServices(core: Core): Promise<Services> {
   await ensureDeliveryJobs(sql, { expireInSeconds });
   await ensureInboundJobs(sql, { expireInSeconds });
   await ensureImportJobs(sql, boss, { expireInSeconds: config.limits.imports.job_expire_seconds });
+  await ensureChatJobs(sql, config);
 
   const masterKey = await loadMasterKey(config);
   const resolverOptions = { timeoutMs: config.dns.timeout_ms, tries: config.dns.tries };

@@ -12,16 +12,21 @@ import { dnsSchema, type DnsConfig } from './dns.js';
 import { devDefaults, devEnvSchema, type DevConfig } from './dev.js';
 import { decodeMasterKey, envSchema, type Role } from './env.js';
 import { inboundSchema, type InboundConfig } from './inbound.js';
+import { ipPoolsSchema, type IpPoolsConfig } from './ip-pools.js';
+import { ipWatchdogSchema, type IpWatchdogConfig } from './ip-watchdog.js';
 import { limitsSchema, type LimitsConfig } from './limits.js';
+import { notifySchema, type NotifyConfig } from './notify.js';
 import { pluginsSchema, type PluginsConfig } from './plugins.js';
 import { trackingSchema, type TrackingConfig } from './tracking.js';
 import { warmupSchema, type WarmupConfig } from './warmup.js';
 import { webhooksSchema, type WebhooksConfig } from './webhooks.js';
+import { workersSchema, type WorkersConfig } from './workers.js';
 
 export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
+export type { IpPoolsConfig, IpWatchdogConfig, NotifyConfig, WorkersConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -37,6 +42,10 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     inbound: inboundSchema,
     plugins: pluginsSchema(mxPlugins),
     tracking: trackingSchema,
+    'ip-pools': ipPoolsSchema,
+    'ip-watchdog': ipWatchdogSchema,
+    workers: workersSchema,
+    notify: notifySchema,
   });
 }
 
@@ -99,6 +108,14 @@ export interface Config {
   plugins: PluginsConfig;
   /** config/tracking.yaml: machine-open and scanner-click rules, hit batching. */
   tracking: TrackingConfig;
+  /** config/ip-pools.yaml: outbound source-address pools and which sends use them. */
+  ipPools: IpPoolsConfig;
+  /** config/ip-watchdog.yaml: block rules on delivery replies, quarantine cool-down, state cache. */
+  ipWatchdog: IpWatchdogConfig;
+  /** config/workers.yaml: alerts on scheduled workers' failing ticks. */
+  workers: WorkersConfig;
+  /** config/notify.yaml: the chat notifier's timeout and retries. */
+  notify: NotifyConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -233,6 +250,10 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     inbound: parsedFiles.data.inbound,
     plugins: parsedFiles.data.plugins,
     tracking: parsedFiles.data.tracking,
+    ipPools: parsedFiles.data['ip-pools'],
+    ipWatchdog: parsedFiles.data['ip-watchdog'],
+    workers: parsedFiles.data.workers,
+    notify: parsedFiles.data.notify,
     dev,
   };
 }

@@ -6,10 +6,24 @@ import { IDEMPOTENCY_WINDOW_MS, purgeIdempotencyKeys } from '../sends/queries.js
 import { pruneKeyActivity } from '../keys/activity-queries.js';
 import { purgeInboundMessages } from '../inbound/queries.js';
 import { refreshBestSendHours } from '../contacts/best-send-hour.js';
-import { recordTick } from './ticks.js';
+import type { Config } from '../config/index.js';
+import { expireQuarantines } from '../ip-pools/queries.js';
+import type { Boss } from '../jobs/boss.js';
+import { alertFor, raiseAlert } from './alerts.js';
+import { recordTick, type TickOutcome } from './ticks.js';
 
-/** What workers need; grows with the workers. */
-export type WorkerDeps = DomainDeps;
+/** What workers need; grows with the workers (the job queues carry alerts to the chat). */
+export type WorkerDeps = DomainDeps & { boss: Boss };
+
+/**
+ * An environment flag a worker obeys: while `enabled` says no, its ticks (scheduled or run-now)
+ * do nothing and are recorded as skipped, and /admin/workers shows env_gate_active.
+ */
+export interface EnvGate {
+  /** The variable, as an operator sets it (SOC2_EVIDENCE_ENABLED). */
+  variable: string;
+  enabled(config: Config): boolean;
+}
 
 export interface ScheduledWorker {
   name: string;
@@ -17,6 +31,7 @@ export interface ScheduledWorker {
   /** Minutes between ticks, aligned to the UTC hour or day (30 → :00 and :30). */
   intervalMinutes(deps: WorkerDeps): number;
   run(deps: WorkerDeps): Promise<Record<string, unknown>>;
+  envGate?: EnvGate;
 }
 
 export const WORKERS: readonly ScheduledWorker[] = [
@@ -61,6 +76,13 @@ export const WORKERS: readonly ScheduledWorker[] = [
     intervalMinutes: () => 1440,
     run: async (deps) => ({ ...(await refreshBestSendHours(deps.sql, deps.clock.now())) }),
   },
+  {
+    name: 'ip-quarantine-expiry',
+    description:
+      'Ends the IP-pool quarantines whose cool-down has passed, each with an expired event and an audit row (delivery already stops avoiding an address at the end of its cool-down; this records it).',
+    intervalMinutes: () => 5,
+    run: async (deps) => ({ expired: (await deps.sql.begin((tx) => expireQuarantines(tx, deps.clock.now()))).length }),
+  },
 ];
 
 export function findWorker(name: string): ScheduledWorker | undefined {
@@ -80,28 +102,52 @@ export function nextTickAfter(minutes: number, from: Date): Date {
   return new Date((Math.floor(from.getTime() / step) + 1) * step);
 }
 
+/** When the schedule next runs `worker` after `from`. */
+export function nextTickOf(worker: ScheduledWorker, deps: WorkerDeps, from: Date): Date {
+  return nextTickAfter(worker.intervalMinutes(deps), from);
+}
+
+/** True while the worker's environment flag keeps it off. */
+export function envGateActive(worker: ScheduledWorker, config: Config): boolean {
+  return worker.envGate !== undefined && !worker.envGate.enabled(config);
+}
+
 export interface WorkerRun {
   elapsed_ms: number;
   triggered: true;
-  outcome: 'ok' | 'error';
+  outcome: TickOutcome;
   result: Record<string, unknown> | null;
   error: string | null;
 }
 
-/** Runs a worker once and records its tick; a failure is recorded and reported, not thrown. */
+/**
+ * Runs a worker once and records its tick; a failure is recorded and reported, not thrown. The
+ * tick and any alert it raises (config/workers.yaml) are stored in one transaction.
+ */
 export async function runWorker(deps: WorkerDeps, worker: ScheduledWorker): Promise<WorkerRun> {
   const startedAt = deps.clock.now();
   const started = performance.now();
   let result: Record<string, unknown> | null = null;
   let error: string | null = null;
-  try {
-    result = await worker.run(deps);
-  } catch (err) {
-    error = (err as Error).message || String(err);
-    deps.log.error({ err, worker: worker.name }, 'worker tick failed');
+  const gated = envGateActive(worker, deps.config);
+  if (gated) {
+    result = { skipped: `${worker.envGate!.variable} is off` };
+  } else {
+    try {
+      result = await worker.run(deps);
+    } catch (err) {
+      error = (err as Error).message || String(err);
+      deps.log.error({ err, worker: worker.name }, 'worker tick failed');
+    }
   }
   const elapsed = performance.now() - started;
-  const outcome = error === null ? 'ok' : 'error';
-  await recordTick(deps.sql, { name: worker.name, at: startedAt, outcome, durationMs: elapsed, error });
+  const outcome: TickOutcome = gated ? 'skipped' : error === null ? 'ok' : 'error';
+  await deps.sql.begin(async (tx) => {
+    const streak = await recordTick(tx, { name: worker.name, at: startedAt, outcome, durationMs: elapsed, error });
+    const event = alertFor(deps.config.workers, outcome, streak);
+    if (event === null) return;
+    const failures = event === 'failing' ? streak.after : streak.before;
+    await raiseAlert(deps, tx, { worker: worker.name, event, at: deps.clock.now(), failures, lastError: error });
+  });
   return { elapsed_ms: Math.round(elapsed), triggered: true, outcome, result, error };
 }

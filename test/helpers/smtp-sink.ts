@@ -1,4 +1,4 @@
-// A real SMTP server on 127.0.0.1 for delivery tests: records envelopes and raw messages, answers as scripted (per recipient or per call), optionally offers STARTTLS, and counts connections.
+// A real SMTP server on 127.0.0.1 for delivery tests: records envelopes, raw messages and the client's address, answers as scripted (per recipient or per call), optionally offers STARTTLS, and counts connections.
 import type { Socket } from 'node:net';
 import { generate } from 'selfsigned';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';
@@ -18,6 +18,8 @@ export interface SinkMessage {
   secure: boolean;
   /** The ordinal (1-based) of the connection the message came over. */
   connection: number;
+  /** The client's address: the source address the delivery connected from. */
+  remoteAddress: string;
 }
 
 export interface SmtpSink {
@@ -26,8 +28,8 @@ export interface SmtpSink {
   /** "127.0.0.1:<port>", for MAILPATH_OUTBOUND_RELAY. */
   address: string;
   messages: SinkMessage[];
-  /** Every RCPT TO seen, with the answer's code (or 'stall' / 'drop'). */
-  rcpts: { to: string; answer: number | 'stall' | 'drop' }[];
+  /** Every RCPT TO seen, with the answer's code (or 'stall' / 'drop') and the client's address. */
+  rcpts: { to: string; answer: number | 'stall' | 'drop'; remoteAddress: string }[];
   /** Answers for successive RCPTs to this address; 250 once they are used up. */
   answerFor(rcpt: string, ...answers: SinkAnswer[]): void;
   /** Answers for the next RCPTs to any address without a script of its own. */
@@ -122,7 +124,7 @@ export async function startSmtpSink(t: { teardown(fn: () => unknown): void }, op
     onRcptTo(address, session, callback) {
       const to = address.address.toLowerCase();
       const answer = perRcpt.get(to)?.shift() ?? perCall.shift() ?? ACCEPT;
-      sink.rcpts.push({ to, answer: answerCode(answer) });
+      sink.rcpts.push({ to, answer: answerCode(answer), remoteAddress: session.remoteAddress });
       if (answer.at === 'data') {
         atData.set(session.id, answer);
         callback();
@@ -144,6 +146,7 @@ export async function startSmtpSink(t: { teardown(fn: () => unknown): void }, op
             raw: Buffer.concat(chunks),
             secure: session.secure,
             connection: sockets.get(session.remotePort)?.ordinal ?? 0,
+            remoteAddress: session.remoteAddress,
           });
         }
         apply(answer, session, callback);

@@ -8,6 +8,8 @@ export interface AttemptFacts {
   send: Pick<DeliverySend, 'id' | 'tenant_id' | 'to_email' | 'created_at' | 'attempts'>;
   /** The host that answered ("mx1.example.net [192.0.2.1]"), null when none was reached. */
   remoteHost: string | null;
+  /** The IP-pool address it went out from; null when the system picked (no pool) or nothing was sent. */
+  sourceAddress?: string | null;
   classification: Classification;
   recorded: RecordedOutcome;
   /** When the attempt started. */
@@ -24,6 +26,7 @@ export function logAttempt(log: Logger, a: AttemptFacts): void {
       to: a.send.to_email,
       attempt: a.send.attempts + 1,
       host: a.remoteHost,
+      ...(a.sourceAddress ? { source: a.sourceAddress } : {}),
       code: c.smtpCode,
       enhanced: c.enhancedCode,
       reply: c.reply,

@@ -25,6 +25,13 @@ export interface AttemptDeps {
   transports: Transports;
   relay: string | undefined;
   port: number;
+  /** The local address every connection of this attempt goes out from (see shared/ip-pools). */
+  localAddress?: string;
+  /**
+   * True for an outcome that must end the attempt even at the connection level: a reply saying
+   * the source address is blocked (the next host would only be asked from the same address).
+   */
+  stopOn?(outcome: SmtpOutcome): boolean;
 }
 
 /**
@@ -55,9 +62,10 @@ export async function attemptDelivery(deps: AttemptDeps, input: AttemptInput, si
         return last ?? { outcome: { kind: 'network', text: 'the delivery deadline passed before a host was tried' }, remoteHost: null };
       }
       tries++;
-      const sent = await deps.transports.send({ host: hop.host, address, port: hop.port }, { from: input.envelopeFrom, to: input.to }, input.message, signal);
+      const dest = { host: hop.host, address, port: hop.port, ...(deps.localAddress !== undefined ? { localAddress: deps.localAddress } : {}) };
+      const sent = await deps.transports.send(dest, { from: input.envelopeFrom, to: input.to }, input.message, signal);
       last = { outcome: sent.outcome, remoteHost: describeHost(hop.host, address) };
-      if (!sent.connectionLevel) return last;
+      if (!sent.connectionLevel || deps.stopOn?.(sent.outcome)) return last;
     }
   }
   return last ?? { outcome: { kind: 'dns', text: `no host of ${domain} could be tried` }, remoteHost: null };

@@ -33,6 +33,8 @@ export interface MeasuredAttempt {
   /** When the attempt started (the injected clock). */
   at: Date;
   durationMs: number;
+  /** The IP-pool address it went out from, when one was bound (kept in the event's detail). */
+  sourceAddress?: string | null;
 }
 
 const eventBase = (send: DeliverySend, at: Date): Omit<NewEvent, 'type' | 'subtype' | 'detail'> => ({
@@ -82,7 +84,14 @@ export type RecordedOutcome =
 export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: JobRef, m: MeasuredAttempt, delivered?: DeliveredWriter): Promise<RecordedOutcome> {
   const { classification: c, result } = m;
   const attempt = send.attempts + 1;
-  const facts = { remote_host: result.remoteHost, reply: c.reply, smtp_code: c.smtpCode, enhanced_code: c.enhancedCode, attempt };
+  const facts = {
+    remote_host: result.remoteHost,
+    reply: c.reply,
+    smtp_code: c.smtpCode,
+    enhanced_code: c.enhancedCode,
+    attempt,
+    ...(m.sourceAddress ? { source_address: m.sourceAddress } : {}),
+  };
   if (delivered && c.verdict.result === 'delivered') {
     await delivered.write({
       attempt: {

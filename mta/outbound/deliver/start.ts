@@ -5,6 +5,7 @@ import { Gate } from '../../../shared/concurrency.js';
 import { startBatchWorker, type RunJob } from '../../../shared/jobs/batch-worker.js';
 import { DELIVERY_JOBS, type DeliveryJob } from '../../../shared/sending/delivery-jobs.js';
 import { Transports } from './transports.js';
+import { IpWatchdog } from '../../../shared/ip-pools/watchdog.js';
 import { isUuid } from '../../../shared/ids.js';
 import { claimQueued } from '../../../shared/sends/delivery-queries.js';
 import { createDeliveredWriter } from './record.js';
@@ -33,7 +34,12 @@ export async function startOutbound(deps: DeliveryDeps): Promise<RunningOutbound
   const w = deps.config.delivery.workers;
   // The role is named by main/roles.ts already; the worker names itself, as its siblings do.
   const log = deps.log.child({ worker: 'delivery' });
-  const ctx: WorkerContext = { deps: { ...deps, log }, transports: new Transports(deps.config, log), delivered: createDeliveredWriter(deps.sql, log) };
+  const ctx: WorkerContext = {
+    deps: { ...deps, log },
+    transports: new Transports(deps.config, log),
+    delivered: createDeliveredWriter(deps.sql, log),
+    watchdog: new IpWatchdog({ sql: deps.sql, config: deps.config, clock: deps.clock, log }),
+  };
   const gate = new Gate(w.concurrency);
 
   const handleBatch = async (jobs: Job<DeliveryJob>[], runJob: RunJob<DeliveryJob>): Promise<void> => {

@@ -1,4 +1,4 @@
-// Reused SMTP connections per destination (address:port): one nodemailer pool each, made on demand, closed once idle; sending turns nodemailer's answer into an SmtpOutcome.
+// Reused SMTP connections per destination (address:port, and the local source address when one is bound): one nodemailer pool each, made on demand, closed once idle; sending turns nodemailer's answer into an SmtpOutcome.
 import nodemailer from 'nodemailer';
 import type { Config } from '../../../shared/config/index.js';
 import type { Logger } from '../../../shared/log.js';
@@ -10,6 +10,8 @@ export interface Destination {
   host: string;
   address: string;
   port: number;
+  /** The local address to connect from (a member of the send's IP pool); undefined: the system picks. */
+  localAddress?: string;
 }
 
 export interface Envelope {
@@ -105,6 +107,7 @@ export class Transports {
       pool: true,
       host: dest.address,
       port: dest.port,
+      ...(dest.localAddress !== undefined ? { localAddress: dest.localAddress } : {}),
       name: this.config.hostname,
       maxConnections: d.destination.max_connections,
       maxMessages: d.destination.max_messages_per_connection,
@@ -139,4 +142,5 @@ export class Transports {
   }
 }
 
-const keyOf = (dest: Destination) => `${dest.address.includes(':') ? `[${dest.address}]` : dest.address}:${dest.port}`;
+const keyOf = (dest: Destination) =>
+  `${dest.address.includes(':') ? `[${dest.address}]` : dest.address}:${dest.port}${dest.localAddress !== undefined ? ` from ${dest.localAddress}` : ''}`;

@@ -7,9 +7,9 @@ import type { SendingDeps } from '../../../shared/sending/deps.js';
 import type { GateDeps, GateSend } from '../../../shared/sending/gates/types.js';
 import { warmupGate } from '../../../shared/sending/gates/warmup.js';
 import type { DeliveryJob } from '../../../shared/sending/delivery-jobs.js';
-import { attemptDelivery } from './attempt.js';
+import type { IpWatchdog } from '../../../shared/ip-pools/watchdog.js';
 import { logAttempt } from './attempt-log.js';
-import { classify } from './classify.js';
+import { attemptFromPool } from './source.js';
 import { recordAttempt, recordDrop, recordFailure, recordRedeferral, recordSimulated, type DeliveredWriter, type JobRef } from './record.js';
 import type { Transports } from './transports.js';
 
@@ -30,6 +30,8 @@ export interface WorkerContext {
   deps: DeliveryDeps;
   transports: Transports;
   delivered: DeliveredWriter;
+  /** The process's IP pools and watchdog: which address a delivery goes out from. */
+  watchdog: IpWatchdog;
 }
 
 /**
@@ -84,15 +86,22 @@ export async function deliverClaimed(
     return 'failed';
   }
   const started = performance.now();
-  const result = await attemptDelivery(
-    { dns: deps.dns, transports: ctx.transports, relay: deps.config.outboundRelay, port: deps.config.outboundPort },
-    { to: send.to_email, envelopeFrom: send.envelope_from, message },
+  const { result, classification, sourceAddress } = await attemptFromPool(
+    {
+      dns: deps.dns,
+      transports: ctx.transports,
+      relay: deps.config.outboundRelay,
+      port: deps.config.outboundPort,
+      watchdog: ctx.watchdog,
+      bounceRules: deps.config.bounceRules,
+    },
+    send,
+    message,
     signal,
   );
-  const classification = classify(deps.config.bounceRules, result.outcome);
   const durationMs = performance.now() - started;
-  const recorded = await recordAttempt(deps, send, job, { result, classification, at, durationMs }, ctx.delivered);
-  logAttempt(deps.log, { send, remoteHost: result.remoteHost, classification, recorded, at, durationMs });
+  const recorded = await recordAttempt(deps, send, job, { result, classification, at, durationMs, sourceAddress }, ctx.delivered);
+  logAttempt(deps.log, { send, remoteHost: result.remoteHost, sourceAddress, classification, recorded, at, durationMs });
   return 'attempted';
 }
 

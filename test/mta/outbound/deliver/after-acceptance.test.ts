@@ -65,6 +65,7 @@ t.test('two workers waking the same warm-up deferral count the day once: the one
   const { Transports } = await import('../../../../mta/outbound/deliver/transports.js');
   const { createDeliveredWriter } = await import('../../../../mta/outbound/deliver/record.js');
   const { runDeliveryJob } = await import('../../../../mta/outbound/deliver/worker.js');
+  const { IpWatchdog } = await import('../../../../shared/ip-pools/watchdog.js');
   const { dailyCount } = await import('../../../../shared/warmup/queries.js');
   const { utcDay } = await import('../../../../shared/warmup/tiers.js');
   const from = await sender();
@@ -76,7 +77,7 @@ t.test('two workers waking the same warm-up deferral count the day once: the one
   // A new day for the counter: the wake-up is allowed and counts once.
   await sql`delete from warmup_daily_counters where domain_id = ${from.domain.id}`;
   const log = createLogger('silent');
-  const ctx = { deps, transports: new Transports(deps.config, log), delivered: createDeliveredWriter(sql, log) };
+  const ctx = { deps, transports: new Transports(deps.config, log), delivered: createDeliveredWriter(sql, log), watchdog: new IpWatchdog({ ...deps, log }) };
   t.teardown(() => ctx.transports.close());
   const job = { id: '00000000-0000-0000-0000-000000000000', data: { send_id: deferred.id } };
   const outcomes = await Promise.allSettled([0, 1].map(() => runDeliveryJob(ctx, job, AbortSignal.timeout(10_000))));
