@@ -18,9 +18,11 @@ const regex = z
 const replyPattern = z.union([z.string(), z.number().int()]).transform(String).pipe(z.string().regex(/^[45][0-9x][0-9x]$/i, 'expected a reply code pattern such as 5xx or 421'));
 
 /** 5.7.x, or a range of details within one class.subject: 5.7.606-5.7.649. */
-const enhancedPattern = z
-  .string()
-  .regex(/^[45]\.(\d{1,3}|x)\.(\d{1,3}|x)$|^([45])\.(\d{1,3})\.(\d{1,3})-\4\.\5\.(\d{1,3})$/i, 'expected an enhanced code pattern such as 5.7.x or a range such as 5.7.606-5.7.649');
+const enhancedPattern = z.string().refine((v) => {
+  if (/^[45]\.(\d{1,3}|x)\.(\d{1,3}|x)$/i.test(v)) return true;
+  const range = /^([45])\.(\d{1,3})\.(\d{1,3})-([45])\.(\d{1,3})\.(\d{1,3})$/.exec(v);
+  return range !== null && range[1] === range[4] && Number(range[2]) === Number(range[5]) && Number(range[3]) <= Number(range[6]);
+}, 'expected an enhanced code pattern such as 5.7.x or a range such as 5.7.606-5.7.649');
 
 export const ipWatchdogSchema = z.strictObject({
   cooldown_minutes: z.number().int().min(1).max(30 * 24 * 60),
