@@ -38,6 +38,8 @@ export interface SmtpSink {
   holdGreetings(n: number): void;
   /** The next `n` connections are closed before the greeting. */
   dropConnections(n: number): void;
+  /** The next connections, one per answer, are refused at the greeting with that code and text (then closed). */
+  refuseGreetings(...answers: { code: number; text: string }[]): void;
   /** Connections opened so far, open now, and the most open at once. */
   stats(): { opened: number; open: number; maxOpen: number };
   /** Resolves with the messages once there are at least `n`; rejects after `timeoutMs`. */
@@ -74,6 +76,7 @@ export async function startSmtpSink(t: { teardown(fn: () => unknown): void }, op
   let perCall: SinkAnswer[] = [];
   let holds = 0;
   let drops = 0;
+  let greetingRefusals: { code: number; text: string }[] = [];
   let opened = 0;
   let maxOpen = 0;
   // Per client port; after STARTTLS the TLS socket joins the plain one, whose own events then stop.
@@ -109,6 +112,11 @@ export async function startSmtpSink(t: { teardown(fn: () => unknown): void }, op
       }
       if (holds > 0) {
         holds--;
+        return;
+      }
+      const refused = greetingRefusals.shift();
+      if (refused) {
+        callback(refusal(refused.code, refused.text));
         return;
       }
       callback();
@@ -179,6 +187,7 @@ export async function startSmtpSink(t: { teardown(fn: () => unknown): void }, op
     answerNext: (...answers: SinkAnswer[]) => perCall.push(...answers),
     holdGreetings: (n: number) => void (holds += n),
     dropConnections: (n: number) => void (drops += n),
+    refuseGreetings: (...answers: { code: number; text: string }[]) => void greetingRefusals.push(...answers),
     stats: () => ({ opened, open: sockets.size, maxOpen }),
     waitForMessages: (n: number, timeoutMs = 10_000) =>
       pollUntil(`${n} message(s) at the sink`, () => (sink.messages.length >= n ? sink.messages : undefined), timeoutMs),
@@ -187,6 +196,7 @@ export async function startSmtpSink(t: { teardown(fn: () => unknown): void }, op
       sink.rcpts.length = 0;
       perRcpt.clear();
       perCall = [];
+      greetingRefusals = [];
       holds = drops = 0;
       opened = sockets.size;
       maxOpen = sockets.size;
