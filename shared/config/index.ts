@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { projectRoot } from '../paths.js';
 import { authSchema, type AuthConfig } from './auth.js';
 import { bounceRulesSchema, type BounceRulesConfig } from './bounce-rules.js';
+import { campaignsSchema, type CampaignsConfig } from './campaigns.js';
 import { deliverySchema, type DeliveryConfig } from './delivery.js';
 import { dkimSchema, type DkimConfig } from './dkim.js';
 import { dnsSchema, type DnsConfig } from './dns.js';
@@ -20,7 +21,7 @@ import { webhooksSchema, type WebhooksConfig } from './webhooks.js';
 export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
-export type { AuthConfig, BounceRulesConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, WarmupConfig, WebhooksConfig };
+export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, WarmupConfig, WebhooksConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -34,6 +35,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     delivery: deliverySchema,
     'bounce-rules': bounceRulesSchema,
     inbound: inboundSchema,
+    campaigns: campaignsSchema,
     plugins: pluginsSchema(mxPlugins),
   });
 }
@@ -95,6 +97,8 @@ export interface Config {
   inbound: InboundConfig;
   /** config/plugins.yaml: the MX plugins enabled, their order and the hook timeouts. */
   plugins: PluginsConfig;
+  /** config/campaigns.yaml: target materialization and the fan-out's batches, leases and jobs. */
+  campaigns: CampaignsConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -228,6 +232,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     webhooks: parsedFiles.data.webhooks,
     inbound: parsedFiles.data.inbound,
     plugins: parsedFiles.data.plugins,
+    campaigns: parsedFiles.data.campaigns,
     dev,
   };
 }
