@@ -38,6 +38,7 @@ import { mailMessageRoutes } from './routes/mail-messages.js';
 import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
+import { segmentRoutes } from './routes/segments.js';
 import { accountPages } from './pages/account-pages.js';
 
 /** Every route group, one per line (a new group is a one-line change). */
@@ -59,6 +60,7 @@ const ROUTE_GROUPS = [
   contactRoutes,
   contactCustomFieldRoutes,
   listRoutes,
+  segmentRoutes,
   inboundWebhookRoutes,
   mailAuthRoutes,
   mailboxRoutes,
