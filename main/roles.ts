@@ -5,6 +5,7 @@ import { startBounceIntake } from '../mta/outbound/bounces/worker.js';
 import { startOutbound } from '../mta/outbound/deliver/start.js';
 import { startSubmission } from '../mta/submission/server.js';
 import { startWebhookDelivery } from '../mta/webhook/start.js';
+import { startFanoutWorker } from '../shared/campaigns/fanout-worker.js';
 import type { Role } from '../shared/config/index.js';
 import { scheduleWorkers } from '../shared/workers/schedule.js';
 import { PLUGINS } from '../plugins/index.js';
@@ -52,8 +53,13 @@ const STARTERS: Record<Role, RoleStarter> = {
       await Promise.all([outbound.stop(), webhooks.stop()]);
       throw err;
     });
-    const stop = async () => {
+    // Campaign fan-out: recipients fixed at send time, claimed in batches, through the same send use-case.
+    const campaigns = await startFanoutWorker(deps).catch(async (err: unknown) => {
       await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop()]);
+      throw err;
+    });
+    const stop = async () => {
+      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), campaigns.stop()]);
     };
     return { name: 'outbound', stop, details: { relay: services.config.outboundRelay ?? null } };
   },

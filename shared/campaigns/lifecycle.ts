@@ -27,6 +27,18 @@ export interface Caller {
   mode: 'live' | 'test';
 }
 
+/** The audit action of each status change (campaign.<name>). */
+const AUDIT_ACTION: Record<CampaignAction, string> = {
+  edit: 'updated',
+  delete: 'deleted',
+  schedule: 'scheduled',
+  unschedule: 'unscheduled',
+  send: 'send_started',
+  pause: 'paused',
+  resume: 'resumed',
+  cancel: 'cancelled',
+};
+
 /**
  * Applies `action` to the campaign in one transaction: the row locked, its status checked against the table
  * (409 otherwise), the change written, then `also` (jobs to enqueue, an Idempotency-Key answer) and the audit row.
@@ -48,7 +60,7 @@ async function apply(
     await writeAudit(tx, {
       tenantId: caller.tenantId,
       actor: caller.actor,
-      action: `campaign.${action === 'send' ? 'send_started' : `${action}${action.endsWith('e') ? 'd' : 'ed'}`}`,
+      action: `campaign.${AUDIT_ACTION[action]}`,
       resourceType: 'campaign',
       resourceId: row.id,
       metadata: { name: row.name, from: row.status, to: updated.status },

@@ -68,6 +68,11 @@ const COLUMNS = [
 ];
 const columns = (db: Queryable) => db(COLUMNS);
 
+/** A list entry: the bodies stay in the database (a page of 200 could otherwise weigh hundreds of megabytes). */
+export type CampaignSummaryRow = Omit<CampaignRow, 'body_html' | 'body_text'> & { has_body_html: boolean; has_body_text: boolean };
+const summaryColumns = (db: Queryable) =>
+  db`${db(COLUMNS.filter((c) => c !== 'body_html' && c !== 'body_text'))}, body_html is not null as has_body_html, body_text is not null as has_body_text`;
+
 export async function insertCampaign(db: Queryable, tenantId: string, c: CampaignContent, at: Date): Promise<CampaignRow> {
   const [row] = await db<CampaignRow[]>`
     insert into campaigns ${db({ tenant_id: tenantId, ...c, created_at: at, updated_at: at })}
@@ -92,9 +97,9 @@ export async function findCampaignById(db: Queryable, id: string, options: { loc
 }
 
 /** `q` (a LIKE pattern, already escaped) over name or subject, without case; newest first. */
-export async function listCampaigns(db: Queryable, tenantId: string, f: { like: string | undefined; limit: number; offset: number }): Promise<CampaignRow[]> {
-  return db<CampaignRow[]>`
-    select ${columns(db)} from campaigns
+export async function listCampaigns(db: Queryable, tenantId: string, f: { like: string | undefined; limit: number; offset: number }): Promise<CampaignSummaryRow[]> {
+  return db<CampaignSummaryRow[]>`
+    select ${summaryColumns(db)} from campaigns
     where tenant_id = ${tenantId} ${f.like === undefined ? db`` : db`and (name ilike ${f.like} or subject ilike ${f.like})`}
     order by created_at desc, id desc
     limit ${f.limit} offset ${f.offset}`;

@@ -5,28 +5,27 @@ import { PROFILE_COLUMN_NAMES, type ProfileColumn } from '../contacts/fields.js'
 export const SKIP_REASONS = ['unsubscribed', 'deleted', 'suppressed', 'md5_listed', 'invalid', 'cancelled'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
 
-/** The counter column of each skip reason in campaign_stats. */
-const SKIP_COLUMN: Record<SkipReason, string> = {
-  unsubscribed: 'skipped_unsubscribed',
-  deleted: 'skipped_deleted',
-  suppressed: 'skipped_suppressed',
-  md5_listed: 'skipped_md5',
-  invalid: 'skipped_invalid',
-  cancelled: 'skipped_cancelled',
-};
-
 /**
  * The counters of the rows a data-modifying CTE named `changed` returned (columns variant, targeted, status,
  * skip_reason), added to campaign_stats per variant in the same statement: the counts commit with the rows.
  */
 function countChanged(db: Queryable, campaignId: string) {
-  const skipped = Object.entries(SKIP_COLUMN).map(([reason, column]) => db`, count(*) filter (where status = 'skipped' and skip_reason = ${reason}) as ${db(column)}`);
-  const adds = ['targeted', 'queued', ...Object.values(SKIP_COLUMN)].map((c, i) => db`${i === 0 ? db`` : db`,`} ${db(c)} = campaign_stats.${db(c)} + excluded.${db(c)}`);
+  const skipped = (reason: SkipReason) => db`count(*) filter (where status = 'skipped' and skip_reason = ${reason})`;
   return db`
-    insert into campaign_stats (campaign_id, variant, targeted, queued, ${db(Object.values(SKIP_COLUMN))})
-    select ${campaignId}::uuid, variant, sum(targeted), count(*) filter (where status = 'queued') ${skipped}
+    insert into campaign_stats (campaign_id, variant, targeted, queued, skipped_unsubscribed, skipped_deleted, skipped_suppressed,
+                                skipped_md5, skipped_invalid, skipped_cancelled)
+    select ${campaignId}::uuid, variant, sum(targeted), count(*) filter (where status = 'queued'), ${skipped('unsubscribed')},
+           ${skipped('deleted')}, ${skipped('suppressed')}, ${skipped('md5_listed')}, ${skipped('invalid')}, ${skipped('cancelled')}
     from changed group by variant
-    on conflict (campaign_id, variant) do update set ${adds}`;
+    on conflict (campaign_id, variant) do update set
+      targeted = campaign_stats.targeted + excluded.targeted,
+      queued = campaign_stats.queued + excluded.queued,
+      skipped_unsubscribed = campaign_stats.skipped_unsubscribed + excluded.skipped_unsubscribed,
+      skipped_deleted = campaign_stats.skipped_deleted + excluded.skipped_deleted,
+      skipped_suppressed = campaign_stats.skipped_suppressed + excluded.skipped_suppressed,
+      skipped_md5 = campaign_stats.skipped_md5 + excluded.skipped_md5,
+      skipped_invalid = campaign_stats.skipped_invalid + excluded.skipped_invalid,
+      skipped_cancelled = campaign_stats.skipped_cancelled + excluded.skipped_cancelled`;
 }
 
 /**

@@ -18,6 +18,7 @@ import {
   updateCampaign,
   type CampaignContent,
   type CampaignRow,
+  type CampaignSummaryRow,
 } from './queries.js';
 import { campaignCounters, type CampaignCounters } from './recipient-queries.js';
 
@@ -26,9 +27,9 @@ export interface CampaignDeps {
   clock: Clock;
 }
 
-/** A campaign with its progress counters. */
-export interface CampaignView {
-  row: CampaignRow;
+/** A campaign (or a list entry without its bodies) with its progress counters. */
+export interface CampaignView<R extends Pick<CampaignRow, 'id'> = CampaignRow> {
+  row: R;
   counters: CampaignCounters;
 }
 
@@ -40,7 +41,7 @@ export async function requireCampaign(db: Queryable, tenantId: string, id: strin
 }
 
 /** Campaign rows with their counters, read in one query for all of them. */
-export async function viewsOf(db: Queryable, rows: CampaignRow[]): Promise<CampaignView[]> {
+export async function viewsOf<R extends Pick<CampaignRow, 'id'>>(db: Queryable, rows: R[]): Promise<CampaignView<R>[]> {
   const counters = await campaignCounters(db, rows.map((r) => r.id));
   return rows.map((row) => ({ row, counters: counters.get(row.id)! }));
 }
@@ -69,7 +70,7 @@ export async function listCampaignPage(
   db: Queryable,
   tenantId: string,
   page: { q?: string | undefined; limit: number; offset: number },
-): Promise<{ items: CampaignView[]; total: number; limit: number; offset: number }> {
+): Promise<{ items: CampaignView<CampaignSummaryRow>[]; total: number; limit: number; offset: number }> {
   const q = page.q?.trim();
   const like = q ? likeContains(q) : undefined;
   const rows = await listCampaigns(db, tenantId, { like, limit: page.limit, offset: page.offset });

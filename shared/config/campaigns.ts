@@ -3,7 +3,7 @@ import { z } from 'zod';
 
 export const campaignsSchema = z.strictObject({
   materialize: z.strictObject({
-    page_size: z.number().int().min(1).max(100_000),
+    page_size: z.number().int().min(1).max(10_000),
   }),
   fanout: z.strictObject({
     batch_size: z.number().int().min(1).max(5000),
