@@ -68,8 +68,9 @@ export async function setUpCampaign(world: CampaignWorld & { masterKey: string }
   const token = registered.body.data.token as string;
   await sql`insert into plans (id, name, monthly_send_cap) values ('big', 'Big', 1000000) on conflict (id) do nothing`;
   await sql`update tenants set plan_id = 'big' where id = ${tenantId}`;
+  const name = `fanout-${randomBytes(4).toString('hex')}.test`;
   const [domain] = await sql<{ id: string }[]>`
-    insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'fanout.test', 'fanout.test', now(), now(), now()) returning id`;
+    insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;
   await storeKey(sql, new SealedBox(Buffer.from(world.masterKey, 'hex')), { tenantId, domainId: domain!.id, selector: 's1', key: await generateDkimKey(1024), state: 'active', at: new Date() });
   const [list] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'Everyone', now(), now()) returning id`;
   await sql`
@@ -80,7 +81,7 @@ export async function setUpCampaign(world: CampaignWorld & { masterKey: string }
     insert into list_members (list_id, contact_id, tenant_id, added_at) select ${list!.id}, id, ${tenantId}, now() from c`;
   const created = await https(httpsPort, 'POST', '/campaigns', {
     token,
-    body: { name: 'Big one', list_id: list!.id, from_email: 'news@fanout.test', subject: 'Hello {{ first_name }}', body_text: 'Hi {{ contact.email }}' },
+    body: { name: 'Big one', list_id: list!.id, from_email: `news@${name}`, subject: 'Hello {{ first_name }}', body_text: 'Hi {{ contact.email }}' },
   });
   if (created.status !== 200) throw new Error(`create campaign: ${created.status} ${JSON.stringify(created.body)}`);
   return { token, tenantId, listId: list!.id, campaignId: created.body.data.id };
