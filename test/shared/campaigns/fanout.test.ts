@@ -87,6 +87,13 @@ t.test('each recipient is rendered with its own contact; sends carry the campaig
   t.same(sends.map((r) => r.campaign_variant), [null, null, null]);
   const events = await sql<{ n: number }[]>`select count(*)::int as n from events where campaign_id = ${c.id} and type = 'send'`;
   t.equal(events[0]!.n, 3, 'the send events name the campaign');
+
+  // Erasing a contact takes its address out of the campaign's recipients too.
+  t.equal((await call(s.app, 'POST', `/contacts/${contactIds[0]!}/erase`, { token: a.tenant.token })).status, 200);
+  const recipients = await sql<{ contact_id: string; email: string }[]>`select contact_id, email from campaign_recipients where campaign_id = ${c.id}`;
+  const erased = recipients.find((r) => r.contact_id === contactIds[0])!;
+  t.match(erased.email, /^erased:[0-9a-f]{12}$/);
+  t.equal(recipients.filter((r) => r.email.startsWith('erased:')).length, 1, 'only that one');
 });
 
 t.test('an A/B test: the split share goes half to a, half to b, the rest is held until a winner; then the remainder gets the winner\'s subject', async (t) => {
