@@ -40,7 +40,10 @@ import { teamRoutes } from './routes/team.js';
 import { teamAuthRoutes } from './routes/team-auth.js';
 import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
 import { segmentRoutes } from './routes/segments.js';
+import { contactImportRoutes } from './routes/contact-imports.js';
+import { md5EntryRoutes, md5ListRoutes } from './routes/md5-lists.js';
 import { accountPages } from './pages/account-pages.js';
+import { trackingPages } from './pages/tracking.js';
 
 /** Every route group, one per line (a new group is a one-line change). */
 const ROUTE_GROUPS = [
@@ -63,6 +66,9 @@ const ROUTE_GROUPS = [
   listRoutes,
   campaignRoutes,
   segmentRoutes,
+  contactImportRoutes,
+  md5ListRoutes,
+  md5EntryRoutes,
   inboundWebhookRoutes,
   mailAuthRoutes,
   mailboxRoutes,
@@ -123,5 +129,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   }, { prefix: API_PREFIX });
   // The pages the platform e-mails link to (/reset-password, /accept-invite): HTML, outside the API prefix.
   await app.register(accountPages);
+  // The open pixel, click redirects and unsubscribe links mail carries (/o/, /c/, /u/): public, outside the API prefix.
+  await app.register(trackingPages);
   return app;
 }

@@ -81,6 +81,19 @@ function rawResponse(answer: ClientErrorAnswer, headers: Record<string, string>)
   return `${lines.join('\r\n')}\r\n\r\n${body}`;
 }
 
+/**
+ * Connections whose request is a streamed upload (bulk imports): its route enforces a deadline of its own
+ * (config/limits.yaml imports), so the listener's request deadline is ignored for them. Node reports that
+ * deadline once per request and stops watching it, so ignoring it lets the upload go on.
+ */
+const longUploads = new WeakSet<Socket>();
+
+/** Exempts the connection's current request from the request deadline; call `release` once it is answered. */
+export function exemptFromRequestDeadline(socket: Socket): { release(): void } {
+  longUploads.add(socket);
+  return { release: () => longUploads.delete(socket) };
+}
+
 /** Sockets already being answered: the parser reports an error again for each further chunk it is given. */
 const answering = new WeakSet<Socket>();
 
@@ -93,6 +106,7 @@ export function clientErrorHandler(ctx: ApiContext): (err: Error & { code?: stri
   const limits = ctx.config.limits.request;
   return (err, socket) => {
     if (answering.has(socket)) return;
+    if (err.code === 'ERR_HTTP_REQUEST_TIMEOUT' && longUploads.has(socket)) return;
     answering.add(socket);
     const answer = clientErrorAnswer(err.code, limits);
     const inFlight = inFlightRateHeaders(socket);

@@ -82,6 +82,16 @@ interface ListRoute<P, Q, B, R extends Schema> extends RouteBase<P, Q, B> {
   handler(input: HandlerInput<P, Q, B>): Promise<{ items: z.input<R>[]; next_cursor: string | null; total: number }>;
 }
 
+/** A route whose success answer is not the JSON envelope but a stream of another type (e.g. text/csv), sent as it is produced. */
+interface StreamRoute<P, Q, B, R extends Schema> extends RouteBase<P, Q, B> {
+  /** The success answer's content type. */
+  produces: string;
+  /** Documents the success answer (OpenAPI); not used to serialize it. */
+  response: R;
+  list?: false;
+  handler(input: HandlerInput<P, Q, B>): Promise<NodeJS.ReadableStream>;
+}
+
 const ERROR_DESCRIPTIONS: Record<number, string> = {
   400: 'Malformed JSON, an unexpected field or a bad parameter (bad_request)',
   401: 'Missing, unparseable, revoked or expired credential (unauthenticated)',
@@ -141,13 +151,14 @@ async function rejectNulCharacters(request: FastifyRequest): Promise<void> {
 
 export function defineRoute<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema>(
   app: ApiInstance,
-  route: ObjectRoute<P, Q, B, R> | ListRoute<P, Q, B, R>,
+  route: ObjectRoute<P, Q, B, R> | ListRoute<P, Q, B, R> | StreamRoute<P, Q, B, R>,
 ): void {
+  const stream = 'produces' in route ? route : undefined;
   const status = route.status ?? 200;
   const defaultErrors = [400, 422, 429, 500, ...(route.auth === 'public' ? [] : [401, 403])];
   const errorCodes = [...new Set([...defaultErrors, ...(route.errors ?? [])])].sort();
   const response: Record<number, Schema> = {
-    [status]: route.list ? listEnvelope(route.response) : okEnvelope(route.response),
+    [status]: stream ? route.response.describe(`${stream.produces}: ${route.response.description ?? ''}`) : route.list ? listEnvelope(route.response) : okEnvelope(route.response),
   };
   for (const code of errorCodes) response[code] = errorEnvelope.describe(ERROR_DESCRIPTIONS[code] ?? 'Error');
   const scopeNote = route.scope ? `\n\nRequired scope for API keys: \`${route.scope}\`.` : '';
@@ -184,6 +195,7 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
         reply,
       } as HandlerInput<P, Q, B>;
       reply.code(status);
+      if (stream) return reply.type(stream.produces).send(await stream.handler(input));
       if (route.list) {
         const page = await route.handler(input);
         return { ok: true, data: page.items, next_cursor: page.next_cursor, total: page.total };

@@ -2,11 +2,13 @@
 import { startApi } from '../api/server.js';
 import { startMx } from '../mta/inbound/server.js';
 import { startBounceIntake } from '../mta/outbound/bounces/worker.js';
+import { startUnsubscribeIntake } from '../mta/outbound/unsubscribes/worker.js';
 import { startOutbound } from '../mta/outbound/deliver/start.js';
 import { startSubmission } from '../mta/submission/server.js';
 import { startWebhookDelivery } from '../mta/webhook/start.js';
 import { startFanoutWorker } from '../shared/campaigns/fanout-worker.js';
 import type { Role } from '../shared/config/index.js';
+import { startImportWorker } from '../shared/imports/start.js';
 import { scheduleWorkers } from '../shared/workers/schedule.js';
 import { PLUGINS } from '../plugins/index.js';
 import type { Services } from './services.js';
@@ -53,13 +55,23 @@ const STARTERS: Record<Role, RoleStarter> = {
       await Promise.all([outbound.stop(), webhooks.stop()]);
       throw err;
     });
-    // Campaign fan-out: recipients fixed at send time, claimed in batches, through the same send use-case.
-    const campaigns = await startFanoutWorker(deps).catch(async (err: unknown) => {
+    // Bulk contact imports: long jobs that resume after a crash, beside the other queue workers.
+    const imports = await startImportWorker(deps).catch(async (err: unknown) => {
       await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop()]);
       throw err;
     });
+    // Mail to List-Unsubscribe mailto addresses the MX stored, applied like the https link.
+    const unsubscribes = await startUnsubscribeIntake(deps).catch(async (err: unknown) => {
+      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop()]);
+      throw err;
+    });
+    // Campaign fan-out: recipients fixed at send time, claimed in batches, through the same send use-case.
+    const campaigns = await startFanoutWorker(deps).catch(async (err: unknown) => {
+      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop()]);
+      throw err;
+    });
     const stop = async () => {
-      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), campaigns.stop()]);
+      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop(), campaigns.stop()]);
     };
     return { name: 'outbound', stop, details: { relay: services.config.outboundRelay ?? null } };
   },

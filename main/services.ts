@@ -12,6 +12,7 @@ import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config/index.js';
 import type { Sql } from '../shared/db/connection.js';
 import { createResolver, resolverFor } from '../shared/dns.js';
+import { ensureImportJobs } from '../shared/imports/jobs.js';
 import { ensureInboundJobs } from '../shared/inbound/jobs.js';
 import type { Boss } from '../shared/jobs/boss.js';
 import { KeyUsageRecorder } from '../shared/keys/last-used.js';
@@ -22,6 +23,8 @@ import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { verpKey } from '../shared/sends/verp.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
+import { HitRecorder } from '../shared/tracking/recorder.js';
+import { TrafficRules } from '../shared/tracking/traffic-rules.js';
 import { acceptSend } from '../shared/sending/accept.js';
 import { ensureDeliveryJobs } from '../shared/sending/delivery-jobs.js';
 import { createSendingDeps } from '../shared/sending/deps.js';
@@ -55,6 +58,7 @@ export async function buildServices(core: Core): Promise<Services> {
   const expireInSeconds = config.delivery.workers.job_expire_seconds;
   await ensureDeliveryJobs(sql, { expireInSeconds });
   await ensureInboundJobs(sql, { expireInSeconds });
+  await ensureImportJobs(sql, boss, { expireInSeconds: config.limits.imports.job_expire_seconds });
   await ensureFanoutJobs(sql, boss, config);
 
   const masterKey = await loadMasterKey(config);
@@ -87,6 +91,7 @@ export async function buildServices(core: Core): Promise<Services> {
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms),
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),
+    hits: new HitRecorder(sql, log, new TrafficRules(config.tracking), config.tracking.recorder.max_batch),
     async close() {
       await systemMail.drain();
       await Promise.all([rateLimiter.close(), keyUsage.close()]);

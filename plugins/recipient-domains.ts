@@ -1,7 +1,8 @@
-// MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce or feedback-loop address); never an open relay.
+// MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce, feedback-loop or unsubscribe address); never an open relay.
 import DataLoader from 'dataloader';
 import { recipientFacts, type RecipientFacts } from '../shared/inbound/queries.js';
 import { sendIdOfBounce } from '../shared/sends/verp.js';
+import { sendIdOfUnsubscribeAddress } from '../shared/tracking/link-tokens.js';
 import type { MxDeps } from '../mta/inbound/deps.js';
 import { accept, reject, type Plugin } from '../mta/hooks/phases.js';
 
@@ -39,6 +40,12 @@ export default function recipientDomains(deps: MxDeps): Plugin {
           }
           if (local.toLowerCase() === feedbackLoop) {
             recipient.route = { kind: 'bounce', sendId: null };
+            return accept();
+          }
+          // u-<token>: a List-Unsubscribe mailto address. A token that does not verify names nobody: refused here.
+          const unsubscribeSend = sendIdOfUnsubscribeAddress(deps.linkKey, recipient.address, host);
+          if (unsubscribeSend !== undefined) {
+            recipient.route = { kind: 'unsubscribe', sendId: unsubscribeSend };
             return accept();
           }
           return noSuchUser();

@@ -18,7 +18,7 @@ export default function store(deps: MxDeps): Plugin {
             return localFailure();
           }
           const target: RecipientTarget =
-            r.route.kind === 'bounce' ? { kind: 'bounce' } : { kind: 'tenant', tenantId: r.route.tenantId, mailboxId: r.route.mailboxId, webhook: r.route.webhook };
+            r.route.kind === 'tenant' ? { kind: 'tenant', tenantId: r.route.tenantId, mailboxId: r.route.mailboxId, webhook: r.route.webhook } : { kind: r.route.kind };
           recipients.push({ address: r.address, target });
         }
         const added = transaction.headers.join('');

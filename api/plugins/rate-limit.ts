@@ -9,7 +9,8 @@ import { callerBucket, tenantBuckets, windowName, type RateCaller, type RateCate
 import type { ApiContext } from '../context.js';
 
 function category(request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): RateCategory {
-  if (!principal) return 'public';
+  // The tracking links (pixel, click, unsubscribe) have a generous bucket of their own: proxies fetch for many readers.
+  if (!principal) return config.rateLimit === 'tracking' ? 'tracking' : 'public';
   if (config.rateLimit) return config.rateLimit;
   return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
 }

@@ -14,6 +14,14 @@ const SIG_WORD = /(?:^|[^a-z])sig(?:$|[^a-z])/i;
 // A session token (a JWT) is a secret whatever the parameter is called.
 const JWT = /^eyJ[\w-]*\.[\w-]+\./;
 
+// The tracking links' path segment is a token (an unsubscribe token is a capability): /o/, /c/ and /u/ keep only their prefix.
+const TOKEN_PATH = /^\/([ocu])\/[^?]*/;
+
+/** The request target with a tracking link's token replaced. */
+export function redactTokenPath(url: string): string {
+  return url.replace(TOKEN_PATH, `/$1/${REDACTED}`);
+}
+
 export function isSecretName(name: string): boolean {
   return SECRET_NAME.test(name) || SIG_WORD.test(name);
 }
@@ -63,7 +71,7 @@ const requestLog: FastifyPluginAsyncZod = async (app) => {
     request.log.info(
       {
         method: request.method,
-        url: redactUrl(request.url, isApiKey),
+        url: redactUrl(redactTokenPath(request.url), isApiKey),
         status: reply.statusCode,
         ms: Math.round(reply.elapsedTime * 10) / 10,
         ip: request.ip,

@@ -38,6 +38,11 @@ const body = z.strictObject({
     .boolean()
     .optional()
     .describe('Check the recipient before accepting: 422 when its domain has no MX or A record (or a null MX) or the address is suppressed'),
+  track_opens: z.boolean().optional().describe('Track opens: an open pixel is added before </body> of body_html (default false)'),
+  track_clicks: z
+    .boolean()
+    .optional()
+    .describe('Track clicks: every http(s) link of body_html goes through a signed redirect that records the click (default false)'),
 });
 
 const answer = z.object({

@@ -59,7 +59,9 @@ export type RecipientRoute =
   /** An address of a tenant: a workspace mailbox and/or the tenant's inbound webhook. */
   | { kind: 'tenant'; tenantId: string; mailboxId: string | null; webhook: boolean }
   /** One of our own addresses: a VERP bounce address (its send) or the feedback-loop address (null). */
-  | { kind: 'bounce'; sendId: string | null };
+  | { kind: 'bounce'; sendId: string | null }
+  /** A send's signed mailto unsubscribe address (List-Unsubscribe): applied like its https link. */
+  | { kind: 'unsubscribe'; sendId: string };
 
 export interface Recipient {
   /** As the client gave it, domain in lower-case A-label form. */

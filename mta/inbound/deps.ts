@@ -1,4 +1,4 @@
-// What the MX server and its plugins need (database, job queues, clock, resolver, VERP key): the part of the process's services the mx role takes.
+// What the MX server and its plugins need (database, job queues, clock, resolver, VERP and link keys): the part of the process's services the mx role takes.
 import type { Config } from '../../shared/config/index.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Sql } from '../../shared/db/connection.js';
@@ -16,4 +16,6 @@ export interface MxDeps {
   dns: DnsResolver;
   /** Checks the signature of VERP bounce addresses (the outbound path signs them with the same key). */
   verpKey: Buffer;
+  /** Checks the tokens of mailto unsubscribe addresses (the same key signs them in List-Unsubscribe). */
+  linkKey: Buffer;
 }

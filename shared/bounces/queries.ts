@@ -8,7 +8,7 @@ export interface BounceMail {
   inbound_message_id: string;
   /** The envelope recipient: a VERP address or the feedback-loop address. */
   recipient: string;
-  kind: 'tenant' | 'bounce';
+  kind: 'tenant' | 'bounce' | 'unsubscribe';
   tenant_id: string | null;
   /** The envelope sender ('' for a null sender, as bounces have). */
   mail_from: string;

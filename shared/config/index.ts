@@ -15,13 +15,14 @@ import { decodeMasterKey, envSchema, type Role } from './env.js';
 import { inboundSchema, type InboundConfig } from './inbound.js';
 import { limitsSchema, type LimitsConfig } from './limits.js';
 import { pluginsSchema, type PluginsConfig } from './plugins.js';
+import { trackingSchema, type TrackingConfig } from './tracking.js';
 import { warmupSchema, type WarmupConfig } from './warmup.js';
 import { webhooksSchema, type WebhooksConfig } from './webhooks.js';
 
 export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
-export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, WarmupConfig, WebhooksConfig };
+export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -37,6 +38,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     inbound: inboundSchema,
     campaigns: campaignsSchema,
     plugins: pluginsSchema(mxPlugins),
+    tracking: trackingSchema,
   });
 }
 
@@ -99,6 +101,8 @@ export interface Config {
   plugins: PluginsConfig;
   /** config/campaigns.yaml: target materialization and the fan-out's batches, leases and jobs. */
   campaigns: CampaignsConfig;
+  /** config/tracking.yaml: machine-open and scanner-click rules, hit batching. */
+  tracking: TrackingConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -233,6 +237,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     inbound: parsedFiles.data.inbound,
     plugins: parsedFiles.data.plugins,
     campaigns: parsedFiles.data.campaigns,
+    tracking: parsedFiles.data.tracking,
     dev,
   };
 }

@@ -1,4 +1,4 @@
-// config/limits.yaml: rate limits per key and tenant, request limits (body, timeouts, headers, JSON depth), send and submission limits, API key activity.
+// config/limits.yaml: rate limits per key and tenant, request limits (body, timeouts, headers, JSON depth), send and submission limits, API key activity, bulk imports.
 import { z } from 'zod';
 
 export const limitsSchema = z.strictObject({
@@ -9,6 +9,7 @@ export const limitsSchema = z.strictObject({
       write: z.number().int().positive(),
       bulk: z.number().int().positive(),
       public: z.number().int().positive(),
+      tracking: z.number().int().positive(),
     }),
     tenant_default_per_sec: z.number().int().positive(),
     sync_interval_ms: z.number().int().min(10).max(1000),
@@ -53,6 +54,19 @@ export const limitsSchema = z.strictObject({
       }),
     })
     .refine((a) => a.suspicious.new_address_recent_days + a.suspicious.new_address_lookback_days <= a.retention_days, 'suspicious.new_address_recent_days + new_address_lookback_days must not exceed retention_days'),
+  imports: z
+    .strictObject({
+      max_file_bytes: z.number().int().min(1024),
+      chunk_bytes: z.number().int().min(1024).max(64 * 1024 * 1024),
+      upload_timeout_ms: z.number().int().min(1000),
+      upload_idle_timeout_ms: z.number().int().min(100),
+      max_record_bytes: z.number().int().min(1024).max(64 * 1024 * 1024),
+      batch_size: z.number().int().min(1).max(10_000),
+      slice_seconds: z.number().int().min(1).max(3600),
+      job_expire_seconds: z.number().int().min(1).max(86_400),
+      workers: z.number().int().min(0).max(16),
+    })
+    .refine((i) => i.slice_seconds < i.job_expire_seconds, { message: 'must be below job_expire_seconds', path: ['slice_seconds'] }),
 });
 
 export type LimitsConfig = z.infer<typeof limitsSchema>;

@@ -64,7 +64,7 @@ export interface InboundRecipientRow {
   id: string;
   message_id: string;
   recipient: string;
-  kind: 'tenant' | 'bounce';
+  kind: 'tenant' | 'bounce' | 'unsubscribe';
   tenant_id: string | null;
   created_at: Date;
 }

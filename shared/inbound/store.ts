@@ -5,11 +5,11 @@ import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../log.js';
 import type { Boss } from '../jobs/boss.js';
 import type { HeaderSummary } from './headers.js';
-import { enqueueInboundJobs, type InboundBounceJob, type InboundWebhookJob } from './jobs.js';
+import { enqueueInboundJobs, type InboundBounceJob, type InboundUnsubscribeJob, type InboundWebhookJob } from './jobs.js';
 import { insertReceived, storedMessageIds, type InboundMessageRow, type InboundRecipientRow, type MailboxMessageRow, type WebhookDeliveryRow } from './queries.js';
 
-/** Where a recipient's copy goes: a tenant (its mailbox and/or its webhook), or our bounce processing. */
-export type RecipientTarget = { kind: 'tenant'; tenantId: string; mailboxId: string | null; webhook: boolean } | { kind: 'bounce' };
+/** Where a recipient's copy goes: a tenant (its mailbox and/or its webhook), our bounce processing, or a mailto unsubscribe. */
+export type RecipientTarget = { kind: 'tenant'; tenantId: string; mailboxId: string | null; webhook: boolean } | { kind: 'bounce' } | { kind: 'unsubscribe' };
 
 export interface ReceivedMail {
   id: string;
@@ -33,6 +33,7 @@ export interface StoredMail {
   mailboxCopies: number;
   webhookDeliveries: number;
   bounceJobs: number;
+  unsubscribeJobs: number;
 }
 
 /** One message's rows and jobs, ids chosen before the first commit so a retry writes the same ones. */
@@ -42,6 +43,7 @@ interface Planned {
   mailboxMessages: MailboxMessageRow[];
   deliveries: WebhookDeliveryRow[];
   bounceJobs: InboundBounceJob[];
+  unsubscribeJobs: InboundUnsubscribeJob[];
 }
 
 export class InboundStore {
@@ -68,7 +70,7 @@ export class InboundStore {
               mailboxMessages: fresh.flatMap((i) => i.mailboxMessages),
               deliveries: fresh.flatMap((i) => i.deliveries),
             }),
-            enqueueInboundJobs(boss, tx, { webhook, bounce: fresh.flatMap((i) => i.bounceJobs) }),
+            enqueueInboundJobs(boss, tx, { webhook, bounce: fresh.flatMap((i) => i.bounceJobs), unsubscribe: fresh.flatMap((i) => i.unsubscribeJobs) }),
           ]);
           return items.map(summary);
         }),
@@ -105,6 +107,7 @@ function plan(mail: ReceivedMail): Planned {
     mailboxMessages: [],
     deliveries: [],
     bounceJobs: [],
+    unsubscribeJobs: [],
   };
   for (const { address, target } of mail.recipients) {
     const recipientId = randomUUID();
@@ -118,6 +121,10 @@ function plan(mail: ReceivedMail): Planned {
     });
     if (target.kind === 'bounce') {
       planned.bounceJobs.push({ recipient_id: recipientId });
+      continue;
+    }
+    if (target.kind === 'unsubscribe') {
+      planned.unsubscribeJobs.push({ recipient_id: recipientId });
       continue;
     }
     if (target.mailboxId !== null) {
@@ -146,5 +153,6 @@ function summary(p: Planned): StoredMail {
     mailboxCopies: p.mailboxMessages.length,
     webhookDeliveries: p.deliveries.length,
     bounceJobs: p.bounceJobs.length,
+    unsubscribeJobs: p.unsubscribeJobs.length,
   };
 }

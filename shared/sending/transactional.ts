@@ -1,11 +1,12 @@
 // POST /transactional/send behind the HTTP layer: checks and renders the request, replays Idempotency-Key answers, and hands the message to the accept service.
-import { createHash } from 'node:crypto';
+import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/connection.js';
 import { AppError, conflict, validationError } from '../errors.js';
 import { monthlyUsage, type Quota } from '../quota/usage.js';
 import { answerIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_CLAIM_LEASE_MS, IDEMPOTENCY_WINDOW_MS, releaseIdempotencyKey } from '../sends/queries.js';
 import { normalizeEmail } from '../suppressions/service.js';
 import { renderStored } from '../templates/service.js';
+import { decorateHtml } from '../tracking/decorate.js';
 import { acceptSend, isRefused, type AcceptInput, type ComposedContent, type Refused } from './accept.js';
 import { checkBounceRisk } from './bounce-risk.js';
 import type { SendingDeps } from './deps.js';
@@ -24,6 +25,9 @@ export interface TransactionalRequest {
   headers?: Record<string, string> | undefined;
   attachments?: AttachmentInput[] | undefined;
   bounce_risk_check_enabled?: boolean | undefined;
+  /** Opt-in tracking of the HTML body: an open pixel, click redirects (shared/tracking/decorate.ts). */
+  track_opens?: boolean | undefined;
+  track_clicks?: boolean | undefined;
 }
 
 export interface Caller {
@@ -105,9 +109,16 @@ async function send(
   const fromName = request.from_name === undefined ? undefined : oneLine(request.from_name, 'from_name', 200);
   const content = await contentOf(deps, caller.tenant.id, to, request);
   if (request.bounce_risk_check_enabled) await checkBounceRisk(deps.sql, deps.dns, caller.tenant.id, to);
+  // Tracking links name the send, so its id is fixed before the body is decorated.
+  const sendId = randomUUID();
+  const trackOpens = request.track_opens === true;
+  const trackClicks = request.track_clicks === true;
+  if (content.html !== undefined && (trackOpens || trackClicks)) {
+    content.html = decorateHtml({ html: content.html, sendId, linkKey: deps.linkKey, publicUrl: deps.config.publicUrl, trackOpens, trackClicks });
+  }
   const result = await acceptSend(
     deps,
-    { tenant: caller.tenant, mode: caller.mode, apiKeyId: caller.apiKeyId, source: 'api', from: { address: from, name: fromName }, to, content },
+    { tenant: caller.tenant, mode: caller.mode, apiKeyId: caller.apiKeyId, source: 'api', sendId, from: { address: from, name: fromName }, to, content },
     remember ? (tx, r) => remember(tx, answerOf(r.send)) : undefined,
   );
   if (isRefused(result)) return result;

@@ -148,8 +148,8 @@ t.test('MAILPATH_CONFIG__<FILE>__<KEY> overrides config/ values', async (t) => {
   t.equal(c.limits.rate_limits.per_minute.read, 250, 'nested keys separated by __');
   t.equal(c.limits.rate_limits.per_minute.write, 60, 'siblings untouched');
 
-  const whole = loadConfig({ MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE: '{"send":1,"read":2,"write":3,"bulk":4,"public":5}' });
-  t.same(whole.limits.rate_limits.per_minute, { send: 1, read: 2, write: 3, bulk: 4, public: 5 }, 'a JSON object replaces a section');
+  const whole = loadConfig({ MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE: '{"send":1,"read":2,"write":3,"bulk":4,"public":5,"tracking":6}' });
+  t.same(whole.limits.rate_limits.per_minute, { send: 1, read: 2, write: 3, bulk: 4, public: 5, tracking: 6 }, 'a JSON object replaces a section');
 });
 
 t.test('a bad environment value stops start-up naming the key', async (t) => {

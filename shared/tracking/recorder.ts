@@ -1,0 +1,215 @@
+// Records open and click hits cheaply and durably: concurrent hits share one transaction (group commit) that judges each (machine open, scanner click), writes its event, the recipient's first-open/click stamps and the campaign's counters.
+import { randomUUID } from 'node:crypto';
+import type { Queryable, Sql } from '../db/connection.js';
+import { GroupCommit } from '../db/group-commit.js';
+import type { Logger } from '../log.js';
+import {
+  addCampaignStats,
+  flagScannerClicks,
+  insertEngagementEvents,
+  lockTrackedSends,
+  recentClicks,
+  recipientStamps,
+  storedEventIds,
+  writeRecipientStamps,
+  type EngagementEvent,
+  type RecipientStamps,
+  type StatDelta,
+  type TrackedSend,
+} from './queries.js';
+import type { TrafficRules } from './traffic-rules.js';
+
+/** One request for the pixel or a click redirect, its token already verified. */
+export interface Hit {
+  kind: 'open' | 'click';
+  sendId: string;
+  /** Clicks: the signed destination and the message's tracked-link count. */
+  url?: string | undefined;
+  links?: number | undefined;
+  userAgent: string;
+  /** Already truncated (ip.ts). */
+  ip: string | null;
+  at: Date;
+}
+
+/** recorded; or unknown_send: the token was good but its send is gone (deleted with its tenant): nothing stored. */
+export type HitOutcome = 'recorded' | 'unknown_send';
+
+/** The longest User-Agent kept on an event. */
+const MAX_USER_AGENT = 512;
+const ALL_LINKS = 'all_links';
+
+interface Planned {
+  eventId: string;
+  hit: Hit;
+}
+
+/** A click of the send within reach of the "every link at once" window: stored before (id) or new in this batch (event). */
+interface KnownClick {
+  url: string;
+  at: number;
+  scanner: boolean;
+  storedId?: string;
+  event?: EngagementEvent;
+}
+
+export class HitRecorder {
+  private readonly group: GroupCommit<Planned, HitOutcome>;
+
+  constructor(sql: Sql, log: Logger, private readonly rules: TrafficRules, maxBatch: number) {
+    this.group = new GroupCommit<Planned, HitOutcome>((items, retry) => sql.begin((tx) => this.commit(tx, items, retry)), log, 'tracking hits', maxBatch);
+  }
+
+  /** Resolves once the hit is committed (or known to name no send). */
+  record(hit: Hit): Promise<HitOutcome> {
+    return this.group.write({ eventId: randomUUID(), hit });
+  }
+
+  private async commit(tx: Queryable, items: Planned[], retry: boolean): Promise<HitOutcome[]> {
+    // Committed alone after its batch failed: the batch's COMMIT may have gone through with its reply lost.
+    const stored = retry ? new Set(await storedEventIds(tx, items.map((i) => i.eventId))) : new Set<string>();
+    const fresh = items.filter((i) => !stored.has(i.eventId));
+    const sends = new Map((await lockTrackedSends(tx, [...new Set(fresh.map((i) => i.hit.sendId))])).map((s) => [s.id, s]));
+    const clicks = fresh.filter((i) => i.hit.kind === 'click' && sends.has(i.hit.sendId));
+    const since = new Date(Math.min(...clicks.map((i) => i.hit.at.getTime())) - this.rules.allLinks.windowMs);
+    const campaignSends = [...sends.values()].filter((s) => s.campaign_id !== null).map((s) => s.id);
+    const [recent, stamps] = await Promise.all([
+      recentClicks(tx, [...new Set(clicks.map((i) => i.hit.sendId))], since),
+      recipientStamps(tx, campaignSends),
+    ]);
+    const batch = new Judgement(this.rules, recent, stamps);
+    const outcomes = items.map((item) => {
+      if (stored.has(item.eventId)) return 'recorded';
+      const send = sends.get(item.hit.sendId);
+      if (!send) return 'unknown_send';
+      batch.add(item, send);
+      return 'recorded';
+    });
+    await Promise.all([
+      insertEngagementEvents(tx, batch.events),
+      flagScannerClicks(tx, batch.reflagged, ALL_LINKS),
+      writeRecipientStamps(tx, batch.changedStamps()),
+      addCampaignStats(tx, batch.deltas()),
+    ]);
+    return outcomes;
+  }
+}
+
+/** One batch's hits judged in order against what is stored, and what they change. */
+class Judgement {
+  readonly events: EngagementEvent[] = [];
+  /** Stored clicks the "every link at once" rule flags now. */
+  readonly reflagged: string[] = [];
+  private readonly clicks = new Map<string, KnownClick[]>();
+  private readonly stamps: Map<string, RecipientStamps>;
+  private readonly changed = new Set<string>();
+  private readonly stats = new Map<string, StatDelta>();
+
+  constructor(private readonly rules: TrafficRules, recent: readonly { id: string; send_id: string; url: string; scanner: boolean; occurred_at: Date }[], stamps: readonly RecipientStamps[]) {
+    for (const c of recent) this.clicksOf(c.send_id).push({ url: c.url, at: c.occurred_at.getTime(), scanner: c.scanner, storedId: c.id });
+    this.stamps = new Map(stamps.map((s) => [s.send_id, { ...s }]));
+  }
+
+  add(item: Planned, send: TrackedSend): void {
+    const { hit } = item;
+    const deliveredAt = (send.delivered_at ?? send.created_at).getTime();
+    const facts = { userAgent: hit.userAgent, secondsSinceDelivery: (hit.at.getTime() - deliveredAt) / 1000 };
+    const base = { user_agent: hit.userAgent.slice(0, MAX_USER_AGENT), ip: hit.ip };
+    const event: EngagementEvent = {
+      id: item.eventId,
+      tenant_id: send.tenant_id,
+      type: hit.kind,
+      send_id: send.id,
+      message_id: send.message_id,
+      recipient: send.to_email,
+      detail: {},
+      occurred_at: hit.at,
+      campaign_id: send.campaign_id,
+      contact_id: send.contact_id,
+    };
+    this.events.push(event);
+    const stamp = this.stamps.get(send.id);
+    const delta = send.campaign_id === null ? undefined : this.delta(send.campaign_id, send.campaign_variant ?? '');
+    if (hit.kind === 'open') {
+      const verdict = this.rules.open(facts);
+      event.detail = { ...base, machine: verdict.flagged, reasons: verdict.reasons };
+      if (delta) delta.total_opens! += 1;
+      if (stamp && delta && stamp.first_open_at === null) this.stamp(stamp, 'first_open_at', hit.at, delta, 'unique_opens');
+      if (stamp && delta && !verdict.flagged && stamp.first_human_open_at === null) this.stamp(stamp, 'first_human_open_at', hit.at, delta, 'unique_human_opens');
+      return;
+    }
+    const verdict = this.rules.click(facts);
+    const reasons = [...verdict.reasons];
+    const url = hit.url ?? '';
+    if (this.everyLinkAtOnce(send.id, url, hit, stamp, delta)) reasons.push(ALL_LINKS);
+    const scanner = reasons.length > 0;
+    event.detail = { ...base, url, scanner, reasons };
+    this.clicksOf(send.id).push({ url, at: hit.at.getTime(), scanner, event });
+    if (delta) delta.total_clicks! += 1;
+    if (stamp && delta && stamp.first_click_at === null) this.stamp(stamp, 'first_click_at', hit.at, delta, 'unique_clicks');
+    if (stamp && delta && !scanner && stamp.first_human_click_at === null) this.stamp(stamp, 'first_human_click_at', hit.at, delta, 'unique_human_clicks');
+  }
+
+  /**
+   * True when this click completes clicks on every tracked link of the message (at least all_links_min) within
+   * the window: a scanner following each link. The burst's earlier clicks are flagged too, and a first human
+   * click they set is taken back.
+   */
+  private everyLinkAtOnce(sendId: string, url: string, hit: Hit, stamp: RecipientStamps | undefined, delta: StatDelta | undefined): boolean {
+    const { windowMs, min } = this.rules.allLinks;
+    const links = hit.links ?? 0;
+    if (links < min) return false;
+    const at = hit.at.getTime();
+    const burst = this.clicksOf(sendId).filter((c) => c.at >= at - windowMs && c.at <= at);
+    const urls = new Set(burst.map((c) => c.url)).add(url);
+    if (urls.size < links) return false;
+    let unflagged = false;
+    for (const click of burst.filter((c) => !c.scanner)) {
+      unflagged = true;
+      click.scanner = true;
+      if (click.storedId !== undefined) this.reflagged.push(click.storedId);
+      if (click.event) {
+        const detail = click.event.detail;
+        click.event.detail = { ...detail, scanner: true, reasons: [...((detail['reasons'] as string[] | undefined) ?? []), ALL_LINKS] };
+      }
+    }
+    // Every click of the burst is a scanner's now: a first human click within it was one of them.
+    const first = stamp?.first_human_click_at;
+    if (unflagged && stamp && delta && first && first.getTime() >= at - windowMs) {
+      stamp.first_human_click_at = null;
+      this.changed.add(stamp.send_id);
+      delta.unique_human_clicks! -= 1;
+    }
+    return true;
+  }
+
+  private stamp(stamp: RecipientStamps, column: 'first_open_at' | 'first_human_open_at' | 'first_click_at' | 'first_human_click_at', at: Date, delta: StatDelta, counter: 'unique_opens' | 'unique_human_opens' | 'unique_clicks' | 'unique_human_clicks'): void {
+    stamp[column] = at;
+    this.changed.add(stamp.send_id);
+    delta[counter]! += 1;
+  }
+
+  private clicksOf(sendId: string): KnownClick[] {
+    let list = this.clicks.get(sendId);
+    if (!list) this.clicks.set(sendId, (list = []));
+    return list;
+  }
+
+  private delta(campaignId: string, variant: string): StatDelta {
+    const key = `${campaignId}/${variant}`;
+    let delta = this.stats.get(key);
+    if (!delta) {
+      delta = { campaign_id: campaignId, variant, total_opens: 0, unique_opens: 0, unique_human_opens: 0, total_clicks: 0, unique_clicks: 0, unique_human_clicks: 0 };
+      this.stats.set(key, delta);
+    }
+    return delta;
+  }
+
+  changedStamps(): RecipientStamps[] {
+    return [...this.changed].map((id) => this.stamps.get(id)!);
+  }
+
+  deltas(): StatDelta[] {
+    return [...this.stats.values()];
+  }
+}

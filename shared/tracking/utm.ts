@@ -1,0 +1,48 @@
+// UTM tagging of one link: utm_source, utm_medium and utm_campaign appended to an http(s) URL, its query and fragment kept, a parameter the URL already has never added twice.
+
+export interface UtmValues {
+  source?: string | null | undefined;
+  medium?: string | null | undefined;
+  campaign?: string | null | undefined;
+}
+
+const HTTP = /^https?:\/\//i;
+
+/** The parameters to add, in a fixed order; empty values are left out. */
+export function utmParameters(utm: UtmValues | undefined): [string, string][] {
+  if (!utm) return [];
+  const params: [string, string][] = [];
+  if (utm.source) params.push(['utm_source', utm.source]);
+  if (utm.medium) params.push(['utm_medium', utm.medium]);
+  if (utm.campaign) params.push(['utm_campaign', utm.campaign]);
+  return params;
+}
+
+function decodedName(pair: string): string {
+  const eq = pair.indexOf('=');
+  const name = eq < 0 ? pair : pair.slice(0, eq);
+  try {
+    return decodeURIComponent(name.replace(/\+/g, ' ')).toLowerCase();
+  } catch {
+    return name.toLowerCase();
+  }
+}
+
+/**
+ * The URL with the parameters appended to its query (before any #fragment). The rest of the URL is kept as
+ * written (no re-serialization, which would re-encode or re-case parts of it); a parameter whose name the
+ * query already has (any case) is not added. Anything but an http(s) URL is returned unchanged.
+ */
+export function withUtm(url: string, params: readonly [string, string][]): string {
+  if (params.length === 0 || !HTTP.test(url)) return url;
+  const hashAt = url.indexOf('#');
+  const beforeHash = hashAt < 0 ? url : url.slice(0, hashAt);
+  const fragment = hashAt < 0 ? '' : url.slice(hashAt);
+  const queryAt = beforeHash.indexOf('?');
+  const query = queryAt < 0 ? '' : beforeHash.slice(queryAt + 1);
+  const present = new Set(query.split(/[&;]/).filter((p) => p !== '').map(decodedName));
+  const added = params.filter(([name]) => !present.has(name)).map(([name, value]) => `${name}=${encodeURIComponent(value)}`);
+  if (added.length === 0) return url;
+  const joiner = queryAt < 0 ? '?' : query === '' || query.endsWith('&') ? '' : '&';
+  return `${beforeHash}${joiner}${added.join('&')}${fragment}`;
+}
