@@ -1,9 +1,10 @@
-// A campaign message's content, the one place it is made: the effective subject and bodies (campaign or template), parsed once per run, rendered with Liquid per recipient, the preheader, and the bulk-sender headers.
+// A campaign message's content, the one place it is made: the effective subject and bodies (campaign or template), parsed once per run, rendered with Liquid per recipient, the preheader, tracking and UTM, and the bulk-sender headers.
 import { AppError, validationError } from '../errors.js';
 import type { ProfileColumn } from '../contacts/fields.js';
 import { parseTemplate, renderContext, renderTemplate, type ParsedTemplate, type TemplatePart } from '../templates/liquid.js';
 import type { TemplateRow } from '../templates/queries.js';
-import { signToken, uuidBytes } from '../tracking/tokens.js';
+import { decorateHtml } from '../tracking/decorate.js';
+import { unsubscribeHeaders, unsubscribeLink } from '../tracking/unsubscribe.js';
 import type { CampaignRow } from './queries.js';
 
 /** Subject, preheader and bodies after the template precedence (see effectiveContent). */
@@ -91,9 +92,15 @@ export interface CampaignRecipient {
   customFields: Record<string, unknown>;
 }
 
+/** The campaign settings a message depends on. */
+export type MessageSettings = Pick<
+  CampaignRow,
+  'id' | 'tenant_id' | 'ab_winner' | 'track_opens' | 'track_clicks' | 'utm_tagging' | 'utm_source' | 'utm_medium' | 'utm_campaign'
+>;
+
 export interface CampaignMessageInput {
   content: PreparedContent;
-  campaign: Pick<CampaignRow, 'id' | 'tenant_id' | 'ab_winner'>;
+  campaign: MessageSettings;
   recipient: CampaignRecipient;
   links: LinkSettings;
 }
@@ -108,25 +115,17 @@ export interface CampaignMessage {
   unsubscribeUrl: string;
 }
 
-/** The public base URL without a trailing slash. */
-const base = (url: URL) => url.href.replace(/\/+$/, '');
-
 /**
  * The bulk-sender headers of one campaign message (Gmail's and Yahoo's rules): List-Unsubscribe with an https URL
- * (RFC 8058 one-click POST) and a mailto handled by the MX, both carrying a token signed for 'unsubscribe' over the
- * send id; List-Unsubscribe-Post; and a Feedback-ID naming the campaign and tenant for feedback-loop reports.
- * DKIM signs all three (shared/sending/dkim.ts).
+ * (RFC 8058 one-click POST) and a mailto handled by the MX, and List-Unsubscribe-Post (the tracking helper's
+ * unsubscribeHeaders: one token signed for 'unsubscribe' over the send id); and a Feedback-ID naming the campaign
+ * and tenant for feedback-loop reports. DKIM signs all three (shared/sending/dkim.ts).
  */
 export function bulkHeaders(links: LinkSettings, sendId: string, campaign: Pick<CampaignRow, 'id' | 'tenant_id'>): { headers: Record<string, string>; url: string } {
-  const token = signToken(links.key, 'unsubscribe', uuidBytes(sendId));
-  const url = `${base(links.publicUrl)}/u/${token}`;
+  const input = { sendId, linkKey: links.key, publicUrl: links.publicUrl, hostname: links.hostname };
   return {
-    url,
-    headers: {
-      'List-Unsubscribe': `<${url}>, <mailto:u-${token}@${links.hostname}>`,
-      'List-Unsubscribe-Post': 'List-Unsubscribe=One-Click',
-      'Feedback-ID': `${campaign.id}:${campaign.tenant_id}:campaign:mailpath`,
-    },
+    url: unsubscribeLink(input),
+    headers: { ...unsubscribeHeaders(input), 'Feedback-ID': `${campaign.id}:${campaign.tenant_id}:campaign:mailpath` },
   };
 }
 
@@ -144,15 +143,30 @@ function withPreheader(html: string, preheader: string): string {
   return html.slice(0, at) + block + html.slice(at);
 }
 
+/** The HTML as sent: rendered, the preheader put in, then UTM, click redirects and the open pixel as the campaign asks. */
+function finalHtml(html: string, preheader: string, campaign: MessageSettings, sendId: string, links: LinkSettings): string {
+  return decorateHtml({
+    html: withPreheader(html, preheader),
+    sendId,
+    linkKey: links.key,
+    publicUrl: links.publicUrl,
+    trackOpens: campaign.track_opens,
+    trackClicks: campaign.track_clicks,
+    utm: campaign.utm_tagging ? { source: campaign.utm_source, medium: campaign.utm_medium, campaign: campaign.utm_campaign } : undefined,
+  });
+}
+
 /**
  * Renders one recipient's message. Liquid sees the contact (`contact.email`, `contact.first_name`, `contact.country`,
  * … every profile column), `custom_fields.<key>`, the profile columns also at the top level (`{{ first_name |
  * default: "there" }}`), and `unsubscribe_url`. The subject is variant b's for the b half of an A/B test and for
- * the remainder once b was declared the winner; a's otherwise. A render failure is a 422 naming the part.
+ * the remainder once b was declared the winner; a's otherwise. The HTML then gets its tracking (click redirects and
+ * the open pixel, per track_clicks / track_opens) and UTM parameters (utm_tagging); the unsubscribe link is left
+ * as is. A render failure is a 422 naming the part.
  */
 export function composeCampaignContent(input: CampaignMessageInput): CampaignMessage {
-  const { content, campaign, recipient } = input;
-  const bulk = bulkHeaders(input.links, recipient.sendId, campaign);
+  const { content, campaign, recipient, links } = input;
+  const bulk = bulkHeaders(links, recipient.sendId, campaign);
   const profile = { ...recipient.contact.profile, first_name: recipient.contact.first_name, last_name: recipient.contact.last_name };
   const context = renderContext({
     variables: { ...profile, email: recipient.email, unsubscribe_url: bulk.url },
@@ -164,7 +178,7 @@ export function composeCampaignContent(input: CampaignMessageInput): CampaignMes
   const preheader = content.preheader ? renderTemplate(content.preheader, context) : '';
   return {
     subject,
-    html: content.html ? withPreheader(renderTemplate(content.html, context), preheader) : undefined,
+    html: content.html ? finalHtml(renderTemplate(content.html, context), preheader, campaign, recipient.sendId, links) : undefined,
     text: content.text ? renderTemplate(content.text, context) : undefined,
     headers: bulk.headers,
     unsubscribeUrl: bulk.url,

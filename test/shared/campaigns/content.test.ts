@@ -2,11 +2,23 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
 import { composeCampaignContent, effectiveContent, prepareContent, type CampaignRecipient } from '../../../shared/campaigns/content.js';
+import { readClickToken, readOpenToken } from '../../../shared/tracking/link-tokens.js';
 import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
 
 const key = randomBytes(32);
 const links = { key, publicUrl: new URL('https://mail.example.test:8443'), hostname: 'mx.mailpath.test' };
-const campaign = { id: randomUUID(), tenant_id: randomUUID(), ab_winner: null };
+/** Tracking and UTM off unless a test turns them on, so bodies read back as rendered. */
+const campaign = {
+  id: randomUUID(),
+  tenant_id: randomUUID(),
+  ab_winner: null,
+  track_opens: false,
+  track_clicks: false,
+  utm_tagging: false,
+  utm_source: null,
+  utm_medium: null,
+  utm_campaign: null,
+};
 
 const empty = { subject: null, subject_b: null, preheader_text: null, body_html: null, body_text: null };
 
@@ -107,4 +119,32 @@ t.test('a render that fails for one recipient is a 422 naming the part', async (
     slug: 'validation_error',
     message: /^subject: renders to an empty subject/,
   });
+});
+
+t.test('the HTML gets UTM parameters, click redirects and the open pixel as the campaign asks; the unsubscribe link stays as it is', async (t) => {
+  const content = prepareContent(
+    { ...empty, subject: 'S', body_html: '<html><body><a href="https://shop.example/sale?id=7#top">Sale</a> <a href="{{ unsubscribe_url }}">Leave</a> <a href="mailto:x@example.org">Mail</a></body></html>' },
+    false,
+  );
+  const r = recipient();
+  const tracked = composeCampaignContent({
+    content,
+    links,
+    recipient: r,
+    campaign: { ...campaign, track_opens: true, track_clicks: true, utm_tagging: true, utm_source: 'newsletter', utm_medium: 'email', utm_campaign: 'spring' },
+  });
+  const click = /href="https:\/\/mail\.example\.test:8443\/c\/([\w.-]+)"/.exec(tracked.html!);
+  t.ok(click, 'the shop link goes through a click redirect');
+  t.same(readClickToken(key, click![1]!), { sendId: r.sendId, url: 'https://shop.example/sale?id=7&utm_source=newsletter&utm_medium=email&utm_campaign=spring#top', links: 1 });
+  t.ok(tracked.html!.includes(`<a href="${tracked.unsubscribeUrl}">Leave</a>`), 'the unsubscribe link is untouched');
+  t.ok(tracked.html!.includes('<a href="mailto:x@example.org">Mail</a>'));
+  const pixel = /<img src="https:\/\/mail\.example\.test:8443\/o\/([\w.-]+)" width="1" height="1" alt=""><\/body>/.exec(tracked.html!);
+  t.ok(pixel, 'the open pixel before </body>');
+  t.equal(readOpenToken(key, pixel![1]!), r.sendId);
+
+  const utmOnly = composeCampaignContent({ content, links, recipient: r, campaign: { ...campaign, utm_tagging: true, utm_source: 'news' } });
+  t.match(utmOnly.html, /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news#top"/, 'UTM without tracking: the link itself is tagged');
+  t.notMatch(utmOnly.html, /\/o\//);
+  const plain = composeCampaignContent({ content, links, recipient: r, campaign });
+  t.match(plain.html, /href="https:\/\/shop\.example\/sale\?id=7#top"/, 'neither: as rendered');
 });
