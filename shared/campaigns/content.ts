@@ -117,7 +117,7 @@ export interface CampaignMessage {
 
 /**
  * The bulk-sender headers of one campaign message (Gmail's and Yahoo's rules): List-Unsubscribe with an https URL
- * (RFC 8058 one-click POST) and a mailto handled by the MX, and List-Unsubscribe-Post (the tracking helper's
+ * (RFC 8058 one-click POST) and a mailto handled by the MX, and List-Unsubscribe-Post (shared/tracking/unsubscribe.ts
  * unsubscribeHeaders: one token signed for 'unsubscribe' over the send id); and a Feedback-ID naming the campaign
  * and tenant for feedback-loop reports. DKIM signs all three (shared/sending/dkim.ts).
  */

@@ -7,7 +7,7 @@ import { findTenantById } from '../tenants/queries.js';
 import { sendBatch, type BatchContext } from './fanout-batch.js';
 import { enqueueFanout, enqueueSlot, type FanoutJob } from './fanout-jobs.js';
 import { materializeNextPage, TargetGone } from './materialize.js';
-import { findCampaignById, setWaiting, transition, type CampaignRow } from './queries.js';
+import { campaignState, findCampaignById, setWaiting, transition, type CampaignRow } from './queries.js';
 import { checkSendable, loadContent } from './readiness.js';
 import { claimRecipients, remaining, sweepCancelled } from './recipient-queries.js';
 
@@ -148,10 +148,12 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
   if (typeof ctx === 'string') return fail(deps, row, ctx);
   const log = deps.log.child({ campaignId: row.id, slot: job.slot });
   for (;;) {
-    row = (await findCampaignById(deps.sql, row.id)) ?? row;
+    const state = await campaignState(deps.sql, row.id);
+    if (!state) return 'nothing';
+    // The winner may have been declared since the run began (the remainder's subject depends on it).
+    row = { ...row, ...state };
     if (row.status === 'cancelled') return sweepCancel(deps, row, job);
     if (row.status !== 'sending') return 'nothing';
-    // The winner may have been declared since the run began (the remainder's subject depends on it).
     ctx.campaign = row;
     if (outOfTime()) return continueLater();
     const now = deps.clock.now();

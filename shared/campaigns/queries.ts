@@ -96,6 +96,14 @@ export async function findCampaignById(db: Queryable, id: string, options: { loc
   return row;
 }
 
+/** What the fan-out checks between batches: a few columns, never the bodies. */
+export type CampaignState = Pick<CampaignRow, 'status' | 'waiting_reason' | 'ab_winner'>;
+
+export async function campaignState(db: Queryable, id: string): Promise<CampaignState | undefined> {
+  const [row] = await db<CampaignState[]>`select status, waiting_reason, ab_winner from campaigns where id = ${id}`;
+  return row;
+}
+
 /** `q` (a LIKE pattern, already escaped) over name or subject, without case; newest first. */
 export async function listCampaigns(db: Queryable, tenantId: string, f: { like: string | undefined; limit: number; offset: number }): Promise<CampaignSummaryRow[]> {
   return db<CampaignSummaryRow[]>`
