@@ -160,6 +160,9 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     const claimed = await claimRecipients(deps.sql, row.id, f.batch_size, now, new Date(now.getTime() + f.claim_lease_seconds * 1000));
     if (claimed.length === 0) return finishOrWait(deps, row, job);
     if (row.waiting_reason !== null) await setWaiting(deps.sql, row.id, null, null, now);
+    // Read for every batch: a suspension (or the sandbox) applies from the next batch on.
+    const tenant = await findTenantById(deps.sql, row.tenant_id);
+    if (tenant) ctx.tenant = { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox };
     const result = await sendBatch(deps, ctx, claimed);
     log.info({ claimed: claimed.length, queued: result.queued, skipped: result.skipped, released: result.released, pid: process.pid }, 'campaign batch');
     if (result.failure) return fail(deps, row, `its From address cannot send: ${result.failure}`);
