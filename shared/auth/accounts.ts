@@ -6,7 +6,7 @@ import { AppError, isUniqueViolation, validationError } from '../errors.js';
 import { insertTenant } from '../tenants/queries.js';
 import { writeAudit } from '../audit/log.js';
 import type { SessionTokens } from './jwt.js';
-import { hashPassword, passwordWeakness } from './passwords.js';
+import { acceptNewPassword, passwordContext } from './passwords.js';
 import { insertUser } from './users.js';
 
 export interface Session {
@@ -53,13 +53,8 @@ export async function register(
 ): Promise<Session> {
   const slugIssue = slugProblem(input.tenant_slug);
   if (slugIssue) throw validationError('tenant_slug', slugIssue);
-  const weakness = passwordWeakness(input.password, deps.config.auth.min_password_length, [
-    input.email.split('@')[0]!,
-    input.tenant_slug,
-  ]);
-  if (weakness) throw validationError('password', weakness);
+  const passwordHash = await acceptNewPassword(input.password, deps.config.auth, 'password', passwordContext(input.email, input.tenant_slug));
   const email = input.email.toLowerCase();
-  const passwordHash = await hashPassword(input.password, deps.config.auth.bcrypt_cost);
   try {
     const user = await deps.sql.begin(async (tx) => {
       const tenant = await insertTenant(tx, { name: input.tenant_name, slug: input.tenant_slug });

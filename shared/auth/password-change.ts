@@ -2,14 +2,14 @@
 import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
-import { AppError, validationError } from '../errors.js';
+import { AppError } from '../errors.js';
 import { writeAudit } from '../audit/log.js';
 import { findTenantById } from '../tenants/queries.js';
 import type { Session } from './accounts.js';
 import type { CredentialResolver } from './credentials.js';
 import type { SessionTokens } from './jwt.js';
 import { accountKey, addressKey, assertNotLocked, clearAccountFailures, recordFailure } from './login-protection.js';
-import { hashPassword, passwordWeakness, verifyPassword } from './passwords.js';
+import { acceptNewPassword, passwordContext, verifyPassword } from './passwords.js';
 import { setPassword, spendOtherResetTokens } from './password-reset-queries.js';
 import { findUserById } from './users.js';
 
@@ -45,10 +45,7 @@ export async function changePassword(
     throw new AppError('unauthenticated', 'current_password is wrong');
   }
   const tenant = await findTenantById(deps.sql, user.tenant_id);
-  const context = [user.email.split('@')[0]!, ...(tenant ? [tenant.slug] : [])];
-  const weakness = passwordWeakness(input.new_password, deps.config.auth.min_password_length, context);
-  if (weakness) throw validationError('new_password', weakness);
-  const passwordHash = await hashPassword(input.new_password, deps.config.auth.bcrypt_cost);
+  const passwordHash = await acceptNewPassword(input.new_password, deps.config.auth, 'new_password', passwordContext(user.email, tenant?.slug));
   const at = deps.clock.now();
   await deps.sql.begin(async (tx) => {
     await setPassword(tx, user.id, passwordHash, at);

@@ -4,12 +4,12 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
-import { AppError, validationError } from '../errors.js';
+import { AppError } from '../errors.js';
 import type { SystemMail } from '../system-mail/mailer.js';
 import { writeAudit } from '../audit/log.js';
 import type { CredentialResolver } from './credentials.js';
 import { addressKey, assertNotLocked, clearAccountFailures, recordFailure } from './login-protection.js';
-import { hashPassword, passwordWeakness } from './passwords.js';
+import { acceptNewPassword, passwordContext } from './passwords.js';
 import { consumeResetToken, countResetTokensSince, findResetToken, insertResetToken, setPassword, spendOtherResetTokens } from './password-reset-queries.js';
 import { findTenantById } from '../tenants/queries.js';
 import { findUserByEmail, findUserById } from './users.js';
@@ -110,10 +110,7 @@ export async function confirmPasswordReset(
   }
   // Checked before the token is spent, so a weak choice can be corrected with the same link.
   const tenant = await findTenantById(deps.sql, user.tenant_id);
-  const context = [user.email.split('@')[0]!, ...(tenant ? [tenant.slug] : [])];
-  const weakness = passwordWeakness(input.new_password, deps.config.auth.min_password_length, context);
-  if (weakness) throw validationError('new_password', weakness);
-  const passwordHash = await hashPassword(input.new_password, deps.config.auth.bcrypt_cost);
+  const passwordHash = await acceptNewPassword(input.new_password, deps.config.auth, 'new_password', passwordContext(user.email, tenant?.slug));
   const at = deps.clock.now();
   await deps.sql.begin(async (tx) => {
     const userId = await consumeResetToken(tx, row.id, at);

@@ -1,5 +1,6 @@
 // Password hashing (bcrypt) and the strength policy applied at registration and password change.
 import bcrypt from 'bcrypt';
+import { validationError } from '../errors.js';
 
 // The 50 most common leaked passwords of 10+ characters; refused outright.
 const COMMON = new Set([
@@ -28,6 +29,25 @@ export function passwordWeakness(password: string, minLength: number, context: s
   }
   return undefined;
 }
+
+/**
+ * A new password, checked and hashed: 422 naming `field` when it is too weak. `context` holds words it must not
+ * contain (the e-mail's local part, the tenant's slug). Hashed before any transaction, so bcrypt's time never holds
+ * a connection or a lock.
+ */
+export async function acceptNewPassword(
+  password: string,
+  auth: { min_password_length: number; bcrypt_cost: number },
+  field: string,
+  context: string[],
+): Promise<string> {
+  const weakness = passwordWeakness(password, auth.min_password_length, context);
+  if (weakness) throw validationError(field, weakness);
+  return hashPassword(password, auth.bcrypt_cost);
+}
+
+/** The words a user's password must not contain: the local part of the e-mail and the tenant's slug. */
+export const passwordContext = (email: string, tenantSlug?: string | null): string[] => [email.split('@')[0]!, ...(tenantSlug ? [tenantSlug] : [])];
 
 export function hashPassword(password: string, cost: number): Promise<string> {
   return bcrypt.hash(password, cost);

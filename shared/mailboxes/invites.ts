@@ -3,9 +3,9 @@ import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import type { AuditActor } from '../audit/log.js';
 import { writeAudit } from '../audit/log.js';
 import type { SessionTokens } from '../auth/jwt.js';
-import { hashPassword, passwordWeakness } from '../auth/passwords.js';
+import { acceptNewPassword, passwordContext } from '../auth/passwords.js';
 import type { Config } from '../config/index.js';
-import { AppError, notFound, validationError } from '../errors.js';
+import { AppError, notFound } from '../errors.js';
 import { claimInvite, expireOpenInvites, findInviteByHash, insertInvite, setMailboxPassword } from './queries.js';
 import { requireMailbox, type MailboxDeps } from './service.js';
 
@@ -86,10 +86,7 @@ export async function consumeInvite(deps: InviteDeps, input: { token: string; ne
   if (!invite) throw notFound('invite');
   if (invite.used_at || invite.expires_at.getTime() <= deps.clock.now().getTime()) throw gone();
   const mailbox = await requireMailbox(deps.sql, invite.tenant_id, invite.mailbox_id);
-  const weakness = passwordWeakness(input.new_password, deps.config.auth.min_password_length, [mailbox.address.split('@')[0]!]);
-  if (weakness) throw validationError('new_password', weakness);
-  // Hashed before the transaction: bcrypt's time is not spent holding a connection or a lock.
-  const passwordHash = await hashPassword(input.new_password, deps.config.auth.bcrypt_cost);
+  const passwordHash = await acceptNewPassword(input.new_password, deps.config.auth, 'new_password', passwordContext(mailbox.address));
   const at = deps.clock.now();
   const row = await deps.sql.begin(async (tx) => {
     const claimed = await claimInvite(tx, tokenHash, at);

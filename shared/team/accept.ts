@@ -1,10 +1,10 @@
 // Accepting a team invite: creates the user with the invited role and signs them in; the token works once.
 import type { SessionTokens } from '../auth/jwt.js';
 import { issueSession, type Session } from '../auth/accounts.js';
-import { hashPassword, passwordWeakness } from '../auth/passwords.js';
+import { acceptNewPassword, passwordContext } from '../auth/passwords.js';
 import { insertUser } from '../auth/users.js';
 import { writeAudit } from '../audit/log.js';
-import { accountSuspended, AppError, isUniqueViolation, notFound, validationError } from '../errors.js';
+import { accountSuspended, AppError, isUniqueViolation, notFound } from '../errors.js';
 import { findTenantById } from '../tenants/queries.js';
 import { hashInviteToken, type TeamDeps } from './invites.js';
 import { claimInvite, findInviteByTokenHash, setInviteUser } from './queries.js';
@@ -32,10 +32,7 @@ export async function acceptInvite(
   // Its users cannot sign in either; the invite stays unused for when the suspension is lifted.
   if (tenant?.status === 'suspended') throw accountSuspended();
   // Registration's rule: the password must not contain the e-mail's local part or the tenant's slug.
-  const weakness = passwordWeakness(input.password, deps.config.auth.min_password_length, [invite.email.split('@')[0]!, tenant?.slug ?? '']);
-  if (weakness) throw validationError('password', weakness);
-  // Hashed before the transaction: bcrypt's time is not spent holding a connection or the invite's row lock.
-  const passwordHash = await hashPassword(input.password, deps.config.auth.bcrypt_cost);
+  const passwordHash = await acceptNewPassword(input.password, deps.config.auth, 'password', passwordContext(invite.email, tenant?.slug));
   const at = deps.clock.now();
   try {
     const user = await deps.sql.begin(async (tx) => {
