@@ -28,6 +28,7 @@ import { contactRoutes } from './routes/contacts.js';
 import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
 import { templateRoutes } from './routes/templates.js';
 import { listRoutes } from './routes/lists.js';
+import { campaignRoutes } from './routes/campaigns.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
@@ -64,6 +65,7 @@ const ROUTE_GROUPS = [
   contactRoutes,
   contactCustomFieldRoutes,
   listRoutes,
+  campaignRoutes,
   segmentRoutes,
   contactImportRoutes,
   md5ListRoutes,

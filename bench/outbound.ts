@@ -17,13 +17,13 @@ import { promisify } from 'node:util';
 import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
 import postgres from 'postgres';
-import { spawn, type ChildProcess } from 'node:child_process';
 import { generateDkimKey, storeKey } from '../shared/domains/dkim-keys.js';
 import { projectRoot } from '../shared/paths.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { machineBusySeconds, measuredCpu } from './lib/cpu.js';
 import { httpsJson } from './lib/http.js';
 import { freePort } from '../test/helpers/net.js';
+import { startProcess, waitFor } from './lib/mailpath.js';
 import { ensurePostfix, postfixQueued, startPostfix, startSink, stopPostfix } from './lib/postfix-peer.js';
 import { SMTP_SOURCE } from './lib/smtp-load.js';
 
@@ -33,23 +33,11 @@ const MESSAGES = Math.max(100, Number(process.env['BENCH_MESSAGES'] ?? 20_000));
 const API_CONNECTIONS = 50;
 const SMTP_CONNECTIONS = 20;
 const BODY = 'x'.repeat(76).concat('\n').repeat(64); // ~5 KB, as smtp-source -l 5120
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
 
 interface Figures {
   acceptedPerSec: number;
   deliveredPerSec: number;
-}
-
-/** Waits until `count()` reaches `n` (polled every 100 ms, at most 10 minutes); returns when it did. */
-async function waitFor(count: () => Promise<number>, n: number, what: string): Promise<number> {
-  const deadline = Date.now() + 10 * 60_000;
-  for (;;) {
-    const c = await count();
-    if (c >= n) return performance.now();
-    if (Date.now() > deadline) throw new Error(`${what}: only ${c} of ${n} after 10 minutes`);
-    await sleep(100);
-  }
 }
 
 async function viaApi(port: number, key: string, from: string, delivered: () => Promise<number>): Promise<Figures> {
@@ -195,40 +183,4 @@ export default async function runOutboundBench(): Promise<void> {
     rmSync(dataDir, { recursive: true, force: true });
     stopSink();
   }
-}
-
-interface Child {
-  pid: number;
-  stop(): Promise<void>;
-}
-
-/** Starts `node dist/main/cli.js start` with `env`; with an HTTPS port, waits until it answers (at most 30 s). */
-async function startProcess(env: Record<string, string>, httpsPort: number | undefined): Promise<Child> {
-  // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the Mailpath processes.
-  const nodeArgs = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/main/cli.js', 'start'], { cwd: projectRoot(), env, stdio: ['ignore', 'ignore', 'inherit'] });
-  const exited = new Promise<void>((r) => child.once('exit', () => r()));
-  const stop = async () => {
-    if (child.exitCode === null && child.signalCode === null) {
-      child.kill('SIGTERM');
-      const timer = setTimeout(() => child.kill('SIGKILL'), 20_000);
-      await exited;
-      clearTimeout(timer);
-    }
-  };
-  if (httpsPort === undefined) {
-    await sleep(3000);
-    return { pid: child.pid!, stop };
-  }
-  for (let i = 0; i < 300; i++) {
-    if (child.exitCode !== null) throw new Error(`mailpath exited with ${child.exitCode}`);
-    const up = await httpsJson(httpsPort, 'GET', '/api/v1/whoami').then(
-      () => true,
-      (err: Error) => /401/.test(err.message),
-    );
-    if (up) return { pid: child.pid!, stop };
-    await sleep(100);
-  }
-  await stop();
-  throw new Error('mailpath did not come up within 30 s');
 }

@@ -6,6 +6,7 @@ import { startUnsubscribeIntake } from '../mta/outbound/unsubscribes/worker.js';
 import { startOutbound } from '../mta/outbound/deliver/start.js';
 import { startSubmission } from '../mta/submission/server.js';
 import { startWebhookDelivery } from '../mta/webhook/start.js';
+import { startFanoutWorker } from '../shared/campaigns/fanout-worker.js';
 import type { Role } from '../shared/config/index.js';
 import { startImportWorker } from '../shared/imports/start.js';
 import { startChatNotifier } from '../shared/notify/chat.js';
@@ -65,8 +66,13 @@ const STARTERS: Record<Role, RoleStarter> = {
       await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop()]);
       throw err;
     });
-    const stop = async () => {
+    // Campaign fan-out: recipients fixed at send time, claimed in batches, through the same send use-case.
+    const campaigns = await startFanoutWorker(deps).catch(async (err: unknown) => {
       await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop()]);
+      throw err;
+    });
+    const stop = async () => {
+      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop(), campaigns.stop()]);
     };
     return { name: 'outbound', stop, details: { relay: services.config.outboundRelay ?? null } };
   },

@@ -6,6 +6,7 @@ import type { SubmissionDeps } from '../mta/submission/server.js';
 import { testSendWebhook } from '../mta/webhook/test-send.js';
 import type { WebhookDeps } from '../mta/webhook/worker.js';
 import { CredentialResolver } from '../shared/auth/credentials.js';
+import { ensureFanoutJobs } from '../shared/campaigns/fanout-jobs.js';
 import { SessionTokens } from '../shared/auth/jwt.js';
 import type { Clock } from '../shared/clock.js';
 import type { Config } from '../shared/config/index.js';
@@ -60,6 +61,7 @@ export async function buildServices(core: Core): Promise<Services> {
   await ensureInboundJobs(sql, { expireInSeconds });
   await ensureImportJobs(sql, boss, { expireInSeconds: config.limits.imports.job_expire_seconds });
   await ensureChatJobs(sql, config);
+  await ensureFanoutJobs(sql, boss, config);
 
   const masterKey = await loadMasterKey(config);
   const resolverOptions = { timeoutMs: config.dns.timeout_ms, tries: config.dns.tries };

@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { projectRoot } from '../paths.js';
 import { authSchema, type AuthConfig } from './auth.js';
 import { bounceRulesSchema, type BounceRulesConfig } from './bounce-rules.js';
+import { campaignsSchema, type CampaignsConfig } from './campaigns.js';
 import { deliverySchema, type DeliveryConfig } from './delivery.js';
 import { dkimSchema, type DkimConfig } from './dkim.js';
 import { dnsSchema, type DnsConfig } from './dns.js';
@@ -25,7 +26,7 @@ import { workersSchema, type WorkersConfig } from './workers.js';
 export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
-export type { AuthConfig, BounceRulesConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
+export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
 export type { IpPoolsConfig, IpWatchdogConfig, NotifyConfig, WorkersConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
@@ -40,6 +41,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     delivery: deliverySchema,
     'bounce-rules': bounceRulesSchema,
     inbound: inboundSchema,
+    campaigns: campaignsSchema,
     plugins: pluginsSchema(mxPlugins),
     tracking: trackingSchema,
     'ip-pools': ipPoolsSchema,
@@ -106,6 +108,8 @@ export interface Config {
   inbound: InboundConfig;
   /** config/plugins.yaml: the MX plugins enabled, their order and the hook timeouts. */
   plugins: PluginsConfig;
+  /** config/campaigns.yaml: target materialization and the fan-out's batches, leases and jobs. */
+  campaigns: CampaignsConfig;
   /** config/tracking.yaml: machine-open and scanner-click rules, hit batching. */
   tracking: TrackingConfig;
   /** config/ip-pools.yaml: outbound source-address pools and which sends use them. */
@@ -249,6 +253,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     webhooks: parsedFiles.data.webhooks,
     inbound: parsedFiles.data.inbound,
     plugins: parsedFiles.data.plugins,
+    campaigns: parsedFiles.data.campaigns,
     tracking: parsedFiles.data.tracking,
     ipPools: parsedFiles.data['ip-pools'],
     ipWatchdog: parsedFiles.data['ip-watchdog'],

@@ -14,11 +14,12 @@ export interface DkimSigningKey {
 
 /**
  * The headers covered when present: the identity and content headers receivers judge (From, To,
- * Subject, Date, Message-ID, MIME) and the list and threading headers.
+ * Subject, Date, Message-ID, MIME), the list and threading headers, and Feedback-ID (campaign mail: a feedback
+ * loop trusts it only when signed).
  */
 const SIGNED_HEADERS = [
   'from', 'to', 'cc', 'reply-to', 'subject', 'date', 'message-id', 'mime-version', 'content-type',
-  'content-transfer-encoding', 'list-unsubscribe', 'list-unsubscribe-post', 'in-reply-to', 'references',
+  'content-transfer-encoding', 'list-unsubscribe', 'list-unsubscribe-post', 'feedback-id', 'in-reply-to', 'references',
 ];
 const HEADER_LIST = SIGNED_HEADERS.join(':');
 /** With a callback, Node signs on the libuv thread pool: the RSA work leaves the event loop. */

@@ -1,4 +1,4 @@
-// SQL that takes an erased person's address out of a tenant's message log: sends, their attempts, events and bounce reports.
+// SQL that takes an erased person's address out of a tenant's message log: sends, their attempts, events, bounce reports and campaign recipients.
 import type { Queryable } from '../db/connection.js';
 
 /** A case-insensitive PostgreSQL regular expression matching the address literally (every non-alphanumeric escaped). */
@@ -9,7 +9,7 @@ export function literalPattern(email: string): string {
 /**
  * Replaces the address with `placeholder` in the tenant's sends (recipient; the message bytes and the
  * subject are dropped, a reply quoting the address rewritten), their delivery attempts and bounce reports,
- * and the tenant's events (recipient and any mention in detail). A send still waiting (queued or deferred)
+ * the recipients of its campaigns, and the tenant's events (recipient and any mention in detail). A send still waiting (queued or deferred)
  * is dropped: there is nothing left to deliver. Answers how many sends and events were rewritten.
  */
 export async function scrubRecipient(
@@ -41,6 +41,12 @@ export async function scrubRecipient(
       update bounce_reports set detail = regexp_replace(detail::text, ${pattern}, ${placeholder}, 'gi')::jsonb
       where send_id = any(${ids}::uuid[]) and detail::text ~* ${pattern}`;
   }
+  // A campaign's recipients keep the address they were sent to: found through the person's contact, campaign by
+  // campaign (the primary key), since the address itself is not indexed there.
+  await db`
+    update campaign_recipients set email = ${placeholder}
+    where campaign_id in (select id from campaigns where tenant_id = ${tenantId})
+      and contact_id in (select id from contacts where tenant_id = ${tenantId} and email_hash = sha256(convert_to(${email}, 'UTF8')))`;
   const events = await db`
     update events set recipient = ${placeholder}, detail = regexp_replace(detail::text, ${pattern}, ${placeholder}, 'gi')::jsonb
     where tenant_id = ${tenantId} and (recipient = ${email} or send_id = any(${ids}::uuid[]))`;

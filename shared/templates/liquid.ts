@@ -2,8 +2,8 @@
 import { Liquid, LiquidError, type FS, type Template } from 'liquidjs';
 import { AppError, validationError } from '../errors.js';
 
-/** The Liquid-enabled parts of a template; each is parsed and rendered on its own. */
-export type TemplatePart = 'subject' | 'body_html' | 'body_text';
+/** The Liquid-enabled parts of a template (and a campaign's preheader); each is parsed and rendered on its own. */
+export type TemplatePart = 'subject' | 'body_html' | 'body_text' | 'preheader_text';
 
 /** Largest source of one part, in UTF-8 bytes. */
 export const MAX_PART_BYTES = 512 * 1024;
@@ -81,6 +81,8 @@ export interface ContactInput {
   first_name?: string | null | undefined;
   last_name?: string | null | undefined;
   custom_fields?: Record<string, unknown> | null | undefined;
+  /** Further profile columns (country, city, …): `contact.<column>` (a campaign renders for a stored contact). */
+  profile?: Record<string, string | null> | undefined;
 }
 
 export interface RenderInput {
@@ -102,7 +104,7 @@ export function renderContext(input: RenderInput = {}): TemplateContext {
   const c = input.contact;
   const customFields = { ...(c?.custom_fields ?? {}) };
   const contact = c
-    ? { email: c.email, first_name: c.first_name ?? null, last_name: c.last_name ?? null, custom_fields: customFields }
+    ? { ...(c.profile ?? {}), email: c.email, first_name: c.first_name ?? null, last_name: c.last_name ?? null, custom_fields: customFields }
     : { custom_fields: customFields };
   return { ...(input.variables ?? {}), contact, custom_fields: customFields };
 }
@@ -138,8 +140,8 @@ function oneLine(text: string): string {
 }
 
 /**
- * Renders one part. Output in body_html is HTML-escaped (`| raw` opts out); subject and body_text are
- * written as they are, and the subject is kept on one line. A render that fails or exceeds a limit is a 422 naming the part.
+ * Renders one part. Output in body_html is HTML-escaped (`| raw` opts out); subject, preheader and body_text are
+ * written as they are, and the subject and preheader are kept on one line. A render that fails or exceeds a limit is a 422 naming the part.
  */
 export function renderTemplate(template: ParsedTemplate, context: TemplateContext): string;
 export function renderTemplate(source: string, context: TemplateContext, part: TemplatePart): string;
@@ -153,5 +155,5 @@ export function renderTemplate(template: ParsedTemplate | string, context: Templ
     throw liquidFailure(parsed.part, 'could not render', err);
   }
   if (out.length > MAX_RENDERED_CHARS) throw validationError(parsed.part, `renders to more than ${MAX_RENDERED_CHARS} characters`);
-  return parsed.part === 'subject' ? oneLine(out) : out;
+  return parsed.part === 'subject' || parsed.part === 'preheader_text' ? oneLine(out) : out;
 }

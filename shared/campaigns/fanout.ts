@@ -1,0 +1,192 @@
+// Runs one campaign fan-out job: starts a scheduled campaign when its time comes, fixes the recipients, then claims and sends batches until none is left, the slice of time runs out, or the campaign must wait, pause, stop or fail.
+import { performance } from 'node:perf_hooks';
+import { AppError } from '../errors.js';
+import { listCustomFields } from '../custom-fields/queries.js';
+import type { SendingDeps } from '../sending/deps.js';
+import { findTenantById } from '../tenants/queries.js';
+import { sendBatch, type BatchContext } from './fanout-batch.js';
+import { enqueueFanout, enqueueSlot, type FanoutJob } from './fanout-jobs.js';
+import { materializeNextPage, TargetGone } from './materialize.js';
+import { campaignState, findCampaignById, setWaiting, transition, type CampaignRow } from './queries.js';
+import { checkSendable, loadContent } from './readiness.js';
+import { claimRecipients, remaining, sweepCancelled } from './recipient-queries.js';
+
+export type FanoutDeps = SendingDeps;
+
+export interface FanoutControl {
+  /** True once the process is shutting down: the run hands over to a continuation job after the batch in hand. */
+  stopping(): boolean;
+}
+
+export type FanoutOutcome =
+  | 'nothing' // not (or no longer) sending, or not yet due
+  | 'continued' // the slice ran out with work left: a continuation job is queued
+  | 'completed' // every recipient handled: sent
+  | 'others' // what is left is claimed by other workers
+  | 'waiting' // warm-up cap, suspended tenant, or the A/B winner
+  | 'paused' // the monthly quota ran out
+  | 'failed'
+  | 'cancelled';
+
+const CANCEL_SWEEP = 5000;
+
+async function fail(deps: FanoutDeps, row: CampaignRow, reason: string): Promise<'failed'> {
+  const at = deps.clock.now();
+  await transition(deps.sql, row.id, ['sending', 'scheduled'], 'failed', { failure_reason: reason, finished_at: at, waiting_reason: null, waiting_until: null }, at);
+  deps.log.warn({ campaignId: row.id, reason }, 'campaign failed');
+  return 'failed';
+}
+
+/** A scheduled campaign whose time has come: checked again (it may no longer be sendable) and started. */
+async function startScheduled(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): Promise<CampaignRow | FanoutOutcome> {
+  const now = deps.clock.now();
+  if (!row.scheduled_at) return 'nothing';
+  // Not due by this process's clock (a job from an earlier schedule, or clocks apart): wait for the stored time.
+  if (row.scheduled_at.getTime() > now.getTime()) {
+    await enqueueSlot(deps, deps.sql, job, row.scheduled_at);
+    return 'nothing';
+  }
+  const mode = row.send_mode ?? 'live';
+  try {
+    await checkSendable(deps, row, mode);
+  } catch (err) {
+    if (err instanceof AppError) return fail(deps, row, `could not start at the scheduled time: ${err.message}`);
+    throw err;
+  }
+  const change = { started_at: now, send_mode: mode, waiting_reason: null, waiting_until: null, failure_reason: null, target_cursor: null, targeted_at: null };
+  // Only one of the campaign's jobs starts it; the others find it sending.
+  return (await transition(deps.sql, row.id, ['scheduled'], 'sending', change, now)) ?? (await findCampaignById(deps.sql, row.id)) ?? 'nothing';
+}
+
+/** After a cancel: unsent recipients become skipped 'cancelled' (those a live claim holds are left to their worker, which settles them). */
+async function sweepCancel(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): Promise<'cancelled'> {
+  while ((await sweepCancelled(deps.sql, row.id, deps.clock.now(), CANCEL_SWEEP)) > 0);
+  const left = await remaining(deps.sql, row.id, deps.clock.now());
+  // A worker holds some: if it dies, its claim ends then and they are swept.
+  if (left.pending > 0 && left.claimedUntil) await enqueueSlot(deps, deps.sql, job, new Date(left.claimedUntil.getTime() + 1000));
+  return 'cancelled';
+}
+
+/** What a run reads once: the tenant, the parsed content and the custom-field catalog. */
+async function batchContext(deps: FanoutDeps, row: CampaignRow): Promise<BatchContext | string> {
+  const tenant = await findTenantById(deps.sql, row.tenant_id);
+  if (!tenant) return 'the tenant is gone';
+  let content;
+  try {
+    content = await loadContent(deps.sql, row);
+  } catch (err) {
+    if (err instanceof AppError) return `its content cannot be sent: ${err.message}`;
+    throw err;
+  }
+  if (row.from_email === null) return 'it has no from_email';
+  return {
+    campaign: row,
+    content,
+    tenant: { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox },
+    mode: row.send_mode ?? 'live',
+    catalog: await listCustomFields(deps.sql, row.tenant_id),
+  };
+}
+
+/** No pending recipient could be claimed: the campaign is sent, waits for its A/B winner, or others are finishing it. */
+async function finishOrWait(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): Promise<FanoutOutcome> {
+  const now = deps.clock.now();
+  const left = await remaining(deps.sql, row.id, now);
+  if (left.pending > 0) {
+    // Claimed by other workers: look again when their claims end, in case one died.
+    if (left.claimedUntil) await enqueueSlot(deps, deps.sql, job, new Date(left.claimedUntil.getTime() + 1000));
+    return 'others';
+  }
+  if (left.held) {
+    await setWaiting(deps.sql, row.id, 'ab_winner', null, now);
+    return 'waiting';
+  }
+  const sent = await transition(deps.sql, row.id, ['sending'], 'sent', { finished_at: now, waiting_reason: null, waiting_until: null }, now);
+  if (sent) deps.log.info({ campaignId: row.id }, 'campaign sent');
+  return 'completed';
+}
+
+/**
+ * Runs (or resumes) a campaign's fan-out for one job. Restart-safe: a recipient is done iff its send exists, pages
+ * and batches commit with their counters, and claims of a dead worker expire; so a rerun neither loses nor repeats
+ * anyone. Pause and cancel take effect between batches.
+ */
+export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: FanoutControl = { stopping: () => false }): Promise<FanoutOutcome> {
+  const f = deps.config.campaigns.fanout;
+  const sliceEnds = performance.now() + f.slice_seconds * 1000;
+  const outOfTime = () => control.stopping() || performance.now() >= sliceEnds;
+  const continueLater = async (): Promise<'continued'> => {
+    await enqueueSlot(deps, deps.sql, job);
+    return 'continued';
+  };
+
+  let found = await findCampaignById(deps.sql, job.campaign_id);
+  if (!found) return 'nothing';
+  if (found.status === 'scheduled') {
+    const started = await startScheduled(deps, found, job);
+    if (typeof started === 'string') return started;
+    found = started;
+  }
+  let row: CampaignRow = found;
+  if (row.status === 'cancelled') return sweepCancel(deps, row, job);
+  if (row.status !== 'sending') return 'nothing';
+
+  while (!row.targeted_at) {
+    let step;
+    try {
+      step = await materializeNextPage(deps, row.id);
+    } catch (err) {
+      if (err instanceof TargetGone) return fail(deps, row, err.message);
+      throw err;
+    }
+    if (step === 'not_sending') return 'nothing';
+    if (step === 'done') break;
+    if (outOfTime()) return continueLater();
+  }
+
+  const ctx = await batchContext(deps, row);
+  if (typeof ctx === 'string') return fail(deps, row, ctx);
+  const log = deps.log.child({ campaignId: row.id, slot: job.slot });
+  for (;;) {
+    const state = await campaignState(deps.sql, row.id);
+    if (!state) return 'nothing';
+    // The winner may have been declared since the run began (the remainder's subject depends on it).
+    row = { ...row, ...state };
+    if (row.status === 'cancelled') return sweepCancel(deps, row, job);
+    if (row.status !== 'sending') return 'nothing';
+    ctx.campaign = row;
+    if (outOfTime()) return continueLater();
+    const now = deps.clock.now();
+    const claimed = await claimRecipients(deps.sql, row.id, f.batch_size, now, new Date(now.getTime() + f.claim_lease_seconds * 1000));
+    if (claimed.length === 0) return finishOrWait(deps, row, job);
+    if (row.waiting_reason !== null) await setWaiting(deps.sql, row.id, null, null, now);
+    // Read for every batch: a suspension (or the sandbox) applies from the next batch on.
+    const tenant = await findTenantById(deps.sql, row.tenant_id);
+    if (tenant) ctx.tenant = { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox };
+    const result = await sendBatch(deps, ctx, claimed);
+    log.info({ claimed: claimed.length, queued: result.queued, skipped: result.skipped, released: result.released, pid: process.pid }, 'campaign batch');
+    if (result.failure) return fail(deps, row, `its From address cannot send: ${result.failure}`);
+    if (result.refusal?.reason === 'quota_exceeded') {
+      const at = deps.clock.now();
+      await transition(deps.sql, row.id, ['sending'], 'paused', { paused_at: at, waiting_reason: 'quota_exceeded', waiting_until: null }, at);
+      log.warn({ used: result.refusal.used, cap: result.refusal.cap }, 'campaign paused: the monthly send cap is reached');
+      return 'paused';
+    }
+    if (result.refusal?.reason === 'tenant_suspended') {
+      const until = new Date(deps.clock.now().getTime() + f.suspended_recheck_seconds * 1000);
+      await setWaiting(deps.sql, row.id, 'tenant_suspended', until, deps.clock.now());
+      await enqueueSlot(deps, deps.sql, job, until);
+      return 'waiting';
+    }
+    if (result.heldUntil) {
+      // The warm-up cap of the day is used up: every slot starts again when the next window opens.
+      const until = result.heldUntil;
+      await deps.sql.begin(async (tx) => {
+        await setWaiting(tx, row.id, 'warmup_cap', until, deps.clock.now());
+        await enqueueFanout(deps, tx, row.id, until);
+      });
+      log.info({ until }, 'campaign waits for the next warm-up window');
+      return 'waiting';
+    }
+  }
+}

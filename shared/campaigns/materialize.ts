@@ -1,0 +1,60 @@
+// Fixes a campaign's recipients when it starts sending: the target (list members, or the segment evaluated as of the start) copied page by page, each page one INSERT ... SELECT committed with its counters and the position reached; the A/B split after the last page.
+import type { Clock } from '../clock.js';
+import type { Config } from '../config/index.js';
+import type { Queryable, Sql } from '../db/connection.js';
+import { listMemberIdPage } from '../lists/members.js';
+import { selectSegment } from '../segments/service.js';
+import { findCampaignById, saveTargetPosition, type CampaignRow } from './queries.js';
+import { assignVariants, materializePage } from './recipient-queries.js';
+
+export interface MaterializeDeps {
+  sql: Sql;
+  clock: Clock;
+  config: Pick<Config, 'campaigns'>;
+}
+
+/** A page of target contact ids and the position after it (null: that was the last page). */
+interface TargetPage {
+  ids: string[];
+  next: string | null;
+}
+
+/** The target is gone (its list or segment was deleted before every page was in): the campaign cannot be sent. */
+export class TargetGone extends Error {
+  override name = 'TargetGone';
+}
+
+async function targetPage(tx: Queryable, row: CampaignRow, limit: number): Promise<TargetPage> {
+  const after = row.target_cursor ?? undefined;
+  if (row.list_id !== null) return listMemberIdPage(tx, row.tenant_id, row.list_id, { limit, after });
+  if (row.segment_id !== null) {
+    // Evaluated as of the start, so rules relative to now (opened within N days) mean the same on every page.
+    const selection = await selectSegment(tx, row.tenant_id, row.segment_id, row.started_at ?? new Date());
+    const page = await selection.page({ limit, after });
+    return { ids: page.contacts.map((c) => c.id), next: page.next_cursor };
+  }
+  throw new TargetGone('its list or segment was deleted before the recipients were fixed');
+}
+
+export type MaterializeStep = 'more' | 'done' | 'not_sending';
+
+/**
+ * Materializes the next page of a sending campaign's target. The campaign row is locked for the page, so workers
+ * of several processes take pages one after the other and each page is read once; a page retried after a crash
+ * inserts nothing twice (a recipient is one row per contact). After the last page the A/B split is made and
+ * targeted_at set, in the same transaction: only then does sending start.
+ */
+export async function materializeNextPage(deps: MaterializeDeps, campaignId: string): Promise<MaterializeStep> {
+  const at = deps.clock.now();
+  return deps.sql.begin(async (tx) => {
+    const row = await findCampaignById(tx, campaignId, { lock: true });
+    if (!row || row.status !== 'sending') return 'not_sending';
+    if (row.targeted_at) return 'done';
+    const page = await targetPage(tx, row, deps.config.campaigns.materialize.page_size);
+    await materializePage(tx, { campaignId: row.id, tenantId: row.tenant_id, md5ListId: row.md5_list_id }, page.ids);
+    const done = page.next === null;
+    if (done && row.ab_split_pct !== null) await assignVariants(tx, row.id, row.ab_split_pct);
+    await saveTargetPosition(tx, row.id, page.next, done, at);
+    return done ? 'done' : 'more';
+  });
+}

@@ -1,0 +1,150 @@
+// A campaign message's content: the template precedence, what refuses to send, Liquid per recipient (default, if, contact.email, custom_fields), the A/B subject, the preheader, and the bulk-sender headers with their signed token.
+import { randomBytes, randomUUID } from 'node:crypto';
+import t from 'tap';
+import { composeCampaignContent, effectiveContent, prepareContent, type CampaignRecipient } from '../../../shared/campaigns/content.js';
+import { readClickToken, readOpenToken } from '../../../shared/tracking/link-tokens.js';
+import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
+
+const key = randomBytes(32);
+const links = { key, publicUrl: new URL('https://mail.example.test:8443'), hostname: 'mx.mailpath.test' };
+/** Tracking and UTM off unless a test turns them on, so bodies read back as rendered. */
+const campaign = {
+  id: randomUUID(),
+  tenant_id: randomUUID(),
+  ab_winner: null,
+  track_opens: false,
+  track_clicks: false,
+  utm_tagging: false,
+  utm_source: null,
+  utm_medium: null,
+  utm_campaign: null,
+};
+
+const empty = { subject: null, subject_b: null, preheader_text: null, body_html: null, body_text: null };
+
+function recipient(over: Partial<CampaignRecipient> = {}): CampaignRecipient {
+  return {
+    sendId: randomUUID(),
+    variant: null,
+    email: 'ann@example.org',
+    contact: { first_name: 'Ann', last_name: 'Lee', profile: { country: 'FR', city: 'Lyon' } },
+    customFields: { plan: 'gold' },
+    ...over,
+  };
+}
+
+t.test('each part is the campaign\'s own when set, else the template\'s; subject_b and the preheader only ever the campaign\'s', async (t) => {
+  const template = { subject: 'T subject', body_html: '<p>T</p>', body_text: 'T' };
+  t.same(effectiveContent({ ...empty, subject: 'Own' }, template), { subject: 'Own', subject_b: null, preheader_text: null, body_html: '<p>T</p>', body_text: 'T' });
+  t.same(effectiveContent({ ...empty, body_text: 'Own text', subject: '  ' }, template).subject, 'T subject', 'a blank subject is not set');
+  t.same(effectiveContent({ ...empty, body_text: 'Own text' }, template).body_text, 'Own text');
+  t.same(effectiveContent({ ...empty, subject: 'S', body_html: '<b>x</b>' }, null), { ...empty, subject: 'S', body_html: '<b>x</b>' });
+  t.same(effectiveContent({ ...empty, subject_b: 'B', preheader_text: 'P' }, template).subject_b, 'B');
+});
+
+t.test('content that cannot be sent is refused with 422 naming the field', async (t) => {
+  const cases: [Parameters<typeof prepareContent>[0], boolean, RegExp][] = [
+    [{ ...empty, body_text: 'x' }, false, /^subject: is required/],
+    [{ ...empty, subject: 'S' }, false, /^body_html: a campaign needs/],
+    [{ ...empty, subject: 'S', body_text: 'x' }, true, /^subject_b: is required to send an A\/B test/],
+    [{ ...empty, subject: 'S', subject_b: '{% if %}', body_text: 'x' }, true, /^subject_b: Liquid syntax error/],
+    [{ ...empty, subject: 'S', preheader_text: '{{ x | nope }}', body_text: 'x' }, false, /^preheader_text: /],
+    [{ ...empty, subject: 'S', body_html: '{% for %}' }, false, /^body_html: Liquid syntax error/],
+  ];
+  for (const [content, ab, message] of cases) t.throws(() => prepareContent(content, ab), { slug: 'validation_error', message }, String(message));
+});
+
+t.test('Liquid renders per recipient: default, if on a field, contact.email, custom_fields.<key>, profile columns', async (t) => {
+  const content = prepareContent(
+    {
+      ...empty,
+      subject: 'Hi {{ first_name | default: "there" }}',
+      body_text: '{% if contact.country == "FR" %}Bonjour{% else %}Hello{% endif %} {{ contact.email }}, plan {{ custom_fields.plan }}, {{ contact.city }}',
+      body_html: '<html><body class="x"><p>{{ contact.first_name }} &amp; {{ custom_fields.plan | default: "none" }}</p></body></html>',
+      preheader_text: 'For {{ first_name }} <b>',
+    },
+    false,
+  );
+  const fr = composeCampaignContent({ content, campaign, links, recipient: recipient() });
+  t.equal(fr.subject, 'Hi Ann');
+  t.equal(fr.text, 'Bonjour ann@example.org, plan gold, Lyon');
+  t.equal(
+    fr.html,
+    '<html><body class="x"><div style="display:none;max-height:0;overflow:hidden;mso-hide:all" aria-hidden="true">For Ann &lt;b&gt;</div><p>Ann &amp; gold</p></body></html>',
+    'the preheader is the hidden first text of the body, escaped',
+  );
+  const other = composeCampaignContent({
+    content,
+    campaign,
+    links,
+    recipient: recipient({ email: 'bob@example.org', contact: { first_name: null, last_name: null, profile: { country: 'US' } }, customFields: {} }),
+  });
+  t.equal(other.subject, 'Hi there', 'default filter on a missing first name');
+  t.equal(other.text, 'Hello bob@example.org, plan , ');
+  t.match(other.html, /<p> &amp; none<\/p>/);
+});
+
+t.test('variant b and the remainder after b won get subject_b; a and the rest get the subject', async (t) => {
+  const content = prepareContent({ ...empty, subject: 'A {{ first_name }}', subject_b: 'B {{ first_name }}', body_text: 'x' }, true);
+  const subject = (variant: 'a' | 'b' | null, winner: 'a' | 'b' | null) =>
+    composeCampaignContent({ content, campaign: { ...campaign, ab_winner: winner }, links, recipient: recipient({ variant }) }).subject;
+  t.equal(subject('a', null), 'A Ann');
+  t.equal(subject('b', null), 'B Ann');
+  t.equal(subject(null, null), 'A Ann');
+  t.equal(subject(null, 'b'), 'B Ann');
+  t.equal(subject(null, 'a'), 'A Ann');
+  t.equal(subject('a', 'b'), 'A Ann', 'the test portion keeps its own variant');
+});
+
+t.test('bulk headers: List-Unsubscribe (https and mailto, one signed token naming the send), one-click, Feedback-ID; unsubscribe_url in Liquid', async (t) => {
+  const content = prepareContent({ ...empty, subject: 'S', body_html: '<a href="{{ unsubscribe_url }}">unsubscribe</a>' }, false);
+  const r = recipient();
+  const message = composeCampaignContent({ content, campaign, links, recipient: r });
+  const match = /^<https:\/\/mail\.example\.test:8443\/u\/([A-Za-z0-9_.-]+)>, <mailto:u-([A-Za-z0-9_.-]+)@mx\.mailpath\.test>$/.exec(message.headers['List-Unsubscribe']!);
+  t.ok(match, String(message.headers['List-Unsubscribe']));
+  t.equal(match![1], match![2], 'the same token in both');
+  const payload = verifyToken(key, 'unsubscribe', match![1]!);
+  t.ok(payload);
+  t.equal(uuidAt(payload!), r.sendId, 'the token carries the send id');
+  t.equal(verifyToken(key, 'click', match![1]!), undefined, 'and is good for nothing else');
+  t.equal(message.headers['List-Unsubscribe-Post'], 'List-Unsubscribe=One-Click');
+  t.equal(message.headers['Feedback-ID'], `${campaign.id}:${campaign.tenant_id}:campaign:mailpath`);
+  t.equal(message.html, `<a href="${message.unsubscribeUrl}">unsubscribe</a>`);
+  t.equal(message.unsubscribeUrl, `https://mail.example.test:8443/u/${match![1]}`);
+});
+
+t.test('a render that fails for one recipient is a 422 naming the part', async (t) => {
+  const content = prepareContent({ ...empty, subject: '{{ first_name }}', body_text: 'x' }, false);
+  t.throws(() => composeCampaignContent({ content, campaign, links, recipient: recipient({ contact: { first_name: null, last_name: null, profile: {} } }) }), {
+    slug: 'validation_error',
+    message: /^subject: renders to an empty subject/,
+  });
+});
+
+t.test('the HTML gets UTM parameters, click redirects and the open pixel as the campaign asks; the unsubscribe link stays as it is', async (t) => {
+  const content = prepareContent(
+    { ...empty, subject: 'S', body_html: '<html><body><a href="https://shop.example/sale?id=7#top">Sale</a> <a href="{{ unsubscribe_url }}">Leave</a> <a href="mailto:x@example.org">Mail</a></body></html>' },
+    false,
+  );
+  const r = recipient();
+  const tracked = composeCampaignContent({
+    content,
+    links,
+    recipient: r,
+    campaign: { ...campaign, track_opens: true, track_clicks: true, utm_tagging: true, utm_source: 'newsletter', utm_medium: 'email', utm_campaign: 'spring' },
+  });
+  const click = /href="https:\/\/mail\.example\.test:8443\/c\/([\w.-]+)"/.exec(tracked.html!);
+  t.ok(click, 'the shop link goes through a click redirect');
+  t.same(readClickToken(key, click![1]!), { sendId: r.sendId, url: 'https://shop.example/sale?id=7&utm_source=newsletter&utm_medium=email&utm_campaign=spring#top', links: 1 });
+  t.ok(tracked.html!.includes(`<a href="${tracked.unsubscribeUrl}">Leave</a>`), 'the unsubscribe link is untouched');
+  t.ok(tracked.html!.includes('<a href="mailto:x@example.org">Mail</a>'));
+  const pixel = /<img src="https:\/\/mail\.example\.test:8443\/o\/([\w.-]+)" width="1" height="1" alt=""><\/body>/.exec(tracked.html!);
+  t.ok(pixel, 'the open pixel before </body>');
+  t.equal(readOpenToken(key, pixel![1]!), r.sendId);
+
+  const utmOnly = composeCampaignContent({ content, links, recipient: r, campaign: { ...campaign, utm_tagging: true, utm_source: 'news' } });
+  t.match(utmOnly.html, /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news#top"/, 'UTM without tracking: the link itself is tagged');
+  t.notMatch(utmOnly.html, /\/o\//);
+  const plain = composeCampaignContent({ content, links, recipient: r, campaign });
+  t.match(plain.html, /href="https:\/\/shop\.example\/sale\?id=7#top"/, 'neither: as rendered');
+});
