@@ -33,6 +33,7 @@ import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
 import { inboundWebhookRoutes } from './routes/inbound-webhook.js';
+import { eventWebhookRoutes } from './routes/event-webhooks.js';
 import { adminInboundWebhookRoutes } from './routes/admin-inbound-webhook.js';
 import { mailAuthRoutes } from './routes/mail-auth.js';
 import { mailboxRoutes } from './routes/mail-mailboxes.js';
@@ -71,6 +72,7 @@ const ROUTE_GROUPS = [
   md5ListRoutes,
   md5EntryRoutes,
   inboundWebhookRoutes,
+  eventWebhookRoutes,
   mailAuthRoutes,
   mailboxRoutes,
   mailMessageRoutes,
