@@ -91,6 +91,16 @@ export async function deleteEndpoint(db: Queryable, tenantId: string, id: string
   return rows.count > 0;
 }
 
+/** The event types the enabled endpoints of these tenants subscribe to, by tenant (tenants without one are absent). */
+export async function subscribedTypes(db: Queryable, tenantIds: readonly string[]): Promise<Map<string, Set<string>>> {
+  const rows = await db<{ tenant_id: string; types: string[] }[]>`
+    select tenant_id, array_agg(distinct t) as types
+    from event_webhooks, unnest(event_types) as t
+    where tenant_id = any(${[...tenantIds]}::uuid[]) and enabled
+    group by tenant_id`;
+  return new Map(rows.map((r) => [r.tenant_id, new Set(r.types)]));
+}
+
 /**
  * The outbox write: one pending delivery per (enabled endpoint of the event's tenant subscribed to
  * its type, event), in one statement on the caller's handle (its transaction). An event already
