@@ -28,6 +28,7 @@ import { contactRoutes } from './routes/contacts.js';
 import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
 import { templateRoutes } from './routes/templates.js';
 import { listRoutes } from './routes/lists.js';
+import { bounceMailboxRoutes } from './routes/bounce-mailboxes.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
@@ -71,6 +72,7 @@ const ROUTE_GROUPS = [
   md5ListRoutes,
   md5EntryRoutes,
   inboundWebhookRoutes,
+  bounceMailboxRoutes,
   mailAuthRoutes,
   mailboxRoutes,
   mailMessageRoutes,
