@@ -13,7 +13,7 @@ const TAGS = ['Super-admin: tenants'];
 export const MAX_BULK_TENANTS = 100;
 
 const reason = z.string().trim().max(500).optional().describe('Why (kept in the audit row, shown in the tenant detail and the chat notification)');
-const statusBody = z.strictObject({ reason }).optional();
+const statusBody = z.strictObject({ reason }).nullish();
 const tenantIds = z.array(z.string().max(64)).min(1).max(MAX_BULK_TENANTS).describe(`Tenant ids, 1..${MAX_BULK_TENANTS}; repeated ids are done once`);
 
 const bulkResult = z.object({
@@ -116,7 +116,7 @@ export const adminTenantActionRoutes: FastifyPluginAsyncZod = async (app) => {
           .default(IMPERSONATION_TTL.defaultMinutes)
           .describe(`Token lifetime in minutes, ${IMPERSONATION_TTL.minMinutes}..${IMPERSONATION_TTL.maxMinutes}`),
       })
-      .optional(),
+      .nullish(),
     errors: [404],
     response: z.object({
       token: z.string().describe('Bearer JWT'),

@@ -146,14 +146,17 @@ export async function campaignsWaitingForUnsuspension(db: Queryable, tenantId: s
  */
 export async function deleteTenantCascade(tx: Queryable, id: string): Promise<boolean> {
   const messages = await tx<{ message_id: string }[]>`
-    select distinct message_id from inbound_recipients where tenant_id = ${id}`;
+    select message_id from inbound_recipients where tenant_id = ${id}
+    union select inbound_message_id from mailbox_messages where tenant_id = ${id}`;
   const deleted = await tx`delete from tenants where id = ${id} and not is_super_admin`;
   if (deleted.count === 0) return false;
   if (messages.length > 0) {
+    // A message also addressed to another tenant stays: it is theirs too.
     await tx`
       delete from inbound_messages m
       where m.id = any(${messages.map((r) => r.message_id)}::uuid[])
-        and not exists (select 1 from inbound_recipients r where r.message_id = m.id)`;
+        and not exists (select 1 from inbound_recipients r where r.message_id = m.id)
+        and not exists (select 1 from mailbox_messages b where b.inbound_message_id = m.id)`;
   }
   return true;
 }
