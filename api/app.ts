@@ -8,6 +8,7 @@ import { contextPlugin } from './plugins/context.js';
 import { errorsPlugin } from './plugins/errors.js';
 import { guardPlugin } from './plugins/guard.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
+import { impersonationPlugin } from './plugins/impersonation.js';
 import { keyActivityPlugin } from './plugins/key-activity.js';
 import { addressRateHeaders } from './plugins/rate-limit.js';
 import { API_PREFIX, openApiPlugin } from './plugins/openapi.js';
@@ -19,6 +20,7 @@ import { passwordResetRoutes } from './routes/password-reset.js';
 import { whoamiRoutes } from './routes/whoami.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { adminTenantRoutes } from './routes/admin-tenants.js';
+import { adminTenantActionRoutes } from './routes/admin-tenants-actions.js';
 import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
@@ -85,6 +87,7 @@ const ROUTE_GROUPS = [
   mailboxRoutes,
   mailMessageRoutes,
   adminTenantRoutes,
+  adminTenantActionRoutes,
   adminDkimRoutes,
   adminWorkerRoutes,
   adminIpWatchdogRoutes,
@@ -134,6 +137,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.register(errorsPlugin);
   app.register(guardPlugin);
   app.register(keyActivityPlugin);
+  app.register(impersonationPlugin);
   app.register(requestLogPlugin);
   app.register(openApiPlugin);
   await app.register(async (api) => {

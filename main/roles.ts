@@ -11,6 +11,7 @@ import { startEventWebhookDelivery } from '../shared/event-webhooks/worker.js';
 import type { Role } from '../shared/config/index.js';
 import { startImportWorker } from '../shared/imports/start.js';
 import { startChatNotifier } from '../shared/notify/chat.js';
+import { startImpersonationAuditWorker } from '../shared/impersonation/audit-jobs.js';
 import { scheduleWorkers } from '../shared/workers/schedule.js';
 import { PLUGINS } from '../plugins/index.js';
 import type { Services } from './services.js';
@@ -88,8 +89,13 @@ const STARTERS: Record<Role, RoleStarter> = {
       await stopWorkers();
       throw err;
     });
-    const stop = async () => {
+    // Writes the audit rows of impersonated writes the API queued (shared/impersonation/audit-jobs.ts).
+    const impersonationAudit = await startImpersonationAuditWorker(deps).catch(async (err: unknown) => {
       await Promise.all([stopWorkers(), chat.stop()]);
+      throw err;
+    });
+    const stop = async () => {
+      await Promise.all([stopWorkers(), chat.stop(), impersonationAudit.stop()]);
     };
     return { name: 'scheduler', stop, details: { queueSupervision: true } };
   },

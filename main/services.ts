@@ -17,6 +17,7 @@ import { ensureInboundJobs } from '../shared/inbound/jobs.js';
 import type { Boss } from '../shared/jobs/boss.js';
 import { KeyUsageRecorder } from '../shared/keys/last-used.js';
 import { ensureChatJobs } from '../shared/notify/chat.js';
+import { ensureImpersonationAuditJobs } from '../shared/impersonation/audit-jobs.js';
 import type { Logger } from '../shared/log.js';
 import { RateLimiter } from '../shared/ratelimit/limiter.js';
 import { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
@@ -61,6 +62,7 @@ export async function buildServices(core: Core): Promise<Services> {
   await ensureInboundJobs(sql, { expireInSeconds });
   await ensureImportJobs(sql, boss, { expireInSeconds: config.limits.imports.job_expire_seconds });
   await ensureChatJobs(sql, config);
+  await ensureImpersonationAuditJobs(sql);
   await ensureFanoutJobs(sql, boss, config);
 
   const masterKey = await loadMasterKey(config);

@@ -118,10 +118,31 @@ export class CredentialResolver {
     }
     const record = entry.value;
     if (!record || claims.issuedAtMs < record.sessionsValidAfter) return undefined;
+    if (claims.impersonatorUserId !== undefined) return this.impersonated(record, claims.tenantId);
     if (record.tenant.id !== claims.tenantId) return undefined;
     // A valid session of a suspended tenant gets a clear 403 rather than a vague 401.
     if (record.tenant.status === 'suspended') throw accountSuspended();
     return { kind: 'user', tenant: record.tenant, user: record.user, key: undefined, scopes: [] };
+  }
+
+  /**
+   * An impersonation token: valid while its super-admin still is one and the tenant exists. It acts as the tenant's
+   * owner, never as a super-admin (no /admin routes). A suspended tenant can still be looked at: only its own users
+   * are locked out, and its sends stay refused by the gates.
+   */
+  private async impersonated(record: UserRecord, tenantId: string): Promise<Principal | undefined> {
+    if (!record.user.is_super_admin) return undefined;
+    const [tenant] = await this.db<TenantRow[]>`
+      select id, name, slug, plan_id, is_sandbox, is_super_admin, status from tenants where id = ${tenantId}`;
+    if (!tenant) return undefined;
+    return {
+      kind: 'user',
+      tenant: tenantOf(tenant),
+      user: { ...record.user, role: 'owner', is_super_admin: false },
+      key: undefined,
+      scopes: [],
+      impersonation: { impersonatorUserId: record.user.id },
+    };
   }
 }
 

@@ -15,6 +15,11 @@ export interface SessionClaims {
    */
   issuedAtMs: number;
   expiresAt: number;
+  /**
+   * Set on an impersonation token (claims is_impersonating and impersonator_user_id): the super-admin who minted it.
+   * Equal to userId: the session is the super-admin's, scoped to another tenant (tenantId).
+   */
+  impersonatorUserId?: string;
 }
 
 export interface MailboxClaims {
@@ -54,10 +59,11 @@ export class SessionTokens {
     return new SessionTokens(new TextEncoder().encode(secret));
   }
 
-  async issue(c: { userId: string; tenantId: string; ttlSeconds: number; now: Date }): Promise<{ token: string; expiresAt: number }> {
+  async issue(c: { userId: string; tenantId: string; ttlSeconds: number; now: Date; impersonating?: boolean }): Promise<{ token: string; expiresAt: number }> {
     const iat = Math.floor(c.now.getTime() / 1000);
     const exp = iat + c.ttlSeconds;
-    const jwt = new SignJWT({ tid: c.tenantId, [IAT_MS]: c.now.getTime() })
+    const impersonation = c.impersonating ? { is_impersonating: true, impersonator_user_id: c.userId } : {};
+    const jwt = new SignJWT({ tid: c.tenantId, [IAT_MS]: c.now.getTime(), ...impersonation })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setSubject(c.userId)
       .setIssuer(ISSUER)
@@ -135,12 +141,15 @@ export class SessionTokens {
       });
       // A token minted for a purpose (the 2FA challenge) is never a session, whatever its audience.
       if (typeof payload.sub !== 'string' || typeof payload['tid'] !== 'string' || payload['pur'] !== undefined) return undefined;
+      const impersonating = payload['is_impersonating'] === true;
+      if (impersonating && payload['impersonator_user_id'] !== payload.sub) return undefined;
       return {
         userId: payload.sub,
         tenantId: payload['tid'],
         issuedAt: payload.iat ?? 0,
         issuedAtMs: issuedAtMs(payload),
         expiresAt: payload.exp ?? 0,
+        ...(impersonating ? { impersonatorUserId: payload.sub } : {}),
       };
     } catch (err) {
       if (err instanceof joseErrors.JOSEError) return undefined;

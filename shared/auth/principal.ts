@@ -11,6 +11,8 @@ export interface Principal {
   key: { id: string; name: string; prefix: string; mode: KeyMode; scopes: string[] } | undefined;
   /** Set for kind mailbox only: the one mailbox the session may read. */
   mailbox?: { id: string; address: string } | undefined;
+  /** Set for an impersonation token: a super-admin acting in this tenant (as its owner, without super-admin rights). */
+  impersonation?: { impersonatorUserId: string } | undefined;
   /** Scopes of the credential; empty = every scope. */
   scopes: string[];
 }

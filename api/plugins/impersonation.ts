@@ -1,0 +1,51 @@
+// Requests made with an impersonation token: the super-admin's own account (/auth/*) is out of reach, and every write is queued for its super_admin.impersonation_action audit row once answered.
+import type { FastifyReply, FastifyRequest } from 'fastify';
+import fp from 'fastify-plugin';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { AppError } from '../../shared/errors.js';
+import { queueImpersonationAction } from '../../shared/impersonation/audit-jobs.js';
+import { CONTEXT_PLUGIN } from './context.js';
+import { GUARD_PLUGIN } from './guard.js';
+import { API_PREFIX } from './openapi.js';
+
+const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
+
+const impersonation: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
+  const queued = new Set<Promise<void>>();
+
+  // After the guard set the principal: the token acts in the tenant, never on the super-admin's password or 2FA.
+  app.addHook('onRequest', async (request: FastifyRequest) => {
+    if (!request.principal?.impersonation) return;
+    if ((request.routeOptions.url ?? '').startsWith(`${API_PREFIX}/auth/`)) {
+      throw new AppError('forbidden', "an impersonation token cannot manage the super-admin's own account");
+    }
+  });
+
+  // onResponse runs once the answer is sent: queueing the audit job never delays the client.
+  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+    const principal = request.principal;
+    if (!principal?.impersonation || !WRITES.has(request.method)) return;
+    const job = queueImpersonationAction(ctx, {
+      tenant_id: principal.tenant.id,
+      impersonator_user_id: principal.impersonation.impersonatorUserId,
+      method: request.method,
+      route: request.routeOptions.url ?? null,
+      path: request.url.split('?')[0]!,
+      status_code: reply.statusCode,
+      request_id: String(request.id),
+      ip: request.ip,
+      at: ctx.clock.now().toISOString(),
+    });
+    queued.add(job);
+    void job.finally(() => queued.delete(job));
+  });
+
+  // A graceful stop waits for the jobs still being queued, so none is lost to a restart.
+  app.addHook('onClose', async () => {
+    await Promise.allSettled([...queued]);
+  });
+};
+
+/** Not encapsulated (fastify-plugin): the hooks are the root's, so they see every route. After the guard. */
+export const impersonationPlugin = fp(impersonation, { name: 'mailpath-impersonation', dependencies: [CONTEXT_PLUGIN, GUARD_PLUGIN] });
