@@ -61,7 +61,10 @@ export interface MailpathProcess {
   stop(): Promise<void>;
 }
 
-/** Spawns `mailpath start` with `env` on top of a loopback, quiet base; waits until HTTPS answers (at most 15 s). */
+/**
+ * Spawns `mailpath start` with `env` on top of a loopback, quiet base; waits until HTTPS answers (at most 60 s:
+ * tsx compiles the tree at each start, which takes 20 s and more on a loaded 2-core machine).
+ */
 export async function startMailpathProcess(env: Record<string, string>): Promise<MailpathProcess> {
   const [httpsPort, httpPort] = [await freePort(), await freePort()];
   // Every role runs unless env says otherwise: the MX must not collide with another process's.
@@ -112,7 +115,8 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
       rmSync(dataDir, { recursive: true, force: true });
     },
   };
-  for (let i = 0; i < 150; i++) {
+  const deadline = Date.now() + 60_000;
+  while (Date.now() < deadline) {
     if (!running()) throw new Error(`mailpath exited with ${child.exitCode ?? child.signalCode}:\n${output}`);
     const up = await https(httpsPort, 'GET', '/whoami').then(
       (r) => r.status === 401,
