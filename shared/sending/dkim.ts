@@ -24,8 +24,15 @@ const SIGNED_HEADERS = [
 const HEADER_LIST = SIGNED_HEADERS.join(':');
 /** With a callback, Node signs on the libuv thread pool: the RSA work leaves the event loop. */
 const signOffThread = promisify((data: Buffer, key: KeyObject, done: (err: Error | null, signature: Buffer) => void) => sign('sha256', data, key, done));
-const HAS_BARE_LF = /(?<!\r)\n/;
 const BARE_LF = /(?<!\r)\n/g;
+
+/** Whether a line ends in LF alone (a byte scan: composed messages have none, and most are never copied into a string). */
+function hasBareLf(message: Buffer): boolean {
+  for (let at = message.indexOf(0x0a); at !== -1; at = message.indexOf(0x0a, at + 1)) {
+    if (at === 0 || message[at - 1] !== 0x0d) return true;
+  }
+  return false;
+}
 
 export class DkimSignError extends Error {
   override name = 'DkimSignError';
@@ -43,8 +50,7 @@ export function parseSigningKey(pem: string): KeyObject {
  */
 export async function signMessage(input: Buffer, key: DkimSigningKey, at: Date): Promise<Buffer> {
   // Bodies are canonicalized on CRLF lines; a bare LF would be signed as something else than sent.
-  const text = input.toString('latin1');
-  const message = HAS_BARE_LF.test(text) ? Buffer.from(text.replace(BARE_LF, '\r\n'), 'latin1') : input;
+  const message = hasBareLf(input) ? Buffer.from(input.toString('latin1').replace(BARE_LF, '\r\n'), 'latin1') : input;
   const split = message.indexOf('\r\n\r\n');
   if (split < 0) throw new DkimSignError('the message has no header/body separator');
   const headers = parseHeaders(message.subarray(0, split + 2));
