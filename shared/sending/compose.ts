@@ -89,9 +89,10 @@ function encodeWhole(encoder: QpEncoder | Base64Encoder, body: Buffer, out: Buff
  */
 function writeNode(node: MimeNode, out: Buffer[]): void {
   const n = node as unknown as NodeInternals;
-  const transferEncoding = node.getTransferEncoding();
   out.push(Buffer.from(`${node.buildHeaders()}\r\n\r\n`));
   if (n.content) {
+    // buildHeaders has just worked it out (getTransferEncoding scans the whole body) and set the header to it.
+    const transferEncoding = String(node.getHeader('Content-Transfer-Encoding') ?? '').toLowerCase();
     const body = typeof n.content === 'string' ? Buffer.from(n.content) : (n.content as Buffer);
     if (transferEncoding === 'base64') encodeWhole(new Base64Encoder(), body, out);
     // Outside text a lone CR or LF is data: encoded so nothing turns it into a line break (as MimeNode does).
