@@ -153,6 +153,16 @@ export default async function runCampaignBench(): Promise<void> {
       return { fanout: (fannedOutAt - started) / 1000, total: (done - started) / 1000 };
     });
     const [size] = await sql<{ avg: number }[]>`select avg(size_bytes)::int as avg from sends where campaign_id = ${campaignId}`;
+    if (process.env['BENCH_TABLE_STATS']) {
+      // Row writes per message by table (HOT updates need no index entries): where PostgreSQL's share of the work goes.
+      const tables = await sql<{ relname: string; ins: number; upd: number; hot: number; del: number }[]>`
+        select relname, n_tup_ins::int as ins, n_tup_upd::int as upd, n_tup_hot_upd::int as hot, n_tup_del::int as del
+        from pg_stat_user_tables where n_tup_ins + n_tup_upd + n_tup_del > 0 order by n_tup_ins + n_tup_upd + n_tup_del desc limit 12`;
+      for (const t of tables) {
+        const per = (n: number) => (n / RECIPIENTS).toFixed(2);
+        process.stdout.write(`    ${t.relname}: per message ${per(t.ins)} inserts, ${per(t.upd)} updates (${per(t.hot)} HOT), ${per(t.del)} deletes\n`);
+      }
+    }
     const rss = `peak RSS api ${peakRssMiB(front.pid).toFixed(0)} MiB, outbound ${peakRssMiB(outbound.pid).toFixed(0)} MiB`;
     process.stdout.write(
       `  Mailpath: fan-out ${fmt(RECIPIENTS / deliveredAt.fanout)} recipients/s (${deliveredAt.fanout.toFixed(1)} s), delivered ${fmt(RECIPIENTS / deliveredAt.total)}/s, ` +
