@@ -19,7 +19,7 @@ import { generateDkimKey, storeKey } from '../shared/domains/dkim-keys.js';
 import { projectRoot } from '../shared/paths.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { freePort } from '../test/helpers/net.js';
-import { machineBusySeconds, measuredCpu } from './lib/cpu.js';
+import { machineBusySeconds, measuredCpu, threadCpuSeconds } from './lib/cpu.js';
 import { httpsJson } from './lib/http.js';
 import { startProcess, waitFor } from './lib/mailpath.js';
 import { ensurePostfix, postfixQueued, startPostfix, startSink, stopPostfix } from './lib/postfix-peer.js';
@@ -141,6 +141,7 @@ export default async function runCampaignBench(): Promise<void> {
 
     process.stdout.write(`campaign bench: ${fmt(RECIPIENTS)} recipients, Liquid, tracked, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+scheduler, outbound); ${cpus().length} cores, load average ${load()}\n`);
     let fannedOutAt = 0;
+    const threadsBefore = threadCpuSeconds(outbound.pid);
     const { result: deliveredAt, perMessage } = await measuredCpu([front, outbound], RECIPIENTS, async () => {
       const started = performance.now();
       await httpsJson(apiPort, 'POST', `/api/v1/campaigns/${campaignId}/send`, undefined, token);
@@ -151,8 +152,22 @@ export default async function runCampaignBench(): Promise<void> {
         return c.delivered;
       }, RECIPIENTS, 'campaign sends delivered');
       return { fanout: (fannedOutAt - started) / 1000, total: (done - started) / 1000 };
-    });
+    }, async () => (await sql<{ pid: number }[]>`
+      select pid from pg_stat_activity where datname = current_database() or backend_type <> 'client backend'`).map((r) => r.pid));
     const [size] = await sql<{ avg: number }[]>`select avg(size_bytes)::int as avg from sends where campaign_id = ${campaignId}`;
+    // Where the outbound process's CPU goes: its event loop, libuv's pool (the RSA signatures), V8's GC threads.
+    const threads = [...threadCpuSeconds(outbound.pid)].map(([name, s]) => [name, ((s - (threadsBefore.get(name) ?? 0)) * 1000) / RECIPIENTS] as const);
+    process.stdout.write(`    outbound CPU per message by thread: ${threads.filter(([, ms]) => ms >= 0.01).sort((a, b) => b[1] - a[1]).map(([n, ms]) => `${n} ${ms.toFixed(2)} ms`).join(', ')}\n`);
+    if (process.env['BENCH_TABLE_STATS']) {
+      // Row writes per message by table (HOT updates need no index entries): where PostgreSQL's share of the work goes.
+      const tables = await sql<{ relname: string; ins: number; upd: number; hot: number; del: number }[]>`
+        select relname, n_tup_ins::int as ins, n_tup_upd::int as upd, n_tup_hot_upd::int as hot, n_tup_del::int as del
+        from pg_stat_user_tables where n_tup_ins + n_tup_upd + n_tup_del > 0 order by n_tup_ins + n_tup_upd + n_tup_del desc limit 12`;
+      for (const t of tables) {
+        const per = (n: number) => (n / RECIPIENTS).toFixed(2);
+        process.stdout.write(`    ${t.relname}: per message ${per(t.ins)} inserts, ${per(t.upd)} updates (${per(t.hot)} HOT), ${per(t.del)} deletes\n`);
+      }
+    }
     const rss = `peak RSS api ${peakRssMiB(front.pid).toFixed(0)} MiB, outbound ${peakRssMiB(outbound.pid).toFixed(0)} MiB`;
     process.stdout.write(
       `  Mailpath: fan-out ${fmt(RECIPIENTS / deliveredAt.fanout)} recipients/s (${deliveredAt.fanout.toFixed(1)} s), delivered ${fmt(RECIPIENTS / deliveredAt.total)}/s, ` +

@@ -11,18 +11,18 @@ function cpuSecondsOf(pid: number): number {
   }
 }
 
-/** CPU seconds of every PostgreSQL process (backends, WAL writer, checkpointer) on the machine. */
-function postgresCpuSeconds(): number {
-  let total = 0;
+/** CPU seconds of every PostgreSQL process (backends, WAL writer, checkpointer) on the machine, by pid. */
+function postgresCpuByPid(): Map<number, number> {
+  const byPid = new Map<number, number>();
   for (const entry of readdirSync('/proc')) {
     if (!/^\d+$/.test(entry)) continue;
     try {
-      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') total += cpuSecondsOf(Number(entry));
+      if (readFileSync(`/proc/${entry}/comm`, 'utf8').trim() === 'postgres') byPid.set(Number(entry), cpuSecondsOf(Number(entry)));
     } catch {
       // gone meanwhile
     }
   }
-  return total;
+  return byPid;
 }
 
 /** CPU seconds the whole machine has been busy (all cores), from /proc/stat. */
@@ -32,14 +32,48 @@ export function machineBusySeconds(): number {
   return (user! + nice! + system! + irq! + softirq! + steal!) / 100;
 }
 
-/** CPU milliseconds per message of each Mailpath process and of PostgreSQL over a phase. */
-export async function measuredCpu<T>(children: { pid: number }[], messages: number, phase: () => Promise<T>): Promise<{ result: T; perMessage: string }> {
-  const before = [...children.map((c) => cpuSecondsOf(c.pid)), postgresCpuSeconds()];
+/** CPU seconds per thread name (node's main thread, libuv's pool, V8's GC and compiler threads) of a process. */
+export function threadCpuSeconds(pid: number): Map<string, number> {
+  const byName = new Map<string, number>();
+  try {
+    for (const tid of readdirSync(`/proc/${pid}/task`)) {
+      try {
+        const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
+        const fields = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+        const key = tid === String(pid) ? 'main' : name;
+        byName.set(key, (byName.get(key) ?? 0) + (Number(fields[11]) + Number(fields[12])) / 100);
+      } catch {
+        // thread gone meanwhile
+      }
+    }
+  } catch {
+    // process gone
+  }
+  return byName;
+}
+
+/**
+ * CPU milliseconds per message of each Mailpath process and of PostgreSQL over a phase. `postgresPids` names the
+ * PostgreSQL processes that count (the bench database's backends and the server's own background processes): on a
+ * machine shared with other databases, every other backend's work would count too, and one that exits would
+ * subtract its whole life's CPU.
+ */
+export async function measuredCpu<T>(
+  children: { pid: number }[],
+  messages: number,
+  phase: () => Promise<T>,
+  postgresPids?: () => Promise<number[]>,
+): Promise<{ result: T; perMessage: string }> {
+  const before = children.map((c) => cpuSecondsOf(c.pid));
+  const pgBefore = postgresCpuByPid();
   const machineBefore = machineBusySeconds();
   const result = await phase();
-  const after = [...children.map((c) => cpuSecondsOf(c.pid)), postgresCpuSeconds()];
+  const after = children.map((c) => cpuSecondsOf(c.pid));
+  const pgAfter = postgresCpuByPid();
+  const counted = postgresPids ? await postgresPids() : [...pgAfter.keys()].filter((pid) => pgBefore.has(pid));
+  const pgSeconds = counted.reduce((sum, pid) => sum + Math.max(0, (pgAfter.get(pid) ?? 0) - (pgBefore.get(pid) ?? 0)), 0);
   const machine = ((machineBusySeconds() - machineBefore) * 1000) / messages;
-  const ms = after.map((a, i) => ((a - before[i]!) * 1000) / messages);
+  const ms = [...after.map((a, i) => ((a - before[i]!) * 1000) / messages), (pgSeconds * 1000) / messages];
   const total = ms.reduce((a, b) => a + b, 0);
   return {
     result,

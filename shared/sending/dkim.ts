@@ -1,5 +1,5 @@
 // DKIM-signs an outbound message with the sending domain's live key: mailauth's relaxed/relaxed canonicalization, rsa-sha256 with a parsed key kept per domain.
-import { createPrivateKey, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { dkimBody } from 'mailauth/lib/dkim/body/index.js';
 import { generateCanonicalizedHeader } from 'mailauth/lib/dkim/header/index.js';
@@ -24,8 +24,42 @@ const SIGNED_HEADERS = [
 const HEADER_LIST = SIGNED_HEADERS.join(':');
 /** With a callback, Node signs on the libuv thread pool: the RSA work leaves the event loop. */
 const signOffThread = promisify((data: Buffer, key: KeyObject, done: (err: Error | null, signature: Buffer) => void) => sign('sha256', data, key, done));
-const HAS_BARE_LF = /(?<!\r)\n/;
 const BARE_LF = /(?<!\r)\n/g;
+
+/** Whether a line ends in LF alone (a byte scan: composed messages have none, and most are never copied into a string). */
+function hasBareLf(message: Buffer): boolean {
+  for (let at = message.indexOf(0x0a); at !== -1; at = message.indexOf(0x0a, at + 1)) {
+    if (at === 0 || message[at - 1] !== 0x0d) return true;
+  }
+  return false;
+}
+
+const WSP_RUN = /[ \t]+/g;
+const SPACE_AT_LINE_END = / \r\n/g;
+const TRAILING_LINE_BREAKS = /(?:\r\n)+$/;
+
+/**
+ * The relaxed body hash (RFC 6376 §3.4.4) of a body of CRLF lines, computed on the whole body at once: whitespace runs
+ * become one space, whitespace at line ends goes, empty lines at the end go, and a non-empty body ends in CRLF.
+ * Undefined for a body with a CR outside CRLF or without a final line break, which mailauth's byte-by-byte
+ * canonicalization handles (the results are the same; this is several times faster on an 8 KB message).
+ */
+export function relaxedBodyHash(body: Buffer): string | undefined {
+  if (body.length > 0 && (body[body.length - 1] !== 0x0a || body[body.length - 2] !== 0x0d)) return undefined;
+  for (let at = body.indexOf(0x0d); at !== -1; at = body.indexOf(0x0d, at + 1)) {
+    if (body[at + 1] !== 0x0a) return undefined;
+  }
+  const lines = body.toString('latin1').replace(WSP_RUN, ' ').replace(SPACE_AT_LINE_END, '\r\n').replace(TRAILING_LINE_BREAKS, '');
+  return createHash('sha256').update(lines.length > 0 ? `${lines}\r\n` : '', 'latin1').digest('base64');
+}
+
+function bodyHashOf(body: Buffer): string {
+  const fast = relaxedBodyHash(body);
+  if (fast !== undefined) return fast;
+  const hasher = dkimBody('relaxed', 'sha256', false);
+  hasher.update(body);
+  return hasher.digest('base64');
+}
 
 export class DkimSignError extends Error {
   override name = 'DkimSignError';
@@ -43,20 +77,17 @@ export function parseSigningKey(pem: string): KeyObject {
  */
 export async function signMessage(input: Buffer, key: DkimSigningKey, at: Date): Promise<Buffer> {
   // Bodies are canonicalized on CRLF lines; a bare LF would be signed as something else than sent.
-  const text = input.toString('latin1');
-  const message = HAS_BARE_LF.test(text) ? Buffer.from(text.replace(BARE_LF, '\r\n'), 'latin1') : input;
+  const message = hasBareLf(input) ? Buffer.from(input.toString('latin1').replace(BARE_LF, '\r\n'), 'latin1') : input;
   const split = message.indexOf('\r\n\r\n');
   if (split < 0) throw new DkimSignError('the message has no header/body separator');
   const headers = parseHeaders(message.subarray(0, split + 2));
-  const bodyHasher = dkimBody('relaxed', 'sha256', false);
-  bodyHasher.update(message.subarray(split + 4));
   const { canonicalizedHeader, dkimHeaderOpts } = generateCanonicalizedHeader('DKIM', getSigningHeaderLines(headers.parsed, HEADER_LIST), {
     signingDomain: key.domain,
     selector: key.selector,
     algorithm: 'rsa-sha256',
     canonicalization: 'relaxed/relaxed',
     signTime: at,
-    bodyHash: bodyHasher.digest('base64'),
+    bodyHash: bodyHashOf(message.subarray(split + 4)),
   });
   const privateKey = typeof key.privateKey === 'string' ? parseSigningKey(key.privateKey) : key.privateKey;
   if (privateKey.asymmetricKeyType !== 'rsa') throw new DkimSignError(`DKIM signing for ${key.domain} needs an RSA key, not ${privateKey.asymmetricKeyType}`);

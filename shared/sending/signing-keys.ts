@@ -17,6 +17,8 @@ export interface CachedSigningKey {
  */
 export class SigningKeyCache {
   private readonly entries = new Map<string, { key: CachedSigningKey | undefined; fetchedAt: number }>();
+  /** Loads in flight: a campaign batch asks for the same key hundreds of times at once, and one load answers them all. */
+  private readonly loading = new Map<string, Promise<CachedSigningKey | undefined>>();
 
   constructor(
     private readonly db: Queryable,
@@ -28,14 +30,24 @@ export class SigningKeyCache {
   async get(domainId: string): Promise<CachedSigningKey | undefined> {
     const entry = this.entries.get(domainId);
     if (entry && this.now() - entry.fetchedAt < this.ttlMs) return entry.key;
+    let load = this.loading.get(domainId);
+    if (!load) {
+      // Parsing the PEM costs more than a signature: once per expiry, not once per waiting send.
+      load = this.load(domainId).finally(() => this.loading.delete(domainId));
+      this.loading.set(domainId, load);
+    }
+    return load;
+  }
+
+  forget(domainId: string): void {
+    this.entries.delete(domainId);
+  }
+
+  private async load(domainId: string): Promise<CachedSigningKey | undefined> {
     const opened = await loadSigningKey(this.db, this.vault, domainId);
     const key = opened && { selector: opened.selector, privateKey: parseSigningKey(opened.privateKeyPem) };
     if (this.entries.size >= 10_000) this.entries.clear();
     this.entries.set(domainId, { key, fetchedAt: this.now() });
     return key;
-  }
-
-  forget(domainId: string): void {
-    this.entries.delete(domainId);
   }
 }
