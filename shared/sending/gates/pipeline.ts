@@ -6,9 +6,10 @@ import { suspendedGate } from './suspended.js';
 import { testKeyGate } from './test-key.js';
 import type { Gate, GateDecision, GateDeps, GateSend } from './types.js';
 import { warmupGate } from './warmup.js';
+import { perEspGate } from './per-esp.js';
 
-/** suspended → test key → sandbox → suppression → quota → warm-up (design: the mail path). */
-export const GATES: readonly Gate[] = [suspendedGate, testKeyGate, sandboxGate, suppressionGate, quotaGate, warmupGate];
+/** suspended → test key → sandbox → suppression → quota → warm-up (design: the mail path) → per-ESP sub-cap (inside the tier cap). */
+export const GATES: readonly Gate[] = [suspendedGate, testKeyGate, sandboxGate, suppressionGate, quotaGate, warmupGate, perEspGate];
 
 export interface GateOutcome {
   /** The deciding gate's decision: continue when every gate let the send through. */

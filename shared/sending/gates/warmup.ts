@@ -24,7 +24,7 @@ export const warmupGate: Gate = {
       case 'allow':
         return { gate: 'warmup', outcome: 'continue', detail: { ...detail, sent_today: decision.sentToday } };
       case 'defer':
-        return { gate: 'warmup', outcome: 'defer', until: decision.until, detail };
+        return { gate: 'warmup', outcome: 'defer', until: decision.until, detail: decision.paused ? { ...detail, paused: true } : detail };
       case 'drop':
         return { gate: 'warmup', outcome: 'drop', reason: 'suppressed' };
     }
