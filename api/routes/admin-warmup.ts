@@ -161,12 +161,12 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
       summary: o.summary,
       description: `${o.description} The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant).`,
       params: domainParams,
-      body: o.action === 'hold' ? holdBody : overrideBody.optional(),
+      body: o.action === 'hold' ? holdBody : overrideBody,
       errors: [404, 409, 422],
       response: overrideResponse,
       handler: async ({ params, body, principal, ip }) => {
         await requireTenant(params.id);
-        const b = (body ?? {}) as { reason?: string; days?: number };
+        const b = body as { reason?: string; days?: number };
         const r = await applyOverride(ctx, { tenantId: params.id, domainId: params.domain_id, action: o.action, days: b.days, reason: b.reason, actor: actorOf(principal, ip) });
         return {
           domain_id: r.warmup.domain_id,
