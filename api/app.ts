@@ -30,6 +30,10 @@ import { contactRoutes } from './routes/contacts.js';
 import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
 import { templateRoutes } from './routes/templates.js';
 import { listRoutes } from './routes/lists.js';
+import { bounceMailboxRoutes } from './routes/bounce-mailboxes.js';
+import { goalRoutes } from './routes/goals.js';
+import { engagementExportRoutes } from './routes/engagement-export.js';
+import { reputationRoutes } from './routes/reputation.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
@@ -68,11 +72,15 @@ const ROUTE_GROUPS = [
   contactCustomFieldRoutes,
   listRoutes,
   campaignRoutes,
+  goalRoutes,
+  engagementExportRoutes,
+  reputationRoutes,
   segmentRoutes,
   contactImportRoutes,
   md5ListRoutes,
   md5EntryRoutes,
   inboundWebhookRoutes,
+  bounceMailboxRoutes,
   mailAuthRoutes,
   mailboxRoutes,
   mailMessageRoutes,

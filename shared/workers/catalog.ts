@@ -9,6 +9,7 @@ import { refreshBestSendHours } from '../contacts/best-send-hour.js';
 import type { Config } from '../config/index.js';
 import { expireQuarantines } from '../ip-pools/queries.js';
 import { runAutoRamp } from '../warmup/ramp.js';
+import { pollDueMailboxes } from '../bounce-mailboxes/poller.js';
 import type { Boss } from '../jobs/boss.js';
 import { alertFor, raiseAlert } from './alerts.js';
 import { recordTick, type TickOutcome } from './ticks.js';
@@ -93,6 +94,13 @@ export const WORKERS: readonly ScheduledWorker[] = [
     intervalMinutes: () => 1440,
     offsetMinutes: 120,
     run: async (deps) => ({ ...(await runAutoRamp(deps)) }),
+  },
+  {
+    name: 'bounce-mailbox-poll',
+    description:
+      "Polls the tenants' POP3 bounce mailboxes that are due (each every poll_interval_s): new messages by UIDL go to the bounce intake, then are deleted on the server when delete_after_read.",
+    intervalMinutes: () => 1,
+    run: async (deps) => ({ ...(await pollDueMailboxes(deps)) }),
   },
 ];
 
