@@ -131,12 +131,12 @@ t.test('per-ESP sub-caps advisory (default): over-cap sends go out and are count
     { domain_id: s.domain.id, domain: s.domain.name, provider: 'yahoo', tier: 0, per_domain_limit: 50, per_esp_limit: null, effective_cap: 50, sent_24h: 1, would_have_throttled_count: 0, deferred_count: 0 },
   ]);
   const [third] = await s.sql`select gate_decisions from sends where to_email = 'c@gmail.com'`;
-  t.match(third!['gate_decisions'].at(-1), { gate: 'per_esp', outcome: 'continue', detail: { provider: 'gmail', would_have_throttled: true } }, 'the send records it');
+  t.match(third!['gate_decisions'].find((d: { gate: string }) => d.gate === 'per_esp'), { gate: 'per_esp', outcome: 'continue', detail: { provider: 'gmail', would_have_throttled: true } }, 'the send records it');
   const audits = await s.sql`select action from audit_events where action = 'warmup.esp_cap_set'`;
   t.equal(audits.length, 1);
 });
 
-t.test('per-ESP sub-caps enforced (WARMUP_PER_ESP_ENFORCE=true): over-cap sends are deferred to 00:00 UTC and leave the warm-up allowance', async (t) => {
+t.test('per-ESP sub-caps enforced (WARMUP_PER_ESP_ENFORCE=true): over-cap sends are deferred to 00:00 UTC and take no warm-up allowance', async (t) => {
   const s = await setup(t, { WARMUP_PER_ESP_ENFORCE: 'true' });
   await call(s.app, 'PUT', `/admin/tenants/${s.tenant.tenantId}/warmup/esp-caps/gmail`, { token: s.admin, body: { daily_limit: 2 } });
   const statuses: string[] = [];
@@ -146,7 +146,7 @@ t.test('per-ESP sub-caps enforced (WARMUP_PER_ESP_ENFORCE=true): over-cap sends 
   t.same(deferred!['defer_until'], new Date('2026-11-26T00:00:00Z'));
   t.match(deferred!['status_detail'], /per-ESP/);
   const [counter] = await s.sql`select sent from warmup_daily_counters where domain_id = ${s.domain.id}`;
-  t.equal(counter!['sent'], 3, 'the deferred send gave its warm-up count back');
+  t.equal(counter!['sent'], 3, 'the deferred send took no warm-up allowance');
   const rec = await call(s.app, 'GET', `/admin/tenants/${s.tenant.tenantId}/warmup/reconciliation`, { token: s.admin });
   t.equal(rec.body.data.enforce, true);
   t.match(rec.body.data.items.find((i: { provider: string }) => i.provider === 'gmail'), { per_esp_limit: 2, effective_cap: 2, would_have_throttled_count: 1, deferred_count: 1 });

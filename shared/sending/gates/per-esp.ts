@@ -1,7 +1,6 @@
-// Gate 7: the per-(tenant, mailbox provider) sub-cap inside the tier cap: counted and logged when over (advisory), or deferred to 00:00 UTC when WARMUP_PER_ESP_ENFORCE is on.
+// Gate 6: the per-(tenant, mailbox provider) sub-cap inside the tier cap (before the warm-up gate, so a send it defers takes no warm-up allowance): counted and logged when over (advisory), or deferred to 00:00 UTC when WARMUP_PER_ESP_ENFORCE is on.
 import { providerOfAddress } from '../../mailbox-providers.js';
 import { recordOverCap, releaseEsp, takeEsp } from '../../warmup/per-esp-queries.js';
-import { releaseDaily } from '../../warmup/queries.js';
 import { nextUtcMidnight, utcDay } from '../../warmup/tiers.js';
 import type { Gate } from './types.js';
 
@@ -18,8 +17,6 @@ export const perEspGate: Gate = {
     if (!over) return { gate: 'per_esp', outcome: 'continue', detail };
     await recordOverCap(deps.db, { tenantId: send.tenant.id, domainId: send.domainId, provider, day, enforced: enforce });
     if (!enforce) return { gate: 'per_esp', outcome: 'continue', detail: { ...detail, would_have_throttled: true } };
-    // The send goes tomorrow: the warm-up gate before this one counted it today, so that count is given back.
-    await releaseDaily(deps.db, { tenantId: send.tenant.id, domainId: send.domainId, day });
     return { gate: 'per_esp', outcome: 'defer', until: nextUtcMidnight(send.at), detail };
   },
   // Counted only when the send was (advisory, or below the cap); an over-cap advisory count stays as "would have throttled".
