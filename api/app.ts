@@ -39,6 +39,7 @@ import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
 import { inboundWebhookRoutes } from './routes/inbound-webhook.js';
+import { eventWebhookRoutes } from './routes/event-webhooks.js';
 import { adminInboundWebhookRoutes } from './routes/admin-inbound-webhook.js';
 import { mailAuthRoutes } from './routes/mail-auth.js';
 import { mailboxRoutes } from './routes/mail-mailboxes.js';
@@ -80,6 +81,7 @@ const ROUTE_GROUPS = [
   md5ListRoutes,
   md5EntryRoutes,
   inboundWebhookRoutes,
+  eventWebhookRoutes,
   bounceMailboxRoutes,
   mailAuthRoutes,
   mailboxRoutes,
