@@ -25,6 +25,8 @@ import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
 import { adminIpWatchdogRoutes } from './routes/admin-ip-watchdog.js';
+import { adminWarmupRoutes } from './routes/admin-warmup.js';
+import { adminWarmupScheduleRoutes } from './routes/admin-warmup-schedule.js';
 import { suppressionRoutes } from './routes/suppressions.js';
 import { contactRoutes } from './routes/contacts.js';
 import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
@@ -91,6 +93,8 @@ const ROUTE_GROUPS = [
   adminDkimRoutes,
   adminWorkerRoutes,
   adminIpWatchdogRoutes,
+  adminWarmupRoutes,
+  adminWarmupScheduleRoutes,
   adminInboundWebhookRoutes,
 ];
 

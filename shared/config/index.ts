@@ -251,7 +251,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     auth: parsedFiles.data.auth,
     dns: parsedFiles.data.dns,
     dkim: parsedFiles.data.dkim,
-    warmup: parsedFiles.data.warmup,
+    // WARMUP_PER_ESP_ENFORCE keeps the spec's name; the gate reads it with the rest of the warm-up settings.
+    warmup: { ...parsedFiles.data.warmup, per_esp_enforce: e.WARMUP_PER_ESP_ENFORCE },
     delivery: parsedFiles.data.delivery,
     bounceRules: parsedFiles.data['bounce-rules'],
     webhooks: parsedFiles.data.webhooks,

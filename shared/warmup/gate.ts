@@ -1,4 +1,4 @@
-// The warm-up gate: allow while the (tenant, domain) counter of the UTC day is below the tier cap, else defer to 00:00 UTC, or drop a suppressed recipient.
+// The warm-up gate: allow while the (tenant, domain) counter of the UTC day is below the tier cap, else defer to 00:00 UTC, or drop a suppressed recipient; a paused domain defers.
 import type { WarmupConfig } from '../config/index.js';
 import type { Queryable } from '../db/connection.js';
 import { consumeDaily, resetTier, touchLastSend, warmupOf, type WarmupRow } from './queries.js';
@@ -6,7 +6,7 @@ import { capForTier, nextUtcMidnight, utcDay } from './tiers.js';
 
 export type WarmupDecision =
   | { outcome: 'allow'; tier: number; cap: number; sentToday: number }
-  | { outcome: 'defer'; tier: number; cap: number; until: Date }
+  | { outcome: 'defer'; tier: number; cap: number; until: Date; paused?: true }
   | { outcome: 'drop'; tier: number; cap: number; reason: 'suppressed' };
 
 const DAY_MS = 86_400_000;
@@ -25,7 +25,7 @@ export interface WarmupCounters {
  */
 export async function warmupGate(
   db: Queryable,
-  config: WarmupConfig,
+  config: Pick<WarmupConfig, 'tier_caps' | 'reset_after_idle_days'>,
   s: { tenantId: string; domainId: string; at: Date; recipientSuppressed: boolean | (() => Promise<boolean>) },
   counters: WarmupCounters = { warmupOf: (...a) => warmupOf(db, ...a), takeDaily: (c) => consumeDaily(db, c) },
 ): Promise<WarmupDecision> {
@@ -36,6 +36,8 @@ export async function warmupGate(
     tier = 0;
   }
   const cap = capForTier(config, tier);
+  // A paused domain sends nothing: each day's wake-up defers again until a super-admin resumes it.
+  if (warmup.paused_at) return { outcome: 'defer', tier, cap, until: nextUtcMidnight(s.at), paused: true };
   const day = utcDay(s.at);
   const sentToday = await counters.takeDaily({ tenantId: s.tenantId, domainId: s.domainId, day, cap });
   if (sentToday === undefined) {

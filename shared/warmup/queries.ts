@@ -7,6 +7,8 @@ export interface WarmupRow {
   tier: number;
   tier_changed_at: Date;
   last_send_at: Date | null;
+  /** Set while the domain is paused (auto-ramp at high bounces, or a super-admin): its sends are deferred. */
+  paused_at: Date | null;
 }
 
 /**
@@ -23,17 +25,17 @@ export async function warmupsOf(db: Queryable, domains: { tenantId: string; doma
       insert into domain_warmup (domain_id, tenant_id, tier, tier_changed_at)
       select domain_id, tenant_id, 0, ${at} from req
       on conflict (domain_id) do nothing
-      returning domain_id, tenant_id, tier, tier_changed_at, last_send_at
+      returning domain_id, tenant_id, tier, tier_changed_at, last_send_at, paused_at
     )
     select * from created
     union all
-    select w.domain_id, w.tenant_id, w.tier, w.tier_changed_at, w.last_send_at from domain_warmup w
+    select w.domain_id, w.tenant_id, w.tier, w.tier_changed_at, w.last_send_at, w.paused_at from domain_warmup w
     where w.domain_id in (select domain_id from req) and w.domain_id not in (select domain_id from created)`;
   const missing = ids.filter((id) => !rows.some((r) => r.domain_id === id));
   if (missing.length === 0) return rows;
   // Another transaction created a row after this statement's snapshot was taken: read it now.
   const raced = await db<WarmupRow[]>`
-    select domain_id, tenant_id, tier, tier_changed_at, last_send_at from domain_warmup where domain_id = any(${missing}::uuid[])`;
+    select domain_id, tenant_id, tier, tier_changed_at, last_send_at, paused_at from domain_warmup where domain_id = any(${missing}::uuid[])`;
   return [...rows, ...raced];
 }
 

@@ -2,7 +2,7 @@
 import type { WarmupConfig } from '../config/index.js';
 
 /** The daily cap of a tier; tiers above the table use its last (fully warm) cap. */
-export function capForTier(config: WarmupConfig, tier: number): number {
+export function capForTier(config: Pick<WarmupConfig, 'tier_caps'>, tier: number): number {
   const caps = config.tier_caps;
   return caps[Math.min(Math.max(0, tier), caps.length - 1)]!;
 }

@@ -8,6 +8,7 @@ import { purgeInboundMessages } from '../inbound/queries.js';
 import { refreshBestSendHours } from '../contacts/best-send-hour.js';
 import type { Config } from '../config/index.js';
 import { expireQuarantines } from '../ip-pools/queries.js';
+import { runAutoRamp } from '../warmup/ramp.js';
 import { pollDueMailboxes } from '../bounce-mailboxes/poller.js';
 import type { Boss } from '../jobs/boss.js';
 import { alertFor, raiseAlert } from './alerts.js';
@@ -31,6 +32,8 @@ export interface ScheduledWorker {
   description: string;
   /** Minutes between ticks, aligned to the UTC hour or day (30 → :00 and :30). */
   intervalMinutes(deps: WorkerDeps): number;
+  /** Minutes after the aligned tick the worker runs (a daily worker at 02:00 UTC: 120); 0 when absent. */
+  offsetMinutes?: number;
   run(deps: WorkerDeps): Promise<Record<string, unknown>>;
   envGate?: EnvGate;
 }
@@ -85,6 +88,14 @@ export const WORKERS: readonly ScheduledWorker[] = [
     run: async (deps) => ({ expired: (await deps.sql.begin((tx) => expireQuarantines(tx, deps.clock.now()))).length }),
   },
   {
+    name: 'warmup-auto-ramp',
+    description:
+      "Daily at 02:00 UTC: judges every verified domain on the previous UTC day's bounce, complaint and delivery rates and promotes, holds, demotes or pauses it (once per tenant, domain and day); resets domains idle for 14 days; seeds per-ESP sub-caps.",
+    intervalMinutes: () => 1440,
+    offsetMinutes: 120,
+    run: async (deps) => ({ ...(await runAutoRamp(deps)) }),
+  },
+  {
     name: 'bounce-mailbox-poll',
     description:
       "Polls the tenants' POP3 bounce mailboxes that are due (each every poll_interval_s): new messages by UIDL go to the bounce intake, then are deleted on the server when delete_after_read.",
@@ -97,22 +108,27 @@ export function findWorker(name: string): ScheduledWorker | undefined {
   return WORKERS.find((w) => w.name === name);
 }
 
-/** The cron expression (UTC) of an interval that divides an hour or a day. */
-export function intervalCron(minutes: number): string {
+/** The cron expression (UTC) of an interval that divides an hour or a day, shifted by `offset` minutes (within one interval). */
+export function intervalCron(minutes: number, offset = 0): string {
+  if (offset !== 0) {
+    if (minutes !== 1440 || offset < 0 || offset >= 1440) throw new Error(`an offset of ${offset} minutes is supported on daily workers only`);
+    return `${offset % 60} ${Math.floor(offset / 60)} * * *`;
+  }
   if (minutes < 60 && 60 % minutes === 0) return `*/${minutes} * * * *`;
   if (minutes % 60 === 0 && 24 % (minutes / 60) === 0) return minutes === 1440 ? '0 0 * * *' : `0 */${minutes / 60} * * *`;
   throw new Error(`an interval of ${minutes} minutes neither divides an hour nor is whole hours dividing a day`);
 }
 
-/** The next tick after `from` on an interval aligned to UTC midnight. */
-export function nextTickAfter(minutes: number, from: Date): Date {
+/** The next tick after `from` on an interval aligned to UTC midnight, shifted by `offset` minutes. */
+export function nextTickAfter(minutes: number, from: Date, offset = 0): Date {
   const step = minutes * 60_000;
-  return new Date((Math.floor(from.getTime() / step) + 1) * step);
+  const shift = offset * 60_000;
+  return new Date((Math.floor((from.getTime() - shift) / step) + 1) * step + shift);
 }
 
 /** When the schedule next runs `worker` after `from`. */
 export function nextTickOf(worker: ScheduledWorker, deps: WorkerDeps, from: Date): Date {
-  return nextTickAfter(worker.intervalMinutes(deps), from);
+  return nextTickAfter(worker.intervalMinutes(deps), from, worker.offsetMinutes ?? 0);
 }
 
 /** True while the worker's environment flag keeps it off. */

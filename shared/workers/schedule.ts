@@ -19,7 +19,7 @@ export async function scheduleWorkers(boss: Boss, deps: WorkerDeps): Promise<() 
     const options = { policy: 'stately' as const, retryLimit: 0, expireInSeconds };
     await createJobQueue(deps.sql, queue, options);
     await boss.updateQueue(queue, { name: queue, retryLimit: 0, expireInSeconds });
-    await boss.schedule(queue, intervalCron(minutes), {}, { tz: 'UTC' });
+    await boss.schedule(queue, intervalCron(minutes, worker.offsetMinutes ?? 0), {}, { tz: 'UTC' });
     await boss.work(queue, { batchSize: 1 }, async () => {
       await runWorker(deps, worker);
     });

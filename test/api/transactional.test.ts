@@ -64,7 +64,7 @@ t.test('202 queued: signed multipart message, quota headers, visible in /sends a
   const detail = await call(app, 'GET', `/sends/${id}`, { token: s.key });
   t.equal(detail.status, 200);
   t.match(detail.body.data, { id, status: 'queued', source: 'api', mode: 'live', to: 'reader@dest.example', envelope: { rcpt_to: 'reader@dest.example', mail_from: /^b-[0-9a-f]{32}-/ } });
-  t.same(detail.body.data.gate_decisions.map((d: { gate: string }) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'warmup']);
+  t.same(detail.body.data.gate_decisions.map((d: { gate: string }) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'per_esp', 'warmup']);
   t.same(detail.body.data.attempts, []);
   t.same(detail.body.data.events.map((e: { type: string }) => e.type), ['send']);
 

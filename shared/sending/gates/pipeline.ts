@@ -6,9 +6,13 @@ import { suspendedGate } from './suspended.js';
 import { testKeyGate } from './test-key.js';
 import type { Gate, GateDecision, GateDeps, GateSend } from './types.js';
 import { warmupGate } from './warmup.js';
+import { perEspGate } from './per-esp.js';
 
-/** suspended → test key → sandbox → suppression → quota → warm-up (design: the mail path). */
-export const GATES: readonly Gate[] = [suspendedGate, testKeyGate, sandboxGate, suppressionGate, quotaGate, warmupGate];
+/**
+ * suspended → test key → sandbox → suppression → quota → per-ESP sub-cap → warm-up (design: the mail path).
+ * The per-ESP sub-cap sits just before the warm-up gate so that a send it defers never takes a warm-up allowance.
+ */
+export const GATES: readonly Gate[] = [suspendedGate, testKeyGate, sandboxGate, suppressionGate, quotaGate, perEspGate, warmupGate];
 
 export interface GateOutcome {
   /** The deciding gate's decision: continue when every gate let the send through. */

@@ -17,14 +17,15 @@ export interface GateSend {
 
 export interface GateDeps {
   db: Queryable;
-  warmup: WarmupConfig;
+  /** The warm-up settings the gates read; per_esp_enforce (WARMUP_PER_ESP_ENFORCE) defaults to off. */
+  warmup: Pick<WarmupConfig, 'tier_caps' | 'reset_after_idle_days'> & Partial<Pick<WarmupConfig, 'per_esp_enforce'>>;
   /** Batched look-ups (suppression), one query per tick for all concurrent sends. */
   lookups: Pick<SendLookups, 'isSuppressed'>;
   /** Batched counters (quota, warm-up), one statement per tick and kind for all concurrent sends. */
   counters: SendCounters;
 }
 
-export type GateName = 'suspended' | 'test_key' | 'sandbox' | 'suppression' | 'quota' | 'warmup';
+export type GateName = 'suspended' | 'test_key' | 'sandbox' | 'suppression' | 'quota' | 'warmup' | 'per_esp';
 
 /**
  * Why a gate refused a send, with the figures needed to say so. Protocol-free: each adapter maps it

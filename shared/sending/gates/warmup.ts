@@ -1,4 +1,4 @@
-// Gate 6: the warm-up cap of the sending domain for the UTC day (allow and count, defer to 00:00 UTC, or drop a suppressed recipient).
+// Gate 7: the warm-up cap of the sending domain for the UTC day (allow and count, defer to 00:00 UTC, or drop a suppressed recipient).
 import { releaseDaily } from '../../warmup/queries.js';
 import { warmupGate as evaluate } from '../../warmup/gate.js';
 import { utcDay } from '../../warmup/tiers.js';
@@ -24,7 +24,7 @@ export const warmupGate: Gate = {
       case 'allow':
         return { gate: 'warmup', outcome: 'continue', detail: { ...detail, sent_today: decision.sentToday } };
       case 'defer':
-        return { gate: 'warmup', outcome: 'defer', until: decision.until, detail };
+        return { gate: 'warmup', outcome: 'defer', until: decision.until, detail: decision.paused ? { ...detail, paused: true } : detail };
       case 'drop':
         return { gate: 'warmup', outcome: 'drop', reason: 'suppressed' };
     }

@@ -99,7 +99,7 @@ t.test('the pipeline runs in order and stops at the first decision; a stopped se
   t.equal(await s.warm(), 0, 'nor warm-up allowance');
 
   const sent = await runGates(s.deps, s.send());
-  t.same(sent.decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'warmup']);
+  t.same(sent.decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'per_esp', 'warmup']);
   t.match(sent.final, { gate: 'warmup', outcome: 'continue' });
   const deferred = await runGates(s.deps, s.send());
   t.match(deferred.final, { gate: 'warmup', outcome: 'defer', until: new Date('2026-11-22T00:00:00Z') });
