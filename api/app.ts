@@ -29,6 +29,7 @@ import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
 import { templateRoutes } from './routes/templates.js';
 import { listRoutes } from './routes/lists.js';
 import { campaignRoutes } from './routes/campaigns.js';
+import { campaignStatsRoutes } from './routes/campaign-stats.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
@@ -66,6 +67,7 @@ const ROUTE_GROUPS = [
   contactCustomFieldRoutes,
   listRoutes,
   campaignRoutes,
+  campaignStatsRoutes,
   segmentRoutes,
   contactImportRoutes,
   md5ListRoutes,
