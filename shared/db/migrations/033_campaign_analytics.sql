@@ -46,14 +46,16 @@ create table campaign_country_stats (
 -- acceptance event already carry it; only those types pay the look-up.
 create function events_campaign_of_send() returns trigger language plpgsql as $$
 begin
-  if new.campaign_id is null and new.send_id is not null and new.type in ('delivered', 'deferred', 'bounce', 'dropped', 'complaint') then
-    select s.campaign_id, s.contact_id into new.campaign_id, new.contact_id from sends s where s.id = new.send_id;
-  end if;
+  select s.campaign_id, s.contact_id into new.campaign_id, new.contact_id from sends s where s.id = new.send_id;
   return new;
 end $$;
 
+-- The WHEN clause is checked without calling the function: rows that already name their campaign, or have no send,
+-- cost nothing here.
 create trigger events_campaign_of_send before insert on events
-  for each row execute function events_campaign_of_send();
+  for each row
+  when (new.campaign_id is null and new.send_id is not null and new.type in ('delivered', 'deferred', 'bounce', 'dropped', 'complaint'))
+  execute function events_campaign_of_send();
 
 -- Once per INSERT statement (group commits insert hundreds of events at once): the statement's campaign events,
 -- counted per campaign and variant, hour and URL, added in key order (concurrent writers lock rows in one order).
@@ -62,19 +64,27 @@ create trigger events_campaign_of_send before insert on events
 --   delivery came due;  complaints: feedback-loop reports.
 create function events_count_campaigns() returns trigger language plpgsql as $$
 begin
+  -- Most statements (transactional mail) hold no campaign event: nothing more to do.
+  if not exists (select 1 from new_events where campaign_id is not null) then
+    return null;
+  end if;
+
   insert into campaign_stats (campaign_id, variant, sent, delivered, deferred, failed, hard_bounces, soft_bounces, complaints)
-  select s.campaign_id, coalesce(s.campaign_variant, ''),
-    count(*) filter (where e.type = 'send' and coalesce(e.detail ->> 'status', '') <> 'dropped'),
-    count(*) filter (where e.type = 'delivered'),
-    count(*) filter (where e.type = 'deferred'),
-    count(*) filter (where e.type = 'bounce' or e.type = 'dropped'),
-    count(*) filter (where e.type = 'bounce' and e.subtype = 'hard'),
-    count(*) filter (where e.type = 'bounce' and e.subtype = 'soft'),
-    count(*) filter (where e.type = 'complaint')
-  from new_events e join sends s on s.id = e.send_id
-  where e.campaign_id is not null and e.type in ('send', 'delivered', 'deferred', 'bounce', 'dropped', 'complaint')
-    and exists (select 1 from campaigns c where c.id = s.campaign_id)
-  group by 1, 2
+  select g.* from (
+    select s.campaign_id, coalesce(s.campaign_variant, '') as variant,
+      count(*) filter (where e.type = 'send' and coalesce(e.detail ->> 'status', '') <> 'dropped') as sent,
+      count(*) filter (where e.type = 'delivered') as delivered,
+      count(*) filter (where e.type = 'deferred') as deferred,
+      count(*) filter (where e.type = 'bounce' or e.type = 'dropped') as failed,
+      count(*) filter (where e.type = 'bounce' and e.subtype = 'hard') as hard_bounces,
+      count(*) filter (where e.type = 'bounce' and e.subtype = 'soft') as soft_bounces,
+      count(*) filter (where e.type = 'complaint') as complaints
+    from new_events e join sends s on s.id = e.send_id
+    where e.campaign_id is not null and e.type in ('send', 'delivered', 'deferred', 'bounce', 'dropped', 'complaint')
+    group by 1, 2
+  ) g
+  -- Checked per group, not per row: a campaign deleted meanwhile has no counters to keep.
+  where exists (select 1 from campaigns c where c.id = g.campaign_id)
   order by 1, 2
   on conflict (campaign_id, variant) do update set
     sent = campaign_stats.sent + excluded.sent,
@@ -86,17 +96,19 @@ begin
     complaints = campaign_stats.complaints + excluded.complaints;
 
   insert into campaign_hourly_stats (campaign_id, hour, delivered, opens, clicks, unsubscribes, bounces, complaints)
-  select e.campaign_id, date_trunc('hour', e.occurred_at, 'UTC'),
-    count(*) filter (where e.type = 'delivered'),
-    count(*) filter (where e.type = 'open'),
-    count(*) filter (where e.type = 'click'),
-    count(*) filter (where e.type = 'unsubscribe'),
-    count(*) filter (where e.type = 'bounce'),
-    count(*) filter (where e.type = 'complaint')
-  from new_events e
-  where e.campaign_id is not null and e.type in ('delivered', 'open', 'click', 'unsubscribe', 'bounce', 'complaint')
-    and exists (select 1 from campaigns c where c.id = e.campaign_id)
-  group by 1, 2
+  select g.* from (
+    select e.campaign_id, date_trunc('hour', e.occurred_at, 'UTC') as hour,
+      count(*) filter (where e.type = 'delivered') as delivered,
+      count(*) filter (where e.type = 'open') as opens,
+      count(*) filter (where e.type = 'click') as clicks,
+      count(*) filter (where e.type = 'unsubscribe') as unsubscribes,
+      count(*) filter (where e.type = 'bounce') as bounces,
+      count(*) filter (where e.type = 'complaint') as complaints
+    from new_events e
+    where e.campaign_id is not null and e.type in ('delivered', 'open', 'click', 'unsubscribe', 'bounce', 'complaint')
+    group by 1, 2
+  ) g
+  where exists (select 1 from campaigns c where c.id = g.campaign_id)
   order by 1, 2
   on conflict (campaign_id, hour) do update set
     delivered = campaign_hourly_stats.delivered + excluded.delivered,
@@ -107,11 +119,13 @@ begin
     complaints = campaign_hourly_stats.complaints + excluded.complaints;
 
   insert into campaign_link_stats (campaign_id, url_hash, url, clicks)
-  select e.campaign_id, decode(md5(e.detail ->> 'url'), 'hex'), min(e.detail ->> 'url'), count(*)
-  from new_events e
-  where e.campaign_id is not null and e.type = 'click' and coalesce(e.detail ->> 'url', '') <> ''
-    and exists (select 1 from campaigns c where c.id = e.campaign_id)
-  group by 1, 2
+  select g.* from (
+    select e.campaign_id, decode(md5(e.detail ->> 'url'), 'hex') as url_hash, min(e.detail ->> 'url') as url, count(*) as clicks
+    from new_events e
+    where e.campaign_id is not null and e.type = 'click' and coalesce(e.detail ->> 'url', '') <> ''
+    group by 1, 2
+  ) g
+  where exists (select 1 from campaigns c where c.id = g.campaign_id)
   order by 1, 2
   on conflict (campaign_id, url_hash) do update set clicks = campaign_link_stats.clicks + excluded.clicks;
   return null;
