@@ -115,6 +115,19 @@ t.test('the counters are kept, not recounted: stats survive the events being gon
   });
 });
 
+t.test('countries follow the recipient\'s first clicks: a scanner burst takes its human click back there too', async (t) => {
+  const it = await campaignSend(ctx, { tenantId: owner.tenantId });
+  await sql`update contacts set country = 'IT' where id = ${it.contactId}`;
+  await delivered(it, new Date(clock.now().getTime() - HOUR));
+  const country = async () => (await get(`/campaigns/${it.campaignId}/stats`)).body.data.countries;
+  await hit(it.clicks[0]!);
+  t.same(await country(), [{ country: 'IT', unique_opens: 0, unique_human_opens: 0, unique_clicks: 1, unique_human_clicks: 1 }], 'one click looks human');
+  await hit(it.clicks[1]!);
+  await hit(it.clicks[2]!);
+  t.same(await country(), [{ country: 'IT', unique_opens: 0, unique_human_opens: 0, unique_clicks: 1, unique_human_clicks: 0 }], 'every link at once: a scanner');
+  t.match((await get(`/campaigns/${it.campaignId}/stats`)).body.data, { unique_clicks: 1, unique_human_clicks: 0, total_clicks: 3, click_rate: 1, human_click_rate: 0 });
+});
+
 t.test('a campaign without events has zero counts and rates, and a full trend of zeros', async (t) => {
   const fresh = await createCampaign(s, owner.token, { name: 'Fresh' });
   const stats = (await get(`/campaigns/${fresh.id}/stats`)).body.data;
