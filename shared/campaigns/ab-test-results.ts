@@ -8,7 +8,7 @@ import type { Caller, LifecycleDeps } from './lifecycle.js';
 import type { CampaignRow, CampaignStatus } from './queries.js';
 import { requireCampaign } from './service.js';
 import { ratio } from './stats.js';
-import { declareWinner, releaseHeld, variantCounters, ZERO_COUNTERS, type StatCounters } from './stats-queries.js';
+import { declareWinner, heldCount, releaseHeld, variantCounters, ZERO_COUNTERS, type StatCounters } from './stats-queries.js';
 
 export interface VariantResult {
   variant: 'a' | 'b';
@@ -92,7 +92,8 @@ const FINALIZE_FROM: readonly CampaignStatus[] = ['sending', 'paused', 'sent'];
 
 /**
  * POST /campaigns/{id}/ab/finalize: declares the winner and releases the held remainder to the fan-out, which
- * sends it with the winner's subject. In one transaction with the campaign row locked (as status changes and the
+ * sends it with the winner's subject (the first chunk here, the rest by the fan-out as it runs out of pending ones;
+ * `released` counts them all). In one transaction with the campaign row locked (as status changes and the
  * A/B split take it): the first finalize wins, any later one is 409 and releases nothing, so the remainder is sent
  * once. 422 (naming winner) without an A/B test; 409 before the split is made (draft, scheduled, recipients still
  * being fixed) or after a cancel or failure. A paused campaign keeps its remainder pending until it is resumed.
@@ -106,7 +107,10 @@ export async function finalizeAbTest(deps: LifecycleDeps, caller: Caller, id: st
     if (!FINALIZE_FROM.includes(current.status)) throw conflict(`cannot finalize the A/B test of a campaign that is ${current.status}: only once it is ${FINALIZE_FROM.join(', ')}`);
     if (current.targeted_at === null) throw conflict('the A/B split is not made yet: the recipients are still being fixed; finalize once the test portion is sending');
     if (!(await declareWinner(tx, current.id, winner, at))) throw conflict('the A/B test is finalized already');
-    const count = await releaseHeld(tx, current.id);
+    // One batch of the remainder now; the fan-out releases the rest chunk by chunk as it goes (runFanout), so this
+    // transaction stays short however large the remainder.
+    const count = await heldCount(tx, current.id);
+    await releaseHeld(tx, current.id, deps.config.campaigns.fanout.batch_size);
     if (current.status === 'sending' && count > 0) await enqueueFanout(deps, tx, current.id);
     await writeAudit(tx, {
       tenantId: caller.tenantId,

@@ -128,9 +128,19 @@ export async function declareWinner(db: Queryable, campaignId: string, winner: '
   return rows.length > 0;
 }
 
-/** The held remainder becomes pending (the fan-out claims it next); returns how many. */
-export async function releaseHeld(db: Queryable, campaignId: string): Promise<number> {
-  const rows = await db`update campaign_recipients set status = 'pending', claimed_until = null where campaign_id = ${campaignId} and status = 'held'`;
+/**
+ * Up to `limit` held recipients become pending (the fan-out claims them next); returns how many. In chunks, so
+ * releasing the remainder of a million-recipient test never holds one long transaction (rows another releaser
+ * holds are skipped: it releases them).
+ */
+export async function releaseHeld(db: Queryable, campaignId: string, limit: number): Promise<number> {
+  const rows = await db`
+    update campaign_recipients r set status = 'pending', claimed_until = null
+    where r.campaign_id = ${campaignId} and r.contact_id in (
+      select contact_id from campaign_recipients where campaign_id = ${campaignId} and status = 'held'
+      limit ${limit}
+      for update skip locked
+    ) and r.status = 'held'`;
   return rows.count;
 }
 
