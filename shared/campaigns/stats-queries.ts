@@ -134,13 +134,15 @@ export async function declareWinner(db: Queryable, campaignId: string, winner: '
  * holds are skipped: it releases them).
  */
 export async function releaseHeld(db: Queryable, campaignId: string, limit: number): Promise<number> {
+  // A materialized CTE: the chunk is picked once (a subquery in IN may be rescanned and pick more than `limit`).
   const rows = await db`
-    update campaign_recipients r set status = 'pending', claimed_until = null
-    where r.campaign_id = ${campaignId} and r.contact_id in (
+    with picked as materialized (
       select contact_id from campaign_recipients where campaign_id = ${campaignId} and status = 'held'
       limit ${limit}
       for update skip locked
-    ) and r.status = 'held'`;
+    )
+    update campaign_recipients r set status = 'pending', claimed_until = null
+    from picked p where r.campaign_id = ${campaignId} and r.contact_id = p.contact_id and r.status = 'held'`;
   return rows.count;
 }
 
