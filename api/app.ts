@@ -28,12 +28,17 @@ import { contactRoutes } from './routes/contacts.js';
 import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
 import { templateRoutes } from './routes/templates.js';
 import { listRoutes } from './routes/lists.js';
+import { bounceMailboxRoutes } from './routes/bounce-mailboxes.js';
+import { goalRoutes } from './routes/goals.js';
+import { engagementExportRoutes } from './routes/engagement-export.js';
+import { reputationRoutes } from './routes/reputation.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { campaignStatsRoutes } from './routes/campaign-stats.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
 import { inboundWebhookRoutes } from './routes/inbound-webhook.js';
+import { eventWebhookRoutes } from './routes/event-webhooks.js';
 import { adminInboundWebhookRoutes } from './routes/admin-inbound-webhook.js';
 import { mailAuthRoutes } from './routes/mail-auth.js';
 import { mailboxRoutes } from './routes/mail-mailboxes.js';
@@ -68,11 +73,16 @@ const ROUTE_GROUPS = [
   listRoutes,
   campaignRoutes,
   campaignStatsRoutes,
+  goalRoutes,
+  engagementExportRoutes,
+  reputationRoutes,
   segmentRoutes,
   contactImportRoutes,
   md5ListRoutes,
   md5EntryRoutes,
   inboundWebhookRoutes,
+  eventWebhookRoutes,
+  bounceMailboxRoutes,
   mailAuthRoutes,
   mailboxRoutes,
   mailMessageRoutes,

@@ -7,6 +7,7 @@ import { startOutbound } from '../mta/outbound/deliver/start.js';
 import { startSubmission } from '../mta/submission/server.js';
 import { startWebhookDelivery } from '../mta/webhook/start.js';
 import { startFanoutWorker } from '../shared/campaigns/fanout-worker.js';
+import { startEventWebhookDelivery } from '../shared/event-webhooks/worker.js';
 import type { Role } from '../shared/config/index.js';
 import { startImportWorker } from '../shared/imports/start.js';
 import { startChatNotifier } from '../shared/notify/chat.js';
@@ -71,8 +72,10 @@ const STARTERS: Record<Role, RoleStarter> = {
       await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop()]);
       throw err;
     });
+    // Event webhooks: the outbox rows written with each event, POSTed signed, retried, dead-lettered.
+    const eventWebhooks = startEventWebhookDelivery(deps);
     const stop = async () => {
-      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop(), campaigns.stop()]);
+      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop(), campaigns.stop(), eventWebhooks.stop()]);
     };
     return { name: 'outbound', stop, details: { relay: services.config.outboundRelay ?? null } };
   },

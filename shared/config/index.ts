@@ -5,6 +5,7 @@ import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
 import { projectRoot } from '../paths.js';
 import { authSchema, type AuthConfig } from './auth.js';
+import { bounceMailboxesSchema, type BounceMailboxesConfig } from './bounce-mailboxes.js';
 import { bounceRulesSchema, type BounceRulesConfig } from './bounce-rules.js';
 import { campaignsSchema, type CampaignsConfig } from './campaigns.js';
 import { deliverySchema, type DeliveryConfig } from './delivery.js';
@@ -27,7 +28,7 @@ export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
-export type { IpPoolsConfig, IpWatchdogConfig, NotifyConfig, WorkersConfig };
+export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, WorkersConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -48,6 +49,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     'ip-watchdog': ipWatchdogSchema,
     workers: workersSchema,
     notify: notifySchema,
+    'bounce-mailboxes': bounceMailboxesSchema,
   });
 }
 
@@ -120,6 +122,8 @@ export interface Config {
   workers: WorkersConfig;
   /** config/notify.yaml: the chat notifier's timeout and retries. */
   notify: NotifyConfig;
+  /** config/bounce-mailboxes.yaml: reaching and polling the POP3 bounce mailboxes. */
+  bounceMailboxes: BounceMailboxesConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -259,6 +263,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     ipWatchdog: parsedFiles.data['ip-watchdog'],
     workers: parsedFiles.data.workers,
     notify: parsedFiles.data.notify,
+    bounceMailboxes: parsedFiles.data['bounce-mailboxes'],
     dev,
   };
 }

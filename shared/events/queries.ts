@@ -1,6 +1,7 @@
 // SQL for the event feed: append one event, read a tenant's feed (cursor pages, filters), and a send's history.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/connection.js';
+import { enqueueFeedEvents } from '../event-webhooks/outbox.js';
 
 export const EVENT_TYPES = ['send', 'delivered', 'deferred', 'bounce', 'dropped', 'open', 'click', 'complaint', 'unsubscribe'] as const;
 export type EventType = (typeof EVENT_TYPES)[number];
@@ -23,11 +24,14 @@ export interface EventRow {
 /** A new event; the campaign columns may be left out (null). */
 export type NewEvent = Omit<EventRow, 'id' | 'campaign_id' | 'contact_id'> & Partial<Pick<EventRow, 'campaign_id' | 'contact_id'>>;
 
+/** Appends one event; pass the transaction recording what happened, since its webhook deliveries are queued on it too. */
 export async function insertEvent(db: Queryable, e: NewEvent): Promise<void> {
+  const id = randomUUID();
   await db`
     insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id)
-    values (${randomUUID()}, ${e.tenant_id}, ${e.type}, ${e.subtype}, ${e.send_id}, ${e.message_id}, ${e.recipient},
+    values (${id}, ${e.tenant_id}, ${e.type}, ${e.subtype}, ${e.send_id}, ${e.message_id}, ${e.recipient},
             ${db.json(e.detail as never)}, ${e.occurred_at}, ${e.campaign_id ?? null}, ${e.contact_id ?? null})`;
+  await enqueueFeedEvents(db, [{ ...e, id }]);
 }
 
 /** Many events in one statement. */
@@ -35,6 +39,7 @@ export async function insertEvents(db: Queryable, events: NewEvent[]): Promise<v
   if (events.length === 0) return;
   const rows = events.map((e) => ({ id: randomUUID(), ...e, detail: db.json(e.detail as never), campaign_id: e.campaign_id ?? null, contact_id: e.contact_id ?? null }));
   await db`insert into events ${db(rows, 'id', 'tenant_id', 'type', 'subtype', 'send_id', 'message_id', 'recipient', 'detail', 'occurred_at', 'campaign_id', 'contact_id')}`;
+  await enqueueFeedEvents(db, events.map((e, i) => ({ ...e, id: rows[i]!.id })));
 }
 
 export interface EventFilter {

@@ -44,25 +44,30 @@ export function parseWebhookUrl(text: string, policy: UrlPolicy): URL {
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
 /** Throws UrlPolicyError when the address may not be reached under this policy. */
-function checkAddress(address: string, host: string, policy: UrlPolicy): void {
-  if (policy.allow_private_addresses) return;
+function checkAddress(address: string, host: string, allowPrivate: boolean, reacher: string): void {
+  if (allowPrivate) return;
   const reason = forbiddenAddressReason(address);
   if (reason === undefined) return;
   const named = host === address ? `is the ${reason} address ${address}` : `host ${host} resolves to the ${reason} address ${address}`;
-  throw new UrlPolicyError(`${named}, which webhooks may not reach`);
+  throw new UrlPolicyError(`${named}, which ${reacher} may not reach`);
 }
 
 /**
- * Resolves the URL's host through `dns` and checks every address it has: one forbidden address
- * refuses the URL (a host answering both public and internal addresses is refused, not raced).
- * Returns the address to connect to, so the request never resolves the name again.
+ * Resolves `host` (a name or an address literal) through `dns` and checks every address it has: one
+ * forbidden address refuses it (a host answering both public and internal addresses is refused, not
+ * raced). Returns the address to connect to, so the connection never resolves the name again.
+ * `reacher` names who connects, for the message ("webhooks", "bounce mailboxes").
  */
-export async function resolveWebhookTarget(url: URL, policy: UrlPolicy, dns: DnsResolver): Promise<PinnedTarget> {
-  const host = hostOf(url);
+export async function resolveAllowedHost(
+  host: string,
+  allowPrivate: boolean,
+  dns: DnsResolver,
+  reacher: string,
+): Promise<{ address: string; family: 4 | 6 }> {
   const literal = isIP(host);
   if (literal !== 0) {
-    checkAddress(host, host, policy);
-    return { url, host, address: host, family: literal as 4 | 6 };
+    checkAddress(host, host, allowPrivate, reacher);
+    return { address: host, family: literal as 4 | 6 };
   }
   let addresses: string[];
   try {
@@ -72,10 +77,16 @@ export async function resolveWebhookTarget(url: URL, policy: UrlPolicy, dns: Dns
     throw err;
   }
   if (addresses.length === 0) throw new UrlPolicyError(`host ${host} does not resolve to any address`);
-  for (const address of addresses) checkAddress(address, host, policy);
-  // IPv4 first: a receiver published with both is far more often reachable over v4.
+  for (const address of addresses) checkAddress(address, host, allowPrivate, reacher);
+  // IPv4 first: a host published with both is far more often reachable over v4.
   const address = addresses.find((a) => isIP(a) === 4) ?? addresses[0]!;
-  return { url, host, address, family: isIP(address) as 4 | 6 };
+  return { address, family: isIP(address) as 4 | 6 };
+}
+
+/** The URL's host resolved and checked (see resolveAllowedHost). */
+export async function resolveWebhookTarget(url: URL, policy: UrlPolicy, dns: DnsResolver): Promise<PinnedTarget> {
+  const host = hostOf(url);
+  return { url, host, ...(await resolveAllowedHost(host, policy.allow_private_addresses, dns, 'webhooks')) };
 }
 
 /** Both steps: what the settings route and each delivery run. */

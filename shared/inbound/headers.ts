@@ -13,14 +13,15 @@ const MAX_HEAD_BYTES = 256 * 1024;
 /** Longest value kept for a column (a subject may be folded over many lines). */
 const MAX_VALUE_CHARS = 2000;
 const WANTED = new Set(['message-id', 'from', 'subject']);
+const DELIVERY_FIELDS = ['delivered-to', 'x-original-to', 'envelope-to'];
 
-/** The first Message-ID, From and Subject fields of the message's header block. */
-export function summarizeHeaders(message: Buffer): HeaderSummary {
+/** The first field of each name in `wanted` (lower-case) in the message's header block, unfolded, raw. */
+function firstFields(message: Buffer, wanted: ReadonlySet<string>): Map<string, string> {
   const found = new Map<string, string>();
   const head = message.subarray(0, Math.min(message.length, MAX_HEAD_BYTES));
   let current: { name: string; value: string } | undefined;
   const finish = () => {
-    if (current && WANTED.has(current.name) && !found.has(current.name)) found.set(current.name, current.value);
+    if (current && wanted.has(current.name) && !found.has(current.name)) found.set(current.name, current.value);
     current = undefined;
   };
   let start = 0;
@@ -40,6 +41,12 @@ export function summarizeHeaders(message: Buffer): HeaderSummary {
     current = { name: line.slice(0, colon).trim().toLowerCase(), value: line.slice(colon + 1) };
   }
   finish();
+  return found;
+}
+
+/** The first Message-ID, From and Subject fields of the message's header block. */
+export function summarizeHeaders(message: Buffer): HeaderSummary {
+  const found = firstFields(message, WANTED);
   const messageId = clean(found.get('message-id'));
   return {
     messageId: messageId === null ? null : messageId.replace(/^<\s*/, '').replace(/\s*>$/, '') || null,
@@ -72,4 +79,17 @@ export function decodeWords(value: string | undefined): string | undefined {
       return word; // an unknown charset: left as it was
     }
   });
+}
+
+/**
+ * The address a message fetched from a mailbox was delivered to, as the delivering server recorded it
+ * (Delivered-To, X-Original-To or Envelope-To, in that order), lower-cased; null when none says.
+ */
+export function deliveredTo(message: Buffer): string | null {
+  const found = firstFields(message, new Set(DELIVERY_FIELDS));
+  for (const name of DELIVERY_FIELDS) {
+    const value = clean(found.get(name))?.replace(/^<\s*/, '').replace(/\s*>$/, '');
+    if (value && value.includes('@') && !/\s/.test(value)) return value.toLowerCase();
+  }
+  return null;
 }

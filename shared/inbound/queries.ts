@@ -1,5 +1,6 @@
 // SQL of inbound mail at reception: whose a recipient address is, and the rows one received message writes.
 import type { Queryable } from '../db/connection.js';
+import { enqueueInboundEvents } from '../event-webhooks/outbox.js';
 
 /** What the database knows about a recipient address: its domain's owner and MX state, a mailbox, the webhook. */
 export interface RecipientFacts {
@@ -108,6 +109,7 @@ export async function insertReceived(
   if (inserts.length === 0) return;
   const ctes = inserts.reduce((all, next) => db`${all}, ${next}`);
   await db`with ${ctes} select 1`;
+  await enqueueInboundEvents(db, rows);
 }
 
 /** The ids among `ids` that are stored already (a batch whose commit reply was lost). */

@@ -1,6 +1,6 @@
 // Stores received messages durably: the message, its recipients, mailbox copies, webhook deliveries and follow-up jobs, in one transaction shared by concurrent messages.
 import { randomUUID } from 'node:crypto';
-import type { Sql } from '../db/connection.js';
+import type { Queryable, Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../log.js';
 import type { Boss } from '../jobs/boss.js';
@@ -8,8 +8,15 @@ import type { HeaderSummary } from './headers.js';
 import { enqueueInboundJobs, type InboundBounceJob, type InboundUnsubscribeJob, type InboundWebhookJob } from './jobs.js';
 import { insertReceived, storedMessageIds, type InboundMessageRow, type InboundRecipientRow, type MailboxMessageRow, type WebhookDeliveryRow } from './queries.js';
 
-/** Where a recipient's copy goes: a tenant (its mailbox and/or its webhook), our bounce processing, or a mailto unsubscribe. */
-export type RecipientTarget = { kind: 'tenant'; tenantId: string; mailboxId: string | null; webhook: boolean } | { kind: 'bounce' } | { kind: 'unsubscribe' };
+/**
+ * Where a recipient's copy goes: a tenant (its mailbox and/or its webhook), our bounce processing, or a
+ * mailto unsubscribe. Bounce mail fetched from a tenant's own bounce mailbox names that tenant: its
+ * reports may only be about the tenant's own sends.
+ */
+export type RecipientTarget =
+  | { kind: 'tenant'; tenantId: string; mailboxId: string | null; webhook: boolean }
+  | { kind: 'bounce'; tenantId?: string }
+  | { kind: 'unsubscribe' };
 
 export interface ReceivedMail {
   id: string;
@@ -86,6 +93,18 @@ export class InboundStore {
   }
 }
 
+/**
+ * Stores one message and enqueues its follow-up jobs inside `tx`, for a caller that writes more in the
+ * same transaction (the POP3 poller marks the message's UIDL fetched with it).
+ */
+export async function storeReceivedIn(tx: Queryable, boss: Boss, mail: ReceivedMail): Promise<StoredMail> {
+  const p = plan(mail);
+  await insertReceived(tx, { messages: [p.message], recipients: p.recipients, mailboxMessages: p.mailboxMessages, deliveries: p.deliveries });
+  const webhook = p.deliveries.map((d) => ({ delivery_id: d.id }));
+  await enqueueInboundJobs(boss, tx, { webhook, bounce: p.bounceJobs, unsubscribe: p.unsubscribeJobs });
+  return summary(p);
+}
+
 function plan(mail: ReceivedMail): Planned {
   const at = mail.receivedAt;
   const planned: Planned = {
@@ -116,7 +135,7 @@ function plan(mail: ReceivedMail): Planned {
       message_id: mail.id,
       recipient: address,
       kind: target.kind,
-      tenant_id: target.kind === 'tenant' ? target.tenantId : null,
+      tenant_id: target.kind === 'unsubscribe' ? null : (target.tenantId ?? null),
       created_at: at,
     });
     if (target.kind === 'bounce') {

@@ -1,5 +1,6 @@
 // SQL of tracking and unsubscribes: the sends hits name (locked, so one send's hits are judged one batch at a time), their recent clicks and campaign recipients, the events, first-open/click stamps and campaign counters.
 import type { Queryable } from '../db/connection.js';
+import { enqueueFeedEvents } from '../event-webhooks/outbox.js';
 
 /** What a hit needs of its send: who and what it was, its campaign, and when it was delivered. */
 export interface TrackedSend {
@@ -151,6 +152,7 @@ export async function insertEngagementEvents(db: Queryable, events: readonly Eng
   if (events.length === 0) return;
   const rows = events.map((e) => ({ ...e, subtype: null, detail: db.json(e.detail as never) }));
   await db`insert into events ${db(rows, 'id', 'tenant_id', 'type', 'subtype', 'send_id', 'message_id', 'recipient', 'detail', 'occurred_at', 'campaign_id', 'contact_id')}`;
+  await enqueueFeedEvents(db, events.map((e) => ({ ...e, subtype: null })));
 }
 
 /** Which of these event ids are stored. */

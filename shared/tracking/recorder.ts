@@ -2,6 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable, Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
+import { recordGoalConversions } from '../goals/conversions.js';
 import type { Logger } from '../log.js';
 import {
   addCampaignStats,
@@ -94,6 +95,8 @@ export class HitRecorder {
       addCampaignStats(tx, batch.deltas()),
       addCountryStats(tx, batch.countryDeltas()),
     ]);
+    // After the events (conversions reference them), in the same transaction: a click and its conversions commit together.
+    await recordGoalConversions(tx, batch.events);
     return outcomes;
   }
 }

@@ -8,6 +8,7 @@ import { purgeInboundMessages } from '../inbound/queries.js';
 import { refreshBestSendHours } from '../contacts/best-send-hour.js';
 import type { Config } from '../config/index.js';
 import { expireQuarantines } from '../ip-pools/queries.js';
+import { pollDueMailboxes } from '../bounce-mailboxes/poller.js';
 import type { Boss } from '../jobs/boss.js';
 import { alertFor, raiseAlert } from './alerts.js';
 import { recordTick, type TickOutcome } from './ticks.js';
@@ -82,6 +83,13 @@ export const WORKERS: readonly ScheduledWorker[] = [
       'Ends the IP-pool quarantines whose cool-down has passed, each with an expired event and an audit row (delivery already stops avoiding an address at the end of its cool-down; this records it).',
     intervalMinutes: () => 5,
     run: async (deps) => ({ expired: (await deps.sql.begin((tx) => expireQuarantines(tx, deps.clock.now()))).length }),
+  },
+  {
+    name: 'bounce-mailbox-poll',
+    description:
+      "Polls the tenants' POP3 bounce mailboxes that are due (each every poll_interval_s): new messages by UIDL go to the bounce intake, then are deleted on the server when delete_after_read.",
+    intervalMinutes: () => 1,
+    run: async (deps) => ({ ...(await pollDueMailboxes(deps)) }),
   },
 ];
 

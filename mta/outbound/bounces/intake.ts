@@ -30,7 +30,8 @@ export interface IntakeDeps {
 /**
  * What the job ended with: bounce_hard, bounce_soft, deferred, complaint; or why nothing was
  * recorded: forged, unmapped, ambiguous, unknown (not a report), test_send, not_sent,
- * already_bounced, already_complained, not_a_complaint, no_failure; duplicate (handled before),
+ * already_bounced, already_complained, not_a_complaint, no_failure, foreign (a report fetched from one
+ * tenant's bounce mailbox about another tenant's send); duplicate (handled before),
  * missing (no such row), not_bounce (a tenant recipient), skipped (a malformed job).
  */
 export type IntakeOutcome = string;
@@ -75,6 +76,12 @@ async function store(deps: IntakeDeps, tx: Queryable, r: { mail: BounceMail; rep
     if (report.kind === 'unknown' && outcome === 'unmapped') outcome = 'unknown';
     const marked = await markReportHandled(tx, { ...base, outcome, sendId: null, tenantId: null });
     return { outcome: marked ? outcome : 'duplicate', sendId: null };
+  }
+  // Fetched from a tenant's own bounce mailbox: a report there may only touch that tenant's sends (a
+  // tenant must not be able to bounce another's recipients by mailing itself a forged report).
+  if (mail.tenant_id !== null && mail.kind === 'bounce' && send.tenant_id !== mail.tenant_id) {
+    const marked = await markReportHandled(tx, { ...base, outcome: 'foreign', sendId: null, tenantId: null });
+    return { outcome: marked ? 'foreign' : 'duplicate', sendId: null };
   }
   const effect: Effect =
     report.kind === 'unknown'

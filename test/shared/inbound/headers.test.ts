@@ -40,3 +40,12 @@ t.test('long values are bounded', async (t) => {
   const summary = summarizeHeaders(Buffer.from(`Subject: ${'s'.repeat(5000)}\r\n\r\n`));
   t.equal(summary.subject!.length, 2000);
 });
+
+t.test('deliveredTo: the delivery header a mailbox server added, in order of trust', async (t) => {
+  const { deliveredTo } = await import('../../../shared/inbound/headers.js');
+  t.equal(deliveredTo(Buffer.from('Delivered-To: <B+x@Example.COM>\r\nX-Original-To: other@example.com\r\n\r\nbody')), 'b+x@example.com');
+  t.equal(deliveredTo(Buffer.from('X-Original-To: first@example.com\r\nEnvelope-To: second@example.com\r\n\r\n')), 'first@example.com');
+  t.equal(deliveredTo(Buffer.from('Envelope-To: only@example.com\r\n\r\n')), 'only@example.com');
+  t.equal(deliveredTo(Buffer.from('Subject: none\r\n\r\nDelivered-To: in-the-body@example.com\r\n')), null, 'not from the body');
+  t.equal(deliveredTo(Buffer.from('Delivered-To: not an address\r\n\r\n')), null);
+});

@@ -4,6 +4,7 @@ import { runBounceIntake, type IntakeDeps } from '../../../../mta/outbound/bounc
 import type { AcceptInput } from '../../../../shared/sending/accept.js';
 import { bounceAddress } from '../../../../shared/sends/verp.js';
 import type { TestLike } from '../../../helpers/app.js';
+import type { Env } from '../../../../shared/config/index.js';
 import { deliveryFixture, type DeliveryFixture, type Sender } from '../../../helpers/delivery-fixture.js';
 import { fixture, type FixtureValues } from './fixtures.js';
 
@@ -35,8 +36,8 @@ export interface IntakeFixture extends DeliveryFixture {
   recipientRow(id: string): Promise<{ tenant_id: string | null; outcome: string | null; send_id: string | null }>;
 }
 
-export async function intakeFixture(t: TestLike): Promise<IntakeFixture> {
-  const base = await deliveryFixture(t);
+export async function intakeFixture(t: TestLike, options: { env?: Env } = {}): Promise<IntakeFixture> {
+  const base = await deliveryFixture(t, options);
   const { sql, deps, config } = base;
   const intake: IntakeDeps = { sql, config, clock: deps.clock, log: deps.log, verpKey: deps.verpKey };
   // The feedback-loop address the MX accepts (config/inbound.yaml).

@@ -1,0 +1,45 @@
+// A campaign's engagement events as a CSV download, streamed from a database cursor.
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { requireCampaign } from '../../shared/campaigns/service.js';
+import { COLUMNS, engagementCsv, exportWindow, MAX_WINDOW_DAYS } from '../../shared/engagement-export/csv.js';
+import { AppError } from '../../shared/errors.js';
+import { grants } from '../../shared/keys/scopes.js';
+import { defineRoute } from '../route.js';
+import { idParam } from '../schemas/common.js';
+
+export const engagementExportRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
+  defineRoute(app, {
+    method: 'GET',
+    url: '/campaigns/:id/engagement.csv',
+    auth: 'any',
+    // The route table takes one scope; the second (audit:export) is checked in the handler.
+    scope: 'campaigns:read',
+    rateLimit: 'read',
+    tags: ['Campaigns'],
+    summary: 'Export a campaign\'s engagement events as CSV',
+    description:
+      `Every event of the campaign (send, delivered, deferred, bounce, dropped, open, click, complaint, unsubscribe) from since to now, oldest first, ` +
+      `streamed as it is read (any size, constant memory). Columns: ${COLUMNS.join(', ')}. sequence_step is empty (campaigns are single messages); ` +
+      `ip_truncated is the client address cut to /24 (IPv4) or /48 (IPv6); bounce_subtype is hard or soft on bounces. ` +
+      `since defaults to ${MAX_WINDOW_DAYS} days ago; an earlier since is 422 (the window is capped at ${MAX_WINDOW_DAYS} days). ` +
+      `A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. ` +
+      `API keys need both campaigns:read and audit:export.`,
+    params: idParam('id'),
+    query: z.object({ since: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 start of the window (inclusive)') }),
+    errors: [403, 404, 422],
+    produces: 'text/csv; charset=utf-8',
+    response: z.string().describe(COLUMNS.join(',')),
+    handler: async ({ principal, params, query, reply }) => {
+      if (principal.kind === 'api_key' && !grants(principal.scopes, 'audit:export')) {
+        throw new AppError('invalid_scope', 'this API key lacks the audit:export scope (engagement exports need campaigns:read and audit:export)');
+      }
+      const campaign = await requireCampaign(ctx.sql, principal.tenant.id, params.id);
+      const window = exportWindow(ctx.clock, query.since === undefined ? undefined : new Date(query.since));
+      reply.header('content-disposition', `attachment; filename="campaign-${campaign.id}-engagement.csv"`);
+      return Readable.from(engagementCsv(ctx.sql, principal.tenant.id, campaign.id, window));
+    },
+  });
+};
