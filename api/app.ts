@@ -37,6 +37,7 @@ import { goalRoutes } from './routes/goals.js';
 import { engagementExportRoutes } from './routes/engagement-export.js';
 import { reputationRoutes } from './routes/reputation.js';
 import { campaignRoutes } from './routes/campaigns.js';
+import { campaignStatsRoutes } from './routes/campaign-stats.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
@@ -75,6 +76,7 @@ const ROUTE_GROUPS = [
   contactCustomFieldRoutes,
   listRoutes,
   campaignRoutes,
+  campaignStatsRoutes,
   goalRoutes,
   engagementExportRoutes,
   reputationRoutes,

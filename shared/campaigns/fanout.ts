@@ -10,6 +10,7 @@ import { materializeNextPage, TargetGone } from './materialize.js';
 import { campaignState, findCampaignById, setWaiting, transition, type CampaignRow } from './queries.js';
 import { checkSendable, loadContent } from './readiness.js';
 import { claimRecipients, remaining, sweepCancelled } from './recipient-queries.js';
+import { releaseHeld } from './stats-queries.js';
 
 export type FanoutDeps = SendingDeps;
 
@@ -29,6 +30,8 @@ export type FanoutOutcome =
   | 'cancelled';
 
 const CANCEL_SWEEP = 5000;
+/** Held recipients released at a time once the A/B winner is declared, in batches' worth. */
+const HELD_CHUNK_BATCHES = 20;
 
 async function fail(deps: FanoutDeps, row: CampaignRow, reason: string): Promise<'failed'> {
   const at = deps.clock.now();
@@ -98,6 +101,11 @@ async function finishOrWait(deps: FanoutDeps, row: CampaignRow, job: FanoutJob):
     return 'others';
   }
   if (left.held) {
+    if (row.ab_winner !== null) {
+      // The winner is declared and another worker is releasing the last held rows: look again shortly.
+      await enqueueSlot(deps, deps.sql, job, new Date(now.getTime() + 1000));
+      return 'others';
+    }
     await setWaiting(deps.sql, row.id, 'ab_winner', null, now);
     return 'waiting';
   }
@@ -158,7 +166,11 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     if (outOfTime()) return continueLater();
     const now = deps.clock.now();
     const claimed = await claimRecipients(deps.sql, row.id, f.batch_size, now, new Date(now.getTime() + f.claim_lease_seconds * 1000));
-    if (claimed.length === 0) return finishOrWait(deps, row, job);
+    if (claimed.length === 0) {
+      // A declared A/B winner: its remainder is released chunk by chunk (POST /ab/finalize released the first).
+      if (row.ab_winner !== null && (await releaseHeld(deps.sql, row.id, f.batch_size * HELD_CHUNK_BATCHES)) > 0) continue;
+      return finishOrWait(deps, row, job);
+    }
     if (row.waiting_reason !== null) await setWaiting(deps.sql, row.id, null, null, now);
     // Read for every batch: a suspension (or the sandbox) applies from the next batch on.
     const tenant = await findTenantById(deps.sql, row.tenant_id);

@@ -57,13 +57,17 @@ export interface RecipientStamps {
   first_human_open_at: Date | null;
   first_click_at: Date | null;
   first_human_click_at: Date | null;
+  /** The contact's country now ('' without one), for the campaign's unique counts per country. */
+  country: string;
 }
 
 export async function recipientStamps(db: Queryable, sendIds: readonly string[]): Promise<RecipientStamps[]> {
   if (sendIds.length === 0) return [];
   return db<RecipientStamps[]>`
-    select send_id, campaign_id, contact_id, first_open_at, first_human_open_at, first_click_at, first_human_click_at
-    from campaign_recipients where send_id = any(${sendIds}::uuid[])`;
+    select r.send_id, r.campaign_id, r.contact_id, r.first_open_at, r.first_human_open_at, r.first_click_at, r.first_human_click_at,
+      coalesce(p.country, '') as country
+    from campaign_recipients r left join contacts p on p.id = r.contact_id and p.tenant_id = r.tenant_id
+    where r.send_id = any(${sendIds}::uuid[])`;
 }
 
 /** Writes the stamps as given (their sends are locked: nobody else changes them meanwhile). */
@@ -104,6 +108,30 @@ export async function addCampaignStats(db: Queryable, deltas: readonly StatDelta
       unique_clicks = campaign_stats.unique_clicks + excluded.unique_clicks,
       unique_human_clicks = campaign_stats.unique_human_clicks + excluded.unique_human_clicks,
       unsubscribes = campaign_stats.unsubscribes + excluded.unsubscribes`;
+}
+
+export const COUNTRY_COUNTERS = ['unique_opens', 'unique_human_opens', 'unique_clicks', 'unique_human_clicks'] as const;
+
+/** Changes to one campaign_country_stats row (country '' for contacts without one). */
+export type CountryDelta = { campaign_id: string; country: string } & Partial<Record<(typeof COUNTRY_COUNTERS)[number], number>>;
+
+/** Adds the deltas per campaign and contact country, creating missing rows, in key order (as addCampaignStats). */
+export async function addCountryStats(db: Queryable, deltas: readonly CountryDelta[]): Promise<void> {
+  if (deltas.length === 0) return;
+  const rows = [...deltas]
+    .sort((a, b) => (a.campaign_id + '/' + a.country < b.campaign_id + '/' + b.country ? -1 : 1))
+    .map((d) => Object.fromEntries([['campaign_id', d.campaign_id], ['country', d.country], ...COUNTRY_COUNTERS.map((c) => [c, d[c] ?? 0])]));
+  await db`
+    insert into campaign_country_stats (campaign_id, country, unique_opens, unique_human_opens, unique_clicks, unique_human_clicks)
+    select v.campaign_id, v.country, v.unique_opens, v.unique_human_opens, v.unique_clicks, v.unique_human_clicks
+    from jsonb_to_recordset(${db.json(rows as never)}) as v(campaign_id uuid, country text, unique_opens bigint, unique_human_opens bigint,
+      unique_clicks bigint, unique_human_clicks bigint)
+    where exists (select 1 from campaigns c where c.id = v.campaign_id)
+    on conflict (campaign_id, country) do update set
+      unique_opens = campaign_country_stats.unique_opens + excluded.unique_opens,
+      unique_human_opens = campaign_country_stats.unique_human_opens + excluded.unique_human_opens,
+      unique_clicks = campaign_country_stats.unique_clicks + excluded.unique_clicks,
+      unique_human_clicks = campaign_country_stats.unique_human_clicks + excluded.unique_human_clicks`;
 }
 
 /** An engagement event with its id chosen beforehand (a batch committed again after a lost reply writes nothing twice). */

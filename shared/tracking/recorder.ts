@@ -1,4 +1,4 @@
-// Records open and click hits cheaply and durably: concurrent hits share one transaction (group commit) that judges each (machine open, scanner click), writes its event, the recipient's first-open/click stamps and the campaign's counters.
+// Records open and click hits cheaply and durably: concurrent hits share one transaction (group commit) that judges each (machine open, scanner click), writes its event, the recipient's first-open/click stamps and the campaign's counters (per variant and per contact country).
 import { randomUUID } from 'node:crypto';
 import type { Queryable, Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
@@ -6,6 +6,7 @@ import { recordGoalConversions } from '../goals/conversions.js';
 import type { Logger } from '../log.js';
 import {
   addCampaignStats,
+  addCountryStats,
   flagScannerClicks,
   insertEngagementEvents,
   lockTrackedSends,
@@ -13,6 +14,7 @@ import {
   recipientStamps,
   storedEventIds,
   writeRecipientStamps,
+  type CountryDelta,
   type EngagementEvent,
   type RecipientStamps,
   type StatDelta,
@@ -91,6 +93,7 @@ export class HitRecorder {
       flagScannerClicks(tx, batch.reflagged, ALL_LINKS),
       writeRecipientStamps(tx, batch.changedStamps()),
       addCampaignStats(tx, batch.deltas()),
+      addCountryStats(tx, batch.countryDeltas()),
     ]);
     // After the events (conversions reference them), in the same transaction: a click and its conversions commit together.
     await recordGoalConversions(tx, batch.events);
@@ -107,6 +110,7 @@ class Judgement {
   private readonly stamps: Map<string, RecipientStamps>;
   private readonly changed = new Set<string>();
   private readonly stats = new Map<string, StatDelta>();
+  private readonly countries = new Map<string, CountryDelta>();
 
   constructor(private readonly rules: TrafficRules, recent: readonly { id: string; send_id: string; url: string; scanner: boolean; occurred_at: Date }[], stamps: readonly RecipientStamps[]) {
     for (const c of recent) this.clicksOf(c.send_id).push({ url: c.url, at: c.occurred_at.getTime(), scanner: c.scanner, storedId: c.id });
@@ -182,6 +186,7 @@ class Judgement {
       stamp.first_human_click_at = null;
       this.changed.add(stamp.send_id);
       delta.unique_human_clicks! -= 1;
+      this.countryOf(stamp).unique_human_clicks! -= 1;
     }
     return true;
   }
@@ -190,6 +195,18 @@ class Judgement {
     stamp[column] = at;
     this.changed.add(stamp.send_id);
     delta[counter]! += 1;
+    this.countryOf(stamp)[counter]! += 1;
+  }
+
+  /** The unique counts of the stamp's campaign and contact country. */
+  private countryOf(stamp: RecipientStamps): CountryDelta {
+    const key = `${stamp.campaign_id}/${stamp.country}`;
+    let delta = this.countries.get(key);
+    if (!delta) {
+      delta = { campaign_id: stamp.campaign_id, country: stamp.country, unique_opens: 0, unique_human_opens: 0, unique_clicks: 0, unique_human_clicks: 0 };
+      this.countries.set(key, delta);
+    }
+    return delta;
   }
 
   private clicksOf(sendId: string): KnownClick[] {
@@ -214,5 +231,9 @@ class Judgement {
 
   deltas(): StatDelta[] {
     return [...this.stats.values()];
+  }
+
+  countryDeltas(): CountryDelta[] {
+    return [...this.countries.values()];
   }
 }
