@@ -85,10 +85,11 @@ export async function deleteBounceMailbox(db: Queryable, tenantId: string, id: s
 export async function claimDueMailboxes(db: Queryable, now: Date, limit: number, leaseMs: number): Promise<BounceMailboxRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseMs);
   return db<BounceMailboxRow[]>`
-    update bounce_mailboxes set next_poll_at = ${leaseUntil}
-    where id in (
-      select id from bounce_mailboxes where enabled and next_poll_at <= ${now}
+    with picked as materialized (
+      select id as picked_id from bounce_mailboxes where enabled and next_poll_at <= ${now}
       order by next_poll_at limit ${limit} for update skip locked)
+    update bounce_mailboxes set next_poll_at = ${leaseUntil}
+    from picked where id = picked.picked_id
     returning ${columns(db)}`;
 }
 

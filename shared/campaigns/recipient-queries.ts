@@ -115,15 +115,18 @@ export interface ClaimedRecipient {
  * or when it expires (its worker died).
  */
 export async function claimRecipients(db: Queryable, campaignId: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedRecipient[]> {
+  // The pick is a materialized CTE, evaluated once: as an IN (… LIMIT … SKIP LOCKED) subquery the planner may run it
+  // again per row and claim more than `limit` rows.
   return db<ClaimedRecipient[]>`
-    update campaign_recipients r set claimed_until = ${leaseUntil}
-    where r.campaign_id = ${campaignId} and r.contact_id in (
+    with picked as materialized (
       select contact_id from campaign_recipients
       where campaign_id = ${campaignId} and status = 'pending' and (claimed_until is null or claimed_until < ${now})
       order by contact_id
       limit ${limit}
       for update skip locked
     )
+    update campaign_recipients r set claimed_until = ${leaseUntil}
+    from picked where r.campaign_id = ${campaignId} and r.contact_id = picked.contact_id
     returning r.contact_id, r.email, r.variant, r.send_id`;
 }
 
