@@ -29,6 +29,8 @@ export function verifyToken(key: Buffer, purpose: TokenPurpose, token: string): 
   // Refuse a non-canonical encoding, so one payload has exactly one valid token.
   if (payload.toString('base64url') !== match[1]) return undefined;
   const given = Buffer.from(match[2]!, 'base64url');
+  // The MAC's last character carries 2 bits and 4 unused ones: without this check, four spellings would verify.
+  if (given.toString('base64url') !== match[2]) return undefined;
   return given.length === MAC_BYTES && timingSafeEqual(given, mac(key, purpose, payload)) ? payload : undefined;
 }
 

@@ -90,7 +90,8 @@ t.test('an invalid token is refused at RCPT and nothing is stored', async (t) =>
     t.equal(answer.done, undefined);
     t.equal((await recipientRows(to)).length, 0);
   }
-  t.equal((await mailTo(`${local.slice(0, -1)}x@${MX_HOST}`)).rcpt, 550, 'a forged token: 550 no such recipient');
+  // Another last character (one differing only in the MAC's unused low bits is refused too: one spelling per token).
+  t.equal((await mailTo(`${local.slice(0, -1)}${local.endsWith('x') ? 'y' : 'x'}@${MX_HOST}`)).rcpt, 550, 'a forged token: 550 no such recipient');
   const [c] = await sql`select status from contacts where id = ${f.contactId}`;
   t.equal(c!['status'], 'active');
 });
