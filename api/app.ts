@@ -6,6 +6,7 @@ import type { ApiContext } from './context.js';
 import { clientErrorHandler, listenerOptions } from './listener.js';
 import { contextPlugin } from './plugins/context.js';
 import { errorsPlugin } from './plugins/errors.js';
+import { closingPlugin } from './plugins/closing.js';
 import { guardPlugin } from './plugins/guard.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { impersonationPlugin } from './plugins/impersonation.js';
@@ -119,8 +120,9 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     keepAliveTimeout,
     // Requests Node's parser refuses or that time out (400, 408, 431) are answered in the envelope with rate headers.
     clientErrorHandler: clientErrorHandler(ctx),
-    // Returning 503 while closing lets a load balancer move traffic during graceful shutdown.
-    return503OnClosing: true,
+    // Requests arriving while closing are answered 503 in the envelope by api/plugins/closing.ts (a load balancer
+    // moves the traffic during a graceful shutdown); Fastify's own 503 has a body of its own.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
     // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
@@ -141,6 +143,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.register(contextPlugin, { ctx });
   app.register(jsonBodyPlugin);
   app.register(errorsPlugin);
+  app.register(closingPlugin);
   app.register(guardPlugin);
   app.register(keyActivityPlugin);
   app.register(impersonationPlugin);
