@@ -128,8 +128,9 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
     // Path parameters may carry a license key (a JWS of a few hundred characters: POST /admin/license-keys/{key}/revoke);
-    // Fastify's default of 100 would answer those 404.
-    routerOptions: { maxParamLength: 1000 },
+    // Fastify's default of 100 would refuse those. Above every parameter schema's limit, so an oversize one gets the
+    // 422 naming it; past this, 400.
+    routerOptions: { maxParamLength: 2048 },
     // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too, and the

@@ -197,3 +197,30 @@ t.test('POST /admin/license-keys/bulk/revoke: per-row results, at most 200 keys,
   t.equal(audit[2]!.metadata.bulk_request_id, res.body.data.bulk_request_id);
   for (const k of keys) t.equal((await validate(app, k.key)).reason, 'revoked');
 });
+
+t.test('bad input: the right slug and nothing written', async (t) => {
+  const { app, sql } = await buildTestApp(t);
+  const admin = await superAdminToken(app);
+  const issued = (await call(app, 'POST', '/admin/license-keys', { token: admin, body: { plan_id: 'pro' } })).body.data;
+  const state = async () => (await sql`select count(*)::int as n, count(revoked_at)::int as revoked, (select count(*)::int from audit_events) as audit from license_keys`)[0];
+  const before = await state();
+  const cases: [label: string, url: string, options: Parameters<typeof call>[3], status: number, slug: string][] = [
+    ['truncated JSON', '/admin/license-keys', { raw: '{"plan_id":"pr' }, 400, 'bad_request'],
+    ['bulk: keys a string', '/admin/license-keys/bulk/revoke', { body: { keys: issued.key } }, 422, 'validation_error'],
+    ['bulk: a key a number', '/admin/license-keys/bulk/revoke', { body: { keys: [7] } }, 422, 'validation_error'],
+    ['bulk: an oversize key', '/admin/license-keys/bulk/revoke', { body: { keys: ['x'.repeat(1001)] } }, 422, 'validation_error'],
+    ['bulk: NUL in a key', '/admin/license-keys/bulk/revoke', { body: { keys: [`${issued.id}\u0000`] } }, 422, 'validation_error'],
+    ['bulk: unknown field', '/admin/license-keys/bulk/revoke', { body: { keys: [issued.id], force: true } }, 400, 'bad_request'],
+    ['revoke: oversize key', `/admin/license-keys/${'x'.repeat(1001)}/revoke`, {}, 422, 'validation_error'],
+    ['revoke: NUL in key', `/admin/license-keys/${issued.id}%00/revoke`, {}, 422, 'validation_error'],
+    ['revoke: a body', `/admin/license-keys/${issued.id}/revoke`, { body: { now: true } }, 400, 'bad_request'],
+    ['validate: key a number', '/license/validate', { body: { key: 7 } }, 422, 'validation_error'],
+    ['validate: no key', '/license/validate', { body: {} }, 422, 'validation_error'],
+  ];
+  for (const [label, url, options, status, slug] of cases) {
+    const res = await call(app, 'POST', url, { token: admin, ...options });
+    t.equal(res.status, status, `${label}: ${status}`);
+    t.equal(res.body.error, slug, `${label}: ${slug}`);
+  }
+  t.same(await state(), before, 'nothing written');
+});
