@@ -45,6 +45,8 @@ import { eventRoutes } from './routes/events.js';
 import { inboundWebhookRoutes } from './routes/inbound-webhook.js';
 import { eventWebhookRoutes } from './routes/event-webhooks.js';
 import { adminInboundWebhookRoutes } from './routes/admin-inbound-webhook.js';
+import { adminLicenseKeyRoutes } from './routes/admin-license-keys.js';
+import { licenseRoutes } from './routes/license.js';
 import { mailAuthRoutes } from './routes/mail-auth.js';
 import { mailboxRoutes } from './routes/mail-mailboxes.js';
 import { mailMessageRoutes } from './routes/mail-messages.js';
@@ -99,6 +101,8 @@ const ROUTE_GROUPS = [
   adminWarmupRoutes,
   adminWarmupScheduleRoutes,
   adminInboundWebhookRoutes,
+  adminLicenseKeyRoutes,
+  licenseRoutes,
 ];
 
 export interface BuildOptions {
@@ -125,6 +129,10 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     return503OnClosing: false,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
+    // Path parameters may carry a license key (a JWS of a few hundred characters: POST /admin/license-keys/{key}/revoke);
+    // Fastify's default of 100 would refuse those. Above every parameter schema's limit, so an oversize one gets the
+    // 422 naming it; past this, 400.
+    routerOptions: { maxParamLength: 2048 },
     // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too, and the
