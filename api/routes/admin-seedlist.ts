@@ -3,14 +3,14 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { listSeeds, SEED_PROVIDERS, type SeedRow } from '../../shared/seedlist/queries.js';
-import { bulkCreateSeeds, changeSeed, createSeed, removeSeed, seedHits, type BulkRowInput } from '../../shared/seedlist/service.js';
+import { bulkCreateSeeds, changeSeed, CONTROL, createSeed, removeSeed, seedHits, type BulkRowInput } from '../../shared/seedlist/service.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 
 const TAGS = ['Super-admin: seed mailboxes'];
 
 const provider = z.enum(SEED_PROVIDERS).describe('The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)');
-const label = z.string().trim().max(200).nullable().describe('Operator text');
+const label = z.string().trim().max(200).refine((v) => !CONTROL.test(v), 'must not contain control characters').nullable().describe('Operator text, at most 200 characters');
 const bounceMailboxId = z
   .string()
   .max(64)

@@ -131,6 +131,12 @@ export async function recordPlacement(
   return rows.map((r) => r.id);
 }
 
+/** Every active seed's address, for the MX's cache. */
+export async function activeSeedEmails(db: Queryable): Promise<string[]> {
+  const rows = await db<{ email: string }[]>`select email from seed_mailboxes where active`;
+  return rows.map((r) => r.email);
+}
+
 /** Active seeds among addresses (lower-cased), for the MX. */
 export async function activeSeedsByEmail(db: Queryable, emails: readonly string[]): Promise<{ id: string; email: string }[]> {
   if (emails.length === 0) return [];

@@ -75,6 +75,9 @@ export interface BulkResult {
 /** A row of a bulk request, unchecked: each is validated on its own so one bad row fails only itself. */
 export type BulkRowInput = Record<string, unknown>;
 
+/** Control characters (NUL among them, which PostgreSQL text cannot hold): refused in labels. */
+export const CONTROL = /[\u0000-\u001f\u007f]/;
+
 function checkRow(row: BulkRowInput, mailboxes: Set<string>): NewSeed | string {
   if (typeof row !== 'object' || row === null || Array.isArray(row)) return 'a row must be an object';
   const unknown = Object.keys(row).filter((k) => !['email', 'provider', 'label', 'bounce_mailbox_id'].includes(k));
@@ -88,8 +91,9 @@ function checkRow(row: BulkRowInput, mailboxes: Set<string>): NewSeed | string {
   }
   const provider = row['provider'];
   if (typeof provider !== 'string' || !(SEED_PROVIDERS as readonly string[]).includes(provider)) return `provider: one of ${SEED_PROVIDERS.join(', ')}`;
-  const label = row['label'] ?? null;
-  if (label !== null && (typeof label !== 'string' || label.length > 200)) return 'label: a string of at most 200 characters';
+  const rawLabel = row['label'] ?? null;
+  const label = typeof rawLabel === 'string' ? rawLabel.trim() : rawLabel;
+  if (label !== null && (typeof label !== 'string' || label.length > 200 || CONTROL.test(label))) return 'label: a string of at most 200 characters, without control characters';
   const mailbox = row['bounce_mailbox_id'] ?? null;
   if (mailbox !== null && (typeof mailbox !== 'string' || !mailboxes.has(mailbox))) return 'bounce_mailbox_id: names no bounce mailbox';
   return { email, provider: provider as SeedProvider, label: label as string | null, bounce_mailbox_id: mailbox as string | null };

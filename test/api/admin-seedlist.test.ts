@@ -49,6 +49,7 @@ t.test('create, list, patch, delete: validation, the duplicate 409, audit rows',
   t.equal((await post({ email: 'a@b.example' })).status, 422, 'provider required');
   t.equal((await post({ email: 'a@b.example', provider: 'custom', bounce_mailbox_id: ID })).status, 422, 'an unknown bounce mailbox');
   t.equal((await post({ email: 'a@b.example', provider: 'custom', surprise: 1 })).status, 400, 'unexpected field');
+  t.equal((await post({ email: 'a@b.example', provider: 'custom', label: 'nul\u0000' })).status, 422, 'a control character in the label');
   t.equal((await post({ email: 'seed@proton.me', provider: 'proton' })).status, 200);
 
   const list = await call(s.app, 'GET', '/admin/seedlist', { token: s.admin });
@@ -97,10 +98,11 @@ t.test('bulk: at most 500 rows, per-row results, duplicates and invalid rows nev
     'not an object',
     { email: 'new3@icloud.com', provider: 'icloud', extra: true },
     { email: 'new4@icloud.com', provider: 'icloud' },
+    { email: 'new5@icloud.com', provider: 'icloud', label: 'bell\u0007' },
   ]);
   t.equal(res.status, 200, JSON.stringify(res.body));
-  t.match(res.body.data, { inserted: 2, duplicates: 2, invalid: 4 });
-  t.same(res.body.data.results.map((r: { status: string }) => r.status), ['inserted', 'duplicate', 'invalid', 'invalid', 'duplicate', 'invalid', 'invalid', 'inserted']);
+  t.match(res.body.data, { inserted: 2, duplicates: 2, invalid: 5 });
+  t.same(res.body.data.results.map((r: { status: string }) => r.status), ['inserted', 'duplicate', 'invalid', 'invalid', 'duplicate', 'invalid', 'invalid', 'inserted', 'invalid']);
   t.match(res.body.data.results[2], { index: 2, email: 'broken', error: /local@domain/ });
   t.match(res.body.data.results[3], { error: /provider/ });
   t.match(res.body.data.results[6], { error: /unexpected field extra/ });
@@ -113,7 +115,7 @@ t.test('bulk: at most 500 rows, per-row results, duplicates and invalid rows nev
 
   const audits = await s.sql`select metadata from audit_events where action = 'seedlist.bulk_create' order by id`;
   t.equal(audits.length, 2, 'one audit row per batch');
-  t.match(audits[0]!['metadata'], { rows: 8, inserted: 2, duplicates: 2, invalid: 4 });
+  t.match(audits[0]!['metadata'], { rows: 9, inserted: 2, duplicates: 2, invalid: 5 });
 });
 
 t.test('hits: limit 1..200 default 25, offset; expected versus observed placement, missing after the window', async (t) => {
