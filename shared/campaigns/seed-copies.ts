@@ -9,7 +9,7 @@ import { composeCampaignContent } from './content.js';
 import type { BatchContext } from './fanout-batch.js';
 import { existingSends } from './recipient-queries.js';
 
-/** How the copies went: how many left, and whether the run must stop for the same reasons a batch would. */
+/** How the copies went: how many were handed over (or found sent), how many were released for a later run. */
 export interface SeedCopiesResult {
   sent: number;
   released: number;

@@ -72,6 +72,13 @@ export async function bounceMailboxExists(db: Queryable, id: string): Promise<bo
   return row !== undefined;
 }
 
+/** Those of `ids` that name a bounce mailbox. */
+export async function existingBounceMailboxes(db: Queryable, ids: readonly string[]): Promise<Set<string>> {
+  if (ids.length === 0) return new Set();
+  const rows = await db<{ id: string }[]>`select id from bounce_mailboxes where id = any(${db.array([...ids])}::uuid[])`;
+  return new Set(rows.map((r) => r.id));
+}
+
 /** The seed copies of a campaign: one per active seed, made when its target is fixed (a rerun adds none twice). */
 export async function makeSeedHits(db: Queryable, campaignId: string, tenantId: string, at: Date): Promise<void> {
   await db`

@@ -9,6 +9,7 @@ import { conflict, isUniqueViolation, notFound, validationError } from '../error
 import { isUuid } from '../ids.js';
 import {
   bounceMailboxExists,
+  existingBounceMailboxes,
   deleteSeed,
   findSeed,
   insertSeed,
@@ -106,8 +107,7 @@ function checkRow(row: BulkRowInput, mailboxes: Set<string>): NewSeed | string {
  */
 export async function bulkCreateSeeds(deps: SeedlistDeps, actor: AuditActor, rows: readonly BulkRowInput[]): Promise<BulkResult> {
   const wanted = [...new Set(rows.map((r) => (r && typeof r === 'object' ? r['bounce_mailbox_id'] : undefined)).filter((v): v is string => typeof v === 'string' && isUuid(v)))];
-  const mailboxes = new Set<string>();
-  for (const id of wanted) if (await bounceMailboxExists(deps.sql, id)) mailboxes.add(id);
+  const mailboxes = await existingBounceMailboxes(deps.sql, wanted);
   const checked = rows.map((row) => checkRow(row, mailboxes));
   const valid = checked.filter((c): c is NewSeed => typeof c !== 'string');
   const at = deps.clock.now();
@@ -186,7 +186,8 @@ const NEVER_LEFT = new Set(['dropped', 'simulated']);
 export function placementOf(hit: SeedHitRow, now: Date, missingAfterHours: number): { expected: 'inbox' | 'none'; observed: ObservedPlacement } {
   if (hit.placement !== null) return { expected: 'inbox', observed: hit.placement };
   if (hit.send_state === 'pending') return { expected: 'inbox', observed: 'pending' };
-  if (hit.send_state === 'not_sent' || hit.send_status === null || NEVER_LEFT.has(hit.send_status)) return { expected: 'none', observed: 'not_sent' };
+  // A sent copy whose send row is gone (never the case today: sends are not purged) still counts as having left.
+  if (hit.send_state === 'not_sent' || (hit.send_status !== null && NEVER_LEFT.has(hit.send_status))) return { expected: 'none', observed: 'not_sent' };
   const overdue = hit.sent_at !== null && now.getTime() - hit.sent_at.getTime() > missingAfterHours * 3_600_000;
   return { expected: 'inbox', observed: overdue ? 'missing' : 'pending' };
 }

@@ -99,10 +99,11 @@ t.test('bulk: at most 500 rows, per-row results, duplicates and invalid rows nev
     { email: 'new3@icloud.com', provider: 'icloud', extra: true },
     { email: 'new4@icloud.com', provider: 'icloud' },
     { email: 'new5@icloud.com', provider: 'icloud', label: 'bell\u0007' },
+    { email: 'new6@icloud.com', provider: 'icloud', bounce_mailbox_id: ID },
   ]);
   t.equal(res.status, 200, JSON.stringify(res.body));
-  t.match(res.body.data, { inserted: 2, duplicates: 2, invalid: 5 });
-  t.same(res.body.data.results.map((r: { status: string }) => r.status), ['inserted', 'duplicate', 'invalid', 'invalid', 'duplicate', 'invalid', 'invalid', 'inserted', 'invalid']);
+  t.match(res.body.data, { inserted: 2, duplicates: 2, invalid: 6 });
+  t.same(res.body.data.results.map((r: { status: string }) => r.status), ['inserted', 'duplicate', 'invalid', 'invalid', 'duplicate', 'invalid', 'invalid', 'inserted', 'invalid', 'invalid']);
   t.match(res.body.data.results[2], { index: 2, email: 'broken', error: /local@domain/ });
   t.match(res.body.data.results[3], { error: /provider/ });
   t.match(res.body.data.results[6], { error: /unexpected field extra/ });
@@ -115,7 +116,8 @@ t.test('bulk: at most 500 rows, per-row results, duplicates and invalid rows nev
 
   const audits = await s.sql`select metadata from audit_events where action = 'seedlist.bulk_create' order by id`;
   t.equal(audits.length, 2, 'one audit row per batch');
-  t.match(audits[0]!['metadata'], { rows: 9, inserted: 2, duplicates: 2, invalid: 5 });
+  t.match(audits[0]!['metadata'], { rows: 10, inserted: 2, duplicates: 2, invalid: 6 });
+  t.match(res.body.data.results[9], { error: /bounce_mailbox_id/ });
 });
 
 t.test('hits: limit 1..200 default 25, offset; expected versus observed placement, missing after the window', async (t) => {
