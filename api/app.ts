@@ -28,6 +28,7 @@ import { adminWorkerRoutes } from './routes/admin-workers.js';
 import { adminIpWatchdogRoutes } from './routes/admin-ip-watchdog.js';
 import { adminWarmupRoutes } from './routes/admin-warmup.js';
 import { adminWarmupScheduleRoutes } from './routes/admin-warmup-schedule.js';
+import { adminSeedlistRoutes } from './routes/admin-seedlist.js';
 import { suppressionRoutes } from './routes/suppressions.js';
 import { contactRoutes } from './routes/contacts.js';
 import { contactCustomFieldRoutes } from './routes/contact-custom-fields.js';
@@ -100,6 +101,7 @@ const ROUTE_GROUPS = [
   adminIpWatchdogRoutes,
   adminWarmupRoutes,
   adminWarmupScheduleRoutes,
+  adminSeedlistRoutes,
   adminInboundWebhookRoutes,
   adminLicenseKeyRoutes,
   licenseRoutes,

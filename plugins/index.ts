@@ -2,6 +2,7 @@
 import type { PluginFactory } from '../mta/inbound/plugins.js';
 import limits from './limits.js';
 import recipientDomains from './recipient-domains.js';
+import seedPlacement from './seed-placement.js';
 import senderAuth from './sender-auth.js';
 import store from './store.js';
 
@@ -9,6 +10,7 @@ export const PLUGINS = {
   limits,
   'recipient-domains': recipientDomains,
   'sender-auth': senderAuth,
+  'seed-placement': seedPlacement,
   store,
 } satisfies Record<string, PluginFactory>;
 

@@ -1,4 +1,4 @@
-// Polls the due POP3 bounce mailboxes: each new message (by UIDL) is stored as bounce mail for the same intake as the MX's, in the transaction that marks its UIDL fetched, then deleted on the server when asked.
+// Polls the due POP3 bounce mailboxes: each new message (by UIDL) is stored as bounce mail for the same intake as the MX's, in the transaction that marks its UIDL fetched (and records the placement of a seed copy when a seed names the mailbox), then deleted on the server when asked.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
@@ -11,6 +11,7 @@ import type { Logger } from '../log.js';
 import type { SealedBox } from '../secrets/sealed-box.js';
 import { Pop3Error, type Pop3Message, type Pop3Session } from './pop3.js';
 import { openSession } from './connect.js';
+import { observeInMailbox } from '../seedlist/placement.js';
 import { claimDueMailboxes, fetchedUidls, forgetGoneUidls, markUidlFetched, recordPoll, type BounceMailboxRow } from './queries.js';
 
 
@@ -135,6 +136,8 @@ async function fetchOne(deps: PollerDeps, mailbox: BounceMailboxRow, session: Po
       });
       // Another poll stored it first: roll this copy back.
       if (!(await markUidlFetched(tx, { mailboxId: mailbox.id, uidl: message.uidl, inboundMessageId: id, at }))) throw new AlreadyFetched();
+      // A mailbox a seed names holds the seed's campaign copies: their placement commits with the UIDL mark.
+      await observeInMailbox(tx, mailbox.id, raw, at);
     });
   } catch (err) {
     if (err instanceof AlreadyFetched) return 'seen';

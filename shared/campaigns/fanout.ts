@@ -11,6 +11,7 @@ import { campaignState, findCampaignById, setWaiting, transition, type CampaignR
 import { checkSendable, loadContent } from './readiness.js';
 import { claimRecipients, remaining, sweepCancelled } from './recipient-queries.js';
 import { releaseHeld } from './stats-queries.js';
+import { sendSeedCopies } from './seed-copies.js';
 
 export type FanoutDeps = SendingDeps;
 
@@ -155,6 +156,8 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
   const ctx = await batchContext(deps, row);
   if (typeof ctx === 'string') return fail(deps, row, ctx);
   const log = deps.log.child({ campaignId: row.id, slot: job.slot });
+  // The seed mailboxes' copies go first, each run (a copy held at the warm-up cap is tried again by the next).
+  await sendSeedCopies(deps, ctx);
   for (;;) {
     const state = await campaignState(deps.sql, row.id);
     if (!state) return 'nothing';

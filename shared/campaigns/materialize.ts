@@ -6,6 +6,7 @@ import { listMemberIdPage } from '../lists/members.js';
 import { selectSegment } from '../segments/service.js';
 import { findCampaignById, saveTargetPosition, type CampaignRow } from './queries.js';
 import { assignVariants, materializePage } from './recipient-queries.js';
+import { makeSeedHits } from '../seedlist/queries.js';
 
 export interface MaterializeDeps {
   sql: Sql;
@@ -41,8 +42,9 @@ export type MaterializeStep = 'more' | 'done' | 'not_sending';
 /**
  * Materializes the next page of a sending campaign's target. The campaign row is locked for the page, so workers
  * of several processes take pages one after the other and each page is read once; a page retried after a crash
- * inserts nothing twice (a recipient is one row per contact). After the last page the A/B split is made and
- * targeted_at set, in the same transaction: only then does sending start.
+ * inserts nothing twice (a recipient is one row per contact). After the last page the A/B split is made, the
+ * copies for the active seed mailboxes are added (outside the target and its counters) and targeted_at set, in the
+ * same transaction: only then does sending start.
  */
 export async function materializeNextPage(deps: MaterializeDeps, campaignId: string): Promise<MaterializeStep> {
   const at = deps.clock.now();
@@ -54,6 +56,7 @@ export async function materializeNextPage(deps: MaterializeDeps, campaignId: str
     await materializePage(tx, { campaignId: row.id, tenantId: row.tenant_id, md5ListId: row.md5_list_id }, page.ids);
     const done = page.next === null;
     if (done && row.ab_split_pct !== null) await assignVariants(tx, row.id, row.ab_split_pct);
+    if (done) await makeSeedHits(tx, row.id, row.tenant_id, at);
     await saveTargetPosition(tx, row.id, page.next, done, at);
     return done ? 'done' : 'more';
   });

@@ -19,6 +19,7 @@ import { ipWatchdogSchema, type IpWatchdogConfig } from './ip-watchdog.js';
 import { limitsSchema, type LimitsConfig } from './limits.js';
 import { notifySchema, type NotifyConfig } from './notify.js';
 import { pluginsSchema, type PluginsConfig } from './plugins.js';
+import { seedlistSchema, type SeedlistConfig } from './seedlist.js';
 import { trackingSchema, type TrackingConfig } from './tracking.js';
 import { warmupSchema, type WarmupConfig } from './warmup.js';
 import { webhooksSchema, type WebhooksConfig } from './webhooks.js';
@@ -28,7 +29,7 @@ export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
-export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, WorkersConfig };
+export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, SeedlistConfig, WorkersConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -50,6 +51,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     workers: workersSchema,
     notify: notifySchema,
     'bounce-mailboxes': bounceMailboxesSchema,
+    seedlist: seedlistSchema,
   });
 }
 
@@ -124,6 +126,8 @@ export interface Config {
   notify: NotifyConfig;
   /** config/bounce-mailboxes.yaml: reaching and polling the POP3 bounce mailboxes. */
   bounceMailboxes: BounceMailboxesConfig;
+  /** config/seedlist.yaml: seed copies of campaign sends and the missing window. */
+  seedlist: SeedlistConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -265,6 +269,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     workers: parsedFiles.data.workers,
     notify: parsedFiles.data.notify,
     bounceMailboxes: parsedFiles.data['bounce-mailboxes'],
+    seedlist: parsedFiles.data.seedlist,
     dev,
   };
 }

@@ -16,7 +16,7 @@ const WANTED = new Set(['message-id', 'from', 'subject']);
 const DELIVERY_FIELDS = ['delivered-to', 'x-original-to', 'envelope-to'];
 
 /** The first field of each name in `wanted` (lower-case) in the message's header block, unfolded, raw. */
-function firstFields(message: Buffer, wanted: ReadonlySet<string>): Map<string, string> {
+export function firstFields(message: Buffer, wanted: ReadonlySet<string>): Map<string, string> {
   const found = new Map<string, string>();
   const head = message.subarray(0, Math.min(message.length, MAX_HEAD_BYTES));
   let current: { name: string; value: string } | undefined;

@@ -23,7 +23,7 @@ function refused(t: Assert, env: Env, pattern: RegExp): void {
 
 t.test('as shipped: every plugin enabled in order, with a hook timeout and a longer one for the queue phase', async (t) => {
   const c = loadConfig({});
-  t.same(c.plugins.plugins.map((p) => p.name), ['limits', 'recipient-domains', 'sender-auth', 'store']);
+  t.same(c.plugins.plugins.map((p) => p.name), ['limits', 'recipient-domains', 'sender-auth', 'seed-placement', 'store']);
   t.ok(c.plugins.plugins.every((p, i, all) => i === 0 || p.priority > all[i - 1]!.priority), 'priorities rise in list order');
   t.equal(c.plugins.hook_timeout_ms, 10000);
   t.equal(c.plugins.phase_timeout_ms.queue, 60000);
