@@ -446,6 +446,153 @@ PostAdminLicenseKeysByKeyRevokeResult = TypedDict("PostAdminLicenseKeysByKeyRevo
     "status": Required[Literal["revoked", "already_revoked"]],
 }, total=False)
 
+# email: RFC 5322 address, normalized (lower-case, A-label domain); unique; immutable
+# provider: The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)
+# label: Operator text, at most 200 characters
+# active: Active seeds receive a copy of every campaign send
+# created_at: RFC 3339 timestamp (UTC)
+# updated_at: RFC 3339 timestamp (UTC)
+GetAdminSeedlistResultItemsItem = TypedDict("GetAdminSeedlistResultItemsItem", {
+    "id": Required[str],
+    "email": Required[str],
+    "provider": Required[Literal["gmail", "outlook", "yahoo", "aol", "icloud", "proton", "fastmail", "custom"]],
+    "label": Required[Optional[str]],
+    "active": Required[bool],
+    "bounce_mailbox_id": Required[Optional[str]],
+    "created_at": Required[str],
+    "updated_at": Required[str],
+}, total=False)
+
+GetAdminSeedlistResult = TypedDict("GetAdminSeedlistResult", {
+    "items": Required[List[GetAdminSeedlistResultItemsItem]],
+    "total": Required[int],
+}, total=False)
+
+# provider: The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)
+# label: Operator text, at most 200 characters
+# bounce_mailbox_id: A POP3 bounce mailbox (/bounce-mailboxes, any tenant's) the seed's copies are fetched from, for a seed hosted elsewhere; null: none
+PostAdminSeedlistBody = TypedDict("PostAdminSeedlistBody", {
+    "email": Required[str],
+    "provider": Required[Literal["gmail", "outlook", "yahoo", "aol", "icloud", "proton", "fastmail", "custom"]],
+    "label": NotRequired[Optional[str]],
+    "bounce_mailbox_id": NotRequired[Optional[str]],
+}, total=False)
+
+# email: RFC 5322 address, normalized (lower-case, A-label domain); unique; immutable
+# provider: The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)
+# label: Operator text, at most 200 characters
+# active: Active seeds receive a copy of every campaign send
+# created_at: RFC 3339 timestamp (UTC)
+# updated_at: RFC 3339 timestamp (UTC)
+PostAdminSeedlistResult = TypedDict("PostAdminSeedlistResult", {
+    "id": Required[str],
+    "email": Required[str],
+    "provider": Required[Literal["gmail", "outlook", "yahoo", "aol", "icloud", "proton", "fastmail", "custom"]],
+    "label": Required[Optional[str]],
+    "active": Required[bool],
+    "bounce_mailbox_id": Required[Optional[str]],
+    "created_at": Required[str],
+    "updated_at": Required[str],
+}, total=False)
+
+# rows: At most 500 rows
+PostAdminSeedlistBulkBody = TypedDict("PostAdminSeedlistBulkBody", {
+    "rows": Required[List[Any]],
+}, total=False)
+
+PostAdminSeedlistBulkResultResultsItemVariant1 = TypedDict("PostAdminSeedlistBulkResultResultsItemVariant1", {
+    "index": Required[int],
+    "status": Required[Literal["inserted"]],
+    "email": Required[str],
+    "id": Required[str],
+}, total=False)
+
+PostAdminSeedlistBulkResultResultsItemVariant2 = TypedDict("PostAdminSeedlistBulkResultResultsItemVariant2", {
+    "index": Required[int],
+    "status": Required[Literal["duplicate"]],
+    "email": Required[str],
+}, total=False)
+
+# error: What is wrong with the row
+PostAdminSeedlistBulkResultResultsItemVariant3 = TypedDict("PostAdminSeedlistBulkResultResultsItemVariant3", {
+    "index": Required[int],
+    "status": Required[Literal["invalid"]],
+    "email": Required[Optional[str]],
+    "error": Required[str],
+}, total=False)
+
+PostAdminSeedlistBulkResult = TypedDict("PostAdminSeedlistBulkResult", {
+    "results": Required[List[Union[PostAdminSeedlistBulkResultResultsItemVariant1, PostAdminSeedlistBulkResultResultsItemVariant2, PostAdminSeedlistBulkResultResultsItemVariant3]]],
+    "inserted": Required[int],
+    "duplicates": Required[int],
+    "invalid": Required[int],
+}, total=False)
+
+# label: Operator text, at most 200 characters
+# bounce_mailbox_id: A POP3 bounce mailbox (/bounce-mailboxes, any tenant's) the seed's copies are fetched from, for a seed hosted elsewhere; null: none
+PatchAdminSeedlistByIdBody = TypedDict("PatchAdminSeedlistByIdBody", {
+    "label": NotRequired[Optional[str]],
+    "active": NotRequired[bool],
+    "bounce_mailbox_id": NotRequired[Optional[str]],
+}, total=False)
+
+# email: RFC 5322 address, normalized (lower-case, A-label domain); unique; immutable
+# provider: The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)
+# label: Operator text, at most 200 characters
+# active: Active seeds receive a copy of every campaign send
+# created_at: RFC 3339 timestamp (UTC)
+# updated_at: RFC 3339 timestamp (UTC)
+PatchAdminSeedlistByIdResult = TypedDict("PatchAdminSeedlistByIdResult", {
+    "id": Required[str],
+    "email": Required[str],
+    "provider": Required[Literal["gmail", "outlook", "yahoo", "aol", "icloud", "proton", "fastmail", "custom"]],
+    "label": Required[Optional[str]],
+    "active": Required[bool],
+    "bounce_mailbox_id": Required[Optional[str]],
+    "created_at": Required[str],
+    "updated_at": Required[str],
+}, total=False)
+
+DeleteAdminSeedlistByIdResult = TypedDict("DeleteAdminSeedlistByIdResult", {
+    "status": Required[str],
+}, total=False)
+
+# limit: 1..200, default 25
+GetAdminSeedlistByIdHitsQuery = TypedDict("GetAdminSeedlistByIdHitsQuery", {
+    "limit": NotRequired[int],
+    "offset": NotRequired[int],
+}, total=False)
+
+# email: The seed address the copy went to
+# send_id: The copy's send (its Message-ID is <send_id@MAILPATH_HOSTNAME>)
+# send_status: The send's status; null while the copy is not handed to the send path
+# sent_at: RFC 3339 timestamp (UTC)
+# expected: inbox for a copy that left; none for one that never did (suppressed, simulated, invalid)
+# observed: inbox or spam once seen; pending until then; missing when unseen missing_after_hours (config/seedlist.yaml) after it left; not_sent
+# observed_source: Where the copy was seen: the MX, or the seed's POP3 mailbox
+# observed_at: RFC 3339 timestamp (UTC)
+GetAdminSeedlistByIdHitsResultItemsItem = TypedDict("GetAdminSeedlistByIdHitsResultItemsItem", {
+    "id": Required[str],
+    "campaign_id": Required[str],
+    "campaign_name": Required[str],
+    "tenant_id": Required[str],
+    "email": Required[str],
+    "send_id": Required[str],
+    "send_status": Required[Optional[str]],
+    "sent_at": Required[Optional[str]],
+    "expected": Required[Literal["inbox", "none"]],
+    "observed": Required[Literal["inbox", "spam", "pending", "missing", "not_sent"]],
+    "observed_source": Required[Optional[Literal["mx", "pop3"]]],
+    "observed_at": Required[Optional[str]],
+}, total=False)
+
+GetAdminSeedlistByIdHitsResult = TypedDict("GetAdminSeedlistByIdHitsResult", {
+    "items": Required[List[GetAdminSeedlistByIdHitsResultItemsItem]],
+    "total": Required[int],
+    "limit": Required[int],
+    "offset": Required[int],
+}, total=False)
+
 # limit: Page size, 1..200
 # plan: Plan id
 # sandbox: true: sandbox tenants only; false: the others
@@ -5712,6 +5859,42 @@ class Client(_Transport):
 
         Sets revoked_at: the key fails its next validation (POST /license/validate answers valid false, reason revoked). {key} is the key itself or its id. Audited (super_admin.license_key_revoked); a key already revoked answers status already_revoked and writes no audit row. Unknown → 404. Super-admin only."""
         return self._call("POST", f"/admin/license-keys/{_segment(key)}/revoke", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_seedlist(self) -> GetAdminSeedlistResult:
+        """GET /admin/seedlist: The seed mailboxes
+
+        Every seed mailbox, oldest first. Active seeds receive a copy of every campaign send (see the README, "Seed mailboxes"). Super-admin only."""
+        return self._call("GET", "/admin/seedlist", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_admin_seedlist(self, body: PostAdminSeedlistBody) -> PostAdminSeedlistResult:
+        """POST /admin/seedlist: Add a seed mailbox
+
+        Adds an active seed. 409 conflict when the address is a seed already; 422 for an address that is not RFC 5322 (dot-atom) or an unknown provider or bounce mailbox. Audited as seedlist.create. Super-admin only."""
+        return self._call("POST", "/admin/seedlist", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def post_admin_seedlist_bulk(self, body: PostAdminSeedlistBulkBody) -> PostAdminSeedlistBulkResult:
+        """POST /admin/seedlist/bulk: Add many seed mailboxes
+
+        Adds up to 500 seeds (more: 422). Each row ({ email, provider, label?, bounce_mailbox_id? }) is checked on its own: an invalid row and an address already listed (or given twice) are reported in its result and never stop the others, which are inserted together. Answers 200 with per-row results (in request order) and the totals. Audited once as seedlist.bulk_create. Super-admin only."""
+        return self._call("POST", "/admin/seedlist/bulk", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def patch_admin_seedlist_by_id(self, id: str, body: PatchAdminSeedlistByIdBody) -> PatchAdminSeedlistByIdResult:
+        """PATCH /admin/seedlist/{id}: Change a seed mailbox
+
+        Changes label and/or active (and bounce_mailbox_id); at least one is required (422 otherwise). Email and provider are immutable. Audited as seedlist.update with the before and after. Super-admin only."""
+        return self._call("PATCH", f"/admin/seedlist/{_segment(id)}", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def delete_admin_seedlist_by_id(self, id: str) -> DeleteAdminSeedlistByIdResult:
+        """DELETE /admin/seedlist/{id}: Delete a seed mailbox
+
+        Deletes the seed and the record of its copies (campaigns already sent keep their sends). Audited as seedlist.delete. Super-admin only."""
+        return self._call("DELETE", f"/admin/seedlist/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_seedlist_by_id_hits(self, id: str, query: Optional[GetAdminSeedlistByIdHitsQuery] = None) -> GetAdminSeedlistByIdHitsResult:
+        """GET /admin/seedlist/{id}/hits: A seed's copies and their placement
+
+        One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed's POP3 mailbox; spam when the copy carries a spam marker (README, "Seed mailboxes"). Super-admin only."""
+        return self._call("GET", f"/admin/seedlist/{_segment(id)}/hits", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_admin_tenants(self, query: Optional[GetAdminTenantsQuery] = None) -> GetAdminTenantsResult:
         """GET /admin/tenants: List tenants

@@ -24994,6 +24994,790 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/seedlist": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The seed mailboxes
+         * @description Every seed mailbox, oldest first. Active seeds receive a copy of every campaign send (see the README, "Seed mailboxes").
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                items: {
+                                    id: string;
+                                    /** @description RFC 5322 address, normalized (lower-case, A-label domain); unique; immutable */
+                                    email: string;
+                                    /**
+                                     * @description The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)
+                                     * @enum {string}
+                                     */
+                                    provider: "gmail" | "outlook" | "yahoo" | "aol" | "icloud" | "proton" | "fastmail" | "custom";
+                                    /** @description Operator text, at most 200 characters */
+                                    label: string | null;
+                                    /** @description Active seeds receive a copy of every campaign send */
+                                    active: boolean;
+                                    bounce_mailbox_id: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    created_at: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    updated_at: string;
+                                }[];
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Add a seed mailbox
+         * @description Adds an active seed. 409 conflict when the address is a seed already; 422 for an address that is not RFC 5322 (dot-atom) or an unknown provider or bounce mailbox. Audited as seedlist.create.
+         *
+         *     Super-admin only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        email: string;
+                        /**
+                         * @description The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)
+                         * @enum {string}
+                         */
+                        provider: "gmail" | "outlook" | "yahoo" | "aol" | "icloud" | "proton" | "fastmail" | "custom";
+                        /** @description Operator text, at most 200 characters */
+                        label?: string | null;
+                        /** @description A POP3 bounce mailbox (/bounce-mailboxes, any tenant's) the seed's copies are fetched from, for a seed hosted elsewhere; null: none */
+                        bounce_mailbox_id?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                id: string;
+                                /** @description RFC 5322 address, normalized (lower-case, A-label domain); unique; immutable */
+                                email: string;
+                                /**
+                                 * @description The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)
+                                 * @enum {string}
+                                 */
+                                provider: "gmail" | "outlook" | "yahoo" | "aol" | "icloud" | "proton" | "fastmail" | "custom";
+                                /** @description Operator text, at most 200 characters */
+                                label: string | null;
+                                /** @description Active seeds receive a copy of every campaign send */
+                                active: boolean;
+                                bounce_mailbox_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflicts with existing state (conflict) */
+                409: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/seedlist/bulk": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add many seed mailboxes
+         * @description Adds up to 500 seeds (more: 422). Each row ({ email, provider, label?, bounce_mailbox_id? }) is checked on its own: an invalid row and an address already listed (or given twice) are reported in its result and never stop the others, which are inserted together. Answers 200 with per-row results (in request order) and the totals. Audited once as seedlist.bulk_create.
+         *
+         *     Super-admin only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description At most 500 rows */
+                        rows: unknown[];
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                results: ({
+                                    index: number;
+                                    /** @enum {string} */
+                                    status: "inserted";
+                                    email: string;
+                                    id: string;
+                                } | {
+                                    index: number;
+                                    /** @enum {string} */
+                                    status: "duplicate";
+                                    email: string;
+                                } | {
+                                    index: number;
+                                    /** @enum {string} */
+                                    status: "invalid";
+                                    email: string | null;
+                                    /** @description What is wrong with the row */
+                                    error: string;
+                                })[];
+                                inserted: number;
+                                duplicates: number;
+                                invalid: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/seedlist/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a seed mailbox
+         * @description Deletes the seed and the record of its copies (campaigns already sent keep their sends). Audited as seedlist.delete.
+         *
+         *     Super-admin only.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                status: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        /**
+         * Change a seed mailbox
+         * @description Changes label and/or active (and bounce_mailbox_id); at least one is required (422 otherwise). Email and provider are immutable. Audited as seedlist.update with the before and after.
+         *
+         *     Super-admin only.
+         */
+        patch: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Operator text, at most 200 characters */
+                        label?: string | null;
+                        active?: boolean;
+                        /** @description A POP3 bounce mailbox (/bounce-mailboxes, any tenant's) the seed's copies are fetched from, for a seed hosted elsewhere; null: none */
+                        bounce_mailbox_id?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                id: string;
+                                /** @description RFC 5322 address, normalized (lower-case, A-label domain); unique; immutable */
+                                email: string;
+                                /**
+                                 * @description The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)
+                                 * @enum {string}
+                                 */
+                                provider: "gmail" | "outlook" | "yahoo" | "aol" | "icloud" | "proton" | "fastmail" | "custom";
+                                /** @description Operator text, at most 200 characters */
+                                label: string | null;
+                                /** @description Active seeds receive a copy of every campaign send */
+                                active: boolean;
+                                bounce_mailbox_id: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        trace?: never;
+    };
+    "/admin/seedlist/{id}/hits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A seed's copies and their placement
+         * @description One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed's POP3 mailbox; spam when the copy carries a spam marker (README, "Seed mailboxes").
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description 1..200, default 25 */
+                    limit?: number;
+                    offset?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                items: {
+                                    id: string;
+                                    campaign_id: string;
+                                    campaign_name: string;
+                                    tenant_id: string;
+                                    /** @description The seed address the copy went to */
+                                    email: string;
+                                    /** @description The copy's send (its Message-ID is <send_id@MAILPATH_HOSTNAME>) */
+                                    send_id: string;
+                                    /** @description The send's status; null while the copy is not handed to the send path */
+                                    send_status: string | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    sent_at: string | null;
+                                    /**
+                                     * @description inbox for a copy that left; none for one that never did (suppressed, simulated, invalid)
+                                     * @enum {string}
+                                     */
+                                    expected: "inbox" | "none";
+                                    /**
+                                     * @description inbox or spam once seen; pending until then; missing when unseen missing_after_hours (config/seedlist.yaml) after it left; not_sent
+                                     * @enum {string}
+                                     */
+                                    observed: "inbox" | "spam" | "pending" | "missing" | "not_sent";
+                                    /**
+                                     * @description Where the copy was seen: the MX, or the seed's POP3 mailbox
+                                     * @enum {string|null}
+                                     */
+                                    observed_source: "mx" | "pop3" | null;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    observed_at: string | null;
+                                }[];
+                                total: number;
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/tenants/{id}/inbound-webhook-dlq": {
         parameters: {
             query?: never;
