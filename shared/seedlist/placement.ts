@@ -52,7 +52,10 @@ export async function observeAtMx(db: Queryable, recipients: readonly string[], 
   if (seeds.length === 0) return null;
   const fields = firstFields(head, FIELDS);
   const placement = judgePlacement(fields);
-  const hitIds = await recordPlacement(db, { seedIds: seeds.map((s) => s.id), ...copyOf(fields), placement, source: 'mx', at });
+  // By Message-ID only: our own MX receives the copy as sent, and the Feedback-ID names the campaign in every
+  // recipient's copy, so any recipient could forge a placement with it ahead of the real copy.
+  const { sendId } = copyOf(fields);
+  const hitIds = await recordPlacement(db, { seedIds: seeds.map((s) => s.id), sendId, campaignId: null, placement, source: 'mx', at });
   return { placement, hitIds };
 }
 

@@ -74,7 +74,7 @@ t.test('a copy reaching a seed hosted here through the MX records inbox; the fir
   t.match(view.items.find((i) => i.hit.campaign_id === campaignId), { expected: 'inbox', observed: 'inbox' });
 });
 
-t.test('spam markers: X-Spam-Flag / X-Spam-Status from a filter on the way, and a copy matched by its Feedback-ID when a forwarder replaced the Message-ID', async (t) => {
+t.test('spam markers: X-Spam-Flag / X-Spam-Status from a filter on the way; at the MX a copy is matched by its Message-ID only (a Feedback-ID could be forged by any recipient)', async (t) => {
   const { campaignId } = await sentCampaign(deps, { contacts: 1, name: 'Winter' });
   const copy = await seedCopy(sql, campaignId, hostedAddress);
   const flagged = Buffer.concat([Buffer.from('X-Spam-Status: Yes, score=7.1 required=5.0\r\n'), copy.message]);
@@ -85,7 +85,9 @@ t.test('spam markers: X-Spam-Flag / X-Spam-Status from a filter on the way, and 
   const other = await seedCopy(sql, second.campaignId, hostedAddress);
   const forwarded = Buffer.from(other.message.toString('latin1').replace(/^Message-ID: <[^>]+>/im, 'Message-ID: <forwarded-1@relay.example>'), 'latin1');
   t.equal(await deliverTo(mx.port, hostedAddress, forwarded), 250);
-  t.match((await sql`select placement from seed_hits where send_id = ${other.sendId}`)[0], { placement: 'inbox' }, 'matched by the campaign of its Feedback-ID');
+  t.match((await sql`select placement from seed_hits where send_id = ${other.sendId}`)[0], { placement: null }, 'a Feedback-ID alone records nothing at the MX');
+  t.equal(await deliverTo(mx.port, hostedAddress, other.message), 250);
+  t.match((await sql`select placement from seed_hits where send_id = ${other.sendId}`)[0], { placement: 'inbox' }, 'the real copy (its own Message-ID) is recorded');
 
   // Mail to the seed that is no copy (no Message-ID or Feedback-ID of ours) records nothing.
   const before = await sql`select count(*)::int as n from seed_hits where placement is not null`;
