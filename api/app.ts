@@ -57,6 +57,9 @@ import { apiKeyActivityRoutes } from './routes/api-key-activity.js';
 import { segmentRoutes } from './routes/segments.js';
 import { contactImportRoutes } from './routes/contact-imports.js';
 import { md5EntryRoutes, md5ListRoutes } from './routes/md5-lists.js';
+import { auditRoutes } from './routes/audit.js';
+import { auditFilterRoutes } from './routes/audit-filters.js';
+import { adminComplianceRoutes } from './routes/admin-compliance.js';
 import { accountPages } from './pages/account-pages.js';
 import { trackingPages } from './pages/tracking.js';
 
@@ -105,6 +108,9 @@ const ROUTE_GROUPS = [
   adminInboundWebhookRoutes,
   adminLicenseKeyRoutes,
   licenseRoutes,
+  auditRoutes,
+  auditFilterRoutes,
+  adminComplianceRoutes,
 ];
 
 export interface BuildOptions {

@@ -12,6 +12,7 @@ import type { Role } from '../shared/config/index.js';
 import { startImportWorker } from '../shared/imports/start.js';
 import { startChatNotifier } from '../shared/notify/chat.js';
 import { startImpersonationAuditWorker } from '../shared/impersonation/audit-jobs.js';
+import { startAuditAppender } from '../shared/audit/appender.js';
 import { scheduleWorkers } from '../shared/workers/schedule.js';
 import { PLUGINS } from '../plugins/index.js';
 import type { Services } from './services.js';
@@ -94,8 +95,10 @@ const STARTERS: Record<Role, RoleStarter> = {
       await Promise.all([stopWorkers(), chat.stop()]);
       throw err;
     });
+    // Chains committed audit rows into the hash chain (one appender at a time across processes).
+    const appender = startAuditAppender(deps);
     const stop = async () => {
-      await Promise.all([stopWorkers(), chat.stop(), impersonationAudit.stop()]);
+      await Promise.all([stopWorkers(), chat.stop(), impersonationAudit.stop(), appender.stop()]);
     };
     return { name: 'scheduler', stop, details: { queueSupervision: true } };
   },

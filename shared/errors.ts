@@ -33,15 +33,18 @@ export class AppError extends Error {
   readonly status: number;
   /** Extra response headers, e.g. Retry-After on 429. */
   readonly headers: Record<string, string>;
+  /** Extra members of the error body beside ok, error and message (e.g. limit and row_count of an oversized export). */
+  readonly details: Record<string, unknown>;
 
   constructor(
     readonly slug: ErrorSlug,
     message: string,
-    options: { status?: number; headers?: Record<string, string> } = {},
+    options: { status?: number; headers?: Record<string, string>; details?: Record<string, unknown> } = {},
   ) {
     super(message);
     this.status = options.status ?? ERROR_STATUS[slug];
     this.headers = options.headers ?? {};
+    this.details = options.details ?? {};
   }
 }
 

@@ -89,7 +89,7 @@ const errorHandling: FastifyPluginAsyncZod = async (app) => {
       return reply.code(500).send({ ok: false, error: 'internal', message: 'internal server error' });
     }
     if (appError.status >= 500) request.log.error({ err }, appError.message);
-    return reply.code(appError.status).headers(appError.headers).send({ ok: false, error: appError.slug, message: appError.message });
+    return reply.code(appError.status).headers(appError.headers).send({ ok: false, error: appError.slug, message: appError.message, ...appError.details });
   });
 
   app.setNotFoundHandler((request, reply) => {

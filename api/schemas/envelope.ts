@@ -6,6 +6,8 @@ export const errorEnvelope = z
     ok: z.literal(false),
     error: z.string().describe('Stable error slug, e.g. validation_error'),
     message: z.string().describe('Human-readable hint; may change between releases'),
+    limit: z.number().int().optional().describe('Over-limit answers only (the audit PDF export): the most rows allowed'),
+    row_count: z.number().int().optional().describe('Over-limit answers only (the audit PDF export): how many rows matched'),
   })
   .meta({ id: 'Error' });
 

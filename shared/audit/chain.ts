@@ -27,9 +27,10 @@ export function canonicalJson(value: unknown): string {
 }
 
 export function auditHash(content: AuditContent, prevHash: string): string {
-  return createHash('sha256')
-    .update(prevHash)
-    .update('\n')
-    .update(canonicalJson({ ...content, created_at: content.created_at.toISOString() }))
-    .digest('hex');
+  return auditHashIso({ ...content, created_at: content.created_at.toISOString() }, prevHash);
+}
+
+/** The same hash from content whose created_at is already its ISO 8601 text (the verifier reads it so, skipping Date round trips). */
+export function auditHashIso(content: Omit<AuditContent, 'created_at'> & { created_at: string }, prevHash: string): string {
+  return createHash('sha256').update(prevHash).update('\n').update(canonicalJson(content)).digest('hex');
 }

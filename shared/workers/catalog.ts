@@ -10,6 +10,7 @@ import type { Config } from '../config/index.js';
 import { expireQuarantines } from '../ip-pools/queries.js';
 import { runAutoRamp } from '../warmup/ramp.js';
 import { pollDueMailboxes } from '../bounce-mailboxes/poller.js';
+import { runEvidence } from '../compliance/evidence.js';
 import type { Boss } from '../jobs/boss.js';
 import { alertFor, raiseAlert } from './alerts.js';
 import { recordTick, type TickOutcome } from './ticks.js';
@@ -102,7 +103,25 @@ export const WORKERS: readonly ScheduledWorker[] = [
     intervalMinutes: () => 1,
     run: async (deps) => ({ ...(await pollDueMailboxes(deps)) }),
   },
+  {
+    name: 'soc2-evidence',
+    description:
+      'Daily at 02:00 UTC, only when SOC2_EVIDENCE_ENABLED: writes the day\'s SOC 2 evidence pack (access reviews, change management, incident response, suppression discipline, auth events over the last 24 hours), once per UTC day.',
+    intervalMinutes: () => 1440,
+    offsetMinutes: 120,
+    envGate: { variable: 'SOC2_EVIDENCE_ENABLED', enabled: (config) => config.flags.soc2EvidenceEnabled },
+    run: async (deps) => {
+      const run = await runEvidence(deps);
+      return run.written ? { written: true, date: run.date, errors: run.artifact.errors.length } : { written: false, skipped: run.skipped };
+    },
+  },
 ];
+
+/** The SOC 2 evidence worker's run-now: past the hour and once-a-day gates, overwriting today's pack (the env gate still holds). */
+export const SOC2_EVIDENCE_FORCED: ScheduledWorker = {
+  ...WORKERS.find((w) => w.name === 'soc2-evidence')!,
+  run: async (deps) => ({ ...(await runEvidence(deps, { force: true })) }),
+};
 
 export function findWorker(name: string): ScheduledWorker | undefined {
   return WORKERS.find((w) => w.name === name);

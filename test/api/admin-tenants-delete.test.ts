@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { Sql } from '../../shared/db/connection.js';
-import { verifyAuditChain } from '../../shared/audit/log.js';
+import { chainAndVerify } from '../../shared/audit/appender.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken, type TestApp } from '../helpers/app.js';
 import { CAMPAIGN_ENV, createCampaign, listOf, sender } from '../helpers/campaigns.js';
 
@@ -82,7 +82,7 @@ t.test('DELETE /admin/tenants/{id} removes every row of the tenant in every tabl
   // The audit log is the one exception: an append-only hash chain keeps the record, and gains the deletion.
   const [deletion] = await s.sql`select actor_type, metadata from audit_events where tenant_id = ${victim.tenant.tenantId} and action = 'tenant.deleted'`;
   t.match(deletion, { actor_type: 'user', metadata: { slug: victim.tenant.slug } });
-  t.equal((await verifyAuditChain(s.sql)).intact, true, 'the audit chain is intact');
+  t.equal((await chainAndVerify(s.sql)).intact, true, 'the audit chain is intact');
   // Rows without a tenant column: the tenant's users' children and its inbound message.
   t.equal((await s.sql`select 1 from users where id = ${victim.tenant.userId}`).length, 0, 'its user is gone');
   t.equal((await s.sql`select 1 from api_key_activity a join api_keys k on k.id = a.key_id where k.id = ${victim.key.id}`).length, 0);

@@ -18,13 +18,15 @@ t.test('run-now records the tick; a failing tick is 502 worker_failed and record
   t.same(names, WORKERS.map((w) => w.name).sort(), 'every scheduled worker, sorted by name');
   t.ok(names.includes('ip-quarantine-expiry'), 'the IP watchdog\'s expiry worker among them');
   for (const w of list.body.data.items) {
+    // The SOC 2 evidence worker is the one with an env gate, off in tests unless SOC2_EVIDENCE_ENABLED is set.
+    const gated = w.name === 'soc2-evidence';
     t.match(w, {
       last_tick_at: null,
       last_tick_outcome: null,
       last_tick_duration_ms: null,
       consecutive_failures: 0,
-      env_gate: null,
-      env_gate_active: false,
+      env_gate: gated ? 'SOC2_EVIDENCE_ENABLED' : null,
+      env_gate_active: gated,
       last_alert_at: null,
       last_alert_event: null,
     });

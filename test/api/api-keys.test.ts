@@ -4,7 +4,7 @@ import t from 'tap';
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { defineRoute } from '../../api/route.js';
-import { verifyAuditChain } from '../../shared/audit/log.js';
+import { chainAndVerify } from '../../shared/audit/appender.js';
 import { ManualClock } from '../../shared/clock.js';
 import { SCOPES } from '../../shared/keys/scopes.js';
 import { buildTestApp, call, countRows, createKey, registerTenant } from '../helpers/app.js';
@@ -260,7 +260,7 @@ t.test('create, revoke and scope changes are audited on an intact hash chain', a
   t.match(rows[0]!.metadata, { name: 'audited', mode: 'live', scopes: ['lists:read'] });
   t.same(rows[1]!.metadata, { before: ['lists:read'], after: ['lists:read', 'lists:write'] });
   t.match(rows[2]!.metadata, { name: 'audited' });
-  t.same(await verifyAuditChain(sql).then((v) => ({ intact: v.intact, brokenAt: v.brokenAt })), { intact: true, brokenAt: null });
+  t.same(await chainAndVerify(sql).then((v) => ({ intact: v.intact, brokenAt: v.brokenAt })), { intact: true, brokenAt: null });
 
   // Failed changes write no audit row.
   const before = await countRows(sql, 'audit_events');
@@ -281,7 +281,7 @@ t.test('20 parallel key creations keep the audit chain intact', async (t) => {
   t.equal(new Set(results.map((r) => r.body.data.key)).size, 20, 'distinct keys');
   const created = await sql`select id from audit_events where action = 'api_key.created'`;
   t.equal(created.length, 20);
-  const verdict = await verifyAuditChain(sql);
+  const verdict = await chainAndVerify(sql);
   t.equal(verdict.intact, true);
   t.equal(verdict.brokenAt, null);
   t.ok(verdict.rows >= 22, 'bootstrap, registration and 20 creations');

@@ -1,7 +1,7 @@
 // Impersonation: the token's claims and lifetime, what it may reach, and one super_admin.impersonation_action audit row per write, written by the queue worker.
 import { decodeJwt } from 'jose';
 import t from 'tap';
-import { verifyAuditChain } from '../../shared/audit/log.js';
+import { chainAndVerify } from '../../shared/audit/appender.js';
 import { ManualClock } from '../../shared/clock.js';
 import { startImpersonationAuditWorker } from '../../shared/impersonation/audit-jobs.js';
 import { buildTestApp, call, registerTenant, superAdminToken } from '../helpers/app.js';
@@ -106,5 +106,5 @@ t.test('every write made with the token gets its audit row through the queue', a
     t.equal(r.actor_id, adminId, 'the actor is the super-admin');
     t.equal(r.metadata['impersonator_user_id'], adminId);
   }
-  t.equal((await verifyAuditChain(s.sql)).intact, true, 'the audit chain is intact');
+  t.equal((await chainAndVerify(s.sql)).intact, true, 'the audit chain is intact');
 });

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { verifyAuditChain } from '../../shared/audit/log.js';
+import { chainAndVerify } from '../../shared/audit/appender.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
 import { verifiedSendingDomain } from '../helpers/sending-domain.js';
 import { addMember, inviteMember } from '../helpers/team.js';
@@ -42,7 +42,7 @@ t.test('an invite returns the token and an accept link on MAILPATH_PUBLIC_URL, s
   t.same(audit.map((a) => a.action), ['team.invite_created', 'team.invite_revoked']);
   t.equal(audit[0]!.actor_id, owner.userId);
   t.match(audit[0]!.metadata, { email: 'new.person@example.test', role: 'developer' });
-  t.equal((await verifyAuditChain(s.sql)).intact, true);
+  t.equal((await chainAndVerify(s.sql)).intact, true);
 });
 
 t.test('the invite is e-mailed through the system mailer when one is configured; a mailer failure still returns the link', async (t) => {
@@ -240,5 +240,5 @@ t.test('removing a member deletes the user, ends their sessions at once, and is 
 
   // The address is free again: it can be invited back.
   t.equal((await call(s.app, 'POST', '/team/invites', { token: owner.token, body: { email: dev.email, role: 'viewer' } })).status, 201);
-  t.equal((await verifyAuditChain(s.sql)).intact, true);
+  t.equal((await chainAndVerify(s.sql)).intact, true);
 });

@@ -1,9 +1,11 @@
-// The audit hash chain: canonical hashing, chained writes, tamper detection and concurrent writers.
+// The audit hash chain: canonical hashing, unlocked writes chained by the appender, tamper detection (the first broken link named), late commits and concurrent writers.
 import t from 'tap';
 import { connect, type Sql } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
 import { auditHash, canonicalJson, GENESIS_HASH, type AuditContent } from '../../../shared/audit/chain.js';
-import { verifyAuditChain, writeAudit, type AuditEvent } from '../../../shared/audit/log.js';
+import { chainBatch, chainPending } from '../../../shared/audit/appender.js';
+import { writeAudit, type AuditEvent } from '../../../shared/audit/log.js';
+import { verifyAuditChain, type ChainReport } from '../../../shared/audit/verify.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import type { TestLike } from '../../helpers/app.js';
 
@@ -16,6 +18,8 @@ async function freshDb(t: TestLike): Promise<Sql> {
   });
   return sql;
 }
+
+const intact = (rows: number): ChainReport => ({ intact: true, rows, brokenAt: null, brokenSeq: null, reason: null });
 
 const TENANT = '11111111-1111-4111-8111-111111111111';
 
@@ -75,18 +79,21 @@ t.test('the hash covers every field and the previous hash', async (t) => {
 t.test('written rows chain from the genesis hash and verify as intact', async (t) => {
   const sql = await freshDb(t);
   const empty = await verifyAuditChain(sql);
-  t.same(empty, { intact: true, rows: 0, brokenAt: null }, 'an empty log is intact');
+  t.same(empty, intact(0), 'an empty log is intact');
 
   for (let i = 0; i < 10; i++) await writeAudit(sql, event(i));
   // Also through a caller's transaction, as the services do.
   await sql.begin((tx) => writeAudit(tx, event(10, { actor: { type: 'system', id: null } })));
 
-  const rows = await sql<{ id: string; prev_hash: string; hash: string }[]>`select id, prev_hash, hash from audit_events order by id`;
+  t.equal((await sql`select 1 from audit_events where chain_seq is null`).length, 11, 'written unchained');
+  t.same(await verifyAuditChain(sql), intact(0), 'the chain covers chained rows only');
+  t.equal(await chainPending(sql), 11);
+  const rows = await sql<{ id: string; prev_hash: string; hash: string }[]>`select id, prev_hash, hash from audit_events order by chain_seq`;
   t.equal(rows.length, 11);
   t.equal(rows[0]!.prev_hash, GENESIS_HASH, 'the first row chains to the genesis hash');
   for (let i = 1; i < rows.length; i++) t.equal(rows[i]!.prev_hash, rows[i - 1]!.hash, `row ${i} chains to row ${i - 1}`);
-  t.same(await verifyAuditChain(sql), { intact: true, rows: 11, brokenAt: null });
-  t.same(await verifyAuditChain(sql, 3), { intact: true, rows: 11, brokenAt: null }, 'verification pages through the log');
+  t.same(await verifyAuditChain(sql), intact(11));
+  t.same(await verifyAuditChain(sql, 3), intact(11), 'verification pages through the log');
 });
 
 t.test('a rolled-back change leaves no audit row and the chain intact', async (t) => {
@@ -99,7 +106,8 @@ t.test('a rolled-back change leaves no audit row and the chain intact', async (t
     }),
   );
   await writeAudit(sql, event(2));
-  t.same(await verifyAuditChain(sql), { intact: true, rows: 2, brokenAt: null });
+  await chainPending(sql);
+  t.same(await verifyAuditChain(sql), intact(2));
 });
 
 t.test('tampering is detected at the changed row', async (t) => {
@@ -115,6 +123,7 @@ t.test('tampering is detected at the changed row', async (t) => {
     await t.test(what, async (t) => {
       const sql = await freshDb(t);
       for (let i = 0; i < 5; i++) await writeAudit(sql, event(i));
+      await chainPending(sql);
       const ids = (await sql<{ id: string }[]>`select id from audit_events order by id`).map((r) => r.id);
       await tamper(sql, ids[2]!);
       const result = await verifyAuditChain(sql);
@@ -128,6 +137,7 @@ t.test('tampering is detected at the changed row', async (t) => {
 t.test('deleting a middle row is detected at the row after it', async (t) => {
   const sql = await freshDb(t);
   for (let i = 0; i < 5; i++) await writeAudit(sql, event(i));
+  await chainPending(sql);
   const ids = (await sql<{ id: string }[]>`select id from audit_events order by id`).map((r) => r.id);
   await sql`delete from audit_events where id = ${ids[2]!}`;
   const result = await verifyAuditChain(sql);
@@ -138,16 +148,49 @@ t.test('deleting a middle row is detected at the row after it', async (t) => {
 t.test('deleting the first row is detected', async (t) => {
   const sql = await freshDb(t);
   for (let i = 0; i < 3; i++) await writeAudit(sql, event(i));
+  await chainPending(sql);
   const ids = (await sql<{ id: string }[]>`select id from audit_events order by id`).map((r) => r.id);
   await sql`delete from audit_events where id = ${ids[0]!}`;
-  t.same(await verifyAuditChain(sql), { intact: false, rows: 0, brokenAt: ids[1] });
+  t.match(await verifyAuditChain(sql), { intact: false, rows: 0, brokenAt: ids[1], brokenSeq: '2', reason: /position 1 is missing/ });
 });
 
 t.test('concurrent writers still build one unbroken chain', async (t) => {
   const sql = await freshDb(t);
   await Promise.all(Array.from({ length: 40 }, (_, i) => writeAudit(sql, event(i))));
   await Promise.all(Array.from({ length: 20 }, (_, i) => sql.begin((tx) => writeAudit(tx, event(100 + i)))));
+  t.equal(await chainPending(sql, 100, 7), 60, 'chained in batches of 7');
   const rows = await sql<{ prev_hash: string }[]>`select prev_hash from audit_events`;
   t.equal(new Set(rows.map((r) => r.prev_hash)).size, 60, 'no two rows chain to the same predecessor');
-  t.same(await verifyAuditChain(sql), { intact: true, rows: 60, brokenAt: null });
+  t.same(await verifyAuditChain(sql), intact(60));
+});
+
+t.test('a row that commits after later ids were chained joins the chain after them, and the chain stays intact', async (t) => {
+  const sql = await freshDb(t);
+  let release!: () => void;
+  const held = new Promise<void>((r) => (release = r));
+  let written!: () => void;
+  const insertDone = new Promise<void>((r) => (written = r));
+  // The slow transaction takes its id first, then commits last.
+  const slow = sql.begin(async (tx) => {
+    await writeAudit(tx, event(0, { action: 'test.slow' }));
+    written();
+    await held;
+  });
+  await insertDone;
+  for (let i = 1; i <= 3; i++) await writeAudit(sql, event(i));
+  t.equal(await chainBatch(sql), 3, 'only committed rows are chained');
+  release();
+  await slow;
+  t.equal(await chainBatch(sql), 1);
+  const order = await sql<{ action: string; chain_seq: string }[]>`select action, chain_seq from audit_events order by chain_seq`;
+  t.same(order.map((r) => r.action), ['test.event', 'test.event', 'test.event', 'test.slow'], 'the late row is chained last');
+  t.same(await verifyAuditChain(sql), intact(4));
+});
+
+t.test('two appenders at once never chain a row twice', async (t) => {
+  const sql = await freshDb(t);
+  await Promise.all(Array.from({ length: 30 }, (_, i) => writeAudit(sql, event(i))));
+  await Promise.all([chainPending(sql, 100, 4), chainPending(sql, 100, 4), chainPending(sql, 100, 4)]);
+  await chainPending(sql);
+  t.same(await verifyAuditChain(sql), intact(30));
 });

@@ -1,0 +1,139 @@
+// The tenant's audit: the recent campaign audit feed, the CSV export (streamed) and the PDF export (digest in every footer).
+import { Readable } from 'node:stream';
+import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
+import { z } from 'zod';
+import { AUDIT_COLUMNS, auditCsv, CSV_DEFAULT_DAYS, csvWindow, PDF_MAX_ROWS } from '../../shared/audit/export.js';
+import type { AuditRow } from '../../shared/audit/log.js';
+import { renderAuditPdf } from '../../shared/audit/pdf.js';
+import { countSelection, recentCampaignAudit, selectRows, type AuditSelection } from '../../shared/audit/queries.js';
+import { AppError, validationError } from '../../shared/errors.js';
+import { defineRoute } from '../route.js';
+import { iso } from '../schemas/common.js';
+
+const TAGS = ['Audit'];
+const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'a real calendar date');
+
+export const auditEntry = z.object({
+  id: z.string(),
+  time: z.string().describe('RFC 3339 UTC, millisecond precision'),
+  action: z.string().describe('Event name, e.g. campaign.created (README: Audit)'),
+  actor_type: z.enum(['user', 'api_key', 'system']),
+  actor_id: z.string().nullable(),
+  resource_type: z.string().nullable(),
+  resource_id: z.string().nullable(),
+  ip: z.string().nullable(),
+  metadata: z.record(z.string(), z.unknown()),
+  chain_seq: z.string().nullable().describe('Position in the hash chain; null for a moment after commit, until the appender chains the row'),
+  hash: z.string().nullable().describe('SHA-256 of the row and its predecessor in the chain'),
+});
+
+export const entryOf = (r: AuditRow): z.input<typeof auditEntry> => ({
+  id: r.id,
+  time: iso(r.created_at),
+  action: r.action,
+  actor_type: r.actor_type,
+  actor_id: r.actor_id,
+  resource_type: r.resource_type,
+  resource_id: r.resource_id,
+  ip: r.ip,
+  metadata: r.metadata,
+  chain_seq: r.chain_seq,
+  hash: r.hash,
+});
+
+export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
+  const { ctx } = app;
+  defineRoute(app, {
+    method: 'GET',
+    url: '/audit',
+    auth: 'any',
+    rateLimit: 'read',
+    tags: TAGS,
+    summary: 'Recent campaign audit log',
+    description: 'The tenant\'s campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed.',
+    query: z.object({
+      limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1..200'),
+      offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
+    }),
+    response: z.object({ data: z.array(auditEntry), limit: z.number().int(), offset: z.number().int() }),
+    handler: async ({ principal, query }) => {
+      const rows = await recentCampaignAudit(ctx.sql, principal.tenant.id, query.limit, query.offset);
+      return { data: rows.map(entryOf), limit: query.limit, offset: query.offset };
+    },
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/audit-events.csv',
+    auth: 'any',
+    scope: 'audit:export',
+    rateLimit: 'read',
+    tags: TAGS,
+    summary: 'Export the audit log as CSV',
+    description:
+      `Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last ${CSV_DEFAULT_DAYS} days), oldest first, ` +
+      `streamed from a database cursor (any size, constant memory). Columns: ${AUDIT_COLUMNS.join(', ')}; metadata is canonical JSON (keys sorted), ` +
+      `hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. ` +
+      `The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit).`,
+    query: z.object({ from: date.optional().describe('First UTC day (YYYY-MM-DD)'), to: date.optional().describe('Last UTC day (YYYY-MM-DD), inclusive') }),
+    errors: [403, 422],
+    produces: 'text/csv; charset=utf-8',
+    response: z.string().describe(AUDIT_COLUMNS.join(',')),
+    handler: async ({ principal, query, reply }) => {
+      const window = csvWindow(ctx.clock, query.from, query.to);
+      if (window.since.getTime() >= window.until.getTime()) throw validationError('from', 'must be on or before to');
+      reply.header('content-disposition', `attachment; filename="audit-events-${principal.tenant.slug}.csv"`);
+      return Readable.from(auditCsv(ctx.sql, { tenantId: principal.tenant.id, ...window }));
+    },
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/audit-events/export.pdf',
+    auth: 'any',
+    scope: 'audit:export',
+    role: 'owner',
+    rateLimit: 'read',
+    tags: TAGS,
+    summary: 'Export audit rows as a PDF with a digest',
+    description:
+      `The tenant's audit rows in [since, until) (default: the last ${CSV_DEFAULT_DAYS} days), optionally one action, an action prefix (e.g. campaign.), ` +
+      `a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest ` +
+      `over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. ` +
+      `At most ${PDF_MAX_ROWS} rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. ` +
+      `Owner role only; API keys need audit:export.`,
+    query: z.object({
+      since: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 start (inclusive)'),
+      until: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 end (exclusive); default now'),
+      action: z.string().max(200).optional().describe('Exact event name'),
+      action_prefix: z.string().max(200).optional().describe('Event names starting with this, e.g. campaign.'),
+      resource_type: z.string().max(200).optional(),
+      resource_id: z.string().max(200).optional(),
+      limit: z.coerce.number().int().min(1).max(PDF_MAX_ROWS).default(PDF_MAX_ROWS).describe(`Most rows accepted, 1..${PDF_MAX_ROWS}`),
+    }),
+    errors: [400, 403, 422],
+    produces: 'application/pdf',
+    response: z.string().describe('PDF document'),
+    handler: async ({ principal, query, reply }) => {
+      const now = ctx.clock.now();
+      const until = query.until !== undefined ? new Date(query.until) : new Date(now.getTime() + 1);
+      const since = query.since !== undefined ? new Date(query.since) : new Date(now.getTime() - CSV_DEFAULT_DAYS * 86_400_000);
+      if (since.getTime() >= until.getTime()) throw validationError('since', 'must be before until');
+      const selection: AuditSelection = {
+        tenantId: principal.tenant.id, since, until,
+        action: query.action, actionPrefix: query.action_prefix, resourceType: query.resource_type, resourceId: query.resource_id,
+      };
+      const rowCount = await countSelection(ctx.sql, selection);
+      if (rowCount > query.limit) {
+        throw new AppError('bad_request', `the selection holds ${rowCount} audit rows; a PDF export holds at most ${query.limit}: narrow the window or the filters`, {
+          details: { limit: query.limit, row_count: rowCount },
+        });
+      }
+      const rows = await selectRows(ctx.sql, selection, query.limit);
+      const shown: Record<string, string> = { since: since.toISOString(), until: until.toISOString() };
+      for (const k of ['action', 'action_prefix', 'resource_type', 'resource_id'] as const) if (query[k] !== undefined) shown[k] = query[k]!;
+      reply.header('content-disposition', `attachment; filename="audit-events-${principal.tenant.slug}.pdf"`);
+      return renderAuditPdf(rows, { tenant: principal.tenant.slug, generatedAt: now, selection: shown });
+    },
+  });
+};
