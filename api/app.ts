@@ -23,6 +23,7 @@ import { adminTenantRoutes } from './routes/admin-tenants.js';
 import { adminTenantActionRoutes } from './routes/admin-tenants-actions.js';
 import { adminTenantSettingsRoutes } from './routes/admin-tenant-settings.js';
 import { adminRateLimitRoutes } from './routes/admin-ratelimits.js';
+import { adminTenantHealthRoutes } from './routes/admin-tenant-health.js';
 import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
@@ -96,6 +97,7 @@ const ROUTE_GROUPS = [
   adminTenantActionRoutes,
   adminTenantSettingsRoutes,
   adminRateLimitRoutes,
+  adminTenantHealthRoutes,
   adminDkimRoutes,
   adminWorkerRoutes,
   adminIpWatchdogRoutes,
