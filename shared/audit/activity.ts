@@ -20,9 +20,12 @@ export async function tenantActivity(db: Queryable, tenantId: string, limit: num
     { id: string; created_at: Date; action: string; actor_type: 'user' | 'api_key' | 'system'; actor_id: string | null; label: string | null; ip: string | null; resource_type: string | null; resource_id: string | null; metadata: Record<string, unknown> }[]
   >`
     select a.id::text, a.created_at, a.action, a.actor_type, a.actor_id, a.ip, a.resource_type, a.resource_id, a.metadata,
-      case a.actor_type
-        when 'user' then (select u.email from users u where u.id::text = a.actor_id)
-        when 'api_key' then (select k.name from api_keys k where k.id::text = a.actor_id)
+      -- The cast only for a uuid-shaped id, so each look-up is a primary-key probe and a malformed id is no error.
+      case when a.actor_id ~* '^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$' then
+        case a.actor_type
+          when 'user' then (select u.email from users u where u.id = a.actor_id::uuid)
+          when 'api_key' then (select k.name from api_keys k where k.id = a.actor_id::uuid)
+        end
       end as label
     from audit_events a
     where a.tenant_id = ${tenantId}
