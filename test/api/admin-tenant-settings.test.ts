@@ -2,6 +2,7 @@
 import t from 'tap';
 import { ManualClock } from '../../shared/clock.js';
 import { RateLimiter } from '../../shared/ratelimit/limiter.js';
+import { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
 import { utcMonth } from '../../shared/warmup/tiers.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken, type TestApp } from '../helpers/app.js';
 import { CAMPAIGN_ENV, sender } from '../helpers/campaigns.js';
@@ -94,11 +95,19 @@ t.test('GET/PUT /admin/tenants/{id}/rate-limit: the override applies at once, {}
   // The tenant's override table was read (and cached for a minute) before the change: the PUT must drop that cache.
   clock.advance(2000);
   t.equal((await call(s.app, 'GET', '/whoami', { token: tenant.token })).status, 200);
+  // Another process's cache of the same database (config/limits.yaml override_cache_ms, 60 s).
+  const elsewhere = new TenantLimits(s.sql, 50, s.config.limits.rate_limits.override_cache_ms, () => clock.now().getTime());
+  t.equal((await elsewhere.get(tenant.tenantId)).perSec, 50);
   const set = await call(s.app, 'PUT', url, { token: admin, body: { api_requests_per_sec: 2, notes: 'noisy neighbour' } });
   t.equal(set.status, 200);
   t.match(set.body.data, { api_requests_per_sec: 2, api_requests_per_day: null, notes: 'noisy neighbour', default_per_sec: 50 });
   t.match(set.body.data.updated_at, /^\d{4}-/);
   t.same((await call(s.app, 'GET', url, { token: admin })).body.data, set.body.data, 'GET reads it back');
+  t.equal(s.config.limits.rate_limits.override_cache_ms, 60_000);
+  clock.advance(59_000);
+  t.equal((await elsewhere.get(tenant.tenantId)).perSec, 50, 'another process keeps its cached value for up to a minute');
+  clock.advance(1_000);
+  t.equal((await elsewhere.get(tenant.tenantId)).perSec, 2, 'within 60 s every process applies the override');
 
   clock.advance(2000);
   const statuses: number[] = [];
