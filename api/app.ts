@@ -22,6 +22,9 @@ import { whoamiRoutes } from './routes/whoami.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { adminTenantRoutes } from './routes/admin-tenants.js';
 import { adminTenantActionRoutes } from './routes/admin-tenants-actions.js';
+import { adminTenantSettingsRoutes } from './routes/admin-tenant-settings.js';
+import { adminRateLimitRoutes } from './routes/admin-ratelimits.js';
+import { adminTenantHealthRoutes } from './routes/admin-tenant-health.js';
 import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
@@ -99,6 +102,9 @@ const ROUTE_GROUPS = [
   mailMessageRoutes,
   adminTenantRoutes,
   adminTenantActionRoutes,
+  adminTenantSettingsRoutes,
+  adminRateLimitRoutes,
+  adminTenantHealthRoutes,
   adminDkimRoutes,
   adminWorkerRoutes,
   adminIpWatchdogRoutes,

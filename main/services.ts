@@ -92,7 +92,7 @@ export async function buildServices(core: Core): Promise<Services> {
     credentials: new CredentialResolver(sql, tokens, config, clock),
     keyUsage,
     rateLimiter,
-    tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms),
+    tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms, () => clock.now().getTime()),
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),
     hits: new HitRecorder(sql, log, new TrafficRules(config.tracking), config.tracking.recorder.max_batch),

@@ -69,7 +69,7 @@ export async function addressRateHeaders(ctx: ApiContext, ip: string | undefined
 
 /** Counts the request; sets the headers; throws 429 when a bucket is full. */
 export async function applyRateLimit(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, principal: Principal | undefined): Promise<void> {
-  const decision = await ctx.rateLimiter.hit(await bucketsFor(ctx, request, config, principal));
+  const decision = await ctx.rateLimiter.hit(await bucketsFor(ctx, request, config, principal), principal?.tenant.id);
   const state = decision.reported;
   const headers = rateLimitHeaders(state);
   reply.headers(headers);

@@ -86,7 +86,7 @@ export class SubmissionRateLimit {
     const decision = await this.limiter.hit([
       callerBucket({ kind: 'api_key', id: submitter.keyId }, 'send', this.limits.per_minute),
       ...tenantBuckets(submitter.tenant.id, await this.tenantLimits.get(submitter.tenant.id)),
-    ]);
+    ], submitter.tenant.id);
     if (decision.allowed) return undefined;
     const { bucket, resetSeconds } = decision.reported;
     return smtpError(451, '4.7.1', `rate limit of ${bucket.limit} messages per ${windowName(bucket)} reached: retry after ${resetSeconds}s`);

@@ -20,6 +20,8 @@
 import type { Queryable } from '../db/connection.js';
 import type { Logger } from '../log.js';
 import { addToCounters, counterKey, deleteExpiredCounters, readCounters, type CounterDelta } from './counters.js';
+import { deleteExpiredThrottles } from './queries.js';
+import { ThrottleLog } from './throttles.js';
 
 export interface Bucket {
   /** Stable identity, e.g. `key:<id>:read` or `tenant:<id>:sec`. */
@@ -67,6 +69,8 @@ interface Slide {
 
 /** How long windows are kept before deletion: the longest window (a day) and the one before it, which still weighs. */
 const RETENTION_MS = 2 * 86_400_000;
+/** Refusals are kept an hour: GET /admin/ratelimits looks back 5 minutes. */
+const THROTTLE_RETENTION_MS = 3_600_000;
 
 const total = (w: WindowCounter) => w.synced + w.pending;
 
@@ -82,6 +86,8 @@ export class RateLimiter {
   private timer: NodeJS.Timeout | undefined;
   private syncing: Promise<void> | undefined;
   private lastCleanup = 0;
+  /** Refused requests per tenant, written with each sync (GET /admin/ratelimits). */
+  private readonly throttles = new ThrottleLog();
 
   constructor(
     private readonly db: Queryable,
@@ -101,14 +107,18 @@ export class RateLimiter {
     await this.sync();
   }
 
-  /** Counts one request against every bucket, unless one of them is already full (then nothing is counted). */
-  async hit(buckets: Bucket[]): Promise<Decision> {
+  /**
+   * Counts one request against every bucket, unless one of them is already full (then nothing is counted).
+   * A refusal of a tenant's request (`tenantId` given) is remembered for the operators' throttle view.
+   */
+  async hit(buckets: Bucket[], tenantId?: string): Promise<Decision> {
     const now = this.now();
     const slides = buckets.map((b) => this.slideFor(b, now));
     const unread = slides.filter((s) => !s.current.read);
     if (unread.length > 0) await Promise.all(unread.map((s) => this.readThrough(s)));
     const full = slides.find((s) => weighted(s) >= s.current.bucket.limit * s.span);
     if (!full) for (const s of slides) s.current.pending++;
+    else if (tenantId !== undefined) this.throttles.record(tenantId, now);
     return { allowed: !full, reported: stateOf(full ?? slides[0]!) };
   }
 
@@ -189,10 +199,14 @@ export class RateLimiter {
         this.log.warn({ err }, 'rate-limit sync failed');
       }
     }
+    await this.throttles.flush(this.db).catch((err) => this.log.warn({ err }, 'rate-limit refusals not recorded yet'));
     if (now - this.lastCleanup > 60_000) {
       this.lastCleanup = now;
       await deleteExpiredCounters(this.db, new Date(now - RETENTION_MS)).catch((err) =>
         this.log.warn({ err }, 'rate-limit counter cleanup failed'),
+      );
+      await deleteExpiredThrottles(this.db, new Date(now - THROTTLE_RETENTION_MS)).catch((err) =>
+        this.log.warn({ err }, 'rate-limit refusal cleanup failed'),
       );
     }
   }

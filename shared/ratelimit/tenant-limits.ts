@@ -26,15 +26,17 @@ export class TenantLimits {
     private readonly db: Queryable,
     private readonly defaultPerSec: number,
     private readonly cacheMs: number,
+    /** The clock of the cache's expiry (the process's injected clock, so a test can step past it). */
+    private readonly now: () => number = Date.now,
   ) {}
 
   async get(tenantId: string): Promise<EffectiveTenantLimits> {
     const hit = this.cache.get(tenantId);
-    if (hit && Date.now() - hit.fetchedAt < this.cacheMs) return hit.value;
+    if (hit && this.now() - hit.fetchedAt < this.cacheMs) return hit.value;
     const row = await findTenantLimitOverride(this.db, tenantId);
     const value = { perSec: row?.api_requests_per_sec ?? this.defaultPerSec, perDay: row?.api_requests_per_day ?? null };
     if (this.cache.size > 50_000) this.cache.clear();
-    this.cache.set(tenantId, { value, fetchedAt: Date.now() });
+    this.cache.set(tenantId, { value, fetchedAt: this.now() });
     return value;
   }
 

@@ -12,6 +12,9 @@ import { runAutoRamp } from '../warmup/ramp.js';
 import { pollDueMailboxes } from '../bounce-mailboxes/poller.js';
 import { runEvidence } from '../compliance/evidence.js';
 import type { Boss } from '../jobs/boss.js';
+import { AppError } from '../errors.js';
+import { runDailyDigests } from '../tenant-health/digest.js';
+import { runDailyHealthChecks } from '../tenant-health/runs.js';
 import { alertFor, raiseAlert } from './alerts.js';
 import { recordTick, type TickOutcome } from './ticks.js';
 
@@ -38,6 +41,10 @@ export interface ScheduledWorker {
   run(deps: WorkerDeps): Promise<Record<string, unknown>>;
   envGate?: EnvGate;
 }
+
+/** Names of the workers other code runs directly (their run-now routes). */
+export const TENANT_HEALTH_WORKER = 'tenant-health-checks';
+export const TENANT_DIGEST_WORKER = 'tenant-digest';
 
 export const WORKERS: readonly ScheduledWorker[] = [
   {
@@ -115,6 +122,22 @@ export const WORKERS: readonly ScheduledWorker[] = [
       return run.written ? { written: true, date: run.date, errors: run.artifact.errors.length } : { written: false, skipped: run.skipped };
     },
   },
+  {
+    name: TENANT_HEALTH_WORKER,
+    description:
+      'Daily from 06:00 UTC (hourly ticks, so a missed 06:00 is caught up): checks every tenant once a day (sending domains still verified in DNS, ' +
+      'bounce and complaint rates, quota use, webhook dead letters; thresholds in config/workers.yaml) and stores each run for /admin/tenants/{id}/health-checks.',
+    intervalMinutes: () => 60,
+    run: (deps) => runDailyHealthChecks(deps),
+  },
+  {
+    name: TENANT_DIGEST_WORKER,
+    description:
+      "Daily from 09:00 IST (03:30 UTC; ticks every 30 minutes): one chat line per tenant that sent in the last 24 hours or whose last health check was not a pass " +
+      '(sends, rates, quota, health), once per day (digest_last_posted_at); logged only without MAILPATH_CHAT_WEBHOOK_URL.',
+    intervalMinutes: () => 30,
+    run: (deps) => runDailyDigests(deps),
+  },
 ];
 
 /** The SOC 2 evidence worker's run-now: past the hour and once-a-day gates, overwriting today's pack (the env gate still holds). */
@@ -125,6 +148,13 @@ export const SOC2_EVIDENCE_FORCED: ScheduledWorker = {
 
 export function findWorker(name: string): ScheduledWorker | undefined {
   return WORKERS.find((w) => w.name === name);
+}
+
+/** The worker a run-now route needs; 503 worker_unavailable when it is not in the catalog (not wired in this build). */
+export function requireWorker(name: string, workers: readonly ScheduledWorker[] = WORKERS): ScheduledWorker {
+  const found = workers.find((w) => w.name === name);
+  if (!found) throw new AppError('worker_unavailable', `the ${name} worker is not wired`);
+  return found;
 }
 
 /** The cron expression (UTC) of an interval that divides an hour or a day, shifted by `offset` minutes (within one interval). */
