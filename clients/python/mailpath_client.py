@@ -106,6 +106,96 @@ class _Transport:
 
 # Shapes of request bodies, query strings and answers.
 
+# rows: Rows verified before the first broken link (all, when intact)
+# broken_at: Id of the first row whose link does not hold
+# broken_seq: Its chain position
+GetAdminAuditVerifyResult = TypedDict("GetAdminAuditVerifyResult", {
+    "intact": Required[bool],
+    "rows": Required[int],
+    "broken_at": Required[Optional[str]],
+    "broken_seq": Required[Optional[str]],
+    "reason": Required[Optional[str]],
+}, total=False)
+
+GetAdminComplianceSoc2DatesResult = TypedDict("GetAdminComplianceSoc2DatesResult", {
+    "dates": Required[List[str]],
+}, total=False)
+
+PostAdminComplianceSoc2RunNowResultArtifactErrorsItem = TypedDict("PostAdminComplianceSoc2RunNowResultArtifactErrorsItem", {
+    "section": Required[str],
+    "message": Required[str],
+}, total=False)
+
+# date: UTC day, YYYY-MM-DD
+# errors: Sections that could not be gathered (null in the pack)
+# access_reviews: Users by role, super-admins, owners/admins without 2FA, active API keys, team and key changes in the last 24 h
+# change_management: Configuration changes in the last 24 h by audit event name
+# incident_response: Worker alerts, IP quarantines, suspensions and deletions in the last 24 h
+# suppression_discipline: Suppression totals and changes, erasures in the last 24 h
+# auth_events: Sign-in security events in the last 24 h and accounts locked now
+PostAdminComplianceSoc2RunNowResultArtifact = TypedDict("PostAdminComplianceSoc2RunNowResultArtifact", {
+    "date": Required[str],
+    "generated_at": Required[str],
+    "errors": Required[List[PostAdminComplianceSoc2RunNowResultArtifactErrorsItem]],
+    "access_reviews": Required[Optional[Dict[str, Any]]],
+    "change_management": Required[Optional[Dict[str, Any]]],
+    "incident_response": Required[Optional[Dict[str, Any]]],
+    "suppression_discipline": Required[Optional[Dict[str, Any]]],
+    "auth_events": Required[Optional[Dict[str, Any]]],
+}, total=False)
+
+PostAdminComplianceSoc2RunNowResult = TypedDict("PostAdminComplianceSoc2RunNowResult", {
+    "artifact": Required[PostAdminComplianceSoc2RunNowResultArtifact],
+    "elapsed_ms": Required[int],
+    "triggered": Required[bool],
+}, total=False)
+
+GetAdminComplianceSoc2TodayResultErrorsItem = TypedDict("GetAdminComplianceSoc2TodayResultErrorsItem", {
+    "section": Required[str],
+    "message": Required[str],
+}, total=False)
+
+# date: UTC day, YYYY-MM-DD
+# errors: Sections that could not be gathered (null in the pack)
+# access_reviews: Users by role, super-admins, owners/admins without 2FA, active API keys, team and key changes in the last 24 h
+# change_management: Configuration changes in the last 24 h by audit event name
+# incident_response: Worker alerts, IP quarantines, suspensions and deletions in the last 24 h
+# suppression_discipline: Suppression totals and changes, erasures in the last 24 h
+# auth_events: Sign-in security events in the last 24 h and accounts locked now
+GetAdminComplianceSoc2TodayResult = TypedDict("GetAdminComplianceSoc2TodayResult", {
+    "date": Required[str],
+    "generated_at": Required[str],
+    "errors": Required[List[GetAdminComplianceSoc2TodayResultErrorsItem]],
+    "access_reviews": Required[Optional[Dict[str, Any]]],
+    "change_management": Required[Optional[Dict[str, Any]]],
+    "incident_response": Required[Optional[Dict[str, Any]]],
+    "suppression_discipline": Required[Optional[Dict[str, Any]]],
+    "auth_events": Required[Optional[Dict[str, Any]]],
+}, total=False)
+
+GetAdminComplianceSoc2ByDateResultErrorsItem = TypedDict("GetAdminComplianceSoc2ByDateResultErrorsItem", {
+    "section": Required[str],
+    "message": Required[str],
+}, total=False)
+
+# date: UTC day, YYYY-MM-DD
+# errors: Sections that could not be gathered (null in the pack)
+# access_reviews: Users by role, super-admins, owners/admins without 2FA, active API keys, team and key changes in the last 24 h
+# change_management: Configuration changes in the last 24 h by audit event name
+# incident_response: Worker alerts, IP quarantines, suspensions and deletions in the last 24 h
+# suppression_discipline: Suppression totals and changes, erasures in the last 24 h
+# auth_events: Sign-in security events in the last 24 h and accounts locked now
+GetAdminComplianceSoc2ByDateResult = TypedDict("GetAdminComplianceSoc2ByDateResult", {
+    "date": Required[str],
+    "generated_at": Required[str],
+    "errors": Required[List[GetAdminComplianceSoc2ByDateResultErrorsItem]],
+    "access_reviews": Required[Optional[Dict[str, Any]]],
+    "change_management": Required[Optional[Dict[str, Any]]],
+    "incident_response": Required[Optional[Dict[str, Any]]],
+    "suppression_discipline": Required[Optional[Dict[str, Any]]],
+    "auth_events": Required[Optional[Dict[str, Any]]],
+}, total=False)
+
 # limit: 1..500, default 100
 # include_retired: Include retired (finished or rolled-back) rotations
 GetAdminDkimRotationsQuery = TypedDict("GetAdminDkimRotationsQuery", {
@@ -444,6 +534,34 @@ PostAdminLicenseKeysBulkRevokeResult = TypedDict("PostAdminLicenseKeysBulkRevoke
 
 PostAdminLicenseKeysByKeyRevokeResult = TypedDict("PostAdminLicenseKeysByKeyRevokeResult", {
     "status": Required[Literal["revoked", "already_revoked"]],
+}, total=False)
+
+# capacity: Per-second cap: the override, else rate_limits.tenant_default_per_sec
+# current: Requests in the busiest second of the last 10 seconds
+# utilization_pct: current / capacity in percent, one decimal
+# recent_throttle_count: Requests refused in the last 5 minutes (counted per minute)
+# last_throttle_at: The latest refusal; omitted when there was none in the window
+GetAdminRatelimitsResultItemsItem = TypedDict("GetAdminRatelimitsResultItemsItem", {
+    "tenant_id": Required[str],
+    "tenant_name": Required[str],
+    "capacity": Required[int],
+    "current": Required[int],
+    "utilization_pct": Required[float],
+    "recent_throttle_count": Required[int],
+    "last_throttle_at": NotRequired[str],
+}, total=False)
+
+GetAdminRatelimitsResultErrorsItem = TypedDict("GetAdminRatelimitsResultErrorsItem", {
+    "probe": Required[str],
+    "message": Required[str],
+}, total=False)
+
+# as_of: RFC 3339 timestamp (UTC)
+# errors: Probes that failed (current, throttles, tenants)
+GetAdminRatelimitsResult = TypedDict("GetAdminRatelimitsResult", {
+    "as_of": Required[str],
+    "items": Required[List[GetAdminRatelimitsResultItemsItem]],
+    "errors": Required[List[GetAdminRatelimitsResultErrorsItem]],
 }, total=False)
 
 # email: RFC 5322 address, normalized (lower-case, A-label domain); unique; immutable
@@ -811,6 +929,108 @@ DeleteAdminTenantsByIdResult = TypedDict("DeleteAdminTenantsByIdResult", {
     "id": Required[str],
 }, total=False)
 
+# limit: Entries, 1..200 (clamped), default 50
+GetAdminTenantsByIdActivityQuery = TypedDict("GetAdminTenantsByIdActivityQuery", {
+    "limit": NotRequired[int],
+}, total=False)
+
+GetAdminTenantsByIdActivityResultItemsItemActor = TypedDict("GetAdminTenantsByIdActivityResultItemsItemActor", {
+    "type": Required[Literal["user", "api_key", "system"]],
+    "id": Required[Optional[str]],
+    "label": Required[Optional[str]],
+    "ip": Required[Optional[str]],
+}, total=False)
+
+# at: RFC 3339 timestamp (UTC)
+# event: The audit action, e.g. tenant.suspended, api_key.created, super_admin.impersonation_action
+GetAdminTenantsByIdActivityResultItemsItem = TypedDict("GetAdminTenantsByIdActivityResultItemsItem", {
+    "id": Required[str],
+    "at": Required[str],
+    "event": Required[str],
+    "actor": Required[GetAdminTenantsByIdActivityResultItemsItemActor],
+    "resource_type": Required[Optional[str]],
+    "resource_id": Required[Optional[str]],
+    "metadata": Required[Dict[str, Any]],
+}, total=False)
+
+GetAdminTenantsByIdActivityResult = TypedDict("GetAdminTenantsByIdActivityResult", {
+    "items": Required[List[GetAdminTenantsByIdActivityResultItemsItem]],
+}, total=False)
+
+# connections_active: Backends of this database running a statement now
+# db_size_mb: pg_database_size in MiB, one decimal
+# last_vacuum_at: Latest vacuum or autovacuum of any table; null when none or the probe failed
+# replication_lag_s: Replay lag in seconds: of this server if a replica, else of its slowest replica (0 without replicas)
+GetAdminTenantsByIdDbHealthResult = TypedDict("GetAdminTenantsByIdDbHealthResult", {
+    "connections_active": Required[Optional[int]],
+    "db_size_mb": Required[Optional[float]],
+    "last_vacuum_at": Required[Optional[str]],
+    "replication_lag_s": Required[Optional[float]],
+    "slow_query_count_24h": Required[Optional[int]],
+}, total=False)
+
+# delivery: queued: on its way to the chat webhook; logged: no chat notifier is wired
+PostAdminTenantsByIdDigestRunNowResult = TypedDict("PostAdminTenantsByIdDigestRunNowResult", {
+    "elapsed_ms": Required[int],
+    "triggered": Required[Literal[True]],
+    "delivery": Required[Literal["queued", "logged"]],
+}, total=False)
+
+# limit: Entries, 1..200 (clamped), default 30
+GetAdminTenantsByIdHealthChecksQuery = TypedDict("GetAdminTenantsByIdHealthChecksQuery", {
+    "limit": NotRequired[int],
+}, total=False)
+
+# value: The measured figure (rate as a fraction, quota in percent, a count); null when there was nothing to measure
+GetAdminTenantsByIdHealthChecksResultItemsItemChecksItem = TypedDict("GetAdminTenantsByIdHealthChecksResultItemsItemChecksItem", {
+    "name": Required[Literal["dns_verified", "bounce_rate", "complaint_rate", "quota", "webhook_dead_letters"]],
+    "status": Required[Literal["pass", "warn", "fail"]],
+    "value": Required[Optional[float]],
+    "detail": Required[str],
+}, total=False)
+
+# ran_at: RFC 3339 timestamp (UTC)
+# verdict: The worst status of the checks
+GetAdminTenantsByIdHealthChecksResultItemsItem = TypedDict("GetAdminTenantsByIdHealthChecksResultItemsItem", {
+    "id": Required[str],
+    "ran_at": Required[str],
+    "trigger": Required[Literal["schedule", "run_now"]],
+    "verdict": Required[Literal["pass", "warn", "fail"]],
+    "checks": Required[List[GetAdminTenantsByIdHealthChecksResultItemsItemChecksItem]],
+}, total=False)
+
+GetAdminTenantsByIdHealthChecksResult = TypedDict("GetAdminTenantsByIdHealthChecksResult", {
+    "tenant_id": Required[str],
+    "limit": Required[int],
+    "count": Required[int],
+    "items": Required[List[GetAdminTenantsByIdHealthChecksResultItemsItem]],
+}, total=False)
+
+# value: The measured figure (rate as a fraction, quota in percent, a count); null when there was nothing to measure
+PostAdminTenantsByIdHealthChecksRunNowResultRunChecksItem = TypedDict("PostAdminTenantsByIdHealthChecksRunNowResultRunChecksItem", {
+    "name": Required[Literal["dns_verified", "bounce_rate", "complaint_rate", "quota", "webhook_dead_letters"]],
+    "status": Required[Literal["pass", "warn", "fail"]],
+    "value": Required[Optional[float]],
+    "detail": Required[str],
+}, total=False)
+
+# ran_at: RFC 3339 timestamp (UTC)
+# verdict: The worst status of the checks
+PostAdminTenantsByIdHealthChecksRunNowResultRun = TypedDict("PostAdminTenantsByIdHealthChecksRunNowResultRun", {
+    "id": Required[str],
+    "ran_at": Required[str],
+    "trigger": Required[Literal["schedule", "run_now"]],
+    "verdict": Required[Literal["pass", "warn", "fail"]],
+    "checks": Required[List[PostAdminTenantsByIdHealthChecksRunNowResultRunChecksItem]],
+}, total=False)
+
+PostAdminTenantsByIdHealthChecksRunNowResult = TypedDict("PostAdminTenantsByIdHealthChecksRunNowResult", {
+    "elapsed_ms": Required[int],
+    "triggered": Required[Literal[True]],
+    "verdict": Required[Literal["pass", "warn", "fail"]],
+    "run": Required[PostAdminTenantsByIdHealthChecksRunNowResultRun],
+}, total=False)
+
 # ttl_minutes: Token lifetime in minutes, 1..120
 PostAdminTenantsByIdImpersonateBody = TypedDict("PostAdminTenantsByIdImpersonateBody", {
     "ttl_minutes": NotRequired[int],
@@ -863,6 +1083,135 @@ GetAdminTenantsByIdInboundWebhookDlqPage = TypedDict("GetAdminTenantsByIdInbound
 PostAdminTenantsByIdInboundWebhookDlqByDeliveryIdReplayResult = TypedDict("PostAdminTenantsByIdInboundWebhookDlqByDeliveryIdReplayResult", {
     "id": Required[str],
     "status": Required[Literal["pending"]],
+}, total=False)
+
+# plan_id: A plan id (the plans table: free, … )
+PutAdminTenantsByIdPlanBody = TypedDict("PutAdminTenantsByIdPlanBody", {
+    "plan_id": Required[str],
+}, total=False)
+
+# monthly_send_cap: The new plan's monthly send cap
+# quota_used: Sends counted this UTC month, kept across the change
+# changed: False when the tenant was already on that plan
+PutAdminTenantsByIdPlanResult = TypedDict("PutAdminTenantsByIdPlanResult", {
+    "tenant_id": Required[str],
+    "plan_id": Required[str],
+    "previous_plan_id": Required[str],
+    "monthly_send_cap": Required[int],
+    "quota_used": Required[int],
+    "changed": Required[bool],
+}, total=False)
+
+# api_requests_per_sec: Per-second cap over all of the tenant’s keys and sessions; null: default_per_sec applies
+# api_requests_per_day: Daily cap (rolling 24 h); null: none
+# notes: Why the override exists (operators’ note)
+# default_per_sec: The global per-second default (config/limits.yaml rate_limits.tenant_default_per_sec)
+# updated_at: When the override was last set; null without one
+GetAdminTenantsByIdRateLimitResult = TypedDict("GetAdminTenantsByIdRateLimitResult", {
+    "tenant_id": Required[str],
+    "api_requests_per_sec": Required[Optional[int]],
+    "api_requests_per_day": Required[Optional[int]],
+    "notes": Required[Optional[str]],
+    "default_per_sec": Required[int],
+    "updated_at": Required[Optional[str]],
+}, total=False)
+
+# api_requests_per_sec: Requests per second, 1..1000000; null: the default
+# api_requests_per_day: Requests per rolling day; null: no daily cap
+# notes: Why (free text)
+PutAdminTenantsByIdRateLimitBody = TypedDict("PutAdminTenantsByIdRateLimitBody", {
+    "api_requests_per_sec": NotRequired[Optional[int]],
+    "api_requests_per_day": NotRequired[Optional[int]],
+    "notes": NotRequired[Optional[str]],
+}, total=False)
+
+# api_requests_per_sec: Per-second cap over all of the tenant’s keys and sessions; null: default_per_sec applies
+# api_requests_per_day: Daily cap (rolling 24 h); null: none
+# notes: Why the override exists (operators’ note)
+# default_per_sec: The global per-second default (config/limits.yaml rate_limits.tenant_default_per_sec)
+# updated_at: When the override was last set; null without one
+PutAdminTenantsByIdRateLimitResult = TypedDict("PutAdminTenantsByIdRateLimitResult", {
+    "tenant_id": Required[str],
+    "api_requests_per_sec": Required[Optional[int]],
+    "api_requests_per_day": Required[Optional[int]],
+    "notes": Required[Optional[str]],
+    "default_per_sec": Required[int],
+    "updated_at": Required[Optional[str]],
+}, total=False)
+
+# is_sandbox: true: intercept every send; false: deliver for real
+PutAdminTenantsByIdSandboxBody = TypedDict("PutAdminTenantsByIdSandboxBody", {
+    "is_sandbox": Required[bool],
+}, total=False)
+
+PutAdminTenantsByIdSandboxResult = TypedDict("PutAdminTenantsByIdSandboxResult", {
+    "tenant_id": Required[str],
+    "is_sandbox": Required[bool],
+}, total=False)
+
+# value: Absent when Mailpath has no data for the control (never made up)
+GetAdminTenantsByIdSoc2EvidenceResultControlsEncryptionAtRest = TypedDict("GetAdminTenantsByIdSoc2EvidenceResultControlsEncryptionAtRest", {
+    "status": Required[Literal["green", "yellow", "red"]],
+    "value": NotRequired[Union[float, bool]],
+    "note": Required[str],
+}, total=False)
+
+# value: Absent when Mailpath has no data for the control (never made up)
+GetAdminTenantsByIdSoc2EvidenceResultControlsTlsOnlyIngress = TypedDict("GetAdminTenantsByIdSoc2EvidenceResultControlsTlsOnlyIngress", {
+    "status": Required[Literal["green", "yellow", "red"]],
+    "value": NotRequired[Union[float, bool]],
+    "note": Required[str],
+}, total=False)
+
+# value: Absent when Mailpath has no data for the control (never made up)
+GetAdminTenantsByIdSoc2EvidenceResultControlsBackupSuccessLast24h = TypedDict("GetAdminTenantsByIdSoc2EvidenceResultControlsBackupSuccessLast24h", {
+    "status": Required[Literal["green", "yellow", "red"]],
+    "value": NotRequired[Union[float, bool]],
+    "note": Required[str],
+}, total=False)
+
+# value: Absent when Mailpath has no data for the control (never made up)
+GetAdminTenantsByIdSoc2EvidenceResultControlsLastRestoreDrill = TypedDict("GetAdminTenantsByIdSoc2EvidenceResultControlsLastRestoreDrill", {
+    "status": Required[Literal["green", "yellow", "red"]],
+    "value": NotRequired[Union[float, bool]],
+    "note": Required[str],
+}, total=False)
+
+# value: Absent when Mailpath has no data for the control (never made up)
+GetAdminTenantsByIdSoc2EvidenceResultControlsAdminMfaCoveragePct = TypedDict("GetAdminTenantsByIdSoc2EvidenceResultControlsAdminMfaCoveragePct", {
+    "status": Required[Literal["green", "yellow", "red"]],
+    "value": NotRequired[Union[float, bool]],
+    "note": Required[str],
+}, total=False)
+
+# value: Absent when Mailpath has no data for the control (never made up)
+GetAdminTenantsByIdSoc2EvidenceResultControlsAuditLogHashChainIntact = TypedDict("GetAdminTenantsByIdSoc2EvidenceResultControlsAuditLogHashChainIntact", {
+    "status": Required[Literal["green", "yellow", "red"]],
+    "value": NotRequired[Union[float, bool]],
+    "note": Required[str],
+}, total=False)
+
+# value: Absent when Mailpath has no data for the control (never made up)
+GetAdminTenantsByIdSoc2EvidenceResultControlsSuspiciousActivityLast24h = TypedDict("GetAdminTenantsByIdSoc2EvidenceResultControlsSuspiciousActivityLast24h", {
+    "status": Required[Literal["green", "yellow", "red"]],
+    "value": NotRequired[Union[float, bool]],
+    "note": Required[str],
+}, total=False)
+
+GetAdminTenantsByIdSoc2EvidenceResultControls = TypedDict("GetAdminTenantsByIdSoc2EvidenceResultControls", {
+    "encryption_at_rest": Required[GetAdminTenantsByIdSoc2EvidenceResultControlsEncryptionAtRest],
+    "tls_only_ingress": Required[GetAdminTenantsByIdSoc2EvidenceResultControlsTlsOnlyIngress],
+    "backup_success_last_24h": Required[GetAdminTenantsByIdSoc2EvidenceResultControlsBackupSuccessLast24h],
+    "last_restore_drill": Required[GetAdminTenantsByIdSoc2EvidenceResultControlsLastRestoreDrill],
+    "admin_mfa_coverage_pct": Required[GetAdminTenantsByIdSoc2EvidenceResultControlsAdminMfaCoveragePct],
+    "audit_log_hash_chain_intact": Required[GetAdminTenantsByIdSoc2EvidenceResultControlsAuditLogHashChainIntact],
+    "suspicious_activity_last_24h": Required[GetAdminTenantsByIdSoc2EvidenceResultControlsSuspiciousActivityLast24h],
+}, total=False)
+
+GetAdminTenantsByIdSoc2EvidenceResult = TypedDict("GetAdminTenantsByIdSoc2EvidenceResult", {
+    "tenant_id": Required[str],
+    "as_of": Required[str],
+    "controls": Required[GetAdminTenantsByIdSoc2EvidenceResultControls],
 }, total=False)
 
 # reason: Why (kept in the audit row, shown in the tenant detail and the chat notification)
@@ -1400,6 +1749,136 @@ PatchApiKeysByKeyIdScopesBody = TypedDict("PatchApiKeysByKeyIdScopesBody", {
 PatchApiKeysByKeyIdScopesResult = TypedDict("PatchApiKeysByKeyIdScopesResult", {
     "id": Required[str],
     "scopes": Required[List[str]],
+}, total=False)
+
+# limit: Page size, 1..200
+GetAuditQuery = TypedDict("GetAuditQuery", {
+    "limit": NotRequired[int],
+    "offset": NotRequired[int],
+}, total=False)
+
+# time: RFC 3339 UTC, millisecond precision
+# action: Event name, e.g. campaign.created (README: Audit)
+# chain_seq: Position in the hash chain; null for a moment after commit, until the appender chains the row
+# hash: SHA-256 of the row and its predecessor in the chain
+GetAuditResultDataItem = TypedDict("GetAuditResultDataItem", {
+    "id": Required[str],
+    "time": Required[str],
+    "action": Required[str],
+    "actor_type": Required[Literal["user", "api_key", "system"]],
+    "actor_id": Required[Optional[str]],
+    "resource_type": Required[Optional[str]],
+    "resource_id": Required[Optional[str]],
+    "ip": Required[Optional[str]],
+    "metadata": Required[Dict[str, Any]],
+    "chain_seq": Required[Optional[str]],
+    "hash": Required[Optional[str]],
+}, total=False)
+
+GetAuditResult = TypedDict("GetAuditResult", {
+    "data": Required[List[GetAuditResultDataItem]],
+    "limit": Required[int],
+    "offset": Required[int],
+}, total=False)
+
+# from: First UTC day (YYYY-MM-DD)
+# to: Last UTC day (YYYY-MM-DD), inclusive
+GetAuditEventsCsvQuery = TypedDict("GetAuditEventsCsvQuery", {
+    "from": NotRequired[str],
+    "to": NotRequired[str],
+}, total=False)
+
+# since: RFC 3339 start (inclusive)
+# until: RFC 3339 end (exclusive); default now
+# action: Exact event name
+# action_prefix: Event names starting with this, e.g. campaign.
+# limit: Most rows accepted, 1..10000
+GetAuditEventsExportPdfQuery = TypedDict("GetAuditEventsExportPdfQuery", {
+    "since": NotRequired[str],
+    "until": NotRequired[str],
+    "action": NotRequired[str],
+    "action_prefix": NotRequired[str],
+    "resource_type": NotRequired[str],
+    "resource_id": NotRequired[str],
+    "limit": NotRequired[int],
+}, total=False)
+
+# The audit page state: q, range, event_type, actor, date_from, date_to
+# q: Free-text search
+# range: A named range of the audit page, e.g. 7d
+# event_type: Event name or prefix
+# actor: Actor id or e-mail
+# date_from: Start date as the page holds it
+# date_to: End date as the page holds it
+GetAuditFiltersResultItemsItemDefinition = TypedDict("GetAuditFiltersResultItemsItemDefinition", {
+    "q": NotRequired[str],
+    "range": NotRequired[str],
+    "event_type": NotRequired[str],
+    "actor": NotRequired[str],
+    "date_from": NotRequired[str],
+    "date_to": NotRequired[str],
+}, total=False)
+
+# definition: The audit page state: q, range, event_type, actor, date_from, date_to
+GetAuditFiltersResultItemsItem = TypedDict("GetAuditFiltersResultItemsItem", {
+    "id": Required[str],
+    "name": Required[str],
+    "definition": Required[GetAuditFiltersResultItemsItemDefinition],
+    "created_at": Required[str],
+}, total=False)
+
+GetAuditFiltersResult = TypedDict("GetAuditFiltersResult", {
+    "items": Required[List[GetAuditFiltersResultItemsItem]],
+}, total=False)
+
+# The audit page state: q, range, event_type, actor, date_from, date_to
+# q: Free-text search
+# range: A named range of the audit page, e.g. 7d
+# event_type: Event name or prefix
+# actor: Actor id or e-mail
+# date_from: Start date as the page holds it
+# date_to: End date as the page holds it
+PostAuditFiltersBodyDefinition = TypedDict("PostAuditFiltersBodyDefinition", {
+    "q": NotRequired[str],
+    "range": NotRequired[str],
+    "event_type": NotRequired[str],
+    "actor": NotRequired[str],
+    "date_from": NotRequired[str],
+    "date_to": NotRequired[str],
+}, total=False)
+
+# definition: The audit page state: q, range, event_type, actor, date_from, date_to
+PostAuditFiltersBody = TypedDict("PostAuditFiltersBody", {
+    "name": Required[str],
+    "definition": Required[PostAuditFiltersBodyDefinition],
+}, total=False)
+
+# The audit page state: q, range, event_type, actor, date_from, date_to
+# q: Free-text search
+# range: A named range of the audit page, e.g. 7d
+# event_type: Event name or prefix
+# actor: Actor id or e-mail
+# date_from: Start date as the page holds it
+# date_to: End date as the page holds it
+PostAuditFiltersResultDefinition = TypedDict("PostAuditFiltersResultDefinition", {
+    "q": NotRequired[str],
+    "range": NotRequired[str],
+    "event_type": NotRequired[str],
+    "actor": NotRequired[str],
+    "date_from": NotRequired[str],
+    "date_to": NotRequired[str],
+}, total=False)
+
+# definition: The audit page state: q, range, event_type, actor, date_from, date_to
+PostAuditFiltersResult = TypedDict("PostAuditFiltersResult", {
+    "id": Required[str],
+    "name": Required[str],
+    "definition": Required[PostAuditFiltersResultDefinition],
+    "created_at": Required[str],
+}, total=False)
+
+DeleteAuditFiltersByIdResult = TypedDict("DeleteAuditFiltersByIdResult", {
+    "status": Required[str],
 }, total=False)
 
 # code: 6-digit TOTP code or a recovery code such as k7m2x-9qfpa
@@ -5794,6 +6273,36 @@ GetWhoamiResult = TypedDict("GetWhoamiResult", {
 class Client(_Transport):
     """Every operation of the API as a method."""
 
+    def get_admin_audit_verify(self) -> GetAdminAuditVerifyResult:
+        """GET /admin/audit/verify: Verify the audit hash chain
+
+        Chains the committed audit rows not chained yet, then walks the whole chain (chain_seq 1, 2, …) and reports whether it is intact, how many rows verify, and the first broken link: the row, its position and what is wrong (a gap, a prev_hash that is not its predecessor's hash, or a hash that does not match its content). Super-admin only."""
+        return self._call("GET", "/admin/audit/verify", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_compliance_soc2_dates(self) -> GetAdminComplianceSoc2DatesResult:
+        """GET /admin/compliance/soc2/dates: SOC 2 evidence pack dates
+
+        The UTC days with an evidence pack, newest first; empty when the worker has never run or SOC2_EVIDENCE_ENABLED is unset. Super-admin only."""
+        return self._call("GET", "/admin/compliance/soc2/dates", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_admin_compliance_soc2_run_now(self) -> PostAdminComplianceSoc2RunNowResult:
+        """POST /admin/compliance/soc2/run-now: Write today's SOC 2 evidence pack now
+
+        Runs the evidence worker at once, past its 02:00 UTC hour gate and its once-a-day gate, overwriting today's pack; the tick is recorded for /admin/workers and audited (compliance.soc2_run_now). 503 worker_unavailable when SOC2_EVIDENCE_ENABLED is unset (the worker is not wired); 502 worker_failed when the run fails. Super-admin only."""
+        return self._call("POST", "/admin/compliance/soc2/run-now", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_compliance_soc2_today(self) -> GetAdminComplianceSoc2TodayResult:
+        """GET /admin/compliance/soc2/today: Today's SOC 2 evidence pack
+
+        The pack of the current UTC day; 404 when it is not written yet (or SOC2_EVIDENCE_ENABLED is unset). Super-admin only."""
+        return self._call("GET", "/admin/compliance/soc2/today", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_compliance_soc2_by_date(self, date: str) -> GetAdminComplianceSoc2ByDateResult:
+        """GET /admin/compliance/soc2/{date}: A day's SOC 2 evidence pack
+
+        The pack of a UTC day (YYYY-MM-DD). 400 bad_request for a malformed date; 404 when that day has no pack. Super-admin only."""
+        return self._call("GET", f"/admin/compliance/soc2/{_segment(date)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
     def get_admin_dkim_rotations(self, query: Optional[GetAdminDkimRotationsQuery] = None) -> GetAdminDkimRotationsResult:
         """GET /admin/dkim-rotations: List DKIM rotations in flight
 
@@ -5859,6 +6368,12 @@ class Client(_Transport):
 
         Sets revoked_at: the key fails its next validation (POST /license/validate answers valid false, reason revoked). {key} is the key itself or its id. Audited (super_admin.license_key_revoked); a key already revoked answers status already_revoked and writes no audit row. Unknown → 404. Super-admin only."""
         return self._call("POST", f"/admin/license-keys/{_segment(key)}/revoke", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_ratelimits(self) -> GetAdminRatelimitsResult:
+        """GET /admin/ratelimits: Tenant rate-limit utilization
+
+        Every tenant that made requests in the last 10 seconds, was refused (429, or 451 on SMTP submission) in the last 5 minutes, or has a per-second override. Sorted by utilization_pct desc, then recent_throttle_count desc, then tenant_name asc. Figures are the counts every process shares (synced every rate_limits.sync_interval_ms). A probe that fails leaves its figures at 0 and is named in errors rather than failing the call. Super-admin only."""
+        return self._call("GET", "/admin/ratelimits", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_admin_seedlist(self) -> GetAdminSeedlistResult:
         """GET /admin/seedlist: The seed mailboxes
@@ -5938,6 +6453,36 @@ class Client(_Transport):
         Deletes the tenant and every row of its data (users, keys, domains, contacts, lists, campaigns, sends, events, inbound mail…) in one transaction. The audit log keeps its rows (it is an append-only hash chain) and gains a tenant.deleted row. The super-admin's own tenant → 403; unknown → 404. Super-admin only."""
         return self._call("DELETE", f"/admin/tenants/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
+    def get_admin_tenants_by_id_activity(self, id: str, query: Optional[GetAdminTenantsByIdActivityQuery] = None) -> GetAdminTenantsByIdActivityResult:
+        """GET /admin/tenants/{id}/activity: A tenant's recent activity
+
+        The last N audit entries of the tenant (limit 1..200, clamped, default 50), newest first: its users' and keys' actions and the operators' actions on it. Each has the event (the audit action), the actor (type, id, label: a user's e-mail or a key's name, null once deleted; ip) and the resource. Unknown tenant → 404. Super-admin only."""
+        return self._call("GET", f"/admin/tenants/{_segment(id)}/activity", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_tenants_by_id_db_health(self, id: str) -> GetAdminTenantsByIdDbHealthResult:
+        """GET /admin/tenants/{id}/db-health: Database health (as the tenant sees it)
+
+        The shared database's figures, read beside the tenant (every tenant's data lives in it): active connections, size, last vacuum, replication lag, slow statements (calls of statements averaging ≥ 1000 ms, from pg_stat_statements, when its counters were reset within 24 hours). Each probe runs on its own: one that fails (or has nothing to go on, e.g. pg_stat_statements not loaded) yields null for its field, the others still answer. Unknown tenant → 404. Super-admin only."""
+        return self._call("GET", f"/admin/tenants/{_segment(id)}/db-health", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_admin_tenants_by_id_digest_run_now(self, id: str) -> PostAdminTenantsByIdDigestRunNowResult:
+        """POST /admin/tenants/{id}/digest/run-now: Post a tenant's daily digest now
+
+        Posts the tenant's line of the tenant-digest worker (normally 09:00 IST) to the operators' chat at once, through the chat queue, ignoring the 09:00 IST gate and the once-a-day digest_last_posted_at gate (and setting it). Without MAILPATH_CHAT_WEBHOOK_URL the line is only logged (delivery logged). Audited as tenant.digest_posted. 503 worker_unavailable when the worker is not wired; unknown tenant → 404. Super-admin only."""
+        return self._call("POST", f"/admin/tenants/{_segment(id)}/digest/run-now", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_tenants_by_id_health_checks(self, id: str, query: Optional[GetAdminTenantsByIdHealthChecksQuery] = None) -> GetAdminTenantsByIdHealthChecksResult:
+        """GET /admin/tenants/{id}/health-checks: A tenant's health-check runs
+
+        The stored runs of the tenant's health checks, newest first by ran_at (limit 1..200, out-of-range values clamped, default 30). Checks: dns_verified (a verified sending domain whose records drifted fails; none verified warns), bounce_rate and complaint_rate (over config/workers.yaml health_checks.rates_window_days, judged from min_sends_for_rates sends), quota (this month against the plan cap), webhook_dead_letters (inbound and event webhook deliveries dead-lettered lately). Unknown tenant → 404. Super-admin only."""
+        return self._call("GET", f"/admin/tenants/{_segment(id)}/health-checks", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_admin_tenants_by_id_health_checks_run_now(self, id: str) -> PostAdminTenantsByIdHealthChecksRunNowResult:
+        """POST /admin/tenants/{id}/health-checks/run-now: Run a tenant's health checks now
+
+        Runs the checks of the daily tenant-health-checks worker for this tenant at once, ignoring its 06:00 UTC gate, and stores the run (trigger run_now; it does not stand in for the day's scheduled run). Audited as tenant.health_check_run. 503 worker_unavailable when the worker is not wired; unknown tenant → 404. Super-admin only."""
+        return self._call("POST", f"/admin/tenants/{_segment(id)}/health-checks/run-now", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
     def post_admin_tenants_by_id_impersonate(self, id: str, body: Optional[PostAdminTenantsByIdImpersonateBody]) -> PostAdminTenantsByIdImpersonateResult:
         """POST /admin/tenants/{id}/impersonate: Impersonate a tenant
 
@@ -5955,6 +6500,36 @@ class Client(_Transport):
 
         Puts the delivery back to pending with its attempts reset and queues it at once: it is POSTed again with the current webhook settings and gets a full retry schedule. Audit-logged. 404 when the tenant is unknown or the delivery is not one of its dead letters. Super-admin only."""
         return self._call("POST", f"/admin/tenants/{_segment(id)}/inbound-webhook-dlq/{_segment(delivery_id)}/replay", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def put_admin_tenants_by_id_plan(self, id: str, body: PutAdminTenantsByIdPlanBody) -> PutAdminTenantsByIdPlanResult:
+        """PUT /admin/tenants/{id}/plan: Change a tenant's plan
+
+        Moves the tenant to another plan (its monthly send cap applies from the next send). This month's quota count is not reset: quota_used is the same count measured against the new cap. Audited as tenant.plan_changed (nothing written when the plan is the same). Unknown tenant → 404; unknown plan → 422 validation_error naming plan_id. Super-admin only."""
+        return self._call("PUT", f"/admin/tenants/{_segment(id)}/plan", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_tenants_by_id_rate_limit(self, id: str) -> GetAdminTenantsByIdRateLimitResult:
+        """GET /admin/tenants/{id}/rate-limit: Read a tenant's API rate-limit override
+
+        The override (each field null when not set) plus default_per_sec, the global per-second default that applies without one. Unknown → 404. Super-admin only."""
+        return self._call("GET", f"/admin/tenants/{_segment(id)}/rate-limit", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def put_admin_tenants_by_id_rate_limit(self, id: str, body: PutAdminTenantsByIdRateLimitBody) -> PutAdminTenantsByIdRateLimitResult:
+        """PUT /admin/tenants/{id}/rate-limit: Set or reset a tenant's API rate-limit override
+
+        Replaces the override: a field left out or null is unset. {} resets the tenant to the global default. The caps count every API request and SMTP submission recipient of the tenant, over all its keys and sessions. Takes effect at once in this process and within the 60-second cache refresh (rate_limits.override_cache_ms) in every other. Audited as tenant.rate_limit_set / tenant.rate_limit_reset. Unknown → 404. Super-admin only."""
+        return self._call("PUT", f"/admin/tenants/{_segment(id)}/rate-limit", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def put_admin_tenants_by_id_sandbox(self, id: str, body: PutAdminTenantsByIdSandboxBody) -> PutAdminTenantsByIdSandboxResult:
+        """PUT /admin/tenants/{id}/sandbox: Put a tenant in the sandbox or take it out
+
+        While is_sandbox is true every outbound send of the tenant (API, SMTP submission, campaigns, and sends already queued) is recorded in the simulated-sends store (status simulated) instead of delivered; it uses no quota. Audited as tenant.sandbox_enabled / tenant.sandbox_disabled when it changes. Applies at once in this process, within the credential cache time in the others. Unknown → 404. Super-admin only."""
+        return self._call("PUT", f"/admin/tenants/{_segment(id)}/sandbox", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_tenants_by_id_soc2_evidence(self, id: str) -> GetAdminTenantsByIdSoc2EvidenceResult:
+        """GET /admin/tenants/{id}/soc2-evidence: A tenant's SOC 2 controls
+
+        The tenant's controls as of now (encryption_at_rest, tls_only_ingress, backup_success_last_24h, last_restore_drill, admin_mfa_coverage_pct, audit_log_hash_chain_intact, suspicious_activity_last_24h), each green, yellow or red with a note. A control Mailpath holds no data for is yellow and carries no value. audit_log_hash_chain_intact verifies the platform's whole audit chain (it holds every tenant's rows). 404 for an unknown tenant. Super-admin only."""
+        return self._call("GET", f"/admin/tenants/{_segment(id)}/soc2-evidence", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def post_admin_tenants_by_id_suspend(self, id: str, body: Optional[PostAdminTenantsByIdSuspendBody]) -> PostAdminTenantsByIdSuspendResult:
         """POST /admin/tenants/{id}/suspend: Suspend a tenant
@@ -6105,6 +6680,42 @@ class Client(_Transport):
 
         Replaces the scope list without reissuing the key. An empty list grants every scope; an unknown scope gives 400. Users need the `developer` role or higher. Requires a user session (JWT); API keys get 403 forbidden."""
         return self._call("PATCH", f"/api-keys/{_segment(keyID)}/scopes", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def get_audit(self, query: Optional[GetAuditQuery] = None) -> GetAuditResult:
+        """GET /audit: Recent campaign audit log
+
+        The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed."""
+        return self._call("GET", "/audit", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_audit_events_csv(self, query: Optional[GetAuditEventsCsvQuery] = None) -> Any:
+        """GET /audit-events.csv: Export the audit log as CSV
+
+        Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). Required scope for API keys: `audit:export`."""
+        return self._call("GET", "/audit-events.csv", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_audit_events_export_pdf(self, query: Optional[GetAuditEventsExportPdfQuery] = None) -> Any:
+        """GET /audit-events/export.pdf: Export audit rows as a PDF with a digest
+
+        The tenant's audit rows in [since, until) (default: the last 30 days), optionally one action, an action prefix (e.g. campaign.), a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. At most 10000 rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. Owner role only; API keys need audit:export. Required scope for API keys: `audit:export`. Users need the `owner` role or higher."""
+        return self._call("GET", "/audit-events/export.pdf", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_audit_filters(self) -> GetAuditFiltersResult:
+        """GET /audit-filters: Saved audit filters
+
+        The calling user's saved audit filters, newest first (each user sees only their own). Requires a user session (JWT); API keys get 403 forbidden."""
+        return self._call("GET", "/audit-filters", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_audit_filters(self, body: PostAuditFiltersBody) -> PostAuditFiltersResult:
+        """POST /audit-filters: Save an audit filter
+
+        Saves a named audit page state for the calling user. At most 4096 bytes per filter (name and definition as JSON) and 50 per user; beyond either, 422 validation_error. Requires a user session (JWT); API keys get 403 forbidden."""
+        return self._call("POST", "/audit-filters", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def delete_audit_filters_by_id(self, id: str) -> DeleteAuditFiltersByIdResult:
+        """DELETE /audit-filters/{id}: Delete a saved audit filter
+
+        Deletes one of the calling user's saved filters. A teammate's filter is 403 forbidden (only the row's owner deletes it); another tenant's is 404. Requires a user session (JWT); API keys get 403 forbidden."""
+        return self._call("DELETE", f"/audit-filters/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def post_auth_2fa_challenge(self, body: PostAuth2faChallengeBody) -> PostAuth2faChallengeResult:
         """POST /auth/2fa/challenge: Complete a two-factor sign-in

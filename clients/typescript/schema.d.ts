@@ -21565,6 +21565,1311 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/admin/tenants/{id}/plan": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Change a tenant's plan
+         * @description Moves the tenant to another plan (its monthly send cap applies from the next send). This month's quota count is not reset: quota_used is the same count measured against the new cap. Audited as tenant.plan_changed (nothing written when the plan is the same). Unknown tenant → 404; unknown plan → 422 validation_error naming plan_id.
+         *
+         *     Super-admin only.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description A plan id (the plans table: free, … ) */
+                        plan_id: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                tenant_id: string;
+                                plan_id: string;
+                                previous_plan_id: string;
+                                /** @description The new plan's monthly send cap */
+                                monthly_send_cap: number;
+                                /** @description Sends counted this UTC month, kept across the change */
+                                quota_used: number;
+                                /** @description False when the tenant was already on that plan */
+                                changed: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tenants/{id}/sandbox": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Put a tenant in the sandbox or take it out
+         * @description While is_sandbox is true every outbound send of the tenant (API, SMTP submission, campaigns, and sends already queued) is recorded in the simulated-sends store (status simulated) instead of delivered; it uses no quota. Audited as tenant.sandbox_enabled / tenant.sandbox_disabled when it changes. Applies at once in this process, within the credential cache time in the others. Unknown → 404.
+         *
+         *     Super-admin only.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description true: intercept every send; false: deliver for real */
+                        is_sandbox: boolean;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                tenant_id: string;
+                                is_sandbox: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tenants/{id}/rate-limit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a tenant's API rate-limit override
+         * @description The override (each field null when not set) plus default_per_sec, the global per-second default that applies without one. Unknown → 404.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                tenant_id: string;
+                                /** @description Per-second cap over all of the tenant’s keys and sessions; null: default_per_sec applies */
+                                api_requests_per_sec: number | null;
+                                /** @description Daily cap (rolling 24 h); null: none */
+                                api_requests_per_day: number | null;
+                                /** @description Why the override exists (operators’ note) */
+                                notes: string | null;
+                                /** @description The global per-second default (config/limits.yaml rate_limits.tenant_default_per_sec) */
+                                default_per_sec: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the override was last set; null without one
+                                 */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Set or reset a tenant's API rate-limit override
+         * @description Replaces the override: a field left out or null is unset. {} resets the tenant to the global default. The caps count every API request and SMTP submission recipient of the tenant, over all its keys and sessions. Takes effect at once in this process and within the 60-second cache refresh (rate_limits.override_cache_ms) in every other. Audited as tenant.rate_limit_set / tenant.rate_limit_reset. Unknown → 404.
+         *
+         *     Super-admin only.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Requests per second, 1..1000000; null: the default */
+                        api_requests_per_sec?: number | null;
+                        /** @description Requests per rolling day; null: no daily cap */
+                        api_requests_per_day?: number | null;
+                        /** @description Why (free text) */
+                        notes?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                tenant_id: string;
+                                /** @description Per-second cap over all of the tenant’s keys and sessions; null: default_per_sec applies */
+                                api_requests_per_sec: number | null;
+                                /** @description Daily cap (rolling 24 h); null: none */
+                                api_requests_per_day: number | null;
+                                /** @description Why the override exists (operators’ note) */
+                                notes: string | null;
+                                /** @description The global per-second default (config/limits.yaml rate_limits.tenant_default_per_sec) */
+                                default_per_sec: number;
+                                /**
+                                 * Format: date-time
+                                 * @description When the override was last set; null without one
+                                 */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/ratelimits": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Tenant rate-limit utilization
+         * @description Every tenant that made requests in the last 10 seconds, was refused (429, or 451 on SMTP submission) in the last 5 minutes, or has a per-second override. Sorted by utilization_pct desc, then recent_throttle_count desc, then tenant_name asc. Figures are the counts every process shares (synced every rate_limits.sync_interval_ms). A probe that fails leaves its figures at 0 and is named in errors rather than failing the call.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                as_of: string;
+                                items: {
+                                    tenant_id: string;
+                                    tenant_name: string;
+                                    /** @description Per-second cap: the override, else rate_limits.tenant_default_per_sec */
+                                    capacity: number;
+                                    /** @description Requests in the busiest second of the last 10 seconds */
+                                    current: number;
+                                    /** @description current / capacity in percent, one decimal */
+                                    utilization_pct: number;
+                                    /** @description Requests refused in the last 5 minutes (counted per minute) */
+                                    recent_throttle_count: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description The latest refusal; omitted when there was none in the window
+                                     */
+                                    last_throttle_at?: string;
+                                }[];
+                                /** @description Probes that failed (current, throttles, tenants) */
+                                errors: {
+                                    probe: string;
+                                    message: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tenants/{id}/activity": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tenant's recent activity
+         * @description The last N audit entries of the tenant (limit 1..200, clamped, default 50), newest first: its users' and keys' actions and the operators' actions on it. Each has the event (the audit action), the actor (type, id, label: a user's e-mail or a key's name, null once deleted; ip) and the resource. Unknown tenant → 404.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Entries, 1..200 (clamped), default 50 */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                items: {
+                                    id: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    at: string;
+                                    /** @description The audit action, e.g. tenant.suspended, api_key.created, super_admin.impersonation_action */
+                                    event: string;
+                                    actor: {
+                                        /** @enum {string} */
+                                        type: "user" | "api_key" | "system";
+                                        id: string | null;
+                                        label: string | null;
+                                        ip: string | null;
+                                    };
+                                    resource_type: string | null;
+                                    resource_id: string | null;
+                                    metadata: {
+                                        [key: string]: unknown;
+                                    };
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tenants/{id}/db-health": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Database health (as the tenant sees it)
+         * @description The shared database's figures, read beside the tenant (every tenant's data lives in it): active connections, size, last vacuum, replication lag, slow statements (calls of statements averaging ≥ 1000 ms, from pg_stat_statements, when its counters were reset within 24 hours). Each probe runs on its own: one that fails (or has nothing to go on, e.g. pg_stat_statements not loaded) yields null for its field, the others still answer. Unknown tenant → 404.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /** @description Backends of this database running a statement now */
+                                connections_active: number | null;
+                                /** @description pg_database_size in MiB, one decimal */
+                                db_size_mb: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description Latest vacuum or autovacuum of any table; null when none or the probe failed
+                                 */
+                                last_vacuum_at: string | null;
+                                /** @description Replay lag in seconds: of this server if a replica, else of its slowest replica (0 without replicas) */
+                                replication_lag_s: number | null;
+                                slow_query_count_24h: number | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tenants/{id}/health-checks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tenant's health-check runs
+         * @description The stored runs of the tenant's health checks, newest first by ran_at (limit 1..200, out-of-range values clamped, default 30). Checks: dns_verified (a verified sending domain whose records drifted fails; none verified warns), bounce_rate and complaint_rate (over config/workers.yaml health_checks.rates_window_days, judged from min_sends_for_rates sends), quota (this month against the plan cap), webhook_dead_letters (inbound and event webhook deliveries dead-lettered lately). Unknown tenant → 404.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Entries, 1..200 (clamped), default 30 */
+                    limit?: number;
+                };
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                tenant_id: string;
+                                limit: number;
+                                count: number;
+                                items: {
+                                    id: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    ran_at: string;
+                                    /** @enum {string} */
+                                    trigger: "schedule" | "run_now";
+                                    /**
+                                     * @description The worst status of the checks
+                                     * @enum {string}
+                                     */
+                                    verdict: "pass" | "warn" | "fail";
+                                    checks: {
+                                        /** @enum {string} */
+                                        name: "dns_verified" | "bounce_rate" | "complaint_rate" | "quota" | "webhook_dead_letters";
+                                        /** @enum {string} */
+                                        status: "pass" | "warn" | "fail";
+                                        /** @description The measured figure (rate as a fraction, quota in percent, a count); null when there was nothing to measure */
+                                        value: number | null;
+                                        detail: string;
+                                    }[];
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tenants/{id}/health-checks/run-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a tenant's health checks now
+         * @description Runs the checks of the daily tenant-health-checks worker for this tenant at once, ignoring its 06:00 UTC gate, and stores the run (trigger run_now; it does not stand in for the day's scheduled run). Audited as tenant.health_check_run. 503 worker_unavailable when the worker is not wired; unknown tenant → 404.
+         *
+         *     Super-admin only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                elapsed_ms: number;
+                                /** @enum {boolean} */
+                                triggered: true;
+                                /** @enum {string} */
+                                verdict: "pass" | "warn" | "fail";
+                                run: {
+                                    id: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    ran_at: string;
+                                    /** @enum {string} */
+                                    trigger: "schedule" | "run_now";
+                                    /**
+                                     * @description The worst status of the checks
+                                     * @enum {string}
+                                     */
+                                    verdict: "pass" | "warn" | "fail";
+                                    checks: {
+                                        /** @enum {string} */
+                                        name: "dns_verified" | "bounce_rate" | "complaint_rate" | "quota" | "webhook_dead_letters";
+                                        /** @enum {string} */
+                                        status: "pass" | "warn" | "fail";
+                                        /** @description The measured figure (rate as a fraction, quota in percent, a count); null when there was nothing to measure */
+                                        value: number | null;
+                                        detail: string;
+                                    }[];
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The needed background worker is not wired (worker_unavailable) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tenants/{id}/digest/run-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Post a tenant's daily digest now
+         * @description Posts the tenant's line of the tenant-digest worker (normally 09:00 IST) to the operators' chat at once, through the chat queue, ignoring the 09:00 IST gate and the once-a-day digest_last_posted_at gate (and setting it). Without MAILPATH_CHAT_WEBHOOK_URL the line is only logged (delivery logged). Audited as tenant.digest_posted. 503 worker_unavailable when the worker is not wired; unknown tenant → 404.
+         *
+         *     Super-admin only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                elapsed_ms: number;
+                                /** @enum {boolean} */
+                                triggered: true;
+                                /**
+                                 * @description queued: on its way to the chat webhook; logged: no chat notifier is wired
+                                 * @enum {string}
+                                 */
+                                delivery: "queued" | "logged";
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The needed background worker is not wired (worker_unavailable) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/admin/dkim-rotations": {
         parameters: {
             query?: never;
@@ -26747,6 +28052,1496 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Recent campaign audit log
+         * @description The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Page size, 1..200 */
+                    limit?: number;
+                    offset?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                data: {
+                                    id: string;
+                                    /** @description RFC 3339 UTC, millisecond precision */
+                                    time: string;
+                                    /** @description Event name, e.g. campaign.created (README: Audit) */
+                                    action: string;
+                                    /** @enum {string} */
+                                    actor_type: "user" | "api_key" | "system";
+                                    actor_id: string | null;
+                                    resource_type: string | null;
+                                    resource_id: string | null;
+                                    ip: string | null;
+                                    metadata: {
+                                        [key: string]: unknown;
+                                    };
+                                    /** @description Position in the hash chain; null for a moment after commit, until the appender chains the row */
+                                    chain_seq: string | null;
+                                    /** @description SHA-256 of the row and its predecessor in the chain */
+                                    hash: string | null;
+                                }[];
+                                limit: number;
+                                offset: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-events.csv": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export the audit log as CSV
+         * @description Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit).
+         *
+         *     Required scope for API keys: `audit:export`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description First UTC day (YYYY-MM-DD) */
+                    from?: string;
+                    /** @description Last UTC day (YYYY-MM-DD), inclusive */
+                    to?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description text/csv; charset=utf-8: id,time,action,actor_type,actor_id,resource_type,resource_id,ip,metadata,hash */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-events/export.pdf": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Export audit rows as a PDF with a digest
+         * @description The tenant's audit rows in [since, until) (default: the last 30 days), optionally one action, an action prefix (e.g. campaign.), a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. At most 10000 rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. Owner role only; API keys need audit:export.
+         *
+         *     Required scope for API keys: `audit:export`.
+         *
+         *     Users need the `owner` role or higher.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description RFC 3339 start (inclusive) */
+                    since?: string;
+                    /** @description RFC 3339 end (exclusive); default now */
+                    until?: string;
+                    /** @description Exact event name */
+                    action?: string;
+                    /** @description Event names starting with this, e.g. campaign. */
+                    action_prefix?: string;
+                    resource_type?: string;
+                    resource_id?: string;
+                    /** @description Most rows accepted, 1..10000 */
+                    limit?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description application/pdf: PDF document */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": string;
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-filters": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Saved audit filters
+         * @description The calling user's saved audit filters, newest first (each user sees only their own).
+         *
+         *     Requires a user session (JWT); API keys get 403 forbidden.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                items: {
+                                    id: string;
+                                    name: string;
+                                    /** @description The audit page state: q, range, event_type, actor, date_from, date_to */
+                                    definition: {
+                                        /** @description Free-text search */
+                                        q?: string;
+                                        /** @description A named range of the audit page, e.g. 7d */
+                                        range?: string;
+                                        /** @description Event name or prefix */
+                                        event_type?: string;
+                                        /** @description Actor id or e-mail */
+                                        actor?: string;
+                                        /** @description Start date as the page holds it */
+                                        date_from?: string;
+                                        /** @description End date as the page holds it */
+                                        date_to?: string;
+                                    };
+                                    created_at: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        /**
+         * Save an audit filter
+         * @description Saves a named audit page state for the calling user. At most 4096 bytes per filter (name and definition as JSON) and 50 per user; beyond either, 422 validation_error.
+         *
+         *     Requires a user session (JWT); API keys get 403 forbidden.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description The audit page state: q, range, event_type, actor, date_from, date_to */
+                        definition: {
+                            /** @description Free-text search */
+                            q?: string;
+                            /** @description A named range of the audit page, e.g. 7d */
+                            range?: string;
+                            /** @description Event name or prefix */
+                            event_type?: string;
+                            /** @description Actor id or e-mail */
+                            actor?: string;
+                            /** @description Start date as the page holds it */
+                            date_from?: string;
+                            /** @description End date as the page holds it */
+                            date_to?: string;
+                        };
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                id: string;
+                                name: string;
+                                /** @description The audit page state: q, range, event_type, actor, date_from, date_to */
+                                definition: {
+                                    /** @description Free-text search */
+                                    q?: string;
+                                    /** @description A named range of the audit page, e.g. 7d */
+                                    range?: string;
+                                    /** @description Event name or prefix */
+                                    event_type?: string;
+                                    /** @description Actor id or e-mail */
+                                    actor?: string;
+                                    /** @description Start date as the page holds it */
+                                    date_from?: string;
+                                    /** @description End date as the page holds it */
+                                    date_to?: string;
+                                };
+                                created_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/audit-filters/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Delete a saved audit filter
+         * @description Deletes one of the calling user's saved filters. A teammate's filter is 403 forbidden (only the row's owner deletes it); another tenant's is 404.
+         *
+         *     Requires a user session (JWT); API keys get 403 forbidden.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                status: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/audit/verify": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Verify the audit hash chain
+         * @description Chains the committed audit rows not chained yet, then walks the whole chain (chain_seq 1, 2, …) and reports whether it is intact, how many rows verify, and the first broken link: the row, its position and what is wrong (a gap, a prev_hash that is not its predecessor's hash, or a hash that does not match its content).
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                intact: boolean;
+                                /** @description Rows verified before the first broken link (all, when intact) */
+                                rows: number;
+                                /** @description Id of the first row whose link does not hold */
+                                broken_at: string | null;
+                                /** @description Its chain position */
+                                broken_seq: string | null;
+                                reason: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/compliance/soc2/dates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * SOC 2 evidence pack dates
+         * @description The UTC days with an evidence pack, newest first; empty when the worker has never run or SOC2_EVIDENCE_ENABLED is unset.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                dates: string[];
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/compliance/soc2/run-now": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Write today's SOC 2 evidence pack now
+         * @description Runs the evidence worker at once, past its 02:00 UTC hour gate and its once-a-day gate, overwriting today's pack; the tick is recorded for /admin/workers and audited (compliance.soc2_run_now). 503 worker_unavailable when SOC2_EVIDENCE_ENABLED is unset (the worker is not wired); 502 worker_failed when the run fails.
+         *
+         *     Super-admin only.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                artifact: {
+                                    /** @description UTC day, YYYY-MM-DD */
+                                    date: string;
+                                    generated_at: string;
+                                    /** @description Sections that could not be gathered (null in the pack) */
+                                    errors: {
+                                        section: string;
+                                        message: string;
+                                    }[];
+                                    /** @description Users by role, super-admins, owners/admins without 2FA, active API keys, team and key changes in the last 24 h */
+                                    access_reviews: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                    /** @description Configuration changes in the last 24 h by audit event name */
+                                    change_management: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                    /** @description Worker alerts, IP quarantines, suspensions and deletions in the last 24 h */
+                                    incident_response: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                    /** @description Suppression totals and changes, erasures in the last 24 h */
+                                    suppression_discipline: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                    /** @description Sign-in security events in the last 24 h and accounts locked now */
+                                    auth_events: {
+                                        [key: string]: unknown;
+                                    } | null;
+                                };
+                                elapsed_ms: number;
+                                triggered: boolean;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The worker failed on an out-of-band run (worker_failed) */
+                502: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description The needed background worker is not wired (worker_unavailable) */
+                503: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/compliance/soc2/today": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Today's SOC 2 evidence pack
+         * @description The pack of the current UTC day; 404 when it is not written yet (or SOC2_EVIDENCE_ENABLED is unset).
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /** @description UTC day, YYYY-MM-DD */
+                                date: string;
+                                generated_at: string;
+                                /** @description Sections that could not be gathered (null in the pack) */
+                                errors: {
+                                    section: string;
+                                    message: string;
+                                }[];
+                                /** @description Users by role, super-admins, owners/admins without 2FA, active API keys, team and key changes in the last 24 h */
+                                access_reviews: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description Configuration changes in the last 24 h by audit event name */
+                                change_management: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description Worker alerts, IP quarantines, suspensions and deletions in the last 24 h */
+                                incident_response: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description Suppression totals and changes, erasures in the last 24 h */
+                                suppression_discipline: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description Sign-in security events in the last 24 h and accounts locked now */
+                                auth_events: {
+                                    [key: string]: unknown;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/compliance/soc2/{date}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A day's SOC 2 evidence pack
+         * @description The pack of a UTC day (YYYY-MM-DD). 400 bad_request for a malformed date; 404 when that day has no pack.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description UTC day, YYYY-MM-DD */
+                    date: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /** @description UTC day, YYYY-MM-DD */
+                                date: string;
+                                generated_at: string;
+                                /** @description Sections that could not be gathered (null in the pack) */
+                                errors: {
+                                    section: string;
+                                    message: string;
+                                }[];
+                                /** @description Users by role, super-admins, owners/admins without 2FA, active API keys, team and key changes in the last 24 h */
+                                access_reviews: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description Configuration changes in the last 24 h by audit event name */
+                                change_management: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description Worker alerts, IP quarantines, suspensions and deletions in the last 24 h */
+                                incident_response: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description Suppression totals and changes, erasures in the last 24 h */
+                                suppression_discipline: {
+                                    [key: string]: unknown;
+                                } | null;
+                                /** @description Sign-in security events in the last 24 h and accounts locked now */
+                                auth_events: {
+                                    [key: string]: unknown;
+                                } | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/tenants/{id}/soc2-evidence": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A tenant's SOC 2 controls
+         * @description The tenant's controls as of now (encryption_at_rest, tls_only_ingress, backup_success_last_24h, last_restore_drill, admin_mfa_coverage_pct, audit_log_hash_chain_intact, suspicious_activity_last_24h), each green, yellow or red with a note. A control Mailpath holds no data for is yellow and carries no value. audit_log_hash_chain_intact verifies the platform's whole audit chain (it holds every tenant's rows). 404 for an unknown tenant.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                tenant_id: string;
+                                as_of: string;
+                                controls: {
+                                    encryption_at_rest: {
+                                        /** @enum {string} */
+                                        status: "green" | "yellow" | "red";
+                                        /** @description Absent when Mailpath has no data for the control (never made up) */
+                                        value?: number | boolean;
+                                        note: string;
+                                    };
+                                    tls_only_ingress: {
+                                        /** @enum {string} */
+                                        status: "green" | "yellow" | "red";
+                                        /** @description Absent when Mailpath has no data for the control (never made up) */
+                                        value?: number | boolean;
+                                        note: string;
+                                    };
+                                    backup_success_last_24h: {
+                                        /** @enum {string} */
+                                        status: "green" | "yellow" | "red";
+                                        /** @description Absent when Mailpath has no data for the control (never made up) */
+                                        value?: number | boolean;
+                                        note: string;
+                                    };
+                                    last_restore_drill: {
+                                        /** @enum {string} */
+                                        status: "green" | "yellow" | "red";
+                                        /** @description Absent when Mailpath has no data for the control (never made up) */
+                                        value?: number | boolean;
+                                        note: string;
+                                    };
+                                    admin_mfa_coverage_pct: {
+                                        /** @enum {string} */
+                                        status: "green" | "yellow" | "red";
+                                        /** @description Absent when Mailpath has no data for the control (never made up) */
+                                        value?: number | boolean;
+                                        note: string;
+                                    };
+                                    audit_log_hash_chain_intact: {
+                                        /** @enum {string} */
+                                        status: "green" | "yellow" | "red";
+                                        /** @description Absent when Mailpath has no data for the control (never made up) */
+                                        value?: number | boolean;
+                                        note: string;
+                                    };
+                                    suspicious_activity_last_24h: {
+                                        /** @enum {string} */
+                                        status: "green" | "yellow" | "red";
+                                        /** @description Absent when Mailpath has no data for the control (never made up) */
+                                        value?: number | boolean;
+                                        note: string;
+                                    };
+                                };
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -26758,6 +29553,10 @@ export interface components {
             error: string;
             /** @description Human-readable hint; may change between releases */
             message: string;
+            /** @description Over-limit answers only (the audit PDF export): the most rows allowed */
+            limit?: number;
+            /** @description Over-limit answers only (the audit PDF export): how many rows matched */
+            row_count?: number;
         };
         Error: {
             /** @enum {boolean} */
@@ -26766,6 +29565,10 @@ export interface components {
             error: string;
             /** @description Human-readable hint; may change between releases */
             message: string;
+            /** @description Over-limit answers only (the audit PDF export): the most rows allowed */
+            limit?: number;
+            /** @description Over-limit answers only (the audit PDF export): how many rows matched */
+            row_count?: number;
         };
     };
     responses: never;
