@@ -6,6 +6,7 @@ import type { ApiContext } from './context.js';
 import { clientErrorHandler, listenerOptions } from './listener.js';
 import { contextPlugin } from './plugins/context.js';
 import { errorsPlugin } from './plugins/errors.js';
+import { closingPlugin } from './plugins/closing.js';
 import { guardPlugin } from './plugins/guard.js';
 import { jsonBodyPlugin } from './plugins/json-body.js';
 import { impersonationPlugin } from './plugins/impersonation.js';
@@ -47,6 +48,8 @@ import { eventRoutes } from './routes/events.js';
 import { inboundWebhookRoutes } from './routes/inbound-webhook.js';
 import { eventWebhookRoutes } from './routes/event-webhooks.js';
 import { adminInboundWebhookRoutes } from './routes/admin-inbound-webhook.js';
+import { adminLicenseKeyRoutes } from './routes/admin-license-keys.js';
+import { licenseRoutes } from './routes/license.js';
 import { mailAuthRoutes } from './routes/mail-auth.js';
 import { mailboxRoutes } from './routes/mail-mailboxes.js';
 import { mailMessageRoutes } from './routes/mail-messages.js';
@@ -104,6 +107,8 @@ const ROUTE_GROUPS = [
   adminWarmupRoutes,
   adminWarmupScheduleRoutes,
   adminInboundWebhookRoutes,
+  adminLicenseKeyRoutes,
+  licenseRoutes,
 ];
 
 export interface BuildOptions {
@@ -125,10 +130,15 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     keepAliveTimeout,
     // Requests Node's parser refuses or that time out (400, 408, 431) are answered in the envelope with rate headers.
     clientErrorHandler: clientErrorHandler(ctx),
-    // Returning 503 while closing lets a load balancer move traffic during graceful shutdown.
-    return503OnClosing: true,
+    // Requests arriving while closing are answered 503 in the envelope by api/plugins/closing.ts (a load balancer
+    // moves the traffic during a graceful shutdown); Fastify's own 503 has a body of its own.
+    return503OnClosing: false,
     forceCloseConnections: 'idle',
     requestIdHeader: 'x-request-id',
+    // Path parameters may carry a license key (a JWS of a few hundred characters: POST /admin/license-keys/{key}/revoke);
+    // Fastify's default of 100 would refuse those. Above every parameter schema's limit, so an oversize one gets the
+    // 422 naming it; past this, 400.
+    routerOptions: { maxParamLength: 2048 },
     // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too, and the
@@ -147,6 +157,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.register(contextPlugin, { ctx });
   app.register(jsonBodyPlugin);
   app.register(errorsPlugin);
+  app.register(closingPlugin);
   app.register(guardPlugin);
   app.register(keyActivityPlugin);
   app.register(impersonationPlugin);

@@ -8,25 +8,15 @@
 // and of delivery, CPU per message of each process and of PostgreSQL, and the peak RSS of each Mailpath process.
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides) and Postfix (installed through
 // ../shared/bench/postfix-peer.sh when missing); creates and drops a database of its own.
-import { execFile } from 'node:child_process';
-import { randomBytes } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
-import postgres from 'postgres';
-import { generateDkimKey, storeKey } from '../shared/domains/dkim-keys.js';
-import { projectRoot } from '../shared/paths.js';
-import { SealedBox } from '../shared/secrets/sealed-box.js';
+import { readFileSync } from 'node:fs';
+import { cpus, loadavg } from 'node:os';
 import { freePort } from '../test/helpers/net.js';
-import { machineBusySeconds, measuredCpu, threadCpuSeconds } from './lib/cpu.js';
+import { measuredCpu, threadCpuSeconds } from './lib/cpu.js';
+import { postfixRelay, startDeployment } from './lib/deployment.js';
 import { httpsJson } from './lib/http.js';
-import { startProcess, waitFor } from './lib/mailpath.js';
-import { ensurePostfix, postfixQueued, startPostfix, startSink, stopPostfix } from './lib/postfix-peer.js';
-import { SMTP_SOURCE } from './lib/smtp-load.js';
+import { waitFor } from './lib/mailpath.js';
+import { ensurePostfix, startSink } from './lib/postfix-peer.js';
 
-const run = promisify(execFile);
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const RECIPIENTS = Math.max(1000, Number(process.env['BENCH_RECIPIENTS'] ?? 100_000));
 const GOAL = { seconds: 100, ratio: 1.5 };
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
@@ -52,69 +42,16 @@ function peakRssMiB(pid: number): number {
   }
 }
 
-/** Postfix accepting the same number of messages of the same size from smtp-source and relaying them to the sink. */
-async function viaPostfix(sinkPort: number, bytes: number): Promise<{ deliveredPerSec: number; machineMs: number }> {
-  const listen = await freePort();
-  await startPostfix(listen, sinkPort);
-  const machineBefore = machineBusySeconds();
-  try {
-    const started = performance.now();
-    await run(SMTP_SOURCE, ['-4', '-s', '20', '-m', String(RECIPIENTS), '-l', String(bytes), '-f', 'a@example.test', '-t', 'b@example.test', `127.0.0.1:${listen}`], { maxBuffer: 1 << 24, timeout: 30 * 60_000 });
-    const doneAt = await waitFor(async () => RECIPIENTS - (await postfixQueued()), RECIPIENTS, 'Postfix queue drained');
-    return { deliveredPerSec: RECIPIENTS / ((doneAt - started) / 1000), machineMs: ((machineBusySeconds() - machineBefore) * 1000) / RECIPIENTS };
-  } finally {
-    await stopPostfix();
-  }
-}
-
 export default async function runCampaignBench(): Promise<void> {
   await ensurePostfix();
   const sinkPort = await freePort();
   const stopSink = await startSink(sinkPort);
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-bench-campaign-'));
-  const masterKey = randomBytes(32).toString('hex');
-  await admin.unsafe(`create database "${dbName}"`);
-  const sql = postgres(dbUrl.toString(), { max: 2, onnotice: () => {} });
-  const cleanups: (() => Promise<unknown>)[] = [];
+  const deployment = await startDeployment({ name: 'campaign', frontRoles: 'api,scheduler', sinkPort }).catch((err: unknown) => {
+    stopSink();
+    throw err;
+  });
+  const { sql, apiPort, front, outbound, tenantId, token } = deployment;
   try {
-    const [apiPort, httpPort] = [await freePort(), await freePort()];
-    const env: Record<string, string> = {
-      PATH: process.env['PATH'] ?? '',
-      HOME: process.env['HOME'] ?? tmpdir(),
-      DATABASE_URL: dbUrl.toString(),
-      MAILPATH_DATA_DIR: dataDir,
-      MAILPATH_BIND_HOST: '127.0.0.1',
-      MAILPATH_HTTPS_PORT: String(apiPort),
-      MAILPATH_HTTP_PORT: String(httpPort),
-      MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${sinkPort}`,
-      MAILPATH_PUBLIC_URL: `https://localhost:${apiPort}`,
-      MAILPATH_MASTER_KEY: masterKey,
-      MAILPATH_JWT_SECRET: randomBytes(32).toString('hex'),
-      MAILPATH_LOG_LEVEL: 'warn',
-      MAILPATH_ADMIN_PASSWORD: 'Bench-admin-password-1',
-      MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
-      MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[10000000]',
-    };
-    process.stdout.write('campaign bench: building (npm run build) ...\n');
-    await run('npm', ['run', 'build'], { cwd: projectRoot() });
-    const front = await startProcess({ ...env, MAILPATH_ROLES: 'api,scheduler' }, apiPort);
-    cleanups.push(() => front.stop());
-    const outbound = await startProcess({ ...env, MAILPATH_ROLES: 'outbound', MAILPATH_DATA_DIR: join(dataDir, 'outbound') }, undefined);
-    cleanups.push(() => outbound.stop());
-
-    const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
-    const tenantId = register.data.tenant_id as string;
-    const token = register.data.token as string;
-    await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
-    await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
-    const [domain] = await sql<{ id: string }[]>`
-      insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now(), now()) returning id`;
-    const vault = new SealedBox(Buffer.from(masterKey, 'hex'));
-    await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
     await sql`insert into contact_custom_fields (tenant_id, key, label, type, options, created_at, updated_at)
               values (${tenantId}, 'plan', 'Plan', 'select', ${['free', 'pro']}, now(), now())`;
     await sql`
@@ -173,19 +110,14 @@ export default async function runCampaignBench(): Promise<void> {
       `  Mailpath: fan-out ${fmt(RECIPIENTS / deliveredAt.fanout)} recipients/s (${deliveredAt.fanout.toFixed(1)} s), delivered ${fmt(RECIPIENTS / deliveredAt.total)}/s, ` +
         `all delivered in ${deliveredAt.total.toFixed(1)} s (goal <= ${GOAL.seconds} s); messages of ${fmt(size!.avg)} bytes; ${perMessage}; ${rss}\n`,
     );
-    await front.stop();
-    await outbound.stop();
-    const postfix = await viaPostfix(sinkPort, size!.avg);
+    await deployment.stopMailpath();
+    const postfix = await postfixRelay(sinkPort, { messages: RECIPIENTS, bytes: size!.avg, sessions: 20 });
     process.stdout.write(`  Postfix (smtp-source, 20 sessions, ${fmt(size!.avg)}-byte messages, relaying): delivered ${fmt(postfix.deliveredPerSec)}/s; whole machine ${postfix.machineMs.toFixed(2)} ms CPU per message\n`);
     const ratio = RECIPIENTS / deliveredAt.total / postfix.deliveredPerSec;
     const met = ratio >= GOAL.ratio && deliveredAt.total <= GOAL.seconds;
     process.stdout.write(`  delivered/s vs Postfix: ${ratio.toFixed(2)}x (goal >= ${GOAL.ratio}x, all within ${GOAL.seconds} s): ${met ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`);
   } finally {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
-    await sql.end();
-    await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch(() => {});
-    await admin.end();
-    rmSync(dataDir, { recursive: true, force: true });
+    await deployment.close();
     stopSink();
   }
 }

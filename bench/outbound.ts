@@ -8,27 +8,16 @@
 // Prints accepted/s (answers 202 / 250) and delivered/s (until the last send is marked delivered).
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides) and Postfix (../shared/bench/postfix-peer.sh
 // installs it when missing); creates and drops a database of its own. BENCH_MESSAGES sets the count (default 20000).
-import { randomBytes } from 'node:crypto';
-import { execFile } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
-import { cpus, loadavg, tmpdir } from 'node:os';
-import { join } from 'node:path';
-import { promisify } from 'node:util';
+import { cpus, loadavg } from 'node:os';
 import autocannon from 'autocannon';
 import nodemailer from 'nodemailer';
-import postgres from 'postgres';
-import { generateDkimKey, storeKey } from '../shared/domains/dkim-keys.js';
-import { projectRoot } from '../shared/paths.js';
-import { SealedBox } from '../shared/secrets/sealed-box.js';
-import { machineBusySeconds, measuredCpu } from './lib/cpu.js';
-import { httpsJson } from './lib/http.js';
 import { freePort } from '../test/helpers/net.js';
-import { startProcess, waitFor } from './lib/mailpath.js';
-import { ensurePostfix, postfixQueued, startPostfix, startSink, stopPostfix } from './lib/postfix-peer.js';
-import { SMTP_SOURCE } from './lib/smtp-load.js';
+import { measuredCpu } from './lib/cpu.js';
+import { postfixRelay, startDeployment } from './lib/deployment.js';
+import { httpsJson } from './lib/http.js';
+import { waitFor } from './lib/mailpath.js';
+import { ensurePostfix, startSink } from './lib/postfix-peer.js';
 
-const run = promisify(execFile);
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const MESSAGES = Math.max(100, Number(process.env['BENCH_MESSAGES'] ?? 20_000));
 const API_CONNECTIONS = 50;
 const SMTP_CONNECTIONS = 20;
@@ -84,75 +73,30 @@ async function viaSubmission(port: number, key: string, from: string, delivered:
   return { acceptedPerSec: MESSAGES / ((acceptedAt - started) / 1000), deliveredPerSec: MESSAGES / ((doneAt - started) / 1000) };
 }
 
-/** Postfix accepting from smtp-source (20 sessions, 5 KB) and relaying to the same sink; delivered when its queue is empty. */
-async function viaPostfix(sinkPort: number): Promise<Figures> {
-  const listen = await freePort();
-  await startPostfix(listen, sinkPort);
-  try {
-    const started = performance.now();
-    await run(SMTP_SOURCE, ['-4', '-s', String(SMTP_CONNECTIONS), '-m', String(MESSAGES), '-l', '5120', '-f', 'a@example.test', '-t', 'b@example.test', `127.0.0.1:${listen}`], { maxBuffer: 1 << 24 });
-    const acceptedAt = performance.now();
-    const doneAt = await waitFor(async () => MESSAGES - (await postfixQueued()), MESSAGES, 'Postfix queue drained');
-    return { acceptedPerSec: MESSAGES / ((acceptedAt - started) / 1000), deliveredPerSec: MESSAGES / ((doneAt - started) / 1000) };
-  } finally {
-    await stopPostfix();
-  }
-}
-
 export default async function runOutboundBench(): Promise<void> {
   await ensurePostfix();
   const sinkPort = await freePort();
   const stopSink = await startSink(sinkPort);
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
-  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-  const dbUrl = new URL(ADMIN_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-bench-'));
-  const masterKey = randomBytes(32).toString('hex');
-  await admin.unsafe(`create database "${dbName}"`);
-  const sql = postgres(dbUrl.toString(), { max: 2, onnotice: () => {} });
-  const cleanups: (() => Promise<unknown>)[] = [];
-  try {
-    const [apiPort, httpPort, submissionPort, submissionTlsPort] = [await freePort(), await freePort(), await freePort(), await freePort()];
-    const env: Record<string, string> = {
-      PATH: process.env['PATH'] ?? '',
-      HOME: process.env['HOME'] ?? tmpdir(),
-      DATABASE_URL: dbUrl.toString(),
-      MAILPATH_DATA_DIR: dataDir,
-      MAILPATH_BIND_HOST: '127.0.0.1',
-      MAILPATH_HTTPS_PORT: String(apiPort),
-      MAILPATH_HTTP_PORT: String(httpPort),
-      MAILPATH_SUBMISSION_PORT: String(submissionPort),
-      MAILPATH_SUBMISSION_TLS_PORT: String(submissionTlsPort),
-      MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${sinkPort}`,
-      MAILPATH_MASTER_KEY: masterKey,
-      MAILPATH_JWT_SECRET: randomBytes(32).toString('hex'),
-      MAILPATH_LOG_LEVEL: 'warn',
+  const deployment = await startDeployment({
+    name: 'outbound',
+    frontRoles: 'api,submission,scheduler',
+    sinkPort,
+    extraPorts: ['MAILPATH_SUBMISSION_PORT', 'MAILPATH_SUBMISSION_TLS_PORT'],
+    extraEnv: {
       MAILPATH_DB_POOL_SIZE: process.env['BENCH_POOL'] ?? '10',
-      MAILPATH_ADMIN_PASSWORD: 'Bench-admin-password-1',
-      MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__SEND: '1000000000',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__WRITE: '1000000000',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '1000000000',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__TENANT_DEFAULT_PER_SEC: '1000000000',
-      MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[10000000]',
-    };
-    process.stdout.write('outbound bench: building (npm run build) ...\n');
-    await run('npm', ['run', 'build'], { cwd: projectRoot() });
-    const front = await startProcess({ ...env, MAILPATH_ROLES: 'api,submission,scheduler' }, apiPort);
-    cleanups.push(() => front.stop());
-    const delivery = await startProcess({ ...env, MAILPATH_ROLES: 'outbound', MAILPATH_DATA_DIR: join(dataDir, 'outbound') }, undefined);
-    cleanups.push(() => delivery.stop());
-
-    const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
-    const tenantId = register.data.tenant_id as string;
-    const key = (await httpsJson(apiPort, 'POST', '/api/v1/api-keys', { name: 'bench' }, register.data.token)).data.key as string;
-    await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
-    await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
-    const [domain] = await sql<{ id: string }[]>`
-      insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now(), now()) returning id`;
-    const vault = new SealedBox(Buffer.from(masterKey, 'hex'));
-    await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
+    },
+  }).catch((err: unknown) => {
+    stopSink();
+    throw err;
+  });
+  const { sql, apiPort, front, outbound: delivery } = deployment;
+  const submissionPort = deployment.ports['MAILPATH_SUBMISSION_PORT']!;
+  try {
+    const key = (await httpsJson(apiPort, 'POST', '/api/v1/api-keys', { name: 'bench' }, deployment.token)).data.key as string;
     const delivered = (source: string) => async () =>
       (await sql<{ n: number }[]>`select count(*)::int as n from sends where source = ${source} and status = 'delivered'`)[0]!.n;
 
@@ -162,11 +106,9 @@ export default async function runOutboundBench(): Promise<void> {
     process.stdout.write(`  Mailpath API (${API_CONNECTIONS} HTTPS connections): accepted ${fmt(api.acceptedPerSec)}/s, delivered ${fmt(api.deliveredPerSec)}/s; ${apiCpu}\n`);
     const { result: smtp, perMessage: smtpCpu } = await measuredCpu([front, delivery], MESSAGES, () => viaSubmission(submissionPort, key, 'hello@bench.test', delivered('smtp')));
     process.stdout.write(`  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s; ${smtpCpu}\n`);
-    await front.stop();
-    await delivery.stop();
-    const machineBefore = machineBusySeconds();
-    const postfix = await viaPostfix(sinkPort);
-    const postfixMachine = ((machineBusySeconds() - machineBefore) * 1000) / MESSAGES;
+    await deployment.stopMailpath();
+    const postfix = await postfixRelay(sinkPort, { messages: MESSAGES, bytes: 5120, sessions: SMTP_CONNECTIONS });
+    const postfixMachine = postfix.machineMs;
     process.stdout.write(
       `  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ${fmt(postfix.deliveredPerSec)}/s; whole machine ${postfixMachine.toFixed(2)} ms CPU per message\n`,
     );
@@ -176,11 +118,7 @@ export default async function runOutboundBench(): Promise<void> {
       `  delivered/s vs Postfix: API ${ratio.toFixed(2)}x, submission ${smtpRatio.toFixed(2)}x (goal >= 1.00x): ${ratio >= 1 && smtpRatio >= 1 ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`,
     );
   } finally {
-    for (const c of cleanups.reverse()) await c().catch(() => {});
-    await sql.end();
-    await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch(() => {});
-    await admin.end();
-    rmSync(dataDir, { recursive: true, force: true });
+    await deployment.close();
     stopSink();
   }
 }

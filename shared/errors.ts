@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   internal: 500,
   worker_failed: 502,
   worker_unavailable: 503,
+  /** The process is shutting down (a request on a connection opened before): send it again. */
+  service_unavailable: 503,
 } as const;
 
 export type ErrorSlug = keyof typeof ERROR_STATUS;

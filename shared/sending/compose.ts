@@ -27,6 +27,14 @@ export interface OutboundContent {
 
 /** The message bytes, CRLF line ends, ready to be DKIM-signed. */
 export function composeMessage(c: OutboundContent): Promise<Buffer> {
+  const mail = mimeTree(c);
+  const bytes = buildInMemory(mail);
+  if (bytes) return Promise.resolve(bytes);
+  return streamedBuild(mail);
+}
+
+/** nodemailer's MIME tree of the message: the one place the send's content maps to the composer's options. */
+export function mimeTree(c: OutboundContent): MimeNode {
   const mail = new MailComposer({
     from: c.from.name ? { name: c.from.name, address: c.from.address } : c.from.address,
     to: c.to,
@@ -42,8 +50,11 @@ export function composeMessage(c: OutboundContent): Promise<Buffer> {
     envelope: { from: c.from.address, to: [c.to] },
   }).compile();
   mail.keepBcc = false;
-  const bytes = buildInMemory(mail);
-  if (bytes) return Promise.resolve(bytes);
+  return mail;
+}
+
+/** nodemailer's own streaming build of a tree (what the in-memory build stands in for). */
+export function streamedBuild(mail: MimeNode): Promise<Buffer> {
   return new Promise((resolve, reject) => mail.build((err, message) => (err ? reject(err) : resolve(message))));
 }
 

@@ -1,8 +1,9 @@
-// The counters the send path takes from (monthly quota, warm-up rows and daily allowances), batched across concurrent sends: one statement at a time per kind, for all the sends that asked meanwhile.
+// The counters the send path takes from (monthly quota, warm-up rows and daily allowances, per-ESP sub-caps), batched across concurrent sends: one statement at a time per kind, for all the sends that asked meanwhile.
 import type { Queryable } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../log.js';
 import { consumeMonthlyMany } from '../quota/usage.js';
+import { recordOverCapMany, takeEspMany } from '../warmup/per-esp-queries.js';
 import { consumeDailyMany, warmupsOf, type WarmupRow } from '../warmup/queries.js';
 import { utcMonth } from '../warmup/tiers.js';
 
@@ -13,6 +14,13 @@ export interface SendCounters {
   warmupOf(tenantId: string, domainId: string, at: Date): Promise<WarmupRow>;
   /** Takes one send from the day's allowance: the count after it, or undefined at the cap. */
   takeDaily(c: { tenantId: string; domainId: string; day: string; cap: number }): Promise<number | undefined>;
+  /**
+   * Counts one send against the (tenant, provider, day) sub-cap counter: the cap (null: no row seeded, nothing
+   * counted) and the count after this send (null: enforced and the cap is reached, so not counted).
+   */
+  takeEsp(t: { tenantId: string; provider: string; day: string; enforce: boolean }): Promise<{ cap: number | null; sent: number | null }>;
+  /** Counts one send over its sub-cap for the sending domain (deferred when enforced, only counted when advisory). */
+  countOverCap(o: { tenantId: string; domainId: string; provider: string; day: string; enforced: boolean }): Promise<void>;
 }
 
 const MAX_BATCH = 500;
@@ -76,7 +84,30 @@ export function createSendCounters(db: Queryable, log: Logger): SendCounters {
     return answers;
   }, log, 'warm-up counts', MAX_BATCH);
 
+  // One batcher per mode (WARMUP_PER_ESP_ENFORCE is read once, but the gate passes it per send): a batch is one statement.
+  const espCounter = (enforce: boolean) =>
+    new GroupCommit<{ tenantId: string; provider: string; day: string }, { cap: number | null; sent: number | null }>(async (keys) => {
+      const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.provider}|${k.day}`).values()];
+      const taken = await takeEspMany(db, enforce, groups.map((g) => ({ ...keys[g[0]!]!, want: g.length })));
+      const answers: { cap: number | null; sent: number | null }[] = new Array(keys.length);
+      groups.forEach((g, gi) => {
+        const t = taken[gi]!;
+        const first = (t.sent ?? 0) - t.granted + 1;
+        g.forEach((keyIndex, i) => (answers[keyIndex] = { cap: t.cap, sent: i < t.granted ? first + i : null }));
+      });
+      return answers;
+    }, log, 'per-ESP counts', MAX_BATCH);
+  const esp = { advisory: espCounter(false), enforced: espCounter(true) };
+
+  const overCap = new GroupCommit<{ tenantId: string; domainId: string; provider: string; day: string; enforced: boolean }, void>(async (keys) => {
+    const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.domainId}|${k.provider}|${k.day}`).values()];
+    await recordOverCapMany(db, groups.map((g) => ({ ...keys[g[0]!]!, overCap: g.length, enforced: g.filter((i) => keys[i]!.enforced).length })));
+    return keys.map(() => undefined);
+  }, log, 'per-ESP over-cap counts', MAX_BATCH);
+
   return {
+    takeEsp: ({ enforce, ...t }) => (enforce ? esp.enforced : esp.advisory).write(t),
+    countOverCap: (o) => overCap.write(o),
     takeQuota: (tenantId, at) => quota.write({ tenantId, month: utcMonth(at) }),
     warmupOf: (tenantId, domainId, at) => warmups.write({ tenantId, domainId, at }),
     takeDaily: (c) => daily.write(c),

@@ -39,9 +39,14 @@ async function ensureTemplate(admin: postgres.Sql, name: string): Promise<void> 
       await sql.end();
     }
     await admin.unsafe(`alter database "${building}" rename to "${name}"`);
-    // Older templates (from earlier migrations) are no longer useful.
+    await admin.unsafe(`comment on database "${name}" is '${Date.now()}'`);
+    // Templates of other migration sets (older checkouts, or other worktrees testing other branches at the same
+    // time) are dropped once built a day ago: dropping them at once would pull a template from under a clone
+    // another worktree is about to make (and have each worktree rebuild its own over and over).
     const stale = await admin<{ datname: string }[]>`
-      select datname from pg_database where datname like 'mailpath_tpl_%' and datname <> ${name} and datname not like '%_building'`;
+      select d.datname from pg_database d left join pg_shdescription s on s.objoid = d.oid and s.classoid = 'pg_database'::regclass
+      where d.datname like 'mailpath_tpl_%' and d.datname <> ${name} and d.datname not like '%_building'
+        and coalesce(case when s.description ~ '^[0-9]+$' then s.description::bigint end, 0) < ${Date.now() - 24 * 3600_000}`;
     for (const s of stale) await admin.unsafe(`drop database if exists "${s.datname}"`).catch(() => {});
   } finally {
     await admin`select pg_advisory_unlock(${TEMPLATE_LOCK})`;

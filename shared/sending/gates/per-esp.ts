@@ -1,6 +1,6 @@
 // Gate 6: the per-(tenant, mailbox provider) sub-cap inside the tier cap (before the warm-up gate, so a send it defers takes no warm-up allowance): counted and logged when over (advisory), or deferred to 00:00 UTC when WARMUP_PER_ESP_ENFORCE is on.
 import { providerOfAddress } from '../../mailbox-providers.js';
-import { recordOverCap, releaseEsp, takeEsp } from '../../warmup/per-esp-queries.js';
+import { releaseEsp } from '../../warmup/per-esp-queries.js';
 import { nextUtcMidnight, utcDay } from '../../warmup/tiers.js';
 import type { Gate } from './types.js';
 
@@ -10,12 +10,12 @@ export const perEspGate: Gate = {
     const provider = providerOfAddress(send.to);
     const day = utcDay(send.at);
     const enforce = deps.warmup.per_esp_enforce === true;
-    const took = await takeEsp(deps.db, { tenantId: send.tenant.id, provider, day, enforce });
+    const took = await deps.counters.takeEsp({ tenantId: send.tenant.id, provider, day, enforce });
     if (took.cap === null) return { gate: 'per_esp', outcome: 'continue', detail: { provider, per_esp_limit: null } };
     const over = took.sent === null || took.sent > took.cap;
     const detail = { provider, per_esp_limit: took.cap, enforced: enforce, ...(took.sent !== null ? { sent_today: took.sent } : {}) };
     if (!over) return { gate: 'per_esp', outcome: 'continue', detail };
-    await recordOverCap(deps.db, { tenantId: send.tenant.id, domainId: send.domainId, provider, day, enforced: enforce });
+    await deps.counters.countOverCap({ tenantId: send.tenant.id, domainId: send.domainId, provider, day, enforced: enforce });
     if (!enforce) return { gate: 'per_esp', outcome: 'continue', detail: { ...detail, would_have_throttled: true } };
     return { gate: 'per_esp', outcome: 'defer', until: nextUtcMidnight(send.at), detail };
   },

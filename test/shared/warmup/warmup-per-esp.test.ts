@@ -2,6 +2,7 @@
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
+import { createSendCounters } from '../../../shared/sending/counters.js';
 import { perEspGate } from '../../../shared/sending/gates/per-esp.js';
 import type { GateDeps, GateSend } from '../../../shared/sending/gates/types.js';
 import { createTestDatabase } from '../../helpers/db.js';
@@ -16,11 +17,14 @@ async function setup(t: { teardown(fn: () => unknown): void }, enforce: boolean)
   });
   const tenantId = await insertTenant(sql);
   const domainId = await insertDomain(sql, tenantId);
-  const deps = { db: sql, warmup: { tier_caps: [50], reset_after_idle_days: 14, per_esp_enforce: enforce } } as unknown as GateDeps;
+  const warmup = { tier_caps: [50], reset_after_idle_days: 14, per_esp_enforce: enforce };
+  const deps = { db: sql, warmup, counters: createSendCounters(sql, createLogger('silent')) } as unknown as GateDeps;
+  // A second process on the same database: its own batched counters, racing the first one's statements.
+  const otherProcess = { db: sql, warmup, counters: createSendCounters(sql, createLogger('silent')) } as unknown as GateDeps;
   const at = new Date('2026-11-25T10:00:00Z');
   const send = (to: string): GateSend => ({ tenant: { id: tenantId, status: 'active', is_sandbox: false }, mode: 'live', to, domainId, at });
   const sent = async (provider: string) => (await sql<{ sent: number }[]>`select sent from warmup_esp_daily where tenant_id = ${tenantId} and provider = ${provider}`)[0]?.sent ?? 0;
-  return { sql, tenantId, domainId, deps, send, sent, at };
+  return { sql, tenantId, domainId, deps, otherProcess, send, sent, at };
 }
 
 t.test('without a row for the provider nothing is counted; advisory counts every send and flags the ones over the cap', async (t) => {
@@ -39,10 +43,10 @@ t.test('without a row for the provider nothing is counted; advisory counts every
   t.equal(await s.sent('gmail'), 3, 'undo gives a count back');
 });
 
-t.test('enforced: 30 parallel sends against a sub-cap of 5 let exactly 5 through; a sub-cap of 0 sends nothing', async (t) => {
+t.test('enforced: 30 parallel sends from two processes against a sub-cap of 5 let exactly 5 through; a sub-cap of 0 sends nothing', async (t) => {
   const s = await setup(t, true);
   await s.sql`insert into warmup_esp_caps (tenant_id, provider, daily_limit) values (${s.tenantId}, 'outlook', 5), (${s.tenantId}, 'yahoo', 0)`;
-  const decisions = await Promise.all(Array.from({ length: 30 }, (_, i) => perEspGate.decide(s.deps, s.send(`r${i}@hotmail.com`))));
+  const decisions = await Promise.all(Array.from({ length: 30 }, (_, i) => perEspGate.decide(i % 2 ? s.otherProcess : s.deps, s.send(`r${i}@hotmail.com`))));
   t.equal(decisions.filter((d) => d.outcome === 'continue').length, 5);
   for (const d of decisions.filter((d) => d.outcome === 'defer')) t.same((d as { until: Date }).until, new Date('2026-11-26T00:00:00Z'));
   t.equal(await s.sent('outlook'), 5);

@@ -1,0 +1,145 @@
+// The deployment the send-path benchmarks measure: a database of their own, Mailpath built and run as two processes on it
+// (a front process and the outbound role, as deployed to use more than one core), a registered tenant on an unlimited plan
+// with a verified sending domain and its rsa-2048 DKIM key, and Postfix relaying the same load as the peer.
+import { execFile } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { promisify } from 'node:util';
+import postgres from 'postgres';
+import { generateDkimKey, storeKey } from '../../shared/domains/dkim-keys.js';
+import { projectRoot } from '../../shared/paths.js';
+import { SealedBox } from '../../shared/secrets/sealed-box.js';
+import { freePort } from '../../test/helpers/net.js';
+import { machineBusySeconds } from './cpu.js';
+import { httpsJson } from './http.js';
+import { startProcess, waitFor, type Child } from './mailpath.js';
+import { postfixQueued, startPostfix, stopPostfix } from './postfix-peer.js';
+import { SMTP_SOURCE } from './smtp-load.js';
+
+const run = promisify(execFile);
+const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+
+export interface DeploymentOptions {
+  /** Names the bench in progress lines and temp dirs. */
+  name: string;
+  /** Roles of the front process (the outbound process always has the outbound role alone). */
+  frontRoles: string;
+  /** Relay every delivery to this port (Postfix's smtp-sink). */
+  sinkPort: number;
+  /** Ports to allocate and pass to both processes, by environment variable (e.g. MAILPATH_SUBMISSION_PORT). */
+  extraPorts?: string[];
+  extraEnv?: Record<string, string>;
+}
+
+export interface Deployment {
+  /** The bench database (two connections). */
+  sql: postgres.Sql;
+  apiPort: number;
+  /** The ports allocated for `extraPorts`, by variable name. */
+  ports: Record<string, number>;
+  front: Child;
+  outbound: Child;
+  /** The benchmark tenant: its id and owner session token. */
+  tenantId: string;
+  token: string;
+  /** Stops both processes (idempotent), before the peer runs on the same cores. */
+  stopMailpath(): Promise<void>;
+  /** Stops everything and drops the database and data dir; never throws. */
+  close(): Promise<void>;
+}
+
+/** Creates the database, builds and starts Mailpath, registers the tenant and gives it `bench.test` with an active DKIM key. */
+export async function startDeployment(o: DeploymentOptions): Promise<Deployment> {
+  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  const dataDir = mkdtempSync(join(tmpdir(), `mailpath-bench-${o.name}-`));
+  const masterKey = randomBytes(32).toString('hex');
+  await admin.unsafe(`create database "${dbName}"`);
+  const sql = postgres(dbUrl.toString(), { max: 2, onnotice: () => {} });
+  const children: Child[] = [];
+  const stopMailpath = async () => {
+    for (const c of children.reverse()) await c.stop().catch(() => {});
+    children.length = 0;
+  };
+  const close = async () => {
+    await stopMailpath();
+    await sql.end().catch(() => {});
+    await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch(() => {});
+    await admin.end().catch(() => {});
+    rmSync(dataDir, { recursive: true, force: true });
+  };
+  try {
+    const [apiPort, httpPort] = [await freePort(), await freePort()];
+    const ports: Record<string, number> = {};
+    for (const name of o.extraPorts ?? []) ports[name] = await freePort();
+    const env: Record<string, string> = {
+      PATH: process.env['PATH'] ?? '',
+      HOME: process.env['HOME'] ?? tmpdir(),
+      DATABASE_URL: dbUrl.toString(),
+      MAILPATH_DATA_DIR: dataDir,
+      MAILPATH_BIND_HOST: '127.0.0.1',
+      MAILPATH_HTTPS_PORT: String(apiPort),
+      MAILPATH_HTTP_PORT: String(httpPort),
+      MAILPATH_PUBLIC_URL: `https://localhost:${apiPort}`,
+      MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${o.sinkPort}`,
+      MAILPATH_MASTER_KEY: masterKey,
+      MAILPATH_JWT_SECRET: randomBytes(32).toString('hex'),
+      MAILPATH_LOG_LEVEL: 'warn',
+      MAILPATH_ADMIN_PASSWORD: 'Bench-admin-password-1',
+      MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
+      MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[10000000]',
+      ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
+      ...o.extraEnv,
+    };
+    process.stdout.write(`${o.name} bench: building (npm run build) ...\n`);
+    await run('npm', ['run', 'build'], { cwd: projectRoot() });
+    const front = await startProcess({ ...env, MAILPATH_ROLES: o.frontRoles }, apiPort);
+    children.push(front);
+    const outbound = await startProcess({ ...env, MAILPATH_ROLES: 'outbound', MAILPATH_DATA_DIR: join(dataDir, 'outbound') }, undefined);
+    children.push(outbound);
+
+    const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
+    const tenantId = register.data.tenant_id as string;
+    await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
+    await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
+    const [domain] = await sql<{ id: string }[]>`
+      insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now(), now()) returning id`;
+    const vault = new SealedBox(Buffer.from(masterKey, 'hex'));
+    await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
+    return { sql, apiPort, ports, front, outbound, tenantId, token: register.data.token as string, stopMailpath, close };
+  } catch (err) {
+    await close();
+    throw err;
+  }
+}
+
+export interface PostfixRelayFigures {
+  acceptedPerSec: number;
+  deliveredPerSec: number;
+  /** CPU of the whole machine per message while Postfix worked (its processes are many and short-lived). */
+  machineMs: number;
+}
+
+/** Postfix accepting `messages` of `bytes` from smtp-source over `sessions` sessions and relaying them to the sink; delivered when its queue is empty. */
+export async function postfixRelay(sinkPort: number, o: { messages: number; bytes: number; sessions: number }): Promise<PostfixRelayFigures> {
+  const listen = await freePort();
+  await startPostfix(listen, sinkPort);
+  const machineBefore = machineBusySeconds();
+  try {
+    const started = performance.now();
+    await run(SMTP_SOURCE, ['-4', '-s', String(o.sessions), '-m', String(o.messages), '-l', String(o.bytes), '-f', 'a@example.test', '-t', 'b@example.test', `127.0.0.1:${listen}`], { maxBuffer: 1 << 24, timeout: 30 * 60_000 });
+    const acceptedAt = performance.now();
+    const doneAt = await waitFor(async () => o.messages - (await postfixQueued()), o.messages, 'Postfix queue drained');
+    return {
+      acceptedPerSec: o.messages / ((acceptedAt - started) / 1000),
+      deliveredPerSec: o.messages / ((doneAt - started) / 1000),
+      machineMs: ((machineBusySeconds() - machineBefore) * 1000) / o.messages,
+    };
+  } finally {
+    await stopPostfix();
+  }
+}
