@@ -13,6 +13,7 @@ import { keyActivityPlugin } from './plugins/key-activity.js';
 import { addressRateHeaders } from './plugins/rate-limit.js';
 import { API_PREFIX, openApiPlugin } from './plugins/openapi.js';
 import { requestLogPlugin } from './plugins/request-log.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import type { ApiInstance } from './route.js';
 import { authRoutes } from './routes/auth.js';
 import { twoFactorRoutes } from './routes/auth-2fa.js';
@@ -145,6 +146,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.register(keyActivityPlugin);
   app.register(impersonationPlugin);
   app.register(requestLogPlugin);
+  app.register(metricsPlugin);
   app.register(openApiPlugin);
   await app.register(async (api) => {
     for (const group of ROUTE_GROUPS) api.register(group);

@@ -71,6 +71,8 @@ export async function runApiBench(): Promise<{ bare: Figures; bareSized: Figures
       MAILPATH_BIND_HOST: '127.0.0.1',
       MAILPATH_HTTPS_PORT: '0',
       MAILPATH_HTTP_PORT: '0',
+      // Metrics on (as in production), on a free operator port.
+      MAILPATH_METRICS_PORT: '0',
       MAILPATH_LOG_LEVEL: 'warn',
       MAILPATH_ADMIN_PASSWORD: 'Bench-admin-password-1',
       MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',

@@ -90,6 +90,7 @@ export default async function runCampaignBench(): Promise<void> {
       MAILPATH_BIND_HOST: '127.0.0.1',
       MAILPATH_HTTPS_PORT: String(apiPort),
       MAILPATH_HTTP_PORT: String(httpPort),
+      MAILPATH_METRICS_PORT: '0',
       MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${sinkPort}`,
       MAILPATH_PUBLIC_URL: `https://localhost:${apiPort}`,
       MAILPATH_MASTER_KEY: masterKey,

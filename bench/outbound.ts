@@ -122,6 +122,7 @@ export default async function runOutboundBench(): Promise<void> {
       MAILPATH_BIND_HOST: '127.0.0.1',
       MAILPATH_HTTPS_PORT: String(apiPort),
       MAILPATH_HTTP_PORT: String(httpPort),
+      MAILPATH_METRICS_PORT: '0',
       MAILPATH_SUBMISSION_PORT: String(submissionPort),
       MAILPATH_SUBMISSION_TLS_PORT: String(submissionTlsPort),
       MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${sinkPort}`,

@@ -8,12 +8,15 @@ import { startBoss, type Boss } from '../shared/jobs/boss.js';
 import { ensureSuperAdmin, showGeneratedPassword } from '../shared/auth/bootstrap.js';
 import { startRoles, type RunningRole } from './roles.js';
 import { buildServices, type Services } from './services.js';
+import { startOperatorServer, type RunningOperatorServer } from '../api/operator-server.js';
 
 export interface RunningMailpath {
   roles: RunningRole[];
   databaseUrl: string;
   /** The process's database pool (the dev DNS reads the records to publish from it). */
   sql: Sql;
+  /** The operator port serving GET /metrics; undefined when MAILPATH_METRICS_PORT is off. */
+  metricsPort: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -22,6 +25,7 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
   let boss: Boss | undefined;
   let services: Services | undefined;
   let roles: RunningRole[] | undefined;
+  let operator: RunningOperatorServer | undefined;
   try {
     const applied = await migrate(db.sql);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
@@ -30,6 +34,8 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
       maintenanceIntervalSeconds: config.delivery.workers.queue_maintenance_seconds,
     });
     services = await buildServices({ config, sql: db.sql, log, boss, clock: systemClock });
+    // Every process serves its own metrics, whatever its roles: a failure to bind stops start-up like any listener's.
+    if (config.metrics) operator = await startOperatorServer(services.metrics, log, config.metrics);
     roles = await startRoles(config.roles, services);
     // Last: a start-up that fails before this has created no super-admin, so a generated password
     // is never lost; the next start generates one. It is shown only once everything is up.
@@ -37,16 +43,18 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
     log.info({ roles: roles.map((r) => ({ role: r.name, ...r.details })), embedded: db.embedded !== undefined }, 'mailpath started');
     // After that line (the log writes synchronously, so the order holds on a shared terminal).
     showGeneratedPassword(admin);
-    const started = { boss, services, roles };
+    const started = { boss, services, roles, operator };
     let stopping: Promise<void> | undefined;
     return {
       roles: started.roles,
       databaseUrl: db.url,
       sql: db.sql,
+      metricsPort: operator?.port,
       stop: () =>
         (stopping ??= (async () => {
           // Roles first (stop accepting, drain), then what the services hold, then the queue, then the database.
           await Promise.allSettled(started.roles.map((r) => r.stop()));
+          await started.operator?.stop();
           await started.services.close().catch((err: unknown) => log.warn({ err }, 'services close'));
           await started.boss.stop({ graceful: true, wait: true, timeout: config.shutdownTimeoutMs }).catch((err: unknown) => log.warn({ err }, 'queue stop'));
           await db.close();
@@ -55,6 +63,7 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
     };
   } catch (err) {
     await Promise.allSettled((roles ?? []).map((r) => r.stop()));
+    await operator?.stop();
     await services?.close().catch(() => {});
     await boss?.stop({ graceful: false, wait: true }).catch(() => {});
     await db.close().catch(() => {});
