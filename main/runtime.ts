@@ -9,6 +9,8 @@ import { ensureSuperAdmin, showGeneratedPassword } from '../shared/auth/bootstra
 import { startRoles, type RunningRole } from './roles.js';
 import { buildServices, type Services } from './services.js';
 import { startOperatorServer, type RunningOperatorServer } from '../api/operator-server.js';
+import { QueryTimings, timedSql } from '../shared/observability/query-timing.js';
+import { startTimingFlusher, type RunningTimingFlusher } from '../shared/observability/timing-flusher.js';
 
 export interface RunningMailpath {
   roles: RunningRole[];
@@ -26,14 +28,27 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
   let services: Services | undefined;
   let roles: RunningRole[] | undefined;
   let operator: RunningOperatorServer | undefined;
+  let flusher: RunningTimingFlusher | undefined;
   try {
     const applied = await migrate(db.sql);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
-    boss = await startBoss(db.sql, log, {
+    // Every statement the services and queues run is timed for the slow-query report (config/observability.yaml);
+    // the flusher writes with the bare pool, so its own statements are not counted.
+    const timingConfig = config.observability.query_timing;
+    const timings = timingConfig.enabled
+      ? new QueryTimings({
+          windowMinutes: timingConfig.window_minutes,
+          maxStatementsPerWindow: timingConfig.max_statements_per_window,
+          samplesPerStatement: timingConfig.samples_per_statement,
+        })
+      : undefined;
+    const sql = timings ? timedSql(db.sql, timings) : db.sql;
+    if (timings) flusher = startTimingFlusher(db.sql, timings, timingConfig, log);
+    boss = await startBoss(sql, log, {
       supervise: config.roles.includes('scheduler'),
       maintenanceIntervalSeconds: config.delivery.workers.queue_maintenance_seconds,
     });
-    services = await buildServices({ config, sql: db.sql, log, boss, clock: systemClock });
+    services = await buildServices({ config, sql, log, boss, clock: systemClock });
     // Every process serves its own metrics, whatever its roles: a failure to bind stops start-up like any listener's.
     if (config.metrics) operator = await startOperatorServer(services.metrics, log, config.metrics);
     roles = await startRoles(config.roles, services);
@@ -43,7 +58,7 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
     log.info({ roles: roles.map((r) => ({ role: r.name, ...r.details })), embedded: db.embedded !== undefined }, 'mailpath started');
     // After that line (the log writes synchronously, so the order holds on a shared terminal).
     showGeneratedPassword(admin);
-    const started = { boss, services, roles, operator };
+    const started = { boss, services, roles, operator, flusher };
     let stopping: Promise<void> | undefined;
     return {
       roles: started.roles,
@@ -57,6 +72,7 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
           await started.operator?.stop();
           await started.services.close().catch((err: unknown) => log.warn({ err }, 'services close'));
           await started.boss.stop({ graceful: true, wait: true, timeout: config.shutdownTimeoutMs }).catch((err: unknown) => log.warn({ err }, 'queue stop'));
+          await started.flusher?.stop();
           await db.close();
           log.info('mailpath stopped');
         })()),
@@ -66,6 +82,7 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
     await operator?.stop();
     await services?.close().catch(() => {});
     await boss?.stop({ graceful: false, wait: true }).catch(() => {});
+    await flusher?.stop().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }
