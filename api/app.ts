@@ -1,7 +1,9 @@
 // Builds the Fastify application: listener limits, context, JSON body parser, envelope and errors, request guard, key activity, request log, OpenAPI, and every route group under /api/v1.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { responseSerializerCompiler } from './serializer.js';
+import { lazyChildLogger } from './request-logger.js';
 import type { ApiContext } from './context.js';
 import { clientErrorHandler, listenerOptions } from './listener.js';
 import { contextPlugin } from './plugins/context.js';
@@ -25,6 +27,7 @@ import { adminTenantActionRoutes } from './routes/admin-tenants-actions.js';
 import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
+import { adminObservabilityRoutes } from './routes/admin-observability.js';
 import { adminIpWatchdogRoutes } from './routes/admin-ip-watchdog.js';
 import { adminWarmupRoutes } from './routes/admin-warmup.js';
 import { adminWarmupScheduleRoutes } from './routes/admin-warmup-schedule.js';
@@ -95,6 +98,7 @@ const ROUTE_GROUPS = [
   adminTenantActionRoutes,
   adminDkimRoutes,
   adminWorkerRoutes,
+  adminObservabilityRoutes,
   adminIpWatchdogRoutes,
   adminWarmupRoutes,
   adminWarmupScheduleRoutes,
@@ -126,6 +130,8 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     requestIdHeader: 'x-request-id',
     // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
+    // No pino child per request unless something logs through request.log (api/request-logger.ts).
+    childLoggerFactory: lazyChildLogger,
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too, and the
     // address's public bucket (no route, so no guard, has counted them).
     frameworkErrors: (err, request, reply) => {
@@ -138,7 +144,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     ...(options.https ? { https: { ...serverOptions, ...options.https } } : { http: serverOptions }),
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler({ validate: ctx.config.validateResponses }));
   app.register(contextPlugin, { ctx });
   app.register(jsonBodyPlugin);
   app.register(errorsPlugin);
