@@ -2,8 +2,58 @@
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
 
-type Level = 'fatal' | 'error' | 'warn' | 'info' | 'debug' | 'trace' | 'silent';
-const LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'];
+type LogFn = (...args: unknown[]) => void;
+
+/**
+ * A stand-in for the request's child logger. A class, so a request costs one small object and no closures:
+ * its methods live on the prototype and make the real child on first use.
+ */
+class LazyChildLogger {
+  private made: FastifyBaseLogger | undefined;
+
+  constructor(
+    private readonly parent: FastifyBaseLogger,
+    private readonly bindings: Bindings,
+    private readonly options: ChildLoggerOptions,
+  ) {}
+
+  private real(): FastifyBaseLogger {
+    return (this.made ??= this.parent.child(this.bindings, this.options));
+  }
+
+  get level(): string {
+    return this.real().level;
+  }
+
+  set level(value: string) {
+    this.real().level = value;
+  }
+
+  fatal(...args: unknown[]): void {
+    (this.real().fatal as LogFn)(...args);
+  }
+  error(...args: unknown[]): void {
+    (this.real().error as LogFn)(...args);
+  }
+  warn(...args: unknown[]): void {
+    (this.real().warn as LogFn)(...args);
+  }
+  info(...args: unknown[]): void {
+    (this.real().info as LogFn)(...args);
+  }
+  debug(...args: unknown[]): void {
+    (this.real().debug as LogFn)(...args);
+  }
+  trace(...args: unknown[]): void {
+    (this.real().trace as LogFn)(...args);
+  }
+  silent(...args: unknown[]): void {
+    (this.real().silent as LogFn)(...args);
+  }
+  child(bindings: Bindings, options?: ChildLoggerOptions): FastifyBaseLogger {
+    return this.real().child(bindings, options);
+  }
+}
 
 /**
  * Fastify's childLoggerFactory. The one line every request writes ('api request', api/plugins/request-log.ts)
@@ -11,17 +61,5 @@ const LEVELS: readonly Level[] = ['fatal', 'error', 'warn', 'info', 'debug', 'tr
  * errors and warnings logged through request.log still carry reqId, as a real child's would.
  */
 export function lazyChildLogger(logger: FastifyBaseLogger, bindings: Bindings, options: ChildLoggerOptions): FastifyBaseLogger {
-  let child: FastifyBaseLogger | undefined;
-  const real = () => (child ??= logger.child(bindings, options));
-  const lazy = {
-    get level() {
-      return real().level;
-    },
-    set level(value: string) {
-      real().level = value;
-    },
-    child: (more: Bindings, moreOptions?: ChildLoggerOptions) => real().child(more, moreOptions),
-  } as Record<string, unknown>;
-  for (const level of LEVELS) lazy[level] = (...args: unknown[]) => (real()[level] as (...a: unknown[]) => void)(...args);
-  return lazy as unknown as FastifyBaseLogger;
+  return new LazyChildLogger(logger, bindings, options) as unknown as FastifyBaseLogger;
 }
