@@ -1,7 +1,9 @@
 // Builds the Fastify application: listener limits, context, JSON body parser, envelope and errors, request guard, key activity, request log, OpenAPI, and every route group under /api/v1.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
-import { serializerCompiler, validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';
+import { responseSerializerCompiler } from './serializer.js';
+import { lazyChildLogger } from './request-logger.js';
 import type { ApiContext } from './context.js';
 import { clientErrorHandler, listenerOptions } from './listener.js';
 import { contextPlugin } from './plugins/context.js';
@@ -14,6 +16,7 @@ import { keyActivityPlugin } from './plugins/key-activity.js';
 import { addressRateHeaders } from './plugins/rate-limit.js';
 import { API_PREFIX, openApiPlugin } from './plugins/openapi.js';
 import { requestLogPlugin } from './plugins/request-log.js';
+import { metricsPlugin } from './plugins/metrics.js';
 import type { ApiInstance } from './route.js';
 import { authRoutes } from './routes/auth.js';
 import { twoFactorRoutes } from './routes/auth-2fa.js';
@@ -28,6 +31,7 @@ import { adminTenantHealthRoutes } from './routes/admin-tenant-health.js';
 import { domainRoutes } from './routes/domains.js';
 import { adminDkimRoutes } from './routes/admin-dkim.js';
 import { adminWorkerRoutes } from './routes/admin-workers.js';
+import { adminObservabilityRoutes } from './routes/admin-observability.js';
 import { adminIpWatchdogRoutes } from './routes/admin-ip-watchdog.js';
 import { adminWarmupRoutes } from './routes/admin-warmup.js';
 import { adminWarmupScheduleRoutes } from './routes/admin-warmup-schedule.js';
@@ -107,6 +111,7 @@ const ROUTE_GROUPS = [
   adminTenantHealthRoutes,
   adminDkimRoutes,
   adminWorkerRoutes,
+  adminObservabilityRoutes,
   adminIpWatchdogRoutes,
   adminWarmupRoutes,
   adminWarmupScheduleRoutes,
@@ -149,6 +154,8 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     routerOptions: { maxParamLength: 2048 },
     // Fastify's request lines off: one line per request instead, its URL's secrets redacted (api/plugins/request-log.ts).
     logController: new LogController({ disableRequestLogging: true }),
+    // No pino child per request unless something logs through request.log (api/request-logger.ts).
+    childLoggerFactory: lazyChildLogger,
     // Errors Fastify raises before routing (e.g. a malformed percent-encoding) get the envelope too, and the
     // address's public bucket (no route, so no guard, has counted them).
     frameworkErrors: (err, request, reply) => {
@@ -161,7 +168,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     ...(options.https ? { https: { ...serverOptions, ...options.https } } : { http: serverOptions }),
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
+  app.setSerializerCompiler(responseSerializerCompiler({ validate: ctx.config.validateResponses }));
   app.register(contextPlugin, { ctx });
   app.register(jsonBodyPlugin);
   app.register(errorsPlugin);
@@ -170,6 +177,7 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.register(keyActivityPlugin);
   app.register(impersonationPlugin);
   app.register(requestLogPlugin);
+  app.register(metricsPlugin);
   app.register(openApiPlugin);
   await app.register(async (api) => {
     for (const group of ROUTE_GROUPS) api.register(group);

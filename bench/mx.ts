@@ -61,6 +61,7 @@ async function benchMailpath(dbUrl: string, sql: postgres.Sql): Promise<Figures>
       HOME: process.env['HOME'] ?? tmpdir(),
       DATABASE_URL: dbUrl,
       MAILPATH_ROLES: 'mx',
+      MAILPATH_METRICS_PORT: '0',
       MAILPATH_DATA_DIR: dataDir,
       MAILPATH_BIND_HOST: '127.0.0.1',
       MAILPATH_MX_PORT: String(port),

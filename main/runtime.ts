@@ -8,12 +8,17 @@ import { startBoss, type Boss } from '../shared/jobs/boss.js';
 import { ensureSuperAdmin, showGeneratedPassword } from '../shared/auth/bootstrap.js';
 import { startRoles, type RunningRole } from './roles.js';
 import { buildServices, type Services } from './services.js';
+import { startOperatorServer, type RunningOperatorServer } from '../api/operator-server.js';
+import { QueryTimings, timedSql } from '../shared/observability/query-timing.js';
+import { startTimingFlusher, type RunningTimingFlusher } from '../shared/observability/timing-flusher.js';
 
 export interface RunningMailpath {
   roles: RunningRole[];
   databaseUrl: string;
   /** The process's database pool (the dev DNS reads the records to publish from it). */
   sql: Sql;
+  /** The operator port serving GET /metrics; undefined when MAILPATH_METRICS_PORT is off. */
+  metricsPort: number | undefined;
   stop(): Promise<void>;
 }
 
@@ -22,14 +27,30 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
   let boss: Boss | undefined;
   let services: Services | undefined;
   let roles: RunningRole[] | undefined;
+  let operator: RunningOperatorServer | undefined;
+  let flusher: RunningTimingFlusher | undefined;
   try {
     const applied = await migrate(db.sql);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
-    boss = await startBoss(db.sql, log, {
+    // Every statement the services and queues run is timed for the slow-query report (config/observability.yaml);
+    // the flusher writes with the bare pool, so its own statements are not counted.
+    const timingConfig = config.observability.query_timing;
+    const timings = timingConfig.enabled
+      ? new QueryTimings({
+          windowMinutes: timingConfig.window_minutes,
+          maxStatementsPerWindow: timingConfig.max_statements_per_window,
+          samplesPerStatement: timingConfig.samples_per_statement,
+        })
+      : undefined;
+    const sql = timings ? timedSql(db.sql, timings) : db.sql;
+    if (timings) flusher = startTimingFlusher(db.sql, timings, timingConfig, log);
+    boss = await startBoss(sql, log, {
       supervise: config.roles.includes('scheduler'),
       maintenanceIntervalSeconds: config.delivery.workers.queue_maintenance_seconds,
     });
-    services = await buildServices({ config, sql: db.sql, log, boss, clock: systemClock });
+    services = await buildServices({ config, sql, log, boss, clock: systemClock });
+    // Every process serves its own metrics, whatever its roles: a failure to bind stops start-up like any listener's.
+    if (config.metrics) operator = await startOperatorServer(services.metrics, log, config.metrics);
     roles = await startRoles(config.roles, services);
     // Last: a start-up that fails before this has created no super-admin, so a generated password
     // is never lost; the next start generates one. It is shown only once everything is up.
@@ -37,26 +58,31 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
     log.info({ roles: roles.map((r) => ({ role: r.name, ...r.details })), embedded: db.embedded !== undefined }, 'mailpath started');
     // After that line (the log writes synchronously, so the order holds on a shared terminal).
     showGeneratedPassword(admin);
-    const started = { boss, services, roles };
+    const started = { boss, services, roles, operator, flusher };
     let stopping: Promise<void> | undefined;
     return {
       roles: started.roles,
       databaseUrl: db.url,
       sql: db.sql,
+      metricsPort: operator?.port,
       stop: () =>
         (stopping ??= (async () => {
           // Roles first (stop accepting, drain), then what the services hold, then the queue, then the database.
           await Promise.allSettled(started.roles.map((r) => r.stop()));
+          await started.operator?.stop();
           await started.services.close().catch((err: unknown) => log.warn({ err }, 'services close'));
           await started.boss.stop({ graceful: true, wait: true, timeout: config.shutdownTimeoutMs }).catch((err: unknown) => log.warn({ err }, 'queue stop'));
+          await started.flusher?.stop();
           await db.close();
           log.info('mailpath stopped');
         })()),
     };
   } catch (err) {
     await Promise.allSettled((roles ?? []).map((r) => r.stop()));
+    await operator?.stop();
     await services?.close().catch(() => {});
     await boss?.stop({ graceful: false, wait: true }).catch(() => {});
+    await flusher?.stop().catch(() => {});
     await db.close().catch(() => {});
     throw err;
   }

@@ -32,6 +32,8 @@ import { ensureDeliveryJobs } from '../shared/sending/delivery-jobs.js';
 import { createSendingDeps } from '../shared/sending/deps.js';
 import { SystemMail } from '../shared/system-mail/mailer.js';
 import type { WorkerDeps } from '../shared/workers/catalog.js';
+import { cachedQueueDepths } from '../shared/jobs/depth.js';
+import { Metrics } from '../shared/metrics/metrics.js';
 
 /** What a process starts from: its configuration, database, logger, job queues and clock. */
 export interface Core {
@@ -44,6 +46,8 @@ export interface Core {
 
 /** Every role's deps at once: the API's context, the MX's, submission's, delivery's, the webhook worker's and the scheduled workers' (the bounce intake takes a part of them). */
 export interface Services extends ApiContext, MxDeps, SubmissionDeps, DeliveryDeps, WebhookDeps, WorkerDeps {
+  /** The process's metrics, built here once and recorded by every adapter (served on the operator port). */
+  metrics: Metrics;
   /** Flushes what the services hold (system e-mails in flight, rate-limit counts, key use); call after the roles stopped, before the queue and database close. */
   close(): Promise<void>;
 }
@@ -57,6 +61,8 @@ export interface Services extends ApiContext, MxDeps, SubmissionDeps, DeliveryDe
  */
 export async function buildServices(core: Core): Promise<Services> {
   const { config, sql, log, boss, clock } = core;
+  const metrics = new Metrics();
+  metrics.readQueueDepthWith(cachedQueueDepths(sql, config.observability.metrics.queue_depth_cache_ms));
   const expireInSeconds = config.delivery.workers.job_expire_seconds;
   await ensureDeliveryJobs(sql, { expireInSeconds });
   await ensureInboundJobs(sql, { expireInSeconds });
@@ -69,7 +75,7 @@ export async function buildServices(core: Core): Promise<Services> {
   const resolverOptions = { timeoutMs: config.dns.timeout_ms, tries: config.dns.tries };
   const vault = new SealedBox(masterKey);
   const dns = createResolver(config.dnsServers, resolverOptions);
-  const sending = createSendingDeps({ config, sql, log, boss, clock, dns, verpKey: verpKey(masterKey), linkKey: linkTokenKey(masterKey), vault });
+  const sending = createSendingDeps({ config, sql, log, boss, clock, dns, metrics, verpKey: verpKey(masterKey), linkKey: linkTokenKey(masterKey), vault });
 
   const tokens = await SessionTokens.create(config);
   const limits = config.limits.rate_limits;
@@ -86,6 +92,7 @@ export async function buildServices(core: Core): Promise<Services> {
 
   const services: Services = {
     ...sending,
+    metrics,
     publicResolvers: config.publicResolvers.map((server) => ({ server, dns: resolverFor(server, resolverOptions) })),
     vault,
     tokens,

@@ -6,7 +6,7 @@ export class OperationalError extends Error {
 }
 
 /** The variables naming the ports Mailpath listens on: a listen failure names the one to change. */
-export type PortVariable = 'MAILPATH_HTTPS_PORT' | 'MAILPATH_HTTP_PORT' | 'MAILPATH_MX_PORT' | 'MAILPATH_SUBMISSION_PORT' | 'MAILPATH_SUBMISSION_TLS_PORT';
+export type PortVariable = 'MAILPATH_HTTPS_PORT' | 'MAILPATH_HTTP_PORT' | 'MAILPATH_MX_PORT' | 'MAILPATH_SUBMISSION_PORT' | 'MAILPATH_SUBMISSION_TLS_PORT' | 'MAILPATH_METRICS_PORT';
 
 /**
  * A listener that could not bind, as the operator reads it: the variable and port for a port in use

@@ -1,5 +1,5 @@
 // One 'api request' log line per answered request (method, URL with secret query values redacted, status, time, caller, request id), in place of Fastify's two; never headers or bodies.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { CONTEXT_PLUGIN } from './context.js';
@@ -66,10 +66,15 @@ function callerOf(request: FastifyRequest): { principal: string | null; tenant_i
 
 const requestLog: FastifyPluginAsyncZod = async (app) => {
   const isApiKey = (value: string) => app.ctx.credentials.isApiKey(value);
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
-    // request.log carries the request id (reqId: the client's x-request-id, else one Fastify made).
-    request.log.info(
+  const log = app.ctx.log;
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    // Nothing to build when the line would be dropped (MAILPATH_LOG_LEVEL above info).
+    if (!log.isLevelEnabled('info')) return done();
+    // Through the root logger with the request id as a field (reqId: the client's x-request-id, else one
+    // Fastify made): the same line a request child would write, without making one (api/request-logger.ts).
+    log.info(
       {
+        reqId: request.id,
         method: request.method,
         url: redactUrl(redactTokenPath(request.url), isApiKey),
         status: reply.statusCode,
@@ -79,6 +84,7 @@ const requestLog: FastifyPluginAsyncZod = async (app) => {
       },
       'api request',
     );
+    done();
   });
 };
 

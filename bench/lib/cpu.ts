@@ -80,3 +80,21 @@ export async function measuredCpu<T>(
     perMessage: `CPU per message ${total.toFixed(2)} ms (front ${ms[0]!.toFixed(2)}, outbound ${ms[1]!.toFixed(2)}, PostgreSQL ${ms[2]!.toFixed(2)}); whole machine ${machine.toFixed(2)} ms`,
   };
 }
+
+/**
+ * CPU seconds this process's main thread (its thread id is the pid) has used: where an in-process server
+ * does its work, apart from worker threads such as autocannon's. Per request it is a cost figure the
+ * machine's other load hardly moves, unlike req/s.
+ */
+export function mainThreadCpuSeconds(): number {
+  return cpuSecondsOf(process.pid) === 0 ? 0 : threadSeconds(`/proc/${process.pid}/task/${process.pid}/stat`);
+}
+
+function threadSeconds(statPath: string): number {
+  try {
+    const fields = readFileSync(statPath, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}

@@ -84,6 +84,7 @@ export async function startDeployment(o: DeploymentOptions): Promise<Deployment>
       MAILPATH_BIND_HOST: '127.0.0.1',
       MAILPATH_HTTPS_PORT: String(apiPort),
       MAILPATH_HTTP_PORT: String(httpPort),
+      MAILPATH_METRICS_PORT: '0',
       MAILPATH_PUBLIC_URL: `https://localhost:${apiPort}`,
       MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${o.sinkPort}`,
       MAILPATH_MASTER_KEY: masterKey,

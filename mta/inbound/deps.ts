@@ -5,6 +5,7 @@ import type { Sql } from '../../shared/db/connection.js';
 import type { DnsResolver } from '../../shared/dns.js';
 import type { Logger } from '../../shared/log.js';
 import type { Boss } from '../../shared/jobs/boss.js';
+import type { Metrics } from '../../shared/metrics/metrics.js';
 
 export interface MxDeps {
   config: Config;
@@ -18,4 +19,6 @@ export interface MxDeps {
   verpKey: Buffer;
   /** Checks the tokens of mailto unsubscribe addresses (the same key signs them in List-Unsubscribe). */
   linkKey: Buffer;
+  /** The process's metrics (sessions); absent in tests that build the deps by hand. */
+  metrics?: Metrics;
 }

@@ -9,6 +9,7 @@ import { loadPlugins, type PluginCatalogue } from './plugins.js';
 import { shuttingDown } from '../smtp/replies.js';
 import { sessionHandlers } from './session.js';
 import { listen } from '../smtp/listen.js';
+import { countSessions } from '../smtp/session-metrics.js';
 
 export interface RunningMx {
   /** The bound port (the real one when the configuration asked for port 0). */
@@ -84,6 +85,7 @@ export async function startMx(deps: MxDeps, catalogue: PluginCatalogue): Promise
   });
   // Resets and failed handshakes of single clients are routine; a listener failure surfaces from listen().
   server.on('error', (err) => log.debug({ err }, 'mx connection error'));
+  countSessions(server, deps.metrics, 'mx');
   let port: number;
   try {
     port = await listen(server, config.mxPort, config.bindHost, 'MAILPATH_MX_PORT');

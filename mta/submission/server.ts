@@ -10,6 +10,7 @@ import { SubmissionAuth, SubmissionRateLimit } from './auth.js';
 import { shuttingDown } from '../smtp/replies.js';
 import { sessionHandlers } from './session.js';
 import { listen } from '../smtp/listen.js';
+import { countSessions } from '../smtp/session-metrics.js';
 
 /** The send path, and the request-side services the API has too: one key's HTTP and SMTP sends share its rate limit and its last-used record. */
 export interface SubmissionDeps extends SendingDeps {
@@ -70,6 +71,7 @@ export async function startSubmission(deps: SubmissionDeps): Promise<RunningSubm
   const servers = [new SMTPServer({ ...common, secure: false }), new SMTPServer({ ...common, secure: true })];
   // Resets and failed handshakes of single clients are routine; a listener failure surfaces from listen().
   for (const server of servers) server.on('error', (err) => log.debug({ err }, 'submission connection error'));
+  for (const server of servers) countSessions(server, deps.metrics, 'submission');
   let ports: number[];
   try {
     ports = await Promise.all([

@@ -12,6 +12,7 @@ import {
   type DeliveryForJob,
 } from '../../shared/inbound-webhooks/queries.js';
 import { openSecret } from '../../shared/inbound-webhooks/secret.js';
+import type { Metrics } from '../../shared/metrics/metrics.js';
 import type { DomainDeps } from '../../shared/domains/deps.js';
 import type { Boss } from '../../shared/jobs/boss.js';
 import { SealError } from '../../shared/secrets/sealed-box.js';
@@ -19,7 +20,8 @@ import { postToWebhook, type PostResult } from './deliver.js';
 import { decide, type Decision } from './schedule.js';
 
 /** What the outbound role already holds: the database, queue, clock, resolver and sealing box. */
-export type WebhookDeps = Pick<DomainDeps, 'sql' | 'config' | 'clock' | 'log' | 'dns' | 'vault'> & { boss: Boss };
+/** `metrics` (webhook attempts) is absent in tests that build the deps by hand. */
+export type WebhookDeps = Pick<DomainDeps, 'sql' | 'config' | 'clock' | 'log' | 'dns' | 'vault'> & { boss: Boss; metrics?: Metrics };
 
 export type WebhookJobOutcome = 'skipped' | 'delivered' | 'retry' | 'dead';
 
@@ -41,6 +43,8 @@ type Outcome = { lastStatus: number | null; lastError: string | null; at: Date }
 
 async function record(deps: WebhookDeps, d: DeliveryForJob, attempt: number, decision: Decision, result: PostResult | undefined): Promise<WebhookJobOutcome> {
   const at = deps.clock.now();
+  // A POST was made (no result: the delivery could not even be attempted).
+  if (result) deps.metrics?.webhookAttempts.inc({ kind: 'inbound', outcome: decision.kind === 'delivered' ? 'success' : 'failure' });
   const base: Outcome = { lastStatus: result?.kind === 'answered' ? result.status : null, lastError: null, at };
   let recorded: boolean;
   if (decision.kind === 'delivered') {

@@ -44,5 +44,6 @@ export function devDefaults(dev: DevConfig): Env {
     MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${dev.smtpPort}`,
     MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true',
     MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true',
+    MAILPATH_VALIDATE_RESPONSES: 'true',
   };
 }

@@ -89,6 +89,11 @@ export const envSchema = z.object({
   MAILPATH_LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   MAILPATH_SHUTDOWN_TIMEOUT_MS: wholeNumber(0).default(15000),
   MAILPATH_DB_POOL_SIZE: wholeNumber(1, 200).default(10),
+  // The operator port (GET /metrics, Prometheus): loopback only unless the operator says otherwise; 'off' serves none.
+  MAILPATH_METRICS_PORT: z.union([z.literal('off'), port]).default(9464),
+  MAILPATH_METRICS_HOST: z.string().min(1).default('127.0.0.1'),
+  // On: every API answer is checked against its zod schema too (tests, `mailpath dev`); off: the compiled serializer alone.
+  MAILPATH_VALIDATE_RESPONSES: boolFlag.default(false),
   WARMUP_PER_ESP_ENFORCE: boolFlag.default(false),
   SOC2_EVIDENCE_ENABLED: boolFlag.default(false),
 });

@@ -18,6 +18,7 @@ import { ipPoolsSchema, type IpPoolsConfig } from './ip-pools.js';
 import { ipWatchdogSchema, type IpWatchdogConfig } from './ip-watchdog.js';
 import { limitsSchema, type LimitsConfig } from './limits.js';
 import { notifySchema, type NotifyConfig } from './notify.js';
+import { observabilitySchema, type ObservabilityConfig } from './observability.js';
 import { pluginsSchema, type PluginsConfig } from './plugins.js';
 import { seedlistSchema, type SeedlistConfig } from './seedlist.js';
 import { trackingSchema, type TrackingConfig } from './tracking.js';
@@ -29,7 +30,7 @@ export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
-export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, SeedlistConfig, WorkersConfig };
+export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, ObservabilityConfig, SeedlistConfig, WorkersConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -52,6 +53,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     notify: notifySchema,
     'bounce-mailboxes': bounceMailboxesSchema,
     seedlist: seedlistSchema,
+    observability: observabilitySchema,
   });
 }
 
@@ -96,6 +98,10 @@ export interface Config {
   logLevel: string;
   shutdownTimeoutMs: number;
   dbPoolSize: number;
+  /** The operator port serving GET /metrics; undefined when MAILPATH_METRICS_PORT is off. */
+  metrics: { port: number; host: string } | undefined;
+  /** MAILPATH_VALIDATE_RESPONSES: API answers are also checked against their zod schemas. */
+  validateResponses: boolean;
   flags: { warmupPerEspEnforce: boolean; soc2EvidenceEnabled: boolean };
   /** Started by an npm script (npm sets npm_lifecycle_event): the process may sit below a shell. */
   launchedByNpm: boolean;
@@ -128,6 +134,8 @@ export interface Config {
   bounceMailboxes: BounceMailboxesConfig;
   /** config/seedlist.yaml: seed copies of campaign sends and the missing window. */
   seedlist: SeedlistConfig;
+  /** config/observability.yaml: metrics scrape caching, query timing and the slow-query thresholds. */
+  observability: ObservabilityConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -249,6 +257,8 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     logLevel: e.MAILPATH_LOG_LEVEL,
     shutdownTimeoutMs: e.MAILPATH_SHUTDOWN_TIMEOUT_MS,
     dbPoolSize: e.MAILPATH_DB_POOL_SIZE,
+    metrics: e.MAILPATH_METRICS_PORT === 'off' ? undefined : { port: e.MAILPATH_METRICS_PORT, host: e.MAILPATH_METRICS_HOST },
+    validateResponses: e.MAILPATH_VALIDATE_RESPONSES,
     flags: { warmupPerEspEnforce: e.WARMUP_PER_ESP_ENFORCE, soc2EvidenceEnabled: e.SOC2_EVIDENCE_ENABLED },
     launchedByNpm: Boolean(env['npm_lifecycle_event']),
     limits: parsedFiles.data.limits,
@@ -270,6 +280,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     notify: parsedFiles.data.notify,
     bounceMailboxes: parsedFiles.data['bounce-mailboxes'],
     seedlist: parsedFiles.data.seedlist,
+    observability: parsedFiles.data.observability,
     dev,
   };
 }

@@ -7,6 +7,7 @@ import type { Logger } from '../log.js';
 import { SealError, type SealedBox } from '../secrets/sealed-box.js';
 import { postSigned, type PostResult } from '../webhooks/http-post.js';
 import { decide, type Decision } from '../webhooks/retry-schedule.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from './queries.js';
 import { activeSecrets, signedHeaders } from './signing.js';
 
@@ -17,6 +18,8 @@ export interface EventWebhookDeps {
   log: Logger;
   dns: DnsResolver;
   vault: SealedBox;
+  /** The process's metrics (webhook attempts); absent in tests that build the deps by hand. */
+  metrics?: Metrics;
 }
 
 /** An attempt holds its delivery for the receiver timeout plus this, then counts as lost and is taken again. */
@@ -49,6 +52,7 @@ async function attempt(deps: EventWebhookDeps, d: ClaimedDelivery): Promise<Atte
       result = await postSigned({ dns: deps.dns, webhooks: deps.config.webhooks }, { url: d.url, headers, body: Buffer.from(body) });
     }
     decision = decide(deps.config.webhooks, { attempt: d.attempts, result: result!, now: deps.clock.now() });
+    if (secrets) deps.metrics?.webhookAttempts.inc({ kind: 'event', outcome: decision.kind === 'delivered' ? 'success' : 'failure' });
   }
   const recorded = await recordAttempt(deps.sql, d.id, d.attempts, {
     status: decision.kind === 'retry' ? 'pending' : decision.kind,

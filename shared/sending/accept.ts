@@ -175,7 +175,10 @@ export async function acceptForRecipients(deps: SendingDeps, message: Omit<Accep
 
 async function commit(deps: SendingDeps, prepared: PreparedSend[]): Promise<SendRow[]> {
   try {
-    return await deps.writer.write(prepared.map((p) => p.pending));
+    const rows = await deps.writer.write(prepared.map((p) => p.pending));
+    // Counted once stored (test-key and sandbox sends too: accepted is what the caller was told).
+    deps.metrics?.messages.inc({ outcome: 'accepted' }, rows.length);
+    return rows;
   } catch (err) {
     await Promise.all(prepared.map((p) => p.giveBack()));
     throw err;

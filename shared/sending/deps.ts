@@ -6,6 +6,7 @@ import type { DnsResolver } from '../dns.js';
 import type { Logger } from '../log.js';
 import type { Boss } from '../jobs/boss.js';
 import type { SealedBox } from '../secrets/sealed-box.js';
+import type { Metrics } from '../metrics/metrics.js';
 import { createSendCounters, type SendCounters } from './counters.js';
 import { createSendLookups, type SendLookups } from './lookups.js';
 import { createSendWriter, type SendWriter } from './send-writer.js';
@@ -30,10 +31,12 @@ export interface SendingDeps {
   lookups: SendLookups;
   /** Quota and warm-up counters, taken once per tick for all concurrent sends. */
   counters: SendCounters;
+  /** The process's metrics (accepted messages); absent in tests that build the deps by hand. */
+  metrics?: Metrics;
 }
 
 /** What the send path's batching objects are made from: the process's database, job queues, clock, resolver and keys. */
-export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey' | 'linkKey'> & { vault: SealedBox };
+export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey' | 'linkKey' | 'metrics'> & { vault: SealedBox };
 
 /** The send path's own objects; each batches across every caller of the process, so build them once. */
 export function createSendingDeps(base: SendingBase): SendingDeps {

@@ -26,6 +26,9 @@ export function testEnv(databaseUrl: string, dataDir: string, overrides: Env = {
     DATABASE_URL: databaseUrl,
     MAILPATH_DATA_DIR: dataDir,
     MAILPATH_LOG_LEVEL: 'silent',
+    // Processes started from this env pick a free operator port; answers are checked against their zod schemas too.
+    MAILPATH_METRICS_PORT: '0',
+    MAILPATH_VALIDATE_RESPONSES: 'true',
     MAILPATH_ADMIN_EMAIL: SUPER_ADMIN.email,
     MAILPATH_ADMIN_PASSWORD: SUPER_ADMIN.password,
     MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',

@@ -27,6 +27,7 @@ const env = async (): Promise<Record<string, string>> => ({
   MAILPATH_LOG_LEVEL: 'info',
   MAILPATH_HTTPS_PORT: String(await freePort()),
   MAILPATH_HTTP_PORT: String(await freePort()),
+  MAILPATH_METRICS_PORT: '0',
   MAILPATH_MX_PORT: String(await freePort()),
   MAILPATH_SUBMISSION_PORT: String(await freePort()),
   MAILPATH_SUBMISSION_TLS_PORT: String(await freePort()),

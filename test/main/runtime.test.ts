@@ -1,4 +1,4 @@
-// The entry point in one process with every role: each process-wide service is built once and shared by the roles, and a stop closes them all.
+// The entry point in one process with every role: each process-wide service is built once and shared by the roles, the operator port serves metrics, and a stop closes them all (writing the query timings last).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -6,6 +6,7 @@ import t from 'tap';
 import { loadMailpathConfig } from '../../main/config.js';
 import { startMailpath } from '../../main/runtime.js';
 import { SessionTokens } from '../../shared/auth/jwt.js';
+import { connect } from '../../shared/db/connection.js';
 import { createLogger } from '../../shared/log.js';
 import { RateLimiter } from '../../shared/ratelimit/limiter.js';
 import { KeyUsageRecorder } from '../../shared/keys/last-used.js';
@@ -55,7 +56,16 @@ t.test('mailpath start with all five roles builds the session tokens, rate limit
   t.equal(limiters(), 1, 'one rate limiter: a key\'s HTTP and SMTP sends count in one place');
   const ports = Object.assign({}, ...running.roles.map((r) => r.details)) as Record<string, number>;
   for (const name of ['httpsPort', 'httpPort', 'mxPort', 'starttlsPort', 'implicitTlsPort']) t.ok(ports[name]! > 0, `${name} bound`);
+  t.ok(running.metricsPort! > 0, 'the operator port is bound whatever the roles');
+  const scrape = await fetch(`http://127.0.0.1:${running.metricsPort}/metrics`);
+  t.equal(scrape.status, 200);
+  t.match(await scrape.text(), /mailpath_queue_jobs_waiting\{queue="/, 'queue depths read from the running queues');
   await running.stop();
+  // The pool's statements were timed and the last flush at stop wrote them (the slow-query report's source).
+  const check = connect(db.url, createLogger('silent'), { max: 1 });
+  const [row] = await check<{ n: number }[]>`select count(*)::int as n from query_timings`;
+  await check.end();
+  t.ok(row!.n > 0, `query timings written at stop (${row!.n} statements)`);
   await running.stop(); // a second stop waits for the first and does nothing more
   t.equal(limiterCloses(), 1, 'the one rate limiter is flushed once at stop');
   t.equal(keyUsageCloses(), 1, 'one key-use recorder, flushed once at stop');

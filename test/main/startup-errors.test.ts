@@ -11,7 +11,7 @@ import { createTestDatabase } from '../helpers/db.js';
 import { https, spawnMailpath, startMailpathProcess } from '../helpers/mailpath-process.js';
 import { freePort } from '../helpers/net.js';
 
-const PORT_VARIABLES = ['MAILPATH_HTTPS_PORT', 'MAILPATH_HTTP_PORT', 'MAILPATH_MX_PORT', 'MAILPATH_SUBMISSION_PORT', 'MAILPATH_SUBMISSION_TLS_PORT'] as const;
+const PORT_VARIABLES = ['MAILPATH_HTTPS_PORT', 'MAILPATH_HTTP_PORT', 'MAILPATH_MX_PORT', 'MAILPATH_SUBMISSION_PORT', 'MAILPATH_SUBMISSION_TLS_PORT', 'MAILPATH_METRICS_PORT'] as const;
 const STACK_LINE = /^\s+at /m;
 
 /** A free port for every listener, none the same. */

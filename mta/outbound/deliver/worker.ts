@@ -10,7 +10,7 @@ import type { DeliveryJob } from '../../../shared/sending/delivery-jobs.js';
 import type { IpWatchdog } from '../../../shared/ip-pools/watchdog.js';
 import { logAttempt } from './attempt-log.js';
 import { attemptFromPool } from './source.js';
-import { recordAttempt, recordDrop, recordFailure, recordRedeferral, recordSimulated, type DeliveredWriter, type JobRef } from './record.js';
+import { recordAttempt, recordDrop, recordFailure, recordRedeferral, recordSimulated, type DeliveredWriter, type JobRef, type RecordedOutcome } from './record.js';
 import type { Transports } from './transports.js';
 
 export type DeliveryJobOutcome = 'skipped' | 'attempted' | 'dropped' | 'simulated' | 'redeferred' | 'failed';
@@ -24,7 +24,7 @@ export class SendBusyError extends Error {
 const DELIVERABLE = new Set(['queued', 'deferred', 'sending']);
 
 /** What delivery takes from the process's services: the send path's look-ups and counters for the wake-up's warm-up gate. */
-export type DeliveryDeps = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'lookups' | 'counters'>;
+export type DeliveryDeps = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'lookups' | 'counters' | 'metrics'>;
 
 export interface WorkerContext {
   deps: DeliveryDeps;
@@ -102,6 +102,7 @@ export async function deliverClaimed(
   const durationMs = performance.now() - started;
   const recorded = await recordAttempt(deps, send, job, { result, classification, at, durationMs, sourceAddress }, ctx.delivered);
   logAttempt(deps.log, { send, remoteHost: result.remoteHost, sourceAddress, classification, recorded, at, durationMs });
+  countAttempt(deps, send, recorded, at.getTime() + durationMs);
   return 'attempted';
 }
 
@@ -161,4 +162,12 @@ async function wakeUp(ctx: WorkerContext, send: DeliverySend, job: JobRef): Prom
     default:
       return gateSend;
   }
+}
+
+/** The attempt's outcome in the metrics; a delivery also gives its latency since acceptance (retries included). */
+function countAttempt(deps: DeliveryDeps, send: DeliverySend, recorded: RecordedOutcome, doneAtMs: number): void {
+  const metrics = deps.metrics;
+  if (!metrics) return;
+  metrics.messages.inc({ outcome: recorded.outcome });
+  if (recorded.outcome === 'delivered') metrics.deliveryLatency.observe(Math.max(0, doneAtMs - send.created_at.getTime()) / 1000);
 }
