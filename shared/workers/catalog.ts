@@ -10,6 +10,7 @@ import type { Config } from '../config/index.js';
 import { expireQuarantines } from '../ip-pools/queries.js';
 import { runAutoRamp } from '../warmup/ramp.js';
 import { pollDueMailboxes } from '../bounce-mailboxes/poller.js';
+import { refreshRollups } from '../analytics/rollup.js';
 import type { Boss } from '../jobs/boss.js';
 import { alertFor, raiseAlert } from './alerts.js';
 import { recordTick, type TickOutcome } from './ticks.js';
@@ -101,6 +102,13 @@ export const WORKERS: readonly ScheduledWorker[] = [
       "Polls the tenants' POP3 bounce mailboxes that are due (each every poll_interval_s): new messages by UIDL go to the bounce intake, then are deleted on the server when delete_after_read.",
     intervalMinutes: () => 1,
     run: async (deps) => ({ ...(await pollDueMailboxes(deps)) }),
+  },
+  {
+    name: 'analytics-rollup',
+    description:
+      'Recomputes the hourly analytics rollups (per tenant, and per tenant and recipient domain) of every hour whose events changed since the last tick, from the events; prunes per-provider refusal counters older than a day.',
+    intervalMinutes: () => 5,
+    run: async (deps) => ({ ...(await refreshRollups(deps)) }),
   },
 ];
 
