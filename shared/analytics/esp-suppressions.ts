@@ -31,10 +31,14 @@ export interface Refusal {
   at: Date;
 }
 
-/** A refusal that says the provider refuses the sender (policy), not the recipient or a passing fault. */
+/**
+ * A refusal that says the provider refuses the sender (policy), not the recipient or a passing fault: a permanent
+ * x.7.x refusal, or any refusal worded as a block. A temporary x.7.x alone is not one (greylisting uses 4.7.1).
+ */
 export function isBlock(r: Pick<Refusal, 'smtpCode' | 'enhancedCode' | 'reply'>): boolean {
   if (r.smtpCode === null) return false;
-  return (r.enhancedCode !== null && POLICY_CODE.test(r.enhancedCode)) || POLICY_WORDS.test(r.reply);
+  if (POLICY_WORDS.test(r.reply)) return true;
+  return r.smtpCode >= 500 && r.enhancedCode !== null && POLICY_CODE.test(r.enhancedCode);
 }
 
 export function providerOfRefusal(r: Pick<Refusal, 'recipient' | 'remoteHost'>): MailboxProvider {

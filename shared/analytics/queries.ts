@@ -50,7 +50,7 @@ export async function refreshStaleHours(sql: Sql, limit: number): Promise<number
         count(*) filter (where e.type = 'delivered'),
         count(*) filter (where e.type = 'bounce'),
         count(*) filter (where e.type = 'complaint'),
-        count(distinct e.send_id) filter (where e.type in ('open', 'click') and ${HUMAN})
+        count(distinct coalesce(e.send_id, e.id)) filter (where e.type in ('open', 'click') and ${HUMAN})
       from unnest($1::uuid[], $2::timestamptz[]) as k(tenant_id, hour)
       join events e on e.tenant_id = k.tenant_id and e.occurred_at >= k.hour and e.occurred_at < k.hour + interval '1 hour'
       where e.type in ('send', 'delivered', 'bounce', 'complaint', 'open', 'click') and e.recipient like '%@%'
