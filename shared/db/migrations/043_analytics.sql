@@ -66,8 +66,10 @@ create trigger events_mark_rollup_stale_update after update on events
   referencing new table as new_events
   for each statement execute function events_mark_rollup_stale();
 
--- The cohort query reads a tenant's sends, opens and clicks of up to 12 weeks by type and time, joined to contacts
--- by address: events_engagement_window_idx (tenant_id, type, occurred_at) include (recipient) already serves it.
+-- The cohort query reads a tenant's opens or clicks of up to 12 weeks, joined to contacts by address:
+-- events_engagement_window_idx (tenant_id, type, occurred_at) include (recipient) already serves it; its sends come
+-- from events_tenant_idx (tenant_id, occurred_at). No index is added: every one costs each event write, and the
+-- cohort answer is cached for an hour.
 
 -- Every hour that already has events: computed by the first run of the worker.
 insert into analytics_stale_hours (tenant_id, hour)
