@@ -45,6 +45,7 @@ import { bounceMailboxRoutes } from './routes/bounce-mailboxes.js';
 import { goalRoutes } from './routes/goals.js';
 import { engagementExportRoutes } from './routes/engagement-export.js';
 import { reputationRoutes } from './routes/reputation.js';
+import { analyticsRoutes } from './routes/analytics.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { campaignStatsRoutes } from './routes/campaign-stats.js';
 import { transactionalRoutes } from './routes/transactional.js';
@@ -94,6 +95,7 @@ const ROUTE_GROUPS = [
   goalRoutes,
   engagementExportRoutes,
   reputationRoutes,
+  analyticsRoutes,
   segmentRoutes,
   contactImportRoutes,
   md5ListRoutes,

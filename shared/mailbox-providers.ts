@@ -33,3 +33,31 @@ export function providerOfAddress(address: string): MailboxProvider {
   const at = address.lastIndexOf('@');
   return at < 0 ? 'other' : providerOfDomain(address.slice(at + 1));
 }
+
+/**
+ * The mail hosts of each provider, as suffixes of an MX host name: a custom domain hosted at Google Workspace,
+ * Microsoft 365, Yahoo (which also runs AOL's mail), iCloud+, Proton or Fastmail points its MX at these. Used
+ * where a look-up is affordable (analytics, the delivery path, which knows the host it reached).
+ */
+const MX_SUFFIXES: readonly (readonly [string, Exclude<MailboxProvider, 'other'>])[] = [
+  ['google.com', 'gmail'],
+  ['googlemail.com', 'gmail'],
+  ['outlook.com', 'outlook'],
+  ['hotmail.com', 'outlook'],
+  ['yahoodns.net', 'yahoo'],
+  ['yahoo.com', 'yahoo'],
+  ['aol.com', 'aol'],
+  ['icloud.com', 'icloud'],
+  ['me.com', 'icloud'],
+  ['protonmail.ch', 'proton'],
+  ['proton.me', 'proton'],
+  ['messagingengine.com', 'fastmail'],
+  ['fastmail.com', 'fastmail'],
+];
+
+/** The provider running an MX host (gmail-smtp-in.l.google.com → gmail), by its name's suffix; `other` when unknown. */
+export function providerOfMxHost(host: string): MailboxProvider {
+  const name = host.trim().toLowerCase().replace(/\.$/, '');
+  for (const [suffix, provider] of MX_SUFFIXES) if (name === suffix || name.endsWith(`.${suffix}`)) return provider;
+  return 'other';
+}

@@ -11,6 +11,7 @@ import { expireQuarantines } from '../ip-pools/queries.js';
 import { runAutoRamp } from '../warmup/ramp.js';
 import { pollDueMailboxes } from '../bounce-mailboxes/poller.js';
 import { runEvidence } from '../compliance/evidence.js';
+import { refreshRollups } from '../analytics/rollup.js';
 import type { Boss } from '../jobs/boss.js';
 import { AppError } from '../errors.js';
 import { runDailyDigests } from '../tenant-health/digest.js';
@@ -137,6 +138,13 @@ export const WORKERS: readonly ScheduledWorker[] = [
       '(sends, rates, quota, health), once per day (digest_last_posted_at); logged only without MAILPATH_CHAT_WEBHOOK_URL.',
     intervalMinutes: () => 30,
     run: (deps) => runDailyDigests(deps),
+  },
+  {
+    name: 'analytics-rollup',
+    description:
+      'Recomputes the hourly analytics rollups (per tenant, and per tenant and recipient domain) of every hour whose events changed since the last tick, from the events; prunes per-provider refusal counters older than a day.',
+    intervalMinutes: () => 5,
+    run: async (deps) => ({ ...(await refreshRollups(deps)) }),
   },
 ];
 

@@ -10,6 +10,7 @@ import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, typ
 import { insertAttempt } from '../../../shared/sends/queries.js';
 import { releaseQuota } from '../../../shared/quota/usage.js';
 import { suppress } from '../../../shared/suppressions/service.js';
+import { noteRefusal } from '../../../shared/analytics/esp-suppressions.js';
 import { DELIVERY_JOBS, enqueueDelivery } from '../../../shared/sending/delivery-jobs.js';
 import type { AttemptResult } from './attempt.js';
 import type { Classification } from './classify.js';
@@ -139,6 +140,19 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: J
       await setDeliveryStatus(tx, send.id, { status: 'bounced', at: m.at, detail: retry ? retryDetail(retry, attempt, c.reply) : c.reply });
       await insertEvent(tx, { ...eventBase(send, m.at), type: 'bounce', subtype: bounce, detail: { ...facts, ...(reason ? { reason } : {}) } });
       if (bounce === 'hard') await suppressRecipient(deps, tx, send, c.reply, m.at);
+    }
+    // A refusal by a mailbox provider counts toward its automatic suppression (a block or a deferral storm).
+    if (c.verdict.result !== 'delivered') {
+      await noteRefusal(tx, {
+        tenantId: send.tenant_id,
+        recipient: send.to_email,
+        remoteHost: result.remoteHost,
+        verdict: c.verdict.result,
+        smtpCode: c.smtpCode,
+        enhancedCode: c.enhancedCode,
+        reply: c.reply,
+        at: m.at,
+      });
     }
     await completeJob(deps, tx, job, bounce ? `bounced_${bounce}` : c.verdict.result);
   });

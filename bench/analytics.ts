@@ -1,0 +1,267 @@
+// Benchmark: the analytics queries (rollup, cohort retention, ESP scores) over a large event history, and event ingestion through the open and click tracking endpoints.
+//
+// Goals: p95 < 200 ms for each query over 10,000,000 events of 1,000 tenants; >= 5,000 tracked hits/s with every
+// hit stored (each answered only once its event is committed; the stored count is checked against the 2xx answers).
+// Peers measured in the same run: the rollup report computed from the raw events (what the rollup tables save), and a
+// bare Fastify HTTPS server answering the same pixel (what the tracking endpoint costs beyond HTTP).
+// Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
+// BENCH_ANALYTICS_EVENTS (default 10,000,000) events are generated in SQL (INSERT … SELECT generate_series), 500,000
+// per statement; on a small machine that alone takes many minutes, so a smaller N may be given (the figures say which N).
+// BENCH_ANALYTICS_SAMPLES (default 200) calls per query; BENCH_DURATION_S (default 10) seconds per ingestion target.
+// bench/run.ts gives one bench 10 minutes unless BENCH_TIMEOUT_S says otherwise: the full 10M run needs it raised.
+import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import autocannon from 'autocannon';
+import Fastify from 'fastify';
+import postgres from 'postgres';
+import { CohortRetention } from '../shared/analytics/cohort.js';
+import { espScores } from '../shared/analytics/esp-scores.js';
+import { ProviderClassifier } from '../shared/analytics/provider-classifier.js';
+import { refreshStaleHours } from '../shared/analytics/queries.js';
+import { rollupReport } from '../shared/analytics/rollup.js';
+import { systemClock } from '../shared/clock.js';
+import { loadConfig } from '../shared/config/index.js';
+import { connect, type Sql } from '../shared/db/connection.js';
+import { migrate } from '../shared/db/migrate.js';
+import { createResolver } from '../shared/dns.js';
+import { createLogger } from '../shared/log.js';
+import { startMailpath } from '../main/runtime.js';
+import { loadMasterKey } from '../shared/secrets/master-key.js';
+import { loadTls } from '../shared/tls.js';
+import { clickUrls, linkBase, openUrl } from '../shared/tracking/link-tokens.js';
+import { linkTokenKey } from '../shared/tracking/tokens.js';
+
+const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
+const EVENTS = Math.max(100_000, Math.floor(Number(process.env['BENCH_ANALYTICS_EVENTS'] ?? 10_000_000)) || 10_000_000);
+const SAMPLES = Math.max(20, Math.floor(Number(process.env['BENCH_ANALYTICS_SAMPLES'] ?? 200)) || 200);
+const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 10)));
+const TENANTS = 1_000;
+const CONTACTS_PER_TENANT = 200;
+const CHUNK = 500_000;
+const CONNECTIONS = 50;
+const TRACKED_SENDS = 2_000;
+const GOAL = { p95Ms: 200, hitsPerSec: 5_000 };
+// Recipient domains: consumer ones (classified by name) and company ones (by MX; the bench resolver answers nothing,
+// so they are `other`, cached like any failed look-up, and the measured calls are warm).
+const DOMAINS = ['gmail.com', 'outlook.com', 'hotmail.com', 'yahoo.com', 'aol.com', 'icloud.com', 'proton.me', 'fastmail.com', 'googlemail.com', 'live.com',
+  'acme.example', 'globex.example', 'initech.example', 'umbrella.example', 'hooli.example', 'stark.example', 'wayne.example', 'wonka.example', 'tyrell.example', 'cyberdyne.example'];
+const DAY = 86_400_000;
+
+const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
+const out = (lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`);
+const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
+}
+
+/** Seeds tenants, contacts (acquired over 12 weeks) and events (over 90 days) entirely in SQL. */
+async function seed(sql: Sql, now: Date): Promise<string[]> {
+  const tenants = await sql<{ id: string }[]>`
+    insert into tenants (name, slug, plan_id) select 'Bench ' || g, 'bench-' || g, 'free' from generate_series(1, ${TENANTS}) g returning id`;
+  const ids = tenants.map((t) => t.id);
+  // Contact k of a tenant is u<k>@<domain k mod 20>, created within the last 12 weeks.
+  await sql`
+    insert into contacts (tenant_id, email, created_at, updated_at)
+    select t.id, 'u' || k || '@' || (${DOMAINS}::text[])[1 + k % 20], ${now}::timestamptz - (k * 6 % 84) * interval '1 day' - k * interval '1 minute', ${now}
+    from unnest(${ids}::uuid[]) as t(id), generate_series(0, ${CONTACTS_PER_TENANT - 1}) k`;
+  const span = 90 * DAY;
+  for (let from = 0; from < EVENTS; from += CHUNK) {
+    const started = performance.now();
+    // Event g: tenant g mod 1000, recipient contact (g / 1000) mod 200, time spread over 90 days; a mix of types
+    // (40 % send, 35 % delivered, 12 % open (1 in 7 a machine's), 5 % click (1 in 9 a scanner's), 4 % bounce, 1 % complaint, 3 % deferred).
+    await sql`
+      insert into events (id, tenant_id, type, subtype, recipient, detail, occurred_at)
+      select gen_random_uuid(), (${ids}::uuid[])[1 + g % ${TENANTS}],
+        case when g % 100 < 40 then 'send' when g % 100 < 75 then 'delivered' when g % 100 < 87 then 'open' when g % 100 < 92 then 'click'
+          when g % 100 < 96 then 'bounce' when g % 100 < 97 then 'complaint' else 'deferred' end,
+        case when g % 100 between 92 and 95 then (case when g % 2 = 0 then 'hard' else 'soft' end) end,
+        'u' || ((g / ${TENANTS}) % ${CONTACTS_PER_TENANT}) || '@' || (${DOMAINS}::text[])[1 + ((g / ${TENANTS}) % ${CONTACTS_PER_TENANT}) % 20],
+        case when g % 100 between 75 and 86 then jsonb_build_object('machine', g % 7 = 0)
+          when g % 100 between 87 and 91 then jsonb_build_object('scanner', g % 9 = 0, 'url', 'https://shop.example/')
+          else '{}'::jsonb end,
+        ${now}::timestamptz - ((g::float8 / ${EVENTS}) * ${span}) * interval '1 millisecond'
+      from generate_series(${from + 1}::int, ${Math.min(EVENTS, from + CHUNK)}::int) g`;
+    out([`  events ${fmt(Math.min(EVENTS, from + CHUNK))} / ${fmt(EVENTS)} (${fmt(CHUNK / ((performance.now() - started) / 1000))} rows/s)`]);
+  }
+  return ids;
+}
+
+/** Calls `run` SAMPLES times over random tenants (after 10 warm-up calls) and returns p50 / p95 in ms. */
+async function latency(tenants: string[], run: (tenantId: string) => Promise<unknown>): Promise<{ p50: number; p95: number }> {
+  const pick = () => tenants[Math.floor(Math.random() * tenants.length)]!;
+  for (let i = 0; i < 10; i++) await run(pick());
+  const times: number[] = [];
+  for (let i = 0; i < SAMPLES; i++) {
+    const started = performance.now();
+    await run(pick());
+    times.push(performance.now() - started);
+  }
+  times.sort((a, b) => a - b);
+  return { p50: percentile(times, 50), p95: percentile(times, 95) };
+}
+
+/** The 90-day hourly rollup computed from the raw events, as it would be without the rollup tables (the peer). */
+async function rawRollup(sql: Sql, tenantId: string, since: Date, until: Date): Promise<unknown> {
+  return sql`
+    select date_trunc('hour', occurred_at, 'UTC') as start,
+      count(*) filter (where type = 'send') as sent, count(*) filter (where type = 'bounce') as bounced,
+      count(*) filter (where type = 'open' and not coalesce((detail ->> 'machine')::boolean, false)) as opened,
+      count(*) filter (where type = 'click' and not coalesce((detail ->> 'scanner')::boolean, false)) as clicked,
+      count(*) filter (where type = 'complaint') as complained
+    from events where tenant_id = ${tenantId} and occurred_at >= ${since} and occurred_at <= ${until}
+    group by 1 order by 1`;
+}
+
+async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
+  const now = new Date();
+  out([`analytics bench: ${fmt(EVENTS)} events of ${fmt(TENANTS)} tenants (goal size 10,000,000), ${SAMPLES} calls per query; ${cpus().length} cores, load average ${load()}`]);
+  let started = performance.now();
+  const tenants = await seed(sql, now);
+  out([`  generated in ${fmt((performance.now() - started) / 1000, 1)} s`]);
+
+  // As autovacuum would by then: the planner must know the events table is large.
+  await sql`analyze events`;
+  started = performance.now();
+  let hours = 0;
+  for (let batch = 0; batch < 1_000_000; batch++) {
+    const n = await refreshStaleHours(sql, 5_000);
+    hours += n;
+    if (n === 0) break;
+  }
+  const refreshS = (performance.now() - started) / 1000;
+  await sql`vacuum analyze`;
+  const [sizes] = await sql<{ hourly: number; domain: number }[]>`
+    select (select count(*) from analytics_hourly)::int as hourly, (select count(*) from analytics_domain_hourly)::int as domain`;
+  out([`  rollup refresh (the worker's step, from empty): ${fmt(hours)} tenant-hours in ${fmt(refreshS, 1)} s; ${fmt(sizes!.hourly)} hourly rows, ${fmt(sizes!.domain)} domain-hourly rows`]);
+
+  const deps = { sql, clock: systemClock };
+  const classifier = new ProviderClassifier(createResolver(['127.0.0.1:9'], { timeoutMs: 200, tries: 1 }), systemClock);
+  const since90 = new Date(now.getTime() - 90 * DAY);
+  const figures = [
+    { name: 'rollup, 30 days by day', ...(await latency(tenants, (t) => rollupReport(deps, t, { granularity: 'day', includeMachine: false }))) },
+    { name: 'rollup, 90 days by hour', ...(await latency(tenants, (t) => rollupReport(deps, t, { since: since90, until: now, granularity: 'hour', includeMachine: false }))) },
+    // A new instance per call: the one-hour cache would otherwise answer every call after the first of a tenant.
+    { name: 'cohort, 12 weeks, opened (uncached)', ...(await latency(tenants, (t) => new CohortRetention(deps).report(t, 'opened', 12))) },
+    { name: 'cohort, 12 weeks, sent (uncached)', ...(await latency(tenants, (t) => new CohortRetention(deps).report(t, 'sent', 12))) },
+    { name: 'esp-scores, 30 days', ...(await latency(tenants, (t) => espScores({ ...deps, classifier }, t))) },
+  ];
+  const peer = await latency(tenants, (t) => rawRollup(sql, t, since90, now));
+  const met = figures.every((f) => f.p95 < GOAL.p95Ms);
+  out([
+    ...figures.map((f) => `  ${f.name.padEnd(38)} p50 ${fmt(f.p50, 1).padStart(7)} ms   p95 ${fmt(f.p95, 1).padStart(7)} ms   ${f.p95 < GOAL.p95Ms ? 'ok' : 'OVER GOAL'}`),
+    `  peer: 90-day hourly rollup from raw events  p50 ${fmt(peer.p50, 1).padStart(7)} ms   p95 ${fmt(peer.p95, 1).padStart(7)} ms`,
+    `  goal p95 < ${GOAL.p95Ms} ms for each query: ${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
+  ]);
+  return { met, tenants };
+}
+
+interface Figures {
+  reqPerSec: number;
+  p50: number;
+  p99: number;
+  /** 2xx and 3xx answers: an open answers 200, a click 302. */
+  ok: number;
+  failed: number;
+  errors: number;
+}
+
+async function measure(url: string, requests: { path: string }[] | undefined, seconds: number): Promise<Figures> {
+  const result = await autocannon({ url, connections: CONNECTIONS, pipelining: 1, duration: seconds, workers: 1, ...(requests ? { requests } : {}) });
+  return { reqPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok: result['2xx'] + result['3xx'], failed: result['4xx'] + result['5xx'], errors: result.errors + result.timeouts };
+}
+
+async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boolean> {
+  const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-bench-'));
+  const cleanups: (() => Promise<unknown>)[] = [];
+  try {
+    const config = loadConfig({
+      DATABASE_URL: dbUrl,
+      MAILPATH_DATA_DIR: dataDir,
+      MAILPATH_ROLES: 'api',
+      MAILPATH_BIND_HOST: '127.0.0.1',
+      MAILPATH_HTTPS_PORT: '0',
+      MAILPATH_HTTP_PORT: '0',
+      MAILPATH_LOG_LEVEL: 'warn',
+      MAILPATH_ADMIN_PASSWORD: 'Bench-admin-password-1',
+      MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
+      // Not throttled: the bench measures the recording path, below every limit.
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__TRACKING: '1000000000',
+      MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '1000000000',
+    });
+    const mailpath = await startMailpath(config, createLogger('warn'));
+    cleanups.push(() => mailpath.stop());
+    const port = mailpath.roles.find((r) => r.name === 'api')!.details['httpsPort'] as number;
+    const linkKey = linkTokenKey(await loadMasterKey(config));
+    const base = linkBase(config.publicUrl);
+
+    // Delivered sends with an open pixel and three links each: hits spread over many sends, as real traffic is.
+    const sendIds = Array.from({ length: TRACKED_SENDS }, () => randomUUID());
+    await sql`
+      insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, created_at, updated_at)
+      select id, ${tenantId}, 'api', 'live', 'delivered', 'news@bench.example', 'reader' || n || '@gmail.com', 'Bench', id || '@bench', 'b@bench.example', now() - interval '1 hour', now() - interval '1 hour'
+      from unnest(${sendIds}::uuid[]) with ordinality as s(id, n)`;
+    const requests = sendIds.flatMap((id) => {
+      const click = clickUrls(base, linkKey, id);
+      return [openUrl(base, linkKey, id), click('https://shop.example/a', 3), click('https://shop.example/b', 3), click('https://shop.example/c', 3)].map((u) => ({ path: u.slice(base.length) }));
+    });
+
+    const tls = await loadTls(config);
+    const pixel = Buffer.from('R0lGODlhAQABAIAAAAAAAP///yH5BAEAAAAALAAAAAABAAEAAAIBRAA7', 'base64');
+    const bare = Fastify({ https: { key: tls.key, cert: tls.cert } });
+    bare.get('/*', async (_request, reply) => reply.header('content-type', 'image/gif').header('cache-control', 'no-store').send(pixel));
+    await bare.listen({ port: 0, host: '127.0.0.1' });
+    cleanups.push(() => bare.close());
+    const barePort = (bare.server.address() as { port: number }).port;
+
+    out([`ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target over ${fmt(requests.length)} distinct open and click URLs; load average ${load()}`]);
+    const before = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']);
+    await measure(`https://127.0.0.1:${barePort}`, requests, 2);
+    const bareFigures = await measure(`https://127.0.0.1:${barePort}`, requests, DURATION_S);
+    const mp = await measure(`https://127.0.0.1:${port}`, requests, DURATION_S);
+    // Hits in flight when the measurement stopped are still answered (and stored) after it: let them finish.
+    await new Promise((r) => setTimeout(r, 2_000));
+    const stored = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']) - before;
+    // Each hit is answered only after its event commits, so every answered hit must be stored; a few more may be
+    // stored than counted (hits in flight at the cut-off, answered after autocannon stopped listening).
+    const answered = mp.ok;
+    const durable = stored >= answered && mp.errors === 0 && mp.failed === 0;
+    const met = mp.reqPerSec >= GOAL.hitsPerSec && durable;
+    const row = (name: string, f: Figures) =>
+      `  ${name.padEnd(34)} ${fmt(f.reqPerSec).padStart(8)} hits/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   (answered ${fmt(f.ok)}, 4xx/5xx ${fmt(f.failed)}, errors ${f.errors})`;
+    out([
+      row('peer: bare Fastify, same pixel', bareFigures),
+      row('Mailpath /o and /c (recorded)', mp),
+      `  events stored during the run: ${fmt(stored)} for ${fmt(answered)} answered hits (${durable ? 'every answered hit stored' : 'MISSING EVENTS'})`,
+      `  ratio ${((mp.reqPerSec / bareFigures.reqPerSec) * 100).toFixed(1)}% of bare; goal >= ${fmt(GOAL.hitsPerSec)} hits/s with every hit stored: ${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
+    ]);
+    return met;
+  } finally {
+    for (const c of cleanups.reverse()) await c().catch((err: unknown) => process.stderr.write(`cleanup: ${String(err)}\n`));
+    rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+export async function runAnalyticsBench(): Promise<{ queriesMet: boolean; ingestionMet: boolean }> {
+  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const dbUrl = new URL(ADMIN_URL);
+  dbUrl.pathname = `/${dbName}`;
+  await admin.unsafe(`create database "${dbName}"`);
+  const sql = connect(dbUrl.toString(), createLogger('warn'), { max: 4 });
+  try {
+    await migrate(sql);
+    const { met: queriesMet, tenants } = await queries(sql);
+    const ingestionMet = await ingestion(dbUrl.toString(), sql, tenants[0]!);
+    return { queriesMet, ingestionMet };
+  } finally {
+    await sql.end({ timeout: 5 });
+    await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch((err: unknown) => process.stderr.write(`drop database: ${String(err)}\n`));
+    await admin.end();
+  }
+}
+
+export default runAnalyticsBench;
