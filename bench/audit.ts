@@ -45,15 +45,24 @@ const event = (writer: number, i: number): AuditEvent => ({
   at: new Date(),
 });
 
-/** WRITERS loops, each writing one audited transaction after another until the time is up; returns rows/s. */
-async function writersFor(sql: Sql, write: (tx: Sql | postgres.TransactionSql, e: AuditEvent) => Promise<void>): Promise<{ rows: number; perSec: number }> {
+/**
+ * WRITERS loops, each writing one audited write after another until the time is up; returns rows/s. `inTransaction`:
+ * each write in a transaction of its own (begin, insert, commit), as a service audits its change; otherwise the write
+ * is given the pool (one autocommitted statement), as writeAudit does outside a transaction.
+ */
+async function writersFor(
+  sql: Sql,
+  write: (tx: Sql | postgres.TransactionSql, e: AuditEvent) => Promise<void>,
+  inTransaction = true,
+): Promise<{ rows: number; perSec: number }> {
   const deadline = performance.now() + SECONDS * 1000;
   let rows = 0;
   const started = performance.now();
   await Promise.all(
     Array.from({ length: WRITERS }, async (_, w) => {
       for (let i = 0; performance.now() < deadline; i++) {
-        await sql.begin((tx) => write(tx, event(w, i)));
+        if (inTransaction) await sql.begin((tx) => write(tx, event(w, i)));
+        else await write(sql, event(w, i));
         rows++;
       }
     }),
@@ -63,9 +72,11 @@ async function writersFor(sql: Sql, write: (tx: Sql | postgres.TransactionSql, e
 }
 
 async function benchWriters(sql: Sql, appenderSql: Sql): Promise<void> {
+  const loadBefore = load();
   const locked = await writersFor(sql, writeAuditLocked);
   const appender = startAuditAppender({ sql: appenderSql, log: createLogger('silent') }, 50);
   const unlocked = await writersFor(sql, writeAudit);
+  const autocommit = await writersFor(sql, writeAudit, false);
   const lagStart = performance.now();
   // Bounded: the appender chains 5,000 rows per pass; far more passes than rows written.
   for (let i = 0; i < 100_000; i++) {
@@ -77,9 +88,10 @@ async function benchWriters(sql: Sql, appenderSql: Sql): Promise<void> {
   await appender.stop();
   const check = await verifyAuditChain(sql);
   out([
-    `1. ${WRITERS} concurrent writers, one audited write per transaction, ${SECONDS} s each:`,
-    `   locked writer (peer, lock until commit): ${fmt(locked.perSec)} rows/s (${fmt(locked.rows)} rows)`,
-    `   unlocked insert + appender:             ${fmt(unlocked.perSec)} rows/s (${fmt(unlocked.rows)} rows), ${fmt(unlocked.perSec / locked.perSec, 1)}x the peer — goal ≥ ${fmt(GOAL.rowsPerSec)}: ${verdict(unlocked.perSec >= GOAL.rowsPerSec)}`,
+    `1. ${WRITERS} concurrent writers, ${SECONDS} s each (load average before: ${loadBefore}):`,
+    `   locked writer (peer, lock until commit), a transaction each: ${fmt(locked.perSec)} rows/s (${fmt(locked.rows)} rows)`,
+    `   unlocked insert + appender, a transaction each:             ${fmt(unlocked.perSec)} rows/s (${fmt(unlocked.rows)} rows), ${fmt(unlocked.perSec / locked.perSec, 1)}x the peer — goal ≥ ${fmt(GOAL.rowsPerSec)}: ${verdict(unlocked.perSec >= GOAL.rowsPerSec)}`,
+    `   unlocked, autocommitted (one statement): ${fmt(autocommit.perSec)} rows/s (${fmt(autocommit.rows)} rows), ${fmt(autocommit.perSec / locked.perSec, 1)}x the peer`,
     `   chain lag after the writers stopped: ${fmt(lag)} ms; chain ${check.intact ? 'intact' : `BROKEN at ${check.brokenAt}`} over ${fmt(check.rows)} rows`,
   ]);
 }

@@ -1,9 +1,8 @@
 // The audit chain's single appender: chains committed, unchained rows in batches, in id order, under a lock only it takes.
 import type { Logger } from 'pino';
 import type { Sql } from '../db/connection.js';
-import { auditHash, GENESIS_HASH } from './chain.js';
-import type { AuditRow } from './log.js';
-import { rowContent, verifyAuditChain, type ChainReport } from './verify.js';
+import { GENESIS_HASH } from './chain.js';
+import { hashRowText, ROW_TEXT_COLUMNS, verifyAuditChain, type ChainedRowText, type ChainReport } from './verify.js';
 
 /** Arbitrary constant naming the audit appender's lock among advisory locks (only appenders take it). */
 const APPENDER_LOCK_KEY = 74_615_012;
@@ -20,8 +19,8 @@ export async function chainBatch(sql: Sql, batchSize = APPEND_BATCH): Promise<nu
   return sql.begin(async (tx) => {
     const [lock] = await tx<{ ok: boolean }[]>`select pg_try_advisory_xact_lock(${APPENDER_LOCK_KEY}) as ok`;
     if (!lock!.ok) return 0;
-    const pending = await tx<AuditRow[]>`
-      select * from audit_events where chain_seq is null order by id limit ${batchSize}`;
+    const pending = await tx<ChainedRowText[]>`
+      select ${tx.unsafe(ROW_TEXT_COLUMNS)} from audit_events where chain_seq is null order by id limit ${batchSize}`;
     if (pending.length === 0) return 0;
     const [last] = await tx<{ chain_seq: string; hash: string }[]>`
       select chain_seq, hash from audit_events where chain_seq is not null order by chain_seq desc limit 1`;
@@ -32,7 +31,7 @@ export async function chainBatch(sql: Sql, batchSize = APPEND_BATCH): Promise<nu
     const prevs: string[] = [];
     const hashes: string[] = [];
     for (const row of pending) {
-      const hash = auditHash(rowContent(row), prevHash);
+      const hash = hashRowText(row, prevHash);
       seq += 1n;
       ids.push(row.id);
       seqs.push(seq.toString());

@@ -1,22 +1,7 @@
 // Verifies the audit hash chain: walks the chained rows in chain order and reports the first broken link.
 import type { Queryable } from '../db/connection.js';
-import { auditHashIso, GENESIS_HASH, type AuditContent } from './chain.js';
+import { auditHashIso, GENESIS_HASH } from './chain.js';
 import type { AuditRow } from './log.js';
-
-/** The hashed content of a stored row (jsonb and timestamptz read back exactly as they were hashed). */
-export function rowContent(row: AuditRow): AuditContent {
-  return {
-    tenant_id: row.tenant_id,
-    actor_type: row.actor_type,
-    actor_id: row.actor_id,
-    action: row.action,
-    resource_type: row.resource_type,
-    resource_id: row.resource_id,
-    metadata: row.metadata,
-    ip: row.ip,
-    created_at: row.created_at,
-  };
-}
 
 export interface ChainReport {
   intact: boolean;
@@ -29,20 +14,41 @@ export interface ChainReport {
   reason?: string | null;
 }
 
-/** A chained row as the verifier reads it: created_at as ISO text and metadata as JSON text, parsed here. */
-interface ChainedRowText extends Omit<AuditRow, 'created_at' | 'metadata'> {
+/** A row as the chain's code reads it: created_at as ISO text and metadata as JSON text, parsed here. */
+export interface ChainedRowText extends Omit<AuditRow, 'created_at' | 'metadata'> {
   created_at: string;
   metadata: string;
 }
+
+/** The row's hash given its predecessor's: what the appender writes and the verifier recomputes. */
+export function hashRowText(row: ChainedRowText, prevHash: string): string {
+  return auditHashIso(
+    {
+      tenant_id: row.tenant_id,
+      actor_type: row.actor_type,
+      actor_id: row.actor_id,
+      action: row.action,
+      resource_type: row.resource_type,
+      resource_id: row.resource_id,
+      metadata: JSON.parse(row.metadata) as Record<string, unknown>,
+      ip: row.ip,
+      created_at: row.created_at,
+    },
+    prevHash,
+  );
+}
+
+/** The columns of ChainedRowText (timestamps at millisecond precision, as hashed). */
+export const ROW_TEXT_COLUMNS = `id, chain_seq::text as chain_seq, tenant_id, actor_type, actor_id, action, resource_type, resource_id,
+  metadata::text as metadata, ip, prev_hash, hash,
+  to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at`;
 
 const broken = (rows: number, row: ChainedRowText, reason: string): ChainReport => ({ intact: false, rows, brokenAt: row.id, brokenSeq: row.chain_seq, reason });
 
 /** One page of the chain from position `from`, in chain order (the unique index on chain_seq serves it). */
 function page(db: Queryable, from: bigint, size: number): Promise<ChainedRowText[]> {
   return db<ChainedRowText[]>`
-    select id, chain_seq::text as chain_seq, tenant_id, actor_type, actor_id, action, resource_type, resource_id,
-           metadata::text as metadata, ip, prev_hash, hash,
-           to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at
+    select ${db.unsafe(ROW_TEXT_COLUMNS)}
     from audit_events where audit_events.chain_seq >= ${from.toString()} order by audit_events.chain_seq limit ${size}`;
 }
 
@@ -64,22 +70,7 @@ export async function verifyAuditChain(db: Queryable, batchSize = 10_000): Promi
     for (const row of batch) {
       if (BigInt(row.chain_seq!) !== expectedSeq) return settle(full, next, broken(rows, row, `chain position ${expectedSeq} is missing`));
       if (row.prev_hash !== prevHash) return settle(full, next, broken(rows, row, 'prev_hash is not the hash of the row before'));
-      const content = { ...row, metadata: JSON.parse(row.metadata) as Record<string, unknown> };
-      const expected = auditHashIso(
-        {
-          tenant_id: content.tenant_id,
-          actor_type: content.actor_type,
-          actor_id: content.actor_id,
-          action: content.action,
-          resource_type: content.resource_type,
-          resource_id: content.resource_id,
-          metadata: content.metadata,
-          ip: content.ip,
-          created_at: content.created_at,
-        },
-        prevHash,
-      );
-      if (row.hash !== expected) return settle(full, next, broken(rows, row, 'hash does not match the row content'));
+      if (row.hash !== hashRowText(row, prevHash)) return settle(full, next, broken(rows, row, 'hash does not match the row content'));
       prevHash = row.hash;
       expectedSeq += 1n;
       rows++;

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { connect, type Sql } from '../../../shared/db/connection.js';
 import { createLogger } from '../../../shared/log.js';
-import { auditHash, canonicalJson, GENESIS_HASH, type AuditContent } from '../../../shared/audit/chain.js';
+import { auditHash, canonicalJson, contentJson, GENESIS_HASH, type AuditContent } from '../../../shared/audit/chain.js';
 import { chainBatch, chainPending } from '../../../shared/audit/appender.js';
 import { writeAudit, type AuditEvent } from '../../../shared/audit/log.js';
 import { verifyAuditChain, type ChainReport } from '../../../shared/audit/verify.js';
@@ -54,6 +54,9 @@ t.test('canonical JSON sorts keys at every depth and keeps array order', async (
   t.equal(canonicalJson({ a: undefined, b: null }), '{"b":null}', 'undefined members are left out, as JSON does');
   t.equal(canonicalJson(new Date('2030-01-01T00:00:00Z')), '"2030-01-01T00:00:00.000Z"');
   t.equal(canonicalJson('say "hi"'), '"say \\"hi\\""');
+  const iso = { ...content, created_at: content.created_at.toISOString() };
+  t.equal(contentJson(iso), canonicalJson(iso), 'the verifier\'s fixed-order serializer writes what canonicalJson writes');
+  t.equal(contentJson({ ...iso, ip: undefined as unknown as null }), canonicalJson({ ...iso, ip: undefined }), 'and leaves out an undefined member as it does');
 });
 
 t.test('the hash covers every field and the previous hash', async (t) => {
