@@ -1,6 +1,7 @@
 // Super-admin observability: the platform overview (sections computed independently, failures degraded and named) and the slowest queries by p99.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
+import { ProviderClassifier } from '../../shared/analytics/provider-classifier.js';
 import { observabilityOverview } from '../../shared/observability/overview.js';
 import { SLOW_QUERY_LIMITS, slowQueryReport } from '../../shared/observability/slow-queries.js';
 import { defineRoute } from '../route.js';
@@ -22,10 +23,10 @@ const overview = z.object({
     .describe('Domains in warm-up'),
   healthchecks: z
     .object({ tenants_checked: count, passing: count, warning: count, failing: count, last_run_at: timestamp.nullable() })
-    .describe("Tenant health checks' latest verdicts (zero, with a note, until the health checks are wired)"),
+    .describe("Each tenant's latest health check, counted by verdict (pass, warn, fail)"),
   esp_scores: z
     .array(z.object({ provider: z.string(), score: z.number(), sample_size: count }))
-    .describe('Deliverability score per mailbox provider (empty, with a note, until the ESP scores are wired)'),
+    .describe('Deliverability score (0..100, the trust-score formula) per mailbox provider over every tenant\'s mail of the last 30 days, best first; providers without outcomes are left out; sample_size is their sends'),
   dns_drift: z
     .object({
       drifted: count,
@@ -52,7 +53,6 @@ const overview = z.object({
       event_loop_delay_ms: z.object({ p50: z.number(), p99: z.number(), max: z.number() }).describe('Sampled from the first overview request this process served'),
     })
     .describe('The process that answered (each process answers for itself)'),
-  notes: z.record(z.string(), z.string()).describe("Sections with no source yet, e.g. { healthchecks: 'not available' }: their values are zero"),
   errors: z
     .array(z.object({ section: z.string(), message: z.string() }))
     .describe('Sections that failed to compute: each shows its zero value and is named here; the call itself succeeds'),
@@ -83,6 +83,8 @@ const clampedNumber = z.coerce.number().optional();
 
 export const adminObservabilityRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
+  // One per route group, so its cache of MX look-ups outlives a call.
+  const classifier = new ProviderClassifier(ctx.dns, ctx.clock);
   defineRoute(app, {
     method: 'GET',
     url: '/admin/observability',
@@ -93,7 +95,7 @@ export const adminObservabilityRoutes: FastifyPluginAsyncZod = async (app) => {
       'Tenants, domains, sends of the last 24 hours, warm-up, tenant health checks, per-ESP scores, DNS drift, schema drift (applied versus expected migrations) and this process (uptime, memory, event-loop delay). Each section is computed on its own: one that fails shows its zero value and is named in errors, and the call still succeeds.',
     response: overview,
     handler: async () => {
-      const o = await observabilityOverview(ctx);
+      const o = await observabilityOverview({ sql: ctx.sql, clock: ctx.clock, classifier });
       return {
         ...o,
         as_of: o.as_of.toISOString(),

@@ -536,6 +536,186 @@ PostAdminLicenseKeysByKeyRevokeResult = TypedDict("PostAdminLicenseKeysByKeyRevo
     "status": Required[Literal["revoked", "already_revoked"]],
 }, total=False)
 
+# Tenants by status; sandbox: tenants whose sends are simulated
+GetAdminObservabilityResultTenants = TypedDict("GetAdminObservabilityResultTenants", {
+    "total": Required[int],
+    "active": Required[int],
+    "suspended": Required[int],
+    "sandbox": Required[int],
+}, total=False)
+
+# Sending domains by verification state
+# pending: Never verified yet
+# drifted: Verified once, failing their last check
+GetAdminObservabilityResultDomains = TypedDict("GetAdminObservabilityResultDomains", {
+    "total": Required[int],
+    "verified": Required[int],
+    "pending": Required[int],
+    "drifted": Required[int],
+}, total=False)
+
+# Sends created in the last 24 hours, by current status
+GetAdminObservabilityResultSends24h = TypedDict("GetAdminObservabilityResultSends24h", {
+    "total": Required[int],
+    "by_status": Required[Dict[str, int]],
+}, total=False)
+
+# Domains in warm-up
+# held: Tier frozen by a super-admin
+# by_tier: Domains per warm-up tier
+GetAdminObservabilityResultWarmup = TypedDict("GetAdminObservabilityResultWarmup", {
+    "domains": Required[int],
+    "paused": Required[int],
+    "held": Required[int],
+    "by_tier": Required[Dict[str, int]],
+}, total=False)
+
+# Each tenant's latest health check, counted by verdict (pass, warn, fail)
+# last_run_at: RFC 3339 timestamp (UTC)
+GetAdminObservabilityResultHealthchecks = TypedDict("GetAdminObservabilityResultHealthchecks", {
+    "tenants_checked": Required[int],
+    "passing": Required[int],
+    "warning": Required[int],
+    "failing": Required[int],
+    "last_run_at": Required[Optional[str]],
+}, total=False)
+
+GetAdminObservabilityResultEspScoresItem = TypedDict("GetAdminObservabilityResultEspScoresItem", {
+    "provider": Required[str],
+    "score": Required[float],
+    "sample_size": Required[int],
+}, total=False)
+
+# drifted_at: RFC 3339 timestamp (UTC)
+GetAdminObservabilityResultDnsDriftRecentItem = TypedDict("GetAdminObservabilityResultDnsDriftRecentItem", {
+    "domain": Required[str],
+    "tenant_id": Required[str],
+    "drifted_at": Required[str],
+}, total=False)
+
+# Domains whose DNS records drifted (the domain-recheck worker finds them)
+# last_checked_at: The latest DNS check of any domain
+# recent: At most 10, newest drift first
+GetAdminObservabilityResultDnsDrift = TypedDict("GetAdminObservabilityResultDnsDrift", {
+    "drifted": Required[int],
+    "last_checked_at": Required[Optional[str]],
+    "recent": Required[List[GetAdminObservabilityResultDnsDriftRecentItem]],
+}, total=False)
+
+# Applied versus expected database migrations
+# expected: Migrations this build ships
+# applied: Migrations the database records as applied
+# missing: Shipped but not applied
+# unknown: Applied but not shipped by this build (a newer build ran against this database)
+GetAdminObservabilityResultSchemaDrift = TypedDict("GetAdminObservabilityResultSchemaDrift", {
+    "expected": Required[int],
+    "applied": Required[int],
+    "latest_expected": Required[Optional[int]],
+    "latest_applied": Required[Optional[int]],
+    "missing": Required[List[int]],
+    "unknown": Required[List[int]],
+    "in_sync": Required[bool],
+}, total=False)
+
+GetAdminObservabilityResultProcessMemoryMb = TypedDict("GetAdminObservabilityResultProcessMemoryMb", {
+    "rss": Required[int],
+    "heap_used": Required[int],
+    "heap_total": Required[int],
+    "external": Required[int],
+}, total=False)
+
+# Sampled from the first overview request this process served
+GetAdminObservabilityResultProcessEventLoopDelayMs = TypedDict("GetAdminObservabilityResultProcessEventLoopDelayMs", {
+    "p50": Required[float],
+    "p99": Required[float],
+    "max": Required[float],
+}, total=False)
+
+# The process that answered (each process answers for itself)
+# event_loop_delay_ms: Sampled from the first overview request this process served
+GetAdminObservabilityResultProcess = TypedDict("GetAdminObservabilityResultProcess", {
+    "pid": Required[int],
+    "uptime_s": Required[int],
+    "memory_mb": Required[GetAdminObservabilityResultProcessMemoryMb],
+    "event_loop_delay_ms": Required[GetAdminObservabilityResultProcessEventLoopDelayMs],
+}, total=False)
+
+GetAdminObservabilityResultErrorsItem = TypedDict("GetAdminObservabilityResultErrorsItem", {
+    "section": Required[str],
+    "message": Required[str],
+}, total=False)
+
+# as_of: RFC 3339 timestamp (UTC)
+# tenants: Tenants by status; sandbox: tenants whose sends are simulated
+# domains: Sending domains by verification state
+# sends_24h: Sends created in the last 24 hours, by current status
+# warmup: Domains in warm-up
+# healthchecks: Each tenant's latest health check, counted by verdict (pass, warn, fail)
+# esp_scores: Deliverability score (0..100, the trust-score formula) per mailbox provider over every tenant's mail of the last 30 days, best first; providers without outcomes are left out; sample_size is their sends
+# dns_drift: Domains whose DNS records drifted (the domain-recheck worker finds them)
+# schema_drift: Applied versus expected database migrations
+# process: The process that answered (each process answers for itself)
+# errors: Sections that failed to compute: each shows its zero value and is named here; the call itself succeeds
+GetAdminObservabilityResult = TypedDict("GetAdminObservabilityResult", {
+    "as_of": Required[str],
+    "tenants": Required[GetAdminObservabilityResultTenants],
+    "domains": Required[GetAdminObservabilityResultDomains],
+    "sends_24h": Required[GetAdminObservabilityResultSends24h],
+    "warmup": Required[GetAdminObservabilityResultWarmup],
+    "healthchecks": Required[GetAdminObservabilityResultHealthchecks],
+    "esp_scores": Required[List[GetAdminObservabilityResultEspScoresItem]],
+    "dns_drift": Required[GetAdminObservabilityResultDnsDrift],
+    "schema_drift": Required[GetAdminObservabilityResultSchemaDrift],
+    "process": Required[GetAdminObservabilityResultProcess],
+    "errors": Required[List[GetAdminObservabilityResultErrorsItem]],
+}, total=False)
+
+# limit: How many statements, 1..100 (default 10; clamped)
+# hours: Lookback in hours, 1..168 (default 24; clamped)
+GetAdminObservabilitySlowQueriesQuery = TypedDict("GetAdminObservabilitySlowQueriesQuery", {
+    "limit": NotRequired[float],
+    "hours": NotRequired[float],
+}, total=False)
+
+# The same figures for the latest 5-minute window the statement ran in; null from pg_stat_statements
+# start: RFC 3339 timestamp (UTC)
+# end: RFC 3339 timestamp (UTC)
+GetAdminObservabilitySlowQueriesResultItemsItemLatestWindow = TypedDict("GetAdminObservabilitySlowQueriesResultItemsItemLatestWindow", {
+    "start": Required[str],
+    "end": Required[str],
+    "calls": Required[int],
+    "p99_ms": Required[float],
+    "mean_ms": Required[float],
+    "max_ms": Required[float],
+}, total=False)
+
+# query: Statement text (parameters as $n)
+# latest_window: The same figures for the latest 5-minute window the statement ran in; null from pg_stat_statements
+GetAdminObservabilitySlowQueriesResultItemsItem = TypedDict("GetAdminObservabilitySlowQueriesResultItemsItem", {
+    "query": Required[str],
+    "calls": Required[int],
+    "p99_ms": Required[float],
+    "mean_ms": Required[float],
+    "max_ms": Required[float],
+    "level": Required[Literal["ok", "warn", "error"]],
+    "latest_window": Required[Optional[GetAdminObservabilitySlowQueriesResultItemsItemLatestWindow]],
+}, total=False)
+
+# as_of: RFC 3339 timestamp (UTC)
+# warn_ms: p99 at or above this: level warn (config/observability.yaml)
+# error_ms: p99 at or above this: level error
+# source: pg_stat_statements when the database has it loaded (p99 estimated as mean + 2.326 σ, capped at max; no windows), else Mailpath's own query timing
+# error: Why the report could not be read (items is then empty), or null
+GetAdminObservabilitySlowQueriesResult = TypedDict("GetAdminObservabilitySlowQueriesResult", {
+    "as_of": Required[str],
+    "lookback_hours": Required[int],
+    "warn_ms": Required[float],
+    "error_ms": Required[float],
+    "source": Required[Literal["pg_stat_statements", "mailpath"]],
+    "items": Required[List[GetAdminObservabilitySlowQueriesResultItemsItem]],
+    "error": Required[Optional[str]],
+}, total=False)
+
 # capacity: Per-second cap: the override, else rate_limits.tenant_default_per_sec
 # current: Requests in the busiest second of the last 10 seconds
 # utilization_pct: current / capacity in percent, one decimal
@@ -1633,6 +1813,133 @@ PostAdminWorkersByNameRunNowResult = TypedDict("PostAdminWorkersByNameRunNowResu
     "triggered": Required[bool],
     "outcome": Required[Literal["ok", "error", "skipped"]],
     "result": Required[Optional[Dict[str, Any]]],
+}, total=False)
+
+# cohort: Only acquisition_week in v1
+# weeks: 4..12, default 8
+GetAnalyticsCohortRetentionQuery = TypedDict("GetAnalyticsCohortRetentionQuery", {
+    "cohort": NotRequired[Literal["acquisition_week"]],
+    "metric": NotRequired[Literal["opened", "clicked", "sent"]],
+    "weeks": NotRequired[int],
+}, total=False)
+
+# week_start: Monday (UTC) of the acquisition week, YYYY-MM-DD
+# size: Contacts created that week
+# active: Per week since acquisition (index 0 = the acquisition week): contacts of the cohort with at least one event of the metric; null = that week has not begun
+# retention: active / size per week, 4 decimals; null for weeks not begun (or an empty cohort)
+GetAnalyticsCohortRetentionResultCohortsItem = TypedDict("GetAnalyticsCohortRetentionResultCohortsItem", {
+    "week_start": Required[str],
+    "size": Required[int],
+    "active": Required[List[Optional[int]]],
+    "retention": Required[List[Optional[float]]],
+}, total=False)
+
+# cohorts: Oldest acquisition week first
+GetAnalyticsCohortRetentionResult = TypedDict("GetAnalyticsCohortRetentionResult", {
+    "cohort": Required[Literal["acquisition_week"]],
+    "metric": Required[Literal["opened", "clicked", "sent"]],
+    "max_weeks": Required[int],
+    "cohorts": Required[List[GetAnalyticsCohortRetentionResultCohortsItem]],
+}, total=False)
+
+# engaged: Sends with a human open or click (machine opens and scanner clicks left out)
+# delivery_rate: delivered / (delivered + bounced)
+# bounce_rate: bounced / (delivered + bounced)
+# complaint_rate: complained / delivered
+# engagement_rate: engaged / delivered, at most 1
+# score: The trust-score formula over these rates; null without delivered or bounced mail
+GetAnalyticsEspScoresResultItemsItem = TypedDict("GetAnalyticsEspScoresResultItemsItem", {
+    "esp": Required[Literal["gmail", "outlook", "yahoo", "aol", "icloud", "proton", "fastmail", "other"]],
+    "sent": Required[int],
+    "delivered": Required[int],
+    "bounced": Required[int],
+    "complained": Required[int],
+    "engaged": Required[int],
+    "delivery_rate": Required[Optional[float]],
+    "bounce_rate": Required[Optional[float]],
+    "complaint_rate": Required[Optional[float]],
+    "engagement_rate": Required[Optional[float]],
+    "score": Required[Optional[int]],
+    "tier": Required[Optional[Literal["excellent", "good", "caution", "at-risk"]]],
+}, total=False)
+
+# window_end: RFC 3339 timestamp (UTC)
+GetAnalyticsEspScoresResult = TypedDict("GetAnalyticsEspScoresResult", {
+    "items": Required[List[GetAnalyticsEspScoresResultItemsItem]],
+    "window_end": Required[str],
+}, total=False)
+
+# refusals: Refusals of that kind counted in the triggering window
+# sample_reply: The refusal that reached the threshold, as the provider worded it
+# active: Not revoked and expires_at in the future
+# triggered_at: RFC 3339 timestamp (UTC)
+# expires_at: RFC 3339 timestamp (UTC)
+# revoked_at: RFC 3339 timestamp (UTC)
+GetAnalyticsEspSuppressionsResultItemsItem = TypedDict("GetAnalyticsEspSuppressionsResultItemsItem", {
+    "id": Required[str],
+    "esp": Required[Literal["gmail", "outlook", "yahoo", "aol", "icloud", "proton", "fastmail", "other"]],
+    "reason": Required[Literal["blocked", "deferral_storm"]],
+    "refusals": Required[int],
+    "window_minutes": Required[int],
+    "sample_reply": Required[Optional[str]],
+    "active": Required[bool],
+    "triggered_at": Required[str],
+    "expires_at": Required[str],
+    "revoked_at": Required[Optional[str]],
+}, total=False)
+
+GetAnalyticsEspSuppressionsResult = TypedDict("GetAnalyticsEspSuppressionsResult", {
+    "items": Required[List[GetAnalyticsEspSuppressionsResultItemsItem]],
+    "total": Required[int],
+}, total=False)
+
+# since: RFC 3339; default until minus 30 days
+# until: RFC 3339; default now
+# include_machine: Count machine opens and scanner clicks too (default false)
+GetAnalyticsRollupQuery = TypedDict("GetAnalyticsRollupQuery", {
+    "since": NotRequired[str],
+    "until": NotRequired[str],
+    "granularity": NotRequired[Literal["hour", "day"]],
+    "include_machine": NotRequired[Literal["0", "1", "true", "false"]],
+}, total=False)
+
+# start: Start of the hour or day (UTC)
+# sent: Sends accepted and not dropped by a gate
+# bounced: Bounce events (hard and soft)
+# opened: Open events; machine opens left out unless include_machine
+# clicked: Click events; scanner clicks left out unless include_machine
+# complained: Complaint (feedback-loop) events
+GetAnalyticsRollupResultBucketsItem = TypedDict("GetAnalyticsRollupResultBucketsItem", {
+    "start": Required[str],
+    "sent": Required[int],
+    "bounced": Required[int],
+    "opened": Required[int],
+    "clicked": Required[int],
+    "complained": Required[int],
+}, total=False)
+
+# since: RFC 3339 timestamp (UTC)
+# until: RFC 3339 timestamp (UTC)
+GetAnalyticsRollupResult = TypedDict("GetAnalyticsRollupResult", {
+    "buckets": Required[List[GetAnalyticsRollupResultBucketsItem]],
+    "granularity": Required[Literal["hour", "day"]],
+    "since": Required[str],
+    "until": Required[str],
+}, total=False)
+
+# value: 0..1
+GetAnalyticsTrustScoreResultFactorsItem = TypedDict("GetAnalyticsTrustScoreResultFactorsItem", {
+    "name": Required[Literal["delivery", "bounce", "complaint", "engagement"]],
+    "weight": Required[float],
+    "value": Required[float],
+}, total=False)
+
+# updated_at: When the score was computed (it is computed on each call)
+GetAnalyticsTrustScoreResult = TypedDict("GetAnalyticsTrustScoreResult", {
+    "score": Required[Optional[int]],
+    "tier": Required[Optional[Literal["excellent", "good", "caution", "at-risk"]]],
+    "factors": Required[List[GetAnalyticsTrustScoreResultFactorsItem]],
+    "updated_at": Required[str],
 }, total=False)
 
 # scopes: Empty means every scope
@@ -6369,6 +6676,18 @@ class Client(_Transport):
         Sets revoked_at: the key fails its next validation (POST /license/validate answers valid false, reason revoked). {key} is the key itself or its id. Audited (super_admin.license_key_revoked); a key already revoked answers status already_revoked and writes no audit row. Unknown → 404. Super-admin only."""
         return self._call("POST", f"/admin/license-keys/{_segment(key)}/revoke", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
+    def get_admin_observability(self) -> GetAdminObservabilityResult:
+        """GET /admin/observability: Platform overview
+
+        Tenants, domains, sends of the last 24 hours, warm-up, tenant health checks, per-ESP scores, DNS drift, schema drift (applied versus expected migrations) and this process (uptime, memory, event-loop delay). Each section is computed on its own: one that fails shows its zero value and is named in errors, and the call still succeeds. Super-admin only."""
+        return self._call("GET", "/admin/observability", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_admin_observability_slow_queries(self, query: Optional[GetAdminObservabilitySlowQueriesQuery] = None) -> GetAdminObservabilitySlowQueriesResult:
+        """GET /admin/observability/slow-queries: Slowest queries by p99
+
+        The statements with the highest p99 latency over the lookback, each with its latest 5-minute window. From pg_stat_statements when the database has it loaded; otherwise from Mailpath's own query timing, which every process records per statement and 5-minute window and writes to the database. Out-of-range limit and hours are clamped silently. Super-admin only."""
+        return self._call("GET", "/admin/observability/slow-queries", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
     def get_admin_ratelimits(self) -> GetAdminRatelimitsResult:
         """GET /admin/ratelimits: Tenant rate-limit utilization
 
@@ -6638,6 +6957,36 @@ class Client(_Transport):
 
         Runs one tick at once, outside the schedule, and records it like a scheduled tick (audited as worker.run_now). 502 worker_failed when the tick fails; a worker its env gate keeps off is skipped (outcome skipped). Super-admin only."""
         return self._call("POST", f"/admin/workers/{_segment(name)}/run-now", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_analytics_cohort_retention(self, query: Optional[GetAnalyticsCohortRetentionQuery] = None) -> GetAnalyticsCohortRetentionResult:
+        """GET /analytics/cohort-retention: Cohort retention by acquisition week
+
+        Contacts grouped by the week (Monday 00:00 UTC) they were created, for the last `weeks` weeks including the current one; for each cohort and each week since, how many had at least one event of the metric (sent: a send not dropped; opened / clicked: human opens and clicks, machine opens and scanner clicks left out), matched by address. Cells for weeks that have not begun are null; the current week counts so far. Answers are cached in process for one hour per (tenant, metric, weeks). Required scope for API keys: `events:read`."""
+        return self._call("GET", "/analytics/cohort-retention", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_analytics_esp_scores(self) -> GetAnalyticsEspScoresResult:
+        """GET /analytics/esp-scores: Deliverability per mailbox provider
+
+        Outcomes of the last 30 days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's provider comes from its domain (gmail.com, hotmail.com …) or, for a custom domain, from its MX hosts (Google Workspace → gmail, Microsoft 365 → outlook …), looked up and cached. Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates. Sorted by score descending, providers without outcomes after those with, other last. window_end is the end of the window (now). Required scope for API keys: `events:read`."""
+        return self._call("GET", "/analytics/esp-scores", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_analytics_esp_suppressions(self) -> GetAnalyticsEspSuppressionsResult:
+        """GET /analytics/esp-suppressions: Automatic per-provider suppressions
+
+        Suppressions the delivery path raised against one mailbox provider: 10 policy refusals (an x.7.x code or a reply saying blocked, spam, reputation, rate limit) or 50 temporary failures from that provider within a 15-minute window; each lasts 4 hours. Lists the active ones (not revoked, expires_at in the future) and every one triggered in the last 7 days, newest triggered_at first. Required scope for API keys: `reputation:read`."""
+        return self._call("GET", "/analytics/esp-suppressions", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_analytics_rollup(self, query: Optional[GetAnalyticsRollupQuery] = None) -> GetAnalyticsRollupResult:
+        """GET /analytics/rollup: Event counts per hour or day
+
+        Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes: events of the last few minutes may not be counted yet. The range is capped at 90 days (422 validation_error beyond). Required scope for API keys: `events:read`."""
+        return self._call("GET", "/analytics/rollup", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_analytics_trust_score(self) -> GetAnalyticsTrustScoreResult:
+        """GET /analytics/trust-score: The account trust score
+
+        The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. score and tier are null (factors empty) without any live send in 30 days. Required scope for API keys: `reputation:read`."""
+        return self._call("GET", "/analytics/trust-score", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_api_keys(self) -> GetApiKeysResult:
         """GET /api-keys: List API keys

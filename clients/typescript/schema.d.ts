@@ -14377,6 +14377,637 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/analytics/cohort-retention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Cohort retention by acquisition week
+         * @description Contacts grouped by the week (Monday 00:00 UTC) they were created, for the last `weeks` weeks including the current one; for each cohort and each week since, how many had at least one event of the metric (sent: a send not dropped; opened / clicked: human opens and clicks, machine opens and scanner clicks left out), matched by address. Cells for weeks that have not begun are null; the current week counts so far. Answers are cached in process for one hour per (tenant, metric, weeks).
+         *
+         *     Required scope for API keys: `events:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description Only acquisition_week in v1 */
+                    cohort?: "acquisition_week";
+                    metric?: "opened" | "clicked" | "sent";
+                    /** @description 4..12, default 8 */
+                    weeks?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /** @enum {string} */
+                                cohort: "acquisition_week";
+                                /** @enum {string} */
+                                metric: "opened" | "clicked" | "sent";
+                                max_weeks: number;
+                                /** @description Oldest acquisition week first */
+                                cohorts: {
+                                    /** @description Monday (UTC) of the acquisition week, YYYY-MM-DD */
+                                    week_start: string;
+                                    /** @description Contacts created that week */
+                                    size: number;
+                                    /** @description Per week since acquisition (index 0 = the acquisition week): contacts of the cohort with at least one event of the metric; null = that week has not begun */
+                                    active: (number | null)[];
+                                    /** @description active / size per week, 4 decimals; null for weeks not begun (or an empty cohort) */
+                                    retention: (number | null)[];
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/rollup": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Event counts per hour or day
+         * @description Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes: events of the last few minutes may not be counted yet. The range is capped at 90 days (422 validation_error beyond).
+         *
+         *     Required scope for API keys: `events:read`.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description RFC 3339; default until minus 30 days */
+                    since?: string;
+                    /** @description RFC 3339; default now */
+                    until?: string;
+                    granularity?: "hour" | "day";
+                    /** @description Count machine opens and scanner clicks too (default false) */
+                    include_machine?: "0" | "1" | "true" | "false";
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                buckets: {
+                                    /**
+                                     * Format: date-time
+                                     * @description Start of the hour or day (UTC)
+                                     */
+                                    start: string;
+                                    /** @description Sends accepted and not dropped by a gate */
+                                    sent: number;
+                                    /** @description Bounce events (hard and soft) */
+                                    bounced: number;
+                                    /** @description Open events; machine opens left out unless include_machine */
+                                    opened: number;
+                                    /** @description Click events; scanner clicks left out unless include_machine */
+                                    clicked: number;
+                                    /** @description Complaint (feedback-loop) events */
+                                    complained: number;
+                                }[];
+                                /** @enum {string} */
+                                granularity: "hour" | "day";
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                since: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                until: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/esp-scores": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Deliverability per mailbox provider
+         * @description Outcomes of the last 30 days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's provider comes from its domain (gmail.com, hotmail.com …) or, for a custom domain, from its MX hosts (Google Workspace → gmail, Microsoft 365 → outlook …), looked up and cached. Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates. Sorted by score descending, providers without outcomes after those with, other last. window_end is the end of the window (now).
+         *
+         *     Required scope for API keys: `events:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                items: {
+                                    /** @enum {string} */
+                                    esp: "gmail" | "outlook" | "yahoo" | "aol" | "icloud" | "proton" | "fastmail" | "other";
+                                    sent: number;
+                                    delivered: number;
+                                    bounced: number;
+                                    complained: number;
+                                    /** @description Sends with a human open or click (machine opens and scanner clicks left out) */
+                                    engaged: number;
+                                    /** @description delivered / (delivered + bounced) */
+                                    delivery_rate: number | null;
+                                    /** @description bounced / (delivered + bounced) */
+                                    bounce_rate: number | null;
+                                    /** @description complained / delivered */
+                                    complaint_rate: number | null;
+                                    /** @description engaged / delivered, at most 1 */
+                                    engagement_rate: number | null;
+                                    /** @description The trust-score formula over these rates; null without delivered or bounced mail */
+                                    score: number | null;
+                                    /** @enum {string|null} */
+                                    tier: "excellent" | "good" | "caution" | "at-risk" | null;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                window_end: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/esp-suppressions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Automatic per-provider suppressions
+         * @description Suppressions the delivery path raised against one mailbox provider: 10 policy refusals (an x.7.x code or a reply saying blocked, spam, reputation, rate limit) or 50 temporary failures from that provider within a 15-minute window; each lasts 4 hours. Lists the active ones (not revoked, expires_at in the future) and every one triggered in the last 7 days, newest triggered_at first.
+         *
+         *     Required scope for API keys: `reputation:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                items: {
+                                    id: string;
+                                    /** @enum {string} */
+                                    esp: "gmail" | "outlook" | "yahoo" | "aol" | "icloud" | "proton" | "fastmail" | "other";
+                                    /** @enum {string} */
+                                    reason: "blocked" | "deferral_storm";
+                                    /** @description Refusals of that kind counted in the triggering window */
+                                    refusals: number;
+                                    window_minutes: number;
+                                    /** @description The refusal that reached the threshold, as the provider worded it */
+                                    sample_reply: string | null;
+                                    /** @description Not revoked and expires_at in the future */
+                                    active: boolean;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    triggered_at: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    expires_at: string;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    revoked_at: string | null;
+                                }[];
+                                total: number;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/analytics/trust-score": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The account trust score
+         * @description The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. score and tier are null (factors empty) without any live send in 30 days.
+         *
+         *     Required scope for API keys: `reputation:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                score: number | null;
+                                /** @enum {string|null} */
+                                tier: "excellent" | "good" | "caution" | "at-risk" | null;
+                                factors: {
+                                    /** @enum {string} */
+                                    name: "delivery" | "bounce" | "complaint" | "engagement";
+                                    weight: number;
+                                    /** @description 0..1 */
+                                    value: number;
+                                }[];
+                                /**
+                                 * Format: date-time
+                                 * @description When the score was computed (it is computed on each call)
+                                 */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/segments": {
         parameters: {
             query?: never;
@@ -23897,6 +24528,367 @@ export interface paths {
                 };
             };
         };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/observability": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Platform overview
+         * @description Tenants, domains, sends of the last 24 hours, warm-up, tenant health checks, per-ESP scores, DNS drift, schema drift (applied versus expected migrations) and this process (uptime, memory, event-loop delay). Each section is computed on its own: one that fails shows its zero value and is named in errors, and the call still succeeds.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                as_of: string;
+                                /** @description Tenants by status; sandbox: tenants whose sends are simulated */
+                                tenants: {
+                                    total: number;
+                                    active: number;
+                                    suspended: number;
+                                    sandbox: number;
+                                };
+                                /** @description Sending domains by verification state */
+                                domains: {
+                                    total: number;
+                                    verified: number;
+                                    /** @description Never verified yet */
+                                    pending: number;
+                                    /** @description Verified once, failing their last check */
+                                    drifted: number;
+                                };
+                                /** @description Sends created in the last 24 hours, by current status */
+                                sends_24h: {
+                                    total: number;
+                                    by_status: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                /** @description Domains in warm-up */
+                                warmup: {
+                                    domains: number;
+                                    paused: number;
+                                    /** @description Tier frozen by a super-admin */
+                                    held: number;
+                                    /** @description Domains per warm-up tier */
+                                    by_tier: {
+                                        [key: string]: number;
+                                    };
+                                };
+                                /** @description Each tenant's latest health check, counted by verdict (pass, warn, fail) */
+                                healthchecks: {
+                                    tenants_checked: number;
+                                    passing: number;
+                                    warning: number;
+                                    failing: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description RFC 3339 timestamp (UTC)
+                                     */
+                                    last_run_at: string | null;
+                                };
+                                /** @description Deliverability score (0..100, the trust-score formula) per mailbox provider over every tenant's mail of the last 30 days, best first; providers without outcomes are left out; sample_size is their sends */
+                                esp_scores: {
+                                    provider: string;
+                                    score: number;
+                                    sample_size: number;
+                                }[];
+                                /** @description Domains whose DNS records drifted (the domain-recheck worker finds them) */
+                                dns_drift: {
+                                    drifted: number;
+                                    /**
+                                     * Format: date-time
+                                     * @description The latest DNS check of any domain
+                                     */
+                                    last_checked_at: string | null;
+                                    /** @description At most 10, newest drift first */
+                                    recent: {
+                                        domain: string;
+                                        tenant_id: string;
+                                        /**
+                                         * Format: date-time
+                                         * @description RFC 3339 timestamp (UTC)
+                                         */
+                                        drifted_at: string;
+                                    }[];
+                                };
+                                /** @description Applied versus expected database migrations */
+                                schema_drift: {
+                                    /** @description Migrations this build ships */
+                                    expected: number;
+                                    /** @description Migrations the database records as applied */
+                                    applied: number;
+                                    latest_expected: number | null;
+                                    latest_applied: number | null;
+                                    /** @description Shipped but not applied */
+                                    missing: number[];
+                                    /** @description Applied but not shipped by this build (a newer build ran against this database) */
+                                    unknown: number[];
+                                    in_sync: boolean;
+                                };
+                                /** @description The process that answered (each process answers for itself) */
+                                process: {
+                                    pid: number;
+                                    uptime_s: number;
+                                    memory_mb: {
+                                        rss: number;
+                                        heap_used: number;
+                                        heap_total: number;
+                                        external: number;
+                                    };
+                                    /** @description Sampled from the first overview request this process served */
+                                    event_loop_delay_ms: {
+                                        p50: number;
+                                        p99: number;
+                                        max: number;
+                                    };
+                                };
+                                /** @description Sections that failed to compute: each shows its zero value and is named here; the call itself succeeds */
+                                errors: {
+                                    section: string;
+                                    message: string;
+                                }[];
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/admin/observability/slow-queries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Slowest queries by p99
+         * @description The statements with the highest p99 latency over the lookback, each with its latest 5-minute window. From pg_stat_statements when the database has it loaded; otherwise from Mailpath's own query timing, which every process records per statement and 5-minute window and writes to the database. Out-of-range limit and hours are clamped silently.
+         *
+         *     Super-admin only.
+         */
+        get: {
+            parameters: {
+                query?: {
+                    /** @description How many statements, 1..100 (default 10; clamped) */
+                    limit?: number;
+                    /** @description Lookback in hours, 1..168 (default 24; clamped) */
+                    hours?: number;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                as_of: string;
+                                lookback_hours: number;
+                                /** @description p99 at or above this: level warn (config/observability.yaml) */
+                                warn_ms: number;
+                                /** @description p99 at or above this: level error */
+                                error_ms: number;
+                                /**
+                                 * @description pg_stat_statements when the database has it loaded (p99 estimated as mean + 2.326 σ, capped at max; no windows), else Mailpath's own query timing
+                                 * @enum {string}
+                                 */
+                                source: "pg_stat_statements" | "mailpath";
+                                items: {
+                                    /** @description Statement text (parameters as $n) */
+                                    query: string;
+                                    calls: number;
+                                    p99_ms: number;
+                                    mean_ms: number;
+                                    max_ms: number;
+                                    /** @enum {string} */
+                                    level: "ok" | "warn" | "error";
+                                    /** @description The same figures for the latest 5-minute window the statement ran in; null from pg_stat_statements */
+                                    latest_window: {
+                                        /**
+                                         * Format: date-time
+                                         * @description RFC 3339 timestamp (UTC)
+                                         */
+                                        start: string;
+                                        /**
+                                         * Format: date-time
+                                         * @description RFC 3339 timestamp (UTC)
+                                         */
+                                        end: string;
+                                        calls: number;
+                                        p99_ms: number;
+                                        mean_ms: number;
+                                        max_ms: number;
+                                    } | null;
+                                }[];
+                                /** @description Why the report could not be read (items is then empty), or null */
+                                error: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;

@@ -30,8 +30,9 @@ const rate = (n: number, d: number) => (d === 0 ? null : Math.round(Math.min(1, 
  * complaint_rate = complained / delivered, engagement_rate = engaged / delivered (engaged: sends with a human open or
  * click, counted per hour, capped at 1). The score is the trust score of those rates; null without outcomes.
  * Every provider is listed: scored ones by score descending (ties by name), then unscored ones, `other` always last.
+ * tenantId null: every tenant's mail together (the platform overview).
  */
-export async function espScores(deps: { sql: Queryable; clock: Clock; classifier: ProviderClassifier }, tenantId: string): Promise<{ items: EspScore[]; window_end: string }> {
+export async function espScores(deps: { sql: Queryable; clock: Clock; classifier: ProviderClassifier }, tenantId: string | null): Promise<{ items: EspScore[]; window_end: string }> {
   const until = deps.clock.now();
   const since = new Date(until.getTime() - ESP_WINDOW_DAYS * 86_400_000);
   const rows = await domainOutcomes(deps.sql, tenantId, since, until);

@@ -120,12 +120,13 @@ export interface DomainOutcomes {
 }
 
 /** Outcomes per recipient domain over the hours in [since, until], from analytics_domain_hourly. */
-export async function domainOutcomes(db: Queryable, tenantId: string, since: Date, until: Date): Promise<DomainOutcomes[]> {
+/** Per recipient domain over the window: one tenant's, or every tenant's together (tenantId null: the platform overview). */
+export async function domainOutcomes(db: Queryable, tenantId: string | null, since: Date, until: Date): Promise<DomainOutcomes[]> {
   return db<DomainOutcomes[]>`
     select domain, sum(sent)::int as sent, sum(delivered)::int as delivered, sum(bounced)::int as bounced,
       sum(complained)::int as complained, sum(engaged)::int as engaged
     from analytics_domain_hourly
-    where tenant_id = ${tenantId} and hour >= date_trunc('hour', ${since}::timestamptz, 'UTC') and hour <= ${until}
+    where ${tenantId === null ? db`true` : db`tenant_id = ${tenantId}`} and hour >= date_trunc('hour', ${since}::timestamptz, 'UTC') and hour <= ${until}
     group by domain`;
 }
 

@@ -1,5 +1,6 @@
 // GET /admin/observability: the platform at a glance, one section per concern; each section is computed on its own, and a failing one degrades to its zero value and is named in errors.
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
+import type { ProviderClassifier } from '../analytics/provider-classifier.js';
 import type { Clock } from '../clock.js';
 import type { Queryable } from '../db/connection.js';
 import { loadMigrations } from '../db/migrate.js';
@@ -9,14 +10,14 @@ import { espScoresSection, healthChecksSection } from './pluggable-sections.js';
 export interface OverviewDeps {
   sql: Queryable;
   clock: Clock;
+  /** Classifies recipient domains into mailbox providers (by name, else MX) for the per-ESP scores. */
+  classifier?: ProviderClassifier;
 }
 
 /** A section: how to compute it, and the value it shows when that fails. */
 export interface Section<T> {
   compute(deps: OverviewDeps): Promise<T>;
   zero(): T;
-  /** Shown in notes when the section has no source yet (not an error: there is nothing to fail). */
-  unavailable?: string;
 }
 
 const SEND_STATUSES = ['queued', 'deferred', 'sending', 'delivered', 'bounced', 'dropped', 'simulated', 'failed'] as const;
@@ -87,7 +88,6 @@ type Values = { [K in keyof Sections]: Sections[K] extends Section<infer T> ? T 
 export type Overview = Values & {
   as_of: Date;
   /** Sections that have no source yet, with why. */
-  notes: Record<string, string>;
   errors: { section: string; message: string }[];
 };
 
@@ -95,18 +95,16 @@ export type Overview = Values & {
 export async function observabilityOverview(deps: OverviewDeps, sections: Sections = SECTIONS): Promise<Overview> {
   const names = Object.keys(sections) as (keyof Sections)[];
   const errors: Overview['errors'] = [];
-  const notes: Record<string, string> = {};
   const settled = await Promise.allSettled(names.map((name) => (sections[name] as Section<unknown>).compute(deps)));
   const values = {} as Record<string, unknown>;
   names.forEach((name, i) => {
     const section = sections[name] as Section<unknown>;
     const result = settled[i]!;
-    if (section.unavailable) notes[name] = section.unavailable;
     if (result.status === 'fulfilled') values[name] = result.value;
     else {
       values[name] = section.zero();
       errors.push({ section: name, message: result.reason instanceof Error ? result.reason.message : String(result.reason) });
     }
   });
-  return { ...(values as Values), as_of: deps.clock.now(), notes, errors };
+  return { ...(values as Values), as_of: deps.clock.now(), errors };
 }

@@ -1,8 +1,7 @@
-// The observability sections whose sources other modules are adding (tenant health checks, per-ESP scores): each a Section that says 'not available' until wired.
-//
-// Wiring one is a one-line change here: replace `notAvailable(...)` with a Section whose compute reads the new
-// module, e.g. `export const healthChecksSection: Section<HealthChecksSummary> = { compute: (d) => healthCheckSummary(d.sql), zero: ZERO_HEALTHCHECKS };`.
-import type { Section } from './overview.js';
+// The observability sections read from other modules: the tenant health checks (each tenant's latest run by verdict) and the per-ESP scores.
+import { healthCheckSummary } from '../tenant-health/queries.js';
+import { espScores } from '../analytics/esp-scores.js';
+import type { OverviewDeps, Section } from './overview.js';
 
 export interface HealthChecksSummary {
   tenants_checked: number;
@@ -18,15 +17,15 @@ export interface EspScore {
   sample_size: number;
 }
 
+/** The platform's per-ESP scores (every tenant's mail of the last 30 days, scored as the tenant endpoint scores it); only scored providers. */
+async function platformEspScores(d: OverviewDeps): Promise<EspScore[]> {
+  if (!d.classifier) throw new Error('no mailbox-provider classifier wired');
+  const { items } = await espScores({ sql: d.sql, clock: d.clock, classifier: d.classifier }, null);
+  return items.flatMap((i) => (i.score === null ? [] : [{ provider: i.esp, score: i.score, sample_size: i.sent }]));
+}
+
 export const ZERO_HEALTHCHECKS = (): HealthChecksSummary => ({ tenants_checked: 0, passing: 0, warning: 0, failing: 0, last_run_at: null });
 export const ZERO_ESP_SCORES = (): EspScore[] => [];
 
-const NOT_AVAILABLE = 'not available';
-
-/** A section with no source: its zero value, and a note saying so (not an error). */
-function notAvailable<T>(zero: () => T): Section<T> {
-  return { compute: async () => zero(), zero, unavailable: NOT_AVAILABLE };
-}
-
-export const healthChecksSection: Section<HealthChecksSummary> = notAvailable(ZERO_HEALTHCHECKS);
-export const espScoresSection: Section<EspScore[]> = notAvailable(ZERO_ESP_SCORES);
+export const healthChecksSection: Section<HealthChecksSummary> = { compute: (d) => healthCheckSummary(d.sql), zero: ZERO_HEALTHCHECKS };
+export const espScoresSection: Section<EspScore[]> = { compute: platformEspScores, zero: ZERO_ESP_SCORES };

@@ -93,3 +93,18 @@ export async function tenantsDueForDigest(db: Queryable, dayStart: Date, activeS
     order by t.id limit ${limit}`;
   return rows.map((r) => r.id);
 }
+
+/** The platform's health at a glance: each tenant's latest run counted by verdict (the observability overview). */
+export async function healthCheckSummary(db: Queryable): Promise<{ tenants_checked: number; passing: number; warning: number; failing: number; last_run_at: Date | null }> {
+  const [row] = await db<{ tenants_checked: number; passing: number; warning: number; failing: number; last_run_at: Date | null }[]>`
+    with latest as (
+      select distinct on (tenant_id) verdict, ran_at from tenant_health_checks order by tenant_id, ran_at desc, id desc
+    )
+    select count(*)::int as tenants_checked,
+           count(*) filter (where verdict = 'pass')::int as passing,
+           count(*) filter (where verdict = 'warn')::int as warning,
+           count(*) filter (where verdict = 'fail')::int as failing,
+           max(ran_at) as last_run_at
+    from latest`;
+  return row!;
+}
