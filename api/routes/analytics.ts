@@ -167,11 +167,13 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'The account trust score',
     description:
       'The trust score of all the tenant\'s live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and ' +
-      'engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. score and tier are null (factors empty) without any live send in 30 days.',
+      'engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: ' +
+      'the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends.',
     response: z.object({
-      score: z.number().int().min(0).max(100).nullable(),
-      tier: z.enum(TRUST_TIERS).nullable(),
+      score: z.number().int().min(0).max(100),
+      tier: z.enum(TRUST_TIERS),
       factors: z.array(z.object({ name: z.enum(['delivery', 'bounce', 'complaint', 'engagement']), weight: z.number(), value: z.number().describe('0..1') })),
+      basis: z.enum(['sends', 'no_sends']).describe('sends: computed from the 30-day outcomes; no_sends: the new-sender baseline'),
       updated_at: timestamp.describe('When the score was computed (it is computed on each call)'),
     }),
     handler: async ({ principal }) => tenantTrustScore({ sql: ctx.sql, clock: ctx.clock }, principal.tenant.id),

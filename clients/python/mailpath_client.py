@@ -1934,11 +1934,13 @@ GetAnalyticsTrustScoreResultFactorsItem = TypedDict("GetAnalyticsTrustScoreResul
     "value": Required[float],
 }, total=False)
 
+# basis: sends: computed from the 30-day outcomes; no_sends: the new-sender baseline
 # updated_at: When the score was computed (it is computed on each call)
 GetAnalyticsTrustScoreResult = TypedDict("GetAnalyticsTrustScoreResult", {
-    "score": Required[Optional[int]],
-    "tier": Required[Optional[Literal["excellent", "good", "caution", "at-risk"]]],
+    "score": Required[int],
+    "tier": Required[Literal["excellent", "good", "caution", "at-risk"]],
     "factors": Required[List[GetAnalyticsTrustScoreResultFactorsItem]],
+    "basis": Required[Literal["sends", "no_sends"]],
     "updated_at": Required[str],
 }, total=False)
 
@@ -6985,7 +6987,7 @@ class Client(_Transport):
     def get_analytics_trust_score(self) -> GetAnalyticsTrustScoreResult:
         """GET /analytics/trust-score: The account trust score
 
-        The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. score and tier are null (factors empty) without any live send in 30 days. Required scope for API keys: `reputation:read`."""
+        The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends. Required scope for API keys: `reputation:read`."""
         return self._call("GET", "/analytics/trust-score", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_api_keys(self) -> GetApiKeysResult:

@@ -14902,7 +14902,7 @@ export interface paths {
         };
         /**
          * The account trust score
-         * @description The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. score and tier are null (factors empty) without any live send in 30 days.
+         * @description The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends.
          *
          *     Required scope for API keys: `reputation:read`.
          */
@@ -14925,9 +14925,9 @@ export interface paths {
                             /** @enum {boolean} */
                             ok: true;
                             data: {
-                                score: number | null;
-                                /** @enum {string|null} */
-                                tier: "excellent" | "good" | "caution" | "at-risk" | null;
+                                score: number;
+                                /** @enum {string} */
+                                tier: "excellent" | "good" | "caution" | "at-risk";
                                 factors: {
                                     /** @enum {string} */
                                     name: "delivery" | "bounce" | "complaint" | "engagement";
@@ -14935,6 +14935,11 @@ export interface paths {
                                     /** @description 0..1 */
                                     value: number;
                                 }[];
+                                /**
+                                 * @description sends: computed from the 30-day outcomes; no_sends: the new-sender baseline
+                                 * @enum {string}
+                                 */
+                                basis: "sends" | "no_sends";
                                 /**
                                  * Format: date-time
                                  * @description When the score was computed (it is computed on each call)

@@ -133,9 +133,20 @@ t.test('esp-suppressions: active ones and those of the last 7 days, newest first
   t.notOk(theirs.body.data.items.some((i: { id: string }) => i.id === active));
 });
 
-t.test('trust-score: the reputation formula over all live sends of 30 days; null without any', async (t) => {
+t.test('trust-score: the reputation formula over all live sends of 30 days; the new-sender baseline without any', async (t) => {
   const empty = await call(app, 'GET', '/analytics/trust-score', { token: otherKey });
-  t.same(empty.body.data, { score: null, tier: null, factors: [], updated_at: clock.now().toISOString() });
+  t.same(empty.body.data, {
+    score: 50,
+    tier: 'caution',
+    factors: [
+      { name: 'delivery', weight: 0.35, value: 0.5 },
+      { name: 'bounce', weight: 0.3, value: 0.5 },
+      { name: 'complaint', weight: 0.25, value: 0.5 },
+      { name: 'engagement', weight: 0.1, value: 0.5 },
+    ],
+    basis: 'no_sends',
+    updated_at: clock.now().toISOString(),
+  });
 
   const seed = async (domainId: string, status: string, ageMs: number, events: string[] = []) => {
     const id = randomUUID();
@@ -168,6 +179,7 @@ t.test('trust-score: the reputation formula over all live sends of 30 days; null
       { name: 'complaint', weight: 0.25, value: 1 },
       { name: 'engagement', weight: 0.1, value: 0.5265 },
     ],
+    basis: 'sends',
     updated_at: clock.now().toISOString(),
   });
 });
