@@ -34,10 +34,11 @@ const env = async (): Promise<Record<string, string>> => ({
 });
 
 /** Waits (bounded) until `done` holds or the process exits. */
-async function until(run: SpawnedMailpath, what: string, done: () => boolean | Promise<boolean>): Promise<void> {
+async function until(run: SpawnedMailpath, what: string, done: () => boolean | Promise<boolean>, output: () => string = run.stderr): Promise<void> {
   for (let i = 0; i < 300; i++) {
     if (await done()) return;
-    if (run.child.exitCode !== null) throw new Error(`mailpath exited before ${what}`);
+    // Its last words say why (a port another test took meanwhile, say).
+    if (run.child.exitCode !== null) throw new Error(`mailpath exited (${run.child.exitCode}) before ${what}:\n${output().slice(-2000)}`);
     await sleep(100);
   }
   throw new Error(`timed out waiting for ${what}`);
@@ -62,7 +63,7 @@ t.test('a failed start creates no super-admin; the next one shows the password o
   const outputFile = join(dir, 'second.out');
   const second = spawnMailpath(okEnv, { outputFile });
   const output = () => readFileSync(outputFile, 'utf8');
-  await until(second, 'the password', () => [...output().matchAll(PASSWORD_LINE)].length > 0);
+  await until(second, 'the password', () => [...output().matchAll(PASSWORD_LINE)].length > 0, output);
   const text = output();
   const passwords = [...text.matchAll(PASSWORD_LINE)].map((m) => m[1]!);
   t.equal(passwords.length, 1, 'shown once');
