@@ -189,6 +189,14 @@ export async function listEspSuppressions(db: Queryable, tenantId: string, now: 
     order by triggered_at desc, id desc`;
 }
 
+/** Every tenant's suppressions in force at `now` (not revoked, not expired): a handful, read whole by the send path's cache. */
+export async function activeEspSuppressions(db: Queryable, now: Date): Promise<{ tenant_id: string; provider: string; expires_at: Date }[]> {
+  return db<{ tenant_id: string; provider: string; expires_at: Date }[]>`
+    select tenant_id, provider, max(expires_at) as expires_at from esp_suppressions
+    where revoked_at is null and expires_at > ${now}
+    group by tenant_id, provider`;
+}
+
 /** Adds one refusal to its window's counter; returns the window's counts after it. */
 export async function countRefusal(db: Queryable, r: { tenantId: string; provider: string; windowStart: Date; kind: 'block' | 'deferral' }): Promise<{ blocks: number; deferrals: number }> {
   const block = r.kind === 'block' ? 1 : 0;

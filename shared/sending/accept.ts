@@ -7,10 +7,10 @@ import type { NewSend, SendRow } from '../sends/queries.js';
 import { bounceAddress } from '../sends/verp.js';
 import { acceptanceEvents, detailOf, quotaOf, recordOf, STATUS_OF } from './acceptance-record.js';
 import { composeMessage, type OutboundAttachment } from './compose.js';
-import type { SendingDeps } from './deps.js';
+import { gateDepsOf, type SendingDeps } from './deps.js';
 import { signMessage } from './dkim.js';
 import { GateFailure, runGates, undoGates, type GateOutcome } from './gates/pipeline.js';
-import type { GateDeps, GateSend, Refusal } from './gates/types.js';
+import type { GateSend, Refusal } from './gates/types.js';
 import type { PendingSend } from './send-writer.js';
 
 /** Content the API gives: composed here. */
@@ -184,8 +184,6 @@ async function commit(deps: SendingDeps, prepared: PreparedSend[]): Promise<Send
     throw err;
   }
 }
-
-const gateDepsOf = (deps: SendingDeps): GateDeps => ({ db: deps.sql, warmup: deps.config.warmup, lookups: deps.lookups, counters: deps.counters });
 
 /** Gates, composition and signing for one recipient; on a refusal or failure, what was counted is given back first. */
 async function prepareSend(deps: SendingDeps, input: AcceptInput, domainId: string, inTransaction?: InTransaction): Promise<PreparedSend | Refused | Held> {

@@ -8,6 +8,8 @@ import type { Boss } from '../jobs/boss.js';
 import type { SealedBox } from '../secrets/sealed-box.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createSendCounters, type SendCounters } from './counters.js';
+import { createEspHolds, type EspHolds } from './esp-holds.js';
+import type { GateDeps } from './gates/types.js';
 import { createSendLookups, type SendLookups } from './lookups.js';
 import { createSendWriter, type SendWriter } from './send-writer.js';
 import { SigningKeyCache } from './signing-keys.js';
@@ -31,6 +33,8 @@ export interface SendingDeps {
   lookups: SendLookups;
   /** Quota and warm-up counters, taken once per tick for all concurrent sends. */
   counters: SendCounters;
+  /** The automatic per-provider suppressions in force (cached a few seconds). */
+  espHolds: EspHolds;
   /** The process's metrics (accepted messages); absent in tests that build the deps by hand. */
   metrics?: Metrics;
 }
@@ -47,5 +51,15 @@ export function createSendingDeps(base: SendingBase): SendingDeps {
     writer: createSendWriter(base.sql, base.boss, base.log),
     lookups: createSendLookups(base.sql),
     counters: createSendCounters(base.sql, base.log),
+    espHolds: createEspHolds(base.sql, base.clock),
   };
 }
+
+/** What the gates read, from the send path's objects (the acceptance and the delivery worker's wake-up alike). */
+export const gateDepsOf = (deps: Pick<SendingDeps, 'sql' | 'config' | 'lookups' | 'counters' | 'espHolds'>): GateDeps => ({
+  db: deps.sql,
+  warmup: deps.config.warmup,
+  lookups: deps.lookups,
+  counters: deps.counters,
+  espHolds: deps.espHolds,
+});

@@ -64,7 +64,7 @@ t.test('202 queued: signed multipart message, quota headers, visible in /sends a
   const detail = await call(app, 'GET', `/sends/${id}`, { token: s.key });
   t.equal(detail.status, 200);
   t.match(detail.body.data, { id, status: 'queued', source: 'api', mode: 'live', to: 'reader@dest.example', envelope: { rcpt_to: 'reader@dest.example', mail_from: /^b-[0-9a-f]{32}-/ } });
-  t.same(detail.body.data.gate_decisions.map((d: { gate: string }) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'per_esp', 'warmup']);
+  t.same(detail.body.data.gate_decisions.map((d: { gate: string }) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup']);
   t.same(detail.body.data.attempts, []);
   t.same(detail.body.data.events.map((e: { type: string }) => e.type), ['send']);
 
@@ -268,6 +268,20 @@ t.test('warm-up: 200 parallel sends against a cap of 50 let exactly 50 through, 
   t.equal(deferred.body.total, 150);
   const events = await call(app, 'GET', '/events?type=deferred&limit=1', { token: s.key });
   t.equal(events.body.total, 150);
+});
+
+t.test('an automatic per-provider suppression in force defers the tenant\'s new mail to that provider until it expires', async (t) => {
+  const s = await sender();
+  const until = new Date(Date.now() + 4 * 3_600_000);
+  await sql`insert into esp_suppressions (tenant_id, provider, reason, refusals, window_minutes, triggered_at, expires_at)
+            values (${s.tenant.tenantId}, 'yahoo', 'blocked', 10, 15, now(), ${until})`;
+  const held = await send(s, message(s, { to: 'reader@yahoo.com' }));
+  t.equal(held.status, 202);
+  t.equal(held.body.data.status, 'deferred');
+  const row = await call(app, 'GET', `/sends/${held.body.data.message_id}`, { token: s.key });
+  t.equal(row.body.data.defer_until, until.toISOString());
+  t.match(row.body.data.status_detail, /yahoo is refusing this account's mail/);
+  t.equal((await send(s, message(s, { to: 'reader@gmail.com' }))).body.data.status, 'queued', 'other providers are not held');
 });
 
 t.test("another tenant's sends are 404 and its events invisible", async (t) => {

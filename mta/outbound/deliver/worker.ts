@@ -3,8 +3,8 @@ import { performance } from 'node:perf_hooks';
 import type { Job } from 'pg-boss';
 import { isUuid } from '../../../shared/ids.js';
 import { claimForDelivery, loadDeliverySend, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
-import type { SendingDeps } from '../../../shared/sending/deps.js';
-import type { GateDeps, GateSend } from '../../../shared/sending/gates/types.js';
+import { gateDepsOf, type SendingDeps } from '../../../shared/sending/deps.js';
+import type { GateSend } from '../../../shared/sending/gates/types.js';
 import { warmupGate } from '../../../shared/sending/gates/warmup.js';
 import type { DeliveryJob } from '../../../shared/sending/delivery-jobs.js';
 import type { IpWatchdog } from '../../../shared/ip-pools/watchdog.js';
@@ -24,7 +24,7 @@ export class SendBusyError extends Error {
 const DELIVERABLE = new Set(['queued', 'deferred', 'sending']);
 
 /** What delivery takes from the process's services: the send path's look-ups and counters for the wake-up's warm-up gate. */
-export type DeliveryDeps = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'lookups' | 'counters' | 'metrics'>;
+export type DeliveryDeps = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'lookups' | 'counters' | 'espHolds' | 'metrics'>;
 
 export interface WorkerContext {
   deps: DeliveryDeps;
@@ -128,8 +128,6 @@ async function holdBack(ctx: WorkerContext, send: DeliverySend, job: JobRef): Pr
   }
   return undefined;
 }
-
-const gateDepsOf = (deps: DeliveryDeps): GateDeps => ({ db: deps.sql, warmup: deps.config.warmup, lookups: deps.lookups, counters: deps.counters });
 
 /**
  * A deferred send's wake-up: a warm-up deferral (one before any attempt) passes the warm-up gate

@@ -7,12 +7,15 @@ import { testKeyGate } from './test-key.js';
 import type { Gate, GateDecision, GateDeps, GateSend } from './types.js';
 import { warmupGate } from './warmup.js';
 import { perEspGate } from './per-esp.js';
+import { espSuppressionGate } from './esp-suppression.js';
 
 /**
- * suspended → test key → sandbox → suppression → quota → per-ESP sub-cap → warm-up (design: the mail path).
- * The per-ESP sub-cap sits just before the warm-up gate so that a send it defers never takes a warm-up allowance.
+ * suspended → test key → sandbox → suppression → quota → per-provider suppression → per-ESP sub-cap → warm-up
+ * (design: the mail path). The deferring gates come after the quota, which counts a deferred send at acceptance (it
+ * will be sent; its wake-up passes the warm-up gate only), and before the warm-up gate, so that a send they defer
+ * never takes a warm-up allowance.
  */
-export const GATES: readonly Gate[] = [suspendedGate, testKeyGate, sandboxGate, suppressionGate, quotaGate, perEspGate, warmupGate];
+export const GATES: readonly Gate[] = [suspendedGate, testKeyGate, sandboxGate, suppressionGate, quotaGate, espSuppressionGate, perEspGate, warmupGate];
 
 export interface GateOutcome {
   /** The deciding gate's decision: continue when every gate let the send through. */

@@ -2,6 +2,7 @@
 import type { WarmupConfig } from '../../config/index.js';
 import type { Queryable } from '../../db/connection.js';
 import type { SendCounters } from '../counters.js';
+import type { EspHolds } from '../esp-holds.js';
 import type { SendLookups } from '../lookups.js';
 
 export interface GateSend {
@@ -23,9 +24,11 @@ export interface GateDeps {
   lookups: Pick<SendLookups, 'isSuppressed'>;
   /** Batched counters (quota, warm-up), one statement per tick and kind for all concurrent sends. */
   counters: SendCounters;
+  /** The automatic per-provider suppressions in force, cached per process for a few seconds. */
+  espHolds: EspHolds;
 }
 
-export type GateName = 'suspended' | 'test_key' | 'sandbox' | 'suppression' | 'quota' | 'warmup' | 'per_esp';
+export type GateName = 'suspended' | 'test_key' | 'sandbox' | 'suppression' | 'quota' | 'esp_suppression' | 'warmup' | 'per_esp';
 
 /**
  * Why a gate refused a send, with the figures needed to say so. Protocol-free: each adapter maps it

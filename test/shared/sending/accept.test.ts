@@ -52,7 +52,7 @@ t.test('a live send is stored signed, with a send event and one delivery job', a
   t.match(text, /^DKIM-Signature: .*d=/);
   t.match(text, new RegExp(`Message-ID: <${result.send.id}@mx\\.mailpath\\.local>`));
   t.match(row!.envelope_from, /^b-[0-9a-f]{32}-[0-9a-f]{10}@mx\.mailpath\.local$/);
-  t.same(row!.gate_decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'per_esp', 'warmup']);
+  t.same(row!.gate_decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup']);
   t.equal((await jobsOf(result.send.id)).length, 1);
   t.same(await eventTypes(result.send.id), ['send']);
 });

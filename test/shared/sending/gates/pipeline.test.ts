@@ -11,6 +11,8 @@ import { warmupGate } from '../../../../shared/sending/gates/warmup.js';
 import { connect } from '../../../../shared/db/connection.js';
 import { createSendCounters } from '../../../../shared/sending/counters.js';
 import { createSendLookups } from '../../../../shared/sending/lookups.js';
+import { createEspHolds } from '../../../../shared/sending/esp-holds.js';
+import { espSuppressionGate } from '../../../../shared/sending/gates/esp-suppression.js';
 import { createLogger } from '../../../../shared/log.js';
 import { monthlyUsage } from '../../../../shared/quota/usage.js';
 import { suppress } from '../../../../shared/suppressions/service.js';
@@ -34,6 +36,8 @@ async function setup(t: { teardown(fn: () => unknown): void }, warmupCaps = [50,
     warmup: { tier_caps: warmupCaps, reset_after_idle_days: 14 },
     lookups: createSendLookups(sql),
     counters: createSendCounters(sql, createLogger('silent')),
+    // No caching here (TTL 0): each decision reads the suppressions in force, so a test can change them between sends.
+    espHolds: createEspHolds(sql, { now: () => at }, 0),
   };
   const send = (over: Partial<GateSend> = {}): GateSend => ({
     tenant: { id: tenantId, status: 'active', is_sandbox: false },
@@ -99,12 +103,49 @@ t.test('the pipeline runs in order and stops at the first decision; a stopped se
   t.equal(await s.warm(), 0, 'nor warm-up allowance');
 
   const sent = await runGates(s.deps, s.send());
-  t.same(sent.decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'per_esp', 'warmup']);
+  t.same(sent.decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup']);
   t.match(sent.final, { gate: 'warmup', outcome: 'continue' });
   const deferred = await runGates(s.deps, s.send());
   t.match(deferred.final, { gate: 'warmup', outcome: 'defer', until: new Date('2026-11-22T00:00:00Z') });
   t.equal(await s.used(), 2, 'a deferred live send counts toward the month (it will be sent)');
   t.equal(await s.warm(), 1, 'but not toward today\'s warm-up allowance');
+});
+
+t.test('a provider under an automatic suppression gets no new mail from the tenant until it expires; others and other tenants are not held', async (t) => {
+  const s = await setup(t);
+  const until = new Date(at.getTime() + 3 * 3_600_000);
+  const raise = (tenantId: string, provider: string, expiresAt: Date, revoked: Date | null = null) => s.sql`
+    insert into esp_suppressions (tenant_id, provider, reason, refusals, window_minutes, triggered_at, expires_at, revoked_at)
+    values (${tenantId}, ${provider}, 'blocked', 10, 15, ${at}, ${expiresAt}, ${revoked})`;
+  await raise(s.tenantId, 'gmail', until);
+  await raise(s.tenantId, 'yahoo', new Date(at.getTime() - 1000), null);
+  await raise(s.tenantId, 'outlook', until, at);
+  const otherTenant = await insertTenant(s.sql);
+
+  t.same(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@gmail.com' })), { gate: 'esp_suppression', outcome: 'defer', until, detail: { provider: 'gmail' } });
+  t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@googlemail.com' })), { outcome: 'defer', until }, 'the provider, not the domain');
+  t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@yahoo.com' })), { outcome: 'continue' }, 'an expired suppression holds nothing');
+  t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@outlook.com' })), { outcome: 'continue' }, 'nor a revoked one');
+  t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@example.org' })), { outcome: 'continue' }, 'nor other providers');
+  t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@gmail.com', tenant: { id: otherTenant, status: 'active', is_sandbox: false } })), { outcome: 'continue' }, 'nor another tenant');
+
+  const held = await runGates(s.deps, s.send({ to: 'bob@gmail.com' }));
+  t.match(held.final, { gate: 'esp_suppression', outcome: 'defer', until });
+  t.equal(await s.used(), 1, 'a held send counts toward the month at acceptance, as any deferred send (it will be sent)');
+  t.equal(await s.warm(), 0, 'but takes no warm-up allowance: its wake-up passes the warm-up gate');
+});
+
+t.test('the per-provider holds are read at most once per TTL for every send that asks', async (t) => {
+  const s = await setup(t);
+  let now = at.getTime();
+  const holds = createEspHolds(s.sql, { now: () => new Date(now) }, 5000);
+  t.equal(await holds.heldUntil(s.tenantId, 'gmail', at), null);
+  const until = new Date(at.getTime() + 3_600_000);
+  await s.sql`insert into esp_suppressions (tenant_id, provider, reason, refusals, window_minutes, triggered_at, expires_at)
+              values (${s.tenantId}, 'gmail', 'deferral_storm', 50, 15, ${at}, ${until})`;
+  t.equal(await holds.heldUntil(s.tenantId, 'gmail', at), null, 'within the TTL the cached set answers');
+  now += 5000;
+  t.same(await holds.heldUntil(s.tenantId, 'gmail', new Date(now)), until, 'after it, a suppression raised meanwhile holds');
 });
 
 t.test('a gate that throws reports what the gates before it decided', async (t) => {
