@@ -1,5 +1,5 @@
 // API key material: generation, the display prefix and the SHA-256 lookup hash (the plaintext is never stored).
-import { createHash, randomBytes } from 'node:crypto';
+import { hash, randomBytes } from 'node:crypto';
 
 export type KeyMode = 'live' | 'test';
 
@@ -19,5 +19,6 @@ export function displayPrefixOf(candidate: string, modePrefixes: readonly string
 }
 
 export function hashApiKey(key: string): string {
-  return createHash('sha256').update(key).digest('hex');
+  // One-shot hash (no Hash object): the API hashes the presented key on every request.
+  return hash('sha256', key, 'hex');
 }
