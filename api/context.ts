@@ -1,4 +1,5 @@
 // What the API needs from the running service: the domain deps, the send path and the request-side services, all built once by the entry point (main/services.ts).
+import type { ProviderClassifier } from '../shared/analytics/provider-classifier.js';
 import type { CredentialResolver } from '../shared/auth/credentials.js';
 import type { SessionTokens } from '../shared/auth/jwt.js';
 import type { DomainDeps } from '../shared/domains/deps.js';
@@ -21,6 +22,8 @@ export interface ApiContext extends DomainDeps, SendingDeps {
   keyUsage: KeyUsageRecorder;
   rateLimiter: RateLimiter;
   tenantLimits: TenantLimits;
+  /** Recipient domains → mailbox providers (by name, else MX), with its cache of look-ups: the analytics and the observability overview share it. */
+  providerClassifier: ProviderClassifier;
   /** Platform e-mails (password reset, invites) through the send path as the super-admin tenant, or logged. */
   systemMail: SystemMail;
   /** POST /settings/inbound-webhook/test-send: one signed POST to the tenant's webhook. */

@@ -1,4 +1,5 @@
 // The process-wide services, built once at start-up: every role takes what it needs from this one object (each role's deps type is a part of it).
+import { ProviderClassifier } from '../shared/analytics/provider-classifier.js';
 import type { ApiContext } from '../api/context.js';
 import type { MxDeps } from '../mta/inbound/deps.js';
 import type { DeliveryDeps } from '../mta/outbound/deliver/start.js';
@@ -99,6 +100,7 @@ export async function buildServices(core: Core): Promise<Services> {
     credentials: new CredentialResolver(sql, tokens, config, clock),
     keyUsage,
     rateLimiter,
+    providerClassifier: new ProviderClassifier(dns, clock),
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms, () => clock.now().getTime()),
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),

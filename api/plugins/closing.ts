@@ -11,10 +11,11 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.addHook('preClose', async () => {
     closing = true;
   });
-  app.addHook('onRequest', async (_request, reply) => {
-    if (!closing) return;
+  // A callback hook, not an async one: it runs on every request, and the common case is one flag check.
+  app.addHook('onRequest', (_request, reply, done) => {
+    if (!closing) return done();
     reply.header('connection', 'close');
-    throw new AppError('service_unavailable', 'the server is shutting down: send the request again (another instance answers it)', { headers: { 'retry-after': '1' } });
+    done(new AppError('service_unavailable', 'the server is shutting down: send the request again (another instance answers it)', { headers: { 'retry-after': '1' } }));
   });
 };
 

@@ -1,7 +1,6 @@
 // Super-admin observability: the platform overview (sections computed independently, failures degraded and named) and the slowest queries by p99.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ProviderClassifier } from '../../shared/analytics/provider-classifier.js';
 import { observabilityOverview } from '../../shared/observability/overview.js';
 import { SLOW_QUERY_LIMITS, slowQueryReport } from '../../shared/observability/slow-queries.js';
 import { defineRoute } from '../route.js';
@@ -83,8 +82,6 @@ const clampedNumber = z.coerce.number().optional();
 
 export const adminObservabilityRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
-  // One per route group, so its cache of MX look-ups outlives a call.
-  const classifier = new ProviderClassifier(ctx.dns, ctx.clock);
   defineRoute(app, {
     method: 'GET',
     url: '/admin/observability',
@@ -95,7 +92,7 @@ export const adminObservabilityRoutes: FastifyPluginAsyncZod = async (app) => {
       'Tenants, domains, sends of the last 24 hours, warm-up, tenant health checks, per-ESP scores, DNS drift, schema drift (applied versus expected migrations) and this process (uptime, memory, event-loop delay). Each section is computed on its own: one that fails shows its zero value and is named in errors, and the call still succeeds.',
     response: overview,
     handler: async () => {
-      const o = await observabilityOverview({ sql: ctx.sql, clock: ctx.clock, classifier });
+      const o = await observabilityOverview({ sql: ctx.sql, clock: ctx.clock, classifier: ctx.providerClassifier });
       return {
         ...o,
         as_of: o.as_of.toISOString(),

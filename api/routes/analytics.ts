@@ -4,7 +4,6 @@ import { z } from 'zod';
 import { COHORT_WEEKS, CohortRetention } from '../../shared/analytics/cohort.js';
 import { ESP_WINDOW_DAYS, espScores } from '../../shared/analytics/esp-scores.js';
 import { BLOCK_THRESHOLD, DEFERRAL_THRESHOLD, RECENT_DAYS, REFUSAL_WINDOW_MINUTES, SUPPRESSION_HOURS, espSuppressions } from '../../shared/analytics/esp-suppressions.js';
-import { ProviderClassifier } from '../../shared/analytics/provider-classifier.js';
 import { ROLLUP_DEFAULT_DAYS, ROLLUP_MAX_DAYS, rollupReport } from '../../shared/analytics/rollup.js';
 import { tenantTrustScore } from '../../shared/analytics/trust.js';
 import { MAILBOX_PROVIDERS } from '../../shared/mailbox-providers.js';
@@ -64,7 +63,6 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
   // One cache of each per process: cohort answers (an hour) and custom domains' providers (MX look-ups).
   const cohorts = new CohortRetention({ sql: ctx.sql, clock: ctx.clock });
-  const classifier = new ProviderClassifier(ctx.dns, ctx.clock);
 
   defineRoute(app, {
     method: 'GET',
@@ -135,7 +133,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
       `Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates. Sorted by score descending, ` +
       `providers without outcomes after those with, other last. window_end is the end of the window (now).`,
     response: z.object({ items: z.array(espItem), window_end: timestamp }),
-    handler: async ({ principal }) => espScores({ sql: ctx.sql, clock: ctx.clock, classifier }, principal.tenant.id),
+    handler: async ({ principal }) => espScores({ sql: ctx.sql, clock: ctx.clock, classifier: ctx.providerClassifier }, principal.tenant.id),
   });
 
   defineRoute(app, {
