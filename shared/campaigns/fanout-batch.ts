@@ -6,7 +6,7 @@ import { visibleCustomFields } from '../custom-fields/values.js';
 import { acceptSend, isHeld, isRefused, type AcceptInput, type HoldingOutcome } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
 import type { Refusal } from '../sending/gates/types.js';
-import { composeCampaignContent, type PreparedContent } from './content.js';
+import { composeCampaignContent, type CampaignRecipient, type PreparedContent } from './content.js';
 import type { CampaignRow } from './queries.js';
 import { existingSends, recipientContacts, settleRecipients, type ClaimedRecipient, type RecipientContact, type Settlement } from './recipient-queries.js';
 
@@ -42,6 +42,43 @@ function recipientFault(err: unknown): boolean {
   return err instanceof AppError && (err.slug === 'validation_error' || err.slug === 'payload_too_large');
 }
 
+/**
+ * One campaign message as the send use-case takes it (recipients and seed copies alike): the address normalized, the
+ * content rendered for the recipient, the campaign's From and Reply-To; `campaign` ties the send to the campaign
+ * (null for a seed copy, which stays outside its audience). A fault of this recipient's message (its address, its
+ * render, its size) comes back as an AppError to skip it by; anything else is thrown.
+ */
+export function campaignSendInput(
+  deps: SendingDeps,
+  ctx: BatchContext,
+  recipient: CampaignRecipient,
+  campaign: AcceptInput['campaign'] | null,
+): AcceptInput | AppError {
+  const c = ctx.campaign;
+  let to: string;
+  let message: ReturnType<typeof composeCampaignContent>;
+  try {
+    to = normalizeEmail(recipient.email, 'to');
+    const links = { key: deps.linkKey, publicUrl: deps.config.publicUrl, hostname: deps.config.hostname };
+    message = composeCampaignContent({ content: ctx.content, campaign: c, links, recipient: { ...recipient, email: to } });
+  } catch (err) {
+    if (!recipientFault(err)) throw err;
+    return err as AppError;
+  }
+  return {
+    tenant: ctx.tenant,
+    mode: ctx.mode,
+    apiKeyId: null,
+    source: 'campaign',
+    sendId: recipient.sendId,
+    ...(campaign ? { campaign } : {}),
+    holdOnDefer: true,
+    from: { address: c.from_email!, name: c.from_name ?? undefined },
+    to,
+    content: { kind: 'compose', subject: message.subject, html: message.html, text: message.text, replyTo: c.reply_to ?? undefined, headers: message.headers },
+  };
+}
+
 const profileOf = (c: RecipientContact) => Object.fromEntries(PROFILE_COLUMN_NAMES.map((k) => [k, c[k]]));
 
 type Attempt = { recipient: ClaimedRecipient } & (
@@ -60,9 +97,6 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, claimed: C
   const { campaign } = ctx;
   const done = await existingSends(deps.sql, claimed.map((r) => r.send_id));
   const contacts = new Map((await recipientContacts(deps.sql, campaign.tenant_id, claimed.filter((r) => !done.has(r.send_id)).map((r) => r.contact_id))).map((c) => [c.id, c]));
-  const links = { key: deps.linkKey, publicUrl: deps.config.publicUrl, hostname: deps.config.hostname };
-  const from = { address: campaign.from_email!, name: campaign.from_name ?? undefined };
-
   const attempts: Attempt[] = claimed.map((recipient) => {
     const skip = (reason: Extract<Settlement, { status: 'skipped' }>['reason']): Attempt => ({
       recipient,
@@ -74,39 +108,23 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, claimed: C
     const contact = contacts.get(recipient.contact_id);
     if (!contact || contact.status === 'deleted') return skip('deleted');
     if (contact.status === 'unsubscribed') return skip('unsubscribed');
-    let to: string;
-    let message: ReturnType<typeof composeCampaignContent>;
-    try {
-      to = normalizeEmail(recipient.email, 'to');
-      message = composeCampaignContent({
-        content: ctx.content,
-        campaign,
-        links,
-        recipient: {
-          sendId: recipient.send_id,
-          variant: recipient.variant,
-          email: to,
-          contact: { first_name: contact.first_name, last_name: contact.last_name, profile: profileOf(contact) },
-          customFields: visibleCustomFields(ctx.catalog, contact.custom_fields),
-        },
-      });
-    } catch (err) {
-      if (!recipientFault(err)) throw err;
-      deps.log.info({ campaignId: campaign.id, contactId: recipient.contact_id, reason: (err as Error).message }, 'campaign recipient skipped as invalid');
+    const input = campaignSendInput(
+      deps,
+      ctx,
+      {
+        sendId: recipient.send_id,
+        variant: recipient.variant,
+        email: recipient.email,
+        contact: { first_name: contact.first_name, last_name: contact.last_name, profile: profileOf(contact) },
+        customFields: visibleCustomFields(ctx.catalog, contact.custom_fields),
+      },
+      { id: campaign.id, variant: recipient.variant, contactId: recipient.contact_id },
+    );
+    if (input instanceof AppError) {
+      deps.log.info({ campaignId: campaign.id, contactId: recipient.contact_id, reason: input.message }, 'campaign recipient skipped as invalid');
       return skip('invalid');
     }
-    const outcome = acceptSend(deps, {
-      tenant: ctx.tenant,
-      mode: ctx.mode,
-      apiKeyId: null,
-      source: 'campaign',
-      sendId: recipient.send_id,
-      campaign: { id: campaign.id, variant: recipient.variant, contactId: recipient.contact_id },
-      holdOnDefer: true,
-      from,
-      to,
-      content: { kind: 'compose', subject: message.subject, html: message.html, text: message.text, replyTo: campaign.reply_to ?? undefined, headers: message.headers },
-    });
+    const outcome = acceptSend(deps, input);
     // Awaited below, all together; until then a rejection must not count as unhandled.
     outcome.catch(() => undefined);
     return { recipient, kind: 'sent', outcome };

@@ -1,12 +1,10 @@
 // Sends a campaign's seed copies (one per active seed mailbox, made when its target was fixed) through the same send use-case and gates as its recipients, but outside its audience: no contact, no campaign counters.
 import { AppError } from '../errors.js';
-import { normalizeEmail } from '../email.js';
 import { PROFILE_COLUMN_NAMES } from '../contacts/fields.js';
 import { acceptSend, isHeld, isRefused, type HoldingOutcome } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
 import { claimSeedHits, settleSeedHits, type SeedSettlement } from '../seedlist/queries.js';
-import { composeCampaignContent } from './content.js';
-import type { BatchContext } from './fanout-batch.js';
+import { campaignSendInput, type BatchContext } from './fanout-batch.js';
 import { existingSends } from './recipient-queries.js';
 
 /** How the copies went: how many were handed over (or found sent), how many were released for a later run. */
@@ -31,37 +29,18 @@ export async function sendSeedCopies(deps: SendingDeps, ctx: BatchContext): Prom
   const claimed = await claimSeedHits(deps.sql, campaign.id, deps.config.seedlist.claim_batch, now, lease);
   if (claimed.length === 0) return { sent: 0, released: 0 };
   const done = await existingSends(deps.sql, claimed.map((h) => h.send_id));
-  const links = { key: deps.linkKey, publicUrl: deps.config.publicUrl, hostname: deps.config.hostname };
-  const from = { address: campaign.from_email!, name: campaign.from_name ?? undefined };
 
   const attempts = claimed.map((hit): { id: string; outcome: Promise<HoldingOutcome | 'exists' | 'invalid'> } => {
     if (done.has(hit.send_id)) return { id: hit.id, outcome: Promise.resolve('exists') };
-    let to: string;
-    let message: ReturnType<typeof composeCampaignContent>;
-    try {
-      to = normalizeEmail(hit.email, 'to');
-      // A seed is nobody: Liquid sees its address and empty profile fields (defaults apply).
-      message = composeCampaignContent({
-        content: ctx.content,
-        campaign,
-        links,
-        recipient: { sendId: hit.send_id, variant: null, email: to, contact: { first_name: null, last_name: null, profile: EMPTY_PROFILE }, customFields: {} },
-      });
-    } catch (err) {
-      if (!(err instanceof AppError)) throw err;
-      return { id: hit.id, outcome: Promise.resolve('invalid') };
-    }
-    const outcome = acceptSend(deps, {
-      tenant: ctx.tenant,
-      mode: ctx.mode,
-      apiKeyId: null,
-      source: 'campaign',
-      sendId: hit.send_id,
-      holdOnDefer: true,
-      from,
-      to,
-      content: { kind: 'compose', subject: message.subject, html: message.html, text: message.text, replyTo: campaign.reply_to ?? undefined, headers: message.headers },
-    });
+    // A seed is nobody: Liquid sees its address and empty profile fields (defaults apply).
+    const input = campaignSendInput(
+      deps,
+      ctx,
+      { sendId: hit.send_id, variant: null, email: hit.email, contact: { first_name: null, last_name: null, profile: EMPTY_PROFILE }, customFields: {} },
+      null,
+    );
+    if (input instanceof AppError) return { id: hit.id, outcome: Promise.resolve('invalid') };
+    const outcome = acceptSend(deps, input);
     outcome.catch(() => undefined);
     return { id: hit.id, outcome };
   });
