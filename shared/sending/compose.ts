@@ -1,8 +1,9 @@
-// Builds the RFC 5322 message of an outbound send with nodemailer's composer (Message-ID at our host, Date, multipart/alternative).
+// Builds the RFC 5322 message of an outbound send (Message-ID at our host, Date, multipart/alternative): the simple shape in one pass (simple-message.ts), anything else with nodemailer's composer.
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type MimeNode from 'nodemailer/lib/mime-node';
 import { Encoder as Base64Encoder } from 'nodemailer/lib/base64';
 import { Encoder as QpEncoder } from 'nodemailer/lib/qp';
+import { simpleMessage } from './simple-message.js';
 
 export interface OutboundAttachment {
   filename: string;
@@ -27,6 +28,13 @@ export interface OutboundContent {
 
 /** The message bytes, CRLF line ends, ready to be DKIM-signed. */
 export function composeMessage(c: OutboundContent): Promise<Buffer> {
+  // Text and/or HTML without attachments (every campaign message, most transactional ones) is built in one pass.
+  const simple = c.attachments?.length ? undefined : simpleMessage(c);
+  return simple ? Promise.resolve(simple) : nodemailerBuild(c);
+}
+
+/** The message as nodemailer's composer builds it (in memory when every part is at hand, else streamed). */
+export function nodemailerBuild(c: OutboundContent): Promise<Buffer> {
   const mail = mimeTree(c);
   const bytes = buildInMemory(mail);
   if (bytes) return Promise.resolve(bytes);
