@@ -1,10 +1,11 @@
 // A campaign message's content, the one place it is made: the effective subject and bodies (campaign or template), parsed once per run, rendered with Liquid per recipient, the preheader, tracking and UTM, and the bulk-sender headers.
 import { AppError, validationError } from '../errors.js';
 import type { ProfileColumn } from '../contacts/fields.js';
-import { parseTemplate, renderContext, renderTemplate, type ParsedTemplate, type TemplatePart } from '../templates/liquid.js';
+import { parseTemplate, renderContext, renderTemplate, type ParsedTemplate, type TemplateContext, type TemplatePart } from '../templates/liquid.js';
 import type { TemplateRow } from '../templates/queries.js';
 import { decorateHtml } from '../tracking/decorate.js';
-import { unsubscribeHeaders, unsubscribeLink } from '../tracking/unsubscribe.js';
+import { trackTemplate, type TrackedTemplate } from '../tracking/template-links.js';
+import { unsubscribeOf } from '../tracking/unsubscribe.js';
 import type { CampaignRow } from './queries.js';
 
 /** Subject, preheader and bodies after the template precedence (see effectiveContent). */
@@ -40,6 +41,10 @@ export interface PreparedContent {
   preheader: ParsedTemplate | null;
   html: ParsedTemplate | null;
   text: ParsedTemplate | null;
+  /** The body_html source (what trackedContent plans the tracking of). */
+  htmlSource: string | null;
+  /** body_html with its tracking in place (trackedContent), when Liquid cannot change the message's links. */
+  tracked?: { html: ParsedTemplate; plan: TrackedTemplate } | undefined;
 }
 
 /** Parses `source` as `part`, naming `field` in a syntax error (subject_b is parsed like a subject). */
@@ -70,7 +75,24 @@ export function prepareContent(content: EffectiveContent, abTest: boolean): Prep
     preheader: content.preheader_text === null ? null : parseAs(content.preheader_text, 'preheader_text', 'preheader_text'),
     html: content.body_html === null ? null : parseAs(content.body_html, 'body_html', 'body_html'),
     text: content.body_text === null ? null : parseAs(content.body_text, 'body_text', 'body_text'),
+    htmlSource: content.body_html,
   };
+}
+
+/**
+ * The content with body_html's tracking decided once for the run (shared/tracking/template-links.ts): each message
+ * then costs its own click tokens and one render, not a parse of its HTML. Unchanged when Liquid could change the
+ * message's links: every message is then decorated after rendering, as transactional mail is.
+ */
+export function trackedContent(content: PreparedContent, campaign: MessageSettings, links: Pick<LinkSettings, 'publicUrl'>): PreparedContent {
+  if (content.htmlSource === null) return content;
+  const plan = trackTemplate(content.htmlSource, {
+    publicUrl: links.publicUrl,
+    trackOpens: campaign.track_opens,
+    trackClicks: campaign.track_clicks,
+    utm: utmOf(campaign),
+  });
+  return plan ? { ...content, tracked: { html: parseTemplate(plan.source, 'body_html'), plan } } : content;
 }
 
 /** Where unsubscribe links point and what signs them. */
@@ -118,15 +140,12 @@ export interface CampaignMessage {
 /**
  * The bulk-sender headers of one campaign message (Gmail's and Yahoo's rules): List-Unsubscribe with an https URL
  * (RFC 8058 one-click POST) and a mailto handled by the MX, and List-Unsubscribe-Post (shared/tracking/unsubscribe.ts
- * unsubscribeHeaders: one token signed for 'unsubscribe' over the send id); and a Feedback-ID naming the campaign
+ * unsubscribeOf: one token signed for 'unsubscribe' over the send id); and a Feedback-ID naming the campaign
  * and tenant for feedback-loop reports. DKIM signs all three (shared/sending/dkim.ts).
  */
 export function bulkHeaders(links: LinkSettings, sendId: string, campaign: Pick<CampaignRow, 'id' | 'tenant_id'>): { headers: Record<string, string>; url: string } {
-  const input = { sendId, linkKey: links.key, publicUrl: links.publicUrl, hostname: links.hostname };
-  return {
-    url: unsubscribeLink(input),
-    headers: { ...unsubscribeHeaders(input), 'Feedback-ID': `${campaign.id}:${campaign.tenant_id}:campaign:mailpath` },
-  };
+  const unsubscribe = unsubscribeOf({ sendId, linkKey: links.key, publicUrl: links.publicUrl, hostname: links.hostname });
+  return { url: unsubscribe.url, headers: { ...unsubscribe.headers, 'Feedback-ID': `${campaign.id}:${campaign.tenant_id}:campaign:mailpath` } };
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -143,16 +162,25 @@ function withPreheader(html: string, preheader: string): string {
   return html.slice(0, at) + block + html.slice(at);
 }
 
+const utmOf = (campaign: MessageSettings) =>
+  campaign.utm_tagging ? { source: campaign.utm_source, medium: campaign.utm_medium, campaign: campaign.utm_campaign } : undefined;
+
 /** The HTML as sent: rendered, the preheader put in, then UTM, click redirects and the open pixel as the campaign asks. */
-function finalHtml(html: string, preheader: string, campaign: MessageSettings, sendId: string, links: LinkSettings): string {
+function finalHtml(content: PreparedContent, context: TemplateContext, preheader: string, campaign: MessageSettings, sendId: string, links: LinkSettings): string {
+  if (content.tracked) {
+    // The tracking is in the template: its variables for this send, then the preheader (decoration and the preheader
+    // touch different places, so the order does not matter).
+    const tracking = content.tracked.plan.variables(links.key, sendId);
+    return withPreheader(renderTemplate(content.tracked.html, { ...context, ...tracking }), preheader);
+  }
   return decorateHtml({
-    html: withPreheader(html, preheader),
+    html: withPreheader(renderTemplate(content.html!, context), preheader),
     sendId,
     linkKey: links.key,
     publicUrl: links.publicUrl,
     trackOpens: campaign.track_opens,
     trackClicks: campaign.track_clicks,
-    utm: campaign.utm_tagging ? { source: campaign.utm_source, medium: campaign.utm_medium, campaign: campaign.utm_campaign } : undefined,
+    utm: utmOf(campaign),
   });
 }
 
@@ -178,7 +206,7 @@ export function composeCampaignContent(input: CampaignMessageInput): CampaignMes
   const preheader = content.preheader ? renderTemplate(content.preheader, context) : '';
   return {
     subject,
-    html: content.html ? finalHtml(renderTemplate(content.html, context), preheader, campaign, recipient.sendId, links) : undefined,
+    html: content.html ? finalHtml(content, context, preheader, campaign, recipient.sendId, links) : undefined,
     text: content.text ? renderTemplate(content.text, context) : undefined,
     headers: bulk.headers,
     unsubscribeUrl: bulk.url,

@@ -1,5 +1,5 @@
 // Decorates one message's HTML for its send: UTM parameters on every http(s) link, each http(s) link through a signed click redirect, and the open pixel before </body>.
-import { findLinks } from './html-links.js';
+import { findLinks, type LinkSlot } from './html-links.js';
 import { clickUrls, linkBase, openUrl, TRACKING_PATHS } from './link-tokens.js';
 import { utmParameters, withUtm, type UtmValues } from './utm.js';
 
@@ -19,7 +19,7 @@ export interface DecorateInput {
 
 const HTTP = /^https?:\/\//i;
 
-interface Target {
+export interface Target {
   start: number;
   end: number;
   /** The href as written (decoded). */
@@ -45,18 +45,27 @@ interface Plan {
  */
 let lastPlan: Plan | undefined;
 
-function planOf(html: string, base: string, params: [string, string][]): Plan {
-  const key = `${base}\n${JSON.stringify(params)}`;
-  if (lastPlan?.html === html && lastPlan.key === key) return lastPlan;
-  const found = findLinks(html);
+/**
+ * The links decoration changes, with where each goes: every http(s) link but our own (the unsubscribe link, tracking
+ * links already in the body), its destination the URL with the UTM parameters.
+ */
+export function trackedTargets(links: readonly LinkSlot[], base: string, params: [string, string][]): Target[] {
   const ours = Object.values(TRACKING_PATHS).map((path) => (base + path).toLowerCase());
   const targets: Target[] = [];
-  for (const link of found.links) {
+  for (const link of links) {
     if (!HTTP.test(link.url)) continue;
     const lower = link.url.toLowerCase();
     if (ours.some((prefix) => lower.startsWith(prefix))) continue;
     targets.push({ ...link, destination: withUtm(link.url, params) });
   }
+  return targets;
+}
+
+function planOf(html: string, base: string, params: [string, string][]): Plan {
+  const key = `${base}\n${JSON.stringify(params)}`;
+  if (lastPlan?.html === html && lastPlan.key === key) return lastPlan;
+  const found = findLinks(html);
+  const targets = trackedTargets(found.links, base, params);
   lastPlan = { html, key, targets, distinct: new Set(targets.map((t) => t.destination)).size, bodyClose: found.bodyClose };
   return lastPlan;
 }
@@ -66,7 +75,7 @@ const ESCAPED_TEST = /[&"]/;
 const ENTITY: Record<string, string> = { '&': '&amp;', '"': '&quot;' };
 
 /** Attribute values are written double-quoted: & and " escaped, the rest as is. */
-function attributeValue(value: string): string {
+export function attributeValue(value: string): string {
   return `"${value.replace(ESCAPED, (c) => ENTITY[c]!)}"`;
 }
 

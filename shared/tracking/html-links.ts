@@ -13,6 +13,10 @@ export interface HtmlLinks {
   links: LinkSlot[];
   /** Where the last </body> starts; the text's length when there is none. */
   bodyClose: number;
+  /** The span of every tag, '<' to '>' inclusive, in document order (tags inside conditional comments too). */
+  tags: [number, number][];
+  /** The span of every comment, '<!--' to '-->'. */
+  comments: [number, number][];
 }
 
 // htmlparser2's QuoteType (a const enum in its types): no value, unquoted, single, double.
@@ -28,8 +32,11 @@ const SPACE = /[\t\n\f\r ]/;
 
 class LinkCollector implements TokenizerCallbacks {
   readonly links: LinkSlot[] = [];
+  readonly tags: [number, number][] = [];
+  readonly comments: [number, number][] = [];
   bodyClose = -1;
   private tag = '';
+  private tagStart = 0;
   private sawHref = false;
   private attribute = '';
   private attributeNameEnd = 0;
@@ -42,6 +49,7 @@ class LinkCollector implements TokenizerCallbacks {
 
   onopentagname(start: number, end: number): void {
     this.tag = this.text.slice(start, end).toLowerCase();
+    this.tagStart = start - 1;
     this.sawHref = false;
   }
   onattribname(start: number, end: number): void {
@@ -65,22 +73,29 @@ class LinkCollector implements TokenizerCallbacks {
     const quoted = quote !== UNQUOTED;
     this.links.push({ start: this.offset + start, end: this.offset + end + (quoted ? 1 : 0), url: this.value.join('').trim() });
   }
-  onopentagend(): void {
+  onopentagend(end: number): void {
+    this.tags.push([this.offset + this.tagStart, this.offset + end]);
     this.tag = '';
   }
-  onselfclosingtag(): void {
+  onselfclosingtag(end: number): void {
+    this.tags.push([this.offset + this.tagStart, this.offset + end]);
     this.tag = '';
   }
   onclosetag(start: number, end: number): void {
-    if (this.text.slice(start, end).toLowerCase() === 'body') this.bodyClose = this.offset + this.text.lastIndexOf('<', start);
+    const open = this.text.lastIndexOf('<', start);
+    const close = this.text.indexOf('>', end);
+    this.tags.push([this.offset + open, this.offset + (close < 0 ? this.text.length : close)]);
+    if (this.text.slice(start, end).toLowerCase() === 'body') this.bodyClose = this.offset + open;
   }
   oncomment(start: number, end: number, endOffset: number): void {
+    this.comments.push([this.offset + this.text.lastIndexOf('<', start), this.offset + end]);
     // Conditional comments (<!--[if mso]> ... <![endif]-->) hold markup Outlook renders, links included.
     const content = this.text.slice(start, end - endOffset);
     if (!content.startsWith('[if')) return;
     const inner = new LinkCollector(content, this.offset + start);
     tokenize(content, inner);
     this.links.push(...inner.links);
+    this.tags.push(...inner.tags);
   }
   oncdata(): void {}
   ondeclaration(): void {}
@@ -100,5 +115,6 @@ export function findLinks(html: string): HtmlLinks {
   const collector = new LinkCollector(html, 0);
   tokenize(html, collector);
   collector.links.sort((a, b) => a.start - b.start);
-  return { links: collector.links, bodyClose: collector.bodyClose < 0 ? html.length : collector.bodyClose };
+  collector.tags.sort((a, b) => a[0] - b[0]);
+  return { links: collector.links, bodyClose: collector.bodyClose < 0 ? html.length : collector.bodyClose, tags: collector.tags, comments: collector.comments };
 }
