@@ -29,7 +29,6 @@ import { linkTokenKey } from '../shared/tracking/tokens.js';
 import { HitRecorder } from '../shared/tracking/recorder.js';
 import { TrafficRules } from '../shared/tracking/traffic-rules.js';
 import { acceptSend } from '../shared/sending/accept.js';
-import { ensureDeliveryJobs } from '../shared/sending/delivery-jobs.js';
 import { createSendingDeps } from '../shared/sending/deps.js';
 import { SystemMail } from '../shared/system-mail/mailer.js';
 import type { WorkerDeps } from '../shared/workers/catalog.js';
@@ -65,7 +64,6 @@ export async function buildServices(core: Core): Promise<Services> {
   const metrics = new Metrics();
   metrics.readQueueDepthWith(cachedQueueDepths(sql, config.observability.metrics.queue_depth_cache_ms));
   const expireInSeconds = config.delivery.workers.job_expire_seconds;
-  await ensureDeliveryJobs(sql, { expireInSeconds });
   await ensureInboundJobs(sql, { expireInSeconds });
   await ensureImportJobs(sql, boss, { expireInSeconds: config.limits.imports.job_expire_seconds });
   await ensureChatJobs(sql, config);

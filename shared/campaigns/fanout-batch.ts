@@ -1,4 +1,4 @@
-// Sends one claimed batch of a campaign: recipients whose send already exists are settled as they are, the rest are rendered and handed to the send use-case together, and the batch is settled in one statement.
+// Sends one claimed batch of a campaign: recipients whose send already exists are left as they are, the rest are rendered and handed to the send use-case together, and the batch is completed (or given back unfinished) in one transaction.
 import { AppError } from '../errors.js';
 import { normalizeEmail } from '../email.js';
 import { PROFILE_COLUMN_NAMES } from '../contacts/fields.js';
@@ -7,8 +7,9 @@ import { acceptSend, isHeld, isRefused, type AcceptInput, type HoldingOutcome } 
 import type { SendingDeps } from '../sending/deps.js';
 import type { Refusal } from '../sending/gates/types.js';
 import { composeCampaignContent, type CampaignRecipient, type PreparedContent } from './content.js';
+import { batchRecipients, finishBatch, type Batch, type BatchRecipient } from './batch-queries.js';
 import type { CampaignRow } from './queries.js';
-import { existingSends, recipientContacts, settleRecipients, type ClaimedRecipient, type RecipientContact, type Settlement } from './recipient-queries.js';
+import type { SkipReason } from './recipient-queries.js';
 
 /** What a run knows once, for all its batches. */
 export interface BatchContext {
@@ -22,8 +23,10 @@ export interface BatchContext {
 
 /** How a batch ended: the counts, and what stops the run (the warm-up cap, a refusal, a campaign-wide failure). */
 export interface BatchResult {
+  /** Handed to the send path in this run (or found sent by an earlier one). */
   queued: number;
   skipped: number;
+  /** Left unsent for a later run (held at the warm-up cap, refused, or failed): the batch was given back unfinished. */
   released: number;
   /** The warm-up cap was reached: the first held send's retry instant. */
   heldUntil: Date | undefined;
@@ -79,35 +82,28 @@ export function campaignSendInput(
   };
 }
 
-const profileOf = (c: RecipientContact) => Object.fromEntries(PROFILE_COLUMN_NAMES.map((k) => [k, c[k]]));
+const profileOf = (r: BatchRecipient) => Object.fromEntries(PROFILE_COLUMN_NAMES.map((k) => [k, r[k]]));
 
-type Attempt = { recipient: ClaimedRecipient } & (
-  | { kind: 'settled'; settlement: Settlement }
+type Attempt = { recipient: BatchRecipient } & (
+  | { kind: 'done' }
+  | { kind: 'skipped'; reason: SkipReason }
   | { kind: 'sent'; outcome: Promise<HoldingOutcome> }
 );
 
 /**
- * Sends a claimed batch. A recipient whose send exists already (its worker died before settling it) is settled
- * from that send and never sent again. The others: a contact deleted or unsubscribed since the target was fixed
- * is skipped; each remaining message is rendered and goes through acceptSend with the recipient's fixed send id
- * and holdOnDefer, all at once (their sends share group commits). Held (warm-up cap) and refused sends are
- * released for a later batch; the rest are settled in one statement with the counters.
+ * Sends a claimed batch. A recipient whose send exists already (an earlier run of the batch sent it, then died or
+ * was stopped by the warm-up cap) is never sent again. The others: a contact deleted or unsubscribed since the
+ * target was fixed is skipped; each remaining message is rendered and goes through acceptSend with the recipient's
+ * fixed send id and holdOnDefer, all at once (their sends share group commits). When every recipient is sent or
+ * skipped the batch is completed; a send held (warm-up cap), refused or failed leaves it unfinished for a later run.
  */
-export async function sendBatch(deps: SendingDeps, ctx: BatchContext, claimed: ClaimedRecipient[]): Promise<BatchResult> {
+export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Batch): Promise<BatchResult> {
   const { campaign } = ctx;
-  const done = await existingSends(deps.sql, claimed.map((r) => r.send_id));
-  const contacts = new Map((await recipientContacts(deps.sql, campaign.tenant_id, claimed.filter((r) => !done.has(r.send_id)).map((r) => r.contact_id))).map((c) => [c.id, c]));
-  const attempts: Attempt[] = claimed.map((recipient) => {
-    const skip = (reason: Extract<Settlement, { status: 'skipped' }>['reason']): Attempt => ({
-      recipient,
-      kind: 'settled',
-      settlement: { contactId: recipient.contact_id, status: 'skipped', reason },
-    });
-    const sent = done.get(recipient.send_id);
-    if (sent !== undefined) return sent === 'dropped' ? skip('suppressed') : { recipient, kind: 'settled', settlement: { contactId: recipient.contact_id, status: 'queued' } };
-    const contact = contacts.get(recipient.contact_id);
-    if (!contact || contact.status === 'deleted') return skip('deleted');
-    if (contact.status === 'unsubscribed') return skip('unsubscribed');
+  const recipients = await batchRecipients(deps.sql, batch, campaign.tenant_id);
+  const attempts: Attempt[] = recipients.map((recipient): Attempt => {
+    if (recipient.send_status !== null) return recipient.send_status === 'dropped' ? { recipient, kind: 'skipped', reason: 'suppressed' } : { recipient, kind: 'done' };
+    if (recipient.contact_status === null || recipient.contact_status === 'deleted') return { recipient, kind: 'skipped', reason: 'deleted' };
+    if (recipient.contact_status === 'unsubscribed') return { recipient, kind: 'skipped', reason: 'unsubscribed' };
     const input = campaignSendInput(
       deps,
       ctx,
@@ -115,14 +111,14 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, claimed: C
         sendId: recipient.send_id,
         variant: recipient.variant,
         email: recipient.email,
-        contact: { first_name: contact.first_name, last_name: contact.last_name, profile: profileOf(contact) },
-        customFields: visibleCustomFields(ctx.catalog, contact.custom_fields),
+        contact: { first_name: recipient.first_name, last_name: recipient.last_name, profile: profileOf(recipient) },
+        customFields: visibleCustomFields(ctx.catalog, recipient.custom_fields ?? {}),
       },
       { id: campaign.id, variant: recipient.variant, contactId: recipient.contact_id },
     );
     if (input instanceof AppError) {
       deps.log.info({ campaignId: campaign.id, contactId: recipient.contact_id, reason: input.message }, 'campaign recipient skipped as invalid');
-      return skip('invalid');
+      return { recipient, kind: 'skipped', reason: 'invalid' };
     }
     const outcome = acceptSend(deps, input);
     // Awaited below, all together; until then a rejection must not count as unhandled.
@@ -131,46 +127,52 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, claimed: C
   });
 
   const result: BatchResult = { queued: 0, skipped: 0, released: 0, heldUntil: undefined, refusal: undefined, failure: undefined };
-  const settlements: Settlement[] = [];
+  const skipped: { contactId: string; reason: SkipReason }[] = [];
+  const sent: string[] = [];
+  const skip = (contactId: string, reason: SkipReason) => skipped.push({ contactId, reason });
   let unexpected: unknown;
   for (const attempt of attempts) {
     const contactId = attempt.recipient.contact_id;
-    if (attempt.kind === 'settled') {
-      settlements.push(attempt.settlement);
+    if (attempt.kind === 'done') {
+      sent.push(contactId);
+      continue;
+    }
+    if (attempt.kind === 'skipped') {
+      skip(contactId, attempt.reason);
       continue;
     }
     try {
       const outcome = await attempt.outcome;
       if (isHeld(outcome)) {
         result.heldUntil ??= outcome.held.until;
-        settlements.push({ contactId, status: 'pending' });
+        result.released++;
       } else if (isRefused(outcome)) {
         result.refusal ??= outcome.refusal;
-        settlements.push({ contactId, status: 'pending' });
+        result.released++;
+      } else if (outcome.send.status === 'dropped') {
+        skip(contactId, 'suppressed');
       } else {
-        settlements.push(outcome.send.status === 'dropped' ? { contactId, status: 'skipped', reason: 'suppressed' } : { contactId, status: 'queued' });
+        sent.push(contactId);
       }
     } catch (err) {
       if (campaignWide(err)) {
         result.failure ??= (err as Error).message;
-        settlements.push({ contactId, status: 'pending' });
+        result.released++;
       } else if (recipientFault(err)) {
         deps.log.info({ campaignId: campaign.id, contactId, reason: (err as Error).message }, 'campaign recipient skipped as invalid');
-        settlements.push({ contactId, status: 'skipped', reason: 'invalid' });
+        skip(contactId, 'invalid');
       } else {
-        // The database or the signer failed: the row is released and the job runs again (its send, if it was
-        // stored after all, is found by id then).
+        // The database or the signer failed: the batch is given back and the job runs again (a send stored after
+        // all is found by its id then).
         unexpected ??= err;
-        settlements.push({ contactId, status: 'pending' });
+        result.released++;
       }
     }
   }
-  await settleRecipients(deps.sql, campaign.id, settlements);
+  result.queued = sent.length;
+  result.skipped = skipped.length;
+  const mine = await finishBatch(deps.sql, batch, { skipped, sent, complete: result.released === 0 });
+  if (!mine) deps.log.warn({ campaignId: campaign.id, firstSeq: batch.firstSeq }, 'a campaign batch outlived its claim; the worker that took it over completes it');
   if (unexpected !== undefined) throw unexpected;
-  for (const s of settlements) {
-    if (s.status === 'queued') result.queued++;
-    else if (s.status === 'skipped') result.skipped++;
-    else result.released++;
-  }
   return result;
 }

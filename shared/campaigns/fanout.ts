@@ -8,8 +8,9 @@ import { sendBatch, type BatchContext } from './fanout-batch.js';
 import { enqueueFanout, enqueueSlot, type FanoutJob } from './fanout-jobs.js';
 import { materializeNextPage, TargetGone } from './materialize.js';
 import { campaignState, findCampaignById, setWaiting, transition, type CampaignRow } from './queries.js';
+import { trackedContent } from './content.js';
 import { checkSendable, loadContent } from './readiness.js';
-import { claimRecipients, remaining, sweepCancelled } from './recipient-queries.js';
+import { claimBatch, fanoutLeft, sweepCancelled } from './batch-queries.js';
 import { releaseHeld } from './stats-queries.js';
 import { sendSeedCopies } from './seed-copies.js';
 
@@ -62,12 +63,12 @@ async function startScheduled(deps: FanoutDeps, row: CampaignRow, job: FanoutJob
   return (await transition(deps.sql, row.id, ['scheduled'], 'sending', change, now)) ?? (await findCampaignById(deps.sql, row.id)) ?? 'nothing';
 }
 
-/** After a cancel: unsent recipients become skipped 'cancelled' (those a live claim holds are left to their worker, which settles them). */
+/** After a cancel: unsent recipients become skipped 'cancelled' (batches a live claim holds are left to their worker, which completes them). */
 async function sweepCancel(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): Promise<'cancelled'> {
   while ((await sweepCancelled(deps.sql, row.id, deps.clock.now(), CANCEL_SWEEP)) > 0);
-  const left = await remaining(deps.sql, row.id, deps.clock.now());
-  // A worker holds some: if it dies, its claim ends then and they are swept.
-  if (left.pending > 0 && left.claimedUntil) await enqueueSlot(deps, deps.sql, job, new Date(left.claimedUntil.getTime() + 1000));
+  const left = await fanoutLeft(deps.sql, row.id, deps.clock.now());
+  // A worker holds a batch: if it dies, its claim ends then and the batch is swept.
+  if (left.claimedUntil) await enqueueSlot(deps, deps.sql, job, new Date(left.claimedUntil.getTime() + 1000));
   return 'cancelled';
 }
 
@@ -85,20 +86,22 @@ async function batchContext(deps: FanoutDeps, row: CampaignRow): Promise<BatchCo
   if (row.from_email === null) return 'it has no from_email';
   return {
     campaign: row,
-    content,
+    // The tracking of body_html planned once for the run, when Liquid cannot change the links (content.ts).
+    content: trackedContent(content, row, { publicUrl: deps.config.publicUrl }),
     tenant: { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox },
     mode: row.send_mode ?? 'live',
     catalog: await listCustomFields(deps.sql, row.tenant_id),
   };
 }
 
-/** No pending recipient could be claimed: the campaign is sent, waits for its A/B winner, or others are finishing it. */
+/** No batch could be claimed: the campaign is sent, waits for its A/B winner, or others are finishing it. */
 async function finishOrWait(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): Promise<FanoutOutcome> {
   const now = deps.clock.now();
-  const left = await remaining(deps.sql, row.id, now);
-  if (left.pending > 0) {
-    // Claimed by other workers: look again when their claims end, in case one died.
-    if (left.claimedUntil) await enqueueSlot(deps, deps.sql, job, new Date(left.claimedUntil.getTime() + 1000));
+  const left = await fanoutLeft(deps.sql, row.id, now);
+  if (left.unclaimed || left.orphaned || left.claimedUntil) {
+    // Claimed by other workers (or a batch another worker was taking at this instant): look again when their claims
+    // end, in case one died.
+    await enqueueSlot(deps, deps.sql, job, new Date((left.claimedUntil ?? now).getTime() + 1000));
     return 'others';
   }
   if (left.held) {
@@ -117,8 +120,8 @@ async function finishOrWait(deps: FanoutDeps, row: CampaignRow, job: FanoutJob):
 
 /**
  * Runs (or resumes) a campaign's fan-out for one job. Restart-safe: a recipient is done iff its send exists, pages
- * and batches commit with their counters, and claims of a dead worker expire; so a rerun neither loses nor repeats
- * anyone. Pause and cancel take effect between batches.
+ * commit with their counters, a batch is counted when it is completed, and claims of a dead worker expire; so a rerun
+ * neither loses nor repeats anyone. Pause and cancel take effect between batches.
  */
 export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: FanoutControl = { stopping: () => false }): Promise<FanoutOutcome> {
   const f = deps.config.campaigns.fanout;
@@ -167,9 +170,12 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     if (row.status !== 'sending') return 'nothing';
     ctx.campaign = row;
     if (outOfTime()) return continueLater();
+    // Where this process delivers too, a batch waits for room at its workers: its sends then go to them with their
+    // bytes, instead of through the queue (read back from the database) or piling up in memory.
+    await deps.local.whenRoom(f.batch_size);
     const now = deps.clock.now();
-    const claimed = await claimRecipients(deps.sql, row.id, f.batch_size, now, new Date(now.getTime() + f.claim_lease_seconds * 1000));
-    if (claimed.length === 0) {
+    const batch = await claimBatch(deps.sql, row.id, f.batch_size, now, new Date(now.getTime() + f.claim_lease_seconds * 1000));
+    if (!batch) {
       // A declared A/B winner: its remainder is released chunk by chunk (POST /ab/finalize released the first).
       if (row.ab_winner !== null && (await releaseHeld(deps.sql, row.id, f.batch_size * HELD_CHUNK_BATCHES)) > 0) continue;
       return finishOrWait(deps, row, job);
@@ -178,8 +184,8 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     // Read for every batch: a suspension (or the sandbox) applies from the next batch on.
     const tenant = await findTenantById(deps.sql, row.tenant_id);
     if (tenant) ctx.tenant = { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox };
-    const result = await sendBatch(deps, ctx, claimed);
-    log.info({ claimed: claimed.length, queued: result.queued, skipped: result.skipped, released: result.released, pid: process.pid }, 'campaign batch');
+    const result = await sendBatch(deps, ctx, batch);
+    log.info({ first: batch.firstSeq, last: batch.lastSeq, queued: result.queued, skipped: result.skipped, released: result.released, pid: process.pid }, 'campaign batch');
     if (result.failure) return fail(deps, row, `its From address cannot send: ${result.failure}`);
     if (result.refusal?.reason === 'quota_exceeded') {
       const at = deps.clock.now();

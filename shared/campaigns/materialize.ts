@@ -1,10 +1,10 @@
-// Fixes a campaign's recipients when it starts sending: the target (list members, or the segment evaluated as of the start) copied page by page, each page one INSERT ... SELECT committed with its counters and the position reached; the A/B split after the last page.
+// Fixes a campaign's recipients when it starts sending: the target (list members, or the segment evaluated as of the start) copied page by page, each page one INSERT ... SELECT committed with its counters, its recipients' positions and the cursor reached; the A/B split after the last page.
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import { listMemberIdPage } from '../lists/members.js';
 import { selectSegment } from '../segments/service.js';
-import { findCampaignById, saveTargetPosition, type CampaignRow } from './queries.js';
+import { findCampaignById, recipientSeq, saveTargetPosition, type CampaignRow } from './queries.js';
 import { assignVariants, materializePage } from './recipient-queries.js';
 import { makeSeedHits } from '../seedlist/queries.js';
 
@@ -53,11 +53,13 @@ export async function materializeNextPage(deps: MaterializeDeps, campaignId: str
     if (!row || row.status !== 'sending') return 'not_sending';
     if (row.targeted_at) return 'done';
     const page = await targetPage(tx, row, deps.config.campaigns.materialize.page_size);
-    await materializePage(tx, { campaignId: row.id, tenantId: row.tenant_id, md5ListId: row.md5_list_id }, page.ids);
+    // Each page's recipients take the next positions, in page order: batches are ranges of them.
+    const seqBase = await recipientSeq(tx, row.id);
+    await materializePage(tx, { campaignId: row.id, tenantId: row.tenant_id, md5ListId: row.md5_list_id, seqBase }, page.ids);
     const done = page.next === null;
     if (done && row.ab_split_pct !== null) await assignVariants(tx, row.id, row.ab_split_pct);
     if (done) await makeSeedHits(tx, row.id, row.tenant_id, at);
-    await saveTargetPosition(tx, row.id, page.next, done, at);
+    await saveTargetPosition(tx, row.id, { cursor: page.next, done, recipientSeq: seqBase + page.ids.length }, at);
     return done ? 'done' : 'more';
   });
 }

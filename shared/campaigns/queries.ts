@@ -185,10 +185,19 @@ export async function setWaiting(db: Queryable, id: string, reason: WaitingReaso
       and (waiting_reason is distinct from ${reason} or waiting_until is distinct from ${until})`;
 }
 
-/** Saves how far materializing the target got (and, at the end, when it finished), under the campaign's row lock. */
-export async function saveTargetPosition(db: Queryable, id: string, cursor: string | null, done: boolean, at: Date): Promise<void> {
+/** The last recipient position given out so far (the next page's positions follow it). */
+export async function recipientSeq(db: Queryable, id: string): Promise<number> {
+  const [row] = await db<{ recipient_seq: string }[]>`select recipient_seq from campaigns where id = ${id}`;
+  return Number(row?.recipient_seq ?? 0);
+}
+
+/**
+ * Saves how far materializing the target got (and, at the end, when it finished) and the last position given out,
+ * under the campaign's row lock.
+ */
+export async function saveTargetPosition(db: Queryable, id: string, p: { cursor: string | null; done: boolean; recipientSeq: number }, at: Date): Promise<void> {
   await db`
-    update campaigns set target_cursor = ${cursor}, targeted_at = ${done ? at : null}, updated_at = ${at}
+    update campaigns set target_cursor = ${p.cursor}, targeted_at = ${p.done ? at : null}, recipient_seq = ${p.recipientSeq}, updated_at = ${at}
     where id = ${id}`;
 }
 

@@ -1,6 +1,5 @@
-// SQL for a campaign's recipients: materializing a target page with its skip reasons, the A/B split, claiming batches, settling them with their counters, the cancel sweep and what is left.
+// SQL for a campaign's recipients: materializing a target page with its skip reasons and positions, the A/B split, the counters that grow with them, and the progress counters read back. Batches over the positions are in batch-queries.ts.
 import type { Queryable } from '../db/connection.js';
-import { PROFILE_COLUMN_NAMES, type ProfileColumn } from '../contacts/fields.js';
 
 export const SKIP_REASONS = ['unsubscribed', 'deleted', 'suppressed', 'md5_listed', 'invalid', 'cancelled'] as const;
 export type SkipReason = (typeof SKIP_REASONS)[number];
@@ -9,7 +8,7 @@ export type SkipReason = (typeof SKIP_REASONS)[number];
  * The counters of the rows a data-modifying CTE named `changed` returned (columns variant, targeted, status,
  * skip_reason), added to campaign_stats per variant in the same statement: the counts commit with the rows.
  */
-function countChanged(db: Queryable, campaignId: string) {
+export function countChanged(db: Queryable, campaignId: string) {
   const skipped = (reason: SkipReason) => db`count(*) filter (where status = 'skipped' and skip_reason = ${reason})`;
   return db`
     insert into campaign_stats (campaign_id, variant, targeted, queued, skipped_unsubscribed, skipped_deleted, skipped_suppressed,
@@ -30,24 +29,25 @@ function countChanged(db: Queryable, campaignId: string) {
 
 /**
  * Copies one page of the target (contact ids of the tenant) into the campaign's recipients in one statement, each with
- * a fresh send id, deciding in SQL who is skipped and why (first match wins): a deleted contact, an unsubscribed
- * one, one without a usable address (invalid), an address on the suppression list (by hash, so erased people stay
- * out), an address on the campaign's MD5 list. A contact already there is left alone (a page retried after a crash).
- * The campaign's targeted and skipped counters grow in the same statement.
+ * a fresh send id and its position (`seqBase` + its place in the page), deciding in SQL who is skipped and why (first
+ * match wins): a deleted contact, an unsubscribed one, one without a usable address (invalid), an address on the
+ * suppression list (by hash, so erased people stay out), an address on the campaign's MD5 list. A contact already
+ * there is left alone (a page retried after a crash). The campaign's targeted and skipped counters grow in the same
+ * statement.
  */
 export async function materializePage(
   db: Queryable,
-  c: { campaignId: string; tenantId: string; md5ListId: string | null },
+  c: { campaignId: string; tenantId: string; md5ListId: string | null; seqBase: number },
   contactIds: readonly string[],
 ): Promise<void> {
   if (contactIds.length === 0) return;
   await db`
     with page as (
-      select p.id, p.email, p.email_hash, p.status
-      from unnest(${db.array([...contactIds])}::uuid[]) as q(id)
+      select p.id, p.email, p.email_hash, p.status, q.n
+      from unnest(${db.array([...contactIds])}::uuid[]) with ordinality as q(id, n)
       join contacts p on p.id = q.id and p.tenant_id = ${c.tenantId}
     ), decided as (
-      select p.id, coalesce(p.email, '') as email,
+      select p.id, p.n, coalesce(p.email, '') as email,
         case
           when p.status = 'deleted' then 'deleted'
           when p.status = 'unsubscribed' then 'unsubscribed'
@@ -60,8 +60,9 @@ export async function materializePage(
         end as skip_reason
       from page p
     ), changed as (
-      insert into campaign_recipients (campaign_id, contact_id, tenant_id, email, status, skip_reason, send_id)
-      select ${c.campaignId}, d.id, ${c.tenantId}, d.email, case when d.skip_reason is null then 'pending' else 'skipped' end, d.skip_reason, gen_random_uuid()
+      insert into campaign_recipients (campaign_id, contact_id, tenant_id, email, status, skip_reason, send_id, seq)
+      select ${c.campaignId}, d.id, ${c.tenantId}, d.email, case when d.skip_reason is null then 'pending' else 'skipped' end, d.skip_reason,
+             gen_random_uuid(), ${c.seqBase}::bigint + d.n
       from decided d
       on conflict (campaign_id, contact_id) do nothing
       returning '' as variant, 1 as targeted, status, skip_reason
@@ -101,105 +102,11 @@ export async function assignVariants(db: Queryable, campaignId: string, pct: num
   return split;
 }
 
-/** A claimed recipient with what its message is rendered from. */
-export interface ClaimedRecipient {
-  contact_id: string;
-  email: string;
-  variant: 'a' | 'b' | null;
-  send_id: string;
-}
-
-/**
- * Claims up to `limit` pending recipients no live claim holds, until `leaseUntil` (FOR UPDATE SKIP LOCKED: concurrent
- * workers, in this process or another, never claim the same row). A claim ends when the row is settled or released,
- * or when it expires (its worker died).
- */
-export async function claimRecipients(db: Queryable, campaignId: string, limit: number, now: Date, leaseUntil: Date): Promise<ClaimedRecipient[]> {
-  // The pick is a materialized CTE, evaluated once: as an IN (… LIMIT … SKIP LOCKED) subquery the planner may run it
-  // again per row and claim more than `limit` rows.
-  return db<ClaimedRecipient[]>`
-    with picked as materialized (
-      select contact_id from campaign_recipients
-      where campaign_id = ${campaignId} and status = 'pending' and (claimed_until is null or claimed_until < ${now})
-      order by contact_id
-      limit ${limit}
-      for update skip locked
-    )
-    update campaign_recipients r set claimed_until = ${leaseUntil}
-    from picked where r.campaign_id = ${campaignId} and r.contact_id = picked.contact_id
-    returning r.contact_id, r.email, r.variant, r.send_id`;
-}
-
-/** A contact as a message is rendered for it: its current profile, status and custom fields. */
-export type RecipientContact = { id: string; email: string | null; status: string; custom_fields: Record<string, unknown> } & Record<ProfileColumn, string | null>;
-
-export async function recipientContacts(db: Queryable, tenantId: string, ids: readonly string[]): Promise<RecipientContact[]> {
-  if (ids.length === 0) return [];
-  return db<RecipientContact[]>`
-    select ${db(['id', 'email', 'status', 'custom_fields', ...PROFILE_COLUMN_NAMES])} from contacts
-    where tenant_id = ${tenantId} and id = any(${db.array([...ids])}::uuid[])`;
-}
-
 /** The statuses of those send ids that exist (a recipient is done iff its send exists). */
 export async function existingSends(db: Queryable, sendIds: readonly string[]): Promise<Map<string, string>> {
   if (sendIds.length === 0) return new Map();
   const rows = await db<{ id: string; status: string }[]>`select id, status from sends where id = any(${db.array([...sendIds])}::uuid[])`;
   return new Map(rows.map((r) => [r.id, r.status]));
-}
-
-/** What became of a claimed recipient: sent (a send exists), skipped with a reason, or released for a later batch. */
-export type Settlement = { contactId: string } & ({ status: 'queued' } | { status: 'skipped'; reason: SkipReason } | { status: 'pending' });
-
-/**
- * Settles a batch in one statement: each row becomes queued or skipped (only from pending, so nothing is counted
- * twice) or is released (claim cleared, still pending), and the queued and skipped counters grow with it.
- */
-export async function settleRecipients(db: Queryable, campaignId: string, settlements: readonly Settlement[]): Promise<void> {
-  if (settlements.length === 0) return;
-  const ids = settlements.map((s) => s.contactId);
-  const statuses = settlements.map((s) => s.status);
-  const reasons = settlements.map((s) => (s.status === 'skipped' ? s.reason : null));
-  await db`
-    with o as (
-      select * from unnest(${db.array(ids)}::uuid[], ${db.array(statuses)}::text[], ${db.array(reasons as string[])}::text[]) as o(contact_id, status, skip_reason)
-    ), changed as (
-      update campaign_recipients r set status = o.status, skip_reason = o.skip_reason, claimed_until = null
-      from o where r.campaign_id = ${campaignId} and r.contact_id = o.contact_id and r.status = 'pending'
-      returning coalesce(r.variant, '') as variant, 0 as targeted, r.status, r.skip_reason
-    )
-    ${countChanged(db, campaignId)}`;
-}
-
-/**
- * After a cancel: up to `limit` pending or held recipients that no live claim holds become skipped 'cancelled', or
- * queued when their send exists after all (a worker that died between the send and settling it). Returns how many.
- */
-export async function sweepCancelled(db: Queryable, campaignId: string, now: Date, limit: number): Promise<number> {
-  const [row] = await db<{ n: number }[]>`
-    with target as (
-      select r.contact_id, s.status as send_status from campaign_recipients r left join sends s on s.id = r.send_id
-      where r.campaign_id = ${campaignId} and r.status in ('pending', 'held') and (r.claimed_until is null or r.claimed_until < ${now})
-      limit ${limit}
-      for update of r skip locked
-    ), changed as (
-      update campaign_recipients r set
-        status = case when t.send_status is null or t.send_status = 'dropped' then 'skipped' else 'queued' end,
-        skip_reason = case when t.send_status is null then 'cancelled' when t.send_status = 'dropped' then 'suppressed' end,
-        claimed_until = null
-      from target t where r.campaign_id = ${campaignId} and r.contact_id = t.contact_id
-      returning coalesce(r.variant, '') as variant, 0 as targeted, r.status, r.skip_reason
-    ), counted as (${countChanged(db, campaignId)} returning 1)
-    select count(*)::int as n from changed`;
-  return row!.n;
-}
-
-/** What is left to send: pending rows (with the earliest instant a live claim on one of them ends) and held rows. */
-export async function remaining(db: Queryable, campaignId: string, now: Date): Promise<{ pending: number; claimedUntil: Date | null; held: boolean }> {
-  const [row] = await db<{ pending: number; claimed_until: Date | null; held: boolean }[]>`
-    select count(*)::int as pending, min(claimed_until) filter (where claimed_until >= ${now}) as claimed_until,
-           exists (select 1 from campaign_recipients where campaign_id = ${campaignId} and status = 'held') as held
-    from campaign_recipients where campaign_id = ${campaignId} and status = 'pending'`;
-  return { pending: row!.pending, claimedUntil: row!.claimed_until, held: row!.held };
 }
 
 export interface CampaignCounters {

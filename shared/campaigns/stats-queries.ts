@@ -129,21 +129,30 @@ export async function declareWinner(db: Queryable, campaignId: string, winner: '
 }
 
 /**
- * Up to `limit` held recipients become pending (the fan-out claims them next); returns how many. In chunks, so
- * releasing the remainder of a million-recipient test never holds one long transaction (rows another releaser
- * holds are skipped: it releases them).
+ * Up to `limit` held recipients become pending, at new positions after the last one given out (the fan-out claims
+ * them in batches next, as it did the test portion); returns how many. In chunks, so releasing the remainder of a
+ * million-recipient test never holds one long transaction (rows another releaser holds are skipped: it releases them).
  */
 export async function releaseHeld(db: Queryable, campaignId: string, limit: number): Promise<number> {
-  // A materialized CTE: the chunk is picked once (a subquery in IN may be rescanned and pick more than `limit`).
-  const rows = await db`
+  // Materialized CTEs: the chunk is picked once (a subquery in IN may be rescanned and pick more than `limit`); the
+  // campaign row's update takes its lock, so two releasers number their chunks one after the other.
+  const [row] = await db<{ n: number }[]>`
     with picked as materialized (
-      select contact_id from campaign_recipients where campaign_id = ${campaignId} and status = 'held'
-      limit ${limit}
-      for update skip locked
+      select contact_id, row_number() over (order by contact_id) as rn from (
+        select contact_id from campaign_recipients where campaign_id = ${campaignId} and status = 'held'
+        order by contact_id limit ${limit} for update skip locked
+      ) h
+    ), base as materialized (
+      update campaigns set recipient_seq = recipient_seq + (select count(*) from picked)
+      where id = ${campaignId} and exists (select 1 from picked)
+      returning recipient_seq - (select count(*) from picked) as seq
+    ), changed as (
+      update campaign_recipients r set status = 'pending', seq = (select seq from base) + p.rn
+      from picked p where r.campaign_id = ${campaignId} and r.contact_id = p.contact_id and r.status = 'held'
+      returning 1
     )
-    update campaign_recipients r set status = 'pending', claimed_until = null
-    from picked p where r.campaign_id = ${campaignId} and r.contact_id = p.contact_id and r.status = 'held'`;
-  return rows.count;
+    select count(*)::int as n from changed`;
+  return row!.n;
 }
 
 /** How many recipients are held for the winner. */

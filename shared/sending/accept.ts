@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/connection.js';
 import { AppError, validationError } from '../errors.js';
 import type { Quota } from '../quota/usage.js';
-import type { NewSend, SendRow } from '../sends/queries.js';
+import type { NewSend, StoredSend } from '../sends/queries.js';
 import { bounceAddress } from '../sends/verp.js';
 import { acceptanceEvents, detailOf, quotaOf, recordOf, STATUS_OF } from './acceptance-record.js';
 import { composeMessage, type OutboundAttachment } from './compose.js';
@@ -58,7 +58,7 @@ export interface AcceptInput {
 }
 
 export interface AcceptResult {
-  send: Pick<SendRow, 'id' | 'message_id' | 'status' | 'defer_until'>;
+  send: StoredSend;
   /** This month's usage after the send (undefined when the quota gate did not run: test key, sandbox). */
   quota: Quota | undefined;
 }
@@ -173,7 +173,7 @@ export async function acceptForRecipients(deps: SendingDeps, message: Omit<Accep
   return { accepted: rows.map((send, i) => ({ send, quota: prepared[i]!.quota })), refused };
 }
 
-async function commit(deps: SendingDeps, prepared: PreparedSend[]): Promise<SendRow[]> {
+async function commit(deps: SendingDeps, prepared: PreparedSend[]): Promise<StoredSend[]> {
   try {
     const rows = await deps.writer.write(prepared.map((p) => p.pending));
     // Counted once stored (test-key and sandbox sends too: accepted is what the caller was told).
@@ -249,7 +249,7 @@ async function prepareSend(deps: SendingDeps, input: AcceptInput, domainId: stri
       pending: {
         send,
         events: acceptanceEvents(send, final),
-        delivery: status === 'queued' || status === 'deferred' ? { startAfter: deferUntil } : undefined,
+        delivery: status === 'queued' || status === 'deferred' ? { startAfter: deferUntil, tenant: { status: input.tenant.status, is_sandbox: input.tenant.is_sandbox } } : undefined,
         inTransaction: inTransaction ? (tx, stored) => inTransaction(tx, { send: stored, quota }) : undefined,
       },
       quota,

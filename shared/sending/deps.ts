@@ -1,4 +1,4 @@
-// What the send use-case needs (database, job queues, clock, resolver, VERP and link keys, and its batched writer, look-ups and counters); built once per process.
+// What the send use-case needs (database, job queues, clock, resolver, VERP and link keys, its batched writer, look-ups and counters, and the slot for this process's delivery workers); built once per process.
 import type { Config } from '../config/index.js';
 import type { Clock } from '../clock.js';
 import type { Sql } from '../db/connection.js';
@@ -11,6 +11,7 @@ import { createSendCounters, type SendCounters } from './counters.js';
 import { createEspHolds, type EspHolds } from './esp-holds.js';
 import type { GateDeps } from './gates/types.js';
 import { createSendLookups, type SendLookups } from './lookups.js';
+import { LocalDelivery } from './local-delivery.js';
 import { createSendWriter, type SendWriter } from './send-writer.js';
 import { SigningKeyCache } from './signing-keys.js';
 
@@ -29,6 +30,8 @@ export interface SendingDeps {
   signingKeys: SigningKeyCache;
   /** Commits accepted sends in shared transactions (group commit). */
   writer: SendWriter;
+  /** This process's delivery workers (when it runs the outbound role): the writer hands them what they have room for. */
+  local: LocalDelivery;
   /** The send path's read-only look-ups, batched across concurrent sends. */
   lookups: SendLookups;
   /** Quota and warm-up counters, taken once per tick for all concurrent sends. */
@@ -45,10 +48,12 @@ export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' 
 /** The send path's own objects; each batches across every caller of the process, so build them once. */
 export function createSendingDeps(base: SendingBase): SendingDeps {
   const { vault, ...rest } = base;
+  const local = new LocalDelivery();
   return {
     ...rest,
     signingKeys: new SigningKeyCache(base.sql, vault),
-    writer: createSendWriter(base.sql, base.boss, base.log),
+    local,
+    writer: createSendWriter({ sql: base.sql, log: base.log, clock: base.clock, local, leaseSeconds: base.config.delivery.workers.job_expire_seconds }),
     lookups: createSendLookups(base.sql),
     counters: createSendCounters(base.sql, base.log),
     espHolds: createEspHolds(base.sql, base.clock),

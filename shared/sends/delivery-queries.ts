@@ -1,8 +1,8 @@
-// SQL of the delivery worker: a send as delivery sees it, claiming it for an attempt, and the status it ends the attempt in.
+// SQL of the delivery worker: a send as delivery sees it (one, or the batch a worker claimed from the queue), and the status it ends an attempt in.
 import type { Queryable } from '../db/connection.js';
 import type { AttemptRow, SendStatus } from './queries.js';
 
-/** A send with what delivery decides on; the message bytes come only with the claim. */
+/** A send with what delivery decides on; the message bytes come only with a claimed batch. */
 export interface DeliverySend {
   id: string;
   tenant_id: string;
@@ -21,31 +21,37 @@ export interface DeliverySend {
   attempts: number;
   /** When the first attempt was made: the retry curve's age limit counts from it, not from acceptance (a warm-up deferral may last days). */
   first_attempt_at: Date | null;
+  /** A campaign send's campaign and contact (null otherwise): carried on its delivery events. */
+  campaign_id: string | null;
+  contact_id: string | null;
 }
 
+/** The columns of a DeliverySend (sends s joined with tenants t). */
+const deliveryColumns = (db: Queryable) => db`
+  s.id, s.tenant_id, s.domain_id, s.mode, s.status, s.to_email, s.envelope_from, s.message_id, s.defer_until,
+  s.created_at, s.updated_at, t.status as tenant_status, t.is_sandbox as tenant_is_sandbox, s.campaign_id, s.contact_id,
+  (select count(*)::int from send_attempts a where a.send_id = s.id) as attempts,
+  (select min(a.attempted_at) from send_attempts a where a.send_id = s.id) as first_attempt_at`;
+
 export async function loadDeliverySend(db: Queryable, id: string): Promise<DeliverySend | undefined> {
-  const [row] = await db<DeliverySend[]>`
-    select s.id, s.tenant_id, s.domain_id, s.mode, s.status, s.to_email, s.envelope_from, s.message_id, s.defer_until,
-           s.created_at, s.updated_at, t.status as tenant_status, t.is_sandbox as tenant_is_sandbox,
-           (select count(*)::int from send_attempts a where a.send_id = s.id) as attempts,
-           (select min(a.attempted_at) from send_attempts a where a.send_id = s.id) as first_attempt_at
-    from sends s join tenants t on t.id = s.tenant_id
-    where s.id = ${id}`;
+  const [row] = await db<DeliverySend[]>`select ${deliveryColumns(db)} from sends s join tenants t on t.id = s.tenant_id where s.id = ${id}`;
   return row;
 }
 
 /**
- * Marks a queued or deferred send `sending` and returns its message. A send already `sending`
- * is taken over only when its mark is older than `staleBefore` (its worker died); a fresher one
- * belongs to a delivery still running, and undefined is returned.
+ * The sends a worker claimed from the delivery queue, with their messages, in one statement. `suppressed` says the
+ * recipient is on the tenant's suppression list or an unsubscribed contact now (the send gate's rule,
+ * suppressions/queries.ts suppressedAmong), so what changed since acceptance is seen without a look-up per send.
  */
-export async function claimForDelivery(db: Queryable, id: string, c: { at: Date; staleBefore: Date }): Promise<{ message: Buffer | null } | undefined> {
-  const [row] = await db<{ message: Buffer | null }[]>`
-    update sends set status = 'sending', updated_at = ${c.at}
-    where id = ${id}
-      and (status in ('queued', 'deferred') or (status = 'sending' and updated_at < ${c.staleBefore}))
-    returning message`;
-  return row;
+export async function loadClaimedSends(db: Queryable, ids: readonly string[]): Promise<(DeliverySend & { message: Buffer | null; suppressed: boolean })[]> {
+  if (ids.length === 0) return [];
+  return db<(DeliverySend & { message: Buffer | null; suppressed: boolean })[]>`
+    select ${deliveryColumns(db)}, s.message,
+      exists (select 1 from suppressions x where x.tenant_id = s.tenant_id and x.email_hash = sha256(convert_to(s.to_email, 'UTF8')))
+        or exists (select 1 from contacts c where c.tenant_id = s.tenant_id and c.email_hash = sha256(convert_to(s.to_email, 'UTF8')) and c.status = 'unsubscribed')
+        as suppressed
+    from sends s join tenants t on t.id = s.tenant_id
+    where s.id = any(${db.array([...ids])}::uuid[])`;
 }
 
 export interface StatusChange {
@@ -66,28 +72,6 @@ export async function setDeliveryStatus(db: Queryable, id: string, c: StatusChan
       message = case when ${c.status === 'dropped'}::boolean then null else message end,
       updated_at = ${c.at}
     where id = ${id}`;
-}
-
-/**
- * Claims, in one statement, the sends among `ids` that are queued, live, of an active tenant
- * outside the sandbox and to a recipient not suppressed since: each is marked `sending` and
- * returned with its message. Anything else (deferred, busy, done, test, a tenant suspended or
- * sandboxed after acceptance, a recipient suppressed or unsubscribed meanwhile) is left for the one-job path,
- * which knows what to do with it.
- */
-export async function claimQueued(db: Queryable, ids: string[], at: Date): Promise<(DeliverySend & { message: Buffer | null })[]> {
-  if (ids.length === 0) return [];
-  return db<(DeliverySend & { message: Buffer | null })[]>`
-    update sends s set status = 'sending', updated_at = ${at}
-    from tenants t
-    where s.id = any(${ids}::uuid[]) and s.status = 'queued' and s.mode = 'live'
-      and t.id = s.tenant_id and t.status = 'active' and not t.is_sandbox
-      -- The send gate's rule (suppressions/queries.ts suppressedAmong): suppressed by hash, or an unsubscribed contact.
-      and not exists (select 1 from suppressions x where x.tenant_id = s.tenant_id and x.email_hash = sha256(convert_to(s.to_email, 'UTF8')))
-      and not exists (select 1 from contacts c where c.tenant_id = s.tenant_id and c.email_hash = sha256(convert_to(s.to_email, 'UTF8')) and c.status = 'unsubscribed')
-    returning s.id, s.tenant_id, s.domain_id, s.mode, s.status, s.to_email, s.envelope_from, s.message_id, s.defer_until,
-              s.created_at, s.updated_at, t.status as tenant_status, t.is_sandbox as tenant_is_sandbox, 0 as attempts,
-              null::timestamptz as first_attempt_at, s.message`;
 }
 
 export interface Delivered {

@@ -50,7 +50,11 @@ export interface NewSend extends Omit<SendRow, 'updated_at' | 'size_bytes'> {
 }
 
 /** Many sends in one statement (the group commit of concurrent acceptances). */
-export async function insertSends(db: Queryable, sends: NewSend[]): Promise<SendRow[]> {
+/** What storing a send answers with: what its acceptance tells the caller. */
+export type StoredSend = Pick<SendRow, 'id' | 'message_id' | 'status' | 'defer_until'>;
+
+/** Stores sends (one statement); returns only what acceptance answers with (the rest the caller has). */
+export async function insertSends(db: Queryable, sends: NewSend[]): Promise<StoredSend[]> {
   if (sends.length === 0) return [];
   const rows = sends.map((s) => ({
     id: s.id,
@@ -76,13 +80,13 @@ export async function insertSends(db: Queryable, sends: NewSend[]): Promise<Send
     created_at: s.created_at,
     updated_at: s.created_at,
   }));
-  return db<SendRow[]>`insert into sends ${db(rows)} returning ${sendColumns(db)}`;
+  return db<StoredSend[]>`insert into sends ${db(rows)} returning id, message_id, status, defer_until`;
 }
 
 /** Sends by id, whatever their tenant (the writer's check for rows it may have stored already). */
-export async function findSends(db: Queryable, ids: string[]): Promise<SendRow[]> {
+export async function findSends(db: Queryable, ids: string[]): Promise<StoredSend[]> {
   if (ids.length === 0) return [];
-  return db<SendRow[]>`select ${sendColumns(db)} from sends where id = any(${ids}::uuid[])`;
+  return db<StoredSend[]>`select id, message_id, status, defer_until from sends where id = any(${ids}::uuid[])`;
 }
 
 export async function findSend(db: Queryable, tenantId: string, id: string): Promise<SendRow | undefined> {

@@ -3,10 +3,12 @@ import { request } from 'node:http';
 import t from 'tap';
 import { startOperatorServer } from '../../api/operator-server.js';
 import { createLogger } from '../../shared/log.js';
-import { DELIVERY_JOBS } from '../../shared/sending/delivery-jobs.js';
+import { randomUUID } from 'node:crypto';
+import { DELIVERY_QUEUE_NAME } from '../../shared/jobs/depth.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
+import { insertTenant } from '../helpers/tenant-rows.js';
 
-const { app, ctx, boss } = await buildTestApp(t);
+const { app, ctx, sql } = await buildTestApp(t);
 const operator = await startOperatorServer(ctx.metrics, createLogger('silent'), { port: 0, host: '127.0.0.1' });
 t.teardown(() => operator.stop());
 
@@ -48,11 +50,24 @@ t.test('API requests are measured per route template, never per raw URL; unknown
   t.match(scrape.body, /mailpath_process_cpu_user_seconds_total /, "the process's own figures ride along");
 });
 
-t.test('queue depth per pg-boss queue is read on scrape', async (t) => {
+t.test('queue depth per job queue (the delivery queue among them) is read on scrape', async (t) => {
   const before = await get('/metrics');
-  const waitingLine = (body: string) => samples(body, 'mailpath_queue_jobs_waiting').find((l) => l.includes(`queue="${DELIVERY_JOBS}"`));
+  const waitingLine = (body: string) => samples(body, 'mailpath_queue_jobs_waiting').find((l) => l.includes(`queue="${DELIVERY_QUEUE_NAME}"`));
   t.ok(waitingLine(before.body), 'the delivery queue is listed even when idle');
-  await boss.send(DELIVERY_JOBS, { send_id: 'not-a-send' }, { startAfter: 3600 });
+  t.ok(samples(before.body, 'mailpath_queue_jobs_waiting').some((l) => l.includes('queue="campaign-fanout"')), 'pg-boss queues too');
+  // A send deferred for an hour: in the queue, waiting, held by no worker.
+  const tenantId = await insertTenant(sql);
+  const id = randomUUID();
+  const at = new Date();
+  await ctx.writer.write([{
+    send: {
+      id, tenant_id: tenantId, domain_id: null, api_key_id: null, source: 'api', mode: 'live', status: 'deferred',
+      from_email: 'a@w.example', to_email: 'x@d.example', subject: 's', message_id: `${id}@mx.test`, envelope_from: 'b@mx.test',
+      gate_decisions: [], message: Buffer.from('m'), defer_until: null, status_detail: null, campaign_id: null, campaign_variant: null, contact_id: null, created_at: at,
+    },
+    events: [],
+    delivery: { startAfter: new Date(at.getTime() + 3600_000), tenant: { status: 'active', is_sandbox: false } },
+  }]);
   // The scrape cache (queue_depth_cache_ms) may hold the last read: a bounded wait for a fresh one.
   let line: string | undefined;
   for (let i = 0; i < 40; i++) {
@@ -60,7 +75,7 @@ t.test('queue depth per pg-boss queue is read on scrape', async (t) => {
     if (line?.endsWith(' 1')) break;
     await new Promise((r) => setTimeout(r, 250));
   }
-  t.equal(line, `mailpath_queue_jobs_waiting{queue="${DELIVERY_JOBS}"} 1`);
+  t.equal(line, `mailpath_queue_jobs_waiting{queue="${DELIVERY_QUEUE_NAME}"} 1`);
 });
 
 t.test('the operator port serves only GET /metrics', async (t) => {

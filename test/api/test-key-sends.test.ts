@@ -3,7 +3,6 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { DELIVERY_JOBS } from '../../shared/sending/delivery-jobs.js';
 import { buildTestApp, call, createKey, registerTenant, type TestTenant } from '../helpers/app.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { publishRecords, type ApiRecord } from '../helpers/domains.js';
@@ -73,7 +72,7 @@ t.test('a test key sends from an added, unverified domain: simulated, signed wit
   t.equal(res.body.data.status, 'simulated');
   t.equal(res.headers['x-quota-used'], '0', 'no quota used');
   const id = res.body.data.message_id as string;
-  const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${DELIVERY_JOBS} and data->>'send_id' = ${id}`;
+  const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from delivery_queue where send_id = ${id}`;
   t.equal(jobs!.n, 0, 'never queued for delivery');
 
   const detail = await call(app, 'GET', `/sends/${id}`, { token: n.testKey });

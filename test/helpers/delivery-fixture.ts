@@ -2,7 +2,6 @@
 import { acceptSend, type AcceptInput } from '../../shared/sending/accept.js';
 import { startOutbound } from '../../mta/outbound/deliver/start.js';
 import type { SendingDeps } from '../../shared/sending/deps.js';
-import { DELIVERY_JOBS } from '../../shared/sending/delivery-jobs.js';
 import type { Clock } from '../../shared/clock.js';
 import type { Env } from '../../shared/config/index.js';
 import { accepted } from './accepted.js';
@@ -35,7 +34,8 @@ export interface DeliveryFixture extends TestApp {
   sendRow(id: string): Promise<SendState>;
   /** Waits until the send reaches one of `statuses` and returns its row. */
   settled(id: string, statuses: string[]): Promise<SendState>;
-  jobs(id: string): Promise<{ id: string; state: string; start_after: Date }[]>;
+  /** The send's row in the delivery queue, undefined once its delivery has ended. */
+  queued(id: string): Promise<{ due_at: Date; claimed_at: Date | null } | undefined>;
   events(id: string): Promise<{ type: string; subtype: string | null; detail: Record<string, unknown> }[]>;
   /** Starts the outbound role, stopped (gracefully) when `t` ends. */
   outbound(t: TestLike): Promise<void>;
@@ -82,8 +82,7 @@ export async function deliveryFixture(t: TestLike, options: { env?: Env; clock?:
         const row = await sendRow(id);
         return statuses.includes(row.status) ? row : undefined;
       }),
-    jobs: (id) => sql<{ id: string; state: string; start_after: Date }[]>`
-      select id, state, start_after from pgboss.job where name = ${DELIVERY_JOBS} and data->>'send_id' = ${id} order by created_on`,
+    queued: async (id) => (await sql<{ due_at: Date; claimed_at: Date | null }[]>`select due_at, claimed_at from delivery_queue where send_id = ${id}`)[0],
     events: (id) => sql<{ type: string; subtype: string | null; detail: Record<string, unknown> }[]>`
       select type, subtype, detail from events where send_id = ${id} order by occurred_at, type`,
     async outbound(t) {

@@ -69,8 +69,9 @@ export async function campaignSend(
   const sendId = randomUUID();
   const variant = o.variant ?? null;
   await deps.sql`
-    insert into campaign_recipients (campaign_id, contact_id, tenant_id, email, variant, status, send_id)
-    values (${campaignId}, ${contact!.id}, ${tenant.id}, ${email}, ${variant}, 'pending', ${sendId})`;
+    insert into campaign_recipients (campaign_id, contact_id, tenant_id, email, variant, status, send_id, seq)
+    values (${campaignId}, ${contact!.id}, ${tenant.id}, ${email}, ${variant}, 'pending', ${sendId},
+            (select coalesce(max(seq), 0) + 1 from campaign_recipients where campaign_id = ${campaignId}))`;
   const html = decorateHtml({ html: o.body ?? BODY, sendId, linkKey: deps.linkKey, publicUrl: deps.config.publicUrl, trackOpens: true, trackClicks: true, utm: o.utm });
   accepted(
     await acceptSend(deps, {

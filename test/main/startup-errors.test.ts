@@ -14,9 +14,8 @@ import { freePort } from '../helpers/net.js';
 const PORT_VARIABLES = ['MAILPATH_HTTPS_PORT', 'MAILPATH_HTTP_PORT', 'MAILPATH_MX_PORT', 'MAILPATH_SUBMISSION_PORT', 'MAILPATH_SUBMISSION_TLS_PORT', 'MAILPATH_METRICS_PORT'] as const;
 const STACK_LINE = /^\s+at /m;
 
-/** A free port for every listener, none the same. */
-async function ports(): Promise<Record<(typeof PORT_VARIABLES)[number], string>> {
-  const taken = new Set<number>();
+/** A free port for every listener, none the same (nor one `taken` holds already). */
+async function ports(taken = new Set<number>()): Promise<Record<(typeof PORT_VARIABLES)[number], string>> {
   const out: Record<string, string> = {};
   for (const name of PORT_VARIABLES) {
     let port = await freePort();
@@ -67,14 +66,23 @@ t.test('describeFatal: expected failures in one line, anything else with its sta
 t.test('a busy port stops start-up with one line naming its variable, for every listener', async (t) => {
   const db = await createTestDatabase();
   t.teardown(() => db.drop());
-  const dataDir = tempDir(t);
-  for (const variable of PORT_VARIABLES) {
-    const env = await ports();
-    const busy = await occupy(Number(env[variable]));
-    const run = spawnMailpath({ ...env, DATABASE_URL: db.url, MAILPATH_DATA_DIR: dataDir, MAILPATH_ADMIN_PASSWORD: 'Root-password-123' });
-    const exit = await run.exit().finally(() => busy.close());
+  // One process per listener, all at once (each with a data dir of its own: a data dir takes one process), their
+  // ports chosen together so no two processes are given the same one.
+  const taken = new Set<number>();
+  const envs: Record<(typeof PORT_VARIABLES)[number], string>[] = [];
+  for (let i = 0; i < PORT_VARIABLES.length; i++) envs.push(await ports(taken));
+  const runs = await Promise.all(
+    PORT_VARIABLES.map(async (variable, i) => {
+      const env = envs[i]!;
+      const busy = await occupy(Number(env[variable]));
+      const run = spawnMailpath({ ...env, DATABASE_URL: db.url, MAILPATH_DATA_DIR: tempDir(t), MAILPATH_ADMIN_PASSWORD: 'Root-password-123' });
+      const exit = await run.exit().finally(() => busy.close());
+      return { variable, port: env[variable], run, exit };
+    }),
+  );
+  for (const { variable, port, run, exit } of runs) {
     t.same(exit, { code: 1, signal: null }, `${variable}: exits 1`);
-    t.equal(lastLine(run.stderr()), `mailpath: ${variable} ${env[variable]} is in use`, `${variable}: named`);
+    t.equal(lastLine(run.stderr()), `mailpath: ${variable} ${port} is in use`, `${variable}: named`);
     t.notMatch(run.stderr(), STACK_LINE, `${variable}: no stack`);
   }
 });

@@ -1,30 +1,24 @@
-// Stores what a delivery job decided, each in one transaction with the job's completion: the attempt and its outcome (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral.
+// Stores what a delivery decided, each in one transaction with the send's place in the delivery queue: the attempt and its outcome (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral.
 import type { Config } from '../../../shared/config/index.js';
 import type { Queryable, Sql } from '../../../shared/db/connection.js';
 import { AppError } from '../../../shared/errors.js';
 import { GroupCommit } from '../../../shared/db/group-commit.js';
 import { insertEvent, insertEvents, type NewEvent } from '../../../shared/events/queries.js';
 import type { Logger } from '../../../shared/log.js';
-import { bossDb, type Boss } from '../../../shared/jobs/boss.js';
 import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
 import { insertAttempt } from '../../../shared/sends/queries.js';
 import { releaseQuota } from '../../../shared/quota/usage.js';
 import { suppress } from '../../../shared/suppressions/service.js';
 import { noteRefusal } from '../../../shared/analytics/esp-suppressions.js';
-import { DELIVERY_JOBS, enqueueDelivery } from '../../../shared/sending/delivery-jobs.js';
+import { dequeueDeliveries, rescheduleDelivery } from '../../../shared/sends/delivery-queue.js';
 import type { AttemptResult } from './attempt.js';
 import type { Classification } from './classify.js';
 import { nextRetry, retryDetail } from './retry.js';
 
 export interface RecordDeps {
   sql: Sql;
-  boss: Boss;
   config: Pick<Config, 'delivery'>;
   log: Logger;
-}
-
-export interface JobRef {
-  id: string;
 }
 
 /** The attempt as measured by the worker. */
@@ -38,26 +32,23 @@ export interface MeasuredAttempt {
   sourceAddress?: string | null;
 }
 
+// A campaign send's events carry its campaign and contact: the events trigger need not look them up per row.
 const eventBase = (send: DeliverySend, at: Date): Omit<NewEvent, 'type' | 'subtype' | 'detail'> => ({
   tenant_id: send.tenant_id,
   send_id: send.id,
   message_id: send.message_id,
   recipient: send.to_email,
   occurred_at: at,
+  campaign_id: send.campaign_id,
+  contact_id: send.contact_id,
 });
-
-/** Completes the job inside `tx`: it is done exactly when what it decided is stored. */
-async function completeJob(deps: RecordDeps, tx: Queryable, job: JobRef, outcome: string): Promise<void> {
-  await deps.boss.complete(DELIVERY_JOBS, job.id, { outcome }, { db: bossDb(tx) } as never);
-}
 
 /** Deliveries of the same moment, stored in one transaction. */
 export type DeliveredWriter = GroupCommit<Delivered & { event: NewEvent }, void>;
 
 /**
- * The common outcome, delivered, is stored by group commit and does not complete its job in the
- * same transaction: pg-boss completes the batch's jobs once the handler returns, and a job run
- * again after a crash in between finds its send delivered and does nothing.
+ * The common outcome, delivered, is stored by group commit: the attempts, the sends' new status, their events and
+ * their removal from the delivery queue, for every delivery that ended in the same moment, in one transaction.
  */
 export function createDeliveredWriter(sql: Sql, log: Logger): DeliveredWriter {
   return new GroupCommit<Delivered & { event: NewEvent }, void>(
@@ -67,6 +58,7 @@ export function createDeliveredWriter(sql: Sql, log: Logger): DeliveredWriter {
         if (retry && (await deliveredAlready(tx, items[0]!.attempt.send_id))) return;
         await markDelivered(tx, items);
         await insertEvents(tx, items.map((i) => i.event));
+        await dequeueDeliveries(tx, items.map((i) => i.attempt.send_id));
       });
       return items.map(() => undefined);
     },
@@ -75,14 +67,19 @@ export function createDeliveredWriter(sql: Sql, log: Logger): DeliveredWriter {
   );
 }
 
+/** A queue row whose send has nothing (more) to deliver: removed. */
+export async function recordGone(deps: Pick<RecordDeps, 'sql'>, sendId: string): Promise<void> {
+  await dequeueDeliveries(deps.sql, [sendId]);
+}
+
 /** What an attempt came to, as stored: delivered, deferred (with its retry time) or bounced (hard or soft). */
 export type RecordedOutcome =
   | { outcome: 'delivered' }
   | { outcome: 'deferred'; nextRetry: Date }
   | { outcome: 'bounced'; bounce: 'hard' | 'soft' };
 
-/** Stores one attempt: its row, the send's new status, its event, a retry job or a suppression. */
-export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: JobRef, m: MeasuredAttempt, delivered?: DeliveredWriter): Promise<RecordedOutcome> {
+/** Stores one attempt: its row, the send's new status, its event, its retry time or its removal from the queue, a suppression. */
+export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: MeasuredAttempt, delivered?: DeliveredWriter): Promise<RecordedOutcome> {
   const { classification: c, result } = m;
   const attempt = send.attempts + 1;
   const facts = {
@@ -128,7 +125,7 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: J
       await insertEvent(tx, { ...eventBase(send, m.at), type: 'delivered', subtype: null, detail: facts });
     } else if (retry?.kind === 'retry') {
       await setDeliveryStatus(tx, send.id, { status: 'deferred', at: m.at, deferUntil: retry.at, detail: retryDetail(retry, attempt, c.reply) });
-      await enqueueDelivery(deps.boss, tx, { send_id: send.id }, retry.at);
+      await rescheduleDelivery(tx, send.id, retry.at);
       await insertEvent(tx, {
         ...eventBase(send, m.at),
         type: 'deferred',
@@ -154,7 +151,8 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, job: J
         at: m.at,
       });
     }
-    await completeJob(deps, tx, job, bounce ? `bounced_${bounce}` : c.verdict.result);
+    // Delivered or bounced: its delivery has ended (a retry was rescheduled above).
+    if (retry?.kind !== 'retry') await dequeueDeliveries(tx, [send.id]);
   });
   if (bounce) return { outcome: 'bounced', bounce };
   return retry?.kind === 'retry' ? { outcome: 'deferred', nextRetry: retry.at } : { outcome: 'delivered' };
@@ -175,38 +173,37 @@ async function suppressRecipient(deps: RecordDeps, tx: Queryable, send: Delivery
  * A send that will not be delivered after all (recipient suppressed meanwhile, domain gone, tenant
  * suspended): dropped, with its event. A message never sent uses no quota, so its count is given back.
  */
-export async function recordDrop(deps: RecordDeps, send: DeliverySend, job: JobRef, d: { at: Date; reason: string; gate: string; detail: string }): Promise<void> {
+export async function recordDrop(deps: RecordDeps, send: DeliverySend, d: { at: Date; reason: string; gate: string; detail: string }): Promise<void> {
   await deps.sql.begin(async (tx) => {
     await setDeliveryStatus(tx, send.id, { status: 'dropped', at: d.at, detail: d.detail });
     await releaseQuota(tx, send.tenant_id, send.created_at);
     await insertEvent(tx, { ...eventBase(send, d.at), type: 'dropped', subtype: null, detail: { reason: d.reason, gate: d.gate, at_wake_up: true } });
-    await completeJob(deps, tx, job, 'dropped');
+    await dequeueDeliveries(tx, [send.id]);
   });
 }
 
 /** A send of a tenant put in the sandbox after acceptance: intercepted as the sandbox gate would have, never delivered. */
-export async function recordSimulated(deps: RecordDeps, send: DeliverySend, job: JobRef, at: Date): Promise<void> {
+export async function recordSimulated(deps: RecordDeps, send: DeliverySend, at: Date): Promise<void> {
   await deps.sql.begin(async (tx) => {
     await setDeliveryStatus(tx, send.id, { status: 'simulated', at, detail: 'sandbox tenant: recorded in the simulated-sends store, never delivered' });
     await releaseQuota(tx, send.tenant_id, send.created_at);
-    await completeJob(deps, tx, job, 'simulated');
+    await dequeueDeliveries(tx, [send.id]);
   });
 }
 
-/** A warm-up deferral that wakes up over the cap again: deferred once more, with a job for then. */
-export async function recordRedeferral(deps: RecordDeps, send: DeliverySend, job: JobRef, d: { at: Date; until: Date; detail: Record<string, unknown> }): Promise<void> {
+/** A warm-up deferral that wakes up over the cap again: deferred once more, due again then. */
+export async function recordRedeferral(deps: RecordDeps, send: DeliverySend, d: { at: Date; until: Date; detail: Record<string, unknown> }): Promise<void> {
   await deps.sql.begin(async (tx) => {
     await setDeliveryStatus(tx, send.id, { status: 'deferred', at: d.at, deferUntil: d.until, detail: `deferred by the warm-up gate until ${d.until.toISOString()}` });
-    await enqueueDelivery(deps.boss, tx, { send_id: send.id }, d.until);
+    await rescheduleDelivery(tx, send.id, d.until);
     await insertEvent(tx, { ...eventBase(send, d.at), type: 'deferred', subtype: null, detail: { reason: 'warmup', until: d.until.toISOString(), ...d.detail } });
-    await completeJob(deps, tx, job, 'deferred_warmup');
   });
 }
 
 /** A claimed send with nothing to deliver (its bytes are gone): failed, so it is not retried forever. */
-export async function recordFailure(deps: RecordDeps, send: DeliverySend, job: JobRef, d: { at: Date; detail: string }): Promise<void> {
+export async function recordFailure(deps: RecordDeps, send: DeliverySend, d: { at: Date; detail: string }): Promise<void> {
   await deps.sql.begin(async (tx) => {
     await setDeliveryStatus(tx, send.id, { status: 'failed', at: d.at, detail: d.detail });
-    await completeJob(deps, tx, job, 'failed');
+    await dequeueDeliveries(tx, [send.id]);
   });
 }

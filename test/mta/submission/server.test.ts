@@ -2,7 +2,6 @@
 import t from 'tap';
 import nodemailer from 'nodemailer';
 import { startSubmission } from '../../../mta/submission/server.js';
-import { DELIVERY_JOBS } from '../../../shared/sending/delivery-jobs.js';
 import { buildTestApp, call, createKey, registerTenant } from '../../helpers/app.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 import { verifiedSendingDomain } from '../../helpers/sending-domain.js';
@@ -59,8 +58,7 @@ interface SendRecord {
 }
 const sendsOf = (tenantId: string) =>
   sql<SendRecord[]>`select id, source, status, mode, api_key_id, from_email, to_email, subject, message_id, message from sends where tenant_id = ${tenantId} order by to_email`;
-const jobsFor = async (sendId: string) =>
-  (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${DELIVERY_JOBS} and data->>'send_id' = ${sendId}`)[0]!.n;
+const jobsFor = async (sendId: string) => (await sql<{ n: number }[]>`select count(*)::int as n from delivery_queue where send_id = ${sendId}`)[0]!.n;
 
 t.test('the STARTTLS port (AUTH PLAIN) and the implicit TLS port (AUTH LOGIN) both store a signed, queued send', async (t) => {
   const s = await sender();

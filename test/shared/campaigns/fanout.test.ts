@@ -1,7 +1,8 @@
 // The fan-out in one process: who is skipped and counted why, Liquid per recipient, the A/B split, test keys, segments evaluated at send time, a crash between send and settle, two workers on one campaign.
 import t from 'tap';
 import { runFanout } from '../../../shared/campaigns/fanout.js';
-import { claimRecipients } from '../../../shared/campaigns/recipient-queries.js';
+import { batchRecipients, claimBatch } from '../../../shared/campaigns/batch-queries.js';
+import { releaseHeld } from '../../../shared/campaigns/stats-queries.js';
 import { acceptSend } from '../../../shared/sending/accept.js';
 import { call, createKey } from '../../helpers/app.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, readCampaign, sender, sendNow, sendsPerRecipient } from '../../helpers/campaigns.js';
@@ -49,7 +50,7 @@ t.test('deleted, unsubscribed, suppressed, MD5-listed and invalid recipients are
   const rows = await sql<{ status: string; skip_reason: string | null; n: number }[]>`
     select status, skip_reason, count(*)::int as n from campaign_recipients where campaign_id = ${c.id} group by 1, 2 order by 1, 2`;
   t.same(rows, [
-    { status: 'queued', skip_reason: null, n: 5 },
+    { status: 'pending', skip_reason: null, n: 5 },
     { status: 'skipped', skip_reason: 'deleted', n: 2 },
     { status: 'skipped', skip_reason: 'invalid', n: 1 },
     { status: 'skipped', skip_reason: 'md5_listed', n: 1 },
@@ -117,7 +118,7 @@ t.test('an A/B test: the split share goes half to a, half to b, the rest is held
 
   // What POST /ab/finalize does (the stats helper's): the winner, the held rows released, the fan-out queued.
   await sql`update campaigns set ab_winner = 'b', ab_winner_declared_at = now() where id = ${c.id}`;
-  await sql`update campaign_recipients set status = 'pending' where campaign_id = ${c.id} and status = 'held'`;
+  t.equal(await releaseHeld(sql, c.id, 100), 12);
   t.equal(await drain(s, c.id), 'completed');
   view = await readCampaign(s, a.tenant.token, c.id);
   t.equal(view.status, 'sent');
@@ -153,7 +154,7 @@ t.test('a segment is evaluated when sending starts: contacts added after the cam
   t.same([...(await sendsPerRecipient(sql, c.id)).keys()].sort(), addresses('seg', 6).sort());
 });
 
-t.test('a recipient whose send was stored before its worker died is settled from that send, never sent again', async (t) => {
+t.test('a recipient whose send was stored before its worker died is counted from that send, never sent again', async (t) => {
   const a = await sender(s);
   const { listId } = await listOf(sql, a.tenant.tenantId, addresses('crash', 4));
   const c = await createCampaign(s, a.tenant.token, { list_id: listId, from_email: a.from });
@@ -162,7 +163,8 @@ t.test('a recipient whose send was stored before its worker died is settled from
   const { materializeNextPage } = await import('../../../shared/campaigns/materialize.js');
   t.equal(await materializeNextPage(s.ctx, c.id), 'done');
   const now = new Date();
-  const [first] = await claimRecipients(sql, c.id, 1, now, new Date(now.getTime() + 60_000));
+  const batch = await claimBatch(sql, c.id, 1, now, new Date(now.getTime() + 60_000));
+  const [first] = await batchRecipients(sql, batch!, a.tenant.tenantId);
   const tenant = { id: a.tenant.tenantId, status: 'active' as const, is_sandbox: false };
   await acceptSend(s.ctx, {
     tenant,
@@ -176,7 +178,7 @@ t.test('a recipient whose send was stored before its worker died is settled from
     content: { kind: 'compose', subject: 'Hello', text: 'Hi' },
   });
   // Its claim runs out.
-  await sql`update campaign_recipients set claimed_until = now() - interval '1 second' where campaign_id = ${c.id}`;
+  await sql`update campaign_batches set claimed_until = now() - interval '1 second' where campaign_id = ${c.id}`;
   t.equal(await drain(s, c.id), 'completed');
   const sends = await sendsPerRecipient(sql, c.id);
   t.equal(sends.size, 4);
@@ -218,4 +220,32 @@ t.test('two workers on one campaign share it: every recipient once, both did wor
   t.equal(counts[0]! + counts[1]!, 60);
   t.ok(counts[0]! > 0 && counts[1]! > 0, `both workers sent: ${counts.join(' + ')}`);
   t.equal((await readCampaign(s, a.tenant.token, c.id)).status, 'sent');
+});
+
+t.test('a batch is ended only by the worker whose claim stands: one that outlived its claim counts nothing', async (t) => {
+  const a = await sender(s);
+  const { listId } = await listOf(sql, a.tenant.tenantId, addresses('lease', 3));
+  const c = await createCampaign(s, a.tenant.token, { list_id: listId, from_email: a.from });
+  await sendNow(s, a.tenant.token, c.id);
+  const { materializeNextPage } = await import('../../../shared/campaigns/materialize.js');
+  t.equal(await materializeNextPage(s.ctx, c.id), 'done');
+  const { finishBatch } = await import('../../../shared/campaigns/batch-queries.js');
+  const now = new Date();
+  const mine = (await claimBatch(sql, c.id, 3, now, new Date(now.getTime() + 60_000)))!;
+  t.same([mine.firstSeq, mine.lastSeq], [1, 3], 'the first three positions');
+  t.equal(await claimBatch(sql, c.id, 3, now, new Date(now.getTime() + 60_000)), undefined, 'nothing else to claim while the claim lasts');
+  // The claim runs out and another worker takes the batch over.
+  const later = new Date(now.getTime() + 61_000);
+  const theirs = (await claimBatch(sql, c.id, 3, later, new Date(later.getTime() + 60_000)))!;
+  t.equal(theirs.firstSeq, 1, 'the batch left behind is taken first');
+  const [first] = await batchRecipients(sql, mine, a.tenant.tenantId);
+  t.equal(await finishBatch(sql, mine, { skipped: [{ contactId: first!.contact_id, reason: 'invalid' }], sent: [], complete: true }), false, 'the old claim ends nothing');
+  t.same((await readCampaign(s, a.tenant.token, c.id)).progress.skipped.invalid, 0, 'and counts nothing');
+  t.equal(await finishBatch(sql, theirs, { skipped: [{ contactId: first!.contact_id, reason: 'invalid' }], sent: [], complete: false }), true, 'the standing claim does');
+  t.same((await readCampaign(s, a.tenant.token, c.id)).progress.skipped.invalid, 1);
+  const [row] = await sql<{ claimed_until: Date | null }[]>`select claimed_until from campaign_batches where campaign_id = ${c.id}`;
+  t.equal(row?.claimed_until, null, 'an unfinished batch is given back for a later run');
+  t.equal(await drain(s, c.id), 'completed');
+  t.equal((await sendsPerRecipient(sql, c.id)).size, 2, 'the other two sent');
+  t.equal((await readCampaign(s, a.tenant.token, c.id)).progress.queued, 2);
 });

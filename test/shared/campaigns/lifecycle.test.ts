@@ -3,7 +3,7 @@ import t from 'tap';
 import { FANOUT_JOBS } from '../../../shared/campaigns/fanout-jobs.js';
 import { resumeCampaigns } from '../../../shared/campaigns/fanout-worker.js';
 import { runFanout, type FanoutOutcome } from '../../../shared/campaigns/fanout.js';
-import { claimRecipients } from '../../../shared/campaigns/recipient-queries.js';
+import { claimBatch } from '../../../shared/campaigns/batch-queries.js';
 import { call } from '../../helpers/app.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, readCampaign, sender, sendNow, sendsPerRecipient, type Sender } from '../../helpers/campaigns.js';
 
@@ -74,15 +74,15 @@ t.test('a cancel leaves recipients a live worker holds to it, and sweeps them on
   await sendNow(s, a.tenant.token, id);
   t.equal(await oneBatch(id), 'continued');
   const now = new Date();
-  const held = await claimRecipients(sql, id, 1, now, new Date(now.getTime() + 60_000));
-  t.equal(held.length, 1);
+  const held = await claimBatch(sql, id, 1, now, new Date(now.getTime() + 60_000));
+  t.equal(held?.lastSeq, held?.firstSeq, 'a batch of one');
   await call(s.app, 'POST', `/campaigns/${id}/cancel`, { token: a.tenant.token });
   t.equal(await drain(s, id), 'cancelled');
   let view = await readCampaign(s, a.tenant.token, id);
   t.equal(view.progress.skipped.cancelled, 0, 'the claimed one is left to its worker');
   t.equal(view.progress.remaining, 1);
   t.ok((await jobsOf(id)).some((j) => j.start_after.getTime() > now.getTime() + 59_000), 'a sweep is queued for when the claim ends');
-  await sql`update campaign_recipients set claimed_until = now() - interval '1 second' where campaign_id = ${id}`;
+  await sql`update campaign_batches set claimed_until = now() - interval '1 second' where campaign_id = ${id}`;
   t.equal(await drain(s, id), 'cancelled');
   view = await readCampaign(s, a.tenant.token, id);
   t.equal(view.progress.skipped.cancelled, 1);

@@ -60,7 +60,8 @@ t.test('a scheduled campaign starts at its time through its job, in a process st
   const second = await startMailpathProcess(world.env);
   processes.push(second);
   for (let i = 0; i < 600 && (await progressOf(world.sql, setup.campaignId)).status !== 'sent'; i++) await sleep(100);
-  t.same(await progressOf(world.sql, setup.campaignId), { status: 'sent', queued: 20, targeted: 20 });
+  const [why] = await world.sql<{ failure_reason: string | null }[]>`select failure_reason from campaigns where id = ${setup.campaignId}`;
+  t.same(await progressOf(world.sql, setup.campaignId), { status: 'sent', queued: 20, targeted: 20 }, `sent (failure_reason: ${why!.failure_reason})`);
   const [row] = await world.sql<{ started_at: Date }[]>`select started_at from campaigns where id = ${setup.campaignId}`;
   t.ok(row!.started_at.getTime() >= at.getTime(), 'started at or after its time');
   t.same(await sendCounts(world.sql, setup.campaignId), { total: 20, distinct: 20, twice: 0 });

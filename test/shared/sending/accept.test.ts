@@ -2,7 +2,6 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { acceptSend, isHeld, type AcceptInput } from '../../../shared/sending/accept.js';
-import { DELIVERY_JOBS } from '../../../shared/sending/delivery-jobs.js';
 import { monthlyUsage } from '../../../shared/quota/usage.js';
 import { dailyCount } from '../../../shared/warmup/queries.js';
 import { utcDay } from '../../../shared/warmup/tiers.js';
@@ -38,8 +37,7 @@ function input(tenant: AcceptInput['tenant'], domain: string, over: Partial<Acce
   };
 }
 
-const jobsOf = (sendId: string) =>
-  sql<{ start_after: Date }[]>`select start_after from pgboss.job where name = ${DELIVERY_JOBS} and data->>'send_id' = ${sendId}`;
+const jobsOf = (sendId: string) => sql<{ start_after: Date }[]>`select due_at as start_after from delivery_queue where send_id = ${sendId}`;
 const eventTypes = async (sendId: string) => (await sql<{ type: string }[]>`select type from events where send_id = ${sendId} order by occurred_at, type`).map((r) => r.type);
 
 t.test('a live send is stored signed, with a send event and one delivery job', async (t) => {

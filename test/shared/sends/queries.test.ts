@@ -43,7 +43,10 @@ const send = (tenantId: string, over: Partial<NewSend> = {}): NewSend => ({
   ...over,
 });
 
-const insertOne = async (db: Parameters<typeof insertSends>[0], s: NewSend) => (await insertSends(db, [s]))[0]!;
+const insertOne = async (db: Parameters<typeof insertSends>[0], s: NewSend) => {
+  await insertSends(db, [s]);
+  return (await findSend(db, s.tenant_id, s.id))!;
+};
 
 t.test('sends: insert, read within the tenant only, filter and page', async (t) => {
   const { sql, tenantId, otherTenant } = await setup(t);

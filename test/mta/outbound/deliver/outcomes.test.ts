@@ -1,6 +1,5 @@
 // What delivery outcomes leave behind, against a real SMTP sink and an injected clock: the retry curve and its age limit, hard and soft bounces with suppression, warm-up deferrals re-checked at wake-up.
 import t from 'tap';
-import { DELIVERY_JOBS } from '../../../../shared/sending/delivery-jobs.js';
 import { ManualClock } from '../../../../shared/clock.js';
 import { monthlyUsage } from '../../../../shared/quota/usage.js';
 import { listAttempts } from '../../../../shared/sends/queries.js';
@@ -13,12 +12,12 @@ import { pollUntil, startSmtpSink } from '../../../helpers/smtp-sink.js';
 const MIN = 60_000;
 const sink = await startSmtpSink(t);
 const clock = new ManualClock(new Date());
-const { sql, deps, sender, recipient, send, sendRow, settled, jobs, events, outbound } = await deliveryFixture(t, {
+const { sql, deps, sender, recipient, send, sendRow, settled, queued, events, outbound } = await deliveryFixture(t, {
   clock,
   env: { MAILPATH_OUTBOUND_RELAY: sink.address },
 });
-/** Lets a job scheduled for later (by the injected clock) run now. */
-const release = (id: string) => sql`update pgboss.job set start_after = now() where name = ${DELIVERY_JOBS} and data->>'send_id' = ${id} and state = 'created'`;
+/** Makes a send scheduled for later (by the injected clock) due now. */
+const release = (id: string) => sql`update delivery_queue set due_at = ${clock.now()} where send_id = ${id}`;
 
 t.beforeEach(() => quietSink(sink));
 
@@ -32,9 +31,7 @@ t.test('a 4xx defers on the retry curve, and the retry delivers', async (t) => {
   const deferred = await settled(id, ['deferred']);
   const retryAt = new Date(attemptAt.getTime() + 5 * MIN);
   t.same(deferred.defer_until, retryAt, 'first retry after first_retry_minutes');
-  const pending = (await jobs(id)).filter((j) => j.state === 'created');
-  t.equal(pending.length, 1);
-  t.same(pending[0]!.start_after, retryAt);
+  t.same((await queued(id))?.due_at, retryAt, 'due again at the retry');
   const [event] = (await events(id)).filter((e) => e.type === 'deferred');
   t.match(event!.detail, { reason: 'temporary_failure', attempt: 1, smtp_code: 451, enhanced_code: '4.7.1', next_retry: retryAt.toISOString() });
   t.match(event!.detail['reply'], /^451 4\.7\.1 Greylisted/);
@@ -60,7 +57,7 @@ t.test('a temporary failure once the message is max_age_hours old becomes a soft
   const bounce = (await events(id)).find((e) => e.type === 'bounce');
   t.equal(bounce?.subtype, 'soft');
   t.match(bounce?.detail, { reason: 'gave up after 2 attempts over 73 h', attempt: 2 });
-  t.equal((await jobs(id)).filter((j) => j.state === 'created').length, 0, 'no further retry');
+  t.equal(await queued(id), undefined, 'no further retry: out of the queue');
   t.equal((await sql`select 1 from suppressions where tenant_id = ${from.tenant.id}`).length, 0);
 });
 
@@ -104,11 +101,11 @@ t.test('a warm-up deferral is re-checked at wake-up: over the cap again, suppres
   const dropped = await settled(b.id, ['dropped']);
   t.equal(dropped.message, null, 'a dropped send keeps no message');
   t.match((await events(b.id)).find((e) => e.type === 'dropped')?.detail, { reason: 'suppressed' });
-  await pollUntil('a new job for a', async () => ((await jobs(a.id)).filter((j) => j.state === 'created').length === 1 ? true : undefined));
+  await pollUntil('a due at midnight again', async () => ((await queued(a.id))?.due_at.getTime() === midnight.getTime() ? true : undefined));
   const again = await sendRow(a.id);
   t.equal(again.status, 'deferred');
   t.same(again.defer_until, midnight);
-  t.same((await jobs(a.id)).find((j) => j.state === 'created')?.start_after, midnight);
+  t.equal((await queued(a.id))?.claimed_at, null, 'no worker holds it');
   t.equal((await events(a.id)).filter((e) => e.type === 'deferred').length, 2);
 
   // At midnight the new day's allowance takes it.

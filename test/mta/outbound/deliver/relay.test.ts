@@ -2,14 +2,13 @@
 import t from 'tap';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startOutbound } from '../../../../mta/outbound/deliver/start.js';
-import { DELIVERY_JOBS } from '../../../../shared/sending/delivery-jobs.js';
 import { dkimTxtValue } from '../../../../shared/domains/records.js';
 import { listAttempts } from '../../../../shared/sends/queries.js';
 import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';
 import { pollUntil, startSmtpSink } from '../../../helpers/smtp-sink.js';
 
 const sink = await startSmtpSink(t, { tls: true });
-const { sql, deps, sender, recipient, send, sendRow, settled, jobs, events, outbound } = await deliveryFixture(t, {
+const { sql, deps, sender, recipient, send, sendRow, settled, queued, events, outbound } = await deliveryFixture(t, {
   env: {
     MAILPATH_OUTBOUND_RELAY: sink.address,
     MAILPATH_CONFIG__DELIVERY__DESTINATION__MAX_CONNECTIONS: '2',
@@ -38,8 +37,7 @@ t.test('a message arrives byte for byte, DKIM-valid, from the VERP address, over
   const [attempt] = await listAttempts(sql, id);
   t.match(attempt, { outcome: 'delivered', remote_host: '127.0.0.1', smtp_code: 250 });
   t.same((await events(id)).map((e) => e.type), ['send', 'delivered']);
-  // pg-boss completes the job once its batch's handler returns, just after the delivery is stored.
-  t.equal(await pollUntil('the job completed', async () => ((await jobs(id))[0]?.state === 'completed' ? 'completed' : undefined)), 'completed');
+  t.equal(await queued(id), undefined, 'out of the delivery queue with its outcome');
 });
 
 t.test('many messages to one destination share a few connections, never more than max_connections', async (t) => {
@@ -85,21 +83,22 @@ t.test('stop waits for the delivery in flight and stores its outcome', async (t)
   sink.answerFor(to, { stall: true });
   const { id } = await send(from, { to });
   await pollUntil('the delivery to reach RCPT', async () => (sink.rcpts.some((r) => r.to === to) ? true : undefined));
-  t.equal((await sendRow(id)).status, 'sending');
+  t.equal((await sendRow(id)).status, 'queued');
+  t.ok((await queued(id))?.claimed_at, 'held by the worker (handed over at acceptance)');
   await running.stop();
   t.equal((await sendRow(id)).status, 'deferred', 'stored before stop returned');
   t.equal((await listAttempts(sql, id)).length, 1);
 });
 
-t.test('a test-mode send never reaches the sink, even with a delivery job', async (t) => {
+t.test('a test-mode send never reaches the sink, even with a row in the delivery queue', async (t) => {
   const from = await sender();
   await outbound(t);
   const simulated = await send(from, { mode: 'test' });
   t.equal((await sendRow(simulated.id)).status, 'simulated');
-  // A job that should not exist (a bug elsewhere): the worker still refuses to deliver.
+  // A queue row that should not exist (a bug elsewhere): the worker still refuses to deliver, and drops the row.
   await sql`update sends set status = 'queued' where id = ${simulated.id}`;
-  const jobId = await deps.boss.send(DELIVERY_JOBS, { send_id: simulated.id });
-  await pollUntil('the stray job to complete', async () => ((await sql`select 1 from pgboss.job where id = ${jobId} and state = 'completed'`).length ? true : undefined));
+  await sql`insert into delivery_queue (send_id, due_at) values (${simulated.id}, ${new Date()})`;
+  await pollUntil('the stray row to go', async () => ((await queued(simulated.id)) === undefined ? true : undefined));
   t.equal((await sendRow(simulated.id)).status, 'queued', 'untouched');
   t.same(sink.rcpts, []);
   t.equal(sink.stats().opened, 0);
