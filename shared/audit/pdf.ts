@@ -1,8 +1,8 @@
 // The audit PDF: the selected rows as their CSV lines, in an embedded Unicode font, each page's footer carrying the digest over all rows.
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
-import * as fontkit from 'fontkit';
-import PDFDocument from 'pdfkit';
+import type * as Fontkit from 'fontkit';
+import type PDFKit from 'pdfkit';
 import { projectRoot } from '../paths.js';
 import { auditCsvLine, AUDIT_COLUMNS, rowsDigest } from './export.js';
 import type { AuditRow } from './log.js';
@@ -24,18 +24,25 @@ interface LoadedFont {
 }
 let loaded: LoadedFont[] | undefined;
 
+/**
+ * pdfkit and fontkit, imported on the first export: together they take a few hundred ms to load, paid otherwise by
+ * every process (and every test) that builds the API, although few ever render a PDF.
+ */
+let libraries: Promise<{ fontkit: typeof Fontkit; PDFDocument: typeof PDFKit }> | undefined;
+const pdfLibraries = () =>
+  (libraries ??= Promise.all([import('fontkit'), import('pdfkit')]).then(([fontkit, pdfkit]) => ({ fontkit, PDFDocument: pdfkit.default })));
+
 /** Opens the fonts once per process (Noto Sans SC is ~10 MB) to know which characters each covers. */
-function fonts(): LoadedFont[] {
+function fonts(fontkit: typeof Fontkit): LoadedFont[] {
   loaded ??= FONT_FILES().map(({ name, file }) => {
-    const font = fontkit.openSync(file) as fontkit.Font;
+    const font = fontkit.openSync(file) as Fontkit.Font;
     return { name, file, has: (cp: number) => font.hasGlyphForCodePoint(cp) };
   });
   return loaded;
 }
 
 /** Splits text into runs each drawn with the first font that has its characters (the first font when none has one). */
-export function fontRuns(text: string): { font: string; text: string }[] {
-  const list = fonts();
+function fontRuns(list: readonly LoadedFont[], text: string): { font: string; text: string }[] {
   const runs: { font: string; text: string }[] = [];
   for (const ch of text) {
     const cp = ch.codePointAt(0)!;
@@ -64,18 +71,20 @@ export interface PdfHeading {
  * The digest is the SHA-256 over every row's CSV line concatenated (header excluded), so it is known before the first
  * page is laid out and is printed in every footer with the page number.
  */
-export function renderAuditPdf(rows: readonly AuditRow[], heading: PdfHeading): NodeJS.ReadableStream {
+export async function renderAuditPdf(rows: readonly AuditRow[], heading: PdfHeading): Promise<NodeJS.ReadableStream> {
+  const { fontkit, PDFDocument } = await pdfLibraries();
+  const list = fonts(fontkit);
   const digest = rowsDigest(rows);
   // The bottom margin keeps the footer's room free even when a long row flows onto the next page by itself.
   const doc = new PDFDocument({
     size: 'A4', layout: 'landscape', margins: { top: MARGIN, left: MARGIN, right: MARGIN, bottom: MARGIN + FOOTER_HEIGHT }, bufferPages: true,
     info: { Title: `Mailpath audit export ${heading.tenant}`, Author: 'Mailpath' },
   });
-  for (const f of fonts()) doc.registerFont(f.name, f.file);
+  for (const f of list) doc.registerFont(f.name, f.file);
   const width = doc.page.width - 2 * MARGIN;
   /** Writes one paragraph, switching fonts within it where a character needs another font. */
   const paragraph = (text: string) => {
-    const runs = fontRuns(text);
+    const runs = fontRuns(list, text);
     runs.forEach((run, i) => doc.font(run.font).text(run.text, i === 0 ? MARGIN : undefined, i === 0 ? doc.y : undefined, { width, continued: i < runs.length - 1 }));
   };
   doc.fontSize(FONT_SIZE + 4);
@@ -89,7 +98,7 @@ export function renderAuditPdf(rows: readonly AuditRow[], heading: PdfHeading): 
   for (const row of rows) {
     const line = auditCsvLine(row).replace(/\r\n$/, '');
     // Measured in the first font: close enough to keep a row on one page (a row that still spills flows on by itself).
-    const height = doc.font(fonts()[0]!.name).heightOfString(line, { width });
+    const height = doc.font(list[0]!.name).heightOfString(line, { width });
     if (doc.y + height > bottom()) doc.addPage();
     paragraph(line);
   }
@@ -100,7 +109,7 @@ export function renderAuditPdf(rows: readonly AuditRow[], heading: PdfHeading): 
     // Writing below the bottom margin would make pdfkit open a new page: lift the margin while the footer is drawn.
     const margin = doc.page.margins.bottom;
     doc.page.margins.bottom = 0;
-    doc.font(fonts()[0]!.name).text(`Page ${i + 1} of ${range.count} sha256 ${digest}`, MARGIN, doc.page.height - MARGIN - FONT_SIZE * 2, { width, lineBreak: false });
+    doc.font(list[0]!.name).text(`Page ${i + 1} of ${range.count} sha256 ${digest}`, MARGIN, doc.page.height - MARGIN - FONT_SIZE * 2, { width, lineBreak: false });
     doc.page.margins.bottom = margin;
   }
   doc.end();
