@@ -1,6 +1,5 @@
 // TOTP primitives (RFC 6238 via otplib): secrets, the otpauth URL and its QR code, code checks that report the matched time step.
 import { generate, generateSecret, generateURI, verify } from 'otplib';
-import QRCode from 'qrcode';
 import type { SealedBox } from '../secrets/sealed-box.js';
 
 export const TOTP_ISSUER = 'Mailpath';
@@ -19,7 +18,9 @@ export function otpauthUrl(email: string, secret: string): string {
 }
 
 /** The otpauth URL as a PNG QR code in a data: URL (medium error correction, quiet zone of 2 modules). */
-export function qrCodeDataUrl(url: string): Promise<string> {
+export async function qrCodeDataUrl(url: string): Promise<string> {
+  // Imported on the first enrolment: qrcode and its PNG encoder are ~60 modules every API process would load otherwise.
+  const { default: QRCode } = await import('qrcode');
   return QRCode.toDataURL(url, { type: 'image/png', errorCorrectionLevel: 'M', margin: 2, width: 240 });
 }
 

@@ -1,5 +1,4 @@
 // Operator notifications to the chat webhook (MAILPATH_CHAT_WEBHOOK_URL, Slack-compatible JSON {text}): queued in the caller's transaction, POSTed by a queue worker with pg-boss retries, only logged when no webhook is set.
-import { Agent, request } from 'undici';
 import type { Config } from '../config/index.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import { startBatchWorker, type RunningBatchWorker } from '../jobs/batch-worker.js';
@@ -49,6 +48,8 @@ export async function notifyChat(deps: ChatDeps, db: Queryable, text: string): P
 
 /** POSTs `{text}` once; throws unless the chat answers 2xx within `timeoutMs`. */
 export async function postChat(url: string, text: string, timeoutMs: number): Promise<number> {
+  // Imported here, on the first post: most processes never make one (see webhooks/http-post.ts).
+  const { Agent, request } = await import('undici');
   const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connections: 1 });
   try {
     const res = await request(url, {

@@ -1,7 +1,6 @@
 // One webhook POST, whatever it carries (inbound mail, event JSON): URL policy re-checked, the checked address pinned, a deadline, the answer read.
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { performance } from 'node:perf_hooks';
-import { Agent, request } from 'undici';
 import type { WebhooksConfig } from '../config/index.js';
 import type { DnsResolver } from '../dns.js';
 import { checkWebhookUrl, UrlPolicyError, type PinnedTarget } from '../inbound-webhooks/url-policy.js';
@@ -80,6 +79,8 @@ export async function postSigned(deps: PostDeps, post: SignedRequest): Promise<P
     throw err;
   }
   const timeoutMs = Math.round(deps.webhooks.timeout_seconds * 1000);
+  // undici is imported on the first POST (its ~100 modules are not needed by processes that never make one).
+  const { Agent, request } = await import('undici');
   // One agent per POST: its connection is made for this pinned address and closed with it.
   const agent = new Agent({
     connect: { lookup: pinnedLookup(target) as never, timeout: timeoutMs },
