@@ -6,6 +6,7 @@ import { AppError } from '../../shared/errors.js';
 import type { Principal } from '../../shared/auth/principal.js';
 import type { Bucket, BucketState, Decision } from '../../shared/ratelimit/limiter.js';
 import { callerBucket, tenantBuckets, windowName, type RateCaller, type RateCategory } from '../../shared/ratelimit/buckets.js';
+import type { EffectiveTenantLimits } from '../../shared/ratelimit/tenant-limits.js';
 import type { ApiContext } from '../context.js';
 
 function category(request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): RateCategory {
@@ -26,12 +27,35 @@ export async function bucketsFor(ctx: ApiContext, request: FastifyRequest, confi
   return cachedBucketsFor(ctx, request, config, principal) ?? withTenantLimits(ctx, request, config, principal!);
 }
 
+interface MemoBuckets {
+  perMinute: object;
+  limits: EffectiveTenantLimits;
+  buckets: Bucket[];
+}
+
+/**
+ * An API key's buckets per category, made once while its principal is cached (the credential cache hands every
+ * request the same frozen principal) and its tenant's limits are the same object (re-read limits are a new one):
+ * no id strings built per request, and the limiter's map reads hash strings it has seen before.
+ */
+const memo = new WeakMap<Principal, Partial<Record<RateCategory, MemoBuckets>>>();
+
 /** The buckets without a promise when the tenant's limits are cached (or there is no tenant); else undefined. */
 function cachedBucketsFor(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): Bucket[] | undefined {
-  const caller = callerBucket(callerOf(request, principal), category(request, config, principal), ctx.config.limits.rate_limits.per_minute);
-  if (!principal) return [caller];
+  const perMinute = ctx.config.limits.rate_limits.per_minute;
+  const cat = category(request, config, principal);
+  if (!principal) return [callerBucket(callerOf(request, principal), cat, perMinute)];
   const limits = ctx.tenantLimits.cached(principal.tenant.id);
-  return limits && [caller, ...tenantBuckets(principal.tenant.id, limits)];
+  if (!limits) return undefined;
+  const remembered = principal.kind === 'api_key' ? memo.get(principal)?.[cat] : undefined;
+  if (remembered && remembered.limits === limits && remembered.perMinute === perMinute) return remembered.buckets;
+  const buckets = [callerBucket(callerOf(request, principal), cat, perMinute), ...tenantBuckets(principal.tenant.id, limits)];
+  if (principal.kind === 'api_key' && Object.isFrozen(principal)) {
+    let byCategory = memo.get(principal);
+    if (!byCategory) memo.set(principal, (byCategory = {}));
+    byCategory[cat] = { perMinute, limits, buckets };
+  }
+  return buckets;
 }
 
 async function withTenantLimits(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig, principal: Principal): Promise<Bucket[]> {
