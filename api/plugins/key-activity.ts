@@ -47,6 +47,11 @@ class RefusedKeyAttribution {
   }
 }
 
+/** Counting must never disturb a request that has already been answered: a failure is logged, nothing more. */
+function failed(request: FastifyRequest, err: unknown): void {
+  request.log.warn({ err }, 'could not count an API key request');
+}
+
 /** Labels per route config object (one per route) and method: built once, not per request. */
 const labels = new WeakMap<object, Map<string, string>>();
 
@@ -75,8 +80,6 @@ const keyActivity: FastifyPluginAsyncZod = async (app) => {
   // A callback hook, not an async one: a guarded request's key is counted in memory at once; only a refused
   // request's key needs a (cached) look-up, and only that one waits for it.
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    // Counting must never disturb a request that has already been answered.
-    const failed = (err: unknown) => request.log.warn({ err }, 'could not count an API key request');
     try {
       const principal = request.principal;
       if (principal?.kind === 'api_key') count(request, reply, principal.key!.id);
@@ -87,13 +90,13 @@ const keyActivity: FastifyPluginAsyncZod = async (app) => {
           attribution
             .keyIdOf(request)
             .then((keyId) => count(request, reply, keyId))
-            .catch(failed)
+            .catch((err: unknown) => failed(request, err))
             .finally(() => done());
           return;
         }
       }
     } catch (err) {
-      failed(err);
+      failed(request, err);
     }
     done();
   });
