@@ -4,10 +4,10 @@
 // A third, informational target serves a whoami-sized JSON body with the same X-RateLimit-* headers from a bare
 // Fastify route: the gap between it and hello-world is the response's size, the rest is Mailpath's own work.
 // The load generator shares the machine's cores, so run it on an otherwise idle machine (the load is printed).
-// The targets are measured in interleaved rounds (bare, sized, Mailpath, bare, sized, Mailpath, ...), so a change in
-// the machine's other load falls on all of them alike; the verdict takes the median of the rounds' ratios.
+// The targets are measured in interleaved rounds (bare, sized, Mailpath, then Mailpath, sized, bare, ...), so a change
+// in the machine's other load falls on all of them alike; the verdict takes the median of the rounds' ratios.
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
-// BENCH_ROUNDS (default 5) rounds of BENCH_DURATION_S seconds per target (default 5), after a 2 s warm-up of each.
+// BENCH_ROUNDS (default 7) rounds of BENCH_DURATION_S seconds per target (default 4), after a 2 s warm-up of each.
 import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
@@ -23,8 +23,8 @@ import { httpsJson } from './lib/http.js';
 import { mainThreadCpuSeconds } from './lib/cpu.js';
 
 const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 5)));
-const ROUNDS = Math.min(21, Math.max(1, Math.floor(Number(process.env['BENCH_ROUNDS'] ?? 5))));
+const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 4)));
+const ROUNDS = Math.min(21, Math.max(1, Math.floor(Number(process.env['BENCH_ROUNDS'] ?? 7))));
 const WARMUP_S = 2;
 const CONNECTIONS = 50;
 const GOAL = { ratio: 0.5, p99Ms: 20 };
@@ -91,12 +91,11 @@ async function interleaved(targets: Target[]): Promise<void> {
     await measure(t.url, t.headers, WARMUP_S);
   }
   for (let round = 1; round <= ROUNDS; round++) {
-    const line: string[] = [];
-    for (const t of targets) {
-      const f = await measure(t.url, t.headers, DURATION_S);
-      t.rounds.push(f);
-      line.push(`${fmt(f.reqPerSec)} req/s ${fmt(f.cpuUsPerRequest)} µs`);
-    }
+    // Every other round runs backwards (ABC CBA ...), so a load that rises or falls steadily through a round does
+    // not always favour the target measured first.
+    const order = round % 2 ? targets : [...targets].reverse();
+    for (const t of order) t.rounds.push(await measure(t.url, t.headers, DURATION_S));
+    const line = targets.map((t) => `${fmt(t.rounds[round - 1]!.reqPerSec)} req/s ${fmt(t.rounds[round - 1]!.cpuUsPerRequest)} µs`);
     const [bare, , mailpath] = targets;
     const ratio = mailpath!.rounds[round - 1]!.reqPerSec / bare!.rounds[round - 1]!.reqPerSec;
     process.stdout.write(`  round ${round}/${ROUNDS}: ${line.join(' | ')}; Mailpath ${(ratio * 100).toFixed(1)}% of bare\n`);
