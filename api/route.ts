@@ -1,5 +1,5 @@
 // Declares an API route once: its zod schemas (validation + OpenAPI), who may call it, its scope and rate bucket.
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Principal } from '../shared/auth/principal.js';
@@ -117,16 +117,28 @@ const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
   any_or_mailbox: [{ bearerJwt: [] }, { apiKey: [] }],
 };
 
-/** A route without a body schema takes no body: fields sent to it are unexpected (400), never silently ignored. */
-async function rejectUnexpectedBody(request: FastifyRequest): Promise<void> {
+/**
+ * A route without a body schema takes no body: fields sent to it are unexpected (400), never silently ignored.
+ * A callback hook (no promise per request); only on methods whose bodies Fastify reads: it never parses a GET's or
+ * HEAD's (request.body stays undefined), so those skip the hook altogether.
+ */
+function rejectUnexpectedBody(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
   const body: unknown = request.body;
-  if (body === undefined || body === null || body === '') return;
-  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return;
-  throw new AppError('bad_request', 'this endpoint takes no request body');
+  if (body === undefined || body === null || body === '') return done();
+  if (typeof body === 'object' && !Array.isArray(body) && Object.keys(body).length === 0) return done();
+  done(new AppError('bad_request', 'this endpoint takes no request body'));
+}
+
+function isEmpty(value: object): boolean {
+  for (const _ in value) return false;
+  return true;
 }
 
 /** The path of the first string holding a NUL character, or undefined. Iterative: no body depth reaches the stack limit. */
 function nulField(value: unknown, path: string): string | undefined {
+  // Most requests: no parameters, query or body (nothing to walk, nothing to allocate).
+  if (value === undefined || value === null) return undefined;
+  if (typeof value === 'object' && isEmpty(value)) return undefined;
   const pending: [unknown, string][] = [[value, path]];
   while (pending.length > 0) {
     const [item, at] = pending.pop()!;
@@ -141,12 +153,15 @@ function nulField(value: unknown, path: string): string | undefined {
   return undefined;
 }
 
-/** PostgreSQL text cannot hold NUL: refuse it as a wrong field (422) rather than fail in SQL (500). */
-async function rejectNulCharacters(request: FastifyRequest): Promise<void> {
-  for (const [part, where] of [[request.params, 'path'], [request.query, 'query'], [request.body, 'body']] as const) {
-    const field = nulField(part, '');
-    if (field !== undefined) throw validationError(field || where, 'must not contain NUL characters');
-  }
+/**
+ * PostgreSQL text cannot hold NUL: refuse it as a wrong field (422) rather than fail in SQL (500). A callback hook
+ * (no promise per request).
+ */
+function rejectNulCharacters(request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction): void {
+  const field = nulField(request.params, '') ?? nulField(request.query, '') ?? nulField(request.body, '');
+  if (field === undefined) return done();
+  const where = nulField(request.params, '') !== undefined ? 'path' : nulField(request.query, '') !== undefined ? 'query' : 'body';
+  done(validationError(field || where, 'must not contain NUL characters'));
 }
 
 export function defineRoute<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema>(
@@ -182,7 +197,7 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
       ...(route.body ? { body: route.body } : {}),
       response,
     },
-    ...(route.body ? {} : { preValidation: rejectUnexpectedBody }),
+    ...(route.body || route.method === 'GET' ? {} : { preValidation: rejectUnexpectedBody }),
     preHandler: rejectNulCharacters,
     handler: async (request, reply) => {
       const input = {

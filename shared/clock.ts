@@ -19,3 +19,11 @@ export class ManualClock implements Clock {
     this.current = new Date(this.current.getTime() + ms);
   }
 }
+
+/**
+ * Milliseconds since the epoch by a clock: Date.now() for the system clock, without the Date object the
+ * per-request paths (key use, key activity) would otherwise make and drop; an injected clock is asked.
+ */
+export function epochMs(clock: Clock): number {
+  return clock === systemClock ? Date.now() : clock.now().getTime();
+}

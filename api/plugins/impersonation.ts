@@ -1,5 +1,5 @@
 // Requests made with an impersonation token: the super-admin's own account (/auth/*) is out of reach, and every write is queued for its super_admin.impersonation_action audit row once answered.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError } from '../../shared/errors.js';
@@ -7,6 +7,7 @@ import { queueImpersonationAction } from '../../shared/impersonation/audit-jobs.
 import { CONTEXT_PLUGIN } from './context.js';
 import { GUARD_PLUGIN } from './guard.js';
 import { API_PREFIX } from './openapi.js';
+import { routeOf } from '../request-route.js';
 
 const WRITES = new Set(['POST', 'PUT', 'PATCH', 'DELETE']);
 
@@ -15,22 +16,23 @@ const impersonation: FastifyPluginAsyncZod = async (app) => {
   const queued = new Set<Promise<void>>();
 
   // After the guard set the principal: the token acts in the tenant, never on the super-admin's password or 2FA.
-  app.addHook('onRequest', async (request: FastifyRequest) => {
-    if (!request.principal?.impersonation) return;
-    if ((request.routeOptions.url ?? '').startsWith(`${API_PREFIX}/auth/`)) {
-      throw new AppError('forbidden', "an impersonation token cannot manage the super-admin's own account");
+  // Callback hooks, not async ones: they run on every request, and the common case is one field check.
+  app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
+    if (request.principal?.impersonation && (routeOf(request).url ?? '').startsWith(`${API_PREFIX}/auth/`)) {
+      return done(new AppError('forbidden', "an impersonation token cannot manage the super-admin's own account"));
     }
+    done();
   });
 
   // onResponse runs once the answer is sent: queueing the audit job never delays the client.
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     const principal = request.principal;
-    if (!principal?.impersonation || !WRITES.has(request.method)) return;
+    if (!principal?.impersonation || !WRITES.has(request.method)) return done();
     const job = queueImpersonationAction(ctx, {
       tenant_id: principal.tenant.id,
       impersonator_user_id: principal.impersonation.impersonatorUserId,
       method: request.method,
-      route: request.routeOptions.url ?? null,
+      route: routeOf(request).url ?? null,
       path: request.url.split('?')[0]!,
       status_code: reply.statusCode,
       request_id: String(request.id),
@@ -39,6 +41,7 @@ const impersonation: FastifyPluginAsyncZod = async (app) => {
     });
     queued.add(job);
     void job.finally(() => queued.delete(job));
+    done();
   });
 
   // A graceful stop waits for the jobs still being queued, so none is lost to a restart.

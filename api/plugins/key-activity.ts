@@ -1,11 +1,13 @@
 // Counts every API-key request (route pattern, status, latency, client address) into the key activity recorder.
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { KeyActivityRecorder } from '../../shared/keys/activity-recorder.js';
 import { findApiKeyByHash } from '../../shared/keys/queries.js';
 import { hashApiKey } from '../../shared/keys/secrets.js';
+import { epochMs } from '../../shared/clock.js';
 import type { ApiContext } from '../context.js';
+import { routeOf } from '../request-route.js';
 import { CONTEXT_PLUGIN } from './context.js';
 import { GUARD_PLUGIN } from './guard.js';
 import { API_PREFIX } from './openapi.js';
@@ -45,12 +47,26 @@ class RefusedKeyAttribution {
   }
 }
 
+/** Counting must never disturb a request that has already been answered: a failure is logged, nothing more. */
+function failed(request: FastifyRequest, err: unknown): void {
+  request.log.warn({ err }, 'could not count an API key request');
+}
+
+/** Labels per route config object (one per route) and method: built once, not per request. */
+const labels = new WeakMap<object, Map<string, string>>();
+
 /** "GET /templates/:id": the route pattern, not the concrete path, so ids do not split the counts. */
 function routeLabel(request: FastifyRequest): string {
-  const pattern = request.routeOptions.url;
+  const { config, url: pattern } = routeOf(request);
   if (!pattern) return `${request.method} (no such route)`;
-  const path = pattern.startsWith(API_PREFIX) ? pattern.slice(API_PREFIX.length) || '/' : pattern;
-  return `${request.method} ${path}`;
+  let byMethod = labels.get(config);
+  if (!byMethod) labels.set(config, (byMethod = new Map()));
+  let label = byMethod.get(request.method);
+  if (label === undefined) {
+    const path = pattern.startsWith(API_PREFIX) ? pattern.slice(API_PREFIX.length) || '/' : pattern;
+    byMethod.set(request.method, (label = `${request.method} ${path}`));
+  }
+  return label;
 }
 
 const keyActivity: FastifyPluginAsyncZod = async (app) => {
@@ -58,20 +74,31 @@ const keyActivity: FastifyPluginAsyncZod = async (app) => {
   const recorder = new KeyActivityRecorder(ctx.sql, ctx.log, ctx.config.limits.key_activity.flush_interval_ms);
   const attribution = new RefusedKeyAttribution(ctx);
   app.decorate('keyActivity', recorder);
-  app.addHook('onResponse', async (request: FastifyRequest, reply: FastifyReply) => {
+  const count = (request: FastifyRequest, reply: FastifyReply, keyId: string | null) => {
+    if (keyId) recorder.record({ keyId, at: epochMs(ctx.clock), route: routeLabel(request), status: reply.statusCode, latencyMs: reply.elapsedTime, ip: request.ip });
+  };
+  // A callback hook, not an async one: a guarded request's key is counted in memory at once; only a refused
+  // request's key needs a (cached) look-up, and only that one waits for it.
+  app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     try {
       const principal = request.principal;
-      // Public routes ignore credentials, so a key sent to one is not a use of it; an unknown path is (a misdirected client).
-      const guarded = !request.routeOptions.url || (request.routeOptions.config.auth ?? 'public') !== 'public';
-      const keyId =
-        principal?.kind === 'api_key' ? principal.key!.id :
-        !principal && guarded && reply.statusCode >= 400 ? await attribution.keyIdOf(request) : null;
-      if (!keyId) return;
-      recorder.record({ keyId, at: ctx.clock.now(), route: routeLabel(request), status: reply.statusCode, latencyMs: reply.elapsedTime, ip: request.ip });
+      if (principal?.kind === 'api_key') count(request, reply, principal.key!.id);
+      else if (!principal && reply.statusCode >= 400) {
+        // Public routes ignore credentials, so a key sent to one is not a use of it; an unknown path is (a misdirected client).
+        const route = routeOf(request);
+        if (!route.url || (route.config.auth ?? 'public') !== 'public') {
+          attribution
+            .keyIdOf(request)
+            .then((keyId) => count(request, reply, keyId))
+            .catch((err: unknown) => failed(request, err))
+            .finally(() => done());
+          return;
+        }
+      }
     } catch (err) {
-      // Counting must never disturb a request that has already been answered.
-      request.log.warn({ err }, 'could not count an API key request');
+      failed(request, err);
     }
+    done();
   });
   // Runs inside app.close(), after in-flight requests are answered and before the database is closed.
   app.addHook('onClose', async () => {

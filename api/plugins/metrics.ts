@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { CONTEXT_PLUGIN } from './context.js';
+import { routeOf } from '../request-route.js';
 
 /** The label of requests no route matched (404s for unknown paths, scanners): one series, whatever the URL. */
 export const UNMATCHED_ROUTE = 'unmatched';
@@ -12,10 +13,7 @@ const apiMetrics: FastifyPluginAsyncZod = async (app) => {
   if (!histogram) return;
   // A callback hook, not an async one: no promise per request for a synchronous observation.
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    histogram.observe(
-      { method: request.method, route: request.routeOptions.url ?? UNMATCHED_ROUTE, status: String(reply.statusCode) },
-      reply.elapsedTime / 1000,
-    );
+    histogram.observe(request.method, routeOf(request).url ?? UNMATCHED_ROUTE, reply.statusCode, reply.elapsedTime / 1000);
     done();
   });
 };

@@ -4,8 +4,9 @@ import type { ServerResponse } from 'node:http';
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import type { Principal } from '../../shared/auth/principal.js';
-import type { Bucket, BucketState } from '../../shared/ratelimit/limiter.js';
+import type { Bucket, BucketState, Decision } from '../../shared/ratelimit/limiter.js';
 import { callerBucket, tenantBuckets, windowName, type RateCaller, type RateCategory } from '../../shared/ratelimit/buckets.js';
+import type { EffectiveTenantLimits } from '../../shared/ratelimit/tenant-limits.js';
 import type { ApiContext } from '../context.js';
 
 function category(request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): RateCategory {
@@ -23,10 +24,43 @@ function callerOf(request: FastifyRequest, principal: Principal | undefined): Ra
 }
 
 export async function bucketsFor(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): Promise<Bucket[]> {
-  const limits = ctx.config.limits.rate_limits;
-  const buckets = [callerBucket(callerOf(request, principal), category(request, config, principal), limits.per_minute)];
-  if (principal) buckets.push(...tenantBuckets(principal.tenant.id, await ctx.tenantLimits.get(principal.tenant.id)));
+  return cachedBucketsFor(ctx, request, config, principal) ?? withTenantLimits(ctx, request, config, principal!);
+}
+
+interface MemoBuckets {
+  perMinute: object;
+  limits: EffectiveTenantLimits;
+  buckets: Bucket[];
+}
+
+/**
+ * An API key's buckets per category, made once while its principal is cached (the credential cache hands every
+ * request the same frozen principal) and its tenant's limits are the same object (re-read limits are a new one):
+ * no id strings built per request, and the limiter's map reads hash strings it has seen before.
+ */
+const memo = new WeakMap<Principal, Partial<Record<RateCategory, MemoBuckets>>>();
+
+/** The buckets without a promise when the tenant's limits are cached (or there is no tenant); else undefined. */
+function cachedBucketsFor(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): Bucket[] | undefined {
+  const perMinute = ctx.config.limits.rate_limits.per_minute;
+  const cat = category(request, config, principal);
+  if (!principal) return [callerBucket(callerOf(request, principal), cat, perMinute)];
+  const limits = ctx.tenantLimits.cached(principal.tenant.id);
+  if (!limits) return undefined;
+  const remembered = principal.kind === 'api_key' ? memo.get(principal)?.[cat] : undefined;
+  if (remembered && remembered.limits === limits && remembered.perMinute === perMinute) return remembered.buckets;
+  const buckets = [callerBucket(callerOf(request, principal), cat, perMinute), ...tenantBuckets(principal.tenant.id, limits)];
+  if (principal.kind === 'api_key' && Object.isFrozen(principal)) {
+    let byCategory = memo.get(principal);
+    if (!byCategory) memo.set(principal, (byCategory = {}));
+    byCategory[cat] = { perMinute, limits, buckets };
+  }
   return buckets;
+}
+
+async function withTenantLimits(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig, principal: Principal): Promise<Bucket[]> {
+  const caller = callerBucket(callerOf(request, principal), category(request, config, principal), ctx.config.limits.rate_limits.per_minute);
+  return [caller, ...tenantBuckets(principal.tenant.id, await ctx.tenantLimits.get(principal.tenant.id))];
 }
 
 /** The spec's X-RateLimit-* headers for a bucket's state. */
@@ -67,9 +101,24 @@ export async function addressRateHeaders(ctx: ApiContext, ip: string | undefined
   }
 }
 
-/** Counts the request; sets the headers; throws 429 when a bucket is full. */
-export async function applyRateLimit(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, principal: Principal | undefined): Promise<void> {
-  const decision = await ctx.rateLimiter.hit(await bucketsFor(ctx, request, config, principal), principal?.tenant.id);
+/**
+ * Counts the request; sets the headers; throws 429 when a bucket is full. Without a promise in the common case
+ * (tenant limits cached, every window already read by this process); a promise only when one needs the database.
+ */
+export function applyRateLimit(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, principal: Principal | undefined): Promise<void> | undefined {
+  const buckets = cachedBucketsFor(ctx, request, config, principal);
+  const decision = buckets && ctx.rateLimiter.hitIfRead(buckets, principal?.tenant.id);
+  if (decision) {
+    answer(request, reply, decision);
+    return undefined;
+  }
+  return (async () => {
+    const all = buckets ?? (await bucketsFor(ctx, request, config, principal));
+    answer(request, reply, await ctx.rateLimiter.hit(all, principal?.tenant.id));
+  })();
+}
+
+function answer(request: FastifyRequest, reply: FastifyReply, decision: Decision): void {
   const state = decision.reported;
   const headers = rateLimitHeaders(state);
   reply.headers(headers);

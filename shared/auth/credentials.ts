@@ -21,6 +21,8 @@ interface KeyRecord {
   key: NonNullable<Principal['key']>;
   tenant: TenantCols;
   revoked: boolean;
+  /** The principal every request with this key gets while the record is cached: built once, frozen so no route can alter another request's. */
+  principal: Principal;
 }
 
 interface UserRecord {
@@ -51,6 +53,18 @@ export class CredentialResolver {
   async resolve(credential: string): Promise<Principal | undefined> {
     if (credential.length > 4096) return undefined;
     return this.isApiKey(credential) ? this.resolveKey(credential) : this.resolveSession(credential);
+  }
+
+  /**
+   * The principal of an API key whose record is cached and fresh, without a promise (the guard's common case):
+   * null when the cached record says unknown or revoked, undefined when resolve() must look it up.
+   */
+  cachedKey(secret: string): Principal | null | undefined {
+    if (secret.length > 4096) return null;
+    const entry = this.keys.get(hashApiKey(secret));
+    if (!this.fresh(entry)) return undefined;
+    const record = entry.value;
+    return record && !record.revoked ? record.principal : null;
   }
 
   /** Forget cached state after a change made in this process (revocation, scope change, password change). */
@@ -85,17 +99,17 @@ export class CredentialResolver {
                t.id, t.name, t.slug, t.plan_id, t.is_sandbox, t.is_super_admin, t.status
         from api_keys k join tenants t on t.id = k.tenant_id
         where k.key_hash = ${hash}`;
-      const value: KeyRecord | undefined = row && {
-        key: { id: row.key_id, name: row.key_name, prefix: row.prefix, mode: row.mode, scopes: row.scopes },
-        tenant: tenantOf(row),
-        revoked: row.revoked_at !== null,
-      };
+      const value: KeyRecord | undefined = row && keyRecord(
+        { id: row.key_id, name: row.key_name, prefix: row.prefix, mode: row.mode, scopes: row.scopes },
+        tenantOf(row),
+        row.revoked_at !== null,
+      );
       this.remember(this.keys, hash, value);
       entry = this.keys.get(hash)!;
     }
     const record = entry.value;
     if (!record || record.revoked) return undefined;
-    return { kind: 'api_key', tenant: record.tenant, user: undefined, key: record.key, scopes: record.key.scopes };
+    return record.principal;
   }
 
   private async resolveSession(token: string): Promise<Principal | undefined> {
@@ -147,6 +161,14 @@ export class CredentialResolver {
 }
 
 type TenantRow = TenantCols;
+
+function keyRecord(key: NonNullable<Principal['key']>, tenant: TenantCols, revoked: boolean): KeyRecord {
+  Object.freeze(key.scopes);
+  Object.freeze(key);
+  Object.freeze(tenant);
+  const principal: Principal = Object.freeze({ kind: 'api_key', tenant, user: undefined, key, scopes: key.scopes });
+  return { key, tenant, revoked, principal };
+}
 
 function tenantOf(row: TenantRow): TenantCols {
   return { id: row.id, name: row.name, slug: row.slug, plan_id: row.plan_id, is_sandbox: row.is_sandbox, is_super_admin: row.is_super_admin, status: row.status };

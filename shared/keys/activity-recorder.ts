@@ -6,7 +6,8 @@ import { upsertActivityMinutes, upsertClientDays, type ClientDayCount, type Minu
 
 export interface KeyCall {
   keyId: string;
-  at: Date;
+  /** When: a Date, or epoch milliseconds (the API's per-request path makes no Date). */
+  at: Date | number;
   /** Method and route pattern, e.g. "GET /templates/:id". */
   route: string;
   status: number;
@@ -26,6 +27,8 @@ export class KeyActivityRecorder {
   private clients = new Map<string, ClientDayCount>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** The UTC day (YYYY-MM-DD) of the last minute seen: formatted once per minute, not per request. */
+  private lastDay = { minuteMs: NaN, day: '' };
 
   constructor(
     private readonly db: Queryable,
@@ -34,25 +37,27 @@ export class KeyActivityRecorder {
   ) {}
 
   record(call: KeyCall): void {
-    const minute = new Date(Math.floor(call.at.getTime() / MINUTE_MS) * MINUTE_MS);
-    const mKey = `${call.keyId}|${minute.getTime()}|${call.status}|${call.route}`;
+    const atMs = typeof call.at === 'number' ? call.at : call.at.getTime();
+    const minuteMs = Math.floor(atMs / MINUTE_MS) * MINUTE_MS;
+    const mKey = `${call.keyId}|${minuteMs}|${call.status}|${call.route}`;
     let m = this.minutes.get(mKey);
     if (!m) {
-      m = { keyId: call.keyId, minute, route: call.route, status: call.status, count: 0, latencyMsSum: 0, buckets: emptyBuckets() };
+      m = { keyId: call.keyId, minute: new Date(minuteMs), route: call.route, status: call.status, count: 0, latencyMsSum: 0, buckets: emptyBuckets() };
       this.minutes.set(mKey, m);
     }
     m.count++;
     m.latencyMsSum += call.latencyMs;
     m.buckets[bucketIndex(call.latencyMs)]!++;
     if (call.ip) {
-      const day = minute.toISOString().slice(0, 10);
+      const day = this.dayOf(minuteMs);
       const cKey = `${call.keyId}|${day}|${call.ip}`;
       const c = this.clients.get(cKey);
       if (c) {
         c.count++;
-        if (call.at > c.lastSeen) c.lastSeen = call.at;
+        // The entry's own Date (made below), so moved in place rather than replaced per request.
+        if (atMs > c.lastSeen.getTime()) c.lastSeen.setTime(atMs);
       } else {
-        this.clients.set(cKey, { keyId: call.keyId, day, ip: call.ip, count: 1, lastSeen: call.at });
+        this.clients.set(cKey, { keyId: call.keyId, day, ip: call.ip, count: 1, lastSeen: new Date(atMs) });
       }
     }
     if (this.minutes.size + this.clients.size >= MAX_PENDING) void this.flush();
@@ -60,6 +65,11 @@ export class KeyActivityRecorder {
       this.timer = setTimeout(() => void this.flush(), this.flushIntervalMs);
       this.timer.unref();
     }
+  }
+
+  private dayOf(minuteMs: number): string {
+    if (this.lastDay.minuteMs !== minuteMs) this.lastDay = { minuteMs, day: new Date(minuteMs).toISOString().slice(0, 10) };
+    return this.lastDay.day;
   }
 
   /** Requests of a key recorded here but not yet written, at or after `since`: rate-limit-status adds them to the stored counts. */

@@ -15,12 +15,16 @@ export class KeyUsageRecorder {
     private readonly intervalSeconds: number,
   ) {}
 
-  /** Notes a use; the write happens in the next batch if this key was not written within the interval. */
-  record(keyId: string, at: Date, ip: string | null): void {
+  /**
+   * Notes a use (at: a Date or epoch milliseconds); the write happens in the next batch if this key was not written
+   * within the interval. Per request: the common case is one map read and a comparison, no Date made.
+   */
+  record(keyId: string, at: Date | number, ip: string | null): void {
+    const ms = typeof at === 'number' ? at : at.getTime();
     const last = this.lastWritten.get(keyId);
-    if (last !== undefined && at.getTime() - last < this.intervalSeconds * 1000) return;
-    this.lastWritten.set(keyId, at.getTime());
-    this.pending.set(keyId, { id: keyId, at, ip });
+    if (last !== undefined && ms - last < this.intervalSeconds * 1000) return;
+    this.lastWritten.set(keyId, ms);
+    this.pending.set(keyId, { id: keyId, at: new Date(ms), ip });
     this.timer ??= setTimeout(() => void this.flush(), 50);
   }
 

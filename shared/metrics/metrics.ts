@@ -1,5 +1,6 @@
 // The process's Prometheus metrics (prom-client): one registry per process, its instruments named once here, handed to the adapters that record them.
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { RouteLatencyHistogram } from './route-latency.js';
 
 /** Which SMTP listener a session came to. */
 export type SmtpServerKind = 'mx' | 'submission';
@@ -31,7 +32,8 @@ export class Metrics {
   readonly messages: Counter<'outcome'>;
   readonly deliveryLatency: Histogram<never>;
   readonly webhookAttempts: Counter<'kind' | 'outcome'>;
-  readonly apiLatency: Histogram<'method' | 'route' | 'status'>;
+  /** Observed on every API request: a histogram of its own (shared/metrics/route-latency.ts), not prom-client's. */
+  readonly apiLatency: RouteLatencyHistogram;
   private queueDepthReader: (() => Promise<QueueDepth[]>) | undefined;
 
   constructor(options: { processMetrics?: boolean } = {}) {
@@ -56,13 +58,12 @@ export class Metrics {
       labelNames: ['kind', 'outcome'],
       registers,
     });
-    this.apiLatency = new Histogram({
-      name: 'mailpath_api_request_duration_seconds',
-      help: 'API request time, by method, route template (/api/v1/domains/:id, never the raw URL; "unmatched" for unknown paths) and status code.',
-      labelNames: ['method', 'route', 'status'],
-      buckets: API_BUCKETS,
-      registers,
-    });
+    this.apiLatency = new RouteLatencyHistogram(
+      'mailpath_api_request_duration_seconds',
+      'API request time, by method, route template (/api/v1/domains/:id, never the raw URL; "unmatched" for unknown paths) and status code.',
+      API_BUCKETS,
+      this.registry,
+    );
     const reader = () => this.queueDepthReader;
     const gaugeOf = (name: string, help: string, pick: (d: QueueDepth) => number) =>
       new Gauge({

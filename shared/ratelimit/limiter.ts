@@ -113,10 +113,37 @@ export class RateLimiter {
    */
   async hit(buckets: Bucket[], tenantId?: string): Promise<Decision> {
     const now = this.now();
-    const slides = buckets.map((b) => this.slideFor(b, now));
+    const slides = this.slidesFor(buckets, now);
     const unread = slides.filter((s) => !s.current.read);
     if (unread.length > 0) await Promise.all(unread.map((s) => this.readThrough(s)));
-    const full = slides.find((s) => weighted(s) >= s.current.bucket.limit * s.span);
+    return this.decide(slides, now, tenantId);
+  }
+
+  /**
+   * As hit(), without a promise, when this process has already read every window involved (all but a bucket's
+   * first request in a window): the request guard's common case. Undefined (nothing counted) means call hit().
+   */
+  hitIfRead(buckets: Bucket[], tenantId?: string): Decision | undefined {
+    const now = this.now();
+    const slides = this.slidesFor(buckets, now);
+    for (const s of slides) if (!s.current.read) return undefined;
+    return this.decide(slides, now, tenantId);
+  }
+
+  private slidesFor(buckets: Bucket[], now: number): Slide[] {
+    const slides: Slide[] = new Array(buckets.length);
+    for (let i = 0; i < buckets.length; i++) slides[i] = this.slideFor(buckets[i]!, now);
+    return slides;
+  }
+
+  private decide(slides: Slide[], now: number, tenantId: string | undefined): Decision {
+    let full: Slide | undefined;
+    for (const s of slides) {
+      if (weighted(s) >= s.current.bucket.limit * s.span) {
+        full = s;
+        break;
+      }
+    }
     if (!full) for (const s of slides) s.current.pending++;
     else if (tenantId !== undefined) this.throttles.record(tenantId, now);
     return { allowed: !full, reported: stateOf(full ?? slides[0]!) };

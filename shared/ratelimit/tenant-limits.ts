@@ -30,9 +30,15 @@ export class TenantLimits {
     private readonly now: () => number = Date.now,
   ) {}
 
-  async get(tenantId: string): Promise<EffectiveTenantLimits> {
+  /** The cached limits if fresh, without a promise (the common case of the request guard); else undefined: call get(). */
+  cached(tenantId: string): EffectiveTenantLimits | undefined {
     const hit = this.cache.get(tenantId);
-    if (hit && this.now() - hit.fetchedAt < this.cacheMs) return hit.value;
+    return hit && this.now() - hit.fetchedAt < this.cacheMs ? hit.value : undefined;
+  }
+
+  async get(tenantId: string): Promise<EffectiveTenantLimits> {
+    const hit = this.cached(tenantId);
+    if (hit) return hit;
     const row = await findTenantLimitOverride(this.db, tenantId);
     const value = { perSec: row?.api_requests_per_sec ?? this.defaultPerSec, perDay: row?.api_requests_per_day ?? null };
     if (this.cache.size > 50_000) this.cache.clear();
