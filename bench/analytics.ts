@@ -10,7 +10,7 @@
 // BENCH_ANALYTICS_SAMPLES (default 200) calls per query; BENCH_DURATION_S (default 10) seconds per ingestion target.
 // bench/run.ts gives one bench 10 minutes unless BENCH_TIMEOUT_S says otherwise: the full 10M run needs it raised.
 // BENCH_ANALYTICS_ONLY=ingestion skips the query data set (one tenant is made for the tracked sends), =queries skips
-// the ingestion; BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
+// the ingestion; BENCH_RECORDER_CONCURRENCY sets recorder.concurrency (batches in flight); BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
 // Mailpath ingestion run (open it in Chrome DevTools).
 import { randomBytes, randomUUID } from 'node:crypto';
 import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
@@ -45,6 +45,8 @@ const SAMPLES = Math.max(20, Math.floor(Number(process.env['BENCH_ANALYTICS_SAMP
 const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 10)));
 const ONLY = process.env['BENCH_ANALYTICS_ONLY'] ?? '';
 const CPU_PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] ?? '';
+/** recorder.concurrency for the API under test (config/tracking.yaml's value when unset). */
+const RECORDER_CONCURRENCY = process.env['BENCH_RECORDER_CONCURRENCY'];
 const TENANTS = 1_000;
 const CONTACTS_PER_TENANT = 200;
 const CHUNK = 500_000;
@@ -246,6 +248,7 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       // Not throttled: the bench measures the recording path, below every limit.
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__TRACKING: '1000000000',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '1000000000',
+      ...(RECORDER_CONCURRENCY ? { MAILPATH_CONFIG__TRACKING__RECORDER__CONCURRENCY: RECORDER_CONCURRENCY } : {}),
     });
     const mailpath = await startMailpath(config, createLogger('warn'));
     cleanups.push(() => mailpath.stop());
@@ -272,7 +275,7 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     cleanups.push(() => bare.close());
     const barePort = (bare.server.address() as { port: number }).port;
 
-    out([`ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target over ${fmt(requests.length)} distinct open and click URLs; load average ${load()}`]);
+    out([`ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target, recorder.concurrency ${config.tracking.recorder.concurrency} over ${fmt(requests.length)} distinct open and click URLs; load average ${load()}`]);
     const before = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']);
     await measure(sql, `https://127.0.0.1:${barePort}`, requests, 2);
     const bareFigures = await measure(sql, `https://127.0.0.1:${barePort}`, requests, DURATION_S);
