@@ -180,6 +180,14 @@ interface Figures {
   cpuUs: number;
   /** CPU of the bench database's PostgreSQL backends per answered request. */
   pgCpuUs: number;
+  /** Answered requests per transaction committed in the bench database meanwhile (the recorder's batch size). */
+  hitsPerCommit: number;
+}
+
+/** Transactions committed in the bench database so far (as the statistics have been reported). */
+async function commits(sql: Sql): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select xact_commit::float8 as n from pg_stat_database where datname = current_database()`;
+  return row!.n;
 }
 
 /** CPU seconds (user + system) of a process, from /proc (Linux); 0 when it is gone. */
@@ -201,14 +209,18 @@ async function backendCpu(sql: Sql): Promise<Map<number, number>> {
 async function measure(sql: Sql, url: string, requests: { path: string }[] | undefined, seconds: number): Promise<Figures> {
   const cpuBefore = mainThreadCpuSeconds();
   const pgBefore = await backendCpu(sql);
+  const commitsBefore = await commits(sql);
   const result = await autocannon({ url, connections: CONNECTIONS, pipelining: 1, duration: seconds, workers: 1, ...(requests ? { requests } : {}) });
   const cpu = mainThreadCpuSeconds() - cpuBefore;
   const pgAfter = await backendCpu(sql);
+  // Backends report their counts at most once a second: let the last ones in.
+  await new Promise((r) => setTimeout(r, 1_500));
+  const committed = (await commits(sql)) - commitsBefore;
   const pg = [...pgAfter].reduce((sum, [pid, s]) => sum + Math.max(0, s - (pgBefore.get(pid) ?? s)), 0);
   const ok = result['2xx'] + result['3xx'];
   return {
     reqPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok, failed: result['4xx'] + result['5xx'], errors: result.errors + result.timeouts,
-    cpuUs: ok > 0 ? (cpu * 1e6) / ok : 0, pgCpuUs: ok > 0 ? (pg * 1e6) / ok : 0,
+    cpuUs: ok > 0 ? (cpu * 1e6) / ok : 0, pgCpuUs: ok > 0 ? (pg * 1e6) / ok : 0, hitsPerCommit: committed > 0 ? ok / committed : 0,
   };
 }
 
@@ -293,6 +305,7 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     out([
       row('peer: bare Fastify, same pixel', bareFigures),
       row('Mailpath /o and /c (recorded)', mp),
+      `  hits per committed transaction: ${fmt(mp.hitsPerCommit, 1)}`,
       `  events stored during the run: ${fmt(stored)} for ${fmt(answered)} answered hits (${durable ? 'every answered hit stored' : 'MISSING EVENTS'})`,
       `  ratio ${((mp.reqPerSec / bareFigures.reqPerSec) * 100).toFixed(1)}% of bare; goal >= ${fmt(GOAL.hitsPerSec)} hits/s with every hit stored: ${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
     ]);
