@@ -17,9 +17,14 @@ export async function enqueueFeedEvents(db: Queryable, events: readonly (NewEven
  * enqueueFeedEvents with the subscriptions already read (subscribedTypes or subscribedTypesOfSends, earlier in the
  * same transaction), so the caller can send this write with its others.
  */
-export async function enqueueSubscribedFeedEvents(db: Queryable, events: readonly (NewEvent & { id: string })[], subscribed: ReadonlyMap<string, ReadonlySet<string>>): Promise<void> {
+export async function enqueueSubscribedFeedEvents(
+  db: Queryable,
+  events: readonly (Omit<NewEvent, 'subtype'> & { id: string; subtype?: string | null })[],
+  subscribed: ReadonlyMap<string, ReadonlySet<string>>,
+): Promise<void> {
+  // Most tenants subscribe no endpoint: nothing to build.
   if (subscribed.size === 0) return;
-  const rows = events.map(feedEventToOutbox).filter((e): e is OutboxEvent => e !== undefined && subscribed.get(e.tenant_id)?.has(e.type) === true);
+  const rows = events.map((e) => feedEventToOutbox({ ...e, subtype: e.subtype ?? null })).filter((e): e is OutboxEvent => e !== undefined && subscribed.get(e.tenant_id)?.has(e.type) === true);
   await insertOutboxRows(db, rows);
 }
 

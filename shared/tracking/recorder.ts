@@ -130,7 +130,7 @@ export class HitRecorder {
       addCountryStats(tx, batch.countryDeltas()),
       writeEngagementEvents(tx, events),
       flagScannerClicks(tx, batch.reflagged, ALL_LINKS),
-      enqueueSubscribedFeedEvents(tx, events.map((e) => ({ ...e, subtype: null })), subscribed),
+      enqueueSubscribedFeedEvents(tx, events, subscribed),
       // After the events (conversions reference them), in the same transaction: a click and its conversions commit together.
       insertConversions(tx, conversionsOf(events, goals)),
     ]);
