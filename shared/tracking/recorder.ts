@@ -93,9 +93,9 @@ export class HitRecorder {
    * Two round trips: BEGIN and every read (the sends locked first, then what the judgement needs), then every write
    * and COMMIT. The writes take their row locks in the order every writer of these rows does (unsubscribes, and the
    * events trigger for delivery events): campaign_recipients of the locked sends, campaign_stats, campaign_country_stats,
-   * then the events insert, whose triggers take campaign_hourly_stats, campaign_link_stats and analytics_stale_hours,
-   * each in key order. Only a click burst straddling an hour boundary can still take a stale hour out of order (the
-   * re-flag of its earlier clicks marks their hour after the insert marked the new ones); the retry covers it.
+   * then the events insert, whose triggers take campaign_hourly_stats and campaign_link_stats, each in key order
+   * (the stale-hour marks it appends lock nothing: migration 044). A conflict left (with a writer elsewhere that
+   * takes them otherwise) is retried.
    */
   private async write({ tx, commit }: Pipeline, items: Planned[], retry: boolean): Promise<HitOutcome[]> {
     const sendIds = [...new Set(items.map((i) => i.hit.sendId))];
