@@ -20,8 +20,9 @@ export async function refreshStaleHours(sql: Sql, limit: number): Promise<number
       with picked as (
         select tenant_id, hour from analytics_stale_hours group by tenant_id, hour order by tenant_id, hour limit ${limit}
       ), locked as (
-        select s.ctid from analytics_stale_hours s join picked p on p.tenant_id = s.tenant_id and p.hour = s.hour
-        for update of s skip locked
+        -- Lateral: each picked hour's marks through the (tenant_id, hour) index, not a scan of every mark.
+        select m.ctid from picked p
+        cross join lateral (select s.ctid from analytics_stale_hours s where s.tenant_id = p.tenant_id and s.hour = p.hour for update skip locked) m
       ), taken as (
         delete from analytics_stale_hours s where s.ctid in (select ctid from locked) returning s.tenant_id, s.hour
       )
