@@ -103,6 +103,8 @@ export class HitRecorder {
     const clickSends = [...new Set(clickItems.map((i) => i.hit.sendId))];
     const since = new Date(Math.min(...clickItems.map((i) => i.hit.at.getTime())) - this.rules.allLinks.windowMs);
     // Issued in this order, sent together, run in this order: the reads after the lock see what was committed before it.
+    // (Each query function awaits its one statement, so they reach the connection in call order; the two-recorder
+    // test's counters would go wrong if a read overtook the lock.)
     const [storedIds, locked, recent, stamps, goals, subscribed] = await Promise.all([
       // Committed alone after its batch failed: the batch's COMMIT may have gone through with its reply lost.
       retry ? storedEventIds(tx, items.map((i) => i.eventId)) : [],
