@@ -9,8 +9,12 @@
 // per statement; on a small machine that alone takes many minutes, so a smaller N may be given (the figures say which N).
 // BENCH_ANALYTICS_SAMPLES (default 200) calls per query; BENCH_DURATION_S (default 10) seconds per ingestion target.
 // bench/run.ts gives one bench 10 minutes unless BENCH_TIMEOUT_S says otherwise: the full 10M run needs it raised.
+// BENCH_ANALYTICS_ONLY=ingestion skips the query data set (one tenant is made for the tracked sends), =queries skips
+// the ingestion; BENCH_RECORDER_CONCURRENCY sets recorder.concurrency (batches in flight); BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
+// Mailpath ingestion run (open it in Chrome DevTools).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
@@ -31,13 +35,18 @@ import { createLogger } from '../shared/log.js';
 import { startMailpath } from '../main/runtime.js';
 import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { loadTls } from '../shared/tls.js';
+import { mainThreadCpuSeconds } from './lib/cpu.js';
 import { clickUrls, linkBase, openUrl } from '../shared/tracking/link-tokens.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
 
 const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-const EVENTS = Math.max(100_000, Math.floor(Number(process.env['BENCH_ANALYTICS_EVENTS'] ?? 10_000_000)) || 10_000_000);
+const EVENTS = Math.max(10_000, Math.floor(Number(process.env['BENCH_ANALYTICS_EVENTS'] ?? 10_000_000)) || 10_000_000);
 const SAMPLES = Math.max(20, Math.floor(Number(process.env['BENCH_ANALYTICS_SAMPLES'] ?? 200)) || 200);
 const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 10)));
+const ONLY = process.env['BENCH_ANALYTICS_ONLY'] ?? '';
+const CPU_PROFILE_DIR = process.env['BENCH_CPU_PROFILE'] ?? '';
+/** recorder.concurrency for the API under test (config/tracking.yaml's value when unset). */
+const RECORDER_CONCURRENCY = process.env['BENCH_RECORDER_CONCURRENCY'];
 const TENANTS = 1_000;
 const CONTACTS_PER_TENANT = 200;
 const CHUNK = 500_000;
@@ -167,11 +176,71 @@ interface Figures {
   ok: number;
   failed: number;
   errors: number;
+  /** Main-thread CPU per answered request (the servers run on it; autocannon runs in a worker thread). */
+  cpuUs: number;
+  /** CPU of the bench database's PostgreSQL backends per answered request. */
+  pgCpuUs: number;
+  /** Answered requests per transaction committed in the bench database meanwhile (the recorder's batch size). */
+  hitsPerCommit: number;
 }
 
-async function measure(url: string, requests: { path: string }[] | undefined, seconds: number): Promise<Figures> {
+/** Transactions committed in the bench database so far (as the statistics have been reported). */
+async function commits(sql: Sql): Promise<number> {
+  const [row] = await sql<{ n: number }[]>`select xact_commit::float8 as n from pg_stat_database where datname = current_database()`;
+  return row!.n;
+}
+
+/** CPU seconds (user + system) of a process, from /proc (Linux); 0 when it is gone. */
+function procCpuSeconds(pid: number): number {
+  try {
+    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / 100;
+  } catch {
+    return 0;
+  }
+}
+
+/** CPU seconds of the bench database's backends, by pid (the machine's other databases left out). */
+async function backendCpu(sql: Sql): Promise<Map<number, number>> {
+  const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
+  return new Map(rows.map((r) => [r.pid, procCpuSeconds(r.pid)]));
+}
+
+async function measure(sql: Sql, url: string, requests: { path: string }[] | undefined, seconds: number): Promise<Figures> {
+  const cpuBefore = mainThreadCpuSeconds();
+  const pgBefore = await backendCpu(sql);
+  const commitsBefore = await commits(sql);
   const result = await autocannon({ url, connections: CONNECTIONS, pipelining: 1, duration: seconds, workers: 1, ...(requests ? { requests } : {}) });
-  return { reqPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok: result['2xx'] + result['3xx'], failed: result['4xx'] + result['5xx'], errors: result.errors + result.timeouts };
+  const cpu = mainThreadCpuSeconds() - cpuBefore;
+  const pgAfter = await backendCpu(sql);
+  // Backends report their counts at most once a second: let the last ones in.
+  await new Promise((r) => setTimeout(r, 1_500));
+  const committed = (await commits(sql)) - commitsBefore;
+  const pg = [...pgAfter].reduce((sum, [pid, s]) => sum + Math.max(0, s - (pgBefore.get(pid) ?? s)), 0);
+  const ok = result['2xx'] + result['3xx'];
+  return {
+    reqPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok, failed: result['4xx'] + result['5xx'], errors: result.errors + result.timeouts,
+    cpuUs: ok > 0 ? (cpu * 1e6) / ok : 0, pgCpuUs: ok > 0 ? (pg * 1e6) / ok : 0, hitsPerCommit: committed > 0 ? ok / committed : 0,
+  };
+}
+
+/** Runs `phase` under the V8 profiler when BENCH_CPU_PROFILE names a directory. */
+async function profiled<T>(name: string, phase: () => Promise<T>): Promise<T> {
+  if (!CPU_PROFILE_DIR) return phase();
+  const session = new Session();
+  session.connect();
+  await session.post('Profiler.enable');
+  await session.post('Profiler.start');
+  try {
+    return await phase();
+  } finally {
+    const { profile } = await session.post('Profiler.stop');
+    mkdirSync(CPU_PROFILE_DIR, { recursive: true });
+    const file = join(CPU_PROFILE_DIR, `${name}-${Date.now()}.cpuprofile`);
+    writeFileSync(file, JSON.stringify(profile));
+    out([`  CPU profile written to ${file}`]);
+    session.disconnect();
+  }
 }
 
 async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boolean> {
@@ -191,6 +260,7 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       // Not throttled: the bench measures the recording path, below every limit.
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__TRACKING: '1000000000',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '1000000000',
+      ...(RECORDER_CONCURRENCY ? { MAILPATH_CONFIG__TRACKING__RECORDER__CONCURRENCY: RECORDER_CONCURRENCY } : {}),
     });
     const mailpath = await startMailpath(config, createLogger('warn'));
     cleanups.push(() => mailpath.stop());
@@ -217,11 +287,11 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     cleanups.push(() => bare.close());
     const barePort = (bare.server.address() as { port: number }).port;
 
-    out([`ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target over ${fmt(requests.length)} distinct open and click URLs; load average ${load()}`]);
+    out([`ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target, recorder.concurrency ${config.tracking.recorder.concurrency} over ${fmt(requests.length)} distinct open and click URLs; load average ${load()}`]);
     const before = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']);
-    await measure(`https://127.0.0.1:${barePort}`, requests, 2);
-    const bareFigures = await measure(`https://127.0.0.1:${barePort}`, requests, DURATION_S);
-    const mp = await measure(`https://127.0.0.1:${port}`, requests, DURATION_S);
+    await measure(sql, `https://127.0.0.1:${barePort}`, requests, 2);
+    const bareFigures = await measure(sql, `https://127.0.0.1:${barePort}`, requests, DURATION_S);
+    const mp = await profiled('mailpath-ingestion', () => measure(sql, `https://127.0.0.1:${port}`, requests, DURATION_S));
     // Hits in flight when the measurement stopped are still answered (and stored) after it: let them finish.
     await new Promise((r) => setTimeout(r, 2_000));
     const stored = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']) - before;
@@ -231,10 +301,11 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     const durable = stored >= answered && mp.errors === 0 && mp.failed === 0;
     const met = mp.reqPerSec >= GOAL.hitsPerSec && durable;
     const row = (name: string, f: Figures) =>
-      `  ${name.padEnd(34)} ${fmt(f.reqPerSec).padStart(8)} hits/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   (answered ${fmt(f.ok)}, 4xx/5xx ${fmt(f.failed)}, errors ${f.errors})`;
+      `  ${name.padEnd(34)} ${fmt(f.reqPerSec).padStart(8)} hits/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   CPU ${fmt(f.cpuUs).padStart(4)} µs/hit (PostgreSQL ${fmt(f.pgCpuUs)} µs)   (answered ${fmt(f.ok)}, 4xx/5xx ${fmt(f.failed)}, errors ${f.errors})`;
     out([
       row('peer: bare Fastify, same pixel', bareFigures),
       row('Mailpath /o and /c (recorded)', mp),
+      `  hits per committed transaction: ${fmt(mp.hitsPerCommit, 1)}`,
       `  events stored during the run: ${fmt(stored)} for ${fmt(answered)} answered hits (${durable ? 'every answered hit stored' : 'MISSING EVENTS'})`,
       `  ratio ${((mp.reqPerSec / bareFigures.reqPerSec) * 100).toFixed(1)}% of bare; goal >= ${fmt(GOAL.hitsPerSec)} hits/s with every hit stored: ${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
     ]);
@@ -254,8 +325,17 @@ export async function runAnalyticsBench(): Promise<{ queriesMet: boolean; ingest
   const sql = connect(dbUrl.toString(), createLogger('warn'), { max: 4 });
   try {
     await migrate(sql);
-    const { met: queriesMet, tenants } = await queries(sql);
-    const ingestionMet = await ingestion(dbUrl.toString(), sql, tenants[0]!);
+    let queriesMet = true;
+    let tenantId: string;
+    if (ONLY === 'ingestion') {
+      const [tenant] = await sql<{ id: string }[]>`insert into tenants (name, slug, plan_id) values ('Bench', 'bench', 'free') returning id`;
+      tenantId = tenant!.id;
+    } else {
+      const q = await queries(sql);
+      queriesMet = q.met;
+      tenantId = q.tenants[0]!;
+    }
+    const ingestionMet = ONLY === 'queries' ? true : await ingestion(dbUrl.toString(), sql, tenantId);
     return { queriesMet, ingestionMet };
   } finally {
     await sql.end({ timeout: 5 });

@@ -102,7 +102,7 @@ export async function buildServices(core: Core): Promise<Services> {
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms, () => clock.now().getTime()),
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),
-    hits: new HitRecorder(sql, log, new TrafficRules(config.tracking), config.tracking.recorder.max_batch),
+    hits: new HitRecorder(sql, log, new TrafficRules(config.tracking), { maxBatch: config.tracking.recorder.max_batch, concurrency: config.tracking.recorder.concurrency }),
     async close() {
       await systemMail.drain();
       await Promise.all([rateLimiter.close(), keyUsage.close()]);

@@ -9,17 +9,24 @@ export interface RefreshBatch {
 }
 
 /**
- * Claims up to `limit` stale (tenant, hour) marks and recomputes both rollups of those hours from the events, in one
- * transaction: the claim deletes the marks (skipping those a writer holds, left for the next batch), then each
- * statement reads the events as committed by then. Returns how many hours were recomputed (0: nothing stale).
+ * Claims up to `limit` stale hours and recomputes both rollups of those hours from the events, in one transaction:
+ * the claim deletes the hours' marks (several per hour: writers append them, migration 044), skipping marks another
+ * claim holds, then each statement reads the events as committed by then (a mark committed after the claim stays for
+ * the next batch). Returns how many hours were recomputed (0: nothing stale).
  */
 export async function refreshStaleHours(sql: Sql, limit: number): Promise<number> {
   return sql.begin(async (tx) => {
     const claimed = await tx<{ tenant_id: string; hour: Date }[]>`
-      delete from analytics_stale_hours s
-      using (select tenant_id, hour from analytics_stale_hours order by tenant_id, hour limit ${limit} for update skip locked) p
-      where s.tenant_id = p.tenant_id and s.hour = p.hour
-      returning s.tenant_id, s.hour`;
+      with picked as (
+        select tenant_id, hour from analytics_stale_hours group by tenant_id, hour order by tenant_id, hour limit ${limit}
+      ), locked as (
+        -- Lateral: each picked hour's marks through the (tenant_id, hour) index, not a scan of every mark.
+        select m.ctid from picked p
+        cross join lateral (select s.ctid from analytics_stale_hours s where s.tenant_id = p.tenant_id and s.hour = p.hour for update skip locked) m
+      ), taken as (
+        delete from analytics_stale_hours s where s.ctid in (select ctid from locked) returning s.tenant_id, s.hour
+      )
+      select distinct tenant_id, hour from taken`;
     if (claimed.length === 0) return 0;
     claimed.sort((a, b) => (a.tenant_id === b.tenant_id ? a.hour.getTime() - b.hour.getTime() : a.tenant_id < b.tenant_id ? -1 : 1));
     const tenants = claimed.map((c) => c.tenant_id);
@@ -72,7 +79,7 @@ export async function refreshStaleHours(sql: Sql, limit: number): Promise<number
 
 /** How many (tenant, hour) rollups wait for the worker (for its tick result and tests). */
 export async function countStaleHours(db: Queryable): Promise<number> {
-  const [row] = await db<{ n: number }[]>`select count(*)::int as n from analytics_stale_hours`;
+  const [row] = await db<{ n: number }[]>`select count(*)::int as n from (select distinct tenant_id, hour from analytics_stale_hours) h`;
   return row!.n;
 }
 

@@ -27,6 +27,7 @@ export const trackingSchema = z.strictObject({
   }),
   recorder: z.strictObject({
     max_batch: z.number().int().min(1).max(5000),
+    concurrency: z.number().int().min(1).max(16).default(1),
   }),
 });
 

@@ -11,11 +11,13 @@ interface Waiting<T, R> {
  * A commit costs round trips and a WAL flush whatever it holds, so N items in one transaction
  * cost far less than N transactions. Items queue while a commit runs and the next commit takes
  * them all: a lone writer waits for one commit, a busy server batches by itself. When a batch
- * fails, its items are committed one at a time, so one bad item fails alone.
+ * fails, its items are committed one at a time, so one bad item fails alone. With `concurrency` above 1, that many
+ * batches may be in flight at once (each on its own connection): the commit must then take its row locks in one
+ * order and retry deadlocks, as two processes' batches would need anyway.
  */
 export class GroupCommit<T, R> {
   private queue: Waiting<T, R>[] = [];
-  private running = false;
+  private running = 0;
 
   constructor(
     /**
@@ -27,14 +29,15 @@ export class GroupCommit<T, R> {
     private readonly log: Logger,
     private readonly what: string,
     private readonly maxBatch = 200,
+    private readonly concurrency = 1,
   ) {}
 
   /** Resolves once the item is committed. */
   write(item: T): Promise<R> {
     return new Promise((resolve, reject) => {
       this.queue.push({ item, resolve, reject });
-      if (!this.running) {
-        this.running = true;
+      if (this.running < this.concurrency) {
+        this.running++;
         // One turn of the event loop lets the writers that are ready now join the first batch.
         setImmediate(() => void this.drain());
       }
@@ -63,7 +66,7 @@ export class GroupCommit<T, R> {
         }
       }
     } finally {
-      this.running = false;
+      this.running--;
     }
   }
 }

@@ -14,6 +14,21 @@ export async function enqueueFeedEvents(db: Queryable, events: readonly (NewEven
 }
 
 /**
+ * enqueueFeedEvents with the subscriptions already read (subscribedTypes or subscribedTypesOfSends, earlier in the
+ * same transaction), so the caller can send this write with its others.
+ */
+export async function enqueueSubscribedFeedEvents(
+  db: Queryable,
+  events: readonly (Omit<NewEvent, 'subtype'> & { id: string; subtype?: string | null })[],
+  subscribed: ReadonlyMap<string, ReadonlySet<string>>,
+): Promise<void> {
+  // Most tenants subscribe no endpoint: nothing to build.
+  if (subscribed.size === 0) return;
+  const rows = events.map((e) => feedEventToOutbox({ ...e, subtype: e.subtype ?? null })).filter((e): e is OutboxEvent => e !== undefined && subscribed.get(e.tenant_id)?.has(e.type) === true);
+  await insertOutboxRows(db, rows);
+}
+
+/**
  * A small look-up first: most events belong to tenants without a subscribed endpoint, and their
  * payloads are then never sent to the database (a 100-event batch of such a tenant: median 3.4 ms
  * as one outbox statement, 0.7 ms with this look-up first, on the test machine at load 12).

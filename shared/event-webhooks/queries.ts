@@ -101,6 +101,17 @@ export async function subscribedTypes(db: Queryable, tenantIds: readonly string[
   return new Map(rows.map((r) => [r.tenant_id, new Set(r.types)]));
 }
 
+/** subscribedTypes for the tenants these sends belong to (what a hit batch, which knows only its sends, needs). */
+export async function subscribedTypesOfSends(db: Queryable, sendIds: readonly string[]): Promise<Map<string, Set<string>>> {
+  if (sendIds.length === 0) return new Map();
+  const rows = await db<{ tenant_id: string; types: string[] }[]>`
+    select tenant_id, array_agg(distinct t) as types
+    from event_webhooks, unnest(event_types) as t
+    where tenant_id in (select tenant_id from sends where id = any(${sendIds}::uuid[])) and enabled
+    group by tenant_id`;
+  return new Map(rows.map((r) => [r.tenant_id, new Set(r.types)]));
+}
+
 /**
  * The outbox write: one pending delivery per (enabled endpoint of the event's tenant subscribed to
  * its type, event), in one statement on the caller's handle (its transaction). An event already

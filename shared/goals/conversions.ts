@@ -1,6 +1,6 @@
 // Goal conversions: recorded with the clicks that make them (in the click batch's transaction), and a campaign's conversion report.
 import type { Queryable } from '../db/connection.js';
-import { campaignConversionTotals, goalsOfTenants, insertConversions, type ConversionInsert } from './queries.js';
+import { campaignConversionTotals, goalsOfTenants, insertConversions, type ConversionInsert, type GoalRow } from './queries.js';
 import { matches, revenueOf } from './rules.js';
 
 /** What conversion recording needs of a stored click event. */
@@ -23,12 +23,26 @@ export interface ClickEvent {
  * Call it after the events are inserted, in the same transaction.
  */
 export async function recordGoalConversions(db: Queryable, events: readonly ClickEvent[]): Promise<void> {
-  const clicks = events.filter((e) => e.type === 'click' && typeof e.detail['url'] === 'string' && e.detail['url'] !== '');
+  const clicks = clicksWithUrl(events);
   if (clicks.length === 0) return;
   const goals = await goalsOfTenants(db, [...new Set(clicks.map((c) => c.tenant_id))]);
-  if (goals.length === 0) return;
+  await insertConversions(db, conversionsOf(clicks, goals));
+}
+
+/** True when some event is a click with a URL: only those can convert (and need the goals read). */
+export function hasConvertibleClicks(events: readonly ClickEvent[]): boolean {
+  return clicksWithUrl(events).length > 0;
+}
+
+function clicksWithUrl(events: readonly ClickEvent[]): ClickEvent[] {
+  return events.filter((e) => e.type === 'click' && typeof e.detail['url'] === 'string' && e.detail['url'] !== '');
+}
+
+/** The conversions of these events against the goals already read (for callers that read the goals with other work). */
+export function conversionsOf(events: readonly ClickEvent[], goals: readonly GoalRow[]): ConversionInsert[] {
   const rows: ConversionInsert[] = [];
-  for (const click of clicks) {
+  if (goals.length === 0) return rows;
+  for (const click of clicksWithUrl(events)) {
     const url = click.detail['url'] as string;
     for (const goal of goals) {
       if (goal.tenant_id !== click.tenant_id || !matches(goal, url)) continue;
@@ -45,7 +59,7 @@ export async function recordGoalConversions(db: Queryable, events: readonly Clic
       });
     }
   }
-  await insertConversions(db, rows);
+  return rows;
 }
 
 export interface GoalConversionsReport {

@@ -68,6 +68,12 @@ export async function goalsOfTenants(db: Queryable, tenantIds: readonly string[]
   return db<GoalRow[]>`select ${columns(db)} from goals where tenant_id = any(${tenantIds}::uuid[])`;
 }
 
+/** Every goal of the tenants these sends belong to (what a hit batch, which knows only its sends, matches clicks against). */
+export async function goalsOfSendTenants(db: Queryable, sendIds: readonly string[]): Promise<GoalRow[]> {
+  if (sendIds.length === 0) return [];
+  return db<GoalRow[]>`select ${columns(db)} from goals where tenant_id in (select tenant_id from sends where id = any(${sendIds}::uuid[]))`;
+}
+
 export interface ConversionInsert {
   tenant_id: string;
   event_id: string;

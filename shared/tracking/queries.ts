@@ -88,18 +88,20 @@ export type StatCounter = (typeof STAT_COUNTERS)[number];
 /** Changes to one campaign_stats row (variant '' outside an A/B test portion); a counter may go down (a click reclassified). */
 export type StatDelta = { campaign_id: string; variant: string } & Partial<Record<StatCounter, number>>;
 
-/** Adds the deltas, creating missing rows; sorted by key (rows are written in array order), so concurrent writers lock rows in one order. */
+/**
+ * Adds the deltas, creating missing rows, in key order (the order by of the select: rows are written in it), the
+ * order the events trigger (migration 033) writes campaign_stats in, so concurrent writers lock rows in one order.
+ */
 export async function addCampaignStats(db: Queryable, deltas: readonly StatDelta[]): Promise<void> {
   if (deltas.length === 0) return;
-  const rows = [...deltas]
-    .sort((a, b) => (a.campaign_id + a.variant < b.campaign_id + b.variant ? -1 : 1))
-    .map((d) => Object.fromEntries([['campaign_id', d.campaign_id], ['variant', d.variant], ...STAT_COUNTERS.map((c) => [c, d[c] ?? 0])]));
+  const rows = deltas.map((d) => Object.fromEntries([['campaign_id', d.campaign_id], ['variant', d.variant], ...STAT_COUNTERS.map((c) => [c, d[c] ?? 0])]));
   await db`
     insert into campaign_stats (campaign_id, variant, total_opens, unique_opens, unique_human_opens, total_clicks, unique_clicks, unique_human_clicks, unsubscribes)
     select v.campaign_id, v.variant, v.total_opens, v.unique_opens, v.unique_human_opens, v.total_clicks, v.unique_clicks, v.unique_human_clicks, v.unsubscribes
     from jsonb_to_recordset(${db.json(rows as never)}) as v(campaign_id uuid, variant text, total_opens bigint, unique_opens bigint,
       unique_human_opens bigint, total_clicks bigint, unique_clicks bigint, unique_human_clicks bigint, unsubscribes bigint)
     where exists (select 1 from campaigns c where c.id = v.campaign_id)
+    order by v.campaign_id, v.variant
     on conflict (campaign_id, variant) do update set
       total_opens = campaign_stats.total_opens + excluded.total_opens,
       unique_opens = campaign_stats.unique_opens + excluded.unique_opens,
@@ -118,15 +120,14 @@ export type CountryDelta = { campaign_id: string; country: string } & Partial<Re
 /** Adds the deltas per campaign and contact country, creating missing rows, in key order (as addCampaignStats). */
 export async function addCountryStats(db: Queryable, deltas: readonly CountryDelta[]): Promise<void> {
   if (deltas.length === 0) return;
-  const rows = [...deltas]
-    .sort((a, b) => (a.campaign_id + '/' + a.country < b.campaign_id + '/' + b.country ? -1 : 1))
-    .map((d) => Object.fromEntries([['campaign_id', d.campaign_id], ['country', d.country], ...COUNTRY_COUNTERS.map((c) => [c, d[c] ?? 0])]));
+  const rows = deltas.map((d) => Object.fromEntries([['campaign_id', d.campaign_id], ['country', d.country], ...COUNTRY_COUNTERS.map((c) => [c, d[c] ?? 0])]));
   await db`
     insert into campaign_country_stats (campaign_id, country, unique_opens, unique_human_opens, unique_clicks, unique_human_clicks)
     select v.campaign_id, v.country, v.unique_opens, v.unique_human_opens, v.unique_clicks, v.unique_human_clicks
     from jsonb_to_recordset(${db.json(rows as never)}) as v(campaign_id uuid, country text, unique_opens bigint, unique_human_opens bigint,
       unique_clicks bigint, unique_human_clicks bigint)
     where exists (select 1 from campaigns c where c.id = v.campaign_id)
+    order by v.campaign_id, v.country
     on conflict (campaign_id, country) do update set
       unique_opens = campaign_country_stats.unique_opens + excluded.unique_opens,
       unique_human_opens = campaign_country_stats.unique_human_opens + excluded.unique_human_opens,
@@ -148,11 +149,25 @@ export interface EngagementEvent {
   contact_id: string | null;
 }
 
+/** Inserts the events and queues them for the tenant's event webhooks (a look-up, then the writes). */
 export async function insertEngagementEvents(db: Queryable, events: readonly EngagementEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map((e) => ({ ...e, subtype: null, detail: db.json(e.detail as never) }));
-  await db`insert into events ${db(rows, 'id', 'tenant_id', 'type', 'subtype', 'send_id', 'message_id', 'recipient', 'detail', 'occurred_at', 'campaign_id', 'contact_id')}`;
+  await writeEngagementEvents(db, events);
   await enqueueFeedEvents(db, events.map((e) => ({ ...e, subtype: null })));
+}
+
+/**
+ * The events alone (the caller queues them for webhooks). One JSON parameter whatever the batch size: the
+ * statement's text never changes, so it is prepared once per connection, where a VALUES list of 11 parameters per
+ * row is a new statement (parsed, planned and described anew) for each batch size.
+ */
+export async function writeEngagementEvents(db: Queryable, events: readonly EngagementEvent[]): Promise<void> {
+  if (events.length === 0) return;
+  await db`
+    insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id)
+    select v.id, v.tenant_id, v.type, null, v.send_id, v.message_id, v.recipient, v.detail, v.occurred_at, v.campaign_id, v.contact_id
+    from jsonb_to_recordset(${db.json(events as never)}) as v(id uuid, tenant_id uuid, type text, send_id uuid, message_id text, recipient text,
+      detail jsonb, occurred_at timestamptz, campaign_id uuid, contact_id uuid)`;
 }
 
 /** Which of these event ids are stored. */

@@ -1,18 +1,23 @@
 // Records open and click hits cheaply and durably: concurrent hits share one transaction (group commit) that judges each (machine open, scanner click), writes its event, the recipient's first-open/click stamps and the campaign's counters (per variant and per contact country).
-import { randomUUID } from 'node:crypto';
-import type { Queryable, Sql } from '../db/connection.js';
+import type { Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
-import { recordGoalConversions } from '../goals/conversions.js';
+import { pipelinedTransaction, type Pipeline } from '../db/pipelined-transaction.js';
+import { retryConflicts } from '../db/retry.js';
+import { uuidV7 } from '../db/uuid-v7.js';
+import { enqueueSubscribedFeedEvents } from '../event-webhooks/outbox.js';
+import { subscribedTypesOfSends } from '../event-webhooks/queries.js';
+import { conversionsOf } from '../goals/conversions.js';
+import { goalsOfSendTenants, insertConversions } from '../goals/queries.js';
 import type { Logger } from '../log.js';
 import {
   addCampaignStats,
   addCountryStats,
   flagScannerClicks,
-  insertEngagementEvents,
   lockTrackedSends,
   recentClicks,
   recipientStamps,
   storedEventIds,
+  writeEngagementEvents,
   writeRecipientStamps,
   type CountryDelta,
   type EngagementEvent,
@@ -38,6 +43,13 @@ export interface Hit {
 /** recorded; or unknown_send: the token was good but its send is gone (deleted with its tenant): nothing stored. */
 export type HitOutcome = 'recorded' | 'unknown_send';
 
+export interface RecorderOptions {
+  /** The most hits one transaction holds. */
+  maxBatch: number;
+  /** How many batches may be in flight at once (each on a connection of its own). */
+  concurrency: number;
+}
+
 /** The longest User-Agent kept on an event. */
 const MAX_USER_AGENT = 512;
 const ALL_LINKS = 'all_links';
@@ -59,27 +71,52 @@ interface KnownClick {
 export class HitRecorder {
   private readonly group: GroupCommit<Planned, HitOutcome>;
 
-  constructor(sql: Sql, log: Logger, private readonly rules: TrafficRules, maxBatch: number) {
-    this.group = new GroupCommit<Planned, HitOutcome>((items, retry) => sql.begin((tx) => this.commit(tx, items, retry)), log, 'tracking hits', maxBatch);
+  constructor(private readonly sql: Sql, private readonly log: Logger, private readonly rules: TrafficRules, options: RecorderOptions) {
+    this.group = new GroupCommit<Planned, HitOutcome>((items, retry) => this.commit(items, retry), log, 'tracking hits', options.maxBatch, options.concurrency);
   }
 
   /** Resolves once the hit is committed (or known to name no send). */
   record(hit: Hit): Promise<HitOutcome> {
-    return this.group.write({ eventId: randomUUID(), hit });
+    // Time-ordered: a batch's events land together at the right edge of the events primary key.
+    return this.group.write({ eventId: uuidV7(hit.at.getTime()), hit });
   }
 
-  private async commit(tx: Queryable, items: Planned[], retry: boolean): Promise<HitOutcome[]> {
-    // Committed alone after its batch failed: the batch's COMMIT may have gone through with its reply lost.
-    const stored = retry ? new Set(await storedEventIds(tx, items.map((i) => i.eventId))) : new Set<string>();
-    const fresh = items.filter((i) => !stored.has(i.eventId));
-    const sends = new Map((await lockTrackedSends(tx, [...new Set(fresh.map((i) => i.hit.sendId))])).map((s) => [s.id, s]));
-    const clicks = fresh.filter((i) => i.hit.kind === 'click' && sends.has(i.hit.sendId));
-    const since = new Date(Math.min(...clicks.map((i) => i.hit.at.getTime())) - this.rules.allLinks.windowMs);
-    const campaignSends = [...sends.values()].filter((s) => s.campaign_id !== null).map((s) => s.id);
-    const [recent, stamps] = await Promise.all([
-      recentClicks(tx, [...new Set(clicks.map((i) => i.hit.sendId))], since),
-      recipientStamps(tx, campaignSends),
+  /** A batch lost to a deadlock or serialization failure was rolled back whole: it is run again as it was. */
+  private commit(items: Planned[], retry: boolean): Promise<HitOutcome[]> {
+    return retryConflicts(
+      () => pipelinedTransaction(this.sql, (p) => this.write(p, items, retry)),
+      (err, attempt) => this.log.info({ err, size: items.length, attempt }, 'a batch of tracking hits met a lock conflict; running it again'),
+    );
+  }
+
+  /**
+   * Two round trips: BEGIN and every read (the sends locked first, then what the judgement needs), then every write
+   * and COMMIT. The writes take their row locks in the order every writer of these rows does (unsubscribes, and the
+   * events trigger for delivery events): campaign_recipients of the locked sends, campaign_stats, campaign_country_stats,
+   * then the events insert, whose triggers take campaign_hourly_stats and campaign_link_stats, each in key order
+   * (the stale-hour marks it appends lock nothing: migration 044). A conflict left (with a writer elsewhere that
+   * takes them otherwise) is retried.
+   */
+  private async write({ tx, commit }: Pipeline, items: Planned[], retry: boolean): Promise<HitOutcome[]> {
+    const sendIds = [...new Set(items.map((i) => i.hit.sendId))];
+    const clickItems = items.filter((i) => i.hit.kind === 'click');
+    const clickSends = [...new Set(clickItems.map((i) => i.hit.sendId))];
+    const since = new Date(Math.min(...clickItems.map((i) => i.hit.at.getTime())) - this.rules.allLinks.windowMs);
+    // Issued in this order, sent together, run in this order: the reads after the lock see what was committed before it.
+    // (Each query function awaits its one statement, so they reach the connection in call order; the two-recorder
+    // test's counters would go wrong if a read overtook the lock.)
+    const [storedIds, locked, recent, stamps, goals, subscribed] = await Promise.all([
+      // Committed alone after its batch failed: the batch's COMMIT may have gone through with its reply lost.
+      retry ? storedEventIds(tx, items.map((i) => i.eventId)) : [],
+      lockTrackedSends(tx, sendIds),
+      recentClicks(tx, clickSends, since),
+      recipientStamps(tx, sendIds),
+      clickItems.some((i) => i.hit.url) ? goalsOfSendTenants(tx, sendIds) : [],
+      subscribedTypesOfSends(tx, sendIds),
     ]);
+    const stored = new Set(storedIds);
+    const sends = new Map(locked.map((s) => [s.id, s]));
+    // A retried item's own click is among the recent ones: the judgement sees it as stored, as it is.
     const batch = new Judgement(this.rules, recent, stamps);
     const outcomes = items.map((item) => {
       if (stored.has(item.eventId)) return 'recorded';
@@ -88,15 +125,17 @@ export class HitRecorder {
       batch.add(item, send);
       return 'recorded';
     });
-    await Promise.all([
-      insertEngagementEvents(tx, batch.events),
-      flagScannerClicks(tx, batch.reflagged, ALL_LINKS),
+    const events = batch.events;
+    await commit([
       writeRecipientStamps(tx, batch.changedStamps()),
       addCampaignStats(tx, batch.deltas()),
       addCountryStats(tx, batch.countryDeltas()),
+      writeEngagementEvents(tx, events),
+      flagScannerClicks(tx, batch.reflagged, ALL_LINKS),
+      enqueueSubscribedFeedEvents(tx, events, subscribed),
+      // After the events (conversions reference them), in the same transaction: a click and its conversions commit together.
+      insertConversions(tx, conversionsOf(events, goals)),
     ]);
-    // After the events (conversions reference them), in the same transaction: a click and its conversions commit together.
-    await recordGoalConversions(tx, batch.events);
     return outcomes;
   }
 }

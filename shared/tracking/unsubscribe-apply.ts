@@ -52,6 +52,9 @@ export async function applyUnsubscribe(sql: Sql, request: UnsubscribeRequest): P
       });
     }
     if (!changed) return { outcome: 'already' as const, send };
+    // The campaign's counters before the event (whose triggers lock its hourly counters and stale hours): the order
+    // every writer of these rows takes them in (see the recorder), so none deadlocks another.
+    if (send.campaign_id !== null) await addCampaignStats(tx, [{ campaign_id: send.campaign_id, variant: send.campaign_variant ?? '', unsubscribes: 1 }]);
     await insertEngagementEvents(tx, [
       {
         id: randomUUID(),
@@ -66,7 +69,6 @@ export async function applyUnsubscribe(sql: Sql, request: UnsubscribeRequest): P
         contact_id: send.contact_id,
       },
     ]);
-    if (send.campaign_id !== null) await addCampaignStats(tx, [{ campaign_id: send.campaign_id, variant: send.campaign_variant ?? '', unsubscribes: 1 }]);
     return { outcome: 'unsubscribed' as const, send };
   });
 }

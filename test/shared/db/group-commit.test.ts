@@ -49,3 +49,24 @@ t.test('a batch that fails is committed item by item: only the bad item fails', 
   t.equal(calls, 1 + 5 + 1);
   t.same(retried, [false, true, true, true, true, true, false], 'items committed alone after a failed batch are marked as retries');
 });
+
+t.test('with concurrency 2, a second batch commits while the first is in flight; never more than 2 at once', async (t) => {
+  let inFlight = 0;
+  let most = 0;
+  const group = new GroupCommit<number, number>(
+    async (items) => {
+      inFlight++;
+      most = Math.max(most, inFlight);
+      await new Promise((r) => setTimeout(r, 20));
+      inFlight--;
+      return items;
+    },
+    log,
+    'numbers',
+    5,
+    2,
+  );
+  const results = await Promise.all(Array.from({ length: 30 }, (_, i) => group.write(i)));
+  t.same(results, Array.from({ length: 30 }, (_, i) => i));
+  t.equal(most, 2);
+});
