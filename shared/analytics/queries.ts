@@ -10,7 +10,7 @@ export interface RefreshBatch {
 
 /**
  * Claims up to `limit` stale hours and recomputes both rollups of those hours from the events, in one transaction:
- * the claim deletes the hours' marks (several per hour: writers append them, migration 044), skipping marks another
+ * the claim deletes the hours' marks (several per hour: writers append them, migration 103), skipping marks another
  * claim holds, then each statement reads the events as committed by then (a mark committed after the claim stays for
  * the next batch). Returns how many hours were recomputed (0: nothing stale).
  */

@@ -94,7 +94,7 @@ export class HitRecorder {
    * and COMMIT. The writes take their row locks in the order every writer of these rows does (unsubscribes, and the
    * events trigger for delivery events): campaign_recipients of the locked sends, campaign_stats, campaign_country_stats,
    * then the events insert, whose triggers take campaign_hourly_stats and campaign_link_stats, each in key order
-   * (the stale-hour marks it appends lock nothing: migration 044). A conflict left (with a writer elsewhere that
+   * (the stale-hour marks it appends lock nothing: migration 103). A conflict left (with a writer elsewhere that
    * takes them otherwise) is retried.
    */
   private async write({ tx, commit }: Pipeline, items: Planned[], retry: boolean): Promise<HitOutcome[]> {

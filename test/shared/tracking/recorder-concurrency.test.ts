@@ -131,7 +131,7 @@ t.test('concurrent batches of two recorders over the same campaign and hours, in
   const [stale] = await admin<{ n: number }[]>`select count(distinct hour)::int as n from analytics_stale_hours where tenant_id = ${tenantId}`;
   t.equal(stale!.n, ROUNDS + 1, 'every hour touched is marked stale for the rollup');
 
-  // Every writer takes its row locks in one order and the stale-hour marks lock nothing (migration 044): no batch
+  // Every writer takes its row locks in one order and the stale-hour marks lock nothing (migration 103): no batch
   // deadlocked, so none was run again (the retry is for writers elsewhere), and none was left to the one-by-one
   // fallback (where a hit can fail alone).
   await new Promise((r) => setImmediate(r));
