@@ -48,8 +48,8 @@ async function sends(n: number, withCampaign: boolean): Promise<string[]> {
         insert into contacts (tenant_id, email, status, country, created_at, updated_at) values (${tenantId}, ${email}, 'active', ${COUNTRIES[i % 3] || null}, now(), now()) returning id`;
       contactId = c!.id;
       await admin`
-        insert into campaign_recipients (campaign_id, contact_id, tenant_id, email, status, send_id)
-        values (${campaignId}, ${contactId}, ${tenantId}, ${email}, 'queued', ${id})`;
+        insert into campaign_recipients (campaign_id, contact_id, tenant_id, email, status, send_id, seq)
+        values (${campaignId}, ${contactId}, ${tenantId}, ${email}, 'queued', ${id}, ${i + 1})`;
     }
     await admin`
       insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, campaign_id, contact_id, created_at, updated_at)
