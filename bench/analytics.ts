@@ -13,7 +13,7 @@
 // the ingestion; BENCH_RECORDER_CONCURRENCY sets recorder.concurrency (batches in flight); BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
 // Mailpath ingestion run (open it in Chrome DevTools).
 import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -35,7 +35,7 @@ import { createLogger } from '../shared/log.js';
 import { startMailpath } from '../main/runtime.js';
 import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { loadTls } from '../shared/tls.js';
-import { mainThreadCpuSeconds } from './lib/cpu.js';
+import { cpuSecondsOf, mainThreadCpuSeconds } from './lib/cpu.js';
 import { clickUrls, linkBase, openUrl } from '../shared/tracking/link-tokens.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
 
@@ -190,20 +190,10 @@ async function commits(sql: Sql): Promise<number> {
   return row!.n;
 }
 
-/** CPU seconds (user + system) of a process, from /proc (Linux); 0 when it is gone. */
-function procCpuSeconds(pid: number): number {
-  try {
-    const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / 100;
-  } catch {
-    return 0;
-  }
-}
-
 /** CPU seconds of the bench database's backends, by pid (the machine's other databases left out). */
 async function backendCpu(sql: Sql): Promise<Map<number, number>> {
   const rows = await sql<{ pid: number }[]>`select pid from pg_stat_activity where datname = current_database() and pid <> pg_backend_pid()`;
-  return new Map(rows.map((r) => [r.pid, procCpuSeconds(r.pid)]));
+  return new Map(rows.map((r) => [r.pid, cpuSecondsOf(r.pid)]));
 }
 
 async function measure(sql: Sql, url: string, requests: { path: string }[] | undefined, seconds: number): Promise<Figures> {

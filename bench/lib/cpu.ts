@@ -2,7 +2,7 @@
 import { readFileSync, readdirSync } from 'node:fs';
 
 /** CPU seconds (user + system) a process has used, from /proc (Linux); 0 when it is gone. */
-function cpuSecondsOf(pid: number): number {
+export function cpuSecondsOf(pid: number): number {
   try {
     const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]!.split(' ');
     return (Number(fields[11]) + Number(fields[12])) / 100;

@@ -1,5 +1,5 @@
 // Decorates one message's HTML for its send: UTM parameters on every http(s) link, each http(s) link through a signed click redirect, and the open pixel before </body>.
-import { findLinks, type LinkSlot } from './html-links.js';
+import { applyEdits, findLinks, type HtmlEdit, type LinkSlot } from './html-links.js';
 import { clickUrls, linkBase, openUrl, TRACKING_PATHS } from './link-tokens.js';
 import { utmParameters, withUtm, type UtmValues } from './utm.js';
 
@@ -79,12 +79,6 @@ export function attributeValue(value: string): string {
   return `"${value.replace(ESCAPED, (c) => ENTITY[c]!)}"`;
 }
 
-interface Edit {
-  start: number;
-  end: number;
-  text: string;
-}
-
 /**
  * The decorated HTML. Links that are not http(s) (mailto:, tel:, relative, #anchors) and our own links (the
  * unsubscribe link, tracking links already in the body) are left exactly as written; so is everything else of
@@ -96,7 +90,7 @@ export function decorateHtml(input: DecorateInput): string {
   const params = utmParameters(input.utm);
   const base = linkBase(input.publicUrl);
   if (params.length === 0 && !input.trackClicks && !input.trackOpens) return html;
-  const edits: Edit[] = [];
+  const edits: HtmlEdit[] = [];
   const plan = planOf(html, base, params);
   const clickUrl = input.trackClicks ? clickUrls(base, input.linkKey, input.sendId) : undefined;
   // A click URL is the public base and a base64url token: only a base with & (or ") needs escaping.
@@ -115,12 +109,5 @@ export function decorateHtml(input: DecorateInput): string {
   }
   if (edits.length === 0) return html;
   // The pixel's insertion point is after every link of the body; links of a conditional comment after </body> sort in.
-  edits.sort((a, b) => a.start - b.start || a.end - b.end);
-  let out = '';
-  let at = 0;
-  for (const edit of edits) {
-    out += html.slice(at, edit.start) + edit.text;
-    at = edit.end;
-  }
-  return out + html.slice(at);
+  return applyEdits(html, edits);
 }

@@ -111,6 +111,25 @@ function tokenize(text: string, collector: LinkCollector): void {
   tokenizer.end();
 }
 
+/** A replacement of source[start, end) by text. */
+export interface HtmlEdit {
+  start: number;
+  end: number;
+  text: string;
+}
+
+/** The source with the edits applied, in position order (an insertion, start = end, goes before a replacement there). */
+export function applyEdits(source: string, edits: HtmlEdit[]): string {
+  edits.sort((a, b) => a.start - b.start || a.end - b.end);
+  let out = '';
+  let at = 0;
+  for (const edit of edits) {
+    out += source.slice(at, edit.start) + edit.text;
+    at = edit.end;
+  }
+  return out + source.slice(at);
+}
+
 export function findLinks(html: string): HtmlLinks {
   const collector = new LinkCollector(html, 0);
   tokenize(html, collector);

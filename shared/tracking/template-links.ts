@@ -1,5 +1,5 @@
 // Tracking decided once on a campaign's body_html template instead of on every rendered message: when Liquid cannot change which links a message has, each tracked href becomes a Liquid output of the recipient's click URL (and the open pixel one more), so rendering writes the decorated message at once.
-import { findLinks } from './html-links.js';
+import { applyEdits, findLinks, type HtmlEdit } from './html-links.js';
 import { attributeValue, trackedTargets } from './decorate.js';
 import { clickUrls, linkBase, openUrl } from './link-tokens.js';
 import { utmParameters, type UtmValues } from './utm.js';
@@ -115,20 +115,13 @@ export function trackTemplate(source: string, o: TemplateTracking): TrackedTempl
   if (targets.some((t) => depthAt(steps, t.start) !== 0 || /<body/i.test(t.url))) return undefined;
   if (o.trackOpens && depthAt(steps, found.bodyClose) !== 0) return undefined;
 
-  const edits: { start: number; end: number; text: string }[] = [];
+  const edits: HtmlEdit[] = [];
   targets.forEach((t, k) => {
     if (o.trackClicks) edits.push({ start: t.start, end: t.end, text: `"{{ ${clickVariable(k)} }}"` });
     else if (t.destination !== t.url) edits.push({ start: t.start, end: t.end, text: attributeValue(t.destination) });
   });
   if (o.trackOpens) edits.push({ start: found.bodyClose, end: found.bodyClose, text: `{{ ${OPEN_VARIABLE} | raw }}` });
-  edits.sort((a, b) => a.start - b.start || a.end - b.end);
-  let out = '';
-  let at = 0;
-  for (const edit of edits) {
-    out += source.slice(at, edit.start) + edit.text;
-    at = edit.end;
-  }
-  out += source.slice(at);
+  const out = applyEdits(source, edits);
 
   const destinations = targets.map((t) => t.destination);
   const distinct = new Set(destinations).size;
