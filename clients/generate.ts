@@ -5,8 +5,9 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { generatePython, type OpenApiDocument } from './generate-python.js';
 import { buildOpenApiDocument } from './openapi-document.js';
+import { projectRoot } from '../shared/paths.js';
 
-export const CLIENTS_DIR = dirname(fileURLToPath(import.meta.url));
+export const CLIENTS_DIR = join(projectRoot(), 'clients');
 
 /** The generated files, relative to clients/; everything else there is written by hand. */
 export const GENERATED_FILES = ['openapi.json', 'typescript/schema.d.ts', 'python/mailpath_client.py'] as const;

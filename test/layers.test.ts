@@ -1,10 +1,10 @@
 // The layering of the source tree: adapters (api/, mta/, plugins/) depend on the domain (shared/), never the other way; only the entry point (main/) composes them; SQL stays in the domain.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
-import { fileURLToPath } from 'node:url';
 import t from 'tap';
+import { projectRoot } from '../shared/paths.js';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
+const ROOT = projectRoot();
 const SOURCE_DIRS = ['main', 'api', 'mta', 'plugins', 'shared'] as const;
 type Layer = (typeof SOURCE_DIRS)[number];
 

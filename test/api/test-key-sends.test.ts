@@ -7,9 +7,11 @@ import { buildTestApp, call, createKey, registerTenant, type TestTenant } from '
 import { startDnsServer } from '../helpers/dns-server.js';
 import { publishRecords, type ApiRecord } from '../helpers/domains.js';
 import { assertForeign404 } from '../helpers/isolation.js';
+import { join } from 'node:path';
+import { projectRoot } from '../../shared/paths.js';
 
 const PYTHON = '/usr/bin/python3';
-const VERIFIER = new URL('../helpers/dkim-verify.py', import.meta.url).pathname;
+const VERIFIER = join(projectRoot(), 'test', 'helpers', 'dkim-verify.py');
 const verifierInstalled = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import dkim, dns.resolver']).status === 0;
 
 const dns = await startDnsServer(t);

@@ -2,8 +2,10 @@
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import { liveServer, newcomerNames } from './live-server.js';
+import { join } from 'node:path';
+import { projectRoot } from '../../shared/paths.js';
 
-const FLOW = new URL('./python-client-flow.py', import.meta.url).pathname;
+const FLOW = join(projectRoot(), 'test', 'clients', 'python-client-flow.py');
 
 /** Runs the flow script; its stdout is one JSON object. Bounded by a timeout. */
 function runFlow(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {

@@ -1,13 +1,13 @@
 // Event-webhook test fixtures: an app whose webhooks may reach loopback receivers, events recorded through the real writer, and two independent signature verifiers.
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
-import { dirname, join } from 'node:path';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { ManualClock } from '../../shared/clock.js';
 import type { Sql } from '../../shared/db/connection.js';
 import { insertEvents, type EventType, type NewEvent } from '../../shared/events/queries.js';
 import { buildTestApp, call, registerTenant, type TestLike, type TestTenant } from './app.js';
 import type { ReceivedRequest } from './webhook-receiver.js';
+import { projectRoot } from '../../shared/paths.js';
 
 /** The switches the inbound-webhook tests use: plain http to 127.0.0.1 receivers. */
 export const LOOPBACK_WEBHOOKS = { MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true', MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true' };
@@ -63,7 +63,7 @@ export function verifyNode(secret: string, req: ReceivedRequest): number {
     }).length;
 }
 
-const PYTHON_VERIFIER = join(dirname(fileURLToPath(import.meta.url)), 'event-webhooks-verify.py');
+const PYTHON_VERIFIER = join(projectRoot(), 'test', 'helpers', 'event-webhooks-verify.py');
 
 /** The same check by python3's hmac module. */
 export function verifyPython(secret: string, req: ReceivedRequest): number {

@@ -5,6 +5,7 @@ import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { projectRoot } from '../../shared/paths.js';
+import { mailpathArgs } from './cli.js';
 import { freePort } from './net.js';
 
 const agent = new Agent({ keepAlive: true, rejectUnauthorized: false });
@@ -63,14 +64,14 @@ export interface MailpathProcess {
 
 /**
  * Spawns `mailpath start` with `env` on top of a loopback, quiet base; waits until HTTPS answers (at most 60 s:
- * tsx compiles the tree at each start, which takes 20 s and more on a loaded 2-core machine).
+ * from source, tsx compiles the tree at each start, which takes 20 s and more on a loaded 2-core machine).
  */
 export async function startMailpathProcess(env: Record<string, string>): Promise<MailpathProcess> {
   const [httpsPort, httpPort] = [await freePort(), await freePort()];
   // Every role runs unless env says otherwise: the MX must not collide with another process's.
   const mxPort = env['MAILPATH_MX_PORT'] ? Number(env['MAILPATH_MX_PORT']) : await freePort();
   const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-proc-'));
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main/cli.ts', 'start'], {
+  const child = spawn(process.execPath, mailpathArgs('start'), {
     cwd: projectRoot(),
     env: {
       PATH: process.env['PATH'] ?? '',
@@ -146,7 +147,7 @@ export interface SpawnedMailpath {
  */
 export function spawnMailpath(env: Record<string, string>, options: { outputFile?: string } = {}): SpawnedMailpath {
   const fd = options.outputFile === undefined ? undefined : openSync(options.outputFile, 'a');
-  const child = spawn(process.execPath, ['--import', 'tsx', 'main/cli.ts', 'start'], {
+  const child = spawn(process.execPath, mailpathArgs('start'), {
     cwd: projectRoot(),
     env: {
       PATH: process.env['PATH'] ?? '',

@@ -1,6 +1,7 @@
 // Smoke test: the real `mailpath start` on the embedded default (no DATABASE_URL), driven over HTTPS, stopped with SIGTERM.
 import t from 'tap';
 import { freePort } from '../helpers/net.js';
+import { mailpathArgs } from '../helpers/cli.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
@@ -76,14 +77,14 @@ interface Mailpath {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-/** Spawns `mailpath start` from source with a clean Mailpath environment: no DATABASE_URL, so the embedded default. */
+/** Spawns `mailpath start` (compiled, or from source through tsx: helpers/cli.ts) with a clean Mailpath environment: no DATABASE_URL, so the embedded default. */
 function spawnMailpath(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, options: { viaShell?: boolean } = {}): Mailpath {
   const base = Object.fromEntries(
     Object.entries(process.env).filter(
       ([k]) => !k.startsWith('MAILPATH_') && !k.startsWith('npm_') && k !== 'DATABASE_URL' && k !== 'NODE_OPTIONS',
     ),
   );
-  const args = ['--import', 'tsx', 'main/cli.ts', 'start'];
+  const args = mailpathArgs('start');
   // The trailing commands keep the shell as the parent (no exec), as npm's `sh -c` does.
   const [command, argv] = options.viaShell
     ? ['/bin/sh', ['-c', `"${process.execPath}" ${args.join(' ')}; status=$?; exit $status`]]

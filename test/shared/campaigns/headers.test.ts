@@ -7,9 +7,11 @@ import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, sender, sendNow } from '../../helpers/campaigns.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { splitTxt } from '../../helpers/domains.js';
+import { join } from 'node:path';
+import { projectRoot } from '../../../shared/paths.js';
 
 const PYTHON = '/usr/bin/python3';
-const VERIFIER = new URL('../../helpers/dkim-verify.py', import.meta.url).pathname;
+const VERIFIER = join(projectRoot(), 'test', 'helpers', 'dkim-verify.py');
 const available = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import dkim, dns.resolver']).status === 0;
 
 /** Runs the verifier asynchronously: the loopback DNS server it queries lives in this process's event loop. */

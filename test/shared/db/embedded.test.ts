@@ -1,11 +1,11 @@
 // Embedded PostgreSQL (PGlite over a loopback socket): data persists, one process per data dir, stale locks are taken over.
 import t from 'tap';
+import { childModule } from '../../helpers/cli.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
 import { connect } from '../../../shared/db/connection.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../shared/db/embedded.js';
 import { createLogger } from '../../../shared/log.js';
@@ -26,7 +26,7 @@ async function start(t: { teardown(fn: () => unknown): void }, dataDir: string):
 
 /** Runs startEmbeddedPostgres in a separate Node process; resolves with its exit code and output. */
 function startInChild(dataDir: string): Promise<{ code: number | null; output: string }> {
-  const moduleUrl = pathToFileURL(join(projectRoot(), 'shared', 'db', 'embedded.ts')).href;
+  const { url: moduleUrl, nodeArgs } = childModule(projectRoot(), 'shared/db/embedded.ts');
   const script = `
     const { startEmbeddedPostgres } = await import(${JSON.stringify(moduleUrl)});
     const quiet = { info() {}, warn() {}, error() {}, debug() {} };
@@ -40,7 +40,7 @@ function startInChild(dataDir: string): Promise<{ code: number | null; output: s
       process.exit(2);
     }`;
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+    const child = spawn(process.execPath, [...nodeArgs, '--input-type=module', '-e', script], {
       cwd: projectRoot(),
       stdio: ['ignore', 'pipe', 'pipe'],
     });

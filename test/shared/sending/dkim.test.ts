@@ -8,9 +8,11 @@ import { generateDkimKey } from '../../../shared/domains/dkim-keys.js';
 import { dkimTxtValue } from '../../../shared/domains/records.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { splitTxt } from '../../helpers/domains.js';
+import { join } from 'node:path';
+import { projectRoot } from '../../../shared/paths.js';
 
 const PYTHON = '/usr/bin/python3';
-const VERIFIER = new URL('../../helpers/dkim-verify.py', import.meta.url).pathname;
+const VERIFIER = join(projectRoot(), 'test', 'helpers', 'dkim-verify.py');
 
 /** Runs the verifier asynchronously: the loopback DNS server it queries lives in this process's event loop. */
 function dkimverify(message: Buffer, dnsAddress: string): Promise<{ ok: boolean; output: string }> {

@@ -1,0 +1,20 @@
+// How a test runs the `mailpath` command in a process of its own: from the compiled tree when the tests themselves run
+// compiled (`npm test`, test/run.mjs), so the child starts in about a second; from source through tsx otherwise.
+import { dirname, join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+const HERE = fileURLToPath(import.meta.url);
+/** The compiled tree's root (.build/) when this file is its compiled copy. */
+const BUILD_ROOT = HERE.endsWith('.js') ? join(dirname(HERE), '..', '..') : undefined;
+
+/** Node arguments that run `mailpath <command...>` (the working directory stays the project root: config/ is there). */
+export function mailpathArgs(...command: string[]): string[] {
+  return BUILD_ROOT ? [join(BUILD_ROOT, 'main', 'cli.js'), ...command] : ['--import', 'tsx', join('main', 'cli.ts'), ...command];
+}
+
+/** How a child process imports a source module (path from the project root, e.g. shared/db/embedded.ts): the compiled copy's URL when running compiled, else the .ts file through tsx. */
+export function childModule(projectRoot: string, path: string): { url: string; nodeArgs: string[] } {
+  return BUILD_ROOT
+    ? { url: pathToFileURL(join(BUILD_ROOT, path.replace(/\.ts$/, '.js'))).href, nodeArgs: [] }
+    : { url: pathToFileURL(join(projectRoot, path)).href, nodeArgs: ['--import', 'tsx'] };
+}
