@@ -9,8 +9,8 @@
 // per statement; on a small machine that alone takes many minutes, so a smaller N may be given (the figures say which N).
 // BENCH_ANALYTICS_SAMPLES (default 200) calls per query; BENCH_DURATION_S (default 10) seconds per ingestion target.
 // bench/run.ts gives one bench 10 minutes unless BENCH_TIMEOUT_S says otherwise: the full 10M run needs it raised.
-// BENCH_ANALYTICS_ONLY=ingestion skips the query data set (one tenant is made for the tracked sends), =queries skips
-// the ingestion (the events table then holds a smaller history: seedHistory); BENCH_CONNECTIONS (50) sets the load's
+// BENCH_ANALYTICS_ONLY=ingestion skips the query data set (one tenant is made for the tracked sends, with an analyzed
+// history of earlier sends: seedHistory), =queries skips the ingestion; BENCH_CONNECTIONS (50) sets the load's
 // concurrent connections; BENCH_RECORDER_CONCURRENCY sets recorder.concurrency (batches in flight); BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
 // Mailpath ingestion run (open it in Chrome DevTools).
 import { randomBytes, randomUUID } from 'node:crypto';
