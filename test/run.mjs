@@ -8,7 +8,7 @@
 // Test paths may be given as sources (test/api/x.test.ts, test/mta): they are mapped to their compiled files.
 import { spawn } from 'node:child_process';
 import { readdirSync, rmSync } from 'node:fs';
-import { dirname, join, relative } from 'node:path';
+import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
@@ -47,8 +47,8 @@ await build({
 /** test/api/x.test.ts → .build/test/api/x.test.js; a directory under test/ → its compiled directory; options as given. */
 function compiled(arg) {
   if (arg.startsWith('-')) return arg;
-  const rel = relative(ROOT, join(process.cwd(), arg));
-  if (!rel.startsWith('test')) return arg;
+  const rel = relative(ROOT, resolve(arg));
+  if (rel !== 'test' && !rel.startsWith(`test${sep}`)) return arg;
   return join(relative(process.cwd(), OUT), rel.replace(/\.ts$/, '.js'));
 }
 
