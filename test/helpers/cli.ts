@@ -2,6 +2,7 @@
 // compiled (`npm test`, test/run.mjs), so the child starts in about a second; from source through tsx otherwise.
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { projectRoot } from '../../shared/paths.js';
 
 const HERE = fileURLToPath(import.meta.url);
 /** The compiled tree's root (.build/) when this file is its compiled copy. */
@@ -13,8 +14,8 @@ export function mailpathArgs(...command: string[]): string[] {
 }
 
 /** How a child process imports a source module (path from the project root, e.g. shared/db/embedded.ts): the compiled copy's URL when running compiled, else the .ts file through tsx. */
-export function childModule(projectRoot: string, path: string): { url: string; nodeArgs: string[] } {
+export function childModule(path: string): { url: string; nodeArgs: string[] } {
   return BUILD_ROOT
     ? { url: pathToFileURL(join(BUILD_ROOT, path.replace(/\.ts$/, '.js'))).href, nodeArgs: [] }
-    : { url: pathToFileURL(join(projectRoot, path)).href, nodeArgs: ['--import', 'tsx'] };
+    : { url: pathToFileURL(join(projectRoot(), path)).href, nodeArgs: ['--import', 'tsx'] };
 }

@@ -91,7 +91,7 @@ service anvil {
   // killed at once.
   const stop = async () => {
     const masterPid = Number(readFileSync(join(dir, 'run', 'master.pid'), 'utf8').trim());
-    if (masterPid > 0) signal(-masterPid, 'SIGKILL');
+    if (masterPid > 0) killGroup(masterPid);
     rmSync(dir, { recursive: true, force: true });
   };
   t.teardown(stop);
@@ -115,13 +115,12 @@ service anvil {
   };
 }
 
-/** process.kill that answers whether the process was there (signal 0 only asks). */
-function signal(pid: number, sig: NodeJS.Signals | 0): boolean {
+/** SIGKILL to the process group `leader` leads (gone already: nothing to do). */
+function killGroup(leader: number): void {
   try {
-    process.kill(pid, sig);
-    return true;
+    process.kill(-leader, 'SIGKILL');
   } catch {
-    return false;
+    // The group has exited.
   }
 }
 

@@ -26,7 +26,7 @@ async function start(t: { teardown(fn: () => unknown): void }, dataDir: string):
 
 /** Runs startEmbeddedPostgres in a separate Node process; resolves with its exit code and output. */
 function startInChild(dataDir: string): Promise<{ code: number | null; output: string }> {
-  const { url: moduleUrl, nodeArgs } = childModule(projectRoot(), 'shared/db/embedded.ts');
+  const { url: moduleUrl, nodeArgs } = childModule('shared/db/embedded.ts');
   const script = `
     const { startEmbeddedPostgres } = await import(${JSON.stringify(moduleUrl)});
     const quiet = { info() {}, warn() {}, error() {}, debug() {} };
