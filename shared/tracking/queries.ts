@@ -41,6 +41,11 @@ export interface RecentClick {
 /** The sends' clicks since `since` (for the "every link at once" rule). */
 export async function recentClicks(db: Queryable, sendIds: readonly string[], since: Date): Promise<RecentClick[]> {
   if (sendIds.length === 0) return [];
+  return recentClicksQuery(db, sendIds, since);
+}
+
+/** recentClicks's statement, not yet sent (its plan test EXPLAINs this very query). */
+export function recentClicksQuery(db: Queryable, sendIds: readonly string[], since: Date) {
   return db<RecentClick[]>`
     select id, send_id, coalesce(detail ->> 'url', '') as url, coalesce((detail ->> 'scanner')::boolean, false) as scanner, occurred_at
     from events

@@ -3,6 +3,7 @@
 // send. Checked on the plans PostgreSQL picks over a table with a history, as autovacuum would have analyzed it.
 import postgres from 'postgres';
 import t from 'tap';
+import { recentClicksQuery } from '../../../shared/tracking/queries.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
 
@@ -25,9 +26,14 @@ function nodes(plan: PlanNode): PlanNode[] {
   return [plan, ...(plan.Plans ?? []).flatMap(nodes)];
 }
 
-async function plan(query: string, params: unknown[]): Promise<PlanNode[]> {
-  const [row] = await sql.unsafe<{ 'QUERY PLAN': { Plan: PlanNode }[] }[]>(`explain (format json) ${query}`, params as never[]);
+type Explained = { 'QUERY PLAN': { Plan: PlanNode }[] }[];
+
+function planOf([row]: Explained): PlanNode[] {
   return nodes(row!['QUERY PLAN'][0]!.Plan);
+}
+
+async function plan(query: string, params: unknown[]): Promise<PlanNode[]> {
+  return planOf(await sql.unsafe<Explained>(`explain (format json) ${query}`, params as never[]));
 }
 
 const tenantId = await insertTenant(sql);
@@ -45,11 +51,8 @@ await sql`analyze sends, events`;
 const some = (await sql<{ id: string }[]>`select id from sends order by id limit 25`).map((r) => r.id);
 
 t.test("a batch's recent clicks: an index range on send, type and time", async (t) => {
-  const steps = await plan(
-    `select id, send_id, coalesce(detail ->> 'url', '') as url, occurred_at from events
-     where send_id = any($1::uuid[]) and type = 'click' and occurred_at >= $2 order by occurred_at, id`,
-    [some, new Date(Date.now() - 5_000)],
-  );
+  // The recorder's own statement (shared/tracking/queries.ts), explained as it is sent.
+  const steps = planOf(await sql<Explained>`explain (format json) ${recentClicksQuery(sql, some, new Date(Date.now() - 5_000))}`);
   const scan = steps.find((s) => s['Index Name'] === 'events_send_type_time_idx');
   t.ok(scan, `the composite index is used (plan: ${steps.map((s) => `${s['Node Type']} ${s['Index Name'] ?? ''}`).join(' → ')})`);
   t.match(scan?.['Index Cond'] ?? '', /send_id.*type.*occurred_at/s, 'send, type and time all bound the range');
