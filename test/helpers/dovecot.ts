@@ -90,8 +90,7 @@ service anvil {
   // this instance holds nothing worth a clean stop, so its whole process group (the daemonized master leads one) is
   // killed at once.
   const stop = async () => {
-    const masterPid = Number(readFileSync(join(dir, 'run', 'master.pid'), 'utf8').trim());
-    if (masterPid > 0) killGroup(masterPid);
+    killGroupOf(join(dir, 'run', 'master.pid'));
     rmSync(dir, { recursive: true, force: true });
   };
   t.teardown(stop);
@@ -115,12 +114,13 @@ service anvil {
   };
 }
 
-/** SIGKILL to the process group `leader` leads (gone already: nothing to do). */
-function killGroup(leader: number): void {
+/** SIGKILL to the process group led by the pid in `pidFile` (no pid file, or the group gone already: nothing to do, and the directory is still removed). */
+function killGroupOf(pidFile: string): void {
   try {
-    process.kill(-leader, 'SIGKILL');
+    const leader = Number(readFileSync(pidFile, 'utf8').trim());
+    if (leader > 0) process.kill(-leader, 'SIGKILL');
   } catch {
-    // The group has exited.
+    // The master never wrote its pid, or its group has exited.
   }
 }
 
