@@ -12,7 +12,7 @@ import { readFileSync } from 'node:fs';
 import type postgres from 'postgres';
 import { cpus, loadavg } from 'node:os';
 import { freePort } from '../test/helpers/net.js';
-import { measuredCpu, threadCpuSeconds } from './lib/cpu.js';
+import { measuredCpu, threadCpuSeconds, threadSchedNs } from './lib/cpu.js';
 import { postfixRelay, startDeployment } from './lib/deployment.js';
 import { httpsJson } from './lib/http.js';
 import { waitFor } from './lib/mailpath.js';
@@ -41,7 +41,7 @@ async function pgStatements(sql: postgres.Sql): Promise<{ print(messages: number
   return {
     async print(messages) {
       const rows = await sql<{ calls: number; total: number; rows: number; query: string }[]>`
-        select calls::int, total_exec_time::float8 as total, rows::int, left(regexp_replace(query, '\s+', ' ', 'g'), 110) as query
+        select calls::int, total_exec_time::float8 as total, rows::int, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 110) as query
         from pg_stat_statements where dbid = ${db!.oid}::oid order by total_exec_time desc limit 15`;
       for (const r of rows) {
         process.stdout.write(`    ${((r.total * 1000) / messages).toFixed(0).padStart(5)} us/message  ${String(r.calls).padStart(6)} calls  ${r.query}\n`);
@@ -100,6 +100,8 @@ export default async function runCampaignBench(): Promise<void> {
     process.stdout.write(`campaign bench: ${fmt(RECIPIENTS)} recipients, Liquid, tracked, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+scheduler, outbound); ${cpus().length} cores, load average ${load()}\n`);
     let fannedOutAt = 0;
     const threadsBefore = threadCpuSeconds(outbound.pid);
+    const schedBefore = threadSchedNs(outbound.pid);
+    let phaseMs = 0;
     const { result: deliveredAt, perMessage } = await measuredCpu([front, outbound], RECIPIENTS, async () => {
       const started = performance.now();
       await httpsJson(apiPort, 'POST', `/api/v1/campaigns/${campaignId}/send`, undefined, token);
@@ -109,6 +111,7 @@ export default async function runCampaignBench(): Promise<void> {
         if (!fannedOutAt && c.queued >= RECIPIENTS) fannedOutAt = performance.now();
         return c.delivered;
       }, RECIPIENTS, 'campaign sends delivered');
+      phaseMs = done - started;
       return { fanout: (fannedOutAt - started) / 1000, total: (done - started) / 1000 };
     }, async () => (await sql<{ pid: number }[]>`
       select pid from pg_stat_activity where datname = current_database() or backend_type <> 'client backend'`).map((r) => r.pid));
@@ -116,6 +119,11 @@ export default async function runCampaignBench(): Promise<void> {
     // Where the outbound process's CPU goes: its event loop, libuv's pool (the RSA signatures), V8's GC threads.
     const threads = [...threadCpuSeconds(outbound.pid)].map(([name, s]) => [name, ((s - (threadsBefore.get(name) ?? 0)) * 1000) / RECIPIENTS] as const);
     process.stdout.write(`    outbound CPU per message by thread: ${threads.filter(([, ms]) => ms >= 0.01).sort((a, b) => b[1] - a[1]).map(([n, ms]) => `${n} ${ms.toFixed(2)} ms`).join(', ')}\n`);
+    // The outbound event loop runs the gates, the database client and SMTP for every message: the share of the run it
+    // spent on a core, and waiting for one behind the machine's other threads (signatures, PostgreSQL, the sink).
+    const sched = threadSchedNs(outbound.pid);
+    const share = (ns: number) => ((ns / 1e6 / phaseMs) * 100).toFixed(0);
+    process.stdout.write(`    outbound event loop: on a core ${share(sched.runNs - schedBefore.runNs)}% of the run, waiting for one ${share(sched.waitNs - schedBefore.waitNs)}%\n`);
     if (process.env['BENCH_TABLE_STATS']) {
       // Row writes per message by table (HOT updates need no index entries): where PostgreSQL's share of the work goes.
       const tables = await sql<{ relname: string; ins: number; upd: number; hot: number; del: number }[]>`

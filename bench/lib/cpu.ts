@@ -98,3 +98,17 @@ function threadSeconds(statPath: string): number {
     return 0;
   }
 }
+
+/**
+ * Nanoseconds a thread has run on a core and waited for one while runnable (/proc/<pid>/task/<tid>/schedstat; the
+ * main thread's tid is the pid). An event loop that is busy but not on a core is queued behind other threads: its
+ * wait share says how much the machine's other work slows it down.
+ */
+export function threadSchedNs(pid: number, tid = pid): { runNs: number; waitNs: number } {
+  try {
+    const [run, wait] = readFileSync(`/proc/${pid}/task/${tid}/schedstat`, 'utf8').trim().split(/\s+/).map(Number);
+    return { runNs: run ?? 0, waitNs: wait ?? 0 };
+  } catch {
+    return { runNs: 0, waitNs: 0 };
+  }
+}
