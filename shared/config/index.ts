@@ -19,6 +19,7 @@ import { ipWatchdogSchema, type IpWatchdogConfig } from './ip-watchdog.js';
 import { limitsSchema, type LimitsConfig } from './limits.js';
 import { notifySchema, type NotifyConfig } from './notify.js';
 import { observabilitySchema, type ObservabilityConfig } from './observability.js';
+import { runtimeSchema, type RuntimeConfig } from './runtime.js';
 import { pluginsSchema, type PluginsConfig } from './plugins.js';
 import { seedlistSchema, type SeedlistConfig } from './seedlist.js';
 import { trackingSchema, type TrackingConfig } from './tracking.js';
@@ -30,7 +31,7 @@ export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
-export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, ObservabilityConfig, SeedlistConfig, WorkersConfig };
+export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, ObservabilityConfig, RuntimeConfig, SeedlistConfig, WorkersConfig };
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -54,6 +55,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     'bounce-mailboxes': bounceMailboxesSchema,
     seedlist: seedlistSchema,
     observability: observabilitySchema,
+    runtime: runtimeSchema,
   });
 }
 
@@ -136,6 +138,8 @@ export interface Config {
   seedlist: SeedlistConfig;
   /** config/observability.yaml: metrics scrape caching, query timing and the slow-query thresholds. */
   observability: ObservabilityConfig;
+  /** config/runtime.yaml: the helper threads' priority below the event loop's. */
+  runtime: RuntimeConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -281,6 +285,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     bounceMailboxes: parsedFiles.data['bounce-mailboxes'],
     seedlist: parsedFiles.data.seedlist,
     observability: parsedFiles.data.observability,
+    runtime: parsedFiles.data.runtime,
     dev,
   };
 }
