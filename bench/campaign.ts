@@ -3,8 +3,9 @@
 // number of messages of the same size to the same sink.
 //
 // Goals: all recipients delivered within 100 s on this 2-core machine, and delivered/s at least 1.5x Postfix's.
-// Mailpath runs built, as two processes on one database: api+scheduler (the send request, schedules) and outbound
-// (the fan-out and delivery workers). Prints recipients/s of the fan-out (recipients turned into signed, queued sends)
+// Mailpath runs built, as three processes on one database: api+scheduler (the send request, schedules) and two with the
+// outbound role (the fan-out and delivery workers), one per core, each working one of the campaign's two fan-out jobs
+// and delivering what it fanned out (BENCH_OUTBOUND_PROCESSES changes their number). Prints recipients/s of the fan-out (recipients turned into signed, queued sends)
 // and of delivery, CPU per message of each process and of PostgreSQL, and the peak RSS of each Mailpath process.
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides) and Postfix (installed through
 // ../shared/bench/postfix-peer.sh when missing); creates and drops a database of its own.
@@ -19,6 +20,7 @@ import { waitFor } from './lib/mailpath.js';
 import { ensurePostfix, startSink } from './lib/postfix-peer.js';
 
 const RECIPIENTS = Math.max(1000, Number(process.env['BENCH_RECIPIENTS'] ?? 100_000));
+const OUTBOUND_PROCESSES = Math.max(1, Number(process.env['BENCH_OUTBOUND_PROCESSES'] ?? 2));
 const GOAL = { seconds: 100, ratio: 1.5 };
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
@@ -64,11 +66,14 @@ export default async function runCampaignBench(): Promise<void> {
   await ensurePostfix();
   const sinkPort = await freePort();
   const stopSink = await startSink(sinkPort);
-  const deployment = await startDeployment({ name: 'campaign', frontRoles: 'api,scheduler', sinkPort }).catch((err: unknown) => {
+  // Each outbound process works one fan-out job at a time, so the campaign's jobs (campaigns.fanout.parallel_jobs, 2)
+  // land one per process instead of both in whichever process fetches first.
+  const outboundEnv = OUTBOUND_PROCESSES > 1 ? { MAILPATH_CONFIG__CAMPAIGNS__FANOUT__WORKERS: '1' } : undefined;
+  const deployment = await startDeployment({ name: 'campaign', frontRoles: 'api,scheduler', sinkPort, outboundProcesses: OUTBOUND_PROCESSES, ...(outboundEnv ? { outboundEnv } : {}) }).catch((err: unknown) => {
     stopSink();
     throw err;
   });
-  const { sql, apiPort, front, outbound, tenantId, token } = deployment;
+  const { sql, apiPort, front, outbounds, tenantId, token } = deployment;
   try {
     await sql`insert into contact_custom_fields (tenant_id, key, label, type, options, created_at, updated_at)
               values (${tenantId}, 'plan', 'Plan', 'select', ${['free', 'pro']}, now(), now())`;
@@ -97,12 +102,12 @@ export default async function runCampaignBench(): Promise<void> {
 
     // BENCH_PG_STATEMENTS=1 (with pg_stat_statements preloaded by the server): the bench database's costliest statements.
     const statements = process.env['BENCH_PG_STATEMENTS'] ? await pgStatements(sql) : undefined;
-    process.stdout.write(`campaign bench: ${fmt(RECIPIENTS)} recipients, Liquid, tracked, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+scheduler, outbound); ${cpus().length} cores, load average ${load()}\n`);
+    process.stdout.write(`campaign bench: ${fmt(RECIPIENTS)} recipients, Liquid, tracked, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as ${OUTBOUND_PROCESSES + 1} processes (api+scheduler, ${OUTBOUND_PROCESSES} x outbound); ${cpus().length} cores, load average ${load()}\n`);
     let fannedOutAt = 0;
-    const threadsBefore = threadCpuSeconds(outbound.pid);
-    const schedBefore = threadSchedNs(outbound.pid);
+    const threadsBefore = outbounds.map((o) => threadCpuSeconds(o.pid));
+    const schedBefore = outbounds.map((o) => threadSchedNs(o.pid));
     let phaseMs = 0;
-    const { result: deliveredAt, perMessage } = await measuredCpu([front, outbound], RECIPIENTS, async () => {
+    const { result: deliveredAt, perMessage } = await measuredCpu([front, ...outbounds], RECIPIENTS, async () => {
       const started = performance.now();
       await httpsJson(apiPort, 'POST', `/api/v1/campaigns/${campaignId}/send`, undefined, token);
       // One poll for both figures; the fan-out finishes first.
@@ -116,14 +121,21 @@ export default async function runCampaignBench(): Promise<void> {
     }, async () => (await sql<{ pid: number }[]>`
       select pid from pg_stat_activity where datname = current_database() or backend_type <> 'client backend'`).map((r) => r.pid));
     const [size] = await sql<{ avg: number }[]>`select avg(size_bytes)::int as avg from sends where campaign_id = ${campaignId}`;
-    // Where the outbound process's CPU goes: its event loop, libuv's pool (the RSA signatures), V8's GC threads.
-    const threads = [...threadCpuSeconds(outbound.pid)].map(([name, s]) => [name, ((s - (threadsBefore.get(name) ?? 0)) * 1000) / RECIPIENTS] as const);
-    process.stdout.write(`    outbound CPU per message by thread: ${threads.filter(([, ms]) => ms >= 0.01).sort((a, b) => b[1] - a[1]).map(([n, ms]) => `${n} ${ms.toFixed(2)} ms`).join(', ')}\n`);
-    // The outbound event loop runs the gates, the database client and SMTP for every message: the share of the run it
-    // spent on a core, and waiting for one behind the machine's other threads (signatures, PostgreSQL, the sink).
-    const sched = threadSchedNs(outbound.pid);
+    // Where the outbound processes' CPU goes (summed): their event loops, libuv's pool (the RSA signatures), V8's GC threads.
+    const byThread = new Map<string, number>();
+    outbounds.forEach((o, i) => {
+      for (const [name, sec] of threadCpuSeconds(o.pid)) byThread.set(name, (byThread.get(name) ?? 0) + ((sec - (threadsBefore[i]!.get(name) ?? 0)) * 1000) / RECIPIENTS);
+    });
+    const threads = [...byThread].filter(([, ms]) => ms >= 0.01).sort((a, b) => b[1] - a[1]);
+    process.stdout.write(`    outbound CPU per message by thread: ${threads.map(([n, ms]) => `${n} ${ms.toFixed(2)} ms`).join(', ')}\n`);
+    // An outbound event loop runs the gates, the database client and SMTP for every message it handles: the share of the
+    // run it spent on a core, and waiting for one behind the machine's other threads (signatures, PostgreSQL, the sink).
     const share = (ns: number) => ((ns / 1e6 / phaseMs) * 100).toFixed(0);
-    process.stdout.write(`    outbound event loop: on a core ${share(sched.runNs - schedBefore.runNs)}% of the run, waiting for one ${share(sched.waitNs - schedBefore.waitNs)}%\n`);
+    const loops = outbounds.map((o, i) => {
+      const sched = threadSchedNs(o.pid);
+      return `on a core ${share(sched.runNs - schedBefore[i]!.runNs)}%, waiting for one ${share(sched.waitNs - schedBefore[i]!.waitNs)}%`;
+    });
+    process.stdout.write(`    outbound event loops, share of the run: ${loops.join('; ')}\n`);
     if (process.env['BENCH_TABLE_STATS']) {
       // Row writes per message by table (HOT updates need no index entries): where PostgreSQL's share of the work goes.
       const tables = await sql<{ relname: string; ins: number; upd: number; hot: number; del: number }[]>`
@@ -135,7 +147,7 @@ export default async function runCampaignBench(): Promise<void> {
       }
     }
     if (statements) await statements.print(RECIPIENTS);
-    const rss = `peak RSS api ${peakRssMiB(front.pid).toFixed(0)} MiB, outbound ${peakRssMiB(outbound.pid).toFixed(0)} MiB`;
+    const rss = `peak RSS api ${peakRssMiB(front.pid).toFixed(0)} MiB, outbound ${outbounds.map((o) => `${peakRssMiB(o.pid).toFixed(0)} MiB`).join(' + ')}`;
     process.stdout.write(
       `  Mailpath: fan-out ${fmt(RECIPIENTS / deliveredAt.fanout)} recipients/s (${deliveredAt.fanout.toFixed(1)} s), delivered ${fmt(RECIPIENTS / deliveredAt.total)}/s, ` +
         `all delivered in ${deliveredAt.total.toFixed(1)} s (goal <= ${GOAL.seconds} s); messages of ${fmt(size!.avg)} bytes; ${perMessage}; ${rss}\n`,

@@ -59,6 +59,7 @@ export function threadCpuSeconds(pid: number): Map<string, number> {
  * subtract its whole life's CPU.
  */
 export async function measuredCpu<T>(
+  /** The front process, then the outbound process(es). */
   children: { pid: number }[],
   messages: number,
   phase: () => Promise<T>,
@@ -75,9 +76,13 @@ export async function measuredCpu<T>(
   const machine = ((machineBusySeconds() - machineBefore) * 1000) / messages;
   const ms = [...after.map((a, i) => ((a - before[i]!) * 1000) / messages), (pgSeconds * 1000) / messages];
   const total = ms.reduce((a, b) => a + b, 0);
+  // children: the front process, then the outbound process(es); the last figure is PostgreSQL's.
+  const outbound = ms.slice(1, -1);
+  const outboundSum = outbound.reduce((a, b) => a + b, 0);
+  const each = outbound.length > 1 ? ` = ${outbound.map((m) => m.toFixed(2)).join(' + ')}` : '';
   return {
     result,
-    perMessage: `CPU per message ${total.toFixed(2)} ms (front ${ms[0]!.toFixed(2)}, outbound ${ms[1]!.toFixed(2)}, PostgreSQL ${ms[2]!.toFixed(2)}); whole machine ${machine.toFixed(2)} ms`,
+    perMessage: `CPU per message ${total.toFixed(2)} ms (front ${ms[0]!.toFixed(2)}, outbound ${outboundSum.toFixed(2)}${each}, PostgreSQL ${ms[ms.length - 1]!.toFixed(2)}); whole machine ${machine.toFixed(2)} ms`,
   };
 }
 

@@ -31,6 +31,10 @@ export interface DeploymentOptions {
   /** Ports to allocate and pass to both processes, by environment variable (e.g. MAILPATH_SUBMISSION_PORT). */
   extraPorts?: string[];
   extraEnv?: Record<string, string>;
+  /** Processes with the outbound role (default 1): one per core lets each core run an event loop of the send path. */
+  outboundProcesses?: number;
+  /** Environment of the outbound processes only (e.g. their share of a campaign's fan-out jobs). */
+  outboundEnv?: Record<string, string>;
 }
 
 export interface Deployment {
@@ -40,7 +44,10 @@ export interface Deployment {
   /** The ports allocated for `extraPorts`, by variable name. */
   ports: Record<string, number>;
   front: Child;
+  /** The first outbound process. */
   outbound: Child;
+  /** Every outbound process (`outboundProcesses` of them). */
+  outbounds: Child[];
   /** The benchmark tenant: its id and owner session token. */
   tenantId: string;
   token: string;
@@ -100,8 +107,12 @@ export async function startDeployment(o: DeploymentOptions): Promise<Deployment>
     await run('npm', ['run', 'build'], { cwd: projectRoot() });
     const front = await startProcess({ ...env, MAILPATH_ROLES: o.frontRoles }, apiPort);
     children.push(front);
-    const outbound = await startProcess({ ...env, MAILPATH_ROLES: 'outbound', MAILPATH_DATA_DIR: join(dataDir, 'outbound') }, undefined);
-    children.push(outbound);
+    const outbounds: Child[] = [];
+    for (let i = 1; i <= (o.outboundProcesses ?? 1); i++) {
+      const child = await startProcess({ ...env, ...o.outboundEnv, MAILPATH_ROLES: 'outbound', MAILPATH_DATA_DIR: join(dataDir, `outbound${i}`) }, undefined);
+      children.push(child);
+      outbounds.push(child);
+    }
 
     const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
     const tenantId = register.data.tenant_id as string;
@@ -111,7 +122,7 @@ export async function startDeployment(o: DeploymentOptions): Promise<Deployment>
       insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now(), now()) returning id`;
     const vault = new SealedBox(Buffer.from(masterKey, 'hex'));
     await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
-    return { sql, apiPort, ports, front, outbound, tenantId, token: register.data.token as string, stopMailpath, close };
+    return { sql, apiPort, ports, front, outbound: outbounds[0]!, outbounds, tenantId, token: register.data.token as string, stopMailpath, close };
   } catch (err) {
     await close();
     throw err;
