@@ -79,7 +79,8 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
       MAILPATH_BIND_HOST: '127.0.0.1',
       MAILPATH_HTTPS_PORT: String(httpsPort),
       MAILPATH_HTTP_PORT: String(httpPort),
-      MAILPATH_METRICS_PORT: '0',
+      // No operator port: an ephemeral one can be the very port a freePort() above handed out for another listener.
+      MAILPATH_METRICS_PORT: 'off',
       MAILPATH_VALIDATE_RESPONSES: 'true',
       MAILPATH_MX_PORT: String(mxPort),
       MAILPATH_DATA_DIR: dataDir,

@@ -27,7 +27,8 @@ const env = async (): Promise<Record<string, string>> => ({
   MAILPATH_LOG_LEVEL: 'info',
   MAILPATH_HTTPS_PORT: String(await freePort()),
   MAILPATH_HTTP_PORT: String(await freePort()),
-  MAILPATH_METRICS_PORT: '0',
+  // No operator port: an ephemeral one can be the very port a freePort() above handed out for another listener.
+  MAILPATH_METRICS_PORT: 'off',
   MAILPATH_MX_PORT: String(await freePort()),
   MAILPATH_SUBMISSION_PORT: String(await freePort()),
   MAILPATH_SUBMISSION_TLS_PORT: String(await freePort()),

@@ -56,7 +56,8 @@ const child = spawn(process.execPath, mailpathArgs('dev'), {
     MAILPATH_DATA_DIR: dataDir,
     MAILPATH_HTTPS_PORT: String(ports.https),
     MAILPATH_HTTP_PORT: String(ports.http),
-    MAILPATH_METRICS_PORT: '0',
+    // No operator port: an ephemeral one can be the very port a freePort() above handed out for another listener.
+    MAILPATH_METRICS_PORT: 'off',
     MAILPATH_MX_PORT: String(ports.mx),
     MAILPATH_SUBMISSION_PORT: String(ports.submission),
     MAILPATH_SUBMISSION_TLS_PORT: String(ports.submissionTls),

@@ -144,7 +144,8 @@ t.test('mailpath start on the embedded default serves the API and stops cleanly 
     MAILPATH_DATA_DIR: dataDir,
     MAILPATH_HTTPS_PORT: String(httpsPort),
     MAILPATH_HTTP_PORT: String(httpPort),
-    MAILPATH_METRICS_PORT: '0',
+    // No operator port: an ephemeral one can be the very port a freePort() above handed out for another listener.
+    MAILPATH_METRICS_PORT: 'off',
     // Every role runs, the MX too: on a free port rather than 2525.
     MAILPATH_MX_PORT: String(await freePort()),
     MAILPATH_BIND_HOST: '127.0.0.1',
