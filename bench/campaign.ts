@@ -5,8 +5,9 @@
 // Goals: all recipients delivered within 100 s on this 2-core machine, and delivered/s at least 1.5x Postfix's.
 // Mailpath runs built, as three processes on one database: api+scheduler (the send request, schedules) and two with the
 // outbound role (the fan-out and delivery workers), one per core, each working one of the campaign's two fan-out jobs
-// and delivering what it fanned out (BENCH_OUTBOUND_PROCESSES changes their number). Prints recipients/s of the fan-out (recipients turned into signed, queued sends)
-// and of delivery, CPU per message of each process and of PostgreSQL, and the peak RSS of each Mailpath process.
+// and delivering what it fanned out (BENCH_OUTBOUND_PROCESSES changes their number). Prints recipients/s of the fan-out
+// (recipients turned into signed, queued sends) and of delivery, CPU per message of each process and of PostgreSQL,
+// and the peak RSS of each Mailpath process.
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides) and Postfix (installed through
 // ../shared/bench/postfix-peer.sh when missing); creates and drops a database of its own.
 import { readFileSync } from 'node:fs';
@@ -68,8 +69,8 @@ export default async function runCampaignBench(): Promise<void> {
   const stopSink = await startSink(sinkPort);
   // Each outbound process works one fan-out job at a time, so the campaign's jobs (campaigns.fanout.parallel_jobs, 2)
   // land one per process instead of both in whichever process fetches first.
-  const outboundEnv = OUTBOUND_PROCESSES > 1 ? { MAILPATH_CONFIG__CAMPAIGNS__FANOUT__WORKERS: '1' } : undefined;
-  const deployment = await startDeployment({ name: 'campaign', frontRoles: 'api,scheduler', sinkPort, outboundProcesses: OUTBOUND_PROCESSES, ...(outboundEnv ? { outboundEnv } : {}) }).catch((err: unknown) => {
+  const outboundEnv: Record<string, string> = OUTBOUND_PROCESSES > 1 ? { MAILPATH_CONFIG__CAMPAIGNS__FANOUT__WORKERS: '1' } : {};
+  const deployment = await startDeployment({ name: 'campaign', frontRoles: 'api,scheduler', sinkPort, outboundProcesses: OUTBOUND_PROCESSES, outboundEnv }).catch((err: unknown) => {
     stopSink();
     throw err;
   });

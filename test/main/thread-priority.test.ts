@@ -31,7 +31,7 @@ t.test('0 leaves every thread as it is', async (t) => {
   t.same(niceByThread(), before);
 });
 
-t.test('every helper thread is lowered, the event loop is not', { skip: process.platform !== 'linux' && 'needs /proc (Linux)' }, async (t) => {
+t.test('every helper thread is lowered, the event loop is not', async (t) => {
   const mainNice = niceByThread().get(String(process.pid))!;
   const lowered = await lowerHelperThreads(3);
   const after = niceByThread();
