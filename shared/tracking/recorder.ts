@@ -84,7 +84,7 @@ export class HitRecorder {
   /** A batch lost to a deadlock or serialization failure was rolled back whole: it is run again as it was. */
   private commit(items: Planned[], retry: boolean): Promise<HitOutcome[]> {
     return retryConflicts(
-      () => pipelinedTransaction(this.sql, (p) => this.write(p, items, retry)),
+      () => pipelinedTransaction(this.sql, (p) => this.write(p, items, retry), { genericPlans: true }),
       (err, attempt) => this.log.info({ err, size: items.length, attempt }, 'a batch of tracking hits met a lock conflict; running it again'),
     );
   }

@@ -54,3 +54,12 @@ t.test('a body that throws before committing rolls back', async (t) => {
   await pipelinedTransaction(sql, ({ tx }) => insertRow(tx, 21));
   t.same((await sql`select n from pipe where n = 21`).length, 1);
 });
+
+t.test('genericPlans: the transaction plans its statements once (force_generic_plan), and only it', async (t) => {
+  const setting = async (db: Queryable) => (await db<{ plan_cache_mode: string }[]>`show plan_cache_mode`)[0]!.plan_cache_mode;
+  const inside = await pipelinedTransaction(sql, async ({ tx }) => setting(tx), { genericPlans: true });
+  t.equal(inside, 'force_generic_plan');
+  t.equal(await pipelinedTransaction(sql, async ({ tx }) => setting(tx)), 'auto', 'without the option, the server default');
+  // One connection in the pool: the same session, after the transaction.
+  t.equal(await setting(sql), 'auto', 'set for the transaction only: the pooled connection keeps the default');
+});

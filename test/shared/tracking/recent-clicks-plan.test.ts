@@ -71,3 +71,21 @@ t.test('the send_id-only index it replaced is gone (an event write maintains as 
   t.ok(indexes.includes('events_send_type_time_idx'));
   t.notOk(indexes.includes('events_send_idx'));
 });
+
+t.test('the generic plan the recorder runs it with (plan_cache_mode force_generic_plan) is the same index range', async (t) => {
+  // The recorder's transactions plan their statements once per connection (shared/db/pipelined-transaction.ts,
+  // genericPlans): a generic plan knows neither the batch's sends nor its time, so it must be good for any.
+  const { string } = await recentClicksQuery(sql, some, new Date()).describe();
+  const steps = await sql.begin(async (tx) => {
+    await tx`set local plan_cache_mode = force_generic_plan`;
+    await tx.unsafe(`prepare recent_clicks_generic as ${string}`);
+    const [row] = await tx.unsafe<Explained>(`explain (format json) execute recent_clicks_generic('{${some.join(',')}}', now() - interval '5 seconds')`);
+    await tx`deallocate recent_clicks_generic`;
+    return row;
+  });
+  const plan = planOf([steps!]);
+  const scan = plan.find((s) => s['Index Name'] === 'events_send_type_time_idx');
+  t.ok(scan, `the composite index is used (plan: ${plan.map((s) => `${s['Node Type']} ${s['Index Name'] ?? ''}`).join(' → ')})`);
+  t.match(scan?.['Index Cond'] ?? '', /send_id.*type.*occurred_at/s, 'send, type and time all bound the range');
+  t.notOk(plan.some((s) => s['Node Type'] === 'Seq Scan'), 'no sequential scan');
+});
