@@ -12,14 +12,16 @@
 // BENCH_ANALYTICS_ONLY=ingestion skips the query data set (one tenant is made for the tracked sends, with an analyzed
 // history of earlier sends: seedHistory), =queries skips the ingestion; BENCH_CONNECTIONS (50) sets the load's
 // concurrent connections; BENCH_RECORDER_CONCURRENCY sets recorder.concurrency (batches in flight); BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
-// Mailpath ingestion run (open it in Chrome DevTools).
+// Mailpath ingestion run (open it in Chrome DevTools); BENCH_PG_STATEMENTS=1 (pg_stat_statements preloaded by the server)
+// lists the statements of the Mailpath run with their execution and planning time per hit.
 import { randomBytes, randomUUID } from 'node:crypto';
+import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { performance } from 'node:perf_hooks';
-import autocannon from 'autocannon';
 import Fastify from 'fastify';
 import postgres from 'postgres';
 import { CohortRetention } from '../shared/analytics/cohort.js';
@@ -37,6 +39,8 @@ import { startMailpath } from '../main/runtime.js';
 import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { loadTls } from '../shared/tls.js';
 import { cpuSecondsOf, mainThreadCpuSeconds } from './lib/cpu.js';
+import type { LoadRequest, LoadResult } from './lib/load-child.js';
+import { pgStatements } from './lib/pg-statements.js';
 import { clickUrls, linkBase, openUrl } from '../shared/tracking/link-tokens.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
 
@@ -180,12 +184,16 @@ interface Figures {
   ok: number;
   failed: number;
   errors: number;
-  /** Main-thread CPU per answered request (the servers run on it; autocannon runs in a worker thread). */
+  /** Main-thread CPU per answered request (the servers run on it; the load generator is a process of its own). */
   cpuUs: number;
   /** CPU of the bench database's PostgreSQL backends per answered request. */
   pgCpuUs: number;
   /** Answered requests per transaction committed in the bench database meanwhile (the recorder's batch size). */
   hitsPerCommit: number;
+  /** The load generator's CPU per answered request (its TLS and HTTP work). */
+  loadUs: number;
+  /** Cores the whole machine kept busy on average while the load ran (of cpus().length). */
+  machineCores: number;
 }
 
 /** Transactions committed in the bench database so far (as the statistics have been reported). */
@@ -200,11 +208,30 @@ async function backendCpu(sql: Sql): Promise<Map<number, number>> {
   return new Map(rows.map((r) => [r.pid, cpuSecondsOf(r.pid)]));
 }
 
-async function measure(sql: Sql, url: string, requests: { path: string }[] | undefined, seconds: number): Promise<Figures> {
+/** autocannon in a process of its own (bench/lib/load-child.ts), each request to one of `paths` at random. */
+function runLoad(request: LoadRequest): Promise<LoadResult> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/load-child.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
+    child.on('error', reject);
+    child.on('exit', (code) => {
+      try {
+        if (code !== 0) throw new Error(`load generator exited with ${code}`);
+        resolve(JSON.parse(output) as LoadResult);
+      } catch (err) {
+        reject(err);
+      }
+    });
+    child.stdin.end(JSON.stringify(request));
+  });
+}
+
+async function measure(sql: Sql, url: string, paths: string[], seconds: number): Promise<Figures> {
   const cpuBefore = mainThreadCpuSeconds();
   const pgBefore = await backendCpu(sql);
   const commitsBefore = await commits(sql);
-  const result = await autocannon({ url, connections: CONNECTIONS, pipelining: 1, duration: seconds, workers: 1, ...(requests ? { requests } : {}) });
+  const load = await runLoad({ url, connections: CONNECTIONS, seconds, paths });
   const cpu = mainThreadCpuSeconds() - cpuBefore;
   const pgAfter = await backendCpu(sql);
   // Backends report their counts at most once a second: let the last ones in.
@@ -212,10 +239,11 @@ async function measure(sql: Sql, url: string, requests: { path: string }[] | und
   const committed = (await commits(sql)) - commitsBefore;
   // A backend that connected during the run (a pool opens its connections on first use) used all its CPU in it.
   const pg = [...pgAfter].reduce((sum, [pid, s]) => sum + Math.max(0, s - (pgBefore.get(pid) ?? 0)), 0);
-  const ok = result['2xx'] + result['3xx'];
+  const { ok } = load;
+  const perHit = (seconds: number) => (ok > 0 ? (seconds * 1e6) / ok : 0);
   return {
-    reqPerSec: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, ok, failed: result['4xx'] + result['5xx'], errors: result.errors + result.timeouts,
-    cpuUs: ok > 0 ? (cpu * 1e6) / ok : 0, pgCpuUs: ok > 0 ? (pg * 1e6) / ok : 0, hitsPerCommit: committed > 0 ? ok / committed : 0,
+    reqPerSec: load.reqPerSec, p50: load.p50, p99: load.p99, ok, failed: load.failed, errors: load.errors,
+    cpuUs: perHit(cpu), pgCpuUs: perHit(pg), hitsPerCommit: committed > 0 ? ok / committed : 0, loadUs: perHit(load.cpuSeconds), machineCores: load.machineCores,
   };
 }
 
@@ -269,9 +297,9 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, created_at, updated_at)
       select id, ${tenantId}, 'api', 'live', 'delivered', 'news@bench.example', 'reader' || n || '@gmail.com', 'Bench', id || '@bench', 'b@bench.example', now() - interval '1 hour', now() - interval '1 hour'
       from unnest(${sendIds}::uuid[]) with ordinality as s(id, n)`;
-    const requests = sendIds.flatMap((id) => {
+    const paths = sendIds.flatMap((id) => {
       const click = clickUrls(base, linkKey, id);
-      return [openUrl(base, linkKey, id), click('https://shop.example/a', 3), click('https://shop.example/b', 3), click('https://shop.example/c', 3)].map((u) => ({ path: u.slice(base.length) }));
+      return [openUrl(base, linkKey, id), click('https://shop.example/a', 3), click('https://shop.example/b', 3), click('https://shop.example/c', 3)].map((u) => u.slice(base.length));
     });
 
     const tls = await loadTls(config);
@@ -282,11 +310,13 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     cleanups.push(() => bare.close());
     const barePort = (bare.server.address() as { port: number }).port;
 
-    out([`ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target, recorder.concurrency ${config.tracking.recorder.concurrency} over ${fmt(requests.length)} distinct open and click URLs; load average ${load()}`]);
+    out([`ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target, recorder.concurrency ${config.tracking.recorder.concurrency} over ${fmt(paths.length)} distinct open and click URLs, each request to one at random; load average ${load()}`]);
     const before = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']);
-    await measure(sql, `https://127.0.0.1:${barePort}`, requests, 2);
-    const bareFigures = await measure(sql, `https://127.0.0.1:${barePort}`, requests, DURATION_S);
-    const mp = await profiled('mailpath-ingestion', () => measure(sql, `https://127.0.0.1:${port}`, requests, DURATION_S));
+    await measure(sql, `https://127.0.0.1:${barePort}`, paths, 2);
+    const bareFigures = await measure(sql, `https://127.0.0.1:${barePort}`, paths, DURATION_S);
+    // BENCH_PG_STATEMENTS=1 (with pg_stat_statements preloaded by the server): the statements of the Mailpath run.
+    const statements = process.env['BENCH_PG_STATEMENTS'] ? await pgStatements(sql) : undefined;
+    const mp = await profiled('mailpath-ingestion', () => measure(sql, `https://127.0.0.1:${port}`, paths, DURATION_S));
     // Hits in flight when the measurement stopped are still answered (and stored) after it: let them finish.
     await new Promise((r) => setTimeout(r, 2_000));
     const stored = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']) - before;
@@ -301,9 +331,11 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       row('peer: bare Fastify, same pixel', bareFigures),
       row('Mailpath /o and /c (recorded)', mp),
       `  hits per committed transaction: ${fmt(mp.hitsPerCommit, 1)}`,
+      `  the load generator (autocannon's process): bare ${fmt(bareFigures.loadUs)} µs/hit, Mailpath ${fmt(mp.loadUs)} µs/hit; machine busy meanwhile: bare ${fmt(bareFigures.machineCores, 2)}, Mailpath ${fmt(mp.machineCores, 2)} of ${cpus().length} cores`,
       `  events stored during the run: ${fmt(stored)} for ${fmt(answered)} answered hits (${durable ? 'every answered hit stored' : 'MISSING EVENTS'})`,
       `  ratio ${((mp.reqPerSec / bareFigures.reqPerSec) * 100).toFixed(1)}% of bare; goal >= ${fmt(GOAL.hitsPerSec)} hits/s with every hit stored: ${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
     ]);
+    if (statements) await statements.print(answered, 'hit');
     return met;
   } finally {
     for (const c of cleanups.reverse()) await c().catch((err: unknown) => process.stderr.write(`cleanup: ${String(err)}\n`));

@@ -11,7 +11,6 @@
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides) and Postfix (installed through
 // ../shared/bench/postfix-peer.sh when missing); creates and drops a database of its own.
 import { readFileSync } from 'node:fs';
-import type postgres from 'postgres';
 import { cpus, loadavg } from 'node:os';
 import { freePort } from '../test/helpers/net.js';
 import { measuredCpu, threadCpuSeconds, threadSchedNs } from './lib/cpu.js';
@@ -19,6 +18,7 @@ import { postfixRelay, startDeployment } from './lib/deployment.js';
 import { httpsJson } from './lib/http.js';
 import { waitFor } from './lib/mailpath.js';
 import { ensurePostfix, startSink } from './lib/postfix-peer.js';
+import { pgStatements } from './lib/pg-statements.js';
 
 const RECIPIENTS = Math.max(1000, Number(process.env['BENCH_RECIPIENTS'] ?? 100_000));
 const OUTBOUND_PROCESSES = Math.max(1, Number(process.env['BENCH_OUTBOUND_PROCESSES'] ?? 2));
@@ -35,23 +35,6 @@ ${Array.from({ length: 8 }, (_, i) => `<p>${PARAGRAPH}<a href="https://shop.benc
 <p><a href="https://shop.bench.test/">Visit the shop</a> · <a href="{{ unsubscribe_url }}">Unsubscribe</a></p>
 </body></html>`;
 const BODY_TEXT = `Hello {{ contact.first_name | default: "there" }},\n\n${PARAGRAPH}\n\nhttps://shop.bench.test/\n`;
-
-/** Where PostgreSQL's time goes, from pg_stat_statements for this database only (reset here, read at the end). */
-async function pgStatements(sql: postgres.Sql): Promise<{ print(messages: number): Promise<void> }> {
-  await sql`create extension if not exists pg_stat_statements`;
-  const [db] = await sql<{ oid: number }[]>`select oid::int as oid from pg_database where datname = current_database()`;
-  await sql`select pg_stat_statements_reset(0, ${db!.oid}::oid, 0)`;
-  return {
-    async print(messages) {
-      const rows = await sql<{ calls: number; total: number; rows: number; query: string }[]>`
-        select calls::int, total_exec_time::float8 as total, rows::int, left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 110) as query
-        from pg_stat_statements where dbid = ${db!.oid}::oid order by total_exec_time desc limit 15`;
-      for (const r of rows) {
-        process.stdout.write(`    ${((r.total * 1000) / messages).toFixed(0).padStart(5)} us/message  ${String(r.calls).padStart(6)} calls  ${r.query}\n`);
-      }
-    },
-  };
-}
 
 /** Peak resident set size of a process in MiB (VmHWM), 0 when it is gone. */
 function peakRssMiB(pid: number): number {
@@ -147,7 +130,7 @@ export default async function runCampaignBench(): Promise<void> {
         process.stdout.write(`    ${t.relname}: per message ${per(t.ins)} inserts, ${per(t.upd)} updates (${per(t.hot)} HOT), ${per(t.del)} deletes\n`);
       }
     }
-    if (statements) await statements.print(RECIPIENTS);
+    if (statements) await statements.print(RECIPIENTS, 'message');
     const rss = `peak RSS api ${peakRssMiB(front.pid).toFixed(0)} MiB, outbound ${outbounds.map((o) => `${peakRssMiB(o.pid).toFixed(0)} MiB`).join(' + ')}`;
     process.stdout.write(
       `  Mailpath: fan-out ${fmt(RECIPIENTS / deliveredAt.fanout)} recipients/s (${deliveredAt.fanout.toFixed(1)} s), delivered ${fmt(RECIPIENTS / deliveredAt.total)}/s, ` +
