@@ -38,7 +38,7 @@ import { createLogger } from '../shared/log.js';
 import { startMailpath } from '../main/runtime.js';
 import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { loadTls } from '../shared/tls.js';
-import { cpuSecondsOf, mainThreadCpuSeconds } from './lib/cpu.js';
+import { cpuSecondsOf, mainThreadCpuSeconds, threadSchedNs } from './lib/cpu.js';
 import type { LoadRequest, LoadResult } from './lib/load-child.js';
 import { pgStatements } from './lib/pg-statements.js';
 import { clickUrls, linkBase, openUrl } from '../shared/tracking/link-tokens.js';
@@ -194,6 +194,12 @@ interface Figures {
   loadUs: number;
   /** Cores the whole machine kept busy on average while the load ran (of cpus().length). */
   machineCores: number;
+  /**
+   * Shares of the run (the load generator's start-up included) the servers' thread spent on a core and waiting for
+   * one: the rest it was idle, waiting for the database or for requests.
+   */
+  mainOnCore: number;
+  mainWaiting: number;
 }
 
 /** Transactions committed in the bench database so far (as the statistics have been reported). */
@@ -231,7 +237,11 @@ async function measure(sql: Sql, url: string, paths: string[], seconds: number):
   const cpuBefore = mainThreadCpuSeconds();
   const pgBefore = await backendCpu(sql);
   const commitsBefore = await commits(sql);
+  const schedBefore = threadSchedNs(process.pid);
+  const startedAt = performance.now();
   const load = await runLoad({ url, connections: CONNECTIONS, seconds, paths });
+  const schedAfter = threadSchedNs(process.pid);
+  const elapsedNs = (performance.now() - startedAt) * 1e6;
   const cpu = mainThreadCpuSeconds() - cpuBefore;
   const pgAfter = await backendCpu(sql);
   // Backends report their counts at most once a second: let the last ones in.
@@ -244,6 +254,7 @@ async function measure(sql: Sql, url: string, paths: string[], seconds: number):
   return {
     reqPerSec: load.reqPerSec, p50: load.p50, p99: load.p99, ok, failed: load.failed, errors: load.errors,
     cpuUs: perHit(cpu), pgCpuUs: perHit(pg), hitsPerCommit: committed > 0 ? ok / committed : 0, loadUs: perHit(load.cpuSeconds), machineCores: load.machineCores,
+    mainOnCore: (schedAfter.runNs - schedBefore.runNs) / elapsedNs, mainWaiting: (schedAfter.waitNs - schedBefore.waitNs) / elapsedNs,
   };
 }
 
@@ -265,6 +276,8 @@ async function profiled<T>(name: string, phase: () => Promise<T>): Promise<T> {
     session.disconnect();
   }
 }
+
+const pct = (share: number) => `${(share * 100).toFixed(0)}%`;
 
 async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boolean> {
   const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-bench-'));
@@ -332,6 +345,7 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       row('Mailpath /o and /c (recorded)', mp),
       `  hits per committed transaction: ${fmt(mp.hitsPerCommit, 1)}`,
       `  the load generator (autocannon's process): bare ${fmt(bareFigures.loadUs)} µs/hit, Mailpath ${fmt(mp.loadUs)} µs/hit; machine busy meanwhile: bare ${fmt(bareFigures.machineCores, 2)}, Mailpath ${fmt(mp.machineCores, 2)} of ${cpus().length} cores`,
+      `  the servers' thread on a core / waiting for one: bare ${pct(bareFigures.mainOnCore)} / ${pct(bareFigures.mainWaiting)}, Mailpath ${pct(mp.mainOnCore)} / ${pct(mp.mainWaiting)} of the run (idle the rest: waiting for PostgreSQL or for requests)`,
       `  events stored during the run: ${fmt(stored)} for ${fmt(answered)} answered hits (${durable ? 'every answered hit stored' : 'MISSING EVENTS'})`,
       `  ratio ${((mp.reqPerSec / bareFigures.reqPerSec) * 100).toFixed(1)}% of bare; goal >= ${fmt(GOAL.hitsPerSec)} hits/s with every hit stored: ${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
     ]);
