@@ -176,14 +176,8 @@ async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   return { met, tenants };
 }
 
-interface Figures {
-  reqPerSec: number;
-  p50: number;
-  p99: number;
-  /** 2xx and 3xx answers: an open answers 200, a click 302. */
-  ok: number;
-  failed: number;
-  errors: number;
+/** The load generator's figures (hits/s, latency, answers: 2xx and 3xx are answered hits, an open 200 and a click 302), and the servers'. */
+interface Figures extends Omit<LoadResult, 'cpuSeconds'> {
   /** Main-thread CPU per answered request (the servers run on it; the load generator is a process of its own). */
   cpuUs: number;
   /** CPU of the bench database's PostgreSQL backends per answered request. */
@@ -192,8 +186,6 @@ interface Figures {
   hitsPerCommit: number;
   /** The load generator's CPU per answered request (its TLS and HTTP work). */
   loadUs: number;
-  /** Cores the whole machine kept busy on average while the load ran (of cpus().length). */
-  machineCores: number;
   /**
    * Shares of the run (the load generator's start-up included) the servers' thread spent on a core and waiting for
    * one: the rest it was idle, waiting for the database or for requests.
