@@ -231,7 +231,7 @@ async function measure(sql: Sql, url: string, paths: string[], seconds: number):
   const commitsBefore = await commits(sql);
   const schedBefore = threadSchedNs(process.pid);
   const startedAt = performance.now();
-  const load = await runLoad({ url, connections: CONNECTIONS, seconds, paths });
+  const generated = await runLoad({ url, connections: CONNECTIONS, seconds, paths });
   const schedAfter = threadSchedNs(process.pid);
   const elapsedNs = (performance.now() - startedAt) * 1e6;
   const cpu = mainThreadCpuSeconds() - cpuBefore;
@@ -241,11 +241,12 @@ async function measure(sql: Sql, url: string, paths: string[], seconds: number):
   const committed = (await commits(sql)) - commitsBefore;
   // A backend that connected during the run (a pool opens its connections on first use) used all its CPU in it.
   const pg = [...pgAfter].reduce((sum, [pid, s]) => sum + Math.max(0, s - (pgBefore.get(pid) ?? 0)), 0);
-  const { ok } = load;
-  const perHit = (seconds: number) => (ok > 0 ? (seconds * 1e6) / ok : 0);
+  const { cpuSeconds: loadCpu, ...figures } = generated;
+  const { ok } = figures;
+  const perHit = (cpuSeconds: number) => (ok > 0 ? (cpuSeconds * 1e6) / ok : 0);
   return {
-    reqPerSec: load.reqPerSec, p50: load.p50, p99: load.p99, ok, failed: load.failed, errors: load.errors,
-    cpuUs: perHit(cpu), pgCpuUs: perHit(pg), hitsPerCommit: committed > 0 ? ok / committed : 0, loadUs: perHit(load.cpuSeconds), machineCores: load.machineCores,
+    ...figures,
+    cpuUs: perHit(cpu), pgCpuUs: perHit(pg), hitsPerCommit: committed > 0 ? ok / committed : 0, loadUs: perHit(loadCpu),
     mainOnCore: (schedAfter.runNs - schedBefore.runNs) / elapsedNs, mainWaiting: (schedAfter.waitNs - schedBefore.waitNs) / elapsedNs,
   };
 }

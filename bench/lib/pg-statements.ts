@@ -4,7 +4,7 @@
 import type postgres from 'postgres';
 
 export interface StatementReport {
-  /** Prints the costliest statements since the reset, per `unit` (`messages` of them: messages, hits). */
+  /** Prints the costliest statements since the reset, their time divided by `count` (the phase's messages or hits, named by `unit`). */
   print(count: number, unit: string): Promise<void>;
 }
 
