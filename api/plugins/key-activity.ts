@@ -2,7 +2,7 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { KeyActivityRecorder } from '../../shared/keys/activity-recorder.js';
+import { KeyActivityRecorder, type KeyCall } from '../../shared/keys/activity-recorder.js';
 import { findApiKeyByHash } from '../../shared/keys/queries.js';
 import { hashApiKey } from '../../shared/keys/secrets.js';
 import { epochMs } from '../../shared/clock.js';
@@ -74,22 +74,20 @@ const keyActivity: FastifyPluginAsyncZod = async (app) => {
   const recorder = new KeyActivityRecorder(ctx.sql, ctx.log, ctx.config.limits.key_activity.flush_interval_ms);
   const attribution = new RefusedKeyAttribution(ctx);
   app.decorate('keyActivity', recorder);
-  const count = (request: FastifyRequest, reply: FastifyReply, keyId: string | null) => {
-    if (keyId) recorder.record({ keyId, at: epochMs(ctx.clock), route: routeLabel(request), status: reply.statusCode, latencyMs: reply.elapsedTime, ip: request.ip });
-  };
+  const callOf = (request: FastifyRequest, reply: FastifyReply, keyId: string): KeyCall =>
+    ({ keyId, at: epochMs(ctx.clock), route: routeLabel(request), status: reply.statusCode, latencyMs: reply.elapsedTime, ip: request.ip });
   // A callback hook, not an async one: a guarded request's key is counted in memory at once; only a refused
   // request's key needs a (cached) look-up, and only that one waits for it.
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {
     try {
       const principal = request.principal;
-      if (principal?.kind === 'api_key') count(request, reply, principal.key!.id);
+      if (principal?.kind === 'api_key') recorder.record(callOf(request, reply, principal.key!.id));
       else if (!principal && reply.statusCode >= 400) {
         // Public routes ignore credentials, so a key sent to one is not a use of it; an unknown path is (a misdirected client).
         const route = routeOf(request);
         if (!route.url || (route.config.auth ?? 'public') !== 'public') {
-          attribution
-            .keyIdOf(request)
-            .then((keyId) => count(request, reply, keyId))
+          recorder
+            .recordLater(attribution.keyIdOf(request).then((keyId) => (keyId ? callOf(request, reply, keyId) : null)))
             .catch((err: unknown) => failed(request, err))
             .finally(() => done());
           return;

@@ -27,6 +27,8 @@ export class KeyActivityRecorder {
   private clients = new Map<string, ClientDayCount>();
   private timer: NodeJS.Timeout | undefined;
   private flushing: Promise<void> = Promise.resolve();
+  /** Calls still being attributed (a refused request's key is looked up first): a flush waits for them. */
+  private readonly attributing = new Set<Promise<unknown>>();
   /** The UTC day (YYYY-MM-DD) of the last minute seen: formatted once per minute, not per request. */
   private lastDay = { minuteMs: NaN, day: '' };
 
@@ -79,11 +81,24 @@ export class KeyActivityRecorder {
     return n;
   }
 
+  /**
+   * Records a call once `attribution` settles (to the call, or to null when it is no key's), and has every flush begun
+   * meanwhile wait for it: "flush" then means every request answered so far, refused ones included, is written.
+   */
+  recordLater(attribution: Promise<KeyCall | null>): Promise<void> {
+    const done = attribution.then((call) => {
+      if (call) this.record(call);
+    });
+    this.attributing.add(done);
+    return done.finally(() => this.attributing.delete(done));
+  }
+
   /** Writes everything recorded so far; resolves once it is stored (or given up). Batches never overlap. */
   flush(): Promise<void> {
     if (this.timer) clearTimeout(this.timer);
     this.timer = undefined;
-    this.flushing = this.flushing.then(() => this.writeBatch());
+    const waitFor = [...this.attributing];
+    this.flushing = this.flushing.then(() => Promise.allSettled(waitFor)).then(() => this.writeBatch());
     return this.flushing;
   }
 

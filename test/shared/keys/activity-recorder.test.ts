@@ -73,6 +73,27 @@ t.test('calls are counted per key, minute, route and status, with latency sums a
   t.same(clients.map((c) => [c.client_ip, c.count]), [['10.0.0.1', 4], ['10.0.0.2', 1]]);
 });
 
+t.test('a flush waits for calls still being attributed; an attribution to no key records nothing', async (t) => {
+  const { sql, keyA } = await setup(t);
+  const recorder = new KeyActivityRecorder(sql, log, 60_000);
+  t.teardown(() => recorder.close());
+  let attribute!: (keyId: string | null) => void;
+  const later = (keyId: string | null) => (keyId ? { keyId, at: at(0), route: 'GET /settings', status: 403, latencyMs: 2, ip: '10.0.0.1' } : null);
+  const recorded = recorder.recordLater(new Promise<string | null>((r) => (attribute = r)).then(later));
+  void recorder.recordLater(Promise.resolve(null));
+  const flushed = recorder.flush();
+  let flushDone = false;
+  void flushed.then(() => (flushDone = true));
+  await new Promise((r) => setTimeout(r, 50));
+  t.notOk(flushDone, 'the flush waits for the look-up');
+  attribute(keyA);
+  await recorded;
+  await flushed;
+  const written = await rows(sql);
+  t.equal(written.length, 1, 'the refused call is written by the flush begun before its key was known');
+  t.equal(written[0]!.status, 403);
+});
+
 t.test('two recorders (two processes) flushing the same rows at once add up exactly', async (t) => {
   const { sql, keyA } = await setup(t);
   const recorders = [new KeyActivityRecorder(sql, log, 60_000), new KeyActivityRecorder(sql, log, 60_000)];
