@@ -11,6 +11,7 @@ import { readdirSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { startTestPostgres } from './postgres-instance.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, '.build');
@@ -52,6 +53,21 @@ function compiled(arg) {
   return join(relative(process.cwd(), OUT), rel.replace(/\.ts$/, '.js'));
 }
 
+// The database server: TEST_DATABASE_URL if given, else a throwaway server of this run's own (test/postgres-instance.mjs
+// says why), else the machine's at 127.0.0.1:5432.
+const env = { ...process.env };
+let database = null;
+if (!env.TEST_DATABASE_URL && env.MAILPATH_TEST_PG !== 'system') {
+  database = await startTestPostgres();
+  if (database) env.TEST_DATABASE_URL = database.url;
+}
+
 const tap = join(ROOT, 'node_modules', '.bin', 'tap');
-const child = spawn(tap, process.argv.slice(2).map(compiled), { stdio: 'inherit' });
-child.on('exit', (code, signal) => process.exit(code ?? (signal ? 1 : 0)));
+const child = spawn(tap, process.argv.slice(2).map(compiled), { stdio: 'inherit', env });
+// Ctrl-C reaches tap through the terminal; a signal sent to this process alone is passed on. Either way the server is
+// stopped once tap has exited.
+for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+child.on('exit', async (code, signal) => {
+  await database?.stop();
+  process.exit(code ?? (signal ? 1 : 0));
+});
