@@ -11,7 +11,7 @@
 // Used only when TEST_DATABASE_URL is unset and the binaries are found; otherwise the run falls back to the server at
 // 127.0.0.1:5432, as before. Set MAILPATH_TEST_PG=system to use that server anyway.
 import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -64,6 +64,46 @@ async function waitReady(binDir, port, server) {
   throw new Error(`postgres did not accept connections within ${START_TIMEOUT_MS / 1000} s`);
 }
 
+const PREFIX = 'mailpath-test-pg-';
+
+function isAlive(pid) {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return err.code === 'EPERM';
+  }
+}
+
+/**
+ * Servers of earlier runs whose `npm test` is gone (killed before it could stop them): stopped and deleted, so a
+ * crashed run leaves neither a process nor memory behind for long. A directory names its run's pid in `owner.pid`.
+ */
+function reapOrphans(binDir, base) {
+  for (const name of readdirSync(base)) {
+    if (!name.startsWith(PREFIX)) continue;
+    const dir = join(base, name);
+    let owner = 0;
+    try {
+      owner = Number(readFileSync(join(dir, 'owner.pid'), 'utf8'));
+    } catch {
+      // No owner file: a directory being set up right now, or one from before owner files; left alone unless stale.
+      if (Date.now() - statSync(dir).mtimeMs < 3600_000) continue;
+    }
+    if (owner && isAlive(owner)) continue;
+    const dataDir = join(dir, 'data');
+    if (existsSync(join(dataDir, 'postmaster.pid'))) {
+      const [pgCtl, args] = asServerUser(join(binDir, 'pg_ctl'), ['stop', '-D', dataDir, '-m', 'immediate', '-s']);
+      try {
+        execFileSync(pgCtl, args, { stdio: 'ignore' });
+      } catch {
+        // Not running (or not ours to stop): the directory goes either way.
+      }
+    }
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
 /**
  * Starts the server; resolves to { url, stop } (url: the postgres database as superuser `postgres`), or to null with
  * the reason printed when it cannot, so the caller falls back to the machine's server.
@@ -75,7 +115,9 @@ export async function startTestPostgres() {
     return null;
   }
   const base = existsSync('/dev/shm') && statSync('/dev/shm').isDirectory() ? '/dev/shm' : tmpdir();
-  const dir = mkdtempSync(join(base, 'mailpath-test-pg-'));
+  reapOrphans(binDir, base);
+  const dir = mkdtempSync(join(base, PREFIX));
+  writeFileSync(join(dir, 'owner.pid'), String(process.pid));
   const dataDir = join(dir, 'data');
   let server;
   const stop = async () => {
