@@ -8,6 +8,7 @@ import { describeFatal } from '../../main/startup-errors.js';
 import { ConfigError } from '../../shared/config/index.js';
 import { listenFailure, OperationalError } from '../../shared/operational-errors.js';
 import { createTestDatabase } from '../helpers/db.js';
+import { seededDataDir } from '../helpers/embedded-data-dir.js';
 import { https, spawnMailpath, startMailpathProcess } from '../helpers/mailpath-process.js';
 import { freePort } from '../helpers/net.js';
 
@@ -88,7 +89,9 @@ t.test('a busy port stops start-up with one line naming its variable, for every 
 });
 
 t.test('a second process on the same data dir is refused, naming the first; after a crash the stale lock does not block', async (t) => {
-  const dataDir = tempDir(t);
+  // Its embedded cluster already initialised: this is about the lock, not the first start (test/smoke/start.test.ts).
+  const dataDir = await seededDataDir();
+  t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const { MAILPATH_SUBMISSION_PORT, MAILPATH_SUBMISSION_TLS_PORT } = await ports();
   const first = await startMailpathProcess({ MAILPATH_SUBMISSION_PORT, MAILPATH_SUBMISSION_TLS_PORT, MAILPATH_DATA_DIR: dataDir });
   t.teardown(() => first.kill());

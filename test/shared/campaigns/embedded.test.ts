@@ -1,7 +1,5 @@
 // A campaign on the embedded backend (PGlite behind one connection, as a no-install start runs): sent, paused and resumed, cancelled — nothing waits on a second connection while a transaction is open.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import t from 'tap';
 import { buildServices } from '../../../main/services.js';
 import { runFanout, type FanoutOutcome } from '../../../shared/campaigns/fanout.js';
@@ -16,11 +14,12 @@ import { startBoss } from '../../../shared/jobs/boss.js';
 import { createLogger } from '../../../shared/log.js';
 import { testEnv } from '../../helpers/app.js';
 import { addresses, CAMPAIGN_ENV, listOf } from '../../helpers/campaigns.js';
+import { seededDataDir } from '../../helpers/embedded-data-dir.js';
 import { verifiedSendingDomain } from '../../helpers/sending-domain.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
 
 const log = createLogger('silent');
-const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-campaigns-embedded-'));
+const dataDir = await seededDataDir('mailpath-campaigns-embedded-');
 const embedded = await startEmbeddedPostgres(dataDir, log);
 // One connection, unprepared: as openDatabase connects to the embedded server.
 const sql = connect(embedded.url, log, { max: 1, prepare: false });

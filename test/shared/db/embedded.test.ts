@@ -1,6 +1,7 @@
 // Embedded PostgreSQL (PGlite over a loopback socket): data persists, one process per data dir, stale locks are taken over.
 import t from 'tap';
 import { childModule } from '../../helpers/cli.js';
+import { seededDataDir } from '../../helpers/embedded-data-dir.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
@@ -15,6 +16,13 @@ const log = createLogger('silent');
 
 function tempDataDir(t: { teardown(fn: () => unknown): void }): string {
   const dir = mkdtempSync(join(tmpdir(), 'mailpath-embedded-'));
+  t.teardown(() => rmSync(dir, { recursive: true, force: true }));
+  return dir;
+}
+
+/** A data dir whose cluster is already initialised (for tests of the lock, not of the first start). */
+async function seededTempDataDir(t: { teardown(fn: () => unknown): void }): Promise<string> {
+  const dir = await seededDataDir();
   t.teardown(() => rmSync(dir, { recursive: true, force: true }));
   return dir;
 }
@@ -77,7 +85,7 @@ t.test('data written before a stop is there after the next start', async (t) => 
 });
 
 t.test('a second start on a data dir in use is refused', async (t) => {
-  const dataDir = tempDataDir(t);
+  const dataDir = await seededTempDataDir(t);
   const first = await start(t, dataDir);
   t.equal(readFileSync(join(dataDir, 'embedded.lock'), 'utf8'), String(process.pid), 'the lock names the owner');
 
@@ -99,7 +107,7 @@ t.test('a second start on a data dir in use is refused', async (t) => {
 });
 
 t.test('a stale lock left by a dead process is taken over', async (t) => {
-  const dataDir = tempDataDir(t);
+  const dataDir = await seededTempDataDir(t);
   mkdirSync(dataDir, { recursive: true });
   const dead = spawnSync(process.execPath, ['-e', ''], { timeout: 30_000 });
   t.ok(dead.pid, 'a process that has exited');

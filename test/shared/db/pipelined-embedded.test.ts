@@ -1,16 +1,15 @@
 // Pipelined transactions on the embedded backend (PGlite behind its socket, one connection, no prepared statements): the same order, atomicity and rollback as on PostgreSQL.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { startEmbeddedPostgres } from '../../../shared/db/embedded.js';
 import { pipelinedTransaction } from '../../../shared/db/pipelined-transaction.js';
 import { createLogger } from '../../../shared/log.js';
+import { seededDataDir } from '../../helpers/embedded-data-dir.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 
 const log = createLogger('silent');
-const dir = mkdtempSync(join(tmpdir(), 'mailpath-pipelined-'));
+const dir = await seededDataDir('mailpath-pipelined-');
 t.teardown(() => rmSync(dir, { recursive: true, force: true }));
 const embedded = stopOnTeardown(t, await startEmbeddedPostgres(dir, log));
 // As openDatabase connects to it.

@@ -1,18 +1,17 @@
 // Segment SQL on the embedded backend (PGlite): the same answers as the model, so a no-install start evaluates segments like PostgreSQL does.
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { rmSync } from 'node:fs';
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { startEmbeddedPostgres } from '../../../shared/db/embedded.js';
 import { migrate } from '../../../shared/db/migrate.js';
 import { createLogger } from '../../../shared/log.js';
+import { seededDataDir } from '../../helpers/embedded-data-dir.js';
 import { selectDefinition } from '../../../shared/segments/service.js';
 import { buildFixture, NOW, prng } from './fixture.js';
 import { evaluate, randomDefinition } from './model.js';
 
 const log = createLogger('silent');
-const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-segments-embedded-'));
+const dataDir = await seededDataDir('mailpath-segments-embedded-');
 const embedded = await startEmbeddedPostgres(dataDir, log);
 // One connection, unprepared: as openDatabase connects to the embedded server.
 const sql = connect(embedded.url, log, { max: 1, prepare: false });
