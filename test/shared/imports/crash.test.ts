@@ -7,7 +7,7 @@ import { createTestDatabase } from '../../helpers/db.js';
 import { https, startMailpathProcess, type MailpathProcess } from '../../helpers/mailpath-process.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-const ROWS = 60_000;
+const ROWS = 20_000;
 
 const db = await createTestDatabase();
 const sql = postgres(db.url, { max: 2, onnotice: () => {} });
