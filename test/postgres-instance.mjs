@@ -1,4 +1,4 @@
-// A throwaway PostgreSQL server for one test run: initdb into a fresh directory on tmpfs, started on a free loopback
+// A throwaway PostgreSQL server for one test run: initdb into a fresh directory on tmpfs (else the temp dir), started on a free loopback
 // port with durability off, stopped and deleted when the run ends.
 //
 // Why: every test file clones a database from the migrated template, and many clone one per subtest (about 550 clones
@@ -11,7 +11,7 @@
 // Used only when TEST_DATABASE_URL is unset and the binaries are found; otherwise the run falls back to the server at
 // 127.0.0.1:5432, as before. Set MAILPATH_TEST_PG=system to use that server anyway.
 import { execFileSync, spawn } from 'node:child_process';
-import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statfsSync, statSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -65,6 +65,17 @@ async function waitReady(binDir, port, server) {
 }
 
 const PREFIX = 'mailpath-test-pg-';
+/** What a run's databases and WAL may take at their peak, with room to spare; a smaller /dev/shm (a container's default is 64 MiB) is not used. */
+const TMPFS_NEEDED_BYTES = 2 * 1024 ** 3;
+
+function roomyTmpfs() {
+  try {
+    const { bavail, bsize } = statfsSync('/dev/shm');
+    return bavail * bsize >= TMPFS_NEEDED_BYTES ? '/dev/shm' : null;
+  } catch {
+    return null;
+  }
+}
 
 function isAlive(pid) {
   try {
@@ -114,7 +125,7 @@ export async function startTestPostgres() {
     console.log('# no PostgreSQL binaries found: the tests use the server at 127.0.0.1:5432');
     return null;
   }
-  const base = existsSync('/dev/shm') && statSync('/dev/shm').isDirectory() ? '/dev/shm' : tmpdir();
+  const base = roomyTmpfs() ?? tmpdir();
   reapOrphans(binDir, base);
   const dir = mkdtempSync(join(base, PREFIX));
   writeFileSync(join(dir, 'owner.pid'), String(process.pid));
@@ -150,7 +161,7 @@ export async function startTestPostgres() {
       '-c', 'synchronous_commit=off',
       '-c', 'full_page_writes=off',
       '-c', 'autovacuum=off',
-      '-c', 'max_wal_size=4GB',
+      '-c', 'max_wal_size=1GB',
       '-c', 'log_min_messages=fatal',
       '-c', 'TimeZone=UTC',
     ]);
