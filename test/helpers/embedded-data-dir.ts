@@ -47,10 +47,13 @@ async function buildSeed(seed: string): Promise<void> {
   renameSync(building, seed);
 }
 
-/** Seeds of other migration sets, a day old: dropped (a newer checkout may still be using a younger one). */
+/**
+ * Seeds of other migration sets, and half-built ones a killed builder left, a day old: dropped (another checkout may
+ * still be using a younger one).
+ */
 function dropStaleSeeds(keep: string): void {
   for (const name of readdirSync(tmpdir())) {
-    if (!name.startsWith(PREFIX) || join(tmpdir(), name) === keep || name.includes('.')) continue;
+    if (!name.startsWith(PREFIX) || join(tmpdir(), name) === keep || name.endsWith('.lock')) continue;
     const path = join(tmpdir(), name);
     if (Date.now() - statSync(path).mtimeMs > 24 * 3600_000) rmSync(path, { recursive: true, force: true });
   }
