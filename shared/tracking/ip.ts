@@ -36,7 +36,8 @@ export function truncateIp(address: string | undefined): string | null {
   if (isIPv4(address)) return ipv4Network(address);
   // A dual-stack listener reports every IPv4 client this way: answered without parsing the IPv6 groups (a profile
   // of the tracking endpoints had the general path at ~4 µs per hit).
-  if (address.startsWith(MAPPED_PREFIX) && isIPv4(address.slice(MAPPED_PREFIX.length))) return ipv4Network(address.slice(MAPPED_PREFIX.length));
+  const mappedTail = address.startsWith(MAPPED_PREFIX) ? address.slice(MAPPED_PREFIX.length) : undefined;
+  if (mappedTail && isIPv4(mappedTail)) return ipv4Network(mappedTail);
   if (!isIPv6(address)) return null;
   const groups = ipv6Groups(address);
   if (!groups) return null;

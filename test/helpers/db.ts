@@ -15,11 +15,17 @@ function urlFor(database: string): string {
   return url.toString();
 }
 
+/** A hash of every migration (version and SQL), optionally with more that the artefact depends on: names that change whenever a migration does. */
+export function migrationSetHash(...also: string[]): string {
+  const hash = createHash('sha256');
+  for (const part of also) hash.update(part);
+  for (const m of loadMigrations()) hash.update(`${m.version}:${m.sql}`);
+  return hash.digest('hex').slice(0, 12);
+}
+
 /** The template's name changes whenever a migration does, so a stale template is never reused. */
 function templateName(): string {
-  const hash = createHash('sha256');
-  for (const m of loadMigrations()) hash.update(`${m.version}:${m.sql}`);
-  return `mailpath_tpl_${hash.digest('hex').slice(0, 12)}`;
+  return `mailpath_tpl_${migrationSetHash()}`;
 }
 
 async function ensureTemplate(admin: postgres.Sql, name: string): Promise<void> {

@@ -5,15 +5,15 @@
 // the migrations; starting on an initialised one takes 0.3 s. So the first test that asks builds one seed per
 // migration set (under a lock, in the temp dir) and every test gets a copy of it. Tests of the first start itself
 // (smoke/start, the persistence test of test/shared/db/embedded.test.ts) keep starting from an empty directory.
-import { createHash } from 'node:crypto';
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../../shared/db/connection.js';
 import { startEmbeddedPostgres } from '../../shared/db/embedded.js';
-import { loadMigrations, migrate } from '../../shared/db/migrate.js';
+import { migrate } from '../../shared/db/migrate.js';
 import { createLogger } from '../../shared/log.js';
 import { projectRoot } from '../../shared/paths.js';
+import { migrationSetHash } from './db.js';
 
 const PREFIX = 'mailpath-pglite-seed-';
 /** A lock older than this belongs to a builder that died: taken over. */
@@ -22,11 +22,8 @@ const WAIT_STEP_MS = 200;
 
 /** Changes with the migrations and with the PGlite release (its on-disk format). */
 function seedName(): string {
-  const hash = createHash('sha256');
   const pglite = JSON.parse(readFileSync(join(projectRoot(), 'node_modules', '@electric-sql', 'pglite', 'package.json'), 'utf8')) as { version: string };
-  hash.update(pglite.version);
-  for (const m of loadMigrations()) hash.update(`${m.version}:${m.sql}`);
-  return `${PREFIX}${hash.digest('hex').slice(0, 12)}`;
+  return `${PREFIX}${migrationSetHash(pglite.version)}`;
 }
 
 async function buildSeed(seed: string): Promise<void> {
