@@ -9,7 +9,7 @@ import type { RateLimiter } from '../shared/ratelimit/limiter.js';
 import type { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
 import type { SendingDeps } from '../shared/sending/deps.js';
 import type { SystemMail } from '../shared/system-mail/mailer.js';
-import type { HitRecorder } from '../shared/tracking/recorder.js';
+import type { HitSink } from '../shared/tracking/recorder.js';
 
 /**
  * Domain services (database, config, clock, resolvers, sealing box), the send path (gates, signing,
@@ -29,5 +29,5 @@ export interface ApiContext extends DomainDeps, SendingDeps {
   /** POST /settings/inbound-webhook/test-send: one signed POST to the tenant's webhook. */
   testWebhook: WebhookTester;
   /** Open and click hits of the public tracking endpoints, written by group commit (api/pages/tracking.ts). */
-  hits: HitRecorder;
+  hits: HitSink;
 }

@@ -26,8 +26,7 @@ import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { verpKey } from '../shared/sends/verp.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
-import { HitRecorder } from '../shared/tracking/recorder.js';
-import { TrafficRules } from '../shared/tracking/traffic-rules.js';
+import { buildHitSink } from './hit-sink.js';
 import { acceptSend } from '../shared/sending/accept.js';
 import { createSendingDeps } from '../shared/sending/deps.js';
 import { SystemMail } from '../shared/system-mail/mailer.js';
@@ -102,10 +101,10 @@ export async function buildServices(core: Core): Promise<Services> {
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms, () => clock.now().getTime()),
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),
-    hits: new HitRecorder(sql, log, new TrafficRules(config.tracking), { maxBatch: config.tracking.recorder.max_batch, concurrency: config.tracking.recorder.concurrency }),
+    hits: await buildHitSink(config, sql, log),
     async close() {
       await systemMail.drain();
-      await Promise.all([rateLimiter.close(), keyUsage.close()]);
+      await Promise.all([rateLimiter.close(), keyUsage.close(), services.hits.close()]);
     },
   };
   return services;

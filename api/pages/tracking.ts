@@ -74,7 +74,10 @@ export const trackingPages: FastifyPluginAsyncZod = async (app) => {
     return page(reply, problemPage(status, appError));
   });
 
-  /** Waits for the hit's commit; a failure to record never fails the answer (the reader still gets the image or the page). */
+  /**
+   * Waits until the hit is durable (fsynced to the spool, or committed: config/tracking.yaml recorder); a failure to
+   * record never fails the answer (the reader still gets the image or the page).
+   */
   const record = async (request: FastifyRequest, hit: Omit<Hit, 'userAgent' | 'ip' | 'at'>) => {
     // HEAD requests (link checkers) are answered but are nobody opening or clicking.
     if (request.method !== 'GET') return;

@@ -28,6 +28,16 @@ export const trackingSchema = z.strictObject({
   recorder: z.strictObject({
     max_batch: z.number().int().min(1).max(5000),
     concurrency: z.number().int().min(1).max(16).default(1),
+    thread: z.boolean().default(true),
+    spool: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        segment_hits: z.number().int().min(100).max(1_000_000).default(20_000),
+        max_pending: z.number().int().min(100).max(10_000_000).default(100_000),
+        retry_ms: z.number().int().min(10).max(60_000).default(1_000),
+        orphan_scan_seconds: z.number().int().min(1).max(3_600).default(60),
+      })
+      .prefault({}),
   }),
 });
 

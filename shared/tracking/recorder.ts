@@ -57,6 +57,22 @@ const ALL_LINKS = 'all_links';
 interface Planned {
   eventId: string;
   hit: Hit;
+  /** Recorded before (a spooled hit replayed): its event may be stored already. */
+  replay: boolean;
+}
+
+/** A hit's event id when chosen beforehand (the spool's), and whether it may have been committed before. */
+export interface RecordOptions {
+  eventId: string;
+  replay: boolean;
+}
+
+/** Where the tracking endpoints hand their hits: this recorder, the one on a thread of its own, or the spool in front of either. */
+export interface HitSink {
+  /** Resolves once the hit is durable: committed (with its outcome), or fsynced to the spool ('spooled'). */
+  record(hit: Hit, options?: RecordOptions): Promise<HitOutcome | 'spooled'>;
+  /** Waits for the hits in hand to be written (as far as it can), then lets go of what it holds. */
+  close(): Promise<void>;
 }
 
 /** A click of the send within reach of the "every link at once" window: stored before (id) or new in this batch (event). */
@@ -68,7 +84,7 @@ interface KnownClick {
   event?: EngagementEvent;
 }
 
-export class HitRecorder {
+export class HitRecorder implements HitSink {
   private readonly group: GroupCommit<Planned, HitOutcome>;
 
   constructor(private readonly sql: Sql, private readonly log: Logger, private readonly rules: TrafficRules, options: RecorderOptions) {
@@ -76,10 +92,13 @@ export class HitRecorder {
   }
 
   /** Resolves once the hit is committed (or known to name no send). */
-  record(hit: Hit): Promise<HitOutcome> {
+  record(hit: Hit, options?: RecordOptions): Promise<HitOutcome> {
     // Time-ordered: a batch's events land together at the right edge of the events primary key.
-    return this.group.write({ eventId: uuidV7(hit.at.getTime()), hit });
+    return this.group.write({ eventId: options?.eventId ?? uuidV7(hit.at.getTime()), hit, replay: options?.replay ?? false });
   }
+
+  /** Nothing of its own to let go of (the pool is the process's); hits in flight finish with their callers. */
+  async close(): Promise<void> {}
 
   /** A batch lost to a deadlock or serialization failure was rolled back whole: it is run again as it was. */
   private commit(items: Planned[], retry: boolean): Promise<HitOutcome[]> {
@@ -106,8 +125,9 @@ export class HitRecorder {
     // (Each query function awaits its one statement, so they reach the connection in call order; the two-recorder
     // test's counters would go wrong if a read overtook the lock.)
     const [storedIds, locked, recent, stamps, goals, subscribed] = await Promise.all([
-      // Committed alone after its batch failed: the batch's COMMIT may have gone through with its reply lost.
-      retry ? storedEventIds(tx, items.map((i) => i.eventId)) : [],
+      // Committed alone after its batch failed: the batch's COMMIT may have gone through with its reply lost;
+      // replayed from the spool: the process that spooled it may have committed it before it stopped.
+      retry || items.some((i) => i.replay) ? storedEventIds(tx, items.map((i) => i.eventId)) : [],
       lockTrackedSends(tx, sendIds),
       recentClicks(tx, clickSends, since),
       recipientStamps(tx, sendIds),

@@ -36,6 +36,10 @@ export function testEnv(databaseUrl: string, dataDir: string, overrides: Env = {
     MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__READ: '100000',
     MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__WRITE: '100000',
     MAILPATH_CONFIG__LIMITS__RATE_LIMITS__TENANT_DEFAULT_PER_SEC: '100000',
+    // Hits answered after their commit, on the test's thread: a test reads what its request caused at once. The
+    // spool and the recorder thread have tests of their own (test/shared/tracking/, test/api/tracking-spool).
+    MAILPATH_CONFIG__TRACKING__RECORDER__SPOOL__ENABLED: 'false',
+    MAILPATH_CONFIG__TRACKING__RECORDER__THREAD: 'false',
     ...overrides,
   };
 }

@@ -1,0 +1,34 @@
+// Where the tracking endpoints' hits go, composed from config/tracking.yaml `recorder`: the spool in front (answer
+// once the hit is fsynced locally), the recorder on a thread of its own (PostgreSQL only), or the plain recorder.
+import { join } from 'node:path';
+import type { Config } from '../shared/config/index.js';
+import type { Sql } from '../shared/db/connection.js';
+import type { Logger } from '../shared/log.js';
+import { HitSpool } from '../shared/tracking/hit-spool.js';
+import { HitRecorder, type HitSink } from '../shared/tracking/recorder.js';
+import { ThreadedHitRecorder } from '../shared/tracking/recorder-thread.js';
+import { SpooledHitRecorder } from '../shared/tracking/spooled-recorder.js';
+import { TrafficRules } from '../shared/tracking/traffic-rules.js';
+
+/** The spool's directory under the data dir. */
+export const HIT_SPOOL_DIR = 'tracking-spool';
+
+/** The thread needs a PostgreSQL URL of its own: the embedded database (no DATABASE_URL) serves one session, the main thread's. */
+export async function buildHitSink(config: Config, sql: Sql, log: Logger): Promise<HitSink> {
+  const { recorder } = config.tracking;
+  const options = { maxBatch: recorder.max_batch, concurrency: recorder.concurrency };
+  let local: HitRecorder | undefined;
+  const onThisThread = () => (local ??= new HitRecorder(sql, log, new TrafficRules(config.tracking), options));
+  const sink: HitSink =
+    recorder.thread && config.databaseUrl
+      ? new ThreadedHitRecorder({ databaseUrl: config.databaseUrl, logLevel: config.logLevel, tracking: config.tracking, options }, log, onThisThread)
+      : onThisThread();
+  // Only a process that answers tracking requests keeps a spool (and replays what a stopped one left).
+  if (!recorder.spool.enabled || !config.roles.includes('api')) return sink;
+  const spool = await HitSpool.open(join(config.dataDir, HIT_SPOOL_DIR), { segmentHits: recorder.spool.segment_hits });
+  return new SpooledHitRecorder(spool, sink, log, {
+    maxPending: recorder.spool.max_pending,
+    retryMs: recorder.spool.retry_ms,
+    orphanScanMs: recorder.spool.orphan_scan_seconds * 1000,
+  });
+}
