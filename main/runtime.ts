@@ -8,7 +8,7 @@ import { startBoss, type Boss } from '../shared/jobs/boss.js';
 import { ensureSuperAdmin, showGeneratedPassword } from '../shared/auth/bootstrap.js';
 import { startRoles, type RunningRole } from './roles.js';
 import { buildServices, type Services } from './services.js';
-import { helperLowering, lowerHelperThreads } from './thread-priority.js';
+import { lowerHelperThreads } from './thread-priority.js';
 import { startOperatorServer, type RunningOperatorServer } from '../api/operator-server.js';
 import { QueryTimings, timedSql } from '../shared/observability/query-timing.js';
 import { startTimingFlusher, type RunningTimingFlusher } from '../shared/observability/timing-flusher.js';
@@ -54,8 +54,8 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
     if (config.metrics) operator = await startOperatorServer(services.metrics, log, config.metrics);
     roles = await startRoles(config.roles, services);
     // Once the roles run, every helper thread of the process exists (libuv's pool is started if it was not).
-    const lowered = await lowerHelperThreads(helperLowering(config));
-    if (lowered > 0) log.debug({ threads: lowered, nice: helperLowering(config) }, 'helper threads run below the event loop');
+    const lowered = await lowerHelperThreads(config.runtime.helper_thread_nice);
+    if (lowered > 0) log.debug({ threads: lowered, nice: config.runtime.helper_thread_nice }, 'helper threads run below the event loop');
     // Last: a start-up that fails before this has created no super-admin, so a generated password
     // is never lost; the next start generates one. It is shown only once everything is up.
     const admin = await ensureSuperAdmin({ sql: db.sql, config, clock: systemClock, log });

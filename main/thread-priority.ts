@@ -2,17 +2,6 @@
 import { randomFill } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';
-import type { Config } from '../shared/config/index.js';
-
-/**
- * How many nice levels below the event loop this process's helpers go: config/runtime.yaml helper_thread_nice, except
- * in a process that answers tracking hits through the spool. There the pool's thread runs the spool's write and
- * fdatasync each hit's answer waits for, so it is no longer work that may wait (the ingestion bench: 4,918 – 4,974
- * hits/s with the pool lowered by 10, 5,325 without).
- */
-export function helperLowering(config: Pick<Config, 'roles' | 'runtime' | 'tracking'>): number {
-  return config.roles.includes('api') && config.tracking.recorder.spool.enabled ? 0 : config.runtime.helper_thread_nice;
-}
 
 /** The nice value the helpers get: `lower` below the event loop's own, at most 19 (a process started under `nice` keeps the order). */
 export function helperNice(eventLoopNice: number, lower: number): number {

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';
-import { helperLowering, helperNice, lowerHelperThreads } from '../../main/thread-priority.js';
+import { helperNice, lowerHelperThreads } from '../../main/thread-priority.js';
 import { ConfigError, loadConfig } from '../../shared/config/index.js';
 
 /** Each thread's nice value, from /proc (field 19 of stat; the command name may contain spaces, so fields count after it). */
@@ -23,14 +23,6 @@ t.test('the helpers keep their order below the event loop, capped at 19', async 
   t.equal(helperNice(5, 10), 15, 'a process started under nice keeps its helpers below its event loop');
   t.equal(helperNice(15, 10), 19, 'never beyond the lowest priority');
   t.equal(helperNice(0, 0), 0);
-});
-
-t.test('a process answering tracking hits through the spool keeps its pool at the event loop: the spool fsyncs there', async (t) => {
-  const config = (env: Record<string, string>) => loadConfig({ DATABASE_URL: 'postgres://x', MAILPATH_DATA_DIR: '/nonexistent', ...env });
-  t.equal(helperLowering(config({ MAILPATH_ROLES: 'outbound' })), 10, 'no api role: as configured');
-  t.equal(helperLowering(config({ MAILPATH_ROLES: 'outbound', MAILPATH_CONFIG__RUNTIME__HELPER_THREAD_NICE: '4' })), 4);
-  t.equal(helperLowering(config({ MAILPATH_ROLES: 'api,outbound' })), 0, 'the api role with the spool on');
-  t.equal(helperLowering(config({ MAILPATH_ROLES: 'api', MAILPATH_CONFIG__TRACKING__RECORDER__SPOOL__ENABLED: 'false' })), 10, 'hits answered after their commit: as configured');
 });
 
 t.test('0 leaves every thread as it is', async (t) => {
