@@ -119,12 +119,13 @@ export class HitSpool {
 
   /**
    * Segments whose owner no longer runs, each renamed to this process first (a rename succeeds for one process
-   * only), with the complete hits it holds. Oldest first.
+   * only), with the complete hits it holds. Oldest first; at most `limit` segments that hold hits.
    */
-  async claimOrphans(): Promise<{ segment: Segment; hits: SpooledHit[] }[]> {
+  async claimOrphans(limit = Infinity): Promise<{ segment: Segment; hits: SpooledHit[] }[]> {
     const names = (await readdir(this.dir)).filter((n) => n.endsWith(SUFFIX)).sort();
     const claimed: { segment: Segment; hits: SpooledHit[] }[] = [];
     for (const name of names) {
+      if (claimed.length >= limit) break;
       if (ownerAlive(name.split('.')[0]!)) continue;
       const path = join(this.dir, this.nextName());
       try {
@@ -137,8 +138,8 @@ export class HitSpool {
       const segment = new Segment(path, undefined);
       segment.appended = hits.length;
       segment.sealed = true;
-      claimed.push({ segment, hits });
-      if (hits.length === 0) await this.removeIfDone(segment);
+      if (hits.length > 0) claimed.push({ segment, hits });
+      else await this.removeIfDone(segment);
     }
     return claimed;
   }

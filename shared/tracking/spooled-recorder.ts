@@ -30,6 +30,8 @@ export class SpooledHitRecorder implements HitSink {
   private readonly scanTimer: NodeJS.Timeout;
   private scanning: Promise<void> | undefined;
   private closing = false;
+  /** A replay stopped at maxPending: the rest is claimed once the hits in hand are stored. */
+  private orphansLeft = false;
   private idleWaiters: (() => void)[] = [];
 
   constructor(private readonly spool: HitSpool, private readonly recorder: HitSink, private readonly log: Logger, private readonly options: SpooledRecorderOptions) {
@@ -94,7 +96,9 @@ export class SpooledHitRecorder implements HitSink {
     this.pending--;
     this.retryDelay = this.options.retryMs;
     this.spool.settle(entry.segment);
-    if (this.pending === 0) for (const wake of this.idleWaiters.splice(0)) wake();
+    if (this.pending > 0) return;
+    for (const wake of this.idleWaiters.splice(0)) wake();
+    if (this.orphansLeft) void this.replayOrphans();
   }
 
   /** Hits refused before, again, as replays: the commit that failed may have gone through with its reply lost. */
@@ -105,15 +109,25 @@ export class SpooledHitRecorder implements HitSink {
     for (const entry of entries) this.store(entry, true);
   }
 
+  /**
+   * Claims segments of stopped processes one at a time while fewer than maxPending hits wait: a long outage's
+   * backlog is not read into memory at once. What is left is claimed when the hits in hand are stored.
+   */
   private replayOrphans(): Promise<void> {
     if (this.closing) return Promise.resolve();
-    return (this.scanning ??= this.spool
-      .claimOrphans()
-      .then((claimed) => {
-        const hits = claimed.reduce((n, c) => n + c.hits.length, 0);
-        if (hits > 0) this.log.info({ segments: claimed.length, hits }, 'replaying tracking hits spooled by a process that stopped');
-        for (const { segment, hits } of claimed) for (const spooled of hits) this.store({ ...spooled, segment }, true);
-      })
+    return (this.scanning ??= (async () => {
+      this.orphansLeft = false;
+      while (!this.closing) {
+        if (this.pending >= this.options.maxPending) {
+          this.orphansLeft = true;
+          break;
+        }
+        const [claimed] = await this.spool.claimOrphans(1);
+        if (!claimed) break;
+        this.log.info({ segment: claimed.segment.path, hits: claimed.hits.length }, 'replaying tracking hits spooled by a process that stopped');
+        for (const spooled of claimed.hits) this.store({ ...spooled, segment: claimed.segment }, true);
+      }
+    })()
       .catch((err: unknown) => this.log.error({ err }, 'spooled tracking hits of a stopped process could not be read'))
       .finally(() => (this.scanning = undefined)));
   }

@@ -94,3 +94,13 @@ t.test("orphans: a stopped process's segments are claimed once (complete lines o
   t.same(readdirSync(dir), [live]);
   t.same(await a.claimOrphans(), [], 'nothing left to claim');
 });
+
+t.test('orphans are claimed at most `limit` at a time, oldest first', async (t) => {
+  const dir = spoolDir(t);
+  const line = (n: number) => `${JSON.stringify({ id: hit(n).id, kind: 'open', sendId: hit(n).hit.sendId, userAgent: '', ip: null, at: AT.getTime() })}\n`;
+  for (const n of [2, 1, 3]) writeFileSync(join(dir, `${DEAD}.0000000${n}.hits`), line(n));
+  const spool = await HitSpool.open(dir, { segmentHits: 100 });
+  const first = await spool.claimOrphans(1);
+  t.same(first.map((c) => c.hits[0]!.id), [hit(1).id]);
+  t.same((await spool.claimOrphans(5)).map((c) => c.hits[0]!.id), [hit(2).id, hit(3).id]);
+});

@@ -117,7 +117,8 @@ t.test('SIGKILL: hits a killed process had answered are stored by the next one, 
   // As if the killed process had committed one of them just before it died.
   await recorder.record(spooledHits[4]!.hit, { eventId: spooledHits[4]!.id, replay: false });
 
-  const next = new SpooledHitRecorder(await HitSpool.open(dir, { segmentHits: 100 }), recorder, log, OPTIONS);
+  // Room for three waiting hits: the three segments are claimed one after another, not read in at once.
+  const next = new SpooledHitRecorder(await HitSpool.open(dir, { segmentHits: 100 }), recorder, log, { ...OPTIONS, maxPending: 3 });
   const ids = await eventsReach(sendId, 7);
   await next.idle();
   t.same(ids, spooledHits.map((h) => h.id).sort(), 'every answered hit stored under its spooled id, once');
