@@ -74,6 +74,7 @@ export class SpooledHitRecorder implements HitSink {
     await Promise.race([this.idle(), new Promise((resolve) => (timer = setTimeout(resolve, timeoutMs)))]);
     clearTimeout(timer);
     clearTimeout(this.retryTimer);
+    this.failed = [];
     if (this.pending > 0) this.log.warn({ pending: this.pending }, 'tracking hits left in the spool for the next start');
     await this.spool.close();
     await this.recorder.close();
@@ -84,6 +85,8 @@ export class SpooledHitRecorder implements HitSink {
     this.recorder.record(entry.hit, { eventId: entry.id, replay }).then(
       () => this.settled(entry),
       (err: unknown) => {
+        // Closed meanwhile: the hit stays in its segment for the next start.
+        if (this.closing) return;
         this.log.warn({ err }, 'spooled tracking hit not stored yet; trying again');
         this.failed.push(entry);
         this.retryTimer ??= setTimeout(() => this.retry(), this.retryDelay);
