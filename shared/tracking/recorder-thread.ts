@@ -21,14 +21,14 @@ type ToThread = { hits: Request[] } | { close: true };
 type FromThread = { replies: Reply[] } | { closed: true };
 
 interface Waiting {
-  resolve(outcome: HitOutcome): void;
+  resolve(outcome: HitOutcome | 'spooled'): void;
   reject(err: unknown): void;
 }
 
 /**
  * Hits cross to the thread in one message per turn of the event loop and their outcomes come back the same way.
- * When the thread fails, the hits it held are rejected (a spool in front records them again) and later ones go to
- * `fallback`, a recorder on this thread.
+ * When the thread fails, the hits it held are rejected (a spool in front records them again), and those not yet
+ * handed over and every later one go to `fallback`, a recorder on this thread.
  */
 export class ThreadedHitRecorder implements HitSink {
   private worker: Worker | undefined;
@@ -102,9 +102,15 @@ export class ThreadedHitRecorder implements HitSink {
     if (this.failed) return;
     this.failed = true;
     this.log.error({ err }, 'the hit recorder thread failed; recording on the main thread from now on');
-    for (const w of this.waiting.values()) w.reject(err);
+    // Hits not yet handed over are recorded here; those the thread held may or may not be committed: rejected (a
+    // spool in front records them again, as replays).
+    const unsent = new Map(this.outbox.splice(0).map(([id, hit, options]) => [id, { hit, options }]));
+    for (const [id, w] of this.waiting) {
+      const hit = unsent.get(id);
+      if (hit) this.fallback().record(hit.hit, hit.options).then(w.resolve, w.reject);
+      else w.reject(err);
+    }
     this.waiting.clear();
-    for (const [, hit, options] of this.outbox.splice(0)) void this.fallback().record(hit, options);
   }
 }
 

@@ -140,3 +140,16 @@ t.test('the recorder on a thread of its own stores hits and reports their outcom
   t.equal(await threaded.record(open(sendId, 3)), 'recorded', 'after close, hits go to the fallback recorder');
   t.equal((await eventIds(sendId)).length, 3);
 });
+
+t.test('a recorder thread that fails: what it held is rejected, later hits are recorded on the main thread', async (t) => {
+  const sendId = await delivered();
+  // An invalid pattern: the thread throws while it builds its traffic rules.
+  const broken = { ...config.tracking, machine_opens: { ...config.tracking.machine_opens, user_agents: ['('] } };
+  const threaded = new ThreadedHitRecorder({ databaseUrl: db.url, logLevel: 'silent', tracking: broken, options: { maxBatch: 100, concurrency: 1 } }, log, () => recorder);
+  // Handed over before the thread failed (rejected), or not yet (recorded here): either way answered.
+  const first = await threaded.record(open(sendId, 0)).catch(() => 'rejected');
+  t.ok(first === 'rejected' || first === 'recorded', String(first));
+  t.equal(await threaded.record(open(sendId, 1)), 'recorded', 'after the failure, on the main thread');
+  t.equal((await eventIds(sendId)).length, first === 'recorded' ? 2 : 1);
+  await threaded.close();
+});
