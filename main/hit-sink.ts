@@ -13,7 +13,10 @@ import { TrafficRules } from '../shared/tracking/traffic-rules.js';
 /** The spool's directory under the data dir. */
 export const HIT_SPOOL_DIR = 'tracking-spool';
 
-/** The thread needs a PostgreSQL URL of its own: the embedded database (no DATABASE_URL) serves one session, the main thread's. */
+/**
+ * The recorder runs on a thread of its own only with DATABASE_URL (the embedded database serves one session, the
+ * main thread's); the spool only in a process with the api role.
+ */
 export async function buildHitSink(config: Config, sql: Sql, log: Logger): Promise<HitSink> {
   const { recorder } = config.tracking;
   const options = { maxBatch: recorder.max_batch, concurrency: recorder.concurrency };

@@ -91,7 +91,8 @@ export class HitSpool {
   private sequence = 0;
   private current: Segment | undefined;
   private queue: Waiting[] = [];
-  private writing = false;
+  /** The write loop, while one runs: appends made meanwhile join its next group. */
+  private flushing: Promise<void> | undefined;
   private closed = false;
 
   private constructor(readonly dir: string, private readonly options: SpoolOptions) {}
@@ -106,7 +107,7 @@ export class HitSpool {
     if (this.closed) return Promise.reject(new Error('the hit spool is closed'));
     return new Promise((resolve, reject) => {
       this.queue.push({ line: encode(entry), resolve, reject });
-      if (!this.writing) void this.flush();
+      this.flushing ??= this.flush();
     });
   }
 
@@ -147,7 +148,7 @@ export class HitSpool {
   /** Stops taking hits, lets the last write finish and closes the open segment (deleted if everything in it is settled). */
   async close(): Promise<void> {
     this.closed = true;
-    while (this.writing) await new Promise((resolve) => setImmediate(resolve));
+    await this.flushing;
     await this.seal();
   }
 
@@ -157,7 +158,6 @@ export class HitSpool {
 
   /** Writes whatever queued while the previous write ran, in one write and one fdatasync. */
   private async flush(): Promise<void> {
-    this.writing = true;
     while (this.queue.length > 0) {
       const group = this.queue;
       this.queue = [];
@@ -174,7 +174,8 @@ export class HitSpool {
         await this.seal().catch(() => undefined);
       }
     }
-    this.writing = false;
+    // Synchronously after the last check of the queue: an append from here on starts a new loop.
+    this.flushing = undefined;
   }
 
   private async rotate(): Promise<void> {

@@ -44,14 +44,15 @@ export class SpooledHitRecorder implements HitSink {
   async record(hit: Hit, options?: RecordOptions): Promise<HitOutcome | 'spooled'> {
     if (this.closing || this.pending >= this.options.maxPending) return this.recorder.record(hit, options);
     const id = options?.eventId ?? uuidV7(hit.at.getTime());
+    const replay = options?.replay ?? false;
     let segment: Segment;
     try {
       segment = await this.spool.append({ id, hit });
     } catch (err) {
       this.log.warn({ err }, 'tracking hit not spooled; recording it directly');
-      return this.recorder.record(hit, { eventId: id, replay: options?.replay ?? false });
+      return this.recorder.record(hit, { eventId: id, replay });
     }
-    this.store({ id, hit, segment }, options?.replay ?? false);
+    this.store({ id, hit, segment }, replay);
     return 'spooled';
   }
 
@@ -89,7 +90,9 @@ export class SpooledHitRecorder implements HitSink {
         if (this.closing) return;
         this.log.warn({ err }, 'spooled tracking hit not stored yet; trying again');
         this.failed.push(entry);
-        this.retryTimer ??= setTimeout(() => this.retry(), this.retryDelay);
+        // One retry round for every hit refused meanwhile; the delay doubles per round, not per hit.
+        if (this.retryTimer) return;
+        this.retryTimer = setTimeout(() => this.retry(), this.retryDelay);
         this.retryDelay = Math.min(this.retryDelay * 2, 60_000);
       },
     );

@@ -20,6 +20,10 @@ function spoolDir(t: { teardown(fn: () => unknown): void }): string {
   return dir;
 }
 
+/** A spooled line as the spool writes it (written here by hand: the format is what a later process reads back). */
+const line = (h: SpooledHit) =>
+  `${JSON.stringify({ id: h.id, kind: h.hit.kind, sendId: h.hit.sendId, url: h.hit.url, links: h.hit.links, userAgent: h.hit.userAgent, ip: h.hit.ip, at: h.hit.at.getTime() })}\n`;
+
 /** A token no running process has: a pid above Linux's pid_max. */
 const DEAD = '4999999-12345-0';
 
@@ -57,7 +61,7 @@ t.test('a segment is deleted once sealed and every hit in it is settled, not bef
 });
 
 t.test('a last line without its newline was never fsynced whole and is left out', async (t) => {
-  const text = `${JSON.stringify({ id: hit(1).id, kind: 'open', sendId: hit(1).hit.sendId, userAgent: '', ip: null, at: AT.getTime() })}\n{"id":"0190a0b0-0000-7000-8000-0000`;
+  const text = `${line(hit(1, 'open'))}{"id":"0190a0b0-0000-7000-8000-0000`;
   t.same(decodeSegment(text).map((h) => h.id), [hit(1).id]);
   t.same(decodeSegment(''), []);
 });
@@ -72,11 +76,10 @@ t.test('owners: a running process (with its start time) is alive; an unknown pid
 
 t.test("orphans: a stopped process's segments are claimed once (complete lines only); a running one's are left alone", async (t) => {
   const dir = spoolDir(t);
-  const encoded = (h: SpooledHit) => `${JSON.stringify({ id: h.id, kind: h.hit.kind, sendId: h.hit.sendId, url: h.hit.url, links: h.hit.links, userAgent: h.hit.userAgent, ip: h.hit.ip, at: h.hit.at.getTime() })}\n`;
-  writeFileSync(join(dir, `${DEAD}.00000000.hits`), `${encoded(hit(1))}${encoded(hit(2))}{"id":"torn`);
+  writeFileSync(join(dir, `${DEAD}.00000000.hits`), `${line(hit(1))}${line(hit(2))}{"id":"torn`);
   writeFileSync(join(dir, `${DEAD}.00000001.hits`), '');
   const live = `${processToken(process.ppid)}.00000000.hits`;
-  writeFileSync(join(dir, live), encoded(hit(9)));
+  writeFileSync(join(dir, live), line(hit(9)));
 
   const [a, b] = [await HitSpool.open(dir, { segmentHits: 100 }), await HitSpool.open(dir, { segmentHits: 100 })];
   const [fromA, fromB] = await Promise.all([a.claimOrphans(), b.claimOrphans()]);
@@ -97,8 +100,7 @@ t.test("orphans: a stopped process's segments are claimed once (complete lines o
 
 t.test('orphans are claimed at most `limit` at a time, oldest first', async (t) => {
   const dir = spoolDir(t);
-  const line = (n: number) => `${JSON.stringify({ id: hit(n).id, kind: 'open', sendId: hit(n).hit.sendId, userAgent: '', ip: null, at: AT.getTime() })}\n`;
-  for (const n of [2, 1, 3]) writeFileSync(join(dir, `${DEAD}.0000000${n}.hits`), line(n));
+  for (const n of [2, 1, 3]) writeFileSync(join(dir, `${DEAD}.0000000${n}.hits`), line(hit(n, 'open')));
   const spool = await HitSpool.open(dir, { segmentHits: 100 });
   const first = await spool.claimOrphans(1);
   t.same(first.map((c) => c.hits[0]!.id), [hit(1).id]);
