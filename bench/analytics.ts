@@ -12,7 +12,8 @@
 // bench/run.ts gives one bench 10 minutes unless BENCH_TIMEOUT_S says otherwise: the full 10M run needs it raised.
 // BENCH_ANALYTICS_ONLY=ingestion skips the query data set (one tenant is made for the tracked sends, with an analyzed
 // history of earlier sends: seedHistory), =queries skips the ingestion; BENCH_CONNECTIONS (50) sets the load's
-// concurrent connections; BENCH_RECORDER_CONCURRENCY sets recorder.concurrency (batches in flight); BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
+// concurrent connections; BENCH_RECORDER_CONCURRENCY sets recorder.concurrency (batches in flight), and any
+// MAILPATH_CONFIG__… variable given to the bench applies to the measured API; BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
 // Mailpath ingestion run (open it in Chrome DevTools); BENCH_PG_STATEMENTS=1 (pg_stat_statements preloaded by the server)
 // lists the statements of the Mailpath run with their execution and planning time per hit.
 import { randomBytes, randomUUID } from 'node:crypto';
@@ -39,7 +40,7 @@ import { createLogger } from '../shared/log.js';
 import { startMailpath } from '../main/runtime.js';
 import { loadMasterKey } from '../shared/secrets/master-key.js';
 import { loadTls } from '../shared/tls.js';
-import { cpuSecondsOf, mainThreadCpuSeconds, threadSchedNs } from './lib/cpu.js';
+import { cpuSecondsOf, mainThreadCpuSeconds, threadCpuSeconds, threadSchedNs } from './lib/cpu.js';
 import type { LoadRequest, LoadResult } from './lib/load-child.js';
 import { pgStatements } from './lib/pg-statements.js';
 import { clickUrls, linkBase, openUrl } from '../shared/tracking/link-tokens.js';
@@ -195,6 +196,8 @@ interface Figures extends Omit<LoadResult, 'cpuSeconds'> {
    */
   mainOnCore: number;
   mainWaiting: number;
+  /** The process's CPU per answered request by thread name (main, the recorder's worker, libuv's pool, V8's helpers). */
+  threads: [string, number][];
 }
 
 /** Transactions committed in the bench database so far (as the statistics have been reported). */
@@ -234,12 +237,14 @@ async function measure(sql: Sql, url: string, paths: string[], seconds: number):
   const pgBefore = await backendCpu(sql);
   const commitsBefore = await commits(sql);
   const schedBefore = threadSchedNs(process.pid);
+  const threadsBefore = threadCpuSeconds(process.pid);
   const startedAt = performance.now();
   const generated = await runLoad({ url, connections: CONNECTIONS, seconds, paths });
   const schedAfter = threadSchedNs(process.pid);
   const elapsedNs = (performance.now() - startedAt) * 1e6;
   const cpu = mainThreadCpuSeconds() - cpuBefore;
   const processCpu = cpuSecondsOf(process.pid) - processBefore;
+  const threadsAfter = threadCpuSeconds(process.pid);
   const pgAfter = await backendCpu(sql);
   // Backends report their counts at most once a second: let the last ones in.
   await new Promise((r) => setTimeout(r, 1_500));
@@ -253,6 +258,10 @@ async function measure(sql: Sql, url: string, paths: string[], seconds: number):
     ...figures,
     cpuUs: perHit(cpu), processUs: perHit(processCpu), pgCpuUs: perHit(pg), hitsPerCommit: committed > 0 ? ok / committed : 0, loadUs: perHit(loadCpu),
     mainOnCore: (schedAfter.runNs - schedBefore.runNs) / elapsedNs, mainWaiting: (schedAfter.waitNs - schedBefore.waitNs) / elapsedNs,
+    threads: [...threadsAfter]
+      .map(([name, s]): [string, number] => [name, perHit(s - (threadsBefore.get(name) ?? 0))])
+      .filter(([, us]) => us >= 1)
+      .sort((a, b) => b[1] - a[1]),
   };
 }
 
@@ -295,6 +304,9 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__TRACKING: '1000000000',
       MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '1000000000',
       ...(RECORDER_CONCURRENCY ? { MAILPATH_CONFIG__TRACKING__RECORDER__CONCURRENCY: RECORDER_CONCURRENCY } : {}),
+      // Configuration overrides given to the bench (e.g. MAILPATH_CONFIG__TRACKING__RECORDER__THREAD=false) apply to the
+      // measured API: the config is loaded from this explicit set, not from the environment.
+      ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('MAILPATH_CONFIG__') && e[1] !== undefined)),
     });
     const mailpath = await startMailpath(config, createLogger('warn'));
     cleanups.push(() => mailpath.stop());
@@ -336,12 +348,14 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     const answered = mp.ok;
     const durable = stored >= answered && mp.errors === 0 && mp.failed === 0;
     const met = mp.reqPerSec >= GOAL.hitsPerSec && durable;
+    const threadList = (f: Figures) => f.threads.map(([name, us]) => `${name} ${fmt(us)} µs`).join(', ');
     const row = (name: string, f: Figures) =>
       `  ${name.padEnd(34)} ${fmt(f.reqPerSec).padStart(8)} hits/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   CPU ${fmt(f.cpuUs).padStart(4)} µs/hit (process ${fmt(f.processUs)}, PostgreSQL ${fmt(f.pgCpuUs)})   (answered ${fmt(f.ok)}, 4xx/5xx ${fmt(f.failed)}, errors ${f.errors})`;
     out([
       row('peer: bare Fastify, same pixel', bareFigures),
       row('Mailpath /o and /c (recorded)', mp),
       `  hits per committed transaction: ${fmt(mp.hitsPerCommit, 1)}`,
+      `  the bench process's CPU per hit by thread ("node": Mailpath's recorder thread, libuv's pool and V8's helpers together): bare ${threadList(bareFigures)}; Mailpath ${threadList(mp)}`,
       `  the load generator (autocannon's process): bare ${fmt(bareFigures.loadUs)} µs/hit, Mailpath ${fmt(mp.loadUs)} µs/hit; machine busy meanwhile: bare ${fmt(bareFigures.machineCores, 2)}, Mailpath ${fmt(mp.machineCores, 2)} of ${cpus().length} cores`,
       `  the servers' thread on a core / waiting for one: bare ${pct(bareFigures.mainOnCore)} / ${pct(bareFigures.mainWaiting)}, Mailpath ${pct(mp.mainOnCore)} / ${pct(mp.mainWaiting)} of the run (idle the rest: waiting for PostgreSQL or for requests)`,
       `  events stored during the run: ${fmt(stored)} for ${fmt(answered)} answered hits (${durable ? 'every answered hit stored' : 'MISSING EVENTS'})`,
