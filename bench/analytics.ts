@@ -32,7 +32,7 @@ import { ProviderClassifier } from '../shared/analytics/provider-classifier.js';
 import { refreshStaleHours } from '../shared/analytics/queries.js';
 import { rollupReport } from '../shared/analytics/rollup.js';
 import { systemClock } from '../shared/clock.js';
-import { loadConfig } from '../shared/config/index.js';
+import { configOverrides, loadConfig } from '../shared/config/index.js';
 import { connect, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
 import { createResolver } from '../shared/dns.js';
@@ -306,7 +306,7 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       ...(RECORDER_CONCURRENCY ? { MAILPATH_CONFIG__TRACKING__RECORDER__CONCURRENCY: RECORDER_CONCURRENCY } : {}),
       // Configuration overrides given to the bench (e.g. MAILPATH_CONFIG__TRACKING__RECORDER__THREAD=false) apply to the
       // measured API: the config is loaded from this explicit set, not from the environment.
-      ...Object.fromEntries(Object.entries(process.env).filter((e): e is [string, string] => e[0].startsWith('MAILPATH_CONFIG__') && e[1] !== undefined)),
+      ...configOverrides(process.env),
     });
     const mailpath = await startMailpath(config, createLogger('warn'));
     cleanups.push(() => mailpath.stop());

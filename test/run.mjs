@@ -78,9 +78,7 @@ if (bundled) {
     format: 'esm',
     platform: 'node',
     target: 'node20',
-    // No source maps: with --enable-source-maps (which tap always passes) Node parses a module's map as it loads it,
-    // and the bundle's maps (node_modules included) made a test process slower than the per-file tree.
-    sourcemap: false,
+    sourcemap: false, // see above
     logLevel: 'warning',
     external: UNBUNDLED_PACKAGES,
     // CommonJS packages in an ES module bundle call `require`.

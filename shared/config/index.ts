@@ -175,11 +175,17 @@ function readConfigFiles(configDir: string): Record<string, unknown> {
   return files;
 }
 
+const OVERRIDE_PREFIX = 'MAILPATH_CONFIG__';
+
+/** The MAILPATH_CONFIG__<FILE>__<KEY>__... overrides among `env` (what loadConfig applies onto the config files). */
+export function configOverrides(env: Env): Record<string, string> {
+  return Object.fromEntries(Object.entries(env).filter((e): e is [string, string] => e[0].startsWith(OVERRIDE_PREFIX) && e[1] !== undefined));
+}
+
 /** Applies MAILPATH_CONFIG__<FILE>__<KEY>__... overrides onto the parsed config files. */
 function applyFileOverrides(files: Record<string, unknown>, env: Env): void {
-  for (const [name, raw] of Object.entries(env)) {
-    if (!name.startsWith('MAILPATH_CONFIG__') || raw === undefined) continue;
-    const path = name.slice('MAILPATH_CONFIG__'.length).toLowerCase().split('__');
+  for (const [name, raw] of Object.entries(configOverrides(env))) {
+    const path = name.slice(OVERRIDE_PREFIX.length).toLowerCase().split('__');
     // Environment names cannot hold '-': BOUNCE_RULES names config/bounce-rules.yaml.
     const file = Object.keys(files).find((f) => f.replace(/-/g, '_') === path[0]);
     if (file !== undefined) path[0] = file;
