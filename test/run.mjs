@@ -66,10 +66,12 @@ const UNBUNDLED_PACKAGES = [
   'standardwebhooks',
 ];
 const testPaths = process.argv.slice(2).filter((a) => !a.startsWith('-'));
-const bundled = process.env.MAILPATH_TEST_UNBUNDLED !== '1' && testPaths.length === 0;
+// MAILPATH_TEST_BUNDLED=1 runs given test paths bundled too (a failure that only the whole-suite run shows).
+const bundled = process.env.MAILPATH_TEST_UNBUNDLED !== '1' && (testPaths.length === 0 || process.env.MAILPATH_TEST_BUNDLED === '1');
 if (bundled) {
   await build({
-    entryPoints: sources.filter((f) => f.startsWith(join(ROOT, 'test') + sep) && f.endsWith('.test.ts')),
+    // The `mailpath` command too: the processes tests start (test/helpers/cli.ts) load it bundled, for the same reason.
+    entryPoints: [...sources.filter((f) => f.startsWith(join(ROOT, 'test') + sep) && f.endsWith('.test.ts')), join(ROOT, 'main', 'cli.ts')],
     outdir: BUNDLED,
     outbase: ROOT,
     bundle: true,
@@ -136,6 +138,10 @@ if (!env.TEST_DATABASE_URL && env.MAILPATH_TEST_PG !== 'system') {
   database = await startTestPostgres();
   if (database) env.TEST_DATABASE_URL = database.url;
 }
+
+// Tests start `mailpath` from the bundle too (test/helpers/cli.ts): each such process loaded the per-file tree's
+// ~1,500 modules, every one of them also passed through the process-info hook tap puts in every child's NODE_OPTIONS.
+if (bundled) env.MAILPATH_TEST_CLI = join(BUNDLED, 'main', 'cli.js');
 
 const tap = join(ROOT, 'node_modules', '.bin', 'tap');
 const args = process.argv.slice(2).map(compiled);

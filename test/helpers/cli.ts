@@ -8,8 +8,12 @@ const HERE = fileURLToPath(import.meta.url);
 /** The compiled tree's root (.build/) when this file is its compiled copy. */
 const BUILD_ROOT = HERE.endsWith('.js') ? join(dirname(HERE), '..', '..') : undefined;
 
+/** The bundled command test/run.mjs builds for a whole-suite run (it loads in a fraction of the per-file tree's time). */
+const BUNDLED_CLI = process.env['MAILPATH_TEST_CLI'];
+
 /** Node arguments that run `mailpath <command...>` (the working directory stays the project root: config/ is there). */
 export function mailpathArgs(...command: string[]): string[] {
+  if (BUNDLED_CLI) return [BUNDLED_CLI, ...command];
   return BUILD_ROOT ? [join(BUILD_ROOT, 'main', 'cli.js'), ...command] : ['--import', 'tsx', join('main', 'cli.ts'), ...command];
 }
 
