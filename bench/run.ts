@@ -11,9 +11,11 @@ const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 /**
  * Upper bound for one bench, so a hung bench cannot hang the run (BENCH_TIMEOUT_S raises it for big data sets). The
  * campaign bench gets 30 minutes by default: on a machine where Postfix relays 230 messages/s (2026-11-29's), its
- * 100,000-message peer alone takes 7 minutes after Mailpath's run, and 10 minutes killed it before it printed.
+ * 100,000-message peer alone takes 7 minutes after Mailpath's run, and 10 minutes killed it before it printed. The
+ * analytics bench too: generating its 10,000,000 events and filling the rollups from empty take about 10 minutes
+ * before its first query (a kill leaves its database behind: the bench cannot clean up after SIGKILL).
  */
-const DEFAULT_TIMEOUT_S: Record<string, number> = { campaign: 1800 };
+const DEFAULT_TIMEOUT_S: Record<string, number> = { campaign: 1800, analytics: 1800 };
 const benchTimeoutMs = (name: string) => Math.max(60, Number(process.env['BENCH_TIMEOUT_S'] ?? DEFAULT_TIMEOUT_S[name] ?? 600) || 600) * 1000;
 
 function benchNames(): string[] {

@@ -8,6 +8,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
+import { configOverrides } from '../../shared/config/index.js';
 import { generateDkimKey, storeKey } from '../../shared/domains/dkim-keys.js';
 import { projectRoot } from '../../shared/paths.js';
 import { SealedBox } from '../../shared/secrets/sealed-box.js';
@@ -102,6 +103,8 @@ export async function startDeployment(o: DeploymentOptions): Promise<Deployment>
       MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[10000000]',
       ...Object.fromEntries(Object.entries(ports).map(([k, v]) => [k, String(v)])),
       ...o.extraEnv,
+      // MAILPATH_CONFIG__… given to the bench reach the measured processes (an experiment with a setting), over the above.
+      ...configOverrides(process.env),
     };
     process.stdout.write(`${o.name} bench: building (npm run build) ...\n`);
     await run('npm', ['run', 'build'], { cwd: projectRoot() });
