@@ -7,7 +7,7 @@
 //
 // Test paths may be given as sources (test/api/x.test.ts, test/mta): they are mapped to their compiled files.
 import { spawn, spawnSync } from 'node:child_process';
-import { readdirSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
@@ -65,7 +65,9 @@ const UNBUNDLED_PACKAGES = [
   '@fastify/swagger', '@fastify/swagger-ui', 'undici', 'liquidjs', '@redocly/openapi-core', 'mailauth', 'smtp-server',
   'standardwebhooks',
 ];
-const testPaths = process.argv.slice(2).filter((a) => !a.startsWith('-'));
+// A test path is an argument naming a file or directory that exists, or a .ts file (tap then says it is missing): an
+// option's value given apart (`--grep foo`) is not one.
+const testPaths = process.argv.slice(2).filter((a) => !a.startsWith('-') && (existsSync(a) || a.endsWith('.ts')));
 // MAILPATH_TEST_BUNDLED=1 runs given test paths bundled too (a failure that only the whole-suite run shows).
 const bundled = process.env.MAILPATH_TEST_UNBUNDLED !== '1' && (testPaths.length === 0 || process.env.MAILPATH_TEST_BUNDLED === '1');
 if (bundled) {

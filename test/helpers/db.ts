@@ -65,6 +65,31 @@ export interface TestDatabase {
   drop(): Promise<void>;
 }
 
+/** How long a test database's files may go unchanged before a later test takes it for abandoned (no file runs this long). */
+const ABANDONED_AFTER_HOURS = 6;
+let sweptAbandoned = false;
+
+/**
+ * Drops, once per process, the test databases of runs that never reached their drop() (killed, timed out, a file run
+ * alone with `node` against the machine's server): under `npm test` the throwaway server takes them along, the
+ * machine's server keeps them. Only those nobody is connected to whose directory has not changed for hours (PostgreSQL
+ * keeps no creation time; reading the directory needs a superuser, as the tests' role is: otherwise nothing is swept).
+ */
+async function dropAbandonedDatabases(admin: postgres.Sql): Promise<void> {
+  if (sweptAbandoned) return;
+  sweptAbandoned = true;
+  try {
+    const abandoned = await admin<{ datname: string }[]>`
+      select d.datname from pg_database d
+      where d.datname like 'mp\_test\_%'
+        and not exists (select 1 from pg_stat_activity a where a.datid = d.oid)
+        and (pg_stat_file('base/' || d.oid)).modification < now() - make_interval(hours => ${ABANDONED_AFTER_HOURS})`;
+    for (const d of abandoned) await admin.unsafe(`drop database if exists "${d.datname}"`).catch(() => {});
+  } catch {
+    // not a superuser, or a database dropped meanwhile: left for another time
+  }
+}
+
 export async function createTestDatabase(): Promise<TestDatabase> {
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const template = templateName();
@@ -81,6 +106,7 @@ export async function createTestDatabase(): Promise<TestDatabase> {
         await new Promise((r) => setTimeout(r, 100 * attempt));
       }
     }
+    await dropAbandonedDatabases(admin);
   } finally {
     await admin.end();
   }
