@@ -84,7 +84,13 @@ export interface Delivered {
 export async function markDelivered(db: Queryable, delivered: Delivered[]): Promise<void> {
   if (delivered.length === 0) return;
   const attempts = delivered.map((d) => d.attempt);
-  await db`insert into send_attempts ${db(attempts, 'send_id', 'attempted_at', 'remote_host', 'outcome', 'smtp_code', 'enhanced_code', 'reply', 'duration_ms')}`;
+  // Arrays, not a VALUES list: one statement text whatever the batch's size (prepared and planned once per connection).
+  const column = (pick: (a: (typeof attempts)[number]) => unknown) => db.array(attempts.map(pick) as string[]);
+  await db`
+    insert into send_attempts (send_id, attempted_at, remote_host, outcome, smtp_code, enhanced_code, reply, duration_ms)
+    select * from unnest(${column((a) => a.send_id)}::uuid[], ${column((a) => a.attempted_at.toISOString())}::timestamptz[],
+      ${column((a) => a.remote_host)}::text[], ${column((a) => a.outcome)}::text[], ${column((a) => a.smtp_code)}::int[],
+      ${column((a) => a.enhanced_code)}::text[], ${column((a) => a.reply)}::text[], ${column((a) => a.duration_ms)}::int[])`;
   await db`
     update sends s set status = 'delivered', status_detail = v.detail, defer_until = null, updated_at = v.at
     from unnest(${attempts.map((a) => a.send_id)}::uuid[], ${delivered.map((d) => d.detail)}::text[], ${attempts.map((a) => a.attempted_at.toISOString())}::timestamptz[]) as v(id, detail, at)

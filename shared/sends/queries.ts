@@ -49,38 +49,55 @@ export interface NewSend extends Omit<SendRow, 'updated_at' | 'size_bytes'> {
   message: Buffer | null;
 }
 
-/** Many sends in one statement (the group commit of concurrent acceptances). */
 /** What storing a send answers with: what its acceptance tells the caller. */
 export type StoredSend = Pick<SendRow, 'id' | 'message_id' | 'status' | 'defer_until'>;
 
-/** Stores sends (one statement); returns only what acceptance answers with (the rest the caller has). */
+const iso = (at: Date | null): string | null => (at === null ? null : at.toISOString());
+
+/**
+ * Stores sends in one statement of fixed text (the group commit of concurrent acceptances); returns only what
+ * acceptance answers with (the rest the caller has).
+ *
+ * Columns go as one array each, so the statement's text is the same whatever the batch's size: a multi-row VALUES
+ * list was a statement per size, planned on almost every call, with 22 parameters a row for the client to build. The
+ * messages go as one bytea, their concatenation, cut by offset and length in the statement: as a bytea[] each
+ * message's hex would be escaped into, and parsed back out of, one array literal, which cost PostgreSQL twice what the
+ * VALUES list did. Measured on batches of 37 to 500 sends of 8 KB: PostgreSQL 29 – 32 µs and the client 70 – 76 µs
+ * per send, against 37 – 44 and 103 – 109 with VALUES.
+ */
 export async function insertSends(db: Queryable, sends: NewSend[]): Promise<StoredSend[]> {
   if (sends.length === 0) return [];
-  const rows = sends.map((s) => ({
-    id: s.id,
-    tenant_id: s.tenant_id,
-    domain_id: s.domain_id,
-    api_key_id: s.api_key_id,
-    source: s.source,
-    mode: s.mode,
-    status: s.status,
-    from_email: s.from_email,
-    to_email: s.to_email,
-    subject: s.subject,
-    message_id: s.message_id,
-    envelope_from: s.envelope_from,
-    gate_decisions: db.json(s.gate_decisions as never),
-    message: s.message,
-    size_bytes: s.message?.length ?? null,
-    defer_until: s.defer_until,
-    status_detail: s.status_detail,
-    campaign_id: s.campaign_id,
-    campaign_variant: s.campaign_variant,
-    contact_id: s.contact_id,
-    created_at: s.created_at,
-    updated_at: s.created_at,
-  }));
-  return db<StoredSend[]>`insert into sends ${db(rows)} returning id, message_id, status, defer_until`;
+  const column = <T>(pick: (s: NewSend) => T) => sends.map(pick);
+  const offsets: (number | null)[] = [];
+  let next = 1; // substring() counts from 1
+  for (const s of sends) {
+    offsets.push(s.message === null ? null : next);
+    next += s.message?.length ?? 0;
+  }
+  const messages = Buffer.concat(sends.flatMap((s) => (s.message === null ? [] : [s.message])));
+  const array = (values: unknown[]) => db.array(values as string[]);
+  return db<StoredSend[]>`
+    insert into sends (id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
+      envelope_from, gate_decisions, message, size_bytes, defer_until, status_detail, campaign_id, campaign_variant, contact_id,
+      created_at, updated_at)
+    select id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
+      envelope_from, gate_decisions, substring(${messages}::bytea from message_at for size_bytes), size_bytes, defer_until,
+      status_detail, campaign_id, campaign_variant, contact_id, created_at, created_at
+    from unnest(
+      ${array(column((s) => s.id))}::uuid[], ${array(column((s) => s.tenant_id))}::uuid[],
+      ${array(column((s) => s.domain_id))}::uuid[], ${array(column((s) => s.api_key_id))}::uuid[],
+      ${array(column((s) => s.source))}::text[], ${array(column((s) => s.mode))}::text[], ${array(column((s) => s.status))}::text[],
+      ${array(column((s) => s.from_email))}::text[], ${array(column((s) => s.to_email))}::text[],
+      ${array(column((s) => s.subject))}::text[], ${array(column((s) => s.message_id))}::text[],
+      ${array(column((s) => s.envelope_from))}::text[], ${array(column((s) => JSON.stringify(s.gate_decisions)))}::jsonb[],
+      ${array(offsets)}::int[], ${array(column((s) => s.message?.length ?? null))}::int[],
+      ${array(column((s) => iso(s.defer_until)))}::timestamptz[], ${array(column((s) => s.status_detail))}::text[],
+      ${array(column((s) => s.campaign_id))}::uuid[], ${array(column((s) => s.campaign_variant))}::text[],
+      ${array(column((s) => s.contact_id))}::uuid[], ${array(column((s) => s.created_at.toISOString()))}::timestamptz[]
+    ) as r(id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
+      envelope_from, gate_decisions, message_at, size_bytes, defer_until, status_detail, campaign_id, campaign_variant, contact_id,
+      created_at)
+    returning id, message_id, status, defer_until`;
 }
 
 /** Sends by id, whatever their tenant (the writer's check for rows it may have stored already). */

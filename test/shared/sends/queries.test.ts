@@ -73,6 +73,35 @@ t.test('sends: insert, read within the tenant only, filter and page', async (t) 
   t.same((await listAttempts(sql, first.id)).map((a) => a.outcome), ['deferred', 'delivered'], 'in order');
 });
 
+t.test('sends: a batch stores every message byte for byte beside its own row, whatever the batch size, in one statement text', async (t) => {
+  const { sql, tenantId } = await setup(t);
+  const bytes = (n: number, seed: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) % 256));
+  const batch = [
+    send(tenantId, { message: bytes(8326, 1), subject: 'first "quoted", {braced}', to_email: 'a@example.org' }),
+    send(tenantId, { message: null, status: 'dropped', status_detail: 'suppressed', to_email: 'b@example.org' }),
+    send(tenantId, { message: Buffer.alloc(0), to_email: 'c@example.org' }),
+    send(tenantId, { message: bytes(3, 7), defer_until: new Date('2026-11-22T00:00:00Z'), status: 'deferred', to_email: 'd@example.org' }),
+    send(tenantId, { message: bytes(70_000, 3), gate_decisions: [{ gate: 'warmup', outcome: 'defer', note: 'a\\b "c" {d}' }], to_email: 'e@example.org' }),
+  ];
+  // One connection: the statements it has prepared are visible to it.
+  const conn = await sql.reserve();
+  t.teardown(() => conn.release());
+  const stored = await insertSends(conn, batch);
+  t.same(new Set(stored.map((r) => r.id)), new Set(batch.map((s) => s.id)), 'every send answered');
+  for (const s of batch) {
+    const [row] = await conn<{ message: Buffer | null; size_bytes: number | null; subject: string; status_detail: string | null; defer_until: Date | null; gate_decisions: unknown }[]>`
+      select message, size_bytes, subject, status_detail, defer_until, gate_decisions from sends where id = ${s.id}`;
+    t.same(row!.message === null ? null : Buffer.compare(row!.message, s.message!), s.message === null ? null : 0, `${s.to_email}: the message as given`);
+    t.equal(row!.size_bytes, s.message?.length ?? null);
+    t.same([row!.subject, row!.status_detail, row!.defer_until?.toISOString() ?? null, row!.gate_decisions],
+      [s.subject, s.status_detail, s.defer_until?.toISOString() ?? null, s.gate_decisions], `${s.to_email}: its own columns`);
+  }
+  await insertSends(conn, [send(tenantId)]);
+  await insertSends(conn, [send(tenantId), send(tenantId), send(tenantId)]);
+  const [prepared] = await conn<{ n: number }[]>`select count(*)::int as n from pg_prepared_statements where ltrim(statement, E' \n') like 'insert into sends %'`;
+  t.equal(prepared!.n, 1, 'batches of 5, 1 and 3 sends share one prepared statement (planned once, not per size)');
+});
+
 t.test('idempotency keys: claimed once, answered, replayed for 24 h, released on failure, taken over once expired', async (t) => {
   const { sql, tenantId } = await setup(t);
   const at = new Date('2026-11-21T10:00:00Z');
