@@ -6,6 +6,8 @@ import { spawn } from 'node:child_process';
 import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import postgres from 'postgres';
+import { stopPostfix } from './lib/postfix-peer.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
 /**
@@ -32,19 +34,73 @@ async function runOne(name: string): Promise<void> {
   await mod.default();
 }
 
-function spawnOne(name: string): Promise<number> {
+/** Set once Ctrl-C or a signal reached the runner: the bench running is stopped, and no other starts. */
+let interrupted = false;
+
+/**
+ * Runs one bench in a process group of its own: a timeout kills the whole group, so the Mailpath processes, load
+ * generators and sinks the bench started go with it (a kill of the bench process alone left them running), and what
+ * lives outside the group is cleaned up after it (afterKill). Signals the runner gets are passed on to the group.
+ */
+function spawnOne(name: string): Promise<{ code: number; killed: boolean }> {
   return new Promise((resolve) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', name], { stdio: 'inherit' });
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(import.meta.url), '--child', name], { stdio: 'inherit', detached: true });
+    const group = (signal: NodeJS.Signals) => {
+      try {
+        process.kill(-child.pid!, signal);
+      } catch {
+        // the group is gone already
+      }
+    };
+    let killed = false;
     const timeoutMs = benchTimeoutMs(name);
     const timer = setTimeout(() => {
       process.stderr.write(`bench ${name}: timed out after ${timeoutMs / 1000} s\n`);
-      child.kill('SIGKILL');
+      killed = true;
+      group('SIGKILL');
     }, timeoutMs);
+    const forward = (signal: NodeJS.Signals) => {
+      interrupted = true;
+      killed = true;
+      group(signal);
+    };
+    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, forward);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      resolve(code ?? (signal ? 1 : 0));
+      for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(s, forward);
+      // What the bench started and has not ended (a sink, a load generator) goes too.
+      group('SIGKILL');
+      resolve({ code: code ?? (signal ? 1 : 0), killed });
     });
   });
+}
+
+/**
+ * After a bench was killed, what it could not clean up: the Postfix peer (a daemon outside the process group) and its
+ * database (every bench names it mailpath_bench_…), once nobody is connected to it: benches run one at a time, so
+ * the databases left then are this one's or older leftovers.
+ */
+async function afterKill(): Promise<void> {
+  await stopPostfix();
+  const admin = postgres(process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 1, onnotice: () => {} });
+  try {
+    for (let attempt = 0; attempt < 20; attempt++) {
+      const [busy] = await admin<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where starts_with(datname, 'mailpath_bench_')`;
+      if (busy!.n === 0) break;
+      await new Promise((r) => setTimeout(r, 500));
+    }
+    const left = await admin<{ datname: string }[]>`
+      select datname from pg_database d where starts_with(datname, 'mailpath_bench_')
+        and not exists (select 1 from pg_stat_activity a where a.datid = d.oid)`;
+    for (const { datname } of left) {
+      await admin.unsafe(`drop database if exists "${datname}"`);
+      process.stderr.write(`bench: dropped ${datname}, left by the killed bench\n`);
+    }
+  } catch (err) {
+    process.stderr.write(`bench: could not drop the killed bench's database: ${err instanceof Error ? err.message : String(err)}\n`);
+  } finally {
+    await admin.end({ timeout: 5 });
+  }
 }
 
 async function main(args: string[]): Promise<number> {
@@ -62,11 +118,13 @@ async function main(args: string[]): Promise<number> {
   let failed = 0;
   for (const name of wanted) {
     process.stdout.write(`\n== bench/${name}.ts ==\n`);
-    const code = await spawnOne(name);
+    const { code, killed } = await spawnOne(name);
+    if (killed) await afterKill();
     if (code !== 0) {
       failed++;
       process.stderr.write(`bench ${name} failed (exit ${code})\n`);
     }
+    if (interrupted) return 130;
   }
   return failed > 0 ? 1 : 0;
 }

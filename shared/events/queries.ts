@@ -41,7 +41,10 @@ export async function insertEvent(db: Queryable, e: NewEvent): Promise<void> {
  */
 export async function insertEvents(db: Queryable, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
-  const rows = events.map((e) => ({ ...e, id: randomUUID(), campaign_id: e.campaign_id ?? null, contact_id: e.contact_id ?? null }));
+  const rows = events.map((e) => ({
+    id: randomUUID(), tenant_id: e.tenant_id, type: e.type, subtype: e.subtype, send_id: e.send_id, message_id: e.message_id,
+    recipient: e.recipient, detail: e.detail, occurred_at: e.occurred_at, campaign_id: e.campaign_id ?? null, contact_id: e.contact_id ?? null,
+  }));
   await db`
     insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id)
     select v.id, v.tenant_id, v.type, v.subtype, v.send_id, v.message_id, v.recipient, v.detail, v.occurred_at, v.campaign_id, v.contact_id

@@ -11,9 +11,19 @@ const BUILD_ROOT = HERE.endsWith('.js') ? join(dirname(HERE), '..', '..') : unde
 /** The bundled command test/run.mjs builds for a whole-suite run (it loads in a fraction of the per-file tree's time). */
 const BUNDLED_CLI = process.env['MAILPATH_TEST_CLI'];
 
-/** Node arguments that run `mailpath <command...>` (the working directory stays the project root: config/ is there). */
+/**
+ * Node arguments that run `mailpath <command...>` (the working directory stays the project root: config/ is there):
+ * the bundled command in a whole-suite run, for the many tests that start processes to crash, share or restart them.
+ */
 export function mailpathArgs(...command: string[]): string[] {
-  if (BUNDLED_CLI) return [BUNDLED_CLI, ...command];
+  return BUNDLED_CLI ? [BUNDLED_CLI, ...command] : shippedMailpathArgs(...command);
+}
+
+/**
+ * The command as it ships, module by module (a bundler tolerates what Node does not, e.g. a named import from a
+ * CommonJS package whose exports Node cannot detect): for the tests of the command itself (smoke, dev).
+ */
+export function shippedMailpathArgs(...command: string[]): string[] {
   return BUILD_ROOT ? [join(BUILD_ROOT, 'main', 'cli.js'), ...command] : ['--import', 'tsx', join('main', 'cli.ts'), ...command];
 }
 

@@ -81,9 +81,9 @@ async function dropAbandonedDatabases(admin: postgres.Sql): Promise<void> {
   try {
     const abandoned = await admin<{ datname: string }[]>`
       select d.datname from pg_database d
-      where d.datname like 'mp\_test\_%'
+      where starts_with(d.datname, 'mp_test_')
         and not exists (select 1 from pg_stat_activity a where a.datid = d.oid)
-        and (pg_stat_file('base/' || d.oid)).modification < now() - make_interval(hours => ${ABANDONED_AFTER_HOURS})`;
+        and (pg_stat_file('base/' || d.oid, true)).modification < now() - make_interval(hours => ${ABANDONED_AFTER_HOURS})`;
     for (const d of abandoned) await admin.unsafe(`drop database if exists "${d.datname}"`).catch(() => {});
   } catch {
     // not a superuser, or a database dropped meanwhile: left for another time

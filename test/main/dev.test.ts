@@ -8,7 +8,7 @@ import t from 'tap';
 import { projectRoot } from '../../shared/paths.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/net.js';
-import { mailpathArgs } from '../helpers/cli.js';
+import { shippedMailpathArgs } from '../helpers/cli.js';
 import { startShell, type ShellSession } from '../helpers/shell-session.js';
 
 const SWAKS = '/usr/bin/swaks';
@@ -47,7 +47,7 @@ const ports = {
 
 // Only what a test must change: a database of its own, a data dir, free ports and quiet logs. Every dev default
 // (loopback, host name, DNS servers, relay, webhook policy) is left to `mailpath dev`.
-const child = spawn(process.execPath, mailpathArgs('dev'), {
+const child = spawn(process.execPath, shippedMailpathArgs('dev'), {
   cwd: projectRoot(),
   env: {
     PATH: process.env['PATH'] ?? '',

@@ -1,7 +1,7 @@
 // Smoke test: the real `mailpath start` on the embedded default (no DATABASE_URL), driven over HTTPS, stopped with SIGTERM.
 import t from 'tap';
 import { freePort } from '../helpers/net.js';
-import { mailpathArgs } from '../helpers/cli.js';
+import { shippedMailpathArgs } from '../helpers/cli.js';
 import { spawn, type ChildProcess } from 'node:child_process';
 import { request as httpsRequest } from 'node:https';
 import { request as httpRequest } from 'node:http';
@@ -84,7 +84,7 @@ function spawnMailpath(t: { teardown(fn: () => unknown): void }, env: Record<str
       ([k]) => !k.startsWith('MAILPATH_') && !k.startsWith('npm_') && k !== 'DATABASE_URL' && k !== 'NODE_OPTIONS',
     ),
   );
-  const args = mailpathArgs('start');
+  const args = shippedMailpathArgs('start');
   // The trailing commands keep the shell as the parent (no exec), as npm's `sh -c` does.
   const [command, argv] = options.viaShell
     ? ['/bin/sh', ['-c', `"${process.execPath}" ${args.join(' ')}; status=$?; exit $status`]]
