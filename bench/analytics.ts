@@ -16,7 +16,7 @@
 // MAILPATH_CONFIG__… variable given to the bench applies to the measured API; BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
 // Mailpath ingestion run (open it in Chrome DevTools); BENCH_PG_STATEMENTS=1 (pg_stat_statements preloaded by the server)
 // lists the statements of the Mailpath run with their execution and planning time per hit.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { spawn } from 'node:child_process';
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Session } from 'node:inspector/promises';
@@ -45,8 +45,8 @@ import type { LoadRequest, LoadResult } from './lib/load-child.js';
 import { pgStatements } from './lib/pg-statements.js';
 import { clickUrls, linkBase, openUrl } from '../shared/tracking/link-tokens.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Math.max(10_000, Math.floor(Number(process.env['BENCH_ANALYTICS_EVENTS'] ?? 10_000_000)) || 10_000_000);
 const SAMPLES = Math.max(20, Math.floor(Number(process.env['BENCH_ANALYTICS_SAMPLES'] ?? 200)) || 200);
 const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 10)));
@@ -391,7 +391,7 @@ async function seedHistory(sql: Sql, tenantId: string): Promise<void> {
 }
 
 export async function runAnalyticsBench(): Promise<{ queriesMet: boolean; ingestionMet: boolean }> {
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

@@ -8,7 +8,6 @@
 // in the machine's other load falls on all of them alike; the verdict takes the median of the rounds' ratios.
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
 // BENCH_ROUNDS (default 7) rounds of BENCH_DURATION_S seconds per target (default 4), after a 2 s warm-up of each.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -21,8 +20,8 @@ import { startMailpath } from '../main/runtime.js';
 import { loadTls } from '../shared/tls.js';
 import { httpsJson } from './lib/http.js';
 import { mainThreadCpuSeconds } from './lib/cpu.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const DURATION_S = Math.min(120, Math.max(1, Number(process.env['BENCH_DURATION_S'] ?? 4)));
 const ROUNDS = Math.min(21, Math.max(1, Math.floor(Number(process.env['BENCH_ROUNDS'] ?? 7))));
 const WARMUP_S = 2;
@@ -105,7 +104,7 @@ async function interleaved(targets: Target[]): Promise<void> {
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
 export async function runApiBench(): Promise<{ bare: Figures; bareSized: Figures; mailpath: Figures; ratio: number; met: boolean }> {
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

@@ -28,6 +28,7 @@ import { createLogger } from '../shared/log.js';
 import { insertTenant } from '../shared/tenants/queries.js';
 import { previewCount } from '../shared/segments/service.js';
 import { getList } from '../shared/lists/service.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
 const ROWS = Number(process.env['BENCH_IMPORT_ROWS'] ?? 1_000_000);
 const out = (lines: string[]) => process.stdout.write(lines.join('\n') + '\n');
@@ -141,10 +142,9 @@ function runChild(script: string, databaseUrl: string, importId: string, dataDir
 }
 
 export async function runAudiencesBench(): Promise<void> {
-  const adminUrl = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
-  const admin = postgres(adminUrl, { max: 1, onnotice: () => {} });
-  const dbName = `mailpath_bench_audiences_${process.pid}`;
-  const dbUrl = new URL(adminUrl);
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
+  const dbName = benchDatabaseName('audiences');
+  const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;
   const dir = mkdtempSync(join(tmpdir(), 'mailpath-bench-audiences-'));
   const csvPath = join(dir, 'contacts.csv');

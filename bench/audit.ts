@@ -10,7 +10,6 @@
 //      by the appender (its throughput is printed), then verifyAuditChain walks them.
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
 // BENCH_AUDIT_SECONDS (default 5) is how long each writer phase runs.
-import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
@@ -21,8 +20,8 @@ import { connect, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
 import { createLogger } from '../shared/log.js';
 import { writeAuditLocked } from './lib/audit-locked.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const envCount = (name: string, fallback: number, max: number) => Math.min(max, Math.max(1, Math.floor(Number(process.env[name] ?? fallback)) || fallback));
 const WRITERS = 50;
 const SECONDS = envCount('BENCH_AUDIT_SECONDS', 5, 120);
@@ -124,7 +123,7 @@ async function benchVerify(sql: Sql): Promise<void> {
 }
 
 export default async function runAuditBench(): Promise<void> {
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

@@ -12,7 +12,6 @@
 // BENCH_DOMAINS (default 40) domains are added through createDomain; BENCH_RECHECK_DOMAINS (default 2000) are
 // re-checked, most of them cloned in SQL from the added ones (their sealed keys then do not open: nothing here signs);
 // BENCH_ROTATIONS (default 200) rotations are activated, 20 started through startRotation and the rest cloned.
-import { randomBytes } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -37,8 +36,8 @@ import { createLogger } from '../shared/log.js';
 import { insertTenant } from '../shared/tenants/queries.js';
 import { startDnsServer, type TestDnsServer } from '../test/helpers/dns-server.js';
 import { publishRecords, type ApiRecord } from '../test/helpers/domains.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const envCount = (name: string, fallback: number, max: number) => Math.min(max, Math.max(1, Math.floor(Number(process.env[name] ?? fallback)) || fallback));
 const ADD_DOMAINS = envCount('BENCH_DOMAINS', 40, 1000);
 const RECHECK_DOMAINS = envCount('BENCH_RECHECK_DOMAINS', 2000, 100_000);
@@ -272,7 +271,7 @@ async function benchRotator(deps: DomainDeps, tenantId: string, publicDns: TestD
 }
 
 export async function runDomainsBench(): Promise<DomainsFigures> {
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

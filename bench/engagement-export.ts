@@ -5,7 +5,7 @@
 // export's own, not an HTTP client's). Rows/s are printed for reference.
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
 // BENCH_EXPORT_EVENTS (default 1,000,000) events, inserted in SQL 200,000 per statement.
-import { randomBytes, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Readable, Writable } from 'node:stream';
@@ -16,8 +16,8 @@ import { migrate } from '../shared/db/migrate.js';
 import { engagementCsv } from '../shared/engagement-export/csv.js';
 import { createLogger } from '../shared/log.js';
 import { insertTenant } from '../shared/tenants/queries.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const EVENTS = Math.min(5_000_000, Math.max(100_000, Math.floor(Number(process.env['BENCH_EXPORT_EVENTS'] ?? 1_000_000)) || 1_000_000));
 const SMALL = 100_000;
 /** Peak heap of the big run may exceed the small run's by at most this much (MB). */
@@ -69,7 +69,7 @@ async function drain(sql: Sql, tenantId: string, campaignId: string, since: Date
 }
 
 export async function runEngagementExportBench(): Promise<{ heapGrowthMb: number; met: boolean }> {
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

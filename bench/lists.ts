@@ -5,7 +5,6 @@
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
 // BENCH_LIST_MEMBERS (default 1,000,000) members: the first 100 batches of 1,000 go through addMembers (timed),
 // the rest are inserted in SQL, 100,000 per statement, through the same triggers. 1% of the contacts are unsubscribed.
-import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
@@ -18,8 +17,8 @@ import { addMembers, eachMemberIdBatch, listMemberPage, removeMembers } from '..
 import { createList, getList, removeList } from '../shared/lists/service.js';
 import { createLogger } from '../shared/log.js';
 import { insertTenant } from '../shared/tenants/queries.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const MEMBERS = Math.min(5_000_000, Math.max(200_000, Math.floor(Number(process.env['BENCH_LIST_MEMBERS'] ?? 1_000_000)) || 1_000_000));
 const API_BATCHES = 100;
 const BATCH = 1000;
@@ -86,7 +85,7 @@ async function seed(sql: Sql, deps: { sql: Sql; clock: typeof systemClock }, ten
 }
 
 export async function runListsBench(): Promise<{ countP99Ms: number; met: boolean }> {
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

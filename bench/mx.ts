@@ -21,9 +21,9 @@ import { machineBusySeconds } from './lib/cpu.js';
 import { ensurePostfix, postfixQueued, startPostfix, startSink, stopPostfix } from './lib/postfix-peer.js';
 import { cpuSecondsOf, cpuSecondsOfCommands, smtpSource, waitForGreeting, type LoadOptions } from './lib/smtp-load.js';
 import { freePort } from '../test/helpers/net.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
 const run = promisify(execFile);
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const MESSAGES = Math.max(100, Number(process.env['BENCH_MESSAGES'] ?? 20_000));
 const WARM_UP = Math.min(500, Math.ceil(MESSAGES / 10));
 const SESSIONS = 20;
@@ -155,7 +155,7 @@ async function benchPostfix(): Promise<Figures> {
 
 export default async function runMxBench(): Promise<void> {
   await ensurePostfix();
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

@@ -5,7 +5,6 @@
 // refused HTTP request costs anyway. A sync writes the refusals of TENANTS tenants in one statement. The hit figures are
 // in-process calls on a bucket already read (no database round trip per hit).
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
-import { randomBytes } from 'node:crypto';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
@@ -14,8 +13,8 @@ import { migrate } from '../shared/db/migrate.js';
 import { createLogger } from '../shared/log.js';
 import { RateLimiter, type Bucket } from '../shared/ratelimit/limiter.js';
 import { insertTenant } from '../shared/tenants/queries.js';
+import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const HITS = 200_000;
 const ROUNDS = 6;
 const TENANTS = 500;
@@ -23,7 +22,7 @@ const TENANTS = 500;
 const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
 
 export default async function runRateLimitsBench(): Promise<void> {
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

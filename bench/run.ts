@@ -7,6 +7,7 @@ import { readdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import postgres from 'postgres';
+import { ADMIN_URL, BENCH_DATABASE_PREFIX } from './lib/bench-database.js';
 import { stopPostfix } from './lib/postfix-peer.js';
 
 const BENCH_DIR = dirname(fileURLToPath(import.meta.url));
@@ -36,6 +37,8 @@ async function runOne(name: string): Promise<void> {
 
 /** Set once Ctrl-C or a signal reached the runner: the bench running is stopped, and no other starts. */
 let interrupted = false;
+/** The signals the runner passes on to the bench's process group. */
+const STOP_SIGNALS = ['SIGINT', 'SIGTERM', 'SIGHUP'] as const;
 
 /**
  * Runs one bench in a process group of its own: a timeout kills the whole group, so the Mailpath processes, load
@@ -64,10 +67,10 @@ function spawnOne(name: string): Promise<{ code: number; killed: boolean }> {
       killed = true;
       group(signal);
     };
-    for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, forward);
+    for (const signal of STOP_SIGNALS) process.on(signal, forward);
     child.on('exit', (code, signal) => {
       clearTimeout(timer);
-      for (const s of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.off(s, forward);
+      for (const signal of STOP_SIGNALS) process.off(signal, forward);
       // What the bench started and has not ended (a sink, a load generator) goes too.
       group('SIGKILL');
       resolve({ code: code ?? (signal ? 1 : 0), killed });
@@ -77,20 +80,20 @@ function spawnOne(name: string): Promise<{ code: number; killed: boolean }> {
 
 /**
  * After a bench was killed, what it could not clean up: the Postfix peer (a daemon outside the process group) and its
- * database (every bench names it mailpath_bench_…), once nobody is connected to it: benches run one at a time, so
+ * database (every bench names it with BENCH_DATABASE_PREFIX), once nobody is connected to it: benches run one at a time, so
  * the databases left then are this one's or older leftovers.
  */
 async function afterKill(): Promise<void> {
   await stopPostfix();
-  const admin = postgres(process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres', { max: 1, onnotice: () => {} });
+  const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   try {
     for (let attempt = 0; attempt < 20; attempt++) {
-      const [busy] = await admin<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where starts_with(datname, 'mailpath_bench_')`;
+      const [busy] = await admin<{ n: number }[]>`select count(*)::int as n from pg_stat_activity where starts_with(datname, ${BENCH_DATABASE_PREFIX})`;
       if (busy!.n === 0) break;
       await new Promise((r) => setTimeout(r, 500));
     }
     const left = await admin<{ datname: string }[]>`
-      select datname from pg_database d where starts_with(datname, 'mailpath_bench_')
+      select datname from pg_database d where starts_with(datname, ${BENCH_DATABASE_PREFIX})
         and not exists (select 1 from pg_stat_activity a where a.datid = d.oid)`;
     for (const { datname } of left) {
       await admin.unsafe(`drop database if exists "${datname}"`);

@@ -18,9 +18,9 @@ import { httpsJson } from './http.js';
 import { startProcess, waitFor, type Child } from './mailpath.js';
 import { postfixQueued, startPostfix, stopPostfix } from './postfix-peer.js';
 import { SMTP_SOURCE } from './smtp-load.js';
+import { ADMIN_URL, benchDatabaseName } from './bench-database.js';
 
 const run = promisify(execFile);
-const ADMIN_URL = process.env['BENCH_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 
 export interface DeploymentOptions {
   /** Names the bench in progress lines and temp dirs. */
@@ -60,7 +60,7 @@ export interface Deployment {
 
 /** Creates the database, builds and starts Mailpath, registers the tenant and gives it `bench.test` with an active DKIM key. */
 export async function startDeployment(o: DeploymentOptions): Promise<Deployment> {
-  const dbName = `mailpath_bench_${randomBytes(5).toString('hex')}`;
+  const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
   dbUrl.pathname = `/${dbName}`;

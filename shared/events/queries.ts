@@ -34,22 +34,31 @@ export async function insertEvent(db: Queryable, e: NewEvent): Promise<void> {
   await enqueueFeedEvents(db, [{ ...e, id }]);
 }
 
+/** An event to store with its id chosen; subtype may be left out (null). */
+export type EventToWrite = Omit<EventRow, 'subtype'> & { subtype?: string | null };
+
 /**
- * Many events in one statement, from one JSON parameter: its text is the same whatever the batch's size, so it is
+ * Stores events in one statement, from one JSON parameter: its text is the same whatever the batch's size, so it is
  * prepared and planned once per connection (a VALUES list of 11 parameters a row was a new statement per batch size,
- * planned on almost every call of the send path's group commits), as the tracking recorder writes its events.
+ * planned on almost every call of the send path's group commits). The caller queues them for webhooks.
  */
+export async function writeEvents(db: Queryable, events: readonly EventToWrite[]): Promise<void> {
+  if (events.length === 0) return;
+  await db`
+    insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id)
+    select v.id, v.tenant_id, v.type, v.subtype, v.send_id, v.message_id, v.recipient, v.detail, v.occurred_at, v.campaign_id, v.contact_id
+    from jsonb_to_recordset(${db.json(events as never)}) as v(id uuid, tenant_id uuid, type text, subtype text, send_id uuid, message_id text,
+      recipient text, detail jsonb, occurred_at timestamptz, campaign_id uuid, contact_id uuid)`;
+}
+
+/** Many events in one statement (writeEvents), queued for the tenants' event webhooks in the same transaction. */
 export async function insertEvents(db: Queryable, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   const rows = events.map((e) => ({
     id: randomUUID(), tenant_id: e.tenant_id, type: e.type, subtype: e.subtype, send_id: e.send_id, message_id: e.message_id,
     recipient: e.recipient, detail: e.detail, occurred_at: e.occurred_at, campaign_id: e.campaign_id ?? null, contact_id: e.contact_id ?? null,
   }));
-  await db`
-    insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id)
-    select v.id, v.tenant_id, v.type, v.subtype, v.send_id, v.message_id, v.recipient, v.detail, v.occurred_at, v.campaign_id, v.contact_id
-    from jsonb_to_recordset(${db.json(rows as never)}) as v(id uuid, tenant_id uuid, type text, subtype text, send_id uuid, message_id text,
-      recipient text, detail jsonb, occurred_at timestamptz, campaign_id uuid, contact_id uuid)`;
+  await writeEvents(db, rows);
   await enqueueFeedEvents(db, rows);
 }
 

@@ -83,17 +83,18 @@ export interface Delivered {
 /** Marks many sends delivered with their attempts, in statements that each cover them all. */
 export async function markDelivered(db: Queryable, delivered: Delivered[]): Promise<void> {
   if (delivered.length === 0) return;
-  const attempts = delivered.map((d) => d.attempt);
   // Arrays, not a VALUES list: one statement text whatever the batch's size (prepared and planned once per connection).
-  const column = (pick: (a: (typeof attempts)[number]) => unknown) => db.array(attempts.map(pick) as string[]);
+  const column = (pick: (d: Delivered) => unknown) => db.array(delivered.map(pick) as string[]);
+  const sendIds = column((d) => d.attempt.send_id);
+  const attemptedAt = column((d) => d.attempt.attempted_at.toISOString());
   await db`
     insert into send_attempts (send_id, attempted_at, remote_host, outcome, smtp_code, enhanced_code, reply, duration_ms)
-    select * from unnest(${column((a) => a.send_id)}::uuid[], ${column((a) => a.attempted_at.toISOString())}::timestamptz[],
-      ${column((a) => a.remote_host)}::text[], ${column((a) => a.outcome)}::text[], ${column((a) => a.smtp_code)}::int[],
-      ${column((a) => a.enhanced_code)}::text[], ${column((a) => a.reply)}::text[], ${column((a) => a.duration_ms)}::int[])`;
+    select * from unnest(${sendIds}::uuid[], ${attemptedAt}::timestamptz[],
+      ${column((d) => d.attempt.remote_host)}::text[], ${column((d) => d.attempt.outcome)}::text[], ${column((d) => d.attempt.smtp_code)}::int[],
+      ${column((d) => d.attempt.enhanced_code)}::text[], ${column((d) => d.attempt.reply)}::text[], ${column((d) => d.attempt.duration_ms)}::int[])`;
   await db`
     update sends s set status = 'delivered', status_detail = v.detail, defer_until = null, updated_at = v.at
-    from unnest(${attempts.map((a) => a.send_id)}::uuid[], ${delivered.map((d) => d.detail)}::text[], ${attempts.map((a) => a.attempted_at.toISOString())}::timestamptz[]) as v(id, detail, at)
+    from unnest(${sendIds}::uuid[], ${column((d) => d.detail)}::text[], ${attemptedAt}::timestamptz[]) as v(id, detail, at)
     where s.id = v.id`;
 }
 

@@ -67,7 +67,6 @@ const iso = (at: Date | null): string | null => (at === null ? null : at.toISOSt
  */
 export async function insertSends(db: Queryable, sends: NewSend[]): Promise<StoredSend[]> {
   if (sends.length === 0) return [];
-  const column = <T>(pick: (s: NewSend) => T) => sends.map(pick);
   const offsets: (number | null)[] = [];
   let next = 1; // substring() counts from 1
   for (const s of sends) {
@@ -75,7 +74,8 @@ export async function insertSends(db: Queryable, sends: NewSend[]): Promise<Stor
     next += s.message?.length ?? 0;
   }
   const messages = Buffer.concat(sends.flatMap((s) => (s.message === null ? [] : [s.message])));
-  const array = (values: unknown[]) => db.array(values as string[]);
+  // One array parameter per column (postgres.js types it by the cast in the statement; nulls are kept).
+  const column = (pick: (s: NewSend, i: number) => unknown) => db.array(sends.map(pick) as string[]);
   return db<StoredSend[]>`
     insert into sends (id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
       envelope_from, gate_decisions, message, size_bytes, defer_until, status_detail, campaign_id, campaign_variant, contact_id,
@@ -84,16 +84,16 @@ export async function insertSends(db: Queryable, sends: NewSend[]): Promise<Stor
       envelope_from, gate_decisions, substring(${messages}::bytea from message_at for size_bytes), size_bytes, defer_until,
       status_detail, campaign_id, campaign_variant, contact_id, created_at, created_at
     from unnest(
-      ${array(column((s) => s.id))}::uuid[], ${array(column((s) => s.tenant_id))}::uuid[],
-      ${array(column((s) => s.domain_id))}::uuid[], ${array(column((s) => s.api_key_id))}::uuid[],
-      ${array(column((s) => s.source))}::text[], ${array(column((s) => s.mode))}::text[], ${array(column((s) => s.status))}::text[],
-      ${array(column((s) => s.from_email))}::text[], ${array(column((s) => s.to_email))}::text[],
-      ${array(column((s) => s.subject))}::text[], ${array(column((s) => s.message_id))}::text[],
-      ${array(column((s) => s.envelope_from))}::text[], ${array(column((s) => JSON.stringify(s.gate_decisions)))}::jsonb[],
-      ${array(offsets)}::int[], ${array(column((s) => s.message?.length ?? null))}::int[],
-      ${array(column((s) => iso(s.defer_until)))}::timestamptz[], ${array(column((s) => s.status_detail))}::text[],
-      ${array(column((s) => s.campaign_id))}::uuid[], ${array(column((s) => s.campaign_variant))}::text[],
-      ${array(column((s) => s.contact_id))}::uuid[], ${array(column((s) => s.created_at.toISOString()))}::timestamptz[]
+      ${column((s) => s.id)}::uuid[], ${column((s) => s.tenant_id)}::uuid[],
+      ${column((s) => s.domain_id)}::uuid[], ${column((s) => s.api_key_id)}::uuid[],
+      ${column((s) => s.source)}::text[], ${column((s) => s.mode)}::text[], ${column((s) => s.status)}::text[],
+      ${column((s) => s.from_email)}::text[], ${column((s) => s.to_email)}::text[],
+      ${column((s) => s.subject)}::text[], ${column((s) => s.message_id)}::text[],
+      ${column((s) => s.envelope_from)}::text[], ${column((s) => JSON.stringify(s.gate_decisions))}::jsonb[],
+      ${column((_, i) => offsets[i])}::int[], ${column((s) => s.message?.length ?? null)}::int[],
+      ${column((s) => iso(s.defer_until))}::timestamptz[], ${column((s) => s.status_detail)}::text[],
+      ${column((s) => s.campaign_id)}::uuid[], ${column((s) => s.campaign_variant)}::text[],
+      ${column((s) => s.contact_id)}::uuid[], ${column((s) => s.created_at.toISOString())}::timestamptz[]
     ) as r(id, tenant_id, domain_id, api_key_id, source, mode, status, from_email, to_email, subject, message_id,
       envelope_from, gate_decisions, message_at, size_bytes, defer_until, status_detail, campaign_id, campaign_variant, contact_id,
       created_at)

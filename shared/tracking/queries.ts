@@ -1,6 +1,7 @@
 // SQL of tracking and unsubscribes: the sends hits name (locked, so one send's hits are judged one batch at a time), their recent clicks and campaign recipients, the events, first-open/click stamps and campaign counters.
 import type { Queryable } from '../db/connection.js';
 import { enqueueFeedEvents } from '../event-webhooks/outbox.js';
+import { writeEvents } from '../events/queries.js';
 
 /** What a hit needs of its send: who and what it was, its campaign, and when it was delivered. */
 export interface TrackedSend {
@@ -157,22 +158,8 @@ export interface EngagementEvent {
 /** Inserts the events and queues them for the tenant's event webhooks (a look-up, then the writes). */
 export async function insertEngagementEvents(db: Queryable, events: readonly EngagementEvent[]): Promise<void> {
   if (events.length === 0) return;
-  await writeEngagementEvents(db, events);
+  await writeEvents(db, events);
   await enqueueFeedEvents(db, events.map((e) => ({ ...e, subtype: null })));
-}
-
-/**
- * The events alone (the caller queues them for webhooks). One JSON parameter whatever the batch size: the
- * statement's text never changes, so it is prepared once per connection, where a VALUES list of 11 parameters per
- * row is a new statement (parsed, planned and described anew) for each batch size.
- */
-export async function writeEngagementEvents(db: Queryable, events: readonly EngagementEvent[]): Promise<void> {
-  if (events.length === 0) return;
-  await db`
-    insert into events (id, tenant_id, type, subtype, send_id, message_id, recipient, detail, occurred_at, campaign_id, contact_id)
-    select v.id, v.tenant_id, v.type, null, v.send_id, v.message_id, v.recipient, v.detail, v.occurred_at, v.campaign_id, v.contact_id
-    from jsonb_to_recordset(${db.json(events as never)}) as v(id uuid, tenant_id uuid, type text, send_id uuid, message_id text, recipient text,
-      detail jsonb, occurred_at timestamptz, campaign_id uuid, contact_id uuid)`;
 }
 
 /** Which of these event ids are stored. */

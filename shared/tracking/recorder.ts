@@ -5,6 +5,7 @@ import { pipelinedTransaction, type Pipeline } from '../db/pipelined-transaction
 import { retryConflicts } from '../db/retry.js';
 import { uuidV7 } from '../db/uuid-v7.js';
 import { enqueueSubscribedFeedEvents } from '../event-webhooks/outbox.js';
+import { writeEvents } from '../events/queries.js';
 import { subscribedTypesOfSends } from '../event-webhooks/queries.js';
 import { conversionsOf } from '../goals/conversions.js';
 import { goalsOfSendTenants, insertConversions } from '../goals/queries.js';
@@ -17,7 +18,6 @@ import {
   recentClicks,
   recipientStamps,
   storedEventIds,
-  writeEngagementEvents,
   writeRecipientStamps,
   type CountryDelta,
   type EngagementEvent,
@@ -150,7 +150,7 @@ export class HitRecorder implements HitSink {
       writeRecipientStamps(tx, batch.changedStamps()),
       addCampaignStats(tx, batch.deltas()),
       addCountryStats(tx, batch.countryDeltas()),
-      writeEngagementEvents(tx, events),
+      writeEvents(tx, events),
       flagScannerClicks(tx, batch.reflagged, ALL_LINKS),
       enqueueSubscribedFeedEvents(tx, events, subscribed),
       // After the events (conversions reference them), in the same transaction: a click and its conversions commit together.
