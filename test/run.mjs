@@ -54,7 +54,8 @@ await build({
 // reading a failure) runs the per-file tree, whose stack traces name the .ts lines; so does MAILPATH_TEST_UNBUNDLED=1.
 // What a test starts in a thread of its own (the recorder thread) runs the per-file tree, as deployed; the `mailpath`
 // processes tests start run the bundled command (below), but for the tests of the command itself (test/helpers/cli.ts).
-// Every `import.meta.url` in our sources is replaced by the URL of the file's per-file compiled copy, so paths found from it (the project root, .build/main/cli.js, the worker's own module) are what they are unbundled.
+// Every `import.meta.url` in our sources is replaced by the URL of the file's per-file compiled copy, so paths found
+// from it (the project root, .build/main/cli.js, the worker's own module) are what they are unbundled.
 // Packages that find files next to themselves (__dirname, require.resolve), native or WebAssembly ones, the test
 // tooling, smtp-server (a test fingerprints the source of the internals the MX relies on, which a bundler re-prints)
 // and standardwebhooks (a test imports it with import(), which esbuild answers without the named exports Node finds in
