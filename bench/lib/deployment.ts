@@ -52,10 +52,20 @@ export interface Deployment {
   /** The benchmark tenant: its id and owner session token. */
   tenantId: string;
   token: string;
+  /** Registers one more tenant (`slug`), as the benchmark tenant was: unlimited plan, `<slug>.test` verified with an active DKIM key. */
+  addTenant(slug: string): Promise<BenchTenant>;
   /** Stops both processes (idempotent), before the peer runs on the same cores. */
   stopMailpath(): Promise<void>;
   /** Stops everything and drops the database and data dir; never throws. */
   close(): Promise<void>;
+}
+
+export interface BenchTenant {
+  tenantId: string;
+  /** The owner's session token. */
+  token: string;
+  /** Its verified sending domain. */
+  domain: string;
 }
 
 /** Creates the database, builds and starts Mailpath, registers the tenant and gives it `bench.test` with an active DKIM key. */
@@ -117,15 +127,20 @@ export async function startDeployment(o: DeploymentOptions): Promise<Deployment>
       outbounds.push(child);
     }
 
-    const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', { tenant_name: 'Bench', tenant_slug: 'bench', email: 'owner@bench.test', password: 'Correct-horse-42' });
-    const tenantId = register.data.tenant_id as string;
-    await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
-    await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
-    const [domain] = await sql<{ id: string }[]>`
-      insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now(), now()) returning id`;
     const vault = new SealedBox(Buffer.from(masterKey, 'hex'));
-    await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
-    return { sql, apiPort, ports, front, outbound: outbounds[0]!, outbounds, tenantId, token: register.data.token as string, stopMailpath, close };
+    await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
+    const addTenant = async (slug: string): Promise<BenchTenant> => {
+      const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', { tenant_name: slug, tenant_slug: slug, email: `owner@${slug}.test`, password: 'Correct-horse-42' });
+      const tenantId = register.data.tenant_id as string;
+      await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
+      const name = `${slug}.test`;
+      const [domain] = await sql<{ id: string }[]>`
+        insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;
+      await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
+      return { tenantId, token: register.data.token as string, domain: name };
+    };
+    const { tenantId, token } = await addTenant('bench');
+    return { sql, apiPort, ports, front, outbound: outbounds[0]!, outbounds, tenantId, token, addTenant, stopMailpath, close };
   } catch (err) {
     await close();
     throw err;
