@@ -76,11 +76,13 @@ async function setUpTenantA(d: Deployment, sink: Awaited<ReturnType<typeof start
   const a = await d.addTenant('noisy');
   const port = d.apiPort;
   const [renderKey, previewKey, importKey, sendKey] = [await keyOf(port, a.token, 'render'), await keyOf(port, a.token, 'preview'), await keyOf(port, a.token, 'import'), await keyOf(port, a.token, 'send')];
+  const seedStarted = performance.now();
   await d.sql`
     insert into contacts (tenant_id, email, status, first_name, last_name, created_at, updated_at)
     select ${a.tenantId}, 'reader' || g || '@noisy-dest.test', 'active', ${LONG_NAME} || g, 'Last' || g, now(), now()
     from generate_series(1, ${CONTACTS}::int) g`;
   await d.sql`analyze contacts`;
+  out([`  A's ${fmt(CONTACTS)} contacts inserted in ${fmt((performance.now() - seedStarted) / 1000, 1)} s`]);
   const template = await httpsJson(port, 'POST', '/api/v1/templates', { name: 'worst case', subject: WORST_LIQUID, body_html: WORST_LIQUID, body_text: WORST_LIQUID }, renderKey);
   const refused: string[] = [];
   let pattern = '';
