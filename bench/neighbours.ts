@@ -60,6 +60,7 @@ const out = (lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`);
 const keyOf = async (port: number, token: string, name: string): Promise<string> => (await httpsJson(port, 'POST', '/api/v1/api-keys', { name }, token)).data.key as string;
 
 interface TenantA {
+  tenantId: string;
   renderKey: string;
   previewKey: string;
   importKey: string;
@@ -119,7 +120,7 @@ async function setUpTenantA(d: Deployment, sink: Awaited<ReturnType<typeof start
   const csvFile = join(dir, 'import.csv');
   writeFileSync(csvFile, ['email,first_name', ...Array.from({ length: IMPORT_ROWS }, (_, i) => `imported${i}@noisy-dest.test,${LONG_NAME}`)].join('\n'));
   agent.destroy();
-  return { renderKey, previewKey, importKey, templateId: template.data.id as string, pattern, refused, clickPath: clickPath.replace(/&amp;/g, '&'), csvFile };
+  return { tenantId: a.tenantId, renderKey, previewKey, importKey, templateId: template.data.id as string, pattern, refused, clickPath: clickPath.replace(/&amp;/g, '&'), csvFile };
 }
 
 /** Runs A's load in its child process for `seconds`; resolves with its counts (bounded: the child is killed past its time). */
@@ -243,7 +244,11 @@ export default async function runNeighboursBench(): Promise<void> {
     const idle = await probeTenantB({ ...probe('idle', PHASE_S), key: bKey });
     out([`  phase 2 (${elapsed()}): B as before while A renders, clicks, previews and imports at its limits for ${PHASE_S} s; load average ${load()} ...`]);
     const [loaded, counts] = await Promise.all([probeTenantB({ ...probe('loaded', PHASE_S), key: bKey }), runTenantA(port, a, PHASE_S)]);
-    out([`  measured (${elapsed()}):`]);
+    // Read from the database, not an API: whether the tracking recorder kept up with A's clicks (a pinned one has not).
+    const [recorded] = await deployment.sql<{ opens: number; clicks: number }[]>`
+      select count(*) filter (where type = 'open')::int as opens, count(*) filter (where type = 'click')::int as clicks from events
+      where tenant_id = ${a.tenantId} or tenant_id = ${deployment.tenantId}`;
+    out([`  measured (${elapsed()}); events stored by then: ${fmt(recorded!.clicks)} clicks of A, ${fmt(recorded!.opens)} opens of B`]);
     report(summarise(idle, OPEN_BOUND_MS), summarise(loaded, OPEN_BOUND_MS), idle, loaded, a, counts, OPEN_BOUND_MS);
   } finally {
     await deployment?.close();
