@@ -21,12 +21,12 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../shared/config/index.js';
-import { startSmtpSink } from '../test/helpers/smtp-sink.js';
+import { pollUntil, startSmtpSink, type SmtpSink } from '../test/helpers/smtp-sink.js';
 import { startDeployment, type Deployment } from './lib/deployment.js';
 import { httpsJson, timedRequest } from './lib/http.js';
 import type { NeighbourCounts, NeighbourLoad } from './lib/neighbour-load.js';
 import { percentile } from './lib/percentile.js';
-import { probeTenantB, type ProbeFigures, type ProbeOptions } from './lib/tenant-b-probe.js';
+import { probeTenantB, trackingPath, type ProbeFigures, type ProbeOptions } from './lib/tenant-b-probe.js';
 
 const PHASE_S = Math.min(120, Math.max(5, Number(process.env['BENCH_PHASE_S'] ?? 20)));
 const CONTACTS = Math.max(1000, Number(process.env['BENCH_CONTACTS'] ?? 200_000));
@@ -73,7 +73,7 @@ interface TenantA {
 }
 
 /** A's account: contacts, the worst-case template and goal, a delivered tracked message whose link its recipient clicks, an import file. */
-async function setUpTenantA(d: Deployment, sink: Awaited<ReturnType<typeof startSmtpSink>>, dir: string): Promise<TenantA> {
+async function setUpTenantA(d: Deployment, sink: SmtpSink, dir: string): Promise<TenantA> {
   const a = await d.addTenant('noisy');
   const port = d.apiPort;
   const [renderKey, previewKey, importKey, sendKey] = [await keyOf(port, a.token, 'render'), await keyOf(port, a.token, 'preview'), await keyOf(port, a.token, 'import'), await keyOf(port, a.token, 'send')];
@@ -112,15 +112,12 @@ async function setUpTenantA(d: Deployment, sink: Awaited<ReturnType<typeof start
     track_clicks: true,
   }, sendKey);
   if (!sent.data.message_id) throw new Error('A\'s tracked send was not accepted');
-  const message = await sink.waitForMessages(1, 30_000).then((ms) => ms.find((m) => m.to.includes('clicker@noisy-dest.test')));
-  const { simpleParser } = await import('mailparser');
-  const html = (await simpleParser(message!.raw)).html || '';
-  const clickPath = /href="https?:\/\/[^/"]+(\/c\/[^"]+)"/.exec(html)?.[1];
-  if (!clickPath) throw new Error('A\'s delivered message has no tracked link');
+  const message = await pollUntil('A\'s tracked message at the sink', () => sink.messages.find((m) => m.to.includes('clicker@noisy-dest.test')), 30_000);
+  const clickPath = await trackingPath(message.raw, '/c/');
   const csvFile = join(dir, 'import.csv');
   writeFileSync(csvFile, ['email,first_name', ...Array.from({ length: IMPORT_ROWS }, (_, i) => `imported${i}@noisy-dest.test,${LONG_NAME}`)].join('\n'));
   agent.destroy();
-  return { tenantId: a.tenantId, renderKey, previewKey, importKey, templateId: template.data.id as string, pattern, refused, clickPath: clickPath.replace(/&amp;/g, '&'), csvFile };
+  return { tenantId: a.tenantId, renderKey, previewKey, importKey, templateId: template.data.id as string, pattern, refused, clickPath, csvFile };
 }
 
 /** Runs A's load in its child process for `seconds`; resolves with its counts (bounded: the child is killed past its time). */

@@ -50,12 +50,12 @@ export interface ProbeFigures {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
-/** The open pixel's path (/o/…) in a delivered message's HTML. */
-async function pixelPath(raw: Buffer): Promise<string> {
+/** The path (origin left out) of the first tracking link of a kind in a delivered message's HTML: the open pixel (/o/…) or a click link (/c/…). */
+export async function trackingPath(raw: Buffer, kind: '/o/' | '/c/'): Promise<string> {
   const html = (await simpleParser(raw)).html || '';
-  const src = /<img[^>]+src="https?:\/\/[^/"]+(\/o\/[^"]+)"/.exec(html)?.[1];
-  if (!src) throw new Error('the delivered message has no open pixel');
-  return src.replace(/&amp;/g, '&');
+  const path = new RegExp(`(?:src|href)="https?://[^/"]+(${kind}[^"]+)"`).exec(html)?.[1];
+  if (!path) throw new Error(`the delivered message has no ${kind === '/o/' ? 'open pixel' : 'tracked link'}`);
+  return path.replace(/&amp;/g, '&');
 }
 
 /** Runs B for `seconds` (then waits for its opens in flight, each bounded) and returns what it measured. */
@@ -82,7 +82,7 @@ export async function probeTenantB(o: ProbeOptions): Promise<ProbeFigures> {
       figures.undelivered++;
       return;
     }
-    const path = await pixelPath(delivered.raw);
+    const path = await trackingPath(delivered.raw, '/o/');
     const fetchedAt = performance.now();
     const bound = Math.min(o.openBoundMs, left());
     const pixel = await timedRequest(o.port, { method: 'GET', path, agent, headers: { 'user-agent': MAIL_CLIENT_UA }, timeoutMs: bound });
