@@ -4,7 +4,7 @@ import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { Principal } from '../shared/auth/principal.js';
 import { AppError, validationError } from '../shared/errors.js';
-import type { Scope } from '../shared/keys/scopes.js';
+import { describeScopeRule, type ScopeRule } from '../shared/keys/scopes.js';
 import type { RateCategory as BucketCategory } from '../shared/ratelimit/buckets.js';
 import type { UserRole } from '../shared/auth/users.js';
 import { defaultRouteRole } from '../shared/team/roles.js';
@@ -24,18 +24,22 @@ export type RateCategory = Exclude<BucketCategory, 'public'>;
 
 export interface RouteConfig {
   auth: AuthMode;
-  scope?: Scope;
+  /** What an API key needs (shared/keys/scopes.ts); every route that takes keys states it. Checked before the input is validated. */
+  scope?: ScopeRule;
   rateLimit?: RateCategory;
   /** The least user role the route needs (policy in shared/team/roles.ts); default: viewer for reads, developer for writes. */
   role?: UserRole;
+  /** The route hands out access that outlives the request (a key, an invite, a role): impersonation tokens are refused (403). */
+  grantsAccess?: boolean;
 }
 
 declare module 'fastify' {
   interface FastifyContextConfig {
     auth?: AuthMode;
-    scope?: Scope;
+    scope?: ScopeRule;
     rateLimit?: RateCategory;
     role?: UserRole;
+    grantsAccess?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | undefined;
@@ -176,21 +180,25 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
     [status]: stream ? route.response.describe(`${stream.produces}: ${route.response.description ?? ''}`) : route.list ? listEnvelope(route.response) : okEnvelope(route.response),
   };
   for (const code of errorCodes) response[code] = errorEnvelope.describe(ERROR_DESCRIPTIONS[code] ?? 'Error');
-  const scopeNote = route.scope ? `\n\nRequired scope for API keys: \`${route.scope}\`.` : '';
+  const scopeNote = route.scope ? `\n\n${describeScopeRule(route.scope)}` : '';
   const role = route.role ?? defaultRouteRole(route.method, route.url);
   const roleNote = route.auth !== 'public' && route.auth !== 'super_admin' && role !== 'viewer' ? `\n\nUsers need the \`${role}\` role or higher.` : '';
   const authNote =
     route.auth === 'user' ? '\n\nRequires a user session (JWT); API keys get 403 forbidden.' :
     route.auth === 'super_admin' ? '\n\nSuper-admin only.' : '';
+  const grantNote = route.grantsAccess ? '\n\nImpersonation tokens get 403 forbidden: access granted here would outlast the token.' : '';
 
   app.route({
     method: route.method,
     url: route.url,
-    config: { auth: route.auth, role, ...(route.scope ? { scope: route.scope } : {}), ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}) },
+    config: {
+      auth: route.auth, role,
+      ...(route.scope ? { scope: route.scope } : {}), ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}), ...(route.grantsAccess ? { grantsAccess: true } : {}),
+    },
     schema: {
       tags: route.tags,
       summary: route.summary,
-      description: route.description + scopeNote + roleNote + authNote,
+      description: route.description + scopeNote + roleNote + authNote + grantNote,
       security: SECURITY[route.auth],
       ...(route.params ? { params: route.params } : {}),
       ...(route.query ? { querystring: route.query } : {}),

@@ -2,7 +2,7 @@
 import type { FastifyContextConfig, FastifyRequest } from 'fastify';
 import { AppError } from '../../shared/errors.js';
 import type { Principal } from '../../shared/auth/principal.js';
-import { grants } from '../../shared/keys/scopes.js';
+import { scopeRefusal } from '../../shared/keys/scopes.js';
 import { resolveMailboxSession } from '../../shared/mailboxes/sessions.js';
 import type { ApiContext } from '../context.js';
 
@@ -53,7 +53,8 @@ export function authorize(principal: Principal, config: FastifyContextConfig): v
   if (mode === 'super_admin' && !principal.user?.is_super_admin) {
     throw new AppError('forbidden', 'this route is for super-admins only');
   }
-  if (config.scope && principal.kind === 'api_key' && !grants(principal.scopes, config.scope)) {
-    throw new AppError('invalid_scope', `this API key lacks the ${config.scope} scope`);
+  if (config.scope && principal.kind === 'api_key') {
+    const refusal = scopeRefusal(principal.scopes, config.scope);
+    if (refusal !== undefined) throw new AppError('invalid_scope', refusal);
   }
 }

@@ -13,6 +13,20 @@ import { routeOf } from '../request-route.js';
 /** Plugin name, for the plugins that read request.principal. */
 export const GUARD_PLUGIN = 'mailpath-guard';
 
+/** A route as the guard sees it: what its config asks of callers. */
+export interface GuardedRoute {
+  method: string;
+  url: string;
+  config: FastifyContextConfig;
+}
+
+declare module 'fastify' {
+  interface FastifyInstance {
+    /** Every route registered after the guard, with its config: what tests sweep to prove each one is fenced. */
+    guardedRoutes: readonly GuardedRoute[];
+  }
+}
+
 /**
  * Guards one request: undefined when it is settled at once (the common case: a public route, or an API key
  * whose record, tenant limits and rate windows this process holds), a promise when it waits on the database.
@@ -37,7 +51,7 @@ function admit(ctx: ApiContext, request: FastifyRequest, config: FastifyContextC
   if (outcome.error) throw outcome.error;
   if (!outcome.principal) return;
   authorize(outcome.principal, config);
-  // Roles bind users only (API keys keep their scopes); defineRoute always sets config.role, other routes get the method's default.
+  // Users by their role, API keys by their creator's (the key's ceiling); defineRoute always sets config.role, other routes get the method's default.
   requireRole(outcome.principal, config.role ?? defaultRouteRole(request.method, ''));
   request.principal = outcome.principal;
   if (outcome.principal.kind === 'api_key') ctx.keyUsage.record(outcome.principal.key!.id, epochMs(ctx.clock), request.ip);
@@ -47,6 +61,11 @@ const guard: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
   app.decorateRequest('principal', undefined);
   app.decorateRequest('matchedRoute', undefined);
+  const routes: GuardedRoute[] = [];
+  app.decorate('guardedRoutes', routes);
+  app.addHook('onRoute', (route) => {
+    for (const method of [route.method].flat()) routes.push({ method, url: route.url, config: (route.config ?? {}) as FastifyContextConfig });
+  });
   // A callback hook, not an async one: most requests are guarded without a promise (guardRequest), so an async
   // hook's promise and its microtasks would be the larger part of the cost.
   app.addHook('onRequest', (request, reply, done) => {

@@ -1,4 +1,4 @@
-// Requests made with an impersonation token: the super-admin's own account (/auth/*) is out of reach, and every write is queued for its super_admin.impersonation_action audit row once answered.
+// Requests made with an impersonation token: the super-admin's own account (/auth/*) and routes granting lasting access are out of reach, and every write is queued for its super_admin.impersonation_action audit row once answered.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -17,9 +17,16 @@ const impersonation: FastifyPluginAsyncZod = async (app) => {
 
   // After the guard set the principal: the token acts in the tenant, never on the super-admin's password or 2FA.
   // Callback hooks, not async ones: they run on every request, and the common case is one field check.
+  // Nor does it hand out access that would outlive it (API keys, scope changes, invites, roles: routes marked
+  // grantsAccess): what support needs lasting is asked of the tenant's own members. Refused before the body is read.
   app.addHook('onRequest', (request: FastifyRequest, _reply: FastifyReply, done: HookHandlerDoneFunction) => {
-    if (request.principal?.impersonation && (routeOf(request).url ?? '').startsWith(`${API_PREFIX}/auth/`)) {
+    if (!request.principal?.impersonation) return done();
+    const route = routeOf(request);
+    if ((route.url ?? '').startsWith(`${API_PREFIX}/auth/`)) {
       return done(new AppError('forbidden', "an impersonation token cannot manage the super-admin's own account"));
+    }
+    if (route.config.grantsAccess) {
+      return done(new AppError('forbidden', 'an impersonated session cannot grant lasting access (API keys, key scopes, invites, roles): it would outlast the impersonation token; a member of the tenant must do it'));
     }
     done();
   });

@@ -46,6 +46,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod = async (app) => {
   defineRoute(app, {
     method: 'POST',
     url: '/api-keys',
+    grantsAccess: true,
     auth: 'user',
     tags: ['API keys'],
     summary: 'Create an API key',
@@ -62,7 +63,8 @@ export const apiKeyRoutes: FastifyPluginAsyncZod = async (app) => {
       key: z.string().describe('The secret key: shown only in this response'),
     }),
     handler: async ({ principal, body, ip }) => {
-      const { row, key } = await createApiKey(ctx, principal.tenant.id, actorOf(principal, ip), body);
+      const creator = { audit: actorOf(principal, ip), userId: principal.user!.id, role: principal.user!.role };
+      const { row, key } = await createApiKey(ctx, principal.tenant.id, creator, body);
       return { id: row.id, key, name: row.name, prefix: row.prefix, scopes: row.scopes, mode: row.mode, created_at: iso(row.created_at) };
     },
   });
@@ -87,6 +89,7 @@ export const apiKeyRoutes: FastifyPluginAsyncZod = async (app) => {
   defineRoute(app, {
     method: 'PATCH',
     url: '/api-keys/:keyID/scopes',
+    grantsAccess: true,
     auth: 'user',
     tags: ['API keys'],
     summary: 'Change the scopes of an API key',

@@ -47,6 +47,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/audit',
     auth: 'any',
+    // Actor ids and caller addresses: audit data. The spec names no audit:read, and audit:export is its one audit scope.
+    scope: 'audit:export',
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Recent campaign audit log',
@@ -67,6 +69,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/audit-events.csv',
     auth: 'any',
     scope: 'audit:export',
+    // The same rows as the owner-only PDF (its digest is recomputed from them): the same rule.
+    role: 'owner',
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Export the audit log as CSV',
@@ -74,7 +78,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       `Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last ${CSV_DEFAULT_DAYS} days), oldest first, ` +
       `streamed from a database cursor (any size, constant memory). Columns: ${AUDIT_COLUMNS.join(', ')}; metadata is canonical JSON (keys sorted), ` +
       `hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. ` +
-      `The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit).`,
+      `The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). ` +
+      `Owner role only, like the PDF; an API key needs audit:export and an owner as its maker.`,
     query: z.object({ from: date.optional().describe('First UTC day (YYYY-MM-DD)'), to: date.optional().describe('Last UTC day (YYYY-MM-DD), inclusive') }),
     errors: [403, 422],
     produces: 'text/csv; charset=utf-8',
@@ -101,7 +106,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       `a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest ` +
       `over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. ` +
       `At most ${PDF_MAX_ROWS} rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. ` +
-      `Owner role only; API keys need audit:export.`,
+      `Owner role only; an API key needs audit:export and an owner as its maker (a key's role is its maker's).`,
     query: z.object({
       since: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 start (inclusive)'),
       until: z.iso.datetime({ offset: true }).optional().describe('RFC 3339 end (exclusive); default now'),

@@ -10,6 +10,8 @@ import {
   eraseContact,
   getContact,
   listContactPage,
+  RESUBSCRIBE_REASON_MAX,
+  resubscribeContact,
   SEARCH_COUNT_CAP,
   type ContactView,
 } from '../../shared/contacts/service.js';
@@ -101,7 +103,8 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Adds a contact (201, created true). An address a contact of the account already has is 409, unless ?upsert=true: then that contact ' +
       'is updated (200, created false): the profile columns given change, status when given, custom_fields are merged. The address of a ' +
-      'deleted or erased contact can be added again: that contact is made anew (same id, fields replaced; 201, created true). An erased ' +
+      'deleted or erased contact can be added again: that contact is made anew (same id, fields replaced; 201, created true). An upsert ' +
+      'never re-subscribes: status active for an unsubscribed contact is 409 (use POST /contacts/{id}/resubscribe). An erased ' +
       `person stays on the suppression list until that entry is lifted by hand (DELETE /suppressions/{id}?email=). ${WRITE_NOTE}`,
     query: z.object({ upsert: queryFlag.optional().describe('true: update the existing contact of this address instead of answering 409') }),
     body: z.strictObject({ email, ...profileIn, status: status.optional(), custom_fields: customFields.optional() }),
@@ -140,7 +143,8 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Update a contact',
     description:
       'Changes only the fields given. email is normalized again; an address another contact of the account has (even a deleted one) is 409. ' +
-      'status active or unsubscribed (setting unsubscribed stamps unsubscribed_at, active clears it). custom_fields are merged: a key with ' +
+      'status active or unsubscribed (setting unsubscribed stamps unsubscribed_at). An unsubscribed contact cannot be set active here ' +
+      '(409): re-subscribing is POST /contacts/{id}/resubscribe, with a reason. custom_fields are merged: a key with ' +
       `a value sets it, null removes it. A deleted or erased contact cannot be changed (409). ${WRITE_NOTE}`,
     params: contactId,
     body: z.strictObject({ email: email.optional(), ...profileIn, status: status.optional(), custom_fields: customFields.optional() }),
@@ -190,5 +194,27 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
       await eraseContact(ctx, principal.tenant.id, actorOf(principal, ip), params.id);
       return { status: 'erased' };
     },
+  });
+
+  defineRoute(app, {
+    method: 'POST',
+    url: '/contacts/:id/resubscribe',
+    auth: 'any',
+    scope: 'contacts:write',
+    rateLimit: 'write',
+    tags: TAGS,
+    summary: 'Re-subscribe an unsubscribed contact',
+    description:
+      'The one way an unsubscribed contact becomes active again (PATCH, upserts and imports never do it): the person asked to be mailed ' +
+      'again, and reason says how that consent was given. Sets status active and clears unsubscribed_at; audited as contact.resubscribed ' +
+      'with the caller, the reason, the previous status and when the person had unsubscribed. A contact that is not unsubscribed is 409. ' +
+      'Suppression entries of the address are separate and stay until lifted (DELETE /suppressions/{id}).',
+    params: contactId,
+    body: z.strictObject({
+      reason: z.string().trim().min(1).max(RESUBSCRIBE_REASON_MAX).describe(`Why the person may be mailed again (their consent), 1..${RESUBSCRIBE_REASON_MAX} characters`),
+    }),
+    errors: [404, 409],
+    response: contact,
+    handler: async ({ principal, params, body, ip }) => present(await resubscribeContact(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body.reason)),
   });
 };

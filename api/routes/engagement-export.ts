@@ -4,8 +4,6 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { requireCampaign } from '../../shared/campaigns/service.js';
 import { COLUMNS, engagementCsv, exportWindow, MAX_WINDOW_DAYS } from '../../shared/engagement-export/csv.js';
-import { AppError } from '../../shared/errors.js';
-import { grants } from '../../shared/keys/scopes.js';
 import { defineRoute } from '../route.js';
 import { idParam } from '../schemas/common.js';
 
@@ -15,8 +13,7 @@ export const engagementExportRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/campaigns/:id/engagement.csv',
     auth: 'any',
-    // The route table takes one scope; the second (audit:export) is checked in the handler.
-    scope: 'campaigns:read',
+    scope: ['campaigns:read', 'audit:export'],
     rateLimit: 'read',
     tags: ['Campaigns'],
     summary: 'Export a campaign\'s engagement events as CSV',
@@ -33,9 +30,6 @@ export const engagementExportRoutes: FastifyPluginAsyncZod = async (app) => {
     produces: 'text/csv; charset=utf-8',
     response: z.string().describe(COLUMNS.join(',')),
     handler: async ({ principal, params, query, reply }) => {
-      if (principal.kind === 'api_key' && !grants(principal.scopes, 'audit:export')) {
-        throw new AppError('invalid_scope', 'this API key lacks the audit:export scope (engagement exports need campaigns:read and audit:export)');
-      }
       const campaign = await requireCampaign(ctx.sql, principal.tenant.id, params.id);
       const window = exportWindow(ctx.clock, query.since === undefined ? undefined : new Date(query.since));
       reply.header('content-disposition', `attachment; filename="campaign-${campaign.id}-engagement.csv"`);

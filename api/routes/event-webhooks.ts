@@ -1,8 +1,7 @@
 // Outbound event webhooks of the caller's tenant: endpoints (CRUD, secret rotation, test), each endpoint's delivery log, the dead letters and their replay.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf, type Principal } from '../../shared/auth/principal.js';
-import { AppError } from '../../shared/errors.js';
+import { actorOf } from '../../shared/auth/principal.js';
 import { listDeadLetters, listDeliveryLog, replayDeadLetter } from '../../shared/event-webhooks/deliveries.js';
 import { WEBHOOK_EVENT_TYPES } from '../../shared/event-webhooks/event-types.js';
 import type { DeliveryRow } from '../../shared/event-webhooks/queries.js';
@@ -25,17 +24,10 @@ import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js'
 const TAGS = ['Event webhooks'];
 
 /**
- * Changing an endpoint decides where the tenant's events go and reveals a signing secret, and the
- * spec's scope list has no webhook scope: like the inbound webhook, writes need a user session or
- * an API key without scope restrictions. Reads show event data, so a key needs events:read.
+ * Changing an endpoint decides where the tenant's events go and reveals a signing secret, and the spec's scope
+ * list has no webhook scope: like the inbound webhook, writes take a user session or an unrestricted API key
+ * (scope 'unrestricted', checked by the guard before the body is read). Reads show event data: events:read.
  */
-function requireUnrestricted(principal: Principal): void {
-  if (principal.kind === 'api_key' && principal.scopes.length > 0) {
-    throw new AppError('invalid_scope', 'changing event webhooks needs a user session or an API key without scope restrictions');
-  }
-}
-
-const WRITE_NOTE = ' Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.';
 
 const eventType = z.enum(WEBHOOK_EVENT_TYPES);
 
@@ -129,19 +121,19 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/webhooks',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Create an event webhook',
     description:
       'Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see the README). ' +
       'The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). ' +
-      `At most ${MAX_ENDPOINTS_PER_TENANT} endpoints per account (409).` + WRITE_NOTE,
+      `At most ${MAX_ENDPOINTS_PER_TENANT} endpoints per account (409).`,
     body: z.strictObject({ url, event_types: eventTypes, description: description.optional(), enabled: z.boolean().optional().describe('Default true') }),
     status: 201,
     errors: [409, 422],
     response: endpoint,
     handler: async ({ principal, body, ip }) => {
-      requireUnrestricted(principal);
       return present(await createEndpoint(ctx, principal.tenant.id, actorOf(principal, ip), body));
     },
   });
@@ -170,17 +162,17 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/webhooks/dead-letters/:id/replay',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Replay a dead-lettered delivery',
     description:
       'Puts the delivery back in the queue with a fresh schedule of attempts, due at once; it keeps its id, so the receiver sees the same webhook-id. ' +
-      '404 unless it is a dead letter of the tenant.' + WRITE_NOTE,
+      '404 unless it is a dead letter of the tenant.',
     params: idParam('id'),
     errors: [404],
     response: delivery,
     handler: async ({ principal, params, ip }) => {
-      requireUnrestricted(principal);
       return presentDelivery(await replayDeadLetter(ctx, principal.tenant.id, actorOf(principal, ip), params.id));
     },
   });
@@ -204,16 +196,16 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'PATCH',
     url: '/webhooks/:id',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Change an event webhook',
-    description: 'Changes the fields given. Queued deliveries keep their body and go to the URL as it is when attempted.' + WRITE_NOTE,
+    description: 'Changes the fields given. Queued deliveries keep their body and go to the URL as it is when attempted.',
     params: webhookId,
     body: z.strictObject({ url: url.optional(), event_types: eventTypes.optional(), description: description.optional(), enabled: z.boolean().optional() }),
     errors: [404, 422],
     response: endpoint,
     handler: async ({ principal, params, body, ip }) => {
-      requireUnrestricted(principal);
       return present(await changeEndpoint(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body));
     },
   });
@@ -222,15 +214,15 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'DELETE',
     url: '/webhooks/:id',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Delete an event webhook',
-    description: 'Deletes the endpoint with its delivery log, queued deliveries and dead letters.' + WRITE_NOTE,
+    description: 'Deletes the endpoint with its delivery log, queued deliveries and dead letters.',
     params: webhookId,
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),
     handler: async ({ principal, params, ip }) => {
-      requireUnrestricted(principal);
       await removeEndpoint(ctx, principal.tenant.id, actorOf(principal, ip), params.id);
       return { deleted: true, id: params.id };
     },
@@ -240,17 +232,17 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/webhooks/:id/rotate-secret',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Rotate the signing secret',
     description:
       'Makes a new secret, in this answer only. For 24 hours (previous_secret_expires_at) every POST carries two signatures in webhook-signature, ' +
-      'one per secret, so the receiver can switch to the new secret without a gap.' + WRITE_NOTE,
+      'one per secret, so the receiver can switch to the new secret without a gap.',
     params: webhookId,
     errors: [404],
     response: endpoint,
     handler: async ({ principal, params, ip }) => {
-      requireUnrestricted(principal);
       return present(await rotateSecret(ctx, principal.tenant.id, actorOf(principal, ip), params.id));
     },
   });
@@ -259,13 +251,13 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/webhooks/:id/test',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Send a test event',
     description:
       'POSTs one event of type "test", signed like real events, once, enabled or not; not retried and not in the delivery log. ' +
-      'Reports whether a real delivery would have counted as delivered (2xx within the timeout), the HTTP status (null without an answer), the round trip and the error.' +
-      WRITE_NOTE,
+      'Reports whether a real delivery would have counted as delivered (2xx within the timeout), the HTTP status (null without an answer), the round trip and the error.',
     params: webhookId,
     errors: [404],
     response: z.object({
@@ -276,7 +268,6 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
       error: z.string().nullable(),
     }),
     handler: async ({ principal, params }) => {
-      requireUnrestricted(principal);
       return testEndpoint(ctx, principal.tenant.id, params.id);
     },
   });

@@ -1,8 +1,7 @@
 // The tenant's inbound webhook settings: read, change (secret revealed once, on creation or rotation), and test-send.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf, type Principal } from '../../shared/auth/principal.js';
-import { AppError } from '../../shared/errors.js';
+import { actorOf } from '../../shared/auth/principal.js';
 import { getWebhookSettings, updateWebhookSettingsFor, type WebhookSettingsView } from '../../shared/inbound-webhooks/service.js';
 import { MAX_URL_LENGTH } from '../../shared/inbound-webhooks/url-policy.js';
 import { defineRoute } from '../route.js';
@@ -11,19 +10,10 @@ import { iso, queryFlag, timestamp } from '../schemas/common.js';
 const TAGS = ['Inbound webhook'];
 
 /**
- * Who may call these routes. The webhook decides where every inbound message of the tenant goes and
- * its answers reveal the signing secret, so it is as powerful as the account itself, and the spec's
- * scope list has no scope for it. A session user may; an API key only when it is unrestricted (no
- * scopes, which means every scope): a key cut down to, say, transactional:send must not be able to
- * redirect the tenant's inbound mail or read its secret.
+ * The webhook decides where every inbound message of the tenant goes and its answers reveal the signing secret,
+ * so it is as powerful as the account itself, and the spec's scope list has no scope for it: a user session, or
+ * an API key without scope restrictions (scope 'unrestricted', checked by the guard before the body is read).
  */
-function requireUnrestricted(principal: Principal): void {
-  if (principal.kind === 'api_key' && principal.scopes.length > 0) {
-    throw new AppError('invalid_scope', 'inbound webhook settings need a user session or an API key without scope restrictions');
-  }
-}
-
-const AUTH_NOTE = ' Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.';
 
 const settings = z.object({
   webhook_url: z.string().nullable().describe('Where inbound mail is POSTed (https, public address); null when none is set'),
@@ -49,13 +39,13 @@ export const inboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/settings/inbound-webhook',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Read the inbound webhook settings',
-    description: 'The webhook URL and switch. The secret is never shown here (secret is null). Never configured: webhook_url null, enabled false.' + AUTH_NOTE,
+    description: 'The webhook URL and switch. The secret is never shown here (secret is null). Never configured: webhook_url null, enabled false.',
     response: settings,
     handler: async ({ principal }) => {
-      requireUnrestricted(principal);
       return present(await getWebhookSettings(ctx, principal.tenant.id));
     },
   });
@@ -64,6 +54,7 @@ export const inboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'PATCH',
     url: '/settings/inbound-webhook',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Change the inbound webhook settings',
@@ -72,7 +63,7 @@ export const inboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
       '(not private, loopback, link-local, CGNAT, multicast or unspecified; checked again before every POST), else 422 naming webhook_url. ' +
       'enabled: true needs a URL (422); webhook_url: null removes it and, unless enabled is given, switches the webhook off. ' +
       'The first call creates the signing secret and ?rotate_secret=true replaces it: only that answer carries it in secret ' +
-      '(secret_revealed_once true); store it, it is never shown again. A rotated secret signs every POST from then on.' + AUTH_NOTE,
+      '(secret_revealed_once true); store it, it is never shown again. A rotated secret signs every POST from then on.',
     query: z.strictObject({ rotate_secret: queryFlag.optional().describe('true: generate a new signing secret') }),
     body: z.strictObject({
       webhook_url: z.string().max(MAX_URL_LENGTH).nullable().optional().describe('https URL receiving inbound mail; null removes it'),
@@ -80,7 +71,6 @@ export const inboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     }),
     response: settings,
     handler: async ({ principal, query, body, ip }) => {
-      requireUnrestricted(principal);
       const view = await updateWebhookSettingsFor(ctx, principal.tenant.id, actorOf(principal, ip), body, { rotateSecret: query.rotate_secret ?? false });
       return present(view);
     },
@@ -90,6 +80,7 @@ export const inboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/settings/inbound-webhook/test-send',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Send a test message to the webhook',
@@ -97,7 +88,7 @@ export const inboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
       'POSTs a small synthetic message to the configured URL exactly as inbound mail is delivered (same headers and signature, ' +
       'plus X-MP-Inbound-Test: true), once, without retries, enabled or not. Reports whether a real delivery would have ' +
       'counted as delivered (a 2xx within the timeout), the HTTP status (null when there was no answer), the round trip ' +
-      'and what went wrong. 409 conflict when no webhook URL is configured.' + AUTH_NOTE,
+      'and what went wrong. 409 conflict when no webhook URL is configured.',
     errors: [409],
     response: z.object({
       delivered: z.boolean(),
@@ -106,7 +97,6 @@ export const inboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
       error: z.string().nullable(),
     }),
     handler: async ({ principal }) => {
-      requireUnrestricted(principal);
       return ctx.testWebhook(principal.tenant.id);
     },
   });

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import { actorOf } from '../../shared/auth/principal.js';
 import { createInvite, INVITE_TTL_MS } from '../../shared/mailboxes/invites.js';
 import type { MailboxRow } from '../../shared/mailboxes/queries.js';
-import { createMailbox, getMailbox, listMailboxPage, removeMailbox, requireTenantMailAccess } from '../../shared/mailboxes/service.js';
+import { createMailbox, getMailbox, listMailboxPage, removeMailbox } from '../../shared/mailboxes/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 
@@ -42,6 +42,7 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/mail/mailboxes',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Create a workspace mailbox',
@@ -58,7 +59,6 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [409],
     response: mailbox,
     handler: async ({ principal, body, ip }) => {
-      requireTenantMailAccess(principal);
       return present(await createMailbox(ctx, principal.tenant.id, actorOf(principal, ip), body));
     },
   });
@@ -67,6 +67,7 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/mail/mailboxes',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List workspace mailboxes',
@@ -75,7 +76,6 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     list: true,
     response: mailbox,
     handler: async ({ principal, query }) => {
-      requireTenantMailAccess(principal);
       const page = await listMailboxPage(ctx, principal.tenant.id, query);
       return { ...page, items: page.items.map(present) };
     },
@@ -85,6 +85,7 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/mail/mailboxes/:id',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Read a workspace mailbox',
@@ -93,7 +94,6 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [404],
     response: mailbox,
     handler: async ({ principal, params }) => {
-      requireTenantMailAccess(principal);
       return present(await getMailbox(ctx, principal.tenant.id, params.id));
     },
   });
@@ -102,6 +102,7 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'DELETE',
     url: '/mail/mailboxes/:id',
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Delete a workspace mailbox',
@@ -111,7 +112,6 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),
     handler: async ({ principal, params, ip }) => {
-      requireTenantMailAccess(principal);
       await removeMailbox(ctx, principal.tenant.id, actorOf(principal, ip), params.id);
       return { deleted: true, id: params.id };
     },
@@ -120,7 +120,9 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
   defineRoute(app, {
     method: 'POST',
     url: '/mail/mailboxes/:id/invite',
+    grantsAccess: true,
     auth: 'any',
+    scope: 'unrestricted',
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Invite the reader of a mailbox',
@@ -140,7 +142,6 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
       expires_at: timestamp,
     }),
     handler: async ({ principal, params, ip }) => {
-      requireTenantMailAccess(principal);
       const invite = await createInvite(ctx, principal.tenant.id, actorOf(principal, ip), params.id);
       return { ...invite, expires_at: iso(invite.expires_at) };
     },

@@ -48,6 +48,7 @@ export const teamRoutes: FastifyPluginAsyncZod = async (app) => {
   defineRoute(app, {
     method: 'POST',
     url: '/team/invites',
+    grantsAccess: true,
     auth: 'user',
     role: 'admin',
     tags: TAGS,
@@ -113,6 +114,7 @@ export const teamRoutes: FastifyPluginAsyncZod = async (app) => {
   defineRoute(app, {
     method: 'PATCH',
     url: '/team/members/:id',
+    grantsAccess: true,
     auth: 'user',
     role: 'admin',
     tags: TAGS,

@@ -32,6 +32,7 @@ export const whoamiRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/whoami',
     auth: 'any',
+    scope: 'any_key',
     tags: ['Identity'],
     summary: 'Describe the calling credential',
     description: 'Returns the tenant and either the user (session JWT) or the API key (id, name, prefix, mode, scopes) making the call.',

@@ -4231,6 +4231,49 @@ PostContactsByIdEraseResult = TypedDict("PostContactsByIdEraseResult", {
     "status": Required[str],
 }, total=False)
 
+# reason: Why the person may be mailed again (their consent), 1..500 characters
+PostContactsByIdResubscribeBody = TypedDict("PostContactsByIdResubscribeBody", {
+    "reason": Required[str],
+}, total=False)
+
+# email: Trimmed, lower-cased, the domain in its ASCII (IDNA) form; null once erased
+# status: active, unsubscribed (never mailed, transactional mail included) or deleted
+# custom_fields: Values of the fields in the custom-field catalog, keyed by their key
+# best_send_hour: 0..23 UTC, the hour of most opens; read-only, filled by a background job
+# unsubscribed_at: When the status became unsubscribed; null otherwise
+# erased_at: When the contact was erased (POST /contacts/{id}/erase); null otherwise
+# created_at: RFC 3339 timestamp (UTC)
+# updated_at: RFC 3339 timestamp (UTC)
+PostContactsByIdResubscribeResult = TypedDict("PostContactsByIdResubscribeResult", {
+    "id": Required[str],
+    "tenant_id": Required[str],
+    "email": Required[Optional[str]],
+    "first_name": Required[Optional[str]],
+    "last_name": Required[Optional[str]],
+    "phone": Required[Optional[str]],
+    "company": Required[Optional[str]],
+    "city": Required[Optional[str]],
+    "state": Required[Optional[str]],
+    "country": Required[Optional[str]],
+    "postal_code": Required[Optional[str]],
+    "title": Required[Optional[str]],
+    "timezone": Required[Optional[str]],
+    "mobile_phone": Required[Optional[str]],
+    "email_format": Required[Optional[str]],
+    "confirmed_status": Required[Optional[str]],
+    "mobile_status": Required[Optional[str]],
+    "crm_id": Required[Optional[str]],
+    "crm_contact_id": Required[Optional[str]],
+    "crm_lead_id": Required[Optional[str]],
+    "status": Required[Literal["active", "unsubscribed", "deleted"]],
+    "custom_fields": Required[Dict[str, Any]],
+    "best_send_hour": Required[Optional[int]],
+    "unsubscribed_at": Required[Optional[str]],
+    "erased_at": Required[Optional[str]],
+    "created_at": Required[str],
+    "updated_at": Required[str],
+}, total=False)
+
 # after: next_cursor of the previous page
 # limit: Page size, 1..200
 GetDomainsQuery = TypedDict("GetDomainsQuery", {
@@ -6999,7 +7042,7 @@ class Client(_Transport):
     def post_api_keys(self, body: PostApiKeysBody) -> PostApiKeysResult:
         """POST /api-keys: Create an API key
 
-        Returns the plaintext key once; only its SHA-256 hash is stored. Valid scopes: campaigns:read, campaigns:write, contacts:read, contacts:write, lists:read, lists:write, templates:read, templates:write, domains:read, domains:write, suppressions:read, suppressions:write, events:read, reputation:read, transactional:send, audit:export; empty or omitted grants all. mode=test keys send into the simulation and never deliver. Users need the `developer` role or higher. Requires a user session (JWT); API keys get 403 forbidden."""
+        Returns the plaintext key once; only its SHA-256 hash is stored. Valid scopes: campaigns:read, campaigns:write, contacts:read, contacts:write, lists:read, lists:write, templates:read, templates:write, domains:read, domains:write, suppressions:read, suppressions:write, events:read, reputation:read, transactional:send, audit:export; empty or omitted grants all. mode=test keys send into the simulation and never deliver. Users need the `developer` role or higher. Requires a user session (JWT); API keys get 403 forbidden. Impersonation tokens get 403 forbidden: access granted here would outlast the token."""
         return self._call("POST", "/api-keys", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_api_keys_usage(self, query: Optional[GetApiKeysUsageQuery] = None) -> GetApiKeysUsageResult:
@@ -7029,25 +7072,25 @@ class Client(_Transport):
     def patch_api_keys_by_key_id_scopes(self, keyID: str, body: PatchApiKeysByKeyIdScopesBody) -> PatchApiKeysByKeyIdScopesResult:
         """PATCH /api-keys/{keyID}/scopes: Change the scopes of an API key
 
-        Replaces the scope list without reissuing the key. An empty list grants every scope; an unknown scope gives 400. Users need the `developer` role or higher. Requires a user session (JWT); API keys get 403 forbidden."""
+        Replaces the scope list without reissuing the key. An empty list grants every scope; an unknown scope gives 400. Users need the `developer` role or higher. Requires a user session (JWT); API keys get 403 forbidden. Impersonation tokens get 403 forbidden: access granted here would outlast the token."""
         return self._call("PATCH", f"/api-keys/{_segment(keyID)}/scopes", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_audit(self, query: Optional[GetAuditQuery] = None) -> GetAuditResult:
         """GET /audit: Recent campaign audit log
 
-        The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed."""
+        The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed. Required scope for API keys: `audit:export`."""
         return self._call("GET", "/audit", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_audit_events_csv(self, query: Optional[GetAuditEventsCsvQuery] = None) -> Any:
         """GET /audit-events.csv: Export the audit log as CSV
 
-        Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). Required scope for API keys: `audit:export`."""
+        Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). Owner role only, like the PDF; an API key needs audit:export and an owner as its maker. Required scope for API keys: `audit:export`. Users need the `owner` role or higher."""
         return self._call("GET", "/audit-events.csv", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_audit_events_export_pdf(self, query: Optional[GetAuditEventsExportPdfQuery] = None) -> Any:
         """GET /audit-events/export.pdf: Export audit rows as a PDF with a digest
 
-        The tenant's audit rows in [since, until) (default: the last 30 days), optionally one action, an action prefix (e.g. campaign.), a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. At most 10000 rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. Owner role only; API keys need audit:export. Required scope for API keys: `audit:export`. Users need the `owner` role or higher."""
+        The tenant's audit rows in [since, until) (default: the last 30 days), optionally one action, an action prefix (e.g. campaign.), a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. At most 10000 rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. Owner role only; an API key needs audit:export and an owner as its maker (a key's role is its maker's). Required scope for API keys: `audit:export`. Users need the `owner` role or higher."""
         return self._call("GET", "/audit-events/export.pdf", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_audit_filters(self) -> GetAuditFiltersResult:
@@ -7245,7 +7288,7 @@ class Client(_Transport):
     def get_campaigns_by_id_engagement_csv(self, id: str, query: Optional[GetCampaignsByIdEngagementCsvQuery] = None) -> Any:
         """GET /campaigns/{id}/engagement.csv: Export a campaign's engagement events as CSV
 
-        Every event of the campaign (send, delivered, deferred, bounce, dropped, open, click, complaint, unsubscribe) from since to now, oldest first, streamed as it is read (any size, constant memory). Columns: time, event_type, contact_email, contact_id, sequence_step, user_agent, ip_truncated, bounce_subtype. sequence_step is empty (campaigns are single messages); ip_truncated is the client address cut to /24 (IPv4) or /48 (IPv6); bounce_subtype is hard or soft on bounces. since defaults to 90 days ago; an earlier since is 422 (the window is capped at 90 days). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. API keys need both campaigns:read and audit:export. Required scope for API keys: `campaigns:read`."""
+        Every event of the campaign (send, delivered, deferred, bounce, dropped, open, click, complaint, unsubscribe) from since to now, oldest first, streamed as it is read (any size, constant memory). Columns: time, event_type, contact_email, contact_id, sequence_step, user_agent, ip_truncated, bounce_subtype. sequence_step is empty (campaigns are single messages); ip_truncated is the client address cut to /24 (IPv4) or /48 (IPv6); bounce_subtype is hard or soft on bounces. since defaults to 90 days ago; an earlier since is 422 (the window is capped at 90 days). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. API keys need both campaigns:read and audit:export. Required scopes for API keys: `campaigns:read` and `audit:export`."""
         return self._call("GET", f"/campaigns/{_segment(id)}/engagement.csv", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_campaigns_by_id_events(self, id: str, query: Optional[GetCampaignsByIdEventsQuery] = None) -> GetCampaignsByIdEventsResult:
@@ -7335,7 +7378,7 @@ class Client(_Transport):
     def post_contacts(self, body: PostContactsBody, query: Optional[PostContactsQuery] = None) -> PostContactsResult:
         """POST /contacts: Create a contact
 
-        Adds a contact (201, created true). An address a contact of the account already has is 409, unless ?upsert=true: then that contact is updated (200, created false): the profile columns given change, status when given, custom_fields are merged. The address of a deleted or erased contact can be added again: that contact is made anew (same id, fields replaced; 201, created true). An erased person stays on the suppression list until that entry is lifted by hand (DELETE /suppressions/{id}?email=). Profile columns: first_name, last_name, phone, company, city, state, country, postal_code, title, timezone, mobile_phone, email_format, confirmed_status, mobile_status, crm_id, crm_contact_id, crm_lead_id (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only (400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created and can never be removed. Required scope for API keys: `contacts:write`. Users need the `developer` role or higher."""
+        Adds a contact (201, created true). An address a contact of the account already has is 409, unless ?upsert=true: then that contact is updated (200, created false): the profile columns given change, status when given, custom_fields are merged. The address of a deleted or erased contact can be added again: that contact is made anew (same id, fields replaced; 201, created true). An upsert never re-subscribes: status active for an unsubscribed contact is 409 (use POST /contacts/{id}/resubscribe). An erased person stays on the suppression list until that entry is lifted by hand (DELETE /suppressions/{id}?email=). Profile columns: first_name, last_name, phone, company, city, state, country, postal_code, title, timezone, mobile_phone, email_format, confirmed_status, mobile_status, crm_id, crm_contact_id, crm_lead_id (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only (400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created and can never be removed. Required scope for API keys: `contacts:write`. Users need the `developer` role or higher."""
         return self._call("POST", "/contacts", query=query, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_contacts_imports(self, query: Optional[GetContactsImportsQuery] = None) -> GetContactsImportsPage:
@@ -7371,7 +7414,7 @@ class Client(_Transport):
     def patch_contacts_by_id(self, id: str, body: PatchContactsByIdBody) -> PatchContactsByIdResult:
         """PATCH /contacts/{id}: Update a contact
 
-        Changes only the fields given. email is normalized again; an address another contact of the account has (even a deleted one) is 409. status active or unsubscribed (setting unsubscribed stamps unsubscribed_at, active clears it). custom_fields are merged: a key with a value sets it, null removes it. A deleted or erased contact cannot be changed (409). Profile columns: first_name, last_name, phone, company, city, state, country, postal_code, title, timezone, mobile_phone, email_format, confirmed_status, mobile_status, crm_id, crm_contact_id, crm_lead_id (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only (400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created and can never be removed. Required scope for API keys: `contacts:write`. Users need the `developer` role or higher."""
+        Changes only the fields given. email is normalized again; an address another contact of the account has (even a deleted one) is 409. status active or unsubscribed (setting unsubscribed stamps unsubscribed_at). An unsubscribed contact cannot be set active here (409): re-subscribing is POST /contacts/{id}/resubscribe, with a reason. custom_fields are merged: a key with a value sets it, null removes it. A deleted or erased contact cannot be changed (409). Profile columns: first_name, last_name, phone, company, city, state, country, postal_code, title, timezone, mobile_phone, email_format, confirmed_status, mobile_status, crm_id, crm_contact_id, crm_lead_id (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only (400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created and can never be removed. Required scope for API keys: `contacts:write`. Users need the `developer` role or higher."""
         return self._call("PATCH", f"/contacts/{_segment(id)}", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def delete_contacts_by_id(self, id: str) -> DeleteContactsByIdResult:
@@ -7385,6 +7428,12 @@ class Client(_Transport):
 
         Removes the person's data for good: the address, every profile column and custom field are cleared, status becomes deleted, erased_at is set and the contact leaves every list; only a SHA-256 hash of the address is kept. The address's suppression entry keeps only that hash (reason erased), or one is added, so mail to the address is still dropped. In the message log (sends, events) the address becomes erased:<12 hex digits>, and the stored messages and subjects are dropped; sends still waiting are dropped. Audited as contact.erased with the contact id only. Cannot be undone. Required scope for API keys: `contacts:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/contacts/{_segment(id)}/erase", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_contacts_by_id_resubscribe(self, id: str, body: PostContactsByIdResubscribeBody) -> PostContactsByIdResubscribeResult:
+        """POST /contacts/{id}/resubscribe: Re-subscribe an unsubscribed contact
+
+        The one way an unsubscribed contact becomes active again (PATCH, upserts and imports never do it): the person asked to be mailed again, and reason says how that consent was given. Sets status active and clears unsubscribed_at; audited as contact.resubscribed with the caller, the reason, the previous status and when the person had unsubscribed. A contact that is not unsubscribed is 409. Suppression entries of the address are separate and stay until lifted (DELETE /suppressions/{id}). Required scope for API keys: `contacts:write`. Users need the `developer` role or higher."""
+        return self._call("POST", f"/contacts/{_segment(id)}/resubscribe", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_domains(self, query: Optional[GetDomainsQuery] = None) -> GetDomainsPage:
         """GET /domains: List sending domains
@@ -7551,55 +7600,55 @@ class Client(_Transport):
     def get_mail_mailboxes(self, query: Optional[GetMailMailboxesQuery] = None) -> GetMailMailboxesPage:
         """GET /mail/mailboxes: List workspace mailboxes
 
-        The tenant's mailboxes, newest first. Cursor pagination: pass next_cursor as ?after=. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403."""
+        The tenant's mailboxes, newest first. Cursor pagination: pass next_cursor as ?after=. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope."""
         return self._call("GET", "/mail/mailboxes", query=query, body=None, expect="page")  # type: ignore[no-any-return]
 
     def post_mail_mailboxes(self, body: PostMailMailboxesBody) -> PostMailMailboxesResult:
         """POST /mail/mailboxes: Create a workspace mailbox
 
-        Creates a mailbox at an address of a verified domain of the tenant; mail the MX accepts for it is kept and read through /mail/messages. The address is trimmed and lower-cased; its local part takes ASCII letters, digits and inner . _ - (no %, !, + or quoted forms). A malformed address, a domain that is not the tenant's, or one not verified yet is 422 naming address; an address that is already a mailbox anywhere is 409. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403. Users need the `developer` role or higher."""
+        Creates a mailbox at an address of a verified domain of the tenant; mail the MX accepts for it is kept and read through /mail/messages. The address is trimmed and lower-cased; its local part takes ASCII letters, digits and inner . _ - (no %, !, + or quoted forms). A malformed address, a domain that is not the tenant's, or one not verified yet is 422 naming address; an address that is already a mailbox anywhere is 409. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("POST", "/mail/mailboxes", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_mail_mailboxes_by_id(self, id: str) -> GetMailMailboxesByIdResult:
         """GET /mail/mailboxes/{id}: Read a workspace mailbox
 
-        One mailbox of the tenant. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403."""
+        One mailbox of the tenant. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope."""
         return self._call("GET", f"/mail/mailboxes/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def delete_mail_mailboxes_by_id(self, id: str) -> DeleteMailMailboxesByIdResult:
         """DELETE /mail/mailboxes/{id}: Delete a workspace mailbox
 
-        Deletes the mailbox with all its messages and invites; its sessions stop working at once and mail to the address is no longer kept for it. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403. Users need the `developer` role or higher."""
+        Deletes the mailbox with all its messages and invites; its sessions stop working at once and mail to the address is no longer kept for it. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("DELETE", f"/mail/mailboxes/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def post_mail_mailboxes_by_id_invite(self, id: str) -> PostMailMailboxesByIdInviteResult:
         """POST /mail/mailboxes/{id}/invite: Invite the reader of a mailbox
 
-        Issues a single-use invite token, valid for 72 hours and shown only in this answer (Mailpath keeps its SHA-256). Hand it to the person who reads the mailbox: POST /auth/mail/invite/consume with it and a new password sets the mailbox password and returns a 24-hour session limited to this mailbox. A new invite ends every earlier unused one (trying one then is 410). Consuming an invite again later resets the password and ends older mailbox sessions. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403. Users need the `developer` role or higher."""
+        Issues a single-use invite token, valid for 72 hours and shown only in this answer (Mailpath keeps its SHA-256). Hand it to the person who reads the mailbox: POST /auth/mail/invite/consume with it and a new password sets the mailbox password and returns a 24-hour session limited to this mailbox. A new invite ends every earlier unused one (trying one then is 410). Consuming an invite again later resets the password and ends older mailbox sessions. Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher. Impersonation tokens get 403 forbidden: access granted here would outlast the token."""
         return self._call("POST", f"/mail/mailboxes/{_segment(id)}/invite", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_mail_messages(self, query: Optional[GetMailMessagesQuery] = None) -> GetMailMessagesPage:
         """GET /mail/messages: List a mailbox's messages
 
-        Messages of one mailbox, newest first. mailbox_id is required with a user session or API key; a mailbox session may leave it out (naming another mailbox is 404). q searches the From header and the subject (case-insensitive text they contain); unread=true lists only unseen messages, unread=false only seen ones. total counts the matches. Cursor pagination: pass next_cursor as ?after=. Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404."""
+        Messages of one mailbox, newest first. mailbox_id is required with a user session or API key; a mailbox session may leave it out (naming another mailbox is 404). q searches the From header and the subject (case-insensitive text they contain); unread=true lists only unseen messages, unread=false only seen ones. total counts the matches. Cursor pagination: pass next_cursor as ?after=. Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope."""
         return self._call("GET", "/mail/messages", query=query, body=None, expect="page")  # type: ignore[no-any-return]
 
     def get_mail_messages_by_id(self, id: str) -> GetMailMessagesByIdResult:
         """GET /mail/messages/{id}: Read a message
 
-        One message, parsed: the header fields (all, and the common ones decoded), addresses, bodies, attachment metadata and the Authentication-Results. Reading does not mark it seen (PATCH does). Inbound mail is untrusted: Mailpath does not enforce SPF, DKIM or DMARC on it. Messages over 10485760 bytes are read for their headers only (body_parsed false). Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404."""
+        One message, parsed: the header fields (all, and the common ones decoded), addresses, bodies, attachment metadata and the Authentication-Results. Reading does not mark it seen (PATCH does). Inbound mail is untrusted: Mailpath does not enforce SPF, DKIM or DMARC on it. Messages over 10485760 bytes are read for their headers only (body_parsed false). Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope."""
         return self._call("GET", f"/mail/messages/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def patch_mail_messages_by_id(self, id: str, body: PatchMailMessagesByIdBody) -> PatchMailMessagesByIdResult:
         """PATCH /mail/messages/{id}: Mark a message read or unread
 
-        Sets seen: true marks the message read, false unread. Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404. Users need the `developer` role or higher."""
+        Sets seen: true marks the message read, false unread. Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("PATCH", f"/mail/messages/{_segment(id)}", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def delete_mail_messages_by_id(self, id: str) -> DeleteMailMessagesByIdResult:
         """DELETE /mail/messages/{id}: Delete a message
 
-        Removes the message from its mailbox. Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404. Users need the `developer` role or higher."""
+        Removes the message from its mailbox. Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("DELETE", f"/mail/messages/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_mail_messages_by_id_raw(self, id: str) -> bytes:
@@ -7711,19 +7760,19 @@ class Client(_Transport):
     def get_settings_inbound_webhook(self) -> GetSettingsInboundWebhookResult:
         """GET /settings/inbound-webhook: Read the inbound webhook settings
 
-        The webhook URL and switch. The secret is never shown here (secret is null). Never configured: webhook_url null, enabled false. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope."""
+        The webhook URL and switch. The secret is never shown here (secret is null). Never configured: webhook_url null, enabled false. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope."""
         return self._call("GET", "/settings/inbound-webhook", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def patch_settings_inbound_webhook(self, body: PatchSettingsInboundWebhookBody, query: Optional[PatchSettingsInboundWebhookQuery] = None) -> PatchSettingsInboundWebhookResult:
         """PATCH /settings/inbound-webhook: Change the inbound webhook settings
 
-        Changes only the fields given. webhook_url must be https and its host must resolve only to public addresses (not private, loopback, link-local, CGNAT, multicast or unspecified; checked again before every POST), else 422 naming webhook_url. enabled: true needs a URL (422); webhook_url: null removes it and, unless enabled is given, switches the webhook off. The first call creates the signing secret and ?rotate_secret=true replaces it: only that answer carries it in secret (secret_revealed_once true); store it, it is never shown again. A rotated secret signs every POST from then on. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope. Users need the `developer` role or higher."""
+        Changes only the fields given. webhook_url must be https and its host must resolve only to public addresses (not private, loopback, link-local, CGNAT, multicast or unspecified; checked again before every POST), else 422 naming webhook_url. enabled: true needs a URL (422); webhook_url: null removes it and, unless enabled is given, switches the webhook off. The first call creates the signing secret and ?rotate_secret=true replaces it: only that answer carries it in secret (secret_revealed_once true); store it, it is never shown again. A rotated secret signs every POST from then on. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("PATCH", "/settings/inbound-webhook", query=query, body=body, expect="data")  # type: ignore[no-any-return]
 
     def post_settings_inbound_webhook_test_send(self) -> PostSettingsInboundWebhookTestSendResult:
         """POST /settings/inbound-webhook/test-send: Send a test message to the webhook
 
-        POSTs a small synthetic message to the configured URL exactly as inbound mail is delivered (same headers and signature, plus X-MP-Inbound-Test: true), once, without retries, enabled or not. Reports whether a real delivery would have counted as delivered (a 2xx within the timeout), the HTTP status (null when there was no answer), the round trip and what went wrong. 409 conflict when no webhook URL is configured. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope. Users need the `developer` role or higher."""
+        POSTs a small synthetic message to the configured URL exactly as inbound mail is delivered (same headers and signature, plus X-MP-Inbound-Test: true), once, without retries, enabled or not. Reports whether a real delivery would have counted as delivered (a 2xx within the timeout), the HTTP status (null when there was no answer), the round trip and what went wrong. 409 conflict when no webhook URL is configured. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("POST", "/settings/inbound-webhook/test-send", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_suppressions(self, query: Optional[GetSuppressionsQuery] = None) -> GetSuppressionsPage:
@@ -7765,7 +7814,7 @@ class Client(_Transport):
     def post_team_invites(self, body: PostTeamInvitesBody) -> PostTeamInvitesResult:
         """POST /team/invites: Invite someone into the team
 
-        Creates a single-use invite that expires after `team_invite_ttl_hours` (config/auth.yaml, 7 days). The answer carries the token and the accept link (on MAILPATH_PUBLIC_URL); when a system mailer is configured the link is also e-mailed (`email_sent`). An address that already belongs to a user, or has a pending invite here, is 409. Owners manage everyone; admins manage admins, developers and viewers but can neither give the owner role nor change or remove an owner (403). Users need the `admin` role or higher. Requires a user session (JWT); API keys get 403 forbidden."""
+        Creates a single-use invite that expires after `team_invite_ttl_hours` (config/auth.yaml, 7 days). The answer carries the token and the accept link (on MAILPATH_PUBLIC_URL); when a system mailer is configured the link is also e-mailed (`email_sent`). An address that already belongs to a user, or has a pending invite here, is 409. Owners manage everyone; admins manage admins, developers and viewers but can neither give the owner role nor change or remove an owner (403). Users need the `admin` role or higher. Requires a user session (JWT); API keys get 403 forbidden. Impersonation tokens get 403 forbidden: access granted here would outlast the token."""
         return self._call("POST", "/team/invites", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def delete_team_invites_by_id(self, id: str) -> DeleteTeamInvitesByIdResult:
@@ -7783,7 +7832,7 @@ class Client(_Transport):
     def patch_team_members_by_id(self, id: str, body: PatchTeamMembersByIdBody) -> PatchTeamMembersByIdResult:
         """PATCH /team/members/{id}: Change a member's role
 
-        The tenant's last owner cannot be demoted (409): make another member owner first. Owners manage everyone; admins manage admins, developers and viewers but can neither give the owner role nor change or remove an owner (403). Users need the `admin` role or higher. Requires a user session (JWT); API keys get 403 forbidden."""
+        The tenant's last owner cannot be demoted (409): make another member owner first. Owners manage everyone; admins manage admins, developers and viewers but can neither give the owner role nor change or remove an owner (403). Users need the `admin` role or higher. Requires a user session (JWT); API keys get 403 forbidden. Impersonation tokens get 403 forbidden: access granted here would outlast the token."""
         return self._call("PATCH", f"/team/members/{_segment(id)}", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def delete_team_members_by_id(self, id: str) -> DeleteTeamMembersByIdResult:
@@ -7843,7 +7892,7 @@ class Client(_Transport):
     def post_webhooks(self, body: PostWebhooksBody) -> PostWebhooksResult:
         """POST /webhooks: Create an event webhook
 
-        Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see the README). The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). At most 20 endpoints per account (409). Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope. Users need the `developer` role or higher."""
+        Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see the README). The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). At most 20 endpoints per account (409). API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("POST", "/webhooks", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_webhooks_dead_letters(self, query: Optional[GetWebhooksDeadLettersQuery] = None) -> GetWebhooksDeadLettersPage:
@@ -7855,7 +7904,7 @@ class Client(_Transport):
     def post_webhooks_dead_letters_by_id_replay(self, id: str) -> PostWebhooksDeadLettersByIdReplayResult:
         """POST /webhooks/dead-letters/{id}/replay: Replay a dead-lettered delivery
 
-        Puts the delivery back in the queue with a fresh schedule of attempts, due at once; it keeps its id, so the receiver sees the same webhook-id. 404 unless it is a dead letter of the tenant. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope. Users need the `developer` role or higher."""
+        Puts the delivery back in the queue with a fresh schedule of attempts, due at once; it keeps its id, so the receiver sees the same webhook-id. 404 unless it is a dead letter of the tenant. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("POST", f"/webhooks/dead-letters/{_segment(id)}/replay", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_webhooks_by_id(self, id: str) -> GetWebhooksByIdResult:
@@ -7867,13 +7916,13 @@ class Client(_Transport):
     def patch_webhooks_by_id(self, id: str, body: PatchWebhooksByIdBody) -> PatchWebhooksByIdResult:
         """PATCH /webhooks/{id}: Change an event webhook
 
-        Changes the fields given. Queued deliveries keep their body and go to the URL as it is when attempted. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope. Users need the `developer` role or higher."""
+        Changes the fields given. Queued deliveries keep their body and go to the URL as it is when attempted. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("PATCH", f"/webhooks/{_segment(id)}", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def delete_webhooks_by_id(self, id: str) -> DeleteWebhooksByIdResult:
         """DELETE /webhooks/{id}: Delete an event webhook
 
-        Deletes the endpoint with its delivery log, queued deliveries and dead letters. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope. Users need the `developer` role or higher."""
+        Deletes the endpoint with its delivery log, queued deliveries and dead letters. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("DELETE", f"/webhooks/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_webhooks_by_id_deliveries(self, id: str, query: Optional[GetWebhooksByIdDeliveriesQuery] = None) -> GetWebhooksByIdDeliveriesPage:
@@ -7885,17 +7934,17 @@ class Client(_Transport):
     def post_webhooks_by_id_rotate_secret(self, id: str) -> PostWebhooksByIdRotateSecretResult:
         """POST /webhooks/{id}/rotate-secret: Rotate the signing secret
 
-        Makes a new secret, in this answer only. For 24 hours (previous_secret_expires_at) every POST carries two signatures in webhook-signature, one per secret, so the receiver can switch to the new secret without a gap. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope. Users need the `developer` role or higher."""
+        Makes a new secret, in this answer only. For 24 hours (previous_secret_expires_at) every POST carries two signatures in webhook-signature, one per secret, so the receiver can switch to the new secret without a gap. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("POST", f"/webhooks/{_segment(id)}/rotate-secret", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def post_webhooks_by_id_test(self, id: str) -> PostWebhooksByIdTestResult:
         """POST /webhooks/{id}/test: Send a test event
 
-        POSTs one event of type "test", signed like real events, once, enabled or not; not retried and not in the delivery log. Reports whether a real delivery would have counted as delivered (2xx within the timeout), the HTTP status (null without an answer), the round trip and the error. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope. Users need the `developer` role or higher."""
+        POSTs one event of type "test", signed like real events, once, enabled or not; not retried and not in the delivery log. Reports whether a real delivery would have counted as delivered (2xx within the timeout), the HTTP status (null without an answer), the round trip and the error. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("POST", f"/webhooks/{_segment(id)}/test", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_whoami(self) -> GetWhoamiResult:
         """GET /whoami: Describe the calling credential
 
-        Returns the tenant and either the user (session JWT) or the API key (id, name, prefix, mode, scopes) making the call."""
+        Returns the tenant and either the user (session JWT) or the API key (id, name, prefix, mode, scopes) making the call. API keys: any key, whatever its scopes."""
         return self._call("GET", "/whoami", query=None, body=None, expect="data")  # type: ignore[no-any-return]

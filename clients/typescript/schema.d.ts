@@ -1087,6 +1087,8 @@ export interface paths {
         /**
          * Describe the calling credential
          * @description Returns the tenant and either the user (session JWT) or the API key (id, name, prefix, mode, scopes) making the call.
+         *
+         *     API keys: any key, whatever its scopes.
          */
         get: {
             parameters: {
@@ -1320,6 +1322,8 @@ export interface paths {
          *     Users need the `developer` role or higher.
          *
          *     Requires a user session (JWT); API keys get 403 forbidden.
+         *
+         *     Impersonation tokens get 403 forbidden: access granted here would outlast the token.
          */
         post: {
             parameters: {
@@ -1567,6 +1571,8 @@ export interface paths {
          *     Users need the `developer` role or higher.
          *
          *     Requires a user session (JWT); API keys get 403 forbidden.
+         *
+         *     Impersonation tokens get 403 forbidden: access granted here would outlast the token.
          */
         patch: {
             parameters: {
@@ -2160,6 +2166,8 @@ export interface paths {
          *     Users need the `admin` role or higher.
          *
          *     Requires a user session (JWT); API keys get 403 forbidden.
+         *
+         *     Impersonation tokens get 403 forbidden: access granted here would outlast the token.
          */
         post: {
             parameters: {
@@ -2642,6 +2650,8 @@ export interface paths {
          *     Users need the `admin` role or higher.
          *
          *     Requires a user session (JWT); API keys get 403 forbidden.
+         *
+         *     Impersonation tokens get 403 forbidden: access granted here would outlast the token.
          */
         patch: {
             parameters: {
@@ -7042,7 +7052,7 @@ export interface paths {
         put?: never;
         /**
          * Create a contact
-         * @description Adds a contact (201, created true). An address a contact of the account already has is 409, unless ?upsert=true: then that contact is updated (200, created false): the profile columns given change, status when given, custom_fields are merged. The address of a deleted or erased contact can be added again: that contact is made anew (same id, fields replaced; 201, created true). An erased person stays on the suppression list until that entry is lifted by hand (DELETE /suppressions/{id}?email=). Profile columns: first_name, last_name, phone, company, city, state, country, postal_code, title, timezone, mobile_phone, email_format, confirmed_status, mobile_status, crm_id, crm_contact_id, crm_lead_id (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only (400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created and can never be removed.
+         * @description Adds a contact (201, created true). An address a contact of the account already has is 409, unless ?upsert=true: then that contact is updated (200, created false): the profile columns given change, status when given, custom_fields are merged. The address of a deleted or erased contact can be added again: that contact is made anew (same id, fields replaced; 201, created true). An upsert never re-subscribes: status active for an unsubscribed contact is 409 (use POST /contacts/{id}/resubscribe). An erased person stays on the suppression list until that entry is lifted by hand (DELETE /suppressions/{id}?email=). Profile columns: first_name, last_name, phone, company, city, state, country, postal_code, title, timezone, mobile_phone, email_format, confirmed_status, mobile_status, crm_id, crm_contact_id, crm_lead_id (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only (400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created and can never be removed.
          *
          *     Required scope for API keys: `contacts:write`.
          *
@@ -7511,7 +7521,7 @@ export interface paths {
         head?: never;
         /**
          * Update a contact
-         * @description Changes only the fields given. email is normalized again; an address another contact of the account has (even a deleted one) is 409. status active or unsubscribed (setting unsubscribed stamps unsubscribed_at, active clears it). custom_fields are merged: a key with a value sets it, null removes it. A deleted or erased contact cannot be changed (409). Profile columns: first_name, last_name, phone, company, city, state, country, postal_code, title, timezone, mobile_phone, email_format, confirmed_status, mobile_status, crm_id, crm_contact_id, crm_lead_id (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only (400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created and can never be removed.
+         * @description Changes only the fields given. email is normalized again; an address another contact of the account has (even a deleted one) is 409. status active or unsubscribed (setting unsubscribed stamps unsubscribed_at). An unsubscribed contact cannot be set active here (409): re-subscribing is POST /contacts/{id}/resubscribe, with a reason. custom_fields are merged: a key with a value sets it, null removes it. A deleted or erased contact cannot be changed (409). Profile columns: first_name, last_name, phone, company, city, state, country, postal_code, title, timezone, mobile_phone, email_format, confirmed_status, mobile_status, crm_id, crm_contact_id, crm_lead_id (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only (400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created and can never be removed.
          *
          *     Required scope for API keys: `contacts:write`.
          *
@@ -7794,6 +7804,188 @@ export interface paths {
                 };
                 /** @description Not found, or owned by another tenant (not_found) */
                 404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/contacts/{id}/resubscribe": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Re-subscribe an unsubscribed contact
+         * @description The one way an unsubscribed contact becomes active again (PATCH, upserts and imports never do it): the person asked to be mailed again, and reason says how that consent was given. Sets status active and clears unsubscribed_at; audited as contact.resubscribed with the caller, the reason, the previous status and when the person had unsubscribed. A contact that is not unsubscribed is 409. Suppression entries of the address are separate and stay until lifted (DELETE /suppressions/{id}).
+         *
+         *     Required scope for API keys: `contacts:write`.
+         *
+         *     Users need the `developer` role or higher.
+         */
+        post: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    /** @description Identifier */
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description Why the person may be mailed again (their consent), 1..500 characters */
+                        reason: string;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                id: string;
+                                tenant_id: string;
+                                /** @description Trimmed, lower-cased, the domain in its ASCII (IDNA) form; null once erased */
+                                email: string | null;
+                                first_name: string | null;
+                                last_name: string | null;
+                                phone: string | null;
+                                company: string | null;
+                                city: string | null;
+                                state: string | null;
+                                country: string | null;
+                                postal_code: string | null;
+                                title: string | null;
+                                timezone: string | null;
+                                mobile_phone: string | null;
+                                email_format: string | null;
+                                confirmed_status: string | null;
+                                mobile_status: string | null;
+                                crm_id: string | null;
+                                crm_contact_id: string | null;
+                                crm_lead_id: string | null;
+                                /**
+                                 * @description active, unsubscribed (never mailed, transactional mail included) or deleted
+                                 * @enum {string}
+                                 */
+                                status: "active" | "unsubscribed" | "deleted";
+                                /** @description Values of the fields in the custom-field catalog, keyed by their key */
+                                custom_fields: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description 0..23 UTC, the hour of most opens; read-only, filled by a background job */
+                                best_send_hour: number | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the status became unsubscribed; null otherwise
+                                 */
+                                unsubscribed_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the contact was erased (POST /contacts/{id}/erase); null otherwise
+                                 */
+                                erased_at: string | null;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                created_at: string;
+                                /**
+                                 * Format: date-time
+                                 * @description RFC 3339 timestamp (UTC)
+                                 */
+                                updated_at: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Conflicts with existing state (conflict) */
+                409: {
                     headers: {
                         [name: string]: unknown;
                     };
@@ -14124,7 +14316,7 @@ export interface paths {
          * Export a campaign's engagement events as CSV
          * @description Every event of the campaign (send, delivered, deferred, bounce, dropped, open, click, complaint, unsubscribe) from since to now, oldest first, streamed as it is read (any size, constant memory). Columns: time, event_type, contact_email, contact_id, sequence_step, user_agent, ip_truncated, bounce_subtype. sequence_step is empty (campaigns are single messages); ip_truncated is the client address cut to /24 (IPv4) or /48 (IPv6); bounce_subtype is hard or soft on bounces. since defaults to 90 days ago; an earlier since is 422 (the window is capped at 90 days). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. API keys need both campaigns:read and audit:export.
          *
-         *     Required scope for API keys: `campaigns:read`.
+         *     Required scopes for API keys: `campaigns:read` and `audit:export`.
          */
         get: {
             parameters: {
@@ -16992,7 +17184,9 @@ export interface paths {
         };
         /**
          * Read the inbound webhook settings
-         * @description The webhook URL and switch. The secret is never shown here (secret is null). Never configured: webhook_url null, enabled false. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description The webhook URL and switch. The secret is never shown here (secret is null). Never configured: webhook_url null, enabled false.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          */
         get: {
             parameters: {
@@ -17098,7 +17292,9 @@ export interface paths {
         head?: never;
         /**
          * Change the inbound webhook settings
-         * @description Changes only the fields given. webhook_url must be https and its host must resolve only to public addresses (not private, loopback, link-local, CGNAT, multicast or unspecified; checked again before every POST), else 422 naming webhook_url. enabled: true needs a URL (422); webhook_url: null removes it and, unless enabled is given, switches the webhook off. The first call creates the signing secret and ?rotate_secret=true replaces it: only that answer carries it in secret (secret_revealed_once true); store it, it is never shown again. A rotated secret signs every POST from then on. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description Changes only the fields given. webhook_url must be https and its host must resolve only to public addresses (not private, loopback, link-local, CGNAT, multicast or unspecified; checked again before every POST), else 422 naming webhook_url. enabled: true needs a URL (422); webhook_url: null removes it and, unless enabled is given, switches the webhook off. The first call creates the signing secret and ?rotate_secret=true replaces it: only that answer carries it in secret (secret_revealed_once true); store it, it is never shown again. A rotated secret signs every POST from then on.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -17223,7 +17419,9 @@ export interface paths {
         put?: never;
         /**
          * Send a test message to the webhook
-         * @description POSTs a small synthetic message to the configured URL exactly as inbound mail is delivered (same headers and signature, plus X-MP-Inbound-Test: true), once, without retries, enabled or not. Reports whether a real delivery would have counted as delivered (a 2xx within the timeout), the HTTP status (null when there was no answer), the round trip and what went wrong. 409 conflict when no webhook URL is configured. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description POSTs a small synthetic message to the configured URL exactly as inbound mail is delivered (same headers and signature, plus X-MP-Inbound-Test: true), once, without retries, enabled or not. Reports whether a real delivery would have counted as delivered (a 2xx within the timeout), the HTTP status (null when there was no answer), the round trip and what went wrong. 409 conflict when no webhook URL is configured.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -17461,7 +17659,9 @@ export interface paths {
         put?: never;
         /**
          * Create an event webhook
-         * @description Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see the README). The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). At most 20 endpoints per account (409). Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see the README). The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). At most 20 endpoints per account (409).
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -17771,7 +17971,9 @@ export interface paths {
         put?: never;
         /**
          * Replay a dead-lettered delivery
-         * @description Puts the delivery back in the queue with a fresh schedule of attempts, due at once; it keeps its id, so the receiver sees the same webhook-id. 404 unless it is a dead letter of the tenant. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description Puts the delivery back in the queue with a fresh schedule of attempts, due at once; it keeps its id, so the receiver sees the same webhook-id. 404 unless it is a dead letter of the tenant.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -18059,7 +18261,9 @@ export interface paths {
         post?: never;
         /**
          * Delete an event webhook
-         * @description Deletes the endpoint with its delivery log, queued deliveries and dead letters. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description Deletes the endpoint with its delivery log, queued deliveries and dead letters.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -18160,7 +18364,9 @@ export interface paths {
         head?: never;
         /**
          * Change an event webhook
-         * @description Changes the fields given. Queued deliveries keep their body and go to the URL as it is when attempted. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description Changes the fields given. Queued deliveries keep their body and go to the URL as it is when attempted.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -18312,7 +18518,9 @@ export interface paths {
         put?: never;
         /**
          * Rotate the signing secret
-         * @description Makes a new secret, in this answer only. For 24 hours (previous_secret_expires_at) every POST carries two signatures in webhook-signature, one per secret, so the receiver can switch to the new secret without a gap. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description Makes a new secret, in this answer only. For 24 hours (previous_secret_expires_at) every POST carries two signatures in webhook-signature, one per secret, so the receiver can switch to the new secret without a gap.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -18456,7 +18664,9 @@ export interface paths {
         put?: never;
         /**
          * Send a test event
-         * @description POSTs one event of type "test", signed like real events, once, enabled or not; not retried and not in the delivery log. Reports whether a real delivery would have counted as delivered (2xx within the timeout), the HTTP status (null without an answer), the round trip and the error. Callable with a user session or an API key without scope restrictions; a key limited to scopes gets 403 invalid_scope.
+         * @description POSTs one event of type "test", signed like real events, once, enabled or not; not retried and not in the delivery log. Reports whether a real delivery would have counted as delivered (2xx within the timeout), the HTTP status (null without an answer), the round trip and the error.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -19670,6 +19880,8 @@ export interface paths {
          * @description The tenant's mailboxes, newest first. Cursor pagination: pass next_cursor as ?after=.
          *
          *     Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          */
         get: {
             parameters: {
@@ -19783,6 +19995,8 @@ export interface paths {
          * @description Creates a mailbox at an address of a verified domain of the tenant; mail the MX accepts for it is kept and read through /mail/messages. The address is trimmed and lower-cased; its local part takes ASCII letters, digits and inner . _ - (no %, !, + or quoted forms). A malformed address, a domain that is not the tenant's, or one not verified yet is 422 naming address; an address that is already a mailbox anywhere is 409.
          *
          *     Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -19919,6 +20133,8 @@ export interface paths {
          * @description One mailbox of the tenant.
          *
          *     Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          */
         get: {
             parameters: {
@@ -20037,6 +20253,8 @@ export interface paths {
          *
          *     Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403.
          *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
+         *
          *     Users need the `developer` role or higher.
          */
         delete: {
@@ -20152,7 +20370,11 @@ export interface paths {
          *
          *     Callers: a user session, or an API key without scopes (all access); a scoped key gets 403 invalid_scope, since no scope covers mailboxes. Mailbox sessions get 403.
          *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
+         *
          *     Users need the `developer` role or higher.
+         *
+         *     Impersonation tokens get 403 forbidden: access granted here would outlast the token.
          */
         post: {
             parameters: {
@@ -20272,6 +20494,8 @@ export interface paths {
          * @description Messages of one mailbox, newest first. mailbox_id is required with a user session or API key; a mailbox session may leave it out (naming another mailbox is 404). q searches the From header and the subject (case-insensitive text they contain); unread=true lists only unseen messages, unread=false only seen ones. total counts the matches. Cursor pagination: pass next_cursor as ?after=.
          *
          *     Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          */
         get: {
             parameters: {
@@ -20409,6 +20633,8 @@ export interface paths {
          * @description One message, parsed: the header fields (all, and the common ones decoded), addresses, bodies, attachment metadata and the Authentication-Results. Reading does not mark it seen (PATCH does). Inbound mail is untrusted: Mailpath does not enforce SPF, DKIM or DMARC on it. Messages over 10485760 bytes are read for their headers only (body_parsed false).
          *
          *     Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          */
         get: {
             parameters: {
@@ -20570,6 +20796,8 @@ export interface paths {
          *
          *     Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404.
          *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
+         *
          *     Users need the `developer` role or higher.
          */
         delete: {
@@ -20672,6 +20900,8 @@ export interface paths {
          * @description Sets seen: true marks the message read, false unread.
          *
          *     Callers: a mailbox session (from POST /auth/mail/invite/consume) sees only its own mailbox; a user session or an API key without scopes (all access) sees every mailbox of its tenant (a scoped key gets 403 invalid_scope: no scope covers mail). A message of another mailbox or tenant is 404.
+         *
+         *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
          *     Users need the `developer` role or higher.
          */
@@ -29059,6 +29289,8 @@ export interface paths {
         /**
          * Recent campaign audit log
          * @description The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed.
+         *
+         *     Required scope for API keys: `audit:export`.
          */
         get: {
             parameters: {
@@ -29182,9 +29414,11 @@ export interface paths {
         };
         /**
          * Export the audit log as CSV
-         * @description Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit).
+         * @description Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). Owner role only, like the PDF; an API key needs audit:export and an owner as its maker.
          *
          *     Required scope for API keys: `audit:export`.
+         *
+         *     Users need the `owner` role or higher.
          */
         get: {
             parameters: {
@@ -29282,7 +29516,7 @@ export interface paths {
         };
         /**
          * Export audit rows as a PDF with a digest
-         * @description The tenant's audit rows in [since, until) (default: the last 30 days), optionally one action, an action prefix (e.g. campaign.), a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. At most 10000 rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. Owner role only; API keys need audit:export.
+         * @description The tenant's audit rows in [since, until) (default: the last 30 days), optionally one action, an action prefix (e.g. campaign.), a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. At most 10000 rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. Owner role only; an API key needs audit:export and an owner as its maker (a key's role is its maker's).
          *
          *     Required scope for API keys: `audit:export`.
          *

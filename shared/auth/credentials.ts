@@ -94,13 +94,13 @@ export class CredentialResolver {
     const hash = hashApiKey(secret);
     let entry = this.keys.get(hash);
     if (!this.fresh(entry)) {
-      const [row] = await this.db<(TenantRow & { key_id: string; key_name: string; prefix: string; mode: KeyMode; scopes: string[]; revoked_at: Date | null })[]>`
-        select k.id as key_id, k.name as key_name, k.prefix, k.mode, k.scopes, k.revoked_at,
+      const [row] = await this.db<(TenantRow & { key_id: string; key_name: string; prefix: string; mode: KeyMode; scopes: string[]; role_ceiling: UserRole; revoked_at: Date | null })[]>`
+        select k.id as key_id, k.name as key_name, k.prefix, k.mode, k.scopes, k.role_ceiling, k.revoked_at,
                t.id, t.name, t.slug, t.plan_id, t.is_sandbox, t.is_super_admin, t.status
         from api_keys k join tenants t on t.id = k.tenant_id
         where k.key_hash = ${hash}`;
       const value: KeyRecord | undefined = row && keyRecord(
-        { id: row.key_id, name: row.key_name, prefix: row.prefix, mode: row.mode, scopes: row.scopes },
+        { id: row.key_id, name: row.key_name, prefix: row.prefix, mode: row.mode, scopes: row.scopes, role: row.role_ceiling },
         tenantOf(row),
         row.revoked_at !== null,
       );

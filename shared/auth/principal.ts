@@ -8,7 +8,8 @@ export interface Principal {
   kind: 'user' | 'api_key' | 'mailbox';
   tenant: Pick<Tenant, 'id' | 'name' | 'slug' | 'plan_id' | 'is_sandbox' | 'is_super_admin' | 'status'>;
   user: { id: string; email: string; role: UserRole; is_super_admin: boolean; first_name: string | null } | undefined;
-  key: { id: string; name: string; prefix: string; mode: KeyMode; scopes: string[] } | undefined;
+  /** role: the role of the user who made the key, as it was then: the key's ceiling on role-gated routes. */
+  key: { id: string; name: string; prefix: string; mode: KeyMode; scopes: string[]; role: UserRole } | undefined;
   /** Set for kind mailbox only: the one mailbox the session may read. */
   mailbox?: { id: string; address: string } | undefined;
   /** Set for an impersonation token: a super-admin acting in this tenant (as its owner, without super-admin rights). */

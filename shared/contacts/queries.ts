@@ -110,6 +110,7 @@ const profileUpdate = (db: Queryable, column: ProfileColumn) =>
  * - An address with a live contact (active or unsubscribed): with `onExisting: 'update'` only the profile
  *   columns given change, status when given, custom_fields merged (set keys set, removed keys removed);
  *   with 'skip' it is left as it was (outcome skipped).
+ * - An unsubscribed contact stays unsubscribed (re-subscribing is markResubscribed's alone).
  * - unsubscribed_at is stamped when the status becomes unsubscribed and cleared when it becomes active.
  *
  * Required custom fields of new contacts are the caller's to check (findContactsByEmails says which are new).
@@ -127,7 +128,8 @@ export async function upsertContacts(
   const profileColumns = PROFILE_COLUMN_NAMES.map((column) => db`${db(column)}`).reduce((all, next) => db`${all}, ${next}`);
   const profileInserts = PROFILE_COLUMN_NAMES.map((column) => db`i.profile->>${column}::text`).reduce((all, next) => db`${all}, ${next}`);
   const profileUpdates = PROFILE_COLUMN_NAMES.map((column) => profileUpdate(db, column)).reduce((all, next) => db`${all}, ${next}`);
-  const newStatus = db`(case when c.status = 'deleted' then coalesce(i.status, 'active') else coalesce(i.status, c.status) end)`;
+  // An unsubscribed contact stays so: only markResubscribed makes it active (the service answers 409 to the ask).
+  const newStatus = db`(case when c.status = 'deleted' then coalesce(i.status, 'active') when c.status = 'unsubscribed' then 'unsubscribed' else coalesce(i.status, c.status) end)`;
   return db<UpsertResult[]>`
     with input as (
       select e.ord, e.v->>'email' as email, e.v->'profile' as profile, e.v->>'status' as status, e.v->'set' as cf_set,
@@ -180,6 +182,15 @@ export async function updateContact(db: Queryable, tenantId: string, id: string,
         unsubscribed_at = case when ${status}::text = 'unsubscribed'
           then case when status = 'unsubscribed' then coalesce(unsubscribed_at, ${at}::timestamptz) else ${at}::timestamptz end end`}
     where tenant_id = ${tenantId} and id = ${id}
+    returning ${columns(db)}`;
+  return row;
+}
+
+/** An unsubscribed contact made active again (its re-subscription is audited by the caller). */
+export async function markResubscribed(db: Queryable, tenantId: string, id: string, at: Date): Promise<ContactRow | undefined> {
+  const [row] = await db<ContactRow[]>`
+    update contacts set status = 'active', unsubscribed_at = null, updated_at = ${at}
+    where tenant_id = ${tenantId} and id = ${id} and status = 'unsubscribed'
     returning ${columns(db)}`;
   return row;
 }

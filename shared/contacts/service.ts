@@ -4,7 +4,7 @@ import type { Clock } from '../clock.js';
 import { listCustomFields } from '../custom-fields/queries.js';
 import { visibleCustomFields, type FieldDefinition } from '../custom-fields/values.js';
 import type { Queryable, Sql } from '../db/connection.js';
-import { conflict, isUniqueViolation, notFound } from '../errors.js';
+import { conflict, isUniqueViolation, notFound, validationError, type AppError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { scrubRecipient } from '../sends/erasure-queries.js';
 import { eraseSuppression } from '../suppressions/queries.js';
@@ -21,6 +21,7 @@ import {
   findContactsByEmails,
   listContacts,
   markContactDeleted,
+  markResubscribed,
   updateContact,
   upsertContacts,
   type ContactRow,
@@ -101,7 +102,8 @@ export async function getContact(db: Queryable, tenantId: string, id: string): P
 
 /**
  * POST /contacts. A live contact (active or unsubscribed) with the address is 409, or with `upsert` is
- * updated (profile columns given, status when given, custom fields merged). A deleted or erased one is
+ * updated (profile columns given, status when given, custom fields merged; status active on an unsubscribed
+ * one is 409, as for PATCH). A deleted or erased one is
  * made anew in its row (same id). `created` says whether the answer is a new contact.
  */
 export async function createContact(
@@ -118,6 +120,7 @@ export async function createContact(
     const [existing] = await findContactsByEmails(tx, tenantId, [checked.email]);
     const live = existing !== undefined && existing.status !== 'deleted';
     if (live && !options.upsert) throw conflict(`a contact with the address ${checked.email} already exists (id ${existing.id}); add ?upsert=true to update it`);
+    if (live && existing.status === 'unsubscribed' && checked.status === 'active') throw resubscribeConflict(existing.id);
     const write = live ? checked : checkContactWrite(catalog, input, { creating: true });
     const [result] = await upsertContacts(tx, tenantId, [write], { onExisting: options.upsert ? 'update' : 'skip', at });
     // Skipped: another request created the address since the look-up above.
@@ -126,10 +129,44 @@ export async function createContact(
   });
 }
 
+/** Answered to a write that would set an unsubscribed contact active as a side effect: consent comes back only explicitly. */
+export function resubscribeConflict(id: string): AppError {
+  return conflict(
+    `this contact is unsubscribed: a write cannot make it active again; re-subscribing needs the person's consent, ` +
+    `recorded with POST /contacts/${id}/resubscribe and a reason`,
+  );
+}
+
+/** A re-subscription's stated reason: why the person may be mailed again (their consent), kept in the audit row. */
+export const RESUBSCRIBE_REASON_MAX = 500;
+
+/**
+ * POST /contacts/{id}/resubscribe: the one way an unsubscribed contact becomes active again, with a stated reason,
+ * audited (contact.resubscribed: actor, reason, previous status and unsubscribe time). Only an unsubscribed
+ * contact can be re-subscribed (409 otherwise). Suppression entries of the address are separate and stay.
+ */
+export async function resubscribeContact(deps: ContactDeps, tenantId: string, actor: AuditActor, id: string, reason: string): Promise<ContactView> {
+  const text = reason.trim();
+  if (text === '' || text.length > RESUBSCRIBE_REASON_MAX) throw validationError('reason', `must be 1 to ${RESUBSCRIBE_REASON_MAX} characters`);
+  const at = deps.clock.now();
+  return deps.sql.begin(async (tx) => {
+    const current = await requireContact(tx, tenantId, id, { lock: true });
+    if (current.status !== 'unsubscribed') throw conflict(`only an unsubscribed contact can be re-subscribed; this one is ${current.erased_at ? 'erased' : current.status}`);
+    const row = (await markResubscribed(tx, tenantId, id, at))!;
+    await writeAudit(tx, {
+      tenantId, actor, action: 'contact.resubscribed', resourceType: 'contact', resourceId: id,
+      metadata: { reason: text, previous_status: current.status, unsubscribed_at: current.unsubscribed_at?.toISOString() ?? null },
+      at,
+    });
+    return view(await listCustomFields(tx, tenantId), row);
+  });
+}
+
 /**
  * PATCH /contacts/{id}: profile columns given (null clears), a new address (normalized; one another contact
  * of the tenant holds, even a deleted one, is 409), status active or unsubscribed, custom_fields merged
- * (a value sets a key, null removes it). A deleted or erased contact cannot be changed (409).
+ * (a value sets a key, null removes it). A deleted or erased contact cannot be changed (409), nor an
+ * unsubscribed one set active (409 naming POST /contacts/{id}/resubscribe).
  */
 export async function changeContact(deps: ContactDeps, tenantId: string, id: string, input: ContactInput): Promise<ContactView> {
   if (!isUuid(id)) throw notFound('contact');
@@ -141,6 +178,7 @@ export async function changeContact(deps: ContactDeps, tenantId: string, id: str
       const current = await requireContact(tx, tenantId, id, { lock: true });
       if (current.erased_at) throw conflict('this contact was erased: it cannot be changed (add the address again with POST /contacts)');
       if (current.status === 'deleted') throw conflict('this contact is deleted: add the address again with POST /contacts to restore it');
+      if (current.status === 'unsubscribed' && changes.status === 'active') throw resubscribeConflict(id);
       if (changes.email === current.email) delete changes.email;
       const nothing = changes.email === undefined && changes.status === undefined && Object.keys(changes.profile).length === 0 &&
         Object.keys(changes.customFields.set).length === 0 && changes.customFields.remove.length === 0;

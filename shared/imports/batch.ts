@@ -1,4 +1,5 @@
 // Commits one batch of an import in one transaction: its contacts and list memberships, its row errors, the progress counters, and what comes next (completion, failure or a continuation job).
+import { findContactsByEmails } from '../contacts/queries.js';
 import type { FieldDefinition } from '../custom-fields/values.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import type { Boss } from '../jobs/boss.js';
@@ -60,6 +61,24 @@ async function checkRequired(ctx: BatchContext, tx: Queryable, valid: ImportWrit
 }
 
 /**
+ * Consent is not undone by a file: a row asking an unsubscribed contact to be active is reported as invalid and not
+ * applied (re-subscribing is an explicit, audited action). A row unsubscribing earlier in the same file is caught by
+ * the upsert itself, which never re-subscribes.
+ */
+async function refuseResubscribes(ctx: BatchContext, tx: Queryable, valid: ImportWrite[], errors: RowError[]): Promise<ImportWrite[]> {
+  const asking = [...new Set(valid.filter((r) => r.status === 'active').map((r) => r.email))];
+  if (asking.length === 0) return valid;
+  const unsubscribed = new Map((await findContactsByEmails(tx, ctx.tenantId, asking)).filter((c) => c.status === 'unsubscribed').map((c) => [c.email, c.id]));
+  if (unsubscribed.size === 0) return valid;
+  return valid.filter((row) => {
+    const id = row.status === 'active' ? unsubscribed.get(row.email) : undefined;
+    if (id === undefined) return true;
+    errors.push({ line: row.line, reason: `status: ${row.email} is unsubscribed; an import never re-subscribes (POST /contacts/${id}/resubscribe with a reason does)` });
+    return false;
+  });
+}
+
+/**
  * Writes `rows` (the records after `rowsDone`, in order) and advances the progress, all or nothing. Throws
  * Superseded when the import's rows_done is no longer `rowsDone` (another worker wrote this batch) or it is not running.
  */
@@ -76,7 +95,7 @@ export async function writeBatch(ctx: BatchContext, rowsDone: number, rows: Chec
       return { inserted: 0, updated: 0, skipped: 0, invalid: 0 };
     }
     const errors: RowError[] = rows.flatMap((r) => (r.ok ? [] : [{ line: r.line, reason: r.reason }]));
-    const valid = await checkRequired(ctx, tx, rows.flatMap((r) => (r.ok ? [r.row] : [])), errors);
+    const valid = await refuseResubscribes(ctx, tx, await checkRequired(ctx, tx, rows.flatMap((r) => (r.ok ? [r.row] : [])), errors), errors);
     const counts: UpsertCounts = { inserted: 0, updated: 0, skipped: 0 };
     for (const round of rounds(valid)) {
       const groups = new Map<string, ImportWrite[]>();

@@ -34,7 +34,8 @@ const list = (db: Queryable, parts: unknown[]): never => parts.reduce((all, next
  *   now): counted inserted, whatever on_existing says;
  * - a live contact, with on_existing update: the columns given change, custom fields given are set (an empty value
  *   removes one), others stay; with skip it is left as it was (counted skipped).
- * An import never re-subscribes: status unsubscribed unsubscribes a contact, active leaves an unsubscribed one as it is.
+ * An import never re-subscribes: status unsubscribed unsubscribes a contact, active leaves an unsubscribed one as it is
+ * (the batch reports such rows as invalid before they get here: see writeBatch).
  */
 export async function upsertRows(
   db: Queryable,

@@ -1,5 +1,6 @@
 // SQL for API keys. Every query but the hash look-up is scoped to a tenant.
 import type { Queryable } from '../db/connection.js';
+import type { UserRole } from '../auth/users.js';
 import type { KeyMode } from './secrets.js';
 
 export interface ApiKeyRow {
@@ -10,21 +11,23 @@ export interface ApiKeyRow {
   mode: KeyMode;
   scopes: string[];
   created_by_user_id: string | null;
+  /** The creator's role when the key was made: the key's ceiling on role-gated routes. */
+  role_ceiling: UserRole;
   created_at: Date;
   last_used_at: Date | null;
   revoked_at: Date | null;
 }
 
 const columns = (db: Queryable) =>
-  db`id, tenant_id, name, prefix, mode, scopes, created_by_user_id, created_at, last_used_at, revoked_at`;
+  db`id, tenant_id, name, prefix, mode, scopes, created_by_user_id, role_ceiling, created_at, last_used_at, revoked_at`;
 
 export async function insertApiKey(
   db: Queryable,
-  k: { tenantId: string; name: string; prefix: string; mode: KeyMode; keyHash: string; scopes: string[]; createdBy: string | null },
+  k: { tenantId: string; name: string; prefix: string; mode: KeyMode; keyHash: string; scopes: string[]; createdBy: string; roleCeiling: UserRole },
 ): Promise<ApiKeyRow> {
   const [row] = await db<ApiKeyRow[]>`
-    insert into api_keys (tenant_id, name, prefix, mode, key_hash, scopes, created_by_user_id)
-    values (${k.tenantId}, ${k.name}, ${k.prefix}, ${k.mode}, ${k.keyHash}, ${k.scopes}, ${k.createdBy})
+    insert into api_keys (tenant_id, name, prefix, mode, key_hash, scopes, created_by_user_id, role_ceiling)
+    values (${k.tenantId}, ${k.name}, ${k.prefix}, ${k.mode}, ${k.keyHash}, ${k.scopes}, ${k.createdBy}, ${k.roleCeiling})
     returning ${columns(db)}`;
   return row!;
 }

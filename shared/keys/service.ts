@@ -5,6 +5,7 @@ import type { Sql } from '../db/connection.js';
 import { AppError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { writeAudit, type AuditActor } from '../audit/log.js';
+import type { UserRole } from '../auth/users.js';
 import { isScope } from './scopes.js';
 import { generateApiKey, hashApiKey, type KeyMode } from './secrets.js';
 import { findActiveApiKey, insertApiKey, listActiveApiKeys, revokeApiKey, updateApiKeyScopes, type ApiKeyRow } from './queries.js';
@@ -23,24 +24,33 @@ export function normalizeScopes(scopes: string[] | undefined): string[] {
   return [...new Set(list)].sort();
 }
 
+/** Who makes a key: a signed-in user, whose role becomes the key's ceiling. */
+export interface KeyCreator {
+  audit: AuditActor;
+  userId: string;
+  role: UserRole;
+}
+
 export async function createApiKey(
   deps: Deps,
   tenantId: string,
-  actor: AuditActor,
+  creator: KeyCreator,
   input: { name: string; scopes?: string[] | undefined; mode?: KeyMode | undefined },
 ): Promise<{ row: ApiKeyRow; key: string }> {
   const scopes = normalizeScopes(input.scopes);
   const mode = input.mode ?? 'live';
   const { key, prefix } = generateApiKey(mode === 'live' ? deps.config.keyPrefixes.live : deps.config.keyPrefixes.test);
   const row = await deps.sql.begin(async (tx) => {
-    const created = await insertApiKey(tx, { tenantId, name: input.name, prefix, mode, keyHash: hashApiKey(key), scopes, createdBy: actor.type === 'user' ? actor.id : null });
+    const created = await insertApiKey(tx, {
+      tenantId, name: input.name, prefix, mode, keyHash: hashApiKey(key), scopes, createdBy: creator.userId, roleCeiling: creator.role,
+    });
     await writeAudit(tx, {
       tenantId,
-      actor,
+      actor: creator.audit,
       action: 'api_key.created',
       resourceType: 'api_key',
       resourceId: created.id,
-      metadata: { name: created.name, prefix, mode, scopes },
+      metadata: { name: created.name, prefix, mode, scopes, role_ceiling: creator.role },
       at: deps.clock.now(),
     });
     return created;

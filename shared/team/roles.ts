@@ -4,7 +4,8 @@ import type { UserRole } from '../auth/users.js';
 import { AppError } from '../errors.js';
 
 /**
- * Role policy (for users signed in with a session; API keys have no role and keep their scope rules):
+ * Role policy (for users signed in with a session; an API key carries its creator's role at creation as a ceiling,
+ * on top of its scopes):
  *
  * - viewer: reads everything of its tenant (every GET), and its own account flows under /auth/ (2FA, password).
  *   No other POST, PUT, PATCH or DELETE.
@@ -50,8 +51,16 @@ export function canManageRole(actor: UserRole, target: UserRole): boolean {
   return false;
 }
 
-/** Throws 403 forbidden when a user's role is below `required`; API keys and mailbox sessions have no role and pass. */
+/**
+ * Throws 403 forbidden when the caller's role is below `required`. A user has its role; an API key the role its
+ * creator had when making it (its ceiling: a key never reaches what its maker could not); mailbox sessions pass
+ * (they reach only their own mailbox's routes).
+ */
 export function requireRole(principal: Principal, required: UserRole): void {
-  if (principal.kind !== 'user' || roleAtLeast(principal.user!.role, required)) return;
-  throw new AppError('forbidden', `this action needs the ${required} role or higher; your role is ${principal.user!.role}`);
+  if (principal.kind === 'user' && !roleAtLeast(principal.user!.role, required)) {
+    throw new AppError('forbidden', `this action needs the ${required} role or higher; your role is ${principal.user!.role}`);
+  }
+  if (principal.kind === 'api_key' && !roleAtLeast(principal.key!.role, required)) {
+    throw new AppError('forbidden', `this action needs the ${required} role or higher; this API key's ceiling is ${principal.key!.role}, the role of the user who made it`);
+  }
 }

@@ -110,13 +110,46 @@ t.test('CSV and PDF need audit:export with an API key', async (t) => {
   t.equal((await get('/audit-events/export.pdf', scoped.key)).statusCode, 200);
 });
 
-t.test('PDF: owner only', async (t) => {
+t.test('PDF and CSV: owner only', async (t) => {
   for (const role of ['admin', 'developer', 'viewer'] as const) {
     const member = await addMember(app, owner, role);
-    const res = await get('/audit-events/export.pdf', member.token);
-    t.equal(res.statusCode, 403, `${role} is refused`);
-    t.equal(res.json().error, 'forbidden');
+    for (const url of ['/audit-events/export.pdf', '/audit-events.csv']) {
+      const res = await get(url, member.token);
+      t.equal(res.statusCode, 403, `${role} is refused ${url}`);
+      t.equal(res.json().error, 'forbidden');
+    }
   }
+});
+
+t.test("PDF and CSV: a key carries its maker's role; a developer or admin minting audit:export does not reach them", async (t) => {
+  for (const role of ['admin', 'developer'] as const) {
+    const member = await addMember(app, owner, role);
+    const minted = await call(app, 'POST', '/api-keys', { token: member.token, body: { name: 'side door', scopes: ['audit:export'] } });
+    t.equal(minted.status, 201, `a ${role} may still make keys`);
+    for (const url of ['/audit-events/export.pdf', '/audit-events.csv']) {
+      const res = await get(url, minted.body.data.key);
+      t.equal(res.statusCode, 403, `${role}'s key is refused ${url}`);
+      t.equal(res.json().error, 'forbidden');
+      t.match(res.json().message, `needs the owner role or higher; this API key's ceiling is ${role}`);
+    }
+  }
+  const [row] = await sql<{ role_ceiling: string }[]>`select role_ceiling from api_keys where tenant_id = ${owner.tenantId} and name = 'side door' order by created_at limit 1`;
+  t.equal(row!.role_ceiling, 'admin', 'the ceiling is stored with the key');
+  const ownersKey = await createKey(app, owner, { scopes: ['audit:export'] });
+  t.equal((await get('/audit-events.csv', ownersKey.key)).statusCode, 200, "an owner's key does");
+});
+
+t.test('GET /audit needs audit:export with an API key: actor ids and caller addresses are audit data', async (t) => {
+  const send = await createKey(app, owner, { scopes: ['transactional:send'] });
+  const res = await get('/audit', send.key);
+  t.equal(res.statusCode, 403, 'a transactional:send key is refused');
+  t.equal(res.json().error, 'invalid_scope');
+  t.match(res.json().message, 'lacks the audit:export scope');
+  const auditor = await createKey(app, owner, { scopes: ['audit:export'] });
+  t.equal((await get('/audit', auditor.key)).statusCode, 200);
+  const docs = (await call(app, 'GET', '/openapi.json')).body;
+  t.match(docs.paths['/audit'].get.description, 'Required scope for API keys: `audit:export`');
+  t.match(docs.paths['/audit-events.csv'].get.description, 'Users need the `owner` role or higher');
 });
 
 t.test('PDF: every page footer carries the digest the CSV recomputes; Unicode text is extractable', async (t) => {

@@ -97,13 +97,19 @@ t.test('contact imports', async (t) => {
     t.equal((await contactByEmail(sql, tenant, 'dup2@example.com')).first_name, 'First', 'the first row wins with skip');
   });
 
-  await t.test('status: an import unsubscribes but never re-subscribes; deleted contacts are made anew', async (t) => {
+  await t.test('status: an import unsubscribes but never re-subscribes (such a row is reported invalid); deleted contacts are made anew', async (t) => {
     await run('email,status\nst@example.com,unsubscribed\n');
     const st = await contactByEmail(sql, tenant, 'st@example.com');
     t.equal(st.status, 'unsubscribed');
     t.ok(st.unsubscribed_at);
-    await run('email,status,first_name\nst@example.com,active,Still\n');
-    t.match(await contactByEmail(sql, tenant, 'st@example.com'), { status: 'unsubscribed', first_name: 'Still' });
+    const back = await run('email,status,first_name\nst@example.com,active,Still\nok@example.com,active,Fine\n');
+    t.match(back, { inserted: 1, updated: 0, invalid: 1 }, 'the re-subscribing row is a failure, not applied');
+    t.match(back.errors, [{ line: 2, reason: `status: st@example.com is unsubscribed; an import never re-subscribes (POST /contacts/${st.id}/resubscribe with a reason does)` }]);
+    t.match(await contactByEmail(sql, tenant, 'st@example.com'), { status: 'unsubscribed', first_name: null });
+    await run('email,first_name\nst@example.com,Still\n');
+    t.match(await contactByEmail(sql, tenant, 'st@example.com'), { status: 'unsubscribed', first_name: 'Still' }, 'a row without status still updates it');
+    const json = await run('{"email":"st@example.com","status":"active"}\n', { type: 'application/x-ndjson' });
+    t.match(json, { invalid: 1, updated: 0 }, 'NDJSON alike');
     await sql`update contacts set status = 'deleted', first_name = 'Gone' where tenant_id = ${tenant} and email = 'st@example.com'`;
     const anew = await run('email\nst@example.com\n', { query: { on_existing: 'skip' } });
     t.match(anew, { inserted: 1, skipped: 0 }, 'made anew even with skip, counted as inserted');

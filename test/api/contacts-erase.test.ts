@@ -155,7 +155,7 @@ t.test('erasing an address without a suppression adds a hash-only one; other ten
   t.match((await call(app, 'GET', '/contacts', { token: b.tenant.token })).body.data.items, [{ email: address, first_name: 'Kept' }]);
 });
 
-t.test('an unsubscribed contact is never mailed (transactional included), also once deleted; active again, it is', async (t) => {
+t.test('an unsubscribed contact is never mailed (transactional included), also once deleted; re-subscribed, it is', async (t) => {
   const [s, other] = [await sender(), await sender()];
   const made = await contact(s.tenant.token, { email: 'Quiet@Dest.example', status: 'unsubscribed' });
   await contact(other.tenant.token, { email: 'loud@dest.example', status: 'unsubscribed' });
@@ -164,7 +164,8 @@ t.test('an unsubscribed contact is never mailed (transactional included), also o
   const [decision] = await sql<{ status_detail: string | null; gates: { gate: string; outcome: string; reason?: string }[] }[]>`
     select status_detail, gate_decisions as gates from sends where tenant_id = ${s.tenant.tenantId} and to_email = 'quiet@dest.example'`;
   t.match(decision!.gates.find((g) => g.gate === 'suppression'), { outcome: 'drop', reason: 'suppressed' });
-  await call(app, 'PATCH', `/contacts/${made.id}`, { token: s.tenant.token, body: { status: 'active' } });
+  const resubscribed = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: s.tenant.token, body: { reason: 'asked by e-mail' } });
+  t.equal(resubscribed.status, 200);
   t.equal((await send(s, 'quiet@dest.example')).status, 'queued');
   await call(app, 'PATCH', `/contacts/${made.id}`, { token: s.tenant.token, body: { status: 'unsubscribed' } });
   t.equal((await send(s, 'quiet@dest.example')).status, 'dropped');

@@ -80,7 +80,7 @@ t.test('an existing address is 409 in any spelling; ?upsert=true updates it (200
   t.equal(await countRows(sql, 'contacts', owner.tenantId), 2);
 });
 
-t.test('status: unsubscribed stamps unsubscribed_at, active clears it; an upsert without status keeps it', async (t) => {
+t.test('status: unsubscribed stamps unsubscribed_at, re-subscribing clears it; an upsert without status keeps it', async (t) => {
   const owner = await registerTenant(app);
   const made = await contact(owner.token, { email: 'unsub@example.com', status: 'unsubscribed' });
   t.equal(made.status, 'unsubscribed');
@@ -89,7 +89,7 @@ t.test('status: unsubscribed stamps unsubscribed_at, active clears it; an upsert
   t.match(kept.body.data, { status: 'unsubscribed', unsubscribed_at: made.unsubscribed_at, first_name: 'U' }, 'an import-style upsert never resubscribes');
   const again = await call(app, 'PATCH', `/contacts/${made.id}`, { token: owner.token, body: { status: 'unsubscribed' } });
   t.equal(again.body.data.unsubscribed_at, made.unsubscribed_at, 'the first stamp stays');
-  const active = await call(app, 'PATCH', `/contacts/${made.id}`, { token: owner.token, body: { status: 'active' } });
+  const active = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: owner.token, body: { reason: 'asked again' } });
   t.match(active.body.data, { status: 'active', unsubscribed_at: null });
   const unsub = await call(app, 'PATCH', `/contacts/${made.id}`, { token: owner.token, body: { status: 'unsubscribed' } });
   t.ok(unsub.body.data.unsubscribed_at > made.unsubscribed_at, 'stamped anew');
@@ -253,6 +253,7 @@ t.test('scopes: a contacts:read key reads but cannot write (403 invalid_scope)',
     ['PATCH', `/contacts/${made.id}`, { first_name: 'X' }],
     ['DELETE', `/contacts/${made.id}`, undefined],
     ['POST', `/contacts/${made.id}/erase`, undefined],
+    ['POST', `/contacts/${made.id}/resubscribe`, { reason: 'x' }],
   ] as const) {
     const res = await call(app, method, url, { token: reader, ...(body ? { body } : {}) });
     t.equal(res.status, 403, `${method} ${url}`);
@@ -270,7 +271,59 @@ t.test("another tenant's contact is 404 on every id route and untouched", async 
     { method: 'PATCH', url: `/contacts/${made.id}`, body: { first_name: 'Stolen' } },
     { method: 'DELETE', url: `/contacts/${made.id}` },
     { method: 'POST', url: `/contacts/${made.id}/erase` },
+    { method: 'POST', url: `/contacts/${made.id}/resubscribe`, body: { reason: 'stolen consent' } },
   ]);
   t.same((await call(app, 'GET', '/contacts', { token: other.token })).body.data.items, []);
   t.match((await call(app, 'GET', `/contacts/${made.id}`, { token: owner.token })).body.data, { email: 'mine@example.com', first_name: 'Mine', status: 'active' });
+});
+
+t.test('consent is not undone by accident: PATCH and upsert answer 409 naming the resubscribe action; nothing changes', async (t) => {
+  const owner = await registerTenant(app);
+  const made = await contact(owner.token, { email: 'gone@example.com', status: 'unsubscribed', first_name: 'Gone' });
+  const patched = await call(app, 'PATCH', `/contacts/${made.id}`, { token: owner.token, body: { status: 'active', first_name: 'Back' } });
+  t.equal(patched.status, 409);
+  t.equal(patched.body.error, 'conflict');
+  t.match(patched.body.message, `POST /contacts/${made.id}/resubscribe`);
+  const upserted = await post(owner.token, { email: 'gone@example.com', status: 'active', first_name: 'Back' }, '?upsert=true');
+  t.equal(upserted.status, 409, 'an upsert is no side door');
+  t.match(upserted.body.message, `POST /contacts/${made.id}/resubscribe`);
+  const now = (await call(app, 'GET', `/contacts/${made.id}`, { token: owner.token })).body.data;
+  t.match(now, { status: 'unsubscribed', first_name: 'Gone', unsubscribed_at: made.unsubscribed_at }, 'neither write was applied');
+  t.equal((await call(app, 'PATCH', `/contacts/${made.id}`, { token: owner.token, body: { first_name: 'Still' } })).status, 200, 'other changes still may');
+  const actives = await contact(owner.token, { email: 'here@example.com' });
+  t.equal((await call(app, 'PATCH', `/contacts/${actives.id}`, { token: owner.token, body: { status: 'active' } })).status, 200, 'active to active is fine');
+  const audited = await sql`select 1 from audit_events where tenant_id = ${owner.tenantId} and action = 'contact.resubscribed'`;
+  t.equal(audited.length, 0, 'nothing re-subscribed');
+});
+
+t.test('POST /contacts/{id}/resubscribe: needs a reason, sets active, audits actor, reason and previous status; only for unsubscribed', async (t) => {
+  const owner = await registerTenant(app);
+  const made = await contact(owner.token, { email: 'again@example.com', status: 'unsubscribed' });
+  for (const body of [{}, { reason: '' }, { reason: '   ' }, { reason: 'x'.repeat(501) }, { reason: 42 }]) {
+    const res = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: owner.token, body });
+    t.equal(res.status, 422, `reason ${JSON.stringify(body)}`);
+    t.equal(res.body.error, 'validation_error');
+  }
+  const extra = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: owner.token, body: { reason: 'ok', status: 'active' } });
+  t.equal(extra.status, 400, 'unexpected field');
+  const key = await createKey(app, owner, { scopes: ['contacts:write'] });
+  const res = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: key.key, body: { reason: '  Signed up again at the fair (form 2026-04)  ' } });
+  t.equal(res.status, 200);
+  t.match(res.body.data, { id: made.id, status: 'active', unsubscribed_at: null });
+  const rows = await sql<{ actor_type: string; actor_id: string; resource_id: string; metadata: Record<string, unknown> }[]>`
+    select actor_type, actor_id, resource_id, metadata from audit_events where tenant_id = ${owner.tenantId} and action = 'contact.resubscribed'`;
+  t.equal(rows.length, 1);
+  t.match(rows[0], {
+    actor_type: 'api_key', actor_id: key.id, resource_id: made.id,
+    metadata: { reason: 'Signed up again at the fair (form 2026-04)', previous_status: 'unsubscribed', unsubscribed_at: made.unsubscribed_at },
+  });
+  const again = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: owner.token, body: { reason: 'twice' } });
+  t.equal(again.status, 409, 'an active contact is not re-subscribed');
+  t.match(again.body.message, 'only an unsubscribed contact');
+  await call(app, 'DELETE', `/contacts/${made.id}`, { token: owner.token });
+  t.equal((await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: owner.token, body: { reason: 'x' } })).status, 409, 'nor a deleted one');
+  t.equal((await call(app, 'POST', '/contacts/not-an-id/resubscribe', { token: owner.token, body: { reason: 'x' } })).status, 404);
+  const doc = (await call(app, 'GET', '/openapi.json')).body;
+  t.ok(doc.paths['/contacts/{id}/resubscribe']?.post, 'in the OpenAPI document');
+  t.match(doc.paths['/contacts/{id}/resubscribe'].post.description, 'Required scope for API keys: `contacts:write`');
 });

@@ -4,7 +4,8 @@ import t from 'tap';
 import { chainAndVerify } from '../../shared/audit/appender.js';
 import { ManualClock } from '../../shared/clock.js';
 import { startImpersonationAuditWorker } from '../../shared/impersonation/audit-jobs.js';
-import { buildTestApp, call, registerTenant, superAdminToken } from '../helpers/app.js';
+import { buildTestApp, call, countRows, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
+import { addMember } from '../helpers/team.js';
 import { stopOnTeardown } from '../helpers/net.js';
 
 const clock = new ManualClock(new Date());
@@ -107,4 +108,35 @@ t.test('every write made with the token gets its audit row through the queue', a
     t.equal(r.metadata['impersonator_user_id'], adminId);
   }
   t.equal((await chainAndVerify(s.sql)).intact, true, 'the audit chain is intact');
+});
+
+t.test('an impersonated session cannot grant lasting access: no keys, scope changes, invites or role changes (403)', async (t) => {
+  const tenant = await registerTenant(s.app);
+  const member = await addMember(s.app, tenant, 'viewer');
+  const key = await createKey(s.app, tenant, { scopes: ['templates:read'] });
+  const { token } = (await call(s.app, 'POST', `/admin/tenants/${tenant.tenantId}/impersonate`, { token: admin, body: {} })).body.data;
+  const keysBefore = await countRows(s.sql, 'api_keys', tenant.tenantId);
+  const invitesBefore = await countRows(s.sql, 'team_invites', tenant.tenantId);
+  const attempts: [method: 'POST' | 'PATCH', url: string, body: unknown][] = [
+    ['POST', '/api-keys', { name: 'forever' }],
+    ['PATCH', `/api-keys/${key.id}/scopes`, { scopes: [] }],
+    ['POST', '/team/invites', { email: 'new-owner@example.test', role: 'owner' }],
+    ['PATCH', `/team/members/${member.userId}`, { role: 'owner' }],
+  ];
+  for (const [method, url, body] of attempts) {
+    const res = await call(s.app, method, url, { token, body });
+    t.equal(res.status, 403, `${method} ${url}`);
+    t.equal(res.body.error, 'forbidden');
+    t.match(res.body.message, 'an impersonated session cannot grant lasting access');
+  }
+  t.equal(await countRows(s.sql, 'api_keys', tenant.tenantId), keysBefore, 'no key made');
+  t.equal(await countRows(s.sql, 'team_invites', tenant.tenantId), invitesBefore, 'no invite made');
+  const [scopes] = await s.sql<{ scopes: string[] }[]>`select scopes from api_keys where id = ${key.id}`;
+  t.same(scopes!.scopes, ['templates:read'], 'the key keeps its scopes');
+  const [role] = await s.sql<{ role: string }[]>`select role from users where id = ${member.userId}`;
+  t.equal(role!.role, 'viewer', 'the member keeps their role');
+  // Revoking access is not granting it: still allowed, and still audited as an impersonated write.
+  t.equal((await call(s.app, 'DELETE', `/api-keys/${key.id}`, { token })).status, 200, 'revoking a key is allowed');
+  // The tenant's own owner still can.
+  t.equal((await call(s.app, 'POST', '/api-keys', { token: tenant.token, body: { name: 'by the owner' } })).status, 201);
 });

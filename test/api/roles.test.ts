@@ -1,4 +1,4 @@
-// The role matrix on a sample of routes: viewer reads, developer writes, admin manages the team, owner-only routes; keys keep scopes.
+// The role matrix on a sample of routes: viewer reads, developer writes, admin manages the team, owner-only routes; keys keep scopes and their maker's role as a ceiling.
 import t from 'tap';
 import { z } from 'zod';
 import type { UserRole } from '../../shared/auth/users.js';
@@ -75,7 +75,7 @@ t.test('a viewer still runs its own account flows under /auth/', async (t) => {
   t.equal((await call(s.app, 'GET', '/whoami', { token: viewer.token })).status, 200);
 });
 
-t.test('API keys have no role: a key made by a member who is later demoted still writes, within its scopes', async (t) => {
+t.test("a key's role is its maker's when made (its ceiling): made by a member later demoted, it still writes, within its scopes", async (t) => {
   const s = await buildTestApp(t);
   const owner = await registerTenant(s.app);
   const dev = await addMember(s.app, owner, 'developer');

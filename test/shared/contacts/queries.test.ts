@@ -81,7 +81,7 @@ t.test("onExisting 'skip' leaves live contacts as they were; deleted and erased 
   t.same(await counts(tenant), { unsubscribed: 2, active: 1 });
 });
 
-t.test('unsubscribed_at: kept while unsubscribed, cleared by active; repeats in a batch are refused', async (t) => {
+t.test('unsubscribed_at: kept while unsubscribed, never cleared by an upsert; repeats in a batch are refused', async (t) => {
   const tenant = await insertTenant(sql);
   await upsertContacts(sql, tenant, [write({ email: 'u@example.com', status: 'unsubscribed' })], { onExisting: 'update', at: AT });
   await upsertContacts(sql, tenant, [write({ email: 'u@example.com', status: 'unsubscribed' })], { onExisting: 'update', at: LATER });
@@ -89,7 +89,10 @@ t.test('unsubscribed_at: kept while unsubscribed, cleared by active; repeats in 
   await upsertContacts(sql, tenant, [write({ email: 'u@example.com', first_name: 'U' })], { onExisting: 'update', at: LATER });
   t.match(await rowOf(tenant, 'u@example.com'), { status: 'unsubscribed', unsubscribed_at: AT }, 'no status given: unchanged');
   await upsertContacts(sql, tenant, [write({ email: 'u@example.com', status: 'active' })], { onExisting: 'update', at: LATER });
-  t.match(await rowOf(tenant, 'u@example.com'), { status: 'active', unsubscribed_at: null });
+  t.match(await rowOf(tenant, 'u@example.com'), { status: 'unsubscribed', unsubscribed_at: AT }, 'an upsert never re-subscribes (markResubscribed does)');
+  await upsertContacts(sql, tenant, [write({ email: 'v@example.com', status: 'active' })], { onExisting: 'update', at: AT });
+  await upsertContacts(sql, tenant, [write({ email: 'v@example.com', status: 'unsubscribed' })], { onExisting: 'update', at: LATER });
+  t.match(await rowOf(tenant, 'v@example.com'), { status: 'unsubscribed', unsubscribed_at: LATER }, 'active to unsubscribed stamps it');
   await t.rejects(upsertContacts(sql, tenant, [write({ email: 'a@example.com' }), write({ email: 'A@example.com' })], { onExisting: 'update', at: AT }), /distinct/);
   t.same(await upsertContacts(sql, tenant, [], { onExisting: 'update', at: AT }), []);
 });

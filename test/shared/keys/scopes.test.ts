@@ -1,6 +1,6 @@
 // The scope catalogue, the "empty = all" rule and scope-list normalization for create and update.
 import t from 'tap';
-import { grants, isScope, SCOPES } from '../../../shared/keys/scopes.js';
+import { describeScopeRule, grants, isScope, scopeRefusal, SCOPES } from '../../../shared/keys/scopes.js';
 import { normalizeScopes } from '../../../shared/keys/service.js';
 import { AppError } from '../../../shared/errors.js';
 
@@ -38,4 +38,19 @@ t.test('normalizeScopes dedupes and sorts, treats omitted as all, and rejects un
     t.equal((err as AppError).status, 400);
     t.match((err as AppError).message, /contacts:delete, nope/, 'names the unknown scopes');
   }
+});
+
+t.test('scope rules: one scope, several, unrestricted and any key', async (t) => {
+  t.equal(scopeRefusal([], 'audit:export'), undefined, 'an unrestricted key passes every rule');
+  t.equal(scopeRefusal([], 'unrestricted'), undefined);
+  t.equal(scopeRefusal(['audit:export'], 'audit:export'), undefined);
+  t.equal(scopeRefusal(['transactional:send'], 'audit:export'), 'this API key lacks the audit:export scope');
+  t.equal(scopeRefusal(['campaigns:read', 'audit:export'], ['campaigns:read', 'audit:export']), undefined);
+  t.equal(scopeRefusal(['campaigns:read'], ['campaigns:read', 'audit:export']), 'this API key lacks the audit:export scope (it needs campaigns:read and audit:export)');
+  t.match(scopeRefusal(['events:read'], ['campaigns:read', 'audit:export']), 'lacks the campaigns:read and audit:export scopes');
+  t.match(scopeRefusal(['campaigns:read', 'audit:export'], 'unrestricted'), 'needs a user session or an API key without scope restrictions');
+  t.equal(scopeRefusal(['transactional:send'], 'any_key'), undefined);
+  t.equal(describeScopeRule('audit:export'), 'Required scope for API keys: `audit:export`.');
+  t.equal(describeScopeRule(['campaigns:read', 'audit:export']), 'Required scopes for API keys: `campaigns:read` and `audit:export`.');
+  t.match(describeScopeRule('unrestricted'), 'only a key without scope restrictions');
 });

@@ -37,7 +37,7 @@ t.test('owners manage everyone, admins everyone but owners, others nobody', asyn
   }
 });
 
-t.test('requireRole refuses users below the role with 403 forbidden and lets keys and mailboxes through', async (t) => {
+t.test('requireRole refuses users below the role, and keys above their ceiling, with 403 forbidden', async (t) => {
   const tenant = { id: 't', name: 'T', slug: 't', plan_id: 'free', is_sandbox: false, is_super_admin: false, status: 'active' as const };
   const user = (role: UserRole): Principal => ({
     kind: 'user', tenant, user: { id: 'u', email: 'u@example.test', role, is_super_admin: false, first_name: null }, key: undefined, scopes: [],
@@ -49,6 +49,10 @@ t.test('requireRole refuses users below the role with 403 forbidden and lets key
   t.equal(err.slug, 'forbidden');
   t.equal(err.status, 403);
   t.match(err.message, 'needs the admin role or higher; your role is developer');
-  const key: Principal = { kind: 'api_key', tenant, user: undefined, key: { id: 'k', name: 'k', prefix: 'p', mode: 'live', scopes: [] }, scopes: [] };
-  t.doesNotThrow(() => requireRole(key, 'owner'), 'API keys have no role (scopes apply instead)');
+  const key = (role: UserRole): Principal => ({ kind: 'api_key', tenant, user: undefined, key: { id: 'k', name: 'k', prefix: 'p', mode: 'live', scopes: [], role }, scopes: [] });
+  t.doesNotThrow(() => requireRole(key('owner'), 'owner'), "an owner's key reaches owner routes");
+  t.doesNotThrow(() => requireRole(key('developer'), 'developer'));
+  const keyErr = t.throws(() => requireRole(key('admin'), 'owner')) as unknown as AppError;
+  t.equal(keyErr.slug, 'forbidden');
+  t.match(keyErr.message, "needs the owner role or higher; this API key's ceiling is admin, the role of the user who made it");
 });
