@@ -1,4 +1,4 @@
-// Migration 137 on a database holding API keys from before role ceilings: each key takes its maker's current role, at least developer; a key whose maker is gone takes developer.
+// Migration 107 on a database holding API keys from before role ceilings: each key takes its maker's current role, at least developer; a key whose maker is gone takes developer.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
@@ -8,7 +8,7 @@ import { createLogger } from '../../../shared/log.js';
 import { ADMIN_URL } from '../../helpers/db.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
 
-const CEILING = 137;
+const CEILING = 107;
 
 const name = `mp_test_ceiling_${randomBytes(6).toString('hex')}`;
 const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
