@@ -38,6 +38,19 @@ export interface PollResult {
   error: string | null;
 }
 
+/** The longest a failing mailbox waits for its next poll: a broken one still costs a poll a day, and is seen fixed within one. */
+export const MAX_BACKOFF_S = 86_400;
+
+/**
+ * When the next poll is due: poll_interval_s after one that worked; after n failures in a row
+ * poll_interval_s × 2^n, up to MAX_BACKOFF_S (or the interval, when that is longer), so a dead or
+ * hostile server is asked less and less often. A change to the mailbox makes it due at once.
+ */
+export function nextPollAt(at: Date, intervalS: number, failuresInARow: number): Date {
+  const delayS = failuresInARow === 0 ? intervalS : Math.max(intervalS, Math.min(intervalS * 2 ** Math.min(failuresInARow, 30), MAX_BACKOFF_S));
+  return new Date(at.getTime() + delayS * 1000);
+}
+
 /** A lease on a claimed mailbox: long enough for a full poll; a poller that died is retried after it. */
 const leaseMs = (deps: PollerDeps) => deps.config.bounceMailboxes.timeout_ms * 4 + 60_000;
 
@@ -75,7 +88,8 @@ export async function pollMailbox(deps: PollerDeps, mailbox: BounceMailboxRow): 
     result.error = (err as Error).message || String(err);
   }
   const at = deps.clock.now();
-  await recordPoll(deps.sql, mailbox.id, { at, nextAt: new Date(at.getTime() + mailbox.poll_interval_s * 1000), error: result.error, fetched: result.fetched });
+  const failures = result.error === null ? 0 : mailbox.consecutive_poll_failures + 1;
+  await recordPoll(deps.sql, mailbox.id, { at, nextAt: nextPollAt(at, mailbox.poll_interval_s, failures), error: result.error, fetched: result.fetched });
   log.info({ ...result }, result.error === null ? 'bounce mailbox polled' : 'bounce mailbox poll failed');
   return result;
 }

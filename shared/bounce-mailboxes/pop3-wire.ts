@@ -1,5 +1,6 @@
 // The reading side of a POP3 connection (RFC 1939 §3): one status line, or one multi-line answer up to its "." line, each with a byte cap and a deadline; whatever the server does, every failure ends as one rejected read, never an unheard 'error' event.
 import type { Socket } from 'node:net';
+import { TLSSocket } from 'node:tls';
 
 /** A broken, refused, oversized or late answer; the message is fit for last_poll_error and verify's error. */
 export class Pop3WireError extends Error {
@@ -37,15 +38,22 @@ export class Pop3Wire {
   private parts: Buffer[] = [];
   private partsBytes = 0;
   private atLineStart = true;
+  private handshaking: boolean;
 
   constructor(private readonly socket: Socket) {
+    this.handshaking = socket instanceof TLSSocket;
+    socket.once('secureConnect', () => (this.handshaking = false));
     socket.on('data', (chunk: Buffer) => {
       this.head = this.head.length === 0 ? chunk : Buffer.concat([this.head, chunk]);
       this.pump();
     });
-    socket.on('error', (err: NodeJS.ErrnoException) => this.fail(new Pop3WireError(err.code ? `${err.code} (${err.message})` : err.message)));
-    socket.on('end', () => this.fail(new Pop3WireError('the server closed the connection')));
-    socket.on('close', () => this.fail(new Pop3WireError('the connection was closed')));
+    socket.on('error', (err: NodeJS.ErrnoException) => this.fail(new Pop3WireError(`${err.code ? `${err.code} (${err.message})` : err.message}${this.during()}`)));
+    socket.on('end', () => this.fail(new Pop3WireError(`the server closed the connection${this.during()}`)));
+    socket.on('close', () => this.fail(new Pop3WireError(`the connection was closed${this.during()}`)));
+  }
+
+  private during(): string {
+    return this.handshaking ? ' during the TLS handshake' : '';
   }
 
   /** One line (without its CR LF); longer than `maxBytes`, or not within `deadlineMs`: a Pop3WireError. */
