@@ -5,7 +5,8 @@ import { createBounceMailbox } from '../../../shared/bounce-mailboxes/service.js
 import { findBounceMailbox } from '../../../shared/bounce-mailboxes/queries.js';
 import { INBOUND_BOUNCE_JOBS } from '../../../shared/inbound/jobs.js';
 import { startDovecot } from '../../helpers/dovecot.js';
-import { loggingIn, ROGUE_GREETINGS, startRoguePop3, type RogueScript } from '../../helpers/rogue-pop3.js';
+import { loggingIn, ROGUE_GREETINGS, startRoguePop3 } from '../../helpers/rogue-pop3.js';
+import type { RogueScript } from '../../helpers/rogue-server.js';
 import { intakeFixture } from '../../mta/outbound/bounces/intake-fixture.js';
 import type { TestLike } from '../../helpers/app.js';
 
