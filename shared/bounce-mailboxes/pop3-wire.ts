@@ -35,8 +35,7 @@ export class Pop3Wire {
   private pending: Pending | undefined;
   private failure: Error | undefined;
   // Block mode: the bytes of the answer so far (dot-stuffing undone), and whether the next byte starts a line.
-  private parts: Buffer[] = [];
-  private partsBytes = 0;
+  private readonly block = new BlockBuffer();
   private atLineStart = true;
   private handshaking: boolean;
 
@@ -66,8 +65,7 @@ export class Pop3Wire {
    * dot-stuffing undone (RFC 1939 §3); more than `maxBytes` in all, or not within `deadlineMs`: a Pop3WireError.
    */
   readBlock(maxBytes: number, deadlineMs: number): Promise<Buffer> {
-    this.parts = [];
-    this.partsBytes = 0;
+    this.block.clear();
     this.atLineStart = true;
     return this.read('block', maxBytes, deadlineMs);
   }
@@ -105,7 +103,7 @@ export class Pop3Wire {
     if (this.failure !== undefined) return;
     this.failure = err;
     this.head = Buffer.alloc(0);
-    this.parts = [];
+    this.block.clear();
     this.socket.destroy();
     this.settle(err);
   }
@@ -135,34 +133,66 @@ export class Pop3Wire {
   }
 
   private pumpBlock(maxBytes: number): void {
+    const head = this.head;
+    let pos = 0;
     for (;;) {
-      const head = this.head;
-      if (this.atLineStart && head[0] === 0x2e) {
+      if (this.atLineStart && head[pos] === 0x2e) {
         // The "." line ends the answer; a line starting with "." had one more put in front (dot-stuffing).
-        if (head.length < 2 || (head[1] === 0x0d && head.length < 3)) return;
-        if (head[1] === 0x0a || (head[1] === 0x0d && head[2] === 0x0a)) {
-          this.head = head.subarray(head[1] === 0x0a ? 2 : 3);
-          const answer = Buffer.concat(this.parts, this.partsBytes);
-          this.parts = [];
+        const rest = head.length - pos;
+        if (rest < 2 || (head[pos + 1] === 0x0d && rest < 3)) break;
+        if (head[pos + 1] === 0x0a || (head[pos + 1] === 0x0d && head[pos + 2] === 0x0a)) {
+          this.head = head.subarray(pos + (head[pos + 1] === 0x0a ? 2 : 3));
+          const answer = this.block.take();
           this.settle(answer);
           return;
         }
-        this.head = head.subarray(1);
+        pos++;
         this.atLineStart = false;
         continue;
       }
-      if (this.head.length === 0) return;
-      const newline = this.head.indexOf(0x0a);
-      const take = newline < 0 ? this.head.length : newline + 1;
-      if (this.partsBytes + take > maxBytes) {
+      if (pos >= head.length) break;
+      const newline = head.indexOf(0x0a, pos);
+      const end = newline < 0 ? head.length : newline + 1;
+      if (this.block.length + (end - pos) > maxBytes) {
         this.fail(new Pop3WireError(`the answer is larger than ${maxBytes} bytes`));
         return;
       }
-      this.parts.push(this.head.subarray(0, take));
-      this.partsBytes += take;
-      this.head = this.head.subarray(take);
+      this.block.append(head, pos, end);
+      pos = end;
       this.atLineStart = newline >= 0;
-      if (newline < 0) return;
     }
+    this.head = head.subarray(pos);
+  }
+}
+
+/**
+ * The bytes of a multi-line answer, copied into one buffer that doubles as it fills: no object per
+ * line, so a flood of empty or dot-stuffed lines costs its bytes, not a million small Buffers.
+ */
+class BlockBuffer {
+  private data = Buffer.alloc(0);
+  length = 0;
+
+  append(source: Buffer, start: number, end: number): void {
+    const needed = this.length + (end - start);
+    if (needed > this.data.length) {
+      const grown = Buffer.allocUnsafe(Math.max(needed, this.data.length * 2, 4096));
+      this.data.copy(grown, 0, 0, this.length);
+      this.data = grown;
+    }
+    source.copy(this.data, this.length, start, end);
+    this.length = needed;
+  }
+
+  /** The answer (its buffer is handed over, not copied); the next append starts afresh. */
+  take(): Buffer {
+    const out = this.data.subarray(0, this.length);
+    this.clear();
+    return out;
+  }
+
+  clear(): void {
+    this.data = Buffer.alloc(0);
+    this.length = 0;
   }
 }

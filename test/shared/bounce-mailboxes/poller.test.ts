@@ -207,3 +207,14 @@ t.test('a mailbox failing poll after poll waits longer each time (up to a day); 
   t.equal(nextPollAt(at, 300, 1000).getTime() / 1000, MAX_BACKOFF_S, 'however many failures');
   t.equal(nextPollAt(at, 86_400, 3).getTime() / 1000, 86_400, 'an interval of a day stays a day');
 });
+
+t.test('an answer arriving one byte at a time (every split of a line, a stuffed dot and the terminator) is read whole', async (t) => {
+  const { deps, mailbox, stored } = await setup(t);
+  const message = 'Subject: split\r\n\r\n.a line with a dot\r\n..\r\nend\n';
+  const wire = `+OK\r\n${message.replace(/^\./gm, '..')}.\r\n`;
+  const server = await startRoguePop3(t, loggingIn((line, s, c) => line === 'RETR 1' && (c.drip(s, wire, 1), true), Buffer.byteLength(message)));
+  const box = await mailbox({ port: server.port });
+  t.match(await pollMailbox(deps(), box), { fetched: 1, error: null });
+  const [row] = await stored();
+  t.equal(row!.raw.toString('latin1'), message, 'byte for byte, dot-stuffing undone, a bare LF kept');
+});
