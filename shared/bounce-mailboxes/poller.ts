@@ -51,8 +51,14 @@ export function nextPollAt(at: Date, intervalS: number, failuresInARow: number):
   return new Date(at.getTime() + delayS * 1000);
 }
 
-/** A lease on a claimed mailbox: long enough for a full poll; a poller that died is retried after it. */
-const leaseMs = (deps: PollerDeps) => deps.config.bounceMailboxes.timeout_ms * 4 + 60_000;
+/**
+ * How long one poll keeps fetching: after it no new command starts (the rest come at the next poll), so a
+ * server answering each command just inside timeout_ms holds the worker for this long plus one command.
+ */
+const budgetMs = (deps: PollerDeps) => deps.config.bounceMailboxes.timeout_ms * 4;
+
+/** A lease on a claimed mailbox: longer than a poll can last (its budget, the RETR and DELE in flight, QUIT); a poller that died is retried after it. */
+const leaseMs = (deps: PollerDeps) => budgetMs(deps) + deps.config.bounceMailboxes.timeout_ms * 2 + 60_000;
 
 /** One tick of the bounce-mailbox-poll worker: every due mailbox (up to mailboxes_per_tick), one after the other. */
 export async function pollDueMailboxes(deps: PollerDeps): Promise<{ polled: number; fetched: number; failed: number }> {
@@ -78,8 +84,10 @@ export async function pollMailbox(deps: PollerDeps, mailbox: BounceMailboxRow): 
   const log = deps.log.child({ bounce_mailbox_id: mailbox.id, tenant_id: mailbox.tenant_id });
   let session: Pop3Session | undefined;
   try {
+    // Wall-clock time, not the injected clock: this bounds real work.
+    const budgetEndsAt = Date.now() + budgetMs(deps);
     session = await openSession(deps, mailbox);
-    await drain(deps, mailbox, session, result);
+    await drain(deps, mailbox, session, result, budgetEndsAt);
     await session.quit();
     session = undefined;
   } catch (err) {
@@ -94,12 +102,13 @@ export async function pollMailbox(deps: PollerDeps, mailbox: BounceMailboxRow): 
   return result;
 }
 
-async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3Session, result: PollResult): Promise<void> {
+async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3Session, result: PollResult, budgetEndsAt: number): Promise<void> {
   const messages = await session.list();
   const seen = await fetchedUidls(deps.sql, mailbox.id, messages.map((m) => m.uidl));
   const { max_messages_per_poll: perPoll, max_message_bytes: maxBytes } = deps.config.bounceMailboxes;
   let taken = 0;
   for (const message of messages) {
+    if (Date.now() >= budgetEndsAt) break; // the rest come at the next poll
     if (seen.has(message.uidl)) {
       result.already_fetched++;
     } else {

@@ -218,3 +218,32 @@ t.test('an answer arriving one byte at a time (every split of a line, a stuffed 
   const [row] = await stored();
   t.equal(row!.raw.toString('latin1'), message, 'byte for byte, dot-stuffing undone, a bare LF kept');
 });
+
+t.test('a server answering each command just inside timeout_ms holds a poll no longer than its budget; the rest come at the next poll', async (t) => {
+  const { f, deps, mailbox, stored } = await setup(t, { MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '1000' });
+  const count = 10;
+  const body = (n: string) => `Subject: slow ${n}\r\n\r\nbody\r\n`;
+  const server = await startRoguePop3(t, {
+    greet: (s) => s.write('+OK slow but valid\r\n'),
+    command(line, s) {
+      const [verb, arg] = line.split(' ');
+      const list = (value: (n: number) => string) => `+OK\r\n${Array.from({ length: count }, (_, i) => `${i + 1} ${value(i + 1)}\r\n`).join('')}.\r\n`;
+      if (verb === 'USER' || verb === 'PASS') s.write('+OK\r\n');
+      else if (verb === 'UIDL') s.write(list((n) => `slow-${n}`));
+      else if (verb === 'LIST') s.write(list((n) => String(body(String(n)).length)));
+      // Each message just inside the 1 s timeout: no single command is late, the whole poll would be 7 s.
+      else if (verb === 'RETR') setTimeout(() => !s.destroyed && s.write(`+OK\r\n${body(arg!)}.\r\n`), 700);
+      else if (verb === 'QUIT') s.end('+OK bye\r\n');
+      else s.write('-ERR no\r\n');
+    },
+  });
+  const box = await mailbox({ port: server.port });
+  const started = Date.now();
+  const first = await pollMailbox(deps(), box);
+  t.ok(Date.now() - started < 10_000, `the poll ended near its budget (4 s) plus the commands in flight, after ${Date.now() - started} ms`);
+  t.equal(first.error, null, 'not a failure: a slow server is served in parts');
+  t.ok(first.fetched >= 1 && first.fetched < count, `some fetched now (${first.fetched}), the rest later`);
+  const second = await pollMailbox(deps(), (await findBounceMailbox(f.sql, box.tenant_id, box.id))!);
+  t.equal(second.already_fetched, first.fetched, 'the next poll goes on from there');
+  t.equal((await stored()).length, first.fetched + second.fetched, 'each stored once');
+});
