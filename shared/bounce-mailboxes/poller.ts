@@ -38,8 +38,27 @@ export interface PollResult {
   error: string | null;
 }
 
-/** A lease on a claimed mailbox: long enough for a full poll; a poller that died is retried after it. */
-const leaseMs = (deps: PollerDeps) => deps.config.bounceMailboxes.timeout_ms * 4 + 60_000;
+/** The longest a failing mailbox waits for its next poll: a broken one still costs a poll a day, and is seen fixed within one. */
+export const MAX_BACKOFF_S = 86_400;
+
+/**
+ * When the next poll is due: poll_interval_s after one that worked; after n failures in a row
+ * poll_interval_s × 2^n, up to MAX_BACKOFF_S (or the interval, when that is longer), so a dead or
+ * hostile server is asked less and less often. A change to the mailbox makes it due at once.
+ */
+export function nextPollAt(at: Date, intervalS: number, failuresInARow: number): Date {
+  const delayS = failuresInARow === 0 ? intervalS : Math.max(intervalS, Math.min(intervalS * 2 ** Math.min(failuresInARow, 30), MAX_BACKOFF_S));
+  return new Date(at.getTime() + delayS * 1000);
+}
+
+/**
+ * How long one poll keeps fetching: after it no new command starts (the rest come at the next poll), so a
+ * server answering each command just inside timeout_ms holds the worker for this long plus one command.
+ */
+const budgetMs = (deps: PollerDeps) => deps.config.bounceMailboxes.timeout_ms * 4;
+
+/** A lease on a claimed mailbox: longer than a poll can last (its budget, the RETR and DELE in flight, QUIT); a poller that died is retried after it. */
+const leaseMs = (deps: PollerDeps) => budgetMs(deps) + deps.config.bounceMailboxes.timeout_ms * 2 + 60_000;
 
 /** One tick of the bounce-mailbox-poll worker: every due mailbox (up to mailboxes_per_tick), one after the other. */
 export async function pollDueMailboxes(deps: PollerDeps): Promise<{ polled: number; fetched: number; failed: number }> {
@@ -65,8 +84,10 @@ export async function pollMailbox(deps: PollerDeps, mailbox: BounceMailboxRow): 
   const log = deps.log.child({ bounce_mailbox_id: mailbox.id, tenant_id: mailbox.tenant_id });
   let session: Pop3Session | undefined;
   try {
+    // Wall-clock time, not the injected clock: this bounds real work.
+    const budgetEndsAt = Date.now() + budgetMs(deps);
     session = await openSession(deps, mailbox);
-    await drain(deps, mailbox, session, result);
+    await drain(deps, mailbox, session, result, budgetEndsAt);
     await session.quit();
     session = undefined;
   } catch (err) {
@@ -75,17 +96,19 @@ export async function pollMailbox(deps: PollerDeps, mailbox: BounceMailboxRow): 
     result.error = (err as Error).message || String(err);
   }
   const at = deps.clock.now();
-  await recordPoll(deps.sql, mailbox.id, { at, nextAt: new Date(at.getTime() + mailbox.poll_interval_s * 1000), error: result.error, fetched: result.fetched });
+  const failures = result.error === null ? 0 : mailbox.consecutive_poll_failures + 1;
+  await recordPoll(deps.sql, mailbox.id, { at, nextAt: nextPollAt(at, mailbox.poll_interval_s, failures), error: result.error, fetched: result.fetched });
   log.info({ ...result }, result.error === null ? 'bounce mailbox polled' : 'bounce mailbox poll failed');
   return result;
 }
 
-async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3Session, result: PollResult): Promise<void> {
+async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3Session, result: PollResult, budgetEndsAt: number): Promise<void> {
   const messages = await session.list();
   const seen = await fetchedUidls(deps.sql, mailbox.id, messages.map((m) => m.uidl));
   const { max_messages_per_poll: perPoll, max_message_bytes: maxBytes } = deps.config.bounceMailboxes;
   let taken = 0;
   for (const message of messages) {
+    if (Date.now() >= budgetEndsAt) break; // the rest come at the next poll
     if (seen.has(message.uidl)) {
       result.already_fetched++;
     } else {

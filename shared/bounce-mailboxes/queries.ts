@@ -16,6 +16,8 @@ export interface BounceMailboxRow {
   next_poll_at: Date;
   last_polled_at: Date | null;
   last_poll_error: string | null;
+  /** Polls in a row that failed (0 after one that worked): what the backoff doubles on. */
+  consecutive_poll_failures: number;
   messages_fetched: number;
   created_at: Date;
   updated_at: Date;
@@ -29,7 +31,7 @@ export type BounceMailboxFields = Pick<
 
 const columns = (db: Queryable) => db`
   id, tenant_id, name, host, port, username, password_sealed, enabled, delete_after_read, poll_interval_s, use_tls_implicit,
-  next_poll_at, last_polled_at, last_poll_error, messages_fetched::float8 as messages_fetched, created_at, updated_at`;
+  next_poll_at, last_polled_at, last_poll_error, consecutive_poll_failures, messages_fetched::float8 as messages_fetched, created_at, updated_at`;
 
 export async function insertBounceMailbox(db: Queryable, row: BounceMailboxFields & { id: string; tenant_id: string; at: Date }): Promise<BounceMailboxRow> {
   const { at, ...fields } = row;
@@ -93,11 +95,12 @@ export async function claimDueMailboxes(db: Queryable, now: Date, limit: number,
     returning ${columns(db)}`;
 }
 
-/** A poll's outcome: when the next one is due, and its error (null when it worked). */
+/** A poll's outcome: when the next one is due, and its error (null when it worked, which also ends a run of failures). */
 export async function recordPoll(db: Queryable, id: string, r: { at: Date; nextAt: Date; error: string | null; fetched: number }): Promise<void> {
   await db`
     update bounce_mailboxes
-    set last_polled_at = ${r.at}, next_poll_at = ${r.nextAt}, last_poll_error = ${r.error}, messages_fetched = messages_fetched + ${r.fetched}
+    set last_polled_at = ${r.at}, next_poll_at = ${r.nextAt}, last_poll_error = ${r.error}, messages_fetched = messages_fetched + ${r.fetched},
+      consecutive_poll_failures = ${r.error === null ? 0 : db`consecutive_poll_failures + 1`}
     where id = ${id}`;
 }
 

@@ -76,7 +76,8 @@ function embeddedV4(groups: number[]): string | undefined {
 }
 
 /**
- * Why a webhook may not connect to `address` (e.g. "loopback"), or undefined when it may.
+ * Why a webhook may not connect to `address`: the class of address (e.g. "loopback"), never the address
+ * itself; undefined when it may.
  * Anything that is not an IP address at all is refused too.
  */
 export function forbiddenAddressReason(address: string): string | undefined {
@@ -86,7 +87,8 @@ export function forbiddenAddressReason(address: string): string | undefined {
   const v4 = embeddedV4(groups);
   if (v4 !== undefined) {
     const inner = forbiddenAddressReason(v4);
-    if (inner !== undefined) return `${inner} (IPv4 ${v4} inside IPv6)`;
+    // The class only, never the address: a message naming what a host resolves to would be a DNS oracle.
+    if (inner !== undefined) return `${inner} (IPv4 inside IPv6)`;
   }
   const normal = groups.map((g) => g.toString(16)).join(':');
   return v6Lists.find((r) => r.list.check(normal, 'ipv6'))?.what;

@@ -43,12 +43,18 @@ export function parseWebhookUrl(text: string, policy: UrlPolicy): URL {
 
 const hostOf = (url: URL) => url.hostname.replace(/^\[(.*)\]$/, '$1');
 
-/** Throws UrlPolicyError when the address may not be reached under this policy. */
+const withArticle = (words: string) => `${/^[aeiou]/i.test(words) ? 'an' : 'a'} ${words}`;
+
+/**
+ * Throws UrlPolicyError when the address may not be reached under this policy. A name's message says
+ * the class of address it resolves to, never the address: the refusal must not tell a tenant what an
+ * internal name resolves to (a DNS oracle). An address literal is the tenant's own input, named back.
+ */
 function checkAddress(address: string, host: string, allowPrivate: boolean, reacher: string): void {
   if (allowPrivate) return;
   const reason = forbiddenAddressReason(address);
   if (reason === undefined) return;
-  const named = host === address ? `is the ${reason} address ${address}` : `host ${host} resolves to the ${reason} address ${address}`;
+  const named = host === address ? `is the ${reason} address ${address}` : `host ${host} resolves to ${withArticle(reason)} address`;
   throw new UrlPolicyError(`${named}, which ${reacher} may not reach`);
 }
 

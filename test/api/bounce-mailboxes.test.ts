@@ -3,11 +3,12 @@ import t from 'tap';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 import { startDovecot } from '../helpers/dovecot.js';
 import { assertForeign404 } from '../helpers/isolation.js';
+import { loggingIn, ROGUE_GREETINGS, startRoguePop3 } from '../helpers/rogue-pop3.js';
 
 const PASSWORD = 'pop-secret-1';
 
-async function setup(t: Parameters<typeof buildTestApp>[0], allowPrivate = true) {
-  const s = await buildTestApp(t, { env: { MAILPATH_CONFIG__BOUNCE_MAILBOXES__ALLOW_PRIVATE_ADDRESSES: String(allowPrivate) } });
+async function setup(t: Parameters<typeof buildTestApp>[0], allowPrivate = true, env: Record<string, string> = {}) {
+  const s = await buildTestApp(t, { env: { MAILPATH_CONFIG__BOUNCE_MAILBOXES__ALLOW_PRIVATE_ADDRESSES: String(allowPrivate), ...env } });
   const pop = await startDovecot(t, { 'bounces@isp.test': PASSWORD });
   const owner = await registerTenant(s.app);
   const body = (over: Record<string, unknown> = {}) => ({
@@ -121,6 +122,29 @@ t.test('verify: a real connect and login, {ok, error} saying why not', async (t)
   );
   t.match(await verify(await create({ host: 'no-such-host.invalid' })), { ok: false, error: /could not be resolved|does not resolve/ });
   t.equal(pop.count('bounces@isp.test'), 0, 'nothing was fetched or deleted');
+});
+
+t.test('verify against misbehaving servers: {ok: false, error} saying what went wrong, and the process lives and answers', async (t) => {
+  // A short timeout_ms keeps the dripping server cheap; the client gives up at it, not at some idle gap.
+  const { app, owner, body } = await setup(t, true, { MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '2000' });
+  const create = async (over: Record<string, unknown>) => (await call(app, 'POST', '/bounce-mailboxes', { token: owner.token, body: body(over) })).body.data.id as string;
+  const rogues = [
+    ...ROGUE_GREETINGS,
+    { name: 'a refused password', script: loggingIn((line, s) => line.startsWith('PASS') && (s.write('-ERR [AUTH] no\r\n'), true)), error: /^login: the server refused: \[AUTH\] no$/ },
+  ];
+  for (const rogue of rogues) {
+    const server = await startRoguePop3(t, rogue.script);
+    const id = await create({ port: server.port, use_tls_implicit: rogue.tls ?? false });
+    const started = Date.now();
+    const res = await call(app, 'POST', `/bounce-mailboxes/${id}/verify`, { token: owner.token });
+    t.equal(res.status, 200, `${rogue.name}: 200`);
+    t.match(res.body.data, { ok: false, error: rogue.error }, `${rogue.name}: ${res.body.data?.error}`);
+    t.ok(Date.now() - started < 10_000, `${rogue.name}: answered within 10 s`);
+    t.equal(server.connections(), 1, `${rogue.name}: the server was reached`);
+    if ('floodBytes' in rogue) t.ok(server.bytesWritten() < rogue.floodBytes!, `${rogue.name}: the client hung up long before the end (${server.bytesWritten()} bytes were taken)`);
+    t.equal((await call(app, 'GET', '/whoami', { token: owner.token })).status, 200, `${rogue.name}: the process still answers`);
+  }
+  t.same((await call(app, 'POST', `/bounce-mailboxes/${await create({})}/verify`, { token: owner.token })).body.data, { ok: true, error: null }, 'and a good server still verifies');
 });
 
 t.test('the address policy: without allow_private_addresses a loopback host is refused at verify and poll', async (t) => {

@@ -156,6 +156,19 @@ t.test('failures are DnsLookupErrors, never empty answers', async (t) => {
     t.equal(err.server, nobody);
     t.ok(Date.now() - started < 2000, `gave up in ${Date.now() - started} ms`);
   });
+
+  await t.test('a server answering garbage: a failure within the timeout, not a crash or a hang', async (t) => {
+    const { createSocket } = await import('node:dgram');
+    const rogue = createSocket('udp4');
+    // Each reply echoes the query's id (so the resolver takes it as the answer) followed by bytes that are no DNS message.
+    rogue.on('message', (query, peer) => rogue.send(Buffer.concat([query.subarray(0, 2), Buffer.from('\xff\xff garbage, not a DNS answer', 'latin1')]), peer.port, peer.address));
+    await new Promise<void>((resolve) => rogue.bind(0, '127.0.0.1', () => resolve()));
+    t.teardown(() => rogue.close());
+    const started = Date.now();
+    const err = await lookUpError(createResolver([`127.0.0.1:${rogue.address().port}`], FAST).addresses('example.test'));
+    t.match(err.code, /^E[A-Z]+$/, `failed with ${err.code}`);
+    t.ok(Date.now() - started < 2000, `gave up in ${Date.now() - started} ms`);
+  });
 });
 
 t.test('resolverFor asks only its own server', async (t) => {

@@ -38,7 +38,7 @@ t.test('a 4xx other than 429 is dead at once; so is a redirect (never followed)'
 });
 
 t.test('5xx, timeouts, connection errors and refused addresses follow the backoff, then die after the 7th attempt', async (t) => {
-  const results: PostResult[] = [answered(500), answered(503, { snippet: 'down' }), failed('no answer within 10 s', true), failed('ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9'), { kind: 'refused', error: 'webhook_url host x resolves to the loopback address 127.0.0.1', durationMs: 1 }];
+  const results: PostResult[] = [answered(500), answered(503, { snippet: 'down' }), failed('no answer within 10 s', true), failed('ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9'), { kind: 'refused', error: 'webhook_url host x resolves to a loopback address, which webhooks may not reach', durationMs: 1 }];
   for (const result of results) {
     const waits = [1, 2, 3, 4, 5, 6].map((attempt) => {
       const d = decide(config, { attempt, result, now });

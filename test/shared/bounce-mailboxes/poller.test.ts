@@ -1,18 +1,20 @@
 // The POP3 bounce-mailbox poller against a real dovecot on loopback: new messages by UIDL fed to the bounce intake once (also by a fresh poller), delete_after_read, the tenant confinement, big messages, dot-stuffing, failures recorded.
 import t from 'tap';
-import { pollDueMailboxes, pollMailbox, type PollerDeps } from '../../../shared/bounce-mailboxes/poller.js';
+import { MAX_BACKOFF_S, nextPollAt, pollDueMailboxes, pollMailbox, type PollerDeps } from '../../../shared/bounce-mailboxes/poller.js';
 import { createBounceMailbox } from '../../../shared/bounce-mailboxes/service.js';
 import { findBounceMailbox } from '../../../shared/bounce-mailboxes/queries.js';
 import { INBOUND_BOUNCE_JOBS } from '../../../shared/inbound/jobs.js';
 import { startDovecot } from '../../helpers/dovecot.js';
+import { loggingIn, ROGUE_GREETINGS, startRoguePop3 } from '../../helpers/rogue-pop3.js';
+import type { RogueScript } from '../../helpers/rogue-server.js';
 import { intakeFixture } from '../../mta/outbound/bounces/intake-fixture.js';
 import type { TestLike } from '../../helpers/app.js';
 
 const actor = { type: 'system' as const, id: null };
 const HOUR = 3_600_000;
 
-async function setup(t: TestLike) {
-  const f = await intakeFixture(t, { env: { MAILPATH_CONFIG__BOUNCE_MAILBOXES__ALLOW_PRIVATE_ADDRESSES: 'true' } });
+async function setup(t: TestLike, env: Record<string, string> = {}) {
+  const f = await intakeFixture(t, { env: { MAILPATH_CONFIG__BOUNCE_MAILBOXES__ALLOW_PRIVATE_ADDRESSES: 'true', ...env } });
   const pop = await startDovecot(t, { 'bounces@isp.test': 'pop-secret-1' });
   // Polls happen "later": each call sees every mailbox due again.
   let offset = 0;
@@ -150,4 +152,98 @@ t.test('two pollers at once: each due mailbox is claimed by one of them', async 
   const [a, b] = await Promise.all([pollDueMailboxes(shared), pollDueMailboxes(shared)]);
   t.equal(a.polled + b.polled, 1, 'claimed once');
   t.equal((await stored()).length, 1, 'stored once');
+});
+
+/** Servers that log in fine, then misbehave in the middle of the session. */
+const SESSION_ROGUES: { name: string; script: RogueScript; tls?: boolean; error: RegExp }[] = [
+  { name: 'an endless UIDL listing', script: loggingIn((line, s, c) => line === 'UIDL' && (c.flood(s, '+OK\r\n', 5 * 1024 * 1024), true)), error: /^UIDL: the answer is larger than 4194304 bytes$/ },
+  { name: 'a message far bigger than listed', script: loggingIn((line, s, c) => line === 'RETR 1' && (c.flood(s, '+OK\r\n', 2 * 1024 * 1024), true)), error: /^RETR: the answer is larger than 1048576 bytes$/ },
+  { name: 'a message dripping one byte a second', script: loggingIn((line, s, c) => line === 'RETR 1' && (s.write('+OK\r\n'), c.drip(s, 'Subject: slow\r\n\r\nbody\r\n.\r\n', 1000), true)), error: /^RETR: the server did not answer within 2 s$/ },
+  { name: 'a close in the middle of a message', script: loggingIn((line, s) => line === 'RETR 1' && (s.end('+OK\r\nSubject: cut\r\n\r\nhalf a bo'), true)), error: /^RETR: the server closed the connection$/ },
+  { name: 'garbage in the middle of the session', script: loggingIn((line, s) => line === 'LIST' && (s.write('250 OK\r\n'), true)), error: /^LIST: the server's answer is not POP3/ },
+];
+
+t.test('misbehaving servers: each poll fails and is recorded on the mailbox, nothing half-fetched is stored, and the process lives on', async (t) => {
+  const { f, deps, sender, mailbox, stored } = await setup(t, { MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '2000', MAILPATH_CONFIG__BOUNCE_MAILBOXES__MAX_MESSAGE_BYTES: '1048576' });
+  for (const rogue of [...ROGUE_GREETINGS, ...SESSION_ROGUES]) {
+    const server = await startRoguePop3(t, rogue.script);
+    const box = await mailbox({ name: rogue.name, port: server.port, use_tls_implicit: rogue.tls ?? false });
+    const started = Date.now();
+    const result = await pollMailbox(deps(), box);
+    t.match(result, { fetched: 0, error: rogue.error }, `${rogue.name}: ${result.error}`);
+    t.ok(Date.now() - started < 10_000, `${rogue.name}: given up on within 10 s`);
+    const row = (await findBounceMailbox(f.sql, sender.tenant.id, box.id))!;
+    t.match(row.last_poll_error, rogue.error, `${rogue.name}: recorded as last_poll_error`);
+    t.equal(row.consecutive_poll_failures, 1, `${rogue.name}: counted`);
+  }
+  t.equal((await stored()).length, 0, 'nothing was stored from a broken session');
+  const uidls = await f.sql`select 1 from bounce_mailbox_uidls`;
+  t.equal(uidls.length, 0, 'nor any UIDL marked fetched (the next poll tries again)');
+});
+
+t.test('a mailbox failing poll after poll waits longer each time (up to a day); a poll that works resets the wait', async (t) => {
+  const { f, pop, deps, sender, mailbox } = await setup(t);
+  const server = await startRoguePop3(t, ROGUE_GREETINGS[0]!.script);
+  const box = await mailbox({ port: server.port, poll_interval_s: 300 });
+  const waits: number[] = [];
+  for (let i = 1; i <= 4; i++) {
+    await pollMailbox(deps(), (await findBounceMailbox(f.sql, sender.tenant.id, box.id))!);
+    const row = (await findBounceMailbox(f.sql, sender.tenant.id, box.id))!;
+    t.equal(row.consecutive_poll_failures, i);
+    t.match(row.last_poll_error, /go away/);
+    waits.push((row.next_poll_at.getTime() - row.last_polled_at!.getTime()) / 1000);
+  }
+  t.same(waits, [600, 1200, 2400, 4800], 'poll_interval_s doubled per failure in a row');
+
+  pop.deliver('bounces@isp.test', 'Subject: one\r\n\r\nbody\r\n');
+  await f.sql`update bounce_mailboxes set port = ${pop.port} where id = ${box.id}`;
+  t.match(await pollMailbox(deps(), (await findBounceMailbox(f.sql, sender.tenant.id, box.id))!), { fetched: 1, error: null });
+  const fixed = (await findBounceMailbox(f.sql, sender.tenant.id, box.id))!;
+  t.same([fixed.consecutive_poll_failures, fixed.last_poll_error], [0, null], 'a poll that works clears the failure');
+  t.equal((fixed.next_poll_at.getTime() - fixed.last_polled_at!.getTime()) / 1000, 300, 'and the interval is back to poll_interval_s');
+
+  const at = new Date(0);
+  t.equal(nextPollAt(at, 300, 20).getTime() / 1000, MAX_BACKOFF_S, 'the wait is capped at a day');
+  t.equal(nextPollAt(at, 300, 1000).getTime() / 1000, MAX_BACKOFF_S, 'however many failures');
+  t.equal(nextPollAt(at, 86_400, 3).getTime() / 1000, 86_400, 'an interval of a day stays a day');
+});
+
+t.test('an answer arriving one byte at a time (every split of a line, a stuffed dot and the terminator) is read whole', async (t) => {
+  const { deps, mailbox, stored } = await setup(t);
+  const message = 'Subject: split\r\n\r\n.a line with a dot\r\n..\r\nend\n';
+  const wire = `+OK\r\n${message.replace(/^\./gm, '..')}.\r\n`;
+  const server = await startRoguePop3(t, loggingIn((line, s, c) => line === 'RETR 1' && (c.drip(s, wire, 1), true), Buffer.byteLength(message)));
+  const box = await mailbox({ port: server.port });
+  t.match(await pollMailbox(deps(), box), { fetched: 1, error: null });
+  const [row] = await stored();
+  t.equal(row!.raw.toString('latin1'), message, 'byte for byte, dot-stuffing undone, a bare LF kept');
+});
+
+t.test('a server answering each command just inside timeout_ms holds a poll no longer than its budget; the rest come at the next poll', async (t) => {
+  const { f, deps, mailbox, stored } = await setup(t, { MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '1000' });
+  const count = 10;
+  const body = (n: string) => `Subject: slow ${n}\r\n\r\nbody\r\n`;
+  const server = await startRoguePop3(t, {
+    greet: (s) => s.write('+OK slow but valid\r\n'),
+    command(line, s) {
+      const [verb, arg] = line.split(' ');
+      const list = (value: (n: number) => string) => `+OK\r\n${Array.from({ length: count }, (_, i) => `${i + 1} ${value(i + 1)}\r\n`).join('')}.\r\n`;
+      if (verb === 'USER' || verb === 'PASS') s.write('+OK\r\n');
+      else if (verb === 'UIDL') s.write(list((n) => `slow-${n}`));
+      else if (verb === 'LIST') s.write(list((n) => String(body(String(n)).length)));
+      // Each message just inside the 1 s timeout: no single command is late, the whole poll would be 7 s.
+      else if (verb === 'RETR') setTimeout(() => !s.destroyed && s.write(`+OK\r\n${body(arg!)}.\r\n`), 700);
+      else if (verb === 'QUIT') s.end('+OK bye\r\n');
+      else s.write('-ERR no\r\n');
+    },
+  });
+  const box = await mailbox({ port: server.port });
+  const started = Date.now();
+  const first = await pollMailbox(deps(), box);
+  t.ok(Date.now() - started < 10_000, `the poll ended near its budget (4 s) plus the commands in flight, after ${Date.now() - started} ms`);
+  t.equal(first.error, null, 'not a failure: a slow server is served in parts');
+  t.ok(first.fetched >= 1 && first.fetched < count, `some fetched now (${first.fetched}), the rest later`);
+  const second = await pollMailbox(deps(), (await findBounceMailbox(f.sql, box.tenant_id, box.id))!);
+  t.equal(second.already_fetched, first.fetched, 'the next poll goes on from there');
+  t.equal((await stored()).length, first.fetched + second.fetched, 'each stored once');
 });

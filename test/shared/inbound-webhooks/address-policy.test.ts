@@ -50,16 +50,16 @@ t.test('IPv6: unspecified, loopback, unique local, link-local, site-local, multi
   for (const [address, reason] of cases) t.match(forbiddenAddressReason(address), reason, address);
 });
 
-t.test('an IPv4 address inside IPv6 is judged as the IPv4 address it reaches', async (t) => {
+t.test('an IPv4 address inside IPv6 is judged as the IPv4 address it reaches (named by its class, not the address)', async (t) => {
   const cases: [string, RegExp][] = [
-    ['::ffff:127.0.0.1', /loopback \(IPv4 127\.0\.0\.1 inside IPv6\)/],
-    ['::ffff:7f00:1', /loopback \(IPv4 127\.0\.0\.1 inside IPv6\)/],
+    ['::ffff:127.0.0.1', /^loopback \(IPv4 inside IPv6\)$/],
+    ['::ffff:7f00:1', /^loopback \(IPv4 inside IPv6\)$/],
     ['::FFFF:10.0.0.1', /private/],
-    ['0:0:0:0:0:ffff:a9fe:a9fe', /link-local \(IPv4 169\.254\.169\.254/],
+    ['0:0:0:0:0:ffff:a9fe:a9fe', /^link-local \(IPv4 inside IPv6\)$/],
     ['::10.0.0.1', /private/],
     ['64:ff9b::127.0.0.1', /loopback/],
-    ['64:ff9b::c0a8:101', /private \(IPv4 192\.168\.1\.1/],
-    ['2002:7f00:1::1', /loopback \(IPv4 127\.0\.0\.1/],
+    ['64:ff9b::c0a8:101', /^private \(IPv4 inside IPv6\)$/],
+    ['2002:7f00:1::1', /^loopback \(IPv4 inside IPv6\)$/],
     ['2002:a00:1::', /private/],
   ];
   for (const [address, reason] of cases) t.match(forbiddenAddressReason(address), reason, address);

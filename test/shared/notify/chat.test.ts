@@ -4,6 +4,7 @@ import { Writable } from 'node:stream';
 import pino from 'pino';
 import { CHAT_JOBS, notifyChat, postChat, startChatNotifier } from '../../../shared/notify/chat.js';
 import { buildTestApp } from '../../helpers/app.js';
+import { startRogueHttp, type RogueHttpMode } from '../../helpers/rogue-http.js';
 import { pollUntil } from '../../helpers/smtp-sink.js';
 import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
 
@@ -50,4 +51,29 @@ t.test('postChat: a non-2xx answer and a receiver that never answers are failure
   chat.answerNext({ hang: true });
   await t.rejects(postChat(chat.url, 'x', 300));
   t.equal(await postChat(chat.url, 'x', 2000), 200);
+});
+
+t.test('postChat against misbehaving chats: each ends within its timeout (a success or an error), the connection closed', async (t) => {
+  const cases: [RogueHttpMode, number, 'ok' | RegExp][] = [
+    ['drip-head', 200, /abort|timeout/i],
+    // A 2xx whose body drips or never ends is a success all the same: only the status counts.
+    ['drip-body', 200, 'ok'],
+    ['drip-body', 500, /answered 500/],
+    ['reset-mid-body', 200, 'ok'],
+    ['endless-head', 200, /header/i],
+    ['endless-body', 200, 'ok'],
+    ['garbage', 200, /./],
+  ];
+  for (const [mode, status, expected] of cases) {
+    const rogue = await startRogueHttp(t, mode, status);
+    const started = Date.now();
+    const outcome = await postChat(rogue.url, 'x', 1000).then(
+      (code) => ({ code }),
+      (err: Error) => ({ error: err.message }),
+    );
+    if (expected === 'ok') t.same(outcome, { code: 200 }, `${mode} ${status}: a success`);
+    else t.match(outcome, { error: expected }, `${mode} ${status}: ${JSON.stringify(outcome)}`);
+    t.ok(Date.now() - started < 5000, `${mode} ${status}: ended within 5 s`);
+    await rogue.allClosed();
+  }
 });
