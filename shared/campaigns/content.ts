@@ -6,6 +6,7 @@ import type { TemplateRow } from '../templates/queries.js';
 import { decorateHtml } from '../tracking/decorate.js';
 import { trackTemplate, type TrackedTemplate } from '../tracking/template-links.js';
 import { unsubscribeOf } from '../tracking/unsubscribe.js';
+import { feedbackId } from './feedback-id.js';
 import type { CampaignRow } from './queries.js';
 
 /** Subject, preheader and bodies after the template precedence (see effectiveContent). */
@@ -141,11 +142,11 @@ export interface CampaignMessage {
  * The bulk-sender headers of one campaign message (Gmail's and Yahoo's rules): List-Unsubscribe with an https URL
  * (RFC 8058 one-click POST) and a mailto handled by the MX, and List-Unsubscribe-Post (shared/tracking/unsubscribe.ts
  * unsubscribeOf: one token signed for 'unsubscribe' over the send id); and a Feedback-ID naming the campaign
- * and tenant for feedback-loop reports. DKIM signs all three (shared/sending/dkim.ts).
+ * and an opaque tag of the tenant for feedback-loop reports (feedback-id.ts). DKIM signs all three (shared/sending/dkim.ts).
  */
 export function bulkHeaders(links: LinkSettings, sendId: string, campaign: Pick<CampaignRow, 'id' | 'tenant_id'>): { headers: Record<string, string>; url: string } {
   const unsubscribe = unsubscribeOf({ sendId, linkKey: links.key, publicUrl: links.publicUrl, hostname: links.hostname });
-  return { url: unsubscribe.url, headers: { ...unsubscribe.headers, 'Feedback-ID': `${campaign.id}:${campaign.tenant_id}:campaign:mailpath` } };
+  return { url: unsubscribe.url, headers: { ...unsubscribe.headers, 'Feedback-ID': feedbackId(links.key, campaign.id, campaign.tenant_id) } };
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
