@@ -54,6 +54,22 @@ export function recentClicksQuery(db: Queryable, sendIds: readonly string[], sin
     order by occurred_at, id`;
 }
 
+export interface RecentOpen {
+  send_id: string;
+  machine: boolean;
+  occurred_at: Date;
+}
+
+/** The sends' opens since `since` (for the repeat-open rule): the index on (send_id, type, occurred_at) serves it. */
+export async function recentOpens(db: Queryable, sendIds: readonly string[], since: Date): Promise<RecentOpen[]> {
+  if (sendIds.length === 0) return [];
+  return db<RecentOpen[]>`
+    select send_id, coalesce((detail ->> 'machine')::boolean, false) as machine, occurred_at
+    from events
+    where send_id = any(${sendIds}::uuid[]) and type = 'open' and occurred_at >= ${since}
+    order by occurred_at, id`;
+}
+
 /** The unique-count stamps of a campaign recipient. */
 export interface RecipientStamps {
   send_id: string;
