@@ -25,6 +25,11 @@ export const trackingSchema = z.strictObject({
     all_links_min: z.number().int().min(2).max(1000),
     bots: z.boolean(),
   }),
+  click_pages: z
+    .strictObject({
+      suspended_check_seconds: z.number().min(0).max(600).default(10),
+    })
+    .prefault({}),
   repeat_opens: z
     .strictObject({
       window_seconds: z.number().int().min(0).max(3600).default(60),

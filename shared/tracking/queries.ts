@@ -228,3 +228,9 @@ export async function sendRecipient(db: Queryable, sendId: string): Promise<stri
   const [row] = await db<{ to_email: string }[]>`select to_email from sends where id = ${sendId}`;
   return row?.to_email;
 }
+
+/** The tenant of a send (a click link minted before tokens named it), or undefined: no such send. */
+export async function sendTenant(db: Queryable, sendId: string): Promise<string | undefined> {
+  const [row] = await db<{ tenant_id: string }[]>`select tenant_id from sends where id = ${sendId}`;
+  return row?.tenant_id;
+}
