@@ -321,7 +321,7 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       select id, ${tenantId}, 'api', 'live', 'delivered', 'news@bench.example', 'reader' || n || '@gmail.com', 'Bench', id || '@bench', 'b@bench.example', now() - interval '1 hour', now() - interval '1 hour'
       from unnest(${sendIds}::uuid[]) with ordinality as s(id, n)`;
     const paths = sendIds.flatMap((id) => {
-      const click = clickUrls(base, linkKey, id);
+      const click = clickUrls(base, linkKey, id, { tenantId, interstitial: false });
       return [openUrl(base, linkKey, id), click('https://shop.example/a', 3), click('https://shop.example/b', 3), click('https://shop.example/c', 3)].map((u) => u.slice(base.length));
     });
 

@@ -1,13 +1,15 @@
-// The public tracking and unsubscribe endpoints, outside /api/v1: GET /o/<token> (open pixel), GET /c/<token> (click redirect), GET and POST /u/<token> (unsubscribe page, RFC 8058 one-click).
+// The public tracking and unsubscribe endpoints, outside /api/v1: GET /o/<token> (open pixel), GET /c/<token> (click redirect, or a page naming the target for simulated, sandbox and suspended tenants' sends), GET and POST /u/<token> (unsubscribe page, RFC 8058 one-click).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError } from '../../shared/errors.js';
 import { truncateIp } from '../../shared/tracking/ip.js';
 import { readClickToken, readOpenToken, readUnsubscribeToken, TRACKING_PATHS } from '../../shared/tracking/link-tokens.js';
-import { sendRecipient } from '../../shared/tracking/queries.js';
+import { sendRecipient, sendTenant } from '../../shared/tracking/queries.js';
 import type { Hit } from '../../shared/tracking/recorder.js';
 import { applyUnsubscribe } from '../../shared/tracking/unsubscribe-apply.js';
+import { SuspendedTenants } from '../../shared/tenants/suspended-cache.js';
 import { problemPage, type PageAnswer } from './answer.js';
+import { clickInterstitial } from './click-interstitial.js';
 import { PAGE_HEADERS } from './html.js';
 import { brokenClickLink, brokenUnsubscribeLink, unsubscribeForm, unsubscribedPage } from './unsubscribe-page.js';
 
@@ -60,6 +62,7 @@ function location(url: string): string | undefined {
  */
 export const trackingPages: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
+  const suspended = new SuspendedTenants(ctx.sql, ctx.log, ctx.config.tracking.click_pages.suspended_check_seconds * 1000);
   app.removeAllContentTypeParsers();
   app.addContentTypeParser('application/x-www-form-urlencoded', { parseAs: 'string', bodyLimit: BODY_LIMIT }, (_request, body, done) => {
     done(null, new URLSearchParams(body as string));
@@ -102,7 +105,12 @@ export const trackingPages: FastifyPluginAsyncZod = async (app) => {
     const target = readClickToken(ctx.linkKey, tokenOf(request));
     const to = target ? location(target.url) : undefined;
     if (!target || !to) return page(reply, brokenClickLink());
+    // The tenant is in the token (a link minted before it was is looked up); suspensions are cached (click_pages).
+    const tenantId = target.tenantId ?? (await sendTenant(ctx.sql, target.sendId));
+    const reason = target.interstitial ? 'simulated' : tenantId !== undefined && (await suspended.has(tenantId)) ? 'suspended' : undefined;
+    // Recorded either way: a click on the page's link is the person's choice, the request for the page their click.
     await record(request, { kind: 'click', sendId: target.sendId, url: target.url, links: target.links });
+    if (reason) return page(reply, clickInterstitial(to, reason));
     return reply.code(302).headers({ location: to, 'cache-control': 'no-store', 'referrer-policy': 'no-referrer' }).send();
   });
 

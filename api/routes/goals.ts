@@ -5,7 +5,7 @@ import { actorOf } from '../../shared/auth/principal.js';
 import { requireCampaign } from '../../shared/campaigns/service.js';
 import { campaignGoalConversions } from '../../shared/goals/conversions.js';
 import type { GoalRow } from '../../shared/goals/queries.js';
-import { MATCH_TYPES, MAX_MATCH_VALUE, MAX_PATTERN, MAX_UNBOUNDED_QUANTIFIERS } from '../../shared/goals/rules.js';
+import { MATCH_TYPES, MAX_MATCH_VALUE, MAX_PATTERN, MAX_PROGRAM_SIZE } from '../../shared/goals/rules.js';
 import { changeGoal, createGoal, getGoal, listGoalPage, MAX_NAME_LENGTH, removeGoal } from '../../shared/goals/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
@@ -14,13 +14,13 @@ const TAGS = ['Goals'];
 
 const fields = {
   name: z.string().max(1000).describe(`1..${MAX_NAME_LENGTH} characters once trimmed; unique within the account, compared without case`),
-  match_type: z.enum(MATCH_TYPES).describe('exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex) finds a match in it'),
+  match_type: z.enum(MATCH_TYPES).describe('exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time engine) finds a match in it'),
   match_value: z
     .string()
     .max(MAX_MATCH_VALUE * 2)
     .describe(
       `The URL or prefix (at most ${MAX_MATCH_VALUE} characters, compared as written), or the regex: at most ${MAX_PATTERN} characters, compilable, ` +
-        `no backreferences, no quantifier over a repeated or alternating group (catastrophic backtracking), at most ${MAX_UNBOUNDED_QUANTIFIERS} unbounded quantifiers`,
+        `no backreferences or lookaround (lookahead, lookbehind), repeat counts at most 1000, compiled size at most ${MAX_PROGRAM_SIZE}`,
     ),
   revenue_cents: z.number().int().min(0).max(1e12).nullable().describe('Revenue per conversion in cents; with revenue_param, the fallback when the URL has no usable value; null: 0'),
   revenue_param: z.string().max(1000).nullable().describe('A query parameter of the clicked URL holding the amount in major units with at most 2 decimals (49.99 → 4999 cents); null: fixed revenue only'),

@@ -4999,8 +4999,8 @@ GetGoalsPage = TypedDict("GetGoalsPage", {
 }, total=False)
 
 # name: 1..200 characters once trimmed; unique within the account, compared without case
-# match_type: exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex) finds a match in it
-# match_value: The URL or prefix (at most 2048 characters, compared as written), or the regex: at most 200 characters, compilable, no backreferences, no quantifier over a repeated or alternating group (catastrophic backtracking), at most 2 unbounded quantifiers
+# match_type: exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time engine) finds a match in it
+# match_value: The URL or prefix (at most 2048 characters, compared as written), or the regex: at most 200 characters, compilable, no backreferences or lookaround (lookahead, lookbehind), repeat counts at most 1000, compiled size at most 250
 # revenue_cents: Revenue per conversion in cents; with revenue_param, the fallback when the URL has no usable value; null: 0
 # revenue_param: A query parameter of the clicked URL holding the amount in major units with at most 2 decimals (49.99 → 4999 cents); null: fixed revenue only
 PostGoalsBody = TypedDict("PostGoalsBody", {
@@ -5038,8 +5038,8 @@ GetGoalsByIdResult = TypedDict("GetGoalsByIdResult", {
 }, total=False)
 
 # name: 1..200 characters once trimmed; unique within the account, compared without case
-# match_type: exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex) finds a match in it
-# match_value: The URL or prefix (at most 2048 characters, compared as written), or the regex: at most 200 characters, compilable, no backreferences, no quantifier over a repeated or alternating group (catastrophic backtracking), at most 2 unbounded quantifiers
+# match_type: exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time engine) finds a match in it
+# match_value: The URL or prefix (at most 2048 characters, compared as written), or the regex: at most 200 characters, compilable, no backreferences or lookaround (lookahead, lookbehind), repeat counts at most 1000, compiled size at most 250
 # revenue_cents: Revenue per conversion in cents; with revenue_param, the fallback when the URL has no usable value; null: 0
 # revenue_param: A query parameter of the clicked URL holding the amount in major units with at most 2 decimals (49.99 → 4999 cents); null: fixed revenue only
 PatchGoalsByIdBody = TypedDict("PatchGoalsByIdBody", {

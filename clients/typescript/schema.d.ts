@@ -13690,11 +13690,11 @@ export interface paths {
                         /** @description 1..200 characters once trimmed; unique within the account, compared without case */
                         name: string;
                         /**
-                         * @description exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex) finds a match in it
+                         * @description exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time engine) finds a match in it
                          * @enum {string}
                          */
                         match_type: "exact" | "prefix" | "regex";
-                        /** @description The URL or prefix (at most 2048 characters, compared as written), or the regex: at most 200 characters, compilable, no backreferences, no quantifier over a repeated or alternating group (catastrophic backtracking), at most 2 unbounded quantifiers */
+                        /** @description The URL or prefix (at most 2048 characters, compared as written), or the regex: at most 200 characters, compilable, no backreferences or lookaround (lookahead, lookbehind), repeat counts at most 1000, compiled size at most 250 */
                         match_value: string;
                         /** @description Revenue per conversion in cents; with revenue_param, the fallback when the URL has no usable value; null: 0 */
                         revenue_cents?: number | null;
@@ -14056,11 +14056,11 @@ export interface paths {
                         /** @description 1..200 characters once trimmed; unique within the account, compared without case */
                         name?: string;
                         /**
-                         * @description exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex) finds a match in it
+                         * @description exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time engine) finds a match in it
                          * @enum {string}
                          */
                         match_type?: "exact" | "prefix" | "regex";
-                        /** @description The URL or prefix (at most 2048 characters, compared as written), or the regex: at most 200 characters, compilable, no backreferences, no quantifier over a repeated or alternating group (catastrophic backtracking), at most 2 unbounded quantifiers */
+                        /** @description The URL or prefix (at most 2048 characters, compared as written), or the regex: at most 200 characters, compilable, no backreferences or lookaround (lookahead, lookbehind), repeat counts at most 1000, compiled size at most 250 */
                         match_value?: string;
                         /** @description Revenue per conversion in cents; with revenue_param, the fallback when the URL has no usable value; null: 0 */
                         revenue_cents?: number | null;

@@ -4,8 +4,10 @@ import type { ProfileColumn } from '../contacts/fields.js';
 import { parseTemplate, renderContext, renderTemplate, type ParsedTemplate, type TemplateContext, type TemplatePart } from '../templates/liquid.js';
 import type { TemplateRow } from '../templates/queries.js';
 import { decorateHtml } from '../tracking/decorate.js';
+import type { LinkOwner } from '../tracking/link-tokens.js';
 import { trackTemplate, type TrackedTemplate } from '../tracking/template-links.js';
 import { unsubscribeOf } from '../tracking/unsubscribe.js';
+import { feedbackId } from './feedback-id.js';
 import type { CampaignRow } from './queries.js';
 
 /** Subject, preheader and bodies after the template precedence (see effectiveContent). */
@@ -102,6 +104,8 @@ export interface LinkSettings {
   publicUrl: URL;
   /** MAILPATH_HOSTNAME (the mailto unsubscribe goes to the MX). */
   hostname: string;
+  /** A test-mode campaign's or a sandbox tenant's messages: their click links answer a page naming the target (link-tokens.ts). */
+  interstitial?: boolean | undefined;
 }
 
 /** The recipient a message is made for. */
@@ -141,11 +145,11 @@ export interface CampaignMessage {
  * The bulk-sender headers of one campaign message (Gmail's and Yahoo's rules): List-Unsubscribe with an https URL
  * (RFC 8058 one-click POST) and a mailto handled by the MX, and List-Unsubscribe-Post (shared/tracking/unsubscribe.ts
  * unsubscribeOf: one token signed for 'unsubscribe' over the send id); and a Feedback-ID naming the campaign
- * and tenant for feedback-loop reports. DKIM signs all three (shared/sending/dkim.ts).
+ * and an opaque tag of the tenant for feedback-loop reports (feedback-id.ts). DKIM signs all three (shared/sending/dkim.ts).
  */
 export function bulkHeaders(links: LinkSettings, sendId: string, campaign: Pick<CampaignRow, 'id' | 'tenant_id'>): { headers: Record<string, string>; url: string } {
   const unsubscribe = unsubscribeOf({ sendId, linkKey: links.key, publicUrl: links.publicUrl, hostname: links.hostname });
-  return { url: unsubscribe.url, headers: { ...unsubscribe.headers, 'Feedback-ID': `${campaign.id}:${campaign.tenant_id}:campaign:mailpath` } };
+  return { url: unsubscribe.url, headers: { ...unsubscribe.headers, 'Feedback-ID': feedbackId(links.key, campaign.id, campaign.tenant_id) } };
 }
 
 const ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' };
@@ -165,18 +169,21 @@ function withPreheader(html: string, preheader: string): string {
 const utmOf = (campaign: MessageSettings) =>
   campaign.utm_tagging ? { source: campaign.utm_source, medium: campaign.utm_medium, campaign: campaign.utm_campaign } : undefined;
 
+const ownerOf = (campaign: MessageSettings, links: LinkSettings): LinkOwner => ({ tenantId: campaign.tenant_id, interstitial: links.interstitial === true });
+
 /** The HTML as sent: rendered, the preheader put in, then UTM, click redirects and the open pixel as the campaign asks. */
 function finalHtml(content: PreparedContent, context: TemplateContext, preheader: string, campaign: MessageSettings, sendId: string, links: LinkSettings): string {
   if (content.tracked) {
     // The tracking is in the template: its variables for this send, then the preheader (decoration and the preheader
     // touch different places, so the order does not matter).
-    const tracking = content.tracked.plan.variables(links.key, sendId);
+    const tracking = content.tracked.plan.variables(links.key, sendId, ownerOf(campaign, links));
     return withPreheader(renderTemplate(content.tracked.html, { ...context, ...tracking }), preheader);
   }
   return decorateHtml({
     html: withPreheader(renderTemplate(content.html!, context), preheader),
     sendId,
     linkKey: links.key,
+    owner: ownerOf(campaign, links),
     publicUrl: links.publicUrl,
     trackOpens: campaign.track_opens,
     trackClicks: campaign.track_clicks,

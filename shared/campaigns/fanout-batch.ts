@@ -62,7 +62,9 @@ export function campaignSendInput(
   let message: ReturnType<typeof composeCampaignContent>;
   try {
     to = normalizeEmail(recipient.email, 'to');
-    const links = { key: deps.linkKey, publicUrl: deps.config.publicUrl, hostname: deps.config.hostname };
+    // Nothing leaves for a test-mode campaign or a sandbox tenant: their links name their target instead of redirecting.
+    const interstitial = ctx.mode === 'test' || ctx.tenant.is_sandbox;
+    const links = { key: deps.linkKey, publicUrl: deps.config.publicUrl, hostname: deps.config.hostname, interstitial };
     message = composeCampaignContent({ content: ctx.content, campaign: c, links, recipient: { ...recipient, email: to } });
   } catch (err) {
     if (!recipientFault(err)) throw err;

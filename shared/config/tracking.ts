@@ -25,6 +25,16 @@ export const trackingSchema = z.strictObject({
     all_links_min: z.number().int().min(2).max(1000),
     bots: z.boolean(),
   }),
+  click_pages: z
+    .strictObject({
+      suspended_check_seconds: z.number().min(0).max(600).default(10),
+    })
+    .prefault({}),
+  repeat_opens: z
+    .strictObject({
+      window_seconds: z.number().int().min(0).max(3600).default(60),
+    })
+    .prefault({}),
   recorder: z.strictObject({
     max_batch: z.number().int().min(1).max(5000),
     concurrency: z.number().int().min(1).max(16).default(1),

@@ -1,7 +1,7 @@
 // Goal conversions: recorded with the clicks that make them (in the click batch's transaction), and a campaign's conversion report.
 import type { Queryable } from '../db/connection.js';
 import { campaignConversionTotals, goalsOfTenants, insertConversions, type ConversionInsert, type GoalRow } from './queries.js';
-import { matches, revenueOf } from './rules.js';
+import { clickBudget, matches, revenueOf } from './rules.js';
 
 /** What conversion recording needs of a stored click event. */
 export interface ClickEvent {
@@ -42,10 +42,13 @@ function clicksWithUrl(events: readonly ClickEvent[]): ClickEvent[] {
 export function conversionsOf(events: readonly ClickEvent[], goals: readonly GoalRow[]): ConversionInsert[] {
   const rows: ConversionInsert[] = [];
   if (goals.length === 0) return rows;
+  // Oldest first: when a click's regex budget runs out, the goals it leaves unmatched are the newest, whatever order the rows came in.
+  const ordered = [...goals].sort((a, b) => a.created_at.getTime() - b.created_at.getTime() || (a.id < b.id ? -1 : a.id > b.id ? 1 : 0));
   for (const click of clicksWithUrl(events)) {
     const url = click.detail['url'] as string;
-    for (const goal of goals) {
-      if (goal.tenant_id !== click.tenant_id || !matches(goal, url)) continue;
+    const budget = clickBudget();
+    for (const goal of ordered) {
+      if (goal.tenant_id !== click.tenant_id || !matches(goal, url, budget)) continue;
       rows.push({
         tenant_id: click.tenant_id,
         event_id: click.id,

@@ -1,5 +1,5 @@
-// A goal's URL match rule (exact, prefix or a regex checked for safety) and its revenue: what a click converts and is worth.
-import safeRegex from 'safe-regex2';
+// A goal's URL match rule (exact, prefix or a regex run by a linear-time engine) and its revenue: what a click converts and is worth.
+import { RE2JS } from 're2js';
 import { validationError } from '../errors.js';
 
 export const MATCH_TYPES = ['exact', 'prefix', 'regex'] as const;
@@ -7,12 +7,25 @@ export type MatchType = (typeof MATCH_TYPES)[number];
 
 /** The longest match value (a URL or a pattern). */
 export const MAX_MATCH_VALUE = 2048;
-/** The longest regex pattern: short patterns keep the backtracking analysis meaningful. */
+/** The longest regex pattern. */
 export const MAX_PATTERN = 200;
-/** At most this many unbounded quantifiers (*, +, {n,}): k of them in a row cost O(n^k) on a failing URL. */
-export const MAX_UNBOUNDED_QUANTIFIERS = 2;
+/**
+ * The largest compiled regex (RE2's program size, about one per character matched or repeated: `[a-z]{0,100}` is
+ * ~200). Matching is linear in the URL but with the program's size as factor: building the DFA for a new URL, or
+ * the NFA it falls back to, costs up to ~75 ns per size × character (measured), so 250 at the longest URL is ~40 ms.
+ */
+export const MAX_PROGRAM_SIZE = 250;
 /** URLs longer than this never match a regex goal (bounds the work one click can cost). */
 export const MAX_MATCHED_URL = 2048;
+/** Compiling costs about as much as matching this many URL characters (charged to the click that compiles). */
+const COMPILE_WEIGHT = 200;
+/**
+ * The regex work one click may cost, in program size × URL length (an upper bound of the engine's steps), and program size × COMPILE_WEIGHT to compile: one regex
+ * goal of the largest size at the longest URL, or ~100 ordinary ones (size ~30 on a ~150-character URL). Goals past
+ * it (oldest first) are not matched for that click, so one tenant's click stays a short pause for every other
+ * tenant's hits, however many regex goals it has.
+ */
+export const MAX_REGEX_WORK_PER_CLICK = MAX_PROGRAM_SIZE * (MAX_MATCHED_URL + COMPILE_WEIGHT);
 /** The revenue query parameter's value: an amount in major units with at most two decimals (49.99, 50). */
 const AMOUNT = /^\d{1,10}(?:\.\d{1,2})?$/;
 
@@ -23,66 +36,61 @@ export interface GoalRule {
   revenue_param: string | null;
 }
 
+/** A pattern in the JavaScript syntax tenants write, compiled by RE2 (translateRegExp maps \uXXXX, (?<name>…) and the like). */
+function compileRe2(pattern: string): RE2JS {
+  return RE2JS.compile(RE2JS.translateRegExp(pattern));
+}
+
 /**
- * Refuses a regex that could stall the click path: too long, not compilable, with backreferences (matching them
- * is NP-hard), nested or repeated-alternation quantifiers (catastrophic backtracking, checked by safe-regex2 and
- * below), or more than MAX_UNBOUNDED_QUANTIFIERS unbounded quantifiers (polynomial backtracking).
+ * Refuses a regex the linear-time engine cannot run, or runs at too high a cost: too long, not a regex at all, a
+ * JavaScript feature RE2 has no linear-time form of (backreferences, lookahead and lookbehind), or too large a
+ * program (repeat counts such as {0,1000}). Returns the compiled pattern.
  */
-export function checkPattern(pattern: string): RegExp {
+export function checkPattern(pattern: string): RE2JS {
   const field = 'match_value';
   if (pattern.length > MAX_PATTERN) throw validationError(field, `a regex must be at most ${MAX_PATTERN} characters`);
-  let re: RegExp;
+  const divergent = divergentEscape(pattern);
+  if (divergent === 'k') throw validationError(field, 'backreferences (\\k<name>) are not supported in a goal regex (it runs in linear time); for a plain k drop the backslash');
+  if (divergent) throw validationError(field, `\\${divergent} means a plain ${divergent} in JavaScript but something else to the linear-time engine goal regexes run on: drop the backslash`);
+  let re: RE2JS;
   try {
-    re = new RegExp(pattern);
+    re = compileRe2(pattern);
   } catch (err) {
-    throw validationError(field, `not a valid regular expression: ${(err as Error).message}`);
+    const reason = (err as Error).message.replace(/^error parsing regexp: /, '');
+    if (isJavaScriptRegex(pattern)) {
+      throw validationError(field, `uses a feature goal regexes do not support (they run in linear time: no backreferences, lookahead or lookbehind, repeat counts at most 1000): ${reason}`);
+    }
+    throw validationError(field, `not a valid regular expression: ${reason}`);
   }
-  const shape = scanPattern(pattern);
-  if (shape.backreference) throw validationError(field, 'backreferences are not allowed in a goal regex');
-  if (shape.repeatedAlternation || !safeRegex(re)) {
-    throw validationError(field, 'the regex could backtrack catastrophically (a quantifier over a repeated or alternating group); simplify it');
-  }
-  if (shape.unbounded > MAX_UNBOUNDED_QUANTIFIERS) {
-    throw validationError(field, `at most ${MAX_UNBOUNDED_QUANTIFIERS} unbounded quantifiers (*, +, {n,}) are allowed in a goal regex`);
+  const size = re.programSize();
+  if (size > MAX_PROGRAM_SIZE) {
+    throw validationError(field, `the regex is too large to match on every click (size ${size}, at most ${MAX_PROGRAM_SIZE}): use smaller repeat counts such as {0,20}`);
   }
   return re;
 }
 
-interface PatternShape {
-  backreference: boolean;
-  /** A group holding a top-level | with an unbounded quantifier after it, e.g. (a|ab)+. */
-  repeatedAlternation: boolean;
-  unbounded: number;
+/**
+ * Escapes that are a plain letter to JavaScript (without the u flag) but an operator to RE2 (\A, \z, \Q…\E, \a,
+ * \p{…}) or, in translateRegExp, a plain letter where JavaScript reads a backreference (\k<name>): refused rather than
+ * matched otherwise than the tenant meant.
+ */
+function divergentEscape(pattern: string): string | undefined {
+  for (let i = 0; i < pattern.length; i++) {
+    if (pattern[i] !== '\\') continue;
+    const next = pattern[++i];
+    if (next !== undefined && 'AzQEapPk'.includes(next)) return next;
+  }
+  return undefined;
 }
 
-/** A small scan of the pattern's syntax (escapes, classes, groups) for the shapes safe-regex2 does not judge. */
-function scanPattern(p: string): PatternShape {
-  const shape: PatternShape = { backreference: false, repeatedAlternation: false, unbounded: 0 };
-  const groups: boolean[] = []; // per open group: holds a top-level |
-  let closedAlternation = false;
-  for (let i = 0; i < p.length; i++) {
-    const c = p[i]!;
-    const afterGroup = closedAlternation;
-    closedAlternation = false;
-    if (c === '\\') {
-      const next = p[i + 1] ?? '';
-      if (/[1-9]/.test(next) || (next === 'k' && p[i + 2] === '<')) shape.backreference = true;
-      i++;
-      continue;
-    }
-    if (c === '[') {
-      for (i++; i < p.length && p[i] !== ']'; i++) if (p[i] === '\\') i++;
-      continue;
-    }
-    if (c === '(') groups.push(false);
-    else if (c === '|' && groups.length > 0) groups[groups.length - 1] = true;
-    else if (c === ')') closedAlternation = groups.pop() ?? false;
-    else if (c === '*' || c === '+' || (c === '{' && /^\{\d+,\}/.test(p.slice(i)))) {
-      shape.unbounded++;
-      if (afterGroup) shape.repeatedAlternation = true;
-    }
+/** Whether JavaScript compiles the pattern (then RE2's refusal is of a feature, not of a typo). Only at create and update. */
+function isJavaScriptRegex(pattern: string): boolean {
+  try {
+    new RegExp(pattern);
+    return true;
+  } catch {
+    return false;
   }
-  return shape;
 }
 
 /** Checks a rule for create and update; exact and prefix values are taken literally. */
@@ -95,29 +103,58 @@ export function checkRule(rule: GoalRule): void {
   }
 }
 
-/** Compiled regexes by pattern (patterns were checked when saved); bounded so a busy process does not grow. */
-const compiled = new Map<string, RegExp>();
+/** The regex work a click has left (MAX_REGEX_WORK_PER_CLICK at first): matches() spends it. */
+export interface MatchBudget {
+  left: number;
+}
+
+export const clickBudget = (): MatchBudget => ({ left: MAX_REGEX_WORK_PER_CLICK });
+
+/**
+ * Compiled regexes by pattern; null for a stored pattern RE2 refuses (saved before goal regexes ran on it, or larger
+ * than MAX_PROGRAM_SIZE): it never matches. Bounded so a busy process does not grow.
+ */
+const compiled = new Map<string, RE2JS | null>();
 const MAX_COMPILED = 5000;
 
-function regexOf(pattern: string): RegExp {
+/** The compiled pattern, compiled on a cache miss at the budget's expense. */
+function regexOf(pattern: string, budget: MatchBudget): RE2JS | null {
   let re = compiled.get(pattern);
-  if (!re) {
+  if (re === undefined) {
     if (compiled.size >= MAX_COMPILED) compiled.clear();
-    re = new RegExp(pattern);
+    try {
+      re = compileRe2(pattern);
+      budget.left -= re.programSize() * COMPILE_WEIGHT;
+      if (pattern.length > MAX_PATTERN || re.programSize() > MAX_PROGRAM_SIZE) re = null;
+    } catch {
+      budget.left -= MAX_PROGRAM_SIZE * COMPILE_WEIGHT;
+      re = null;
+    }
     compiled.set(pattern, re);
   }
   return re;
 }
 
-/** Whether a clicked URL satisfies the rule: exact string equality, a string prefix, or a regex search. */
-export function matches(rule: Pick<GoalRule, 'match_type' | 'match_value'>, url: string): boolean {
+/**
+ * Whether a clicked URL satisfies the rule: exact string equality, a string prefix, or a regex search. A regex search
+ * spends program size × URL length of the budget (and its compiling, on a cache miss); a search that would overspend it
+ * is not run (no match), and none runs once it is spent.
+ */
+export function matches(rule: Pick<GoalRule, 'match_type' | 'match_value'>, url: string, budget: MatchBudget = clickBudget()): boolean {
   switch (rule.match_type) {
     case 'exact':
       return url === rule.match_value;
     case 'prefix':
       return url.startsWith(rule.match_value);
-    case 'regex':
-      return url.length <= MAX_MATCHED_URL && regexOf(rule.match_value).test(url);
+    case 'regex': {
+      if (url.length > MAX_MATCHED_URL || budget.left <= 0) return false;
+      const re = regexOf(rule.match_value, budget);
+      if (!re) return false;
+      const cost = re.programSize() * Math.max(url.length, 1);
+      if (cost > budget.left) return false;
+      budget.left -= cost;
+      return re.test(url);
+    }
   }
 }
 

@@ -114,7 +114,9 @@ async function send(
   const trackOpens = request.track_opens === true;
   const trackClicks = request.track_clicks === true;
   if (content.html !== undefined && (trackOpens || trackClicks)) {
-    content.html = decorateHtml({ html: content.html, sendId, linkKey: deps.linkKey, publicUrl: deps.config.publicUrl, trackOpens, trackClicks });
+    // A test key's send, or a sandbox tenant's, is simulated: no mail leaves, so its links must not be redirects to anywhere.
+    const owner = { tenantId: caller.tenant.id, interstitial: caller.mode === 'test' || caller.tenant.is_sandbox };
+    content.html = decorateHtml({ html: content.html, sendId, linkKey: deps.linkKey, owner, publicUrl: deps.config.publicUrl, trackOpens, trackClicks });
   }
   const result = await acceptSend(
     deps,

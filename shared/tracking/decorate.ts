@@ -1,6 +1,6 @@
 // Decorates one message's HTML for its send: UTM parameters on every http(s) link, each http(s) link through a signed click redirect, and the open pixel before </body>.
 import { applyEdits, findLinks, type HtmlEdit, type LinkSlot } from './html-links.js';
-import { clickUrls, linkBase, openUrl, TRACKING_PATHS } from './link-tokens.js';
+import { clickUrls, linkBase, openUrl, TRACKING_PATHS, type LinkOwner } from './link-tokens.js';
 import { utmParameters, withUtm, type UtmValues } from './utm.js';
 
 export interface DecorateInput {
@@ -9,6 +9,8 @@ export interface DecorateInput {
   sendId: string;
   /** deps.linkKey. */
   linkKey: Buffer;
+  /** The send's tenant, and whether its links answer a page rather than redirect (simulated and sandbox sends). */
+  owner: LinkOwner;
   /** MAILPATH_PUBLIC_URL: the origin of the pixel and redirect links. */
   publicUrl: URL;
   trackOpens: boolean;
@@ -92,7 +94,7 @@ export function decorateHtml(input: DecorateInput): string {
   if (params.length === 0 && !input.trackClicks && !input.trackOpens) return html;
   const edits: HtmlEdit[] = [];
   const plan = planOf(html, base, params);
-  const clickUrl = input.trackClicks ? clickUrls(base, input.linkKey, input.sendId) : undefined;
+  const clickUrl = input.trackClicks ? clickUrls(base, input.linkKey, input.sendId, input.owner) : undefined;
   // A click URL is the public base and a base64url token: only a base with & (or ") needs escaping.
   const plainBase = !ESCAPED_TEST.test(base);
   for (const target of plan.targets) {

@@ -54,6 +54,22 @@ export function recentClicksQuery(db: Queryable, sendIds: readonly string[], sin
     order by occurred_at, id`;
 }
 
+export interface RecentOpen {
+  send_id: string;
+  machine: boolean;
+  occurred_at: Date;
+}
+
+/** The sends' opens since `since` (for the repeat-open rule): the index on (send_id, type, occurred_at) serves it. */
+export async function recentOpens(db: Queryable, sendIds: readonly string[], since: Date): Promise<RecentOpen[]> {
+  if (sendIds.length === 0) return [];
+  return db<RecentOpen[]>`
+    select send_id, coalesce((detail ->> 'machine')::boolean, false) as machine, occurred_at
+    from events
+    where send_id = any(${sendIds}::uuid[]) and type = 'open' and occurred_at >= ${since}
+    order by occurred_at, id`;
+}
+
 /** The unique-count stamps of a campaign recipient. */
 export interface RecipientStamps {
   send_id: string;
@@ -211,4 +227,10 @@ export async function loadUnsubscribeMail(db: Queryable, recipientId: string): P
 export async function sendRecipient(db: Queryable, sendId: string): Promise<string | undefined> {
   const [row] = await db<{ to_email: string }[]>`select to_email from sends where id = ${sendId}`;
   return row?.to_email;
+}
+
+/** The tenant of a send (a click link minted before tokens named it), or undefined: no such send. */
+export async function sendTenant(db: Queryable, sendId: string): Promise<string | undefined> {
+  const [row] = await db<{ tenant_id: string }[]>`select tenant_id from sends where id = ${sendId}`;
+  return row?.tenant_id;
 }

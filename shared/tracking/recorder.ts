@@ -1,4 +1,4 @@
-// Records open and click hits cheaply and durably: concurrent hits share one transaction (group commit) that judges each (machine open, scanner click), writes its event, the recipient's first-open/click stamps and the campaign's counters (per variant and per contact country).
+// Records open and click hits cheaply and durably: concurrent hits share one transaction (group commit) that judges each (machine open, scanner click, a replayed open counted once), writes its event, the recipient's first-open/click stamps and the campaign's counters (per variant and per contact country).
 import type { Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
 import { pipelinedTransaction, type Pipeline } from '../db/pipelined-transaction.js';
@@ -16,11 +16,13 @@ import {
   flagScannerClicks,
   lockTrackedSends,
   recentClicks,
+  recentOpens,
   recipientStamps,
   storedEventIds,
   writeRecipientStamps,
   type CountryDelta,
   type EngagementEvent,
+  type RecentOpen,
   type RecipientStamps,
   type StatDelta,
   type TrackedSend,
@@ -121,15 +123,19 @@ export class HitRecorder implements HitSink {
     const clickItems = items.filter((i) => i.hit.kind === 'click');
     const clickSends = [...new Set(clickItems.map((i) => i.hit.sendId))];
     const since = new Date(Math.min(...clickItems.map((i) => i.hit.at.getTime())) - this.rules.allLinks.windowMs);
+    const openItems = items.filter((i) => i.hit.kind === 'open');
+    const openSends = this.rules.repeatOpenWindowMs > 0 ? [...new Set(openItems.map((i) => i.hit.sendId))] : [];
+    const opensSince = new Date(Math.min(...openItems.map((i) => i.hit.at.getTime())) - this.rules.repeatOpenWindowMs);
     // Issued in this order, sent together, run in this order: the reads after the lock see what was committed before it.
     // (Each query function awaits its one statement, so they reach the connection in call order; the two-recorder
     // test's counters would go wrong if a read overtook the lock.)
-    const [storedIds, locked, recent, stamps, goals, subscribed] = await Promise.all([
+    const [storedIds, locked, recent, opened, stamps, goals, subscribed] = await Promise.all([
       // Committed alone after its batch failed: the batch's COMMIT may have gone through with its reply lost;
       // replayed from the spool: the process that spooled it may have committed it before it stopped.
       retry || items.some((i) => i.replay) ? storedEventIds(tx, items.map((i) => i.eventId)) : [],
       lockTrackedSends(tx, sendIds),
       recentClicks(tx, clickSends, since),
+      recentOpens(tx, openSends, opensSince),
       recipientStamps(tx, sendIds),
       clickItems.some((i) => i.hit.url) ? goalsOfSendTenants(tx, sendIds) : [],
       subscribedTypesOfSends(tx, sendIds),
@@ -137,11 +143,12 @@ export class HitRecorder implements HitSink {
     const stored = new Set(storedIds);
     const sends = new Map(locked.map((s) => [s.id, s]));
     // A retried item's own click is among the recent ones: the judgement sees it as stored, as it is.
-    const batch = new Judgement(this.rules, recent, stamps);
+    const batch = new Judgement(this.rules, recent, opened, stamps);
     const outcomes = items.map((item) => {
       if (stored.has(item.eventId)) return 'recorded';
       const send = sends.get(item.hit.sendId);
       if (!send) return 'unknown_send';
+      // A repeat open is answered like any other (the pixel); counted once already, it stores nothing.
       batch.add(item, send);
       return 'recorded';
     });
@@ -166,13 +173,21 @@ class Judgement {
   /** Stored clicks the "every link at once" rule flags now. */
   readonly reflagged: string[] = [];
   private readonly clicks = new Map<string, KnownClick[]>();
+  /** Per send, the opens within reach of the repeat-open window: stored before, or stored by this batch. */
+  private readonly opens = new Map<string, { at: number; machine: boolean }[]>();
   private readonly stamps: Map<string, RecipientStamps>;
   private readonly changed = new Set<string>();
   private readonly stats = new Map<string, StatDelta>();
   private readonly countries = new Map<string, CountryDelta>();
 
-  constructor(private readonly rules: TrafficRules, recent: readonly { id: string; send_id: string; url: string; scanner: boolean; occurred_at: Date }[], stamps: readonly RecipientStamps[]) {
+  constructor(
+    private readonly rules: TrafficRules,
+    recent: readonly { id: string; send_id: string; url: string; scanner: boolean; occurred_at: Date }[],
+    opened: readonly RecentOpen[],
+    stamps: readonly RecipientStamps[],
+  ) {
     for (const c of recent) this.clicksOf(c.send_id).push({ url: c.url, at: c.occurred_at.getTime(), scanner: c.scanner, storedId: c.id });
+    for (const o of opened) this.opensOf(o.send_id).push({ at: o.occurred_at.getTime(), machine: o.machine });
     this.stamps = new Map(stamps.map((s) => [s.send_id, { ...s }]));
   }
 
@@ -180,6 +195,8 @@ class Judgement {
     const { hit } = item;
     const deliveredAt = (send.delivered_at ?? send.created_at).getTime();
     const facts = { userAgent: hit.userAgent, secondsSinceDelivery: (hit.at.getTime() - deliveredAt) / 1000 };
+    const openVerdict = hit.kind === 'open' ? this.rules.open(facts) : undefined;
+    if (openVerdict && this.repeatOpen(send.id, hit.at.getTime(), openVerdict.flagged)) return;
     const base = { user_agent: hit.userAgent.slice(0, MAX_USER_AGENT), ip: hit.ip };
     const event: EngagementEvent = {
       id: item.eventId,
@@ -196,8 +213,8 @@ class Judgement {
     this.events.push(event);
     const stamp = this.stamps.get(send.id);
     const delta = send.campaign_id === null ? undefined : this.delta(send.campaign_id, send.campaign_variant ?? '');
-    if (hit.kind === 'open') {
-      const verdict = this.rules.open(facts);
+    if (openVerdict) {
+      const verdict = openVerdict;
       event.detail = { ...base, machine: verdict.flagged, reasons: verdict.reasons };
       if (delta) delta.total_opens! += 1;
       if (stamp && delta && stamp.first_open_at === null) this.stamp(stamp, 'first_open_at', hit.at, delta, 'unique_opens');
@@ -214,6 +231,19 @@ class Judgement {
     if (delta) delta.total_clicks! += 1;
     if (stamp && delta && stamp.first_click_at === null) this.stamp(stamp, 'first_click_at', hit.at, delta, 'unique_clicks');
     if (stamp && delta && !scanner && stamp.first_human_click_at === null) this.stamp(stamp, 'first_human_click_at', hit.at, delta, 'unique_human_clicks');
+  }
+
+  /**
+   * True when the send was opened within the repeat-open window before this open: a replay of the pixel, stored and
+   * counted once. Unless this is a person's open after only machine opens (Apple's prefetch, then the reader): that
+   * one may be the first human open. An open that counts is remembered for the batch's later hits.
+   */
+  private repeatOpen(sendId: string, at: number, machine: boolean): boolean {
+    const windowMs = this.rules.repeatOpenWindowMs;
+    const opens = this.opensOf(sendId);
+    const repeat = windowMs > 0 && opens.some((o) => o.at <= at && o.at >= at - windowMs && (machine || !o.machine));
+    if (!repeat) opens.push({ at, machine });
+    return repeat;
   }
 
   /**
@@ -266,6 +296,12 @@ class Judgement {
       this.countries.set(key, delta);
     }
     return delta;
+  }
+
+  private opensOf(sendId: string): { at: number; machine: boolean }[] {
+    let list = this.opens.get(sendId);
+    if (!list) this.opens.set(sendId, (list = []));
+    return list;
   }
 
   private clicksOf(sendId: string): KnownClick[] {

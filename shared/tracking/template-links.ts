@@ -1,7 +1,7 @@
 // Tracking decided once on a campaign's body_html template instead of on every rendered message: when Liquid cannot change which links a message has, each tracked href becomes a Liquid output of the recipient's click URL (and the open pixel one more), so rendering writes the decorated message at once.
 import { applyEdits, findLinks, type HtmlEdit } from './html-links.js';
 import { attributeValue, trackedTargets } from './decorate.js';
-import { clickUrls, linkBase, openUrl } from './link-tokens.js';
+import { clickUrls, linkBase, openUrl, type LinkOwner } from './link-tokens.js';
 import { utmParameters, type UtmValues } from './utm.js';
 
 export interface TemplateTracking {
@@ -16,7 +16,7 @@ export interface TemplateTracking {
 export interface TrackedTemplate {
   source: string;
   /** The reserved Liquid variables of one send: its click URLs and its open pixel. */
-  variables(key: Buffer, sendId: string): Record<string, string>;
+  variables(key: Buffer, sendId: string, owner: LinkOwner): Record<string, string>;
 }
 
 const clickVariable = (k: number) => `__mp_click_${k}`;
@@ -127,10 +127,10 @@ export function trackTemplate(source: string, o: TemplateTracking): TrackedTempl
   const distinct = new Set(destinations).size;
   return {
     source: out,
-    variables(key, sendId) {
+    variables(key, sendId, owner) {
       const variables: Record<string, string> = {};
       if (o.trackClicks) {
-        const clickUrl = clickUrls(base, key, sendId);
+        const clickUrl = clickUrls(base, key, sendId, owner);
         destinations.forEach((d, k) => (variables[clickVariable(k)] = clickUrl(d, distinct)));
       }
       if (o.trackOpens) variables[OPEN_VARIABLE] = `<img src="${openUrl(base, key, sendId)}" width="1" height="1" alt="">`;

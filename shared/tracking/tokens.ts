@@ -2,10 +2,10 @@
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /** What a token is for; part of what is signed, so a click token can never be replayed as an unsubscribe. */
-export type TokenPurpose = 'open' | 'click' | 'unsubscribe';
+export type TokenPurpose = 'open' | 'click' | 'owned_click' | 'unsubscribe';
 
 const MAC_BYTES = 16;
-const PURPOSE_BYTE: Record<TokenPurpose, number> = { open: 1, click: 2, unsubscribe: 3 };
+const PURPOSE_BYTE: Record<TokenPurpose, number> = { open: 1, click: 2, unsubscribe: 3, owned_click: 4 };
 
 /** A key for link tokens derived from the master key (never the master key itself). */
 export function linkTokenKey(masterKey: Buffer): Buffer {

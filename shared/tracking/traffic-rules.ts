@@ -55,6 +55,11 @@ export class TrafficRules {
     return facts;
   }
 
+  /** Opens of one send this close after its previous open are a replay of the pixel: stored and counted once (milliseconds). */
+  get repeatOpenWindowMs(): number {
+    return this.config.repeat_opens.window_seconds * 1000;
+  }
+
   /** The scanner rule's window for clicks on every link (milliseconds) and the fewest links it applies to. */
   get allLinks(): { windowMs: number; min: number } {
     return { windowMs: this.config.scanner_clicks.all_links_window_seconds * 1000, min: this.config.scanner_clicks.all_links_min };

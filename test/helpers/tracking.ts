@@ -72,7 +72,7 @@ export async function campaignSend(
     insert into campaign_recipients (campaign_id, contact_id, tenant_id, email, variant, status, send_id, seq)
     values (${campaignId}, ${contact!.id}, ${tenant.id}, ${email}, ${variant}, 'pending', ${sendId},
             (select coalesce(max(seq), 0) + 1 from campaign_recipients where campaign_id = ${campaignId}))`;
-  const html = decorateHtml({ html: o.body ?? BODY, sendId, linkKey: deps.linkKey, publicUrl: deps.config.publicUrl, trackOpens: true, trackClicks: true, utm: o.utm });
+  const html = decorateHtml({ html: o.body ?? BODY, sendId, linkKey: deps.linkKey, owner: { tenantId: tenant.id, interstitial: tenant.is_sandbox }, publicUrl: deps.config.publicUrl, trackOpens: true, trackClicks: true, utm: o.utm });
   accepted(
     await acceptSend(deps, {
       tenant,
@@ -95,7 +95,7 @@ export async function plainSend(deps: Deps, o: { tenantId?: string; email?: stri
   const { tenant, domain } = await tenantOf(deps, o.tenantId);
   const email = o.email ?? `someone-${randomUUID().slice(0, 8)}@dest.example`;
   const sendId = randomUUID();
-  const html = decorateHtml({ html: BODY, sendId, linkKey: deps.linkKey, publicUrl: deps.config.publicUrl, trackOpens: true, trackClicks: true });
+  const html = decorateHtml({ html: BODY, sendId, linkKey: deps.linkKey, owner: { tenantId: tenant.id, interstitial: tenant.is_sandbox }, publicUrl: deps.config.publicUrl, trackOpens: true, trackClicks: true });
   accepted(
     await acceptSend(deps, {
       tenant,

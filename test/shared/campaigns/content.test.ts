@@ -2,6 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
 import { composeCampaignContent, effectiveContent, prepareContent, type CampaignRecipient } from '../../../shared/campaigns/content.js';
+import { tenantFeedbackTag } from '../../../shared/campaigns/feedback-id.js';
 import { readClickToken, readOpenToken } from '../../../shared/tracking/link-tokens.js';
 import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
 
@@ -108,7 +109,7 @@ t.test('bulk headers: List-Unsubscribe (https and mailto, one signed token namin
   t.equal(uuidAt(payload!), r.sendId, 'the token carries the send id');
   t.equal(verifyToken(key, 'click', match![1]!), undefined, 'and is good for nothing else');
   t.equal(message.headers['List-Unsubscribe-Post'], 'List-Unsubscribe=One-Click');
-  t.equal(message.headers['Feedback-ID'], `${campaign.id}:${campaign.tenant_id}:campaign:mailpath`);
+  t.equal(message.headers['Feedback-ID'], `${campaign.id}:${tenantFeedbackTag(key, campaign.tenant_id)}:campaign:mailpath`);
   t.equal(message.html, `<a href="${message.unsubscribeUrl}">unsubscribe</a>`);
   t.equal(message.unsubscribeUrl, `https://mail.example.test:8443/u/${match![1]}`);
 });
@@ -135,7 +136,11 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
   });
   const click = /href="https:\/\/mail\.example\.test:8443\/c\/([\w.-]+)"/.exec(tracked.html!);
   t.ok(click, 'the shop link goes through a click redirect');
-  t.same(readClickToken(key, click![1]!), { sendId: r.sendId, url: 'https://shop.example/sale?id=7&utm_source=newsletter&utm_medium=email&utm_campaign=spring#top', links: 1 });
+  t.same(readClickToken(key, click![1]!), { sendId: r.sendId, url: 'https://shop.example/sale?id=7&utm_source=newsletter&utm_medium=email&utm_campaign=spring#top', links: 1, tenantId: campaign.tenant_id, interstitial: false });
+  // A test-mode campaign's or a sandbox tenant's message: its links answer a page rather than redirect.
+  const simulated = composeCampaignContent({ content, links: { ...links, interstitial: true }, recipient: r, campaign: { ...campaign, track_clicks: true } });
+  const simulatedClick = /href="https:\/\/mail\.example\.test:8443\/c\/([\w.-]+)"/.exec(simulated.html!);
+  t.match(readClickToken(key, simulatedClick![1]!), { tenantId: campaign.tenant_id, interstitial: true });
   t.ok(tracked.html!.includes(`<a href="${tracked.unsubscribeUrl}">Leave</a>`), 'the unsubscribe link is untouched');
   t.ok(tracked.html!.includes('<a href="mailto:x@example.org">Mail</a>'));
   const pixel = /<img src="https:\/\/mail\.example\.test:8443\/o\/([\w.-]+)" width="1" height="1" alt=""><\/body>/.exec(tracked.html!);

@@ -1,6 +1,7 @@
 // Seed copies of campaign sends end to end: the fan-out adds the active seeds through the send path (outside the audience and its stats, once), and a copy reaching a seed hosted here through the MX socket records inbox, or spam with a spam marker.
 import t from 'tap';
 import type { Services } from '../../../main/services.js';
+import { tenantFeedbackTag } from '../../../shared/campaigns/feedback-id.js';
 import { createSeed, placementOf, seedHits } from '../../../shared/seedlist/service.js';
 import { MX_HOST, startTestMx, tenantDomain } from '../../mta/inbound/fixtures.js';
 import { deliverTo, seedCopy, sentCampaign } from './fixtures.js';
@@ -39,7 +40,8 @@ t.test('the fan-out sends each active seed one copy through the send path, outsi
   const copy = await seedCopy(sql, campaignId, hostedAddress);
   const head = copy.message.toString('utf8').split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' ');
   t.match(head, new RegExp(`Message-ID: <${copy.sendId}@${MX_HOST.replace(/\./g, '\\.')}>`, 'i'));
-  t.match(head, new RegExp(`Feedback-ID: ${campaignId}:${tenantId}:campaign:mailpath`));
+  t.match(head, new RegExp(`Feedback-ID: ${campaignId}:${tenantFeedbackTag(deps.linkKey, tenantId)}:campaign:mailpath`));
+  t.notMatch(head, tenantId, "the tenant's id is in no header (the Feedback-ID carries an opaque tag)");
   t.match(head, /List-Unsubscribe:/);
 
   // A rerun (a continuation job, another slot) sends nothing twice.

@@ -10,7 +10,7 @@ const publicUrl = new URL('https://mail.example.net');
 const UTM = { source: 'newsletter', medium: 'email', campaign: 'spring sale' };
 
 const decorate = (html: string, over: Partial<DecorateInput> = {}) =>
-  decorateHtml({ html, sendId: randomUUID(), linkKey: key, publicUrl, trackOpens: false, trackClicks: false, ...over });
+  decorateHtml({ html, sendId: randomUUID(), linkKey: key, owner: { tenantId: randomUUID(), interstitial: false }, publicUrl, trackOpens: false, trackClicks: false, ...over });
 
 /** The href values of the decorated document, entities decoded. */
 const hrefs = (html: string) => [...html.matchAll(/href=(?:"([^"]*)"|'([^']*)'|([^\s>]+))/gi)].map((m) => (m[1] ?? m[2] ?? m[3]!).replace(/&amp;/g, '&'));
@@ -61,15 +61,16 @@ t.test('mailto:, tel:, relative and anchor links, the unsubscribe link and our o
 t.test('click tracking: each http(s) link through a signed redirect naming the send and the tagged destination', async (t) => {
   const sendId = randomUUID();
   const html = '<p>Hi</p><a href="https://shop.example/sale?id=1">Sale</a> <A HREF=https://blog.example/post>Post</A> <a href="https://shop.example/sale?id=1">again</a>';
-  const out = decorate(html, { sendId, trackClicks: true, utm: UTM });
+  const owner = { tenantId: randomUUID(), interstitial: false };
+  const out = decorate(html, { sendId, owner, trackClicks: true, utm: UTM });
   const links = hrefs(out);
   t.equal(links.length, 3);
   const targets = links.map((href) => {
     t.match(href, /^https:\/\/mail\.example\.net\/c\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
     return readClickToken(key, href.slice('https://mail.example.net/c/'.length));
   });
-  t.same(targets[0], { sendId, url: 'https://shop.example/sale?id=1&utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale', links: 2 });
-  t.same(targets[1], { sendId, url: 'https://blog.example/post?utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale', links: 2 }, 'unquoted value');
+  t.same(targets[0], { sendId, url: 'https://shop.example/sale?id=1&utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale', links: 2, tenantId: owner.tenantId, interstitial: false });
+  t.same(targets[1], { sendId, url: 'https://blog.example/post?utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale', links: 2, tenantId: owner.tenantId, interstitial: false }, 'unquoted value');
   t.same(targets[2], targets[0], 'a repeated link is one destination (the count is of distinct links)');
   t.equal(out.replace(/href="[^"]*"|HREF="[^"]*"/g, 'HREF'), '<p>Hi</p><a HREF>Sale</a> <A HREF>Post</A> <a HREF>again</a>', 'only the href values changed');
 });

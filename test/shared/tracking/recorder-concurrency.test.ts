@@ -20,7 +20,8 @@ t.teardown(async () => {
   await db.drop();
 });
 
-const config = loadConfig({ DATABASE_URL: db.url, MAILPATH_DATA_DIR: '/nonexistent' });
+// Every open counts (the same sends are opened many times a second): no repeat-open window.
+const config = loadConfig({ DATABASE_URL: db.url, MAILPATH_DATA_DIR: '/nonexistent', MAILPATH_CONFIG__TRACKING__REPEAT_OPENS__WINDOW_SECONDS: '0' });
 const rules = new TrafficRules(config.tracking);
 // What the recorders log: a batch that fails is logged (warn) before its hits are committed one by one; a batch run
 // again after a deadlock is logged at info.

@@ -27,7 +27,8 @@ t.teardown(async () => {
   await db.drop();
 });
 const log = createLogger('silent');
-const config = loadConfig({ DATABASE_URL: db.url, MAILPATH_DATA_DIR: '/nonexistent' });
+// Every open counts (the same sends are opened many times a second): no repeat-open window.
+const config = loadConfig({ DATABASE_URL: db.url, MAILPATH_DATA_DIR: '/nonexistent', MAILPATH_CONFIG__TRACKING__REPEAT_OPENS__WINDOW_SECONDS: '0' });
 const rules = new TrafficRules(config.tracking);
 const recorder = new HitRecorder(sql, log, rules, { maxBatch: 100, concurrency: 1 });
 const OPTIONS = { maxPending: 1000, retryMs: 20, orphanScanMs: 60_000 };
