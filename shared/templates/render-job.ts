@@ -41,7 +41,8 @@ function failure(field: string, err: unknown): Extract<ItemOutcome, { ok: false 
 
 /**
  * Renders every item in order. Each render may use what is left of the job's budget (at most a part's own limit,
- * RENDER_LIMIT_MS); once the budget is spent the remaining items fail over budget without rendering.
+ * RENDER_LIMIT_MS); once the budget is spent, or a render reached a limit, the remaining items fail over budget
+ * without rendering.
  */
 export function runRenderJob(job: RenderJob, progress?: JobProgress): RenderReport {
   const started = performance.now();
@@ -69,6 +70,11 @@ export function runRenderJob(job: RenderJob, progress?: JobProgress): RenderRepo
       }
     }
     items.push(outcome ?? { ok: true, outputs });
+    // A limit reached is the template's cost: the rest of the job would only spend more of it.
+    if (outcome && !outcome.ok && outcome.overBudget) {
+      for (let rest = i + 1; rest < job.items.length; rest++) items.push(overBudget(outcome.field, job.budgetMs));
+      break;
+    }
   }
   return { items, elapsedMs: performance.now() - started };
 }
