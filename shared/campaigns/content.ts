@@ -1,7 +1,7 @@
 // A campaign message's content, the one place it is made: the effective subject and bodies (campaign or template), parsed once per run, rendered with Liquid per recipient, the preheader, tracking and UTM, and the bulk-sender headers.
 import { AppError, validationError } from '../errors.js';
 import type { ProfileColumn } from '../contacts/fields.js';
-import { parseTemplate, renderContext, type TemplatePart } from '../templates/liquid.js';
+import { parseTemplate, RENDER_LIMIT_MS, renderContext, type TemplatePart } from '../templates/liquid.js';
 import { itemError, overBudget, type ItemOutcome, type LiquidSource, type RenderItem, type TemplateRenderer } from '../templates/renderer.js';
 import type { TemplateRow } from '../templates/queries.js';
 import { decorateHtml } from '../tracking/decorate.js';
@@ -288,7 +288,7 @@ export async function renderCampaignMessages(budget: RenderBudget, inputs: Campa
 
 /** What a paused campaign says: the part and the limit that stopped its render, and the batch budget. */
 function budgetReason(message: string, budgetMs: number): string {
-  return `rendering its messages exceeded the render budget (${budgetMs} ms per batch of recipients; each part at most 500 ms): ${message}. Make the template cheaper, then resume the campaign`;
+  return `rendering its messages exceeded the render budget (${budgetMs} ms per batch of recipients; each part at most ${RENDER_LIMIT_MS} ms): ${message}. Resuming renders the recipients left again (a stored template it uses may be made cheaper first), or cancel it`;
 }
 
 /** One recipient's message, rendered on the render threads (the seed copies' and tests' way to one message). */
