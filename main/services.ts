@@ -27,6 +27,7 @@ import { SealedBox } from '../shared/secrets/sealed-box.js';
 import { verpKey } from '../shared/sends/verp.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
 import { buildHitSink } from './hit-sink.js';
+import { RenderPool } from './render-pool.js';
 import { acceptSend } from '../shared/sending/accept.js';
 import { createSendingDeps } from '../shared/sending/deps.js';
 import { SystemMail } from '../shared/system-mail/mailer.js';
@@ -73,7 +74,9 @@ export async function buildServices(core: Core): Promise<Services> {
   const resolverOptions = { timeoutMs: config.dns.timeout_ms, tries: config.dns.tries };
   const vault = new SealedBox(masterKey);
   const dns = createResolver(config.dnsServers, resolverOptions);
-  const sending = createSendingDeps({ config, sql, log, boss, clock, dns, metrics, verpKey: verpKey(masterKey), linkKey: linkTokenKey(masterKey), vault });
+  // Tenants' templates render on these threads only, for every role of the process (shared/templates/renderer.ts).
+  const renderer = new RenderPool(config.render, log);
+  const sending = createSendingDeps({ config, sql, log, boss, clock, dns, metrics, verpKey: verpKey(masterKey), linkKey: linkTokenKey(masterKey), vault, renderer });
 
   const tokens = await SessionTokens.create(config);
   const limits = config.limits.rate_limits;
@@ -104,7 +107,7 @@ export async function buildServices(core: Core): Promise<Services> {
     hits: await buildHitSink(config, sql, log),
     async close() {
       await systemMail.drain();
-      await Promise.all([rateLimiter.close(), keyUsage.close(), services.hits.close()]);
+      await Promise.all([rateLimiter.close(), keyUsage.close(), services.hits.close(), renderer.close()]);
     },
   };
   return services;

@@ -214,7 +214,7 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
 
   for (const [action, run, summary, description] of [
     ['pause', pauseCampaign, 'Pause a sending campaign', 'A sending campaign stops after the batch in hand (409 unless sending). Nothing queued is taken back.'],
-    ['resume', resumeCampaign, 'Resume a paused campaign', 'A paused campaign (paused by a caller, or at the monthly quota: waiting_reason quota_exceeded) goes on where it stopped (409 unless paused).'],
+    ['resume', resumeCampaign, 'Resume a paused campaign', 'A paused campaign (paused by a caller, at the monthly quota: waiting_reason quota_exceeded, or over the render budget: waiting_reason render_budget with paused_reason) goes on where it stopped (409 unless paused); recipients left pending by the render budget are rendered again.'],
     ['cancel', cancelCampaign, 'Cancel a campaign', 'A draft, scheduled, sending or paused campaign is cancelled for good (409 otherwise); its unsent recipients become skipped (cancelled) shortly after.'],
   ] as const) {
     defineRoute(app, {

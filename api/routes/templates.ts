@@ -190,14 +190,16 @@ export const templateRoutes: FastifyPluginAsyncZod = async (app) => {
       'Renders the stored template for a sample recipient, exactly as a send would: variables are top-level names, and contact ' +
       '(with its custom_fields, also reachable as custom_fields.<key>) is reserved for the recipient. Missing variables render empty. ' +
       'HTML output is escaped in the HTML body only; the subject is kept on one line. A render that fails or runs past its time or ' +
-      'memory limit is 422 naming the part. Nothing is stored or sent.',
+      'memory limit, or past the render budget of a request (config/render.yaml request_budget_ms), is 422 naming the part and the limit. ' +
+      'Renders run on render threads shared fairly between tenants: with too many of the tenant\'s renders already waiting, 429 rate_limited with Retry-After. Nothing is stored or sent.',
     params: templateId,
     body: z.strictObject({
       variables: z.record(z.string(), z.unknown()).optional().describe('Values for {{ name }} outputs'),
       contact: contact.optional().describe('The sample recipient'),
     }),
-    errors: [404],
+    errors: [404, 429],
     response: rendered,
-    handler: async ({ principal, params, body }) => renderStored(ctx.sql, principal.tenant.id, params.id, body),
+    handler: async ({ principal, params, body }) =>
+      renderStored(ctx.sql, { renderer: ctx.renderer, budgetMs: ctx.config.render.request_budget_ms }, principal.tenant.id, params.id, body),
   });
 };

@@ -60,9 +60,13 @@ const common = {
   finished_at: timestamp.nullable(),
   paused_at: timestamp.nullable(),
   cancelled_at: timestamp.nullable(),
-  waiting_reason: z.enum(WAITING_REASONS).nullable().describe('Why a sending (or quota-paused) campaign is not sending now'),
+  waiting_reason: z.enum(WAITING_REASONS).nullable().describe('Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)'),
   waiting_until: timestamp.nullable().describe('When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone'),
   failure_reason: z.string().nullable(),
+  paused_reason: z
+    .string()
+    .nullable()
+    .describe('Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise'),
   send_mode: z.enum(['live', 'test']).nullable().describe('test: started with a test key, every send simulated'),
   progress,
   created_at: timestamp,
@@ -116,6 +120,7 @@ function presentCommon(view: CampaignView<Omit<CampaignRow, 'body_html' | 'body_
     waiting_reason: r.waiting_reason,
     waiting_until: iso(r.waiting_until),
     failure_reason: r.failure_reason,
+    paused_reason: r.paused_reason,
     send_mode: r.send_mode,
     progress: {
       targeted: c.targeted,

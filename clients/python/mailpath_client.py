@@ -2561,8 +2561,9 @@ GetCampaignsResultItemsItemProgress = TypedDict("GetCampaignsResultItemsItemProg
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -2597,9 +2598,10 @@ GetCampaignsResultItemsItem = TypedDict("GetCampaignsResultItemsItem", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[GetCampaignsResultItemsItemProgress],
     "created_at": Required[str],
@@ -2701,8 +2703,9 @@ PostCampaignsResultProgress = TypedDict("PostCampaignsResultProgress", {
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -2737,9 +2740,10 @@ PostCampaignsResult = TypedDict("PostCampaignsResult", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[PostCampaignsResultProgress],
     "created_at": Required[str],
@@ -2846,8 +2850,9 @@ GetCampaignsByIdResultProgress = TypedDict("GetCampaignsByIdResultProgress", {
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -2882,9 +2887,10 @@ GetCampaignsByIdResult = TypedDict("GetCampaignsByIdResult", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[GetCampaignsByIdResultProgress],
     "created_at": Required[str],
@@ -2979,8 +2985,9 @@ PatchCampaignsByIdResultProgress = TypedDict("PatchCampaignsByIdResultProgress",
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -3015,9 +3022,10 @@ PatchCampaignsByIdResult = TypedDict("PatchCampaignsByIdResult", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[PatchCampaignsByIdResultProgress],
     "created_at": Required[str],
@@ -3204,8 +3212,9 @@ PostCampaignsByIdCancelResultProgress = TypedDict("PostCampaignsByIdCancelResult
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -3240,9 +3249,10 @@ PostCampaignsByIdCancelResult = TypedDict("PostCampaignsByIdCancelResult", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[PostCampaignsByIdCancelResultProgress],
     "created_at": Required[str],
@@ -3372,8 +3382,9 @@ PatchCampaignsByIdMd5ListResultProgress = TypedDict("PatchCampaignsByIdMd5ListRe
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -3408,9 +3419,10 @@ PatchCampaignsByIdMd5ListResult = TypedDict("PatchCampaignsByIdMd5ListResult", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[PatchCampaignsByIdMd5ListResultProgress],
     "created_at": Required[str],
@@ -3460,8 +3472,9 @@ PostCampaignsByIdPauseResultProgress = TypedDict("PostCampaignsByIdPauseResultPr
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -3496,9 +3509,10 @@ PostCampaignsByIdPauseResult = TypedDict("PostCampaignsByIdPauseResult", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[PostCampaignsByIdPauseResultProgress],
     "created_at": Required[str],
@@ -3548,8 +3562,9 @@ PostCampaignsByIdResumeResultProgress = TypedDict("PostCampaignsByIdResumeResult
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -3584,9 +3599,10 @@ PostCampaignsByIdResumeResult = TypedDict("PostCampaignsByIdResumeResult", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[PostCampaignsByIdResumeResultProgress],
     "created_at": Required[str],
@@ -3641,8 +3657,9 @@ PostCampaignsByIdScheduleResultProgress = TypedDict("PostCampaignsByIdScheduleRe
 # finished_at: RFC 3339 timestamp (UTC)
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
-# waiting_reason: Why a sending (or quota-paused) campaign is not sending now
+# waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
 # waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
 # created_at: RFC 3339 timestamp (UTC)
@@ -3677,9 +3694,10 @@ PostCampaignsByIdScheduleResult = TypedDict("PostCampaignsByIdScheduleResult", {
     "finished_at": Required[Optional[str]],
     "paused_at": Required[Optional[str]],
     "cancelled_at": Required[Optional[str]],
-    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner"]]],
+    "waiting_reason": Required[Optional[Literal["warmup_cap", "tenant_suspended", "quota_exceeded", "ab_winner", "render_budget"]]],
     "waiting_until": Required[Optional[str]],
     "failure_reason": Required[Optional[str]],
+    "paused_reason": Required[Optional[str]],
     "send_mode": Required[Optional[Literal["live", "test"]]],
     "progress": Required[PostCampaignsByIdScheduleResultProgress],
     "created_at": Required[str],
@@ -7240,7 +7258,7 @@ class Client(_Transport):
     def get_campaigns_by_id(self, id: str) -> GetCampaignsByIdResult:
         """GET /campaigns/{id}: Read a campaign
 
-        The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. Statuses: draft, scheduled, sending, paused, sent, cancelled, failed; waiting_reason: warmup_cap, tenant_suspended, quota_exceeded, ab_winner (README: Campaigns). Required scope for API keys: `campaigns:read`."""
+        The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. Statuses: draft, scheduled, sending, paused, sent, cancelled, failed; waiting_reason: warmup_cap, tenant_suspended, quota_exceeded, ab_winner, render_budget (README: Campaigns). Required scope for API keys: `campaigns:read`."""
         return self._call("GET", f"/campaigns/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def patch_campaigns_by_id(self, id: str, body: PatchCampaignsByIdBody) -> PatchCampaignsByIdResult:
@@ -7318,7 +7336,7 @@ class Client(_Transport):
     def post_campaigns_by_id_resume(self, id: str) -> PostCampaignsByIdResumeResult:
         """POST /campaigns/{id}/resume: Resume a paused campaign
 
-        A paused campaign (paused by a caller, or at the monthly quota: waiting_reason quota_exceeded) goes on where it stopped (409 unless paused). Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
+        A paused campaign (paused by a caller, at the monthly quota: waiting_reason quota_exceeded, or over the render budget: waiting_reason render_budget with paused_reason) goes on where it stopped (409 unless paused); recipients left pending by the render budget are rendered again. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/campaigns/{_segment(id)}/resume", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def post_campaigns_by_id_schedule(self, id: str, body: PostCampaignsByIdScheduleBody) -> PostCampaignsByIdScheduleResult:
@@ -7874,7 +7892,7 @@ class Client(_Transport):
     def post_templates_by_id_render(self, id: str, body: PostTemplatesByIdRenderBody) -> PostTemplatesByIdRenderResult:
         """POST /templates/{id}/render: Render a template
 
-        Renders the stored template for a sample recipient, exactly as a send would: variables are top-level names, and contact (with its custom_fields, also reachable as custom_fields.<key>) is reserved for the recipient. Missing variables render empty. HTML output is escaped in the HTML body only; the subject is kept on one line. A render that fails or runs past its time or memory limit is 422 naming the part. Nothing is stored or sent. Required scope for API keys: `templates:read`. Users need the `developer` role or higher."""
+        Renders the stored template for a sample recipient, exactly as a send would: variables are top-level names, and contact (with its custom_fields, also reachable as custom_fields.<key>) is reserved for the recipient. Missing variables render empty. HTML output is escaped in the HTML body only; the subject is kept on one line. A render that fails or runs past its time or memory limit, or past the render budget of a request (config/render.yaml request_budget_ms), is 422 naming the part and the limit. Renders run on render threads shared fairly between tenants: with too many of the tenant's renders already waiting, 429 rate_limited with Retry-After. Nothing is stored or sent. Required scope for API keys: `templates:read`. Users need the `developer` role or higher."""
         return self._call("POST", f"/templates/{_segment(id)}/render", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def post_transactional_send(self, body: PostTransactionalSendBody) -> PostTransactionalSendResult:

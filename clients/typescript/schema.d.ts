@@ -5967,7 +5967,7 @@ export interface paths {
         put?: never;
         /**
          * Render a template
-         * @description Renders the stored template for a sample recipient, exactly as a send would: variables are top-level names, and contact (with its custom_fields, also reachable as custom_fields.<key>) is reserved for the recipient. Missing variables render empty. HTML output is escaped in the HTML body only; the subject is kept on one line. A render that fails or runs past its time or memory limit is 422 naming the part. Nothing is stored or sent.
+         * @description Renders the stored template for a sample recipient, exactly as a send would: variables are top-level names, and contact (with its custom_fields, also reachable as custom_fields.<key>) is reserved for the recipient. Missing variables render empty. HTML output is escaped in the HTML body only; the subject is kept on one line. A render that fails or runs past its time or memory limit, or past the render budget of a request (config/render.yaml request_budget_ms), is 422 naming the part and the limit. Renders run on render threads shared fairly between tenants: with too many of the tenant's renders already waiting, 429 rate_limited with Retry-After. Nothing is stored or sent.
          *
          *     Required scope for API keys: `templates:read`.
          *
@@ -10026,16 +10026,18 @@ export interface paths {
                                      */
                                     cancelled_at: string | null;
                                     /**
-                                     * @description Why a sending (or quota-paused) campaign is not sending now
+                                     * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                      * @enum {string|null}
                                      */
-                                    waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                    waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                     /**
                                      * Format: date-time
                                      * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                      */
                                     waiting_until: string | null;
                                     failure_reason: string | null;
+                                    /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                    paused_reason: string | null;
                                     /**
                                      * @description test: started with a test key, every send simulated
                                      * @enum {string|null}
@@ -10283,16 +10285,18 @@ export interface paths {
                                  */
                                 cancelled_at: string | null;
                                 /**
-                                 * @description Why a sending (or quota-paused) campaign is not sending now
+                                 * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                  * @enum {string|null}
                                  */
-                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
                                  * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
+                                /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                paused_reason: string | null;
                                 /**
                                  * @description test: started with a test key, every send simulated
                                  * @enum {string|null}
@@ -10415,7 +10419,7 @@ export interface paths {
         };
         /**
          * Read a campaign
-         * @description The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. Statuses: draft, scheduled, sending, paused, sent, cancelled, failed; waiting_reason: warmup_cap, tenant_suspended, quota_exceeded, ab_winner (README: Campaigns).
+         * @description The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. Statuses: draft, scheduled, sending, paused, sent, cancelled, failed; waiting_reason: warmup_cap, tenant_suspended, quota_exceeded, ab_winner, render_budget (README: Campaigns).
          *
          *     Required scope for API keys: `campaigns:read`.
          */
@@ -10499,16 +10503,18 @@ export interface paths {
                                  */
                                 cancelled_at: string | null;
                                 /**
-                                 * @description Why a sending (or quota-paused) campaign is not sending now
+                                 * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                  * @enum {string|null}
                                  */
-                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
                                  * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
+                                /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                paused_reason: string | null;
                                 /**
                                  * @description test: started with a test key, every send simulated
                                  * @enum {string|null}
@@ -10876,16 +10882,18 @@ export interface paths {
                                  */
                                 cancelled_at: string | null;
                                 /**
-                                 * @description Why a sending (or quota-paused) campaign is not sending now
+                                 * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                  * @enum {string|null}
                                  */
-                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
                                  * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
+                                /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                paused_reason: string | null;
                                 /**
                                  * @description test: started with a test key, every send simulated
                                  * @enum {string|null}
@@ -11235,16 +11243,18 @@ export interface paths {
                                  */
                                 cancelled_at: string | null;
                                 /**
-                                 * @description Why a sending (or quota-paused) campaign is not sending now
+                                 * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                  * @enum {string|null}
                                  */
-                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
                                  * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
+                                /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                paused_reason: string | null;
                                 /**
                                  * @description test: started with a test key, every send simulated
                                  * @enum {string|null}
@@ -11725,16 +11735,18 @@ export interface paths {
                                  */
                                 cancelled_at: string | null;
                                 /**
-                                 * @description Why a sending (or quota-paused) campaign is not sending now
+                                 * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                  * @enum {string|null}
                                  */
-                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
                                  * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
+                                /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                paused_reason: string | null;
                                 /**
                                  * @description test: started with a test key, every send simulated
                                  * @enum {string|null}
@@ -11877,7 +11889,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a paused campaign
-         * @description A paused campaign (paused by a caller, or at the monthly quota: waiting_reason quota_exceeded) goes on where it stopped (409 unless paused).
+         * @description A paused campaign (paused by a caller, at the monthly quota: waiting_reason quota_exceeded, or over the render budget: waiting_reason render_budget with paused_reason) goes on where it stopped (409 unless paused); recipients left pending by the render budget are rendered again.
          *
          *     Required scope for API keys: `campaigns:write`.
          *
@@ -11963,16 +11975,18 @@ export interface paths {
                                  */
                                 cancelled_at: string | null;
                                 /**
-                                 * @description Why a sending (or quota-paused) campaign is not sending now
+                                 * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                  * @enum {string|null}
                                  */
-                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
                                  * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
+                                /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                paused_reason: string | null;
                                 /**
                                  * @description test: started with a test key, every send simulated
                                  * @enum {string|null}
@@ -12201,16 +12215,18 @@ export interface paths {
                                  */
                                 cancelled_at: string | null;
                                 /**
-                                 * @description Why a sending (or quota-paused) campaign is not sending now
+                                 * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                  * @enum {string|null}
                                  */
-                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
                                  * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
+                                /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                paused_reason: string | null;
                                 /**
                                  * @description test: started with a test key, every send simulated
                                  * @enum {string|null}
@@ -12450,16 +12466,18 @@ export interface paths {
                                  */
                                 cancelled_at: string | null;
                                 /**
-                                 * @description Why a sending (or quota-paused) campaign is not sending now
+                                 * @description Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
                                  * @enum {string|null}
                                  */
-                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | null;
+                                waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
                                  * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
+                                /** @description Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise */
+                                paused_reason: string | null;
                                 /**
                                  * @description test: started with a test key, every send simulated
                                  * @enum {string|null}

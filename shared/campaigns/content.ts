@@ -1,7 +1,8 @@
 // A campaign message's content, the one place it is made: the effective subject and bodies (campaign or template), parsed once per run, rendered with Liquid per recipient, the preheader, tracking and UTM, and the bulk-sender headers.
 import { AppError, validationError } from '../errors.js';
 import type { ProfileColumn } from '../contacts/fields.js';
-import { parseTemplate, renderContext, renderTemplate, type ParsedTemplate, type TemplateContext, type TemplatePart } from '../templates/liquid.js';
+import { parseTemplate, RENDER_LIMIT_MS, renderContext, type TemplatePart } from '../templates/liquid.js';
+import { itemError, overBudget, type ItemOutcome, type LiquidSource, type RenderItem, type TemplateRenderer } from '../templates/renderer.js';
 import type { TemplateRow } from '../templates/queries.js';
 import { decorateHtml } from '../tracking/decorate.js';
 import type { LinkOwner } from '../tracking/link-tokens.js';
@@ -36,23 +37,24 @@ export function effectiveContent(campaign: Pick<CampaignRow, keyof EffectiveCont
   };
 }
 
-/** The parts parsed once, to render for every recipient of a run. */
+/** The parts checked once (they parse), to render for every recipient of a run on the render threads. */
 export interface PreparedContent {
-  subject: ParsedTemplate;
-  subjectB: ParsedTemplate | null;
-  preheader: ParsedTemplate | null;
-  html: ParsedTemplate | null;
-  text: ParsedTemplate | null;
+  subject: LiquidSource;
+  subjectB: LiquidSource | null;
+  preheader: LiquidSource | null;
+  html: LiquidSource | null;
+  text: LiquidSource | null;
   /** The body_html source (what trackedContent plans the tracking of). */
   htmlSource: string | null;
   /** body_html with its tracking in place (trackedContent), when Liquid cannot change the message's links. */
-  tracked?: { html: ParsedTemplate; plan: TrackedTemplate } | undefined;
+  tracked?: { html: LiquidSource; plan: TrackedTemplate } | undefined;
 }
 
-/** Parses `source` as `part`, naming `field` in a syntax error (subject_b is parsed like a subject). */
-function parseAs(source: string, part: TemplatePart, field: string): ParsedTemplate {
+/** Checks that `source` parses as `part`, naming `field` in a syntax error (subject_b is parsed like a subject). */
+function parseAs(source: string, part: TemplatePart, field: string): LiquidSource {
   try {
-    return parseTemplate(source, part);
+    parseTemplate(source, part);
+    return { field, part, source };
   } catch (err) {
     if (err instanceof AppError && err.slug === 'validation_error' && field !== part) {
       throw validationError(field, err.message.slice(part.length + 2));
@@ -94,7 +96,7 @@ export function trackedContent(content: PreparedContent, campaign: MessageSettin
     trackClicks: campaign.track_clicks,
     utm: utmOf(campaign),
   });
-  return plan ? { ...content, tracked: { html: parseTemplate(plan.source, 'body_html'), plan } } : content;
+  return plan ? { ...content, tracked: { html: parseAs(plan.source, 'body_html', 'body_html'), plan } } : content;
 }
 
 /** Where unsubscribe links point and what signs them. */
@@ -171,16 +173,12 @@ const utmOf = (campaign: MessageSettings) =>
 
 const ownerOf = (campaign: MessageSettings, links: LinkSettings): LinkOwner => ({ tenantId: campaign.tenant_id, interstitial: links.interstitial === true });
 
-/** The HTML as sent: rendered, the preheader put in, then UTM, click redirects and the open pixel as the campaign asks. */
-function finalHtml(content: PreparedContent, context: TemplateContext, preheader: string, campaign: MessageSettings, sendId: string, links: LinkSettings): string {
-  if (content.tracked) {
-    // The tracking is in the template: its variables for this send, then the preheader (decoration and the preheader
-    // touch different places, so the order does not matter).
-    const tracking = content.tracked.plan.variables(links.key, sendId, ownerOf(campaign, links));
-    return withPreheader(renderTemplate(content.tracked.html, { ...context, ...tracking }), preheader);
-  }
+/** The HTML as sent: the preheader put in, then UTM, click redirects and the open pixel as the campaign asks (unless the template carries them). */
+function finalHtml(content: PreparedContent, html: string, preheader: string, campaign: MessageSettings, sendId: string, links: LinkSettings): string {
+  // The tracking was in the template (decoration and the preheader touch different places, so the order does not matter).
+  if (content.tracked) return withPreheader(html, preheader);
   return decorateHtml({
-    html: withPreheader(renderTemplate(content.html!, context), preheader),
+    html: withPreheader(html, preheader),
     sendId,
     linkKey: links.key,
     owner: ownerOf(campaign, links),
@@ -191,15 +189,27 @@ function finalHtml(content: PreparedContent, context: TemplateContext, preheader
   });
 }
 
-/**
- * Renders one recipient's message. Liquid sees the contact (`contact.email`, `contact.first_name`, `contact.country`,
- * … every profile column), `custom_fields.<key>`, the profile columns also at the top level (`{{ first_name |
- * default: "there" }}`), and `unsubscribe_url`. The subject is variant b's for the b half of an A/B test and for
- * the remainder once b was declared the winner; a's otherwise. The HTML then gets its tracking (click redirects and
- * the open pixel, per track_clicks / track_opens) and UTM parameters (utm_tagging); the unsubscribe link is left
- * as is. A render failure is a 422 naming the part.
- */
-export function composeCampaignContent(input: CampaignMessageInput): CampaignMessage {
+/** The sources of a run's render jobs, in this order: subject, subject_b, preheader, body_html (tracked or not), body_text. */
+function jobSources(content: PreparedContent): { sources: LiquidSource[]; at: Record<'subject' | 'subjectB' | 'preheader' | 'html' | 'text', number> } {
+  const sources: LiquidSource[] = [];
+  const add = (s: LiquidSource | null | undefined) => (s ? sources.push(s) - 1 : -1);
+  const at = {
+    subject: add(content.subject),
+    subjectB: add(content.subjectB),
+    preheader: add(content.preheader),
+    html: add(content.tracked?.html ?? content.html),
+    text: add(content.text),
+  };
+  return { sources, at };
+}
+
+/** What one recipient's message is made of besides its renders: its headers and the render job's item. */
+interface MessagePlan {
+  bulk: { headers: Record<string, string>; url: string };
+  item: RenderItem;
+}
+
+function planMessage(input: CampaignMessageInput, at: ReturnType<typeof jobSources>['at']): MessagePlan {
   const { content, campaign, recipient, links } = input;
   const bulk = bulkHeaders(links, recipient.sendId, campaign);
   const profile = { ...recipient.contact.profile, first_name: recipient.contact.first_name, last_name: recipient.contact.last_name };
@@ -207,15 +217,88 @@ export function composeCampaignContent(input: CampaignMessageInput): CampaignMes
     variables: { ...profile, email: recipient.email, unsubscribe_url: bulk.url },
     contact: { email: recipient.email, first_name: recipient.contact.first_name, last_name: recipient.contact.last_name, custom_fields: recipient.customFields, profile },
   });
+  // With the tracking in the template, its reserved variables for this send (they win over anything of the contact's).
+  const tracking = content.tracked ? content.tracked.plan.variables(links.key, recipient.sendId, ownerOf(campaign, links)) : {};
   const useB = recipient.variant === 'b' || (recipient.variant === null && campaign.ab_winner === 'b');
-  const subject = renderTemplate(useB && content.subjectB ? content.subjectB : content.subject, context);
+  const sources = [useB && at.subjectB >= 0 ? at.subjectB : at.subject, at.preheader, at.html, at.text].filter((i) => i >= 0);
+  return { bulk, item: { context: { ...context, ...tracking }, sources } };
+}
+
+function finishMessage(input: CampaignMessageInput, plan: MessagePlan, outputs: string[]): CampaignMessage {
+  const { content, campaign, recipient, links } = input;
+  let next = 0;
+  const subject = outputs[next++]!;
   if (!subject) throw validationError('subject', 'renders to an empty subject for this recipient');
-  const preheader = content.preheader ? renderTemplate(content.preheader, context) : '';
-  return {
-    subject,
-    html: content.html ? finalHtml(content, context, preheader, campaign, recipient.sendId, links) : undefined,
-    text: content.text ? renderTemplate(content.text, context) : undefined,
-    headers: bulk.headers,
-    unsubscribeUrl: bulk.url,
-  };
+  const preheader = content.preheader ? outputs[next++]! : '';
+  const html = content.html ? finalHtml(content, outputs[next++]!, preheader, campaign, recipient.sendId, links) : undefined;
+  const text = content.text ? outputs[next++]! : undefined;
+  return { subject, html, text, headers: plan.bulk.headers, unsubscribeUrl: plan.bulk.url };
+}
+
+/** A recipient's message, or why it cannot be made: its own fault (422, skipped), or the render budget (the campaign pauses). */
+export type MessageOutcome = CampaignMessage | AppError | RenderOverBudget;
+
+/** A render stopped by a budget or limit: the template's cost, so the campaign pauses rather than skip the recipient. */
+export class RenderOverBudget {
+  constructor(readonly reason: string) {}
+}
+
+export interface RenderBudget {
+  renderer: TemplateRenderer;
+  /** The render time all these recipients may use together, in ms. */
+  budgetMs: number;
+  /** Recipients per job handed to a render thread. */
+  itemsPerJob: number;
+}
+
+/**
+ * Renders the recipients' messages on the render threads, a job of `itemsPerJob` recipients after another, within
+ * one budget for all of them: once it is spent (or a limit stops a render) the rest come back RenderOverBudget.
+ * Liquid sees the contact (`contact.email`, `contact.first_name`, `contact.country`, … every profile column),
+ * `custom_fields.<key>`, the profile columns also at the top level (`{{ first_name | default: "there" }}`), and
+ * `unsubscribe_url`. The subject is variant b's for the b half of an A/B test and for the remainder once b was declared
+ * the winner; a's otherwise. The HTML then gets its tracking (click redirects and the open pixel, per track_clicks /
+ * track_opens) and UTM parameters (utm_tagging); the unsubscribe link is left as is.
+ */
+export async function renderCampaignMessages(budget: RenderBudget, inputs: CampaignMessageInput[]): Promise<MessageOutcome[]> {
+  if (inputs.length === 0) return [];
+  const { sources, at } = jobSources(inputs[0]!.content);
+  const tenantId = inputs[0]!.campaign.tenant_id;
+  const out: MessageOutcome[] = [];
+  let left = budget.budgetMs;
+  for (let first = 0; first < inputs.length; first += budget.itemsPerJob) {
+    const chunk = inputs.slice(first, first + budget.itemsPerJob);
+    const plans = chunk.map((input) => planMessage(input, at));
+    let outcomes: ItemOutcome[];
+    if (left <= 0) {
+      outcomes = chunk.map(() => overBudget(sources[0]!.field, budget.budgetMs));
+    } else {
+      const report = await budget.renderer.render({ tenantId, sources, items: plans.map((p) => p.item), budgetMs: left });
+      left -= report.elapsedMs;
+      outcomes = report.items;
+    }
+    outcomes.forEach((outcome, i) => {
+      if (!outcome.ok) {
+        out.push(outcome.overBudget ? new RenderOverBudget(budgetReason(outcome.message, budget.budgetMs)) : itemError(outcome));
+        return;
+      }
+      try {
+        out.push(finishMessage(chunk[i]!, plans[i]!, outcome.outputs));
+      } catch (err) {
+        if (!(err instanceof AppError)) throw err;
+        out.push(err);
+      }
+    });
+  }
+  return out;
+}
+
+/** What a paused campaign says: the part and the limit that stopped its render, and the batch budget. */
+function budgetReason(message: string, budgetMs: number): string {
+  return `rendering its messages exceeded the render budget (${budgetMs} ms per batch of recipients; each part at most ${RENDER_LIMIT_MS} ms): ${message}. Resuming renders the recipients left again (a stored template it uses may be made cheaper first), or cancel it`;
+}
+
+/** One recipient's message, rendered on the render threads (the seed copies' and tests' way to one message). */
+export async function composeCampaignContent(budget: RenderBudget, input: CampaignMessageInput): Promise<MessageOutcome> {
+  return (await renderCampaignMessages(budget, [input]))[0]!;
 }

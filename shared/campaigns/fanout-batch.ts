@@ -6,7 +6,7 @@ import { visibleCustomFields } from '../custom-fields/values.js';
 import { acceptSend, isHeld, isRefused, type AcceptInput, type HoldingOutcome } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
 import type { Refusal } from '../sending/gates/types.js';
-import { composeCampaignContent, type CampaignRecipient, type PreparedContent } from './content.js';
+import { renderCampaignMessages, RenderOverBudget, type CampaignMessage, type CampaignRecipient, type PreparedContent } from './content.js';
 import { batchRecipients, finishBatch, type Batch, type BatchRecipient } from './batch-queries.js';
 import type { CampaignRow } from './queries.js';
 import type { SkipReason } from './recipient-queries.js';
@@ -33,6 +33,8 @@ export interface BatchResult {
   refusal: Refusal | undefined;
   /** The campaign cannot go on (no domain that may send for its From address): why. */
   failure: string | undefined;
+  /** Renders exceeded the batch's render budget (or a limit): why; the recipients not rendered were released, not skipped. */
+  overBudget: string | undefined;
 }
 
 /** An error that concerns the whole campaign, not one recipient: its From address can no longer send. */
@@ -45,38 +47,57 @@ function recipientFault(err: unknown): boolean {
   return err instanceof AppError && (err.slug === 'validation_error' || err.slug === 'payload_too_large');
 }
 
+/** One message to make: its recipient, and what ties its send to the campaign (null for a seed copy). */
+export interface CampaignSendEntry {
+  recipient: CampaignRecipient;
+  campaign: AcceptInput['campaign'] | null;
+}
+
+/** What became of an entry: the send use-case's input, a fault of this recipient's message (skipped by it), or a render over budget. */
+export type CampaignSendPlan = AcceptInput | AppError | RenderOverBudget;
+
 /**
- * One campaign message as the send use-case takes it (recipients and seed copies alike): the address normalized, the
- * content rendered for the recipient, the campaign's From and Reply-To; `campaign` ties the send to the campaign
- * (null for a seed copy, which stays outside its audience). A fault of this recipient's message (its address, its
- * render, its size) comes back as an AppError to skip it by; anything else is thrown.
+ * The campaign messages as the send use-case takes them (recipients and seed copies alike): the address normalized,
+ * the content rendered for each recipient on the render threads within the batch's render budget, the campaign's From
+ * and Reply-To; `campaign` ties the send to the campaign (null for a seed copy, which stays outside its audience). A
+ * fault of a recipient's message (its address, its render, its size) comes back as an AppError to skip it by; a
+ * render stopped by the budget or a limit as RenderOverBudget; anything else is thrown.
  */
-export function campaignSendInput(
-  deps: SendingDeps,
-  ctx: BatchContext,
-  recipient: CampaignRecipient,
-  campaign: AcceptInput['campaign'] | null,
-): AcceptInput | AppError {
+export async function campaignSendInputs(deps: SendingDeps, ctx: BatchContext, entries: CampaignSendEntry[]): Promise<CampaignSendPlan[]> {
   const c = ctx.campaign;
-  let to: string;
-  let message: ReturnType<typeof composeCampaignContent>;
-  try {
-    to = normalizeEmail(recipient.email, 'to');
-    // Nothing leaves for a test-mode campaign or a sandbox tenant: their links name their target instead of redirecting.
-    const interstitial = ctx.mode === 'test' || ctx.tenant.is_sandbox;
-    const links = { key: deps.linkKey, publicUrl: deps.config.publicUrl, hostname: deps.config.hostname, interstitial };
-    message = composeCampaignContent({ content: ctx.content, campaign: c, links, recipient: { ...recipient, email: to } });
-  } catch (err) {
-    if (!recipientFault(err)) throw err;
-    return err as AppError;
-  }
+  // Nothing leaves for a test-mode campaign or a sandbox tenant: their links name their target instead of redirecting.
+  const interstitial = ctx.mode === 'test' || ctx.tenant.is_sandbox;
+  const links = { key: deps.linkKey, publicUrl: deps.config.publicUrl, hostname: deps.config.hostname, interstitial };
+  const plans: (CampaignSendPlan | string)[] = entries.map((e) => {
+    try {
+      return normalizeEmail(e.recipient.email, 'to');
+    } catch (err) {
+      if (!recipientFault(err)) throw err;
+      return err as AppError;
+    }
+  });
+  const toRender = entries.flatMap((e, i) => (typeof plans[i] === 'string' ? [{ i, input: { content: ctx.content, campaign: c, links, recipient: { ...e.recipient, email: plans[i] as string } } }] : []));
+  const r = deps.config.render;
+  const messages = await renderCampaignMessages(
+    { renderer: deps.renderer, budgetMs: r.campaign_batch_budget_ms, itemsPerJob: r.campaign_job_items },
+    toRender.map((x) => x.input),
+  );
+  toRender.forEach(({ i }, k) => {
+    const message = messages[k]!;
+    plans[i] = message instanceof AppError || message instanceof RenderOverBudget ? message : sendInput(ctx, entries[i]!, plans[i] as string, message);
+  });
+  return plans as CampaignSendPlan[];
+}
+
+function sendInput(ctx: BatchContext, entry: CampaignSendEntry, to: string, message: CampaignMessage): AcceptInput {
+  const c = ctx.campaign;
   return {
     tenant: ctx.tenant,
     mode: ctx.mode,
     apiKeyId: null,
     source: 'campaign',
-    sendId: recipient.sendId,
-    ...(campaign ? { campaign } : {}),
+    sendId: entry.recipient.sendId,
+    ...(entry.campaign ? { campaign: entry.campaign } : {}),
     holdOnDefer: true,
     from: { address: c.from_email!, name: c.from_name ?? undefined },
     to,
@@ -90,45 +111,60 @@ type Attempt = { recipient: BatchRecipient } & (
   | { kind: 'done' }
   | { kind: 'skipped'; reason: SkipReason }
   | { kind: 'sent'; outcome: Promise<HoldingOutcome> }
+  | { kind: 'over_budget'; reason: string }
 );
 
 /**
  * Sends a claimed batch. A recipient whose send exists already (an earlier run of the batch sent it, then died or
  * was stopped by the warm-up cap) is never sent again. The others: a contact deleted or unsubscribed since the
- * target was fixed is skipped; each remaining message is rendered and goes through acceptSend with the recipient's
- * fixed send id and holdOnDefer, all at once (their sends share group commits). When every recipient is sent or
- * skipped the batch is completed; a send held (warm-up cap), refused or failed leaves it unfinished for a later run.
+ * target was fixed is skipped; the remaining messages are rendered (on the render threads, within the batch's render
+ * budget) and go through acceptSend with the recipient's fixed send id and holdOnDefer, all at once (their sends share
+ * group commits). When every recipient is sent or skipped the batch is completed; a send held (warm-up cap), refused
+ * or failed, or a render over budget (its recipient stays pending: the campaign pauses), leaves it unfinished for a later run.
  */
 export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Batch): Promise<BatchResult> {
   const { campaign } = ctx;
   const recipients = await batchRecipients(deps.sql, batch, campaign.tenant_id);
-  const attempts: Attempt[] = recipients.map((recipient): Attempt => {
-    if (recipient.send_status !== null) return recipient.send_status === 'dropped' ? { recipient, kind: 'skipped', reason: 'suppressed' } : { recipient, kind: 'done' };
-    if (recipient.contact_status === null || recipient.contact_status === 'deleted') return { recipient, kind: 'skipped', reason: 'deleted' };
-    if (recipient.contact_status === 'unsubscribed') return { recipient, kind: 'skipped', reason: 'unsubscribed' };
-    const input = campaignSendInput(
-      deps,
-      ctx,
-      {
-        sendId: recipient.send_id,
-        variant: recipient.variant,
-        email: recipient.email,
-        contact: { first_name: recipient.first_name, last_name: recipient.last_name, profile: profileOf(recipient) },
-        customFields: visibleCustomFields(ctx.catalog, recipient.custom_fields ?? {}),
-      },
-      { id: campaign.id, variant: recipient.variant, contactId: recipient.contact_id },
-    );
-    if (input instanceof AppError) {
-      deps.log.info({ campaignId: campaign.id, contactId: recipient.contact_id, reason: input.message }, 'campaign recipient skipped as invalid');
-      return { recipient, kind: 'skipped', reason: 'invalid' };
+  const attempts: Attempt[] = [];
+  const entries: { at: number; entry: CampaignSendEntry }[] = [];
+  for (const recipient of recipients) {
+    if (recipient.send_status !== null) attempts.push(recipient.send_status === 'dropped' ? { recipient, kind: 'skipped', reason: 'suppressed' } : { recipient, kind: 'done' });
+    else if (recipient.contact_status === null || recipient.contact_status === 'deleted') attempts.push({ recipient, kind: 'skipped', reason: 'deleted' });
+    else if (recipient.contact_status === 'unsubscribed') attempts.push({ recipient, kind: 'skipped', reason: 'unsubscribed' });
+    else {
+      entries.push({
+        at: attempts.push({ recipient, kind: 'done' }) - 1,
+        entry: {
+          recipient: {
+            sendId: recipient.send_id,
+            variant: recipient.variant,
+            email: recipient.email,
+            contact: { first_name: recipient.first_name, last_name: recipient.last_name, profile: profileOf(recipient) },
+            customFields: visibleCustomFields(ctx.catalog, recipient.custom_fields ?? {}),
+          },
+          campaign: { id: campaign.id, variant: recipient.variant, contactId: recipient.contact_id },
+        },
+      });
     }
-    const outcome = acceptSend(deps, input);
-    // Awaited below, all together; until then a rejection must not count as unhandled.
-    outcome.catch(() => undefined);
-    return { recipient, kind: 'sent', outcome };
+  }
+  const inputs = await campaignSendInputs(deps, ctx, entries.map((e) => e.entry));
+  entries.forEach(({ at }, k) => {
+    const recipient = attempts[at]!.recipient;
+    const input = inputs[k]!;
+    if (input instanceof RenderOverBudget) {
+      attempts[at] = { recipient, kind: 'over_budget', reason: input.reason };
+    } else if (input instanceof AppError) {
+      deps.log.info({ campaignId: campaign.id, contactId: recipient.contact_id, reason: input.message }, 'campaign recipient skipped as invalid');
+      attempts[at] = { recipient, kind: 'skipped', reason: 'invalid' };
+    } else {
+      const outcome = acceptSend(deps, input);
+      // Awaited below, all together; until then a rejection must not count as unhandled.
+      outcome.catch(() => undefined);
+      attempts[at] = { recipient, kind: 'sent', outcome };
+    }
   });
 
-  const result: BatchResult = { queued: 0, skipped: 0, released: 0, heldUntil: undefined, refusal: undefined, failure: undefined };
+  const result: BatchResult = { queued: 0, skipped: 0, released: 0, heldUntil: undefined, refusal: undefined, failure: undefined, overBudget: undefined };
   const skipped: { contactId: string; reason: SkipReason }[] = [];
   const sent: string[] = [];
   const skip = (contactId: string, reason: SkipReason) => skipped.push({ contactId, reason });
@@ -141,6 +177,12 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Bat
     }
     if (attempt.kind === 'skipped') {
       skip(contactId, attempt.reason);
+      continue;
+    }
+    if (attempt.kind === 'over_budget') {
+      // Not the recipient's fault: left pending (no send, no quota) for when the campaign is resumed.
+      result.overBudget ??= attempt.reason;
+      result.released++;
       continue;
     }
     try {

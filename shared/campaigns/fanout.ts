@@ -27,7 +27,7 @@ export type FanoutOutcome =
   | 'completed' // every recipient handled: sent
   | 'others' // what is left is claimed by other workers
   | 'waiting' // warm-up cap, suspended tenant, or the A/B winner
-  | 'paused' // the monthly quota ran out
+  | 'paused' // the monthly quota ran out, or its renders exceeded the render budget
   | 'failed'
   | 'cancelled';
 
@@ -187,6 +187,13 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     const result = await sendBatch(deps, ctx, batch);
     log.info({ first: batch.firstSeq, last: batch.lastSeq, queued: result.queued, skipped: result.skipped, released: result.released, pid: process.pid }, 'campaign batch');
     if (result.failure) return fail(deps, row, `its From address cannot send: ${result.failure}`);
+    if (result.overBudget) {
+      // The tenant's templates cost more than a batch may: paused with the reason, until the tenant resumes it.
+      const at = deps.clock.now();
+      await transition(deps.sql, row.id, ['sending'], 'paused', { paused_at: at, waiting_reason: 'render_budget', waiting_until: null, paused_reason: result.overBudget }, at);
+      log.warn({ reason: result.overBudget }, 'campaign paused: its renders exceeded the render budget');
+      return 'paused';
+    }
     if (result.refusal?.reason === 'quota_exceeded') {
       const at = deps.clock.now();
       await transition(deps.sql, row.id, ['sending'], 'paused', { paused_at: at, waiting_reason: 'quota_exceeded', waiting_until: null }, at);

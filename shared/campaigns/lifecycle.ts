@@ -108,6 +108,7 @@ const startChange = (mode: 'live' | 'test', at: Date): StatusChange => ({
   waiting_reason: null,
   waiting_until: null,
   failure_reason: null,
+  paused_reason: null,
   target_cursor: null,
   targeted_at: null,
 });
@@ -161,12 +162,12 @@ export async function sendCampaign(deps: LifecycleDeps, caller: Caller, id: stri
 /** POST /pause: a sending campaign stops after the batch in hand; nothing queued is taken back. */
 export async function pauseCampaign(deps: LifecycleDeps, caller: Caller, id: string): Promise<CampaignView> {
   const at = deps.clock.now();
-  return viewOf(deps.sql, await apply(deps, caller, id, 'pause', () => ({ paused_at: at, waiting_reason: null, waiting_until: null })));
+  return viewOf(deps.sql, await apply(deps, caller, id, 'pause', () => ({ paused_at: at, waiting_reason: null, waiting_until: null, paused_reason: null })));
 }
 
-/** POST /resume: a paused campaign (by a caller, or at the quota) goes on where it stopped. */
+/** POST /resume: a paused campaign (by a caller, at the quota, or over the render budget) goes on where it stopped; recipients left pending by the budget are rendered again. */
 export async function resumeCampaign(deps: LifecycleDeps, caller: Caller, id: string): Promise<CampaignView> {
-  const row = await apply(deps, caller, id, 'resume', () => ({ waiting_reason: null, waiting_until: null }), (tx, r) => enqueueFanout(deps, tx, r.id));
+  const row = await apply(deps, caller, id, 'resume', () => ({ waiting_reason: null, waiting_until: null, paused_reason: null }), (tx, r) => enqueueFanout(deps, tx, r.id));
   return viewOf(deps.sql, row);
 }
 
@@ -181,7 +182,7 @@ export async function cancelCampaign(deps: LifecycleDeps, caller: Caller, id: st
     caller,
     id,
     'cancel',
-    () => ({ cancelled_at: at, waiting_reason: null, waiting_until: null }),
+    () => ({ cancelled_at: at, waiting_reason: null, waiting_until: null, paused_reason: null }),
     (tx, r) => (r.started_at ? enqueueFanout(deps, tx, r.id) : Promise.resolve()),
   );
   return viewOf(deps.sql, row);

@@ -4,8 +4,8 @@ import type { Queryable } from '../db/connection.js';
 export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled', 'failed'] as const;
 export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
 
-/** Why a sending campaign is not sending right now. */
-export const WAITING_REASONS = ['warmup_cap', 'tenant_suspended', 'quota_exceeded', 'ab_winner'] as const;
+/** Why a sending campaign is not sending right now (quota_exceeded and render_budget: why the worker paused it). */
+export const WAITING_REASONS = ['warmup_cap', 'tenant_suspended', 'quota_exceeded', 'ab_winner', 'render_budget'] as const;
 export type WaitingReason = (typeof WAITING_REASONS)[number];
 
 /** The fields a sender sets (create, PATCH, duplicate). */
@@ -54,6 +54,8 @@ export interface CampaignRow extends CampaignContent {
   waiting_reason: WaitingReason | null;
   waiting_until: Date | null;
   failure_reason: string | null;
+  /** Why the fan-out paused it, in words (its renders exceeded the render budget); null once resumed. */
+  paused_reason: string | null;
   target_cursor: string | null;
   targeted_at: Date | null;
   send_mode: 'live' | 'test' | null;
@@ -63,7 +65,7 @@ export interface CampaignRow extends CampaignContent {
 
 const COLUMNS = [
   'id', 'tenant_id', 'status', ...CONTENT_FIELDS, 'md5_list_id', 'ab_winner', 'ab_winner_declared_at', 'scheduled_at', 'started_at',
-  'finished_at', 'paused_at', 'cancelled_at', 'waiting_reason', 'waiting_until', 'failure_reason', 'target_cursor', 'targeted_at',
+  'finished_at', 'paused_at', 'cancelled_at', 'waiting_reason', 'waiting_until', 'failure_reason', 'paused_reason', 'target_cursor', 'targeted_at',
   'send_mode', 'created_at', 'updated_at',
 ];
 const columns = (db: Queryable) => db(COLUMNS);
@@ -152,6 +154,7 @@ export type StatusChange = Partial<
     | 'waiting_reason'
     | 'waiting_until'
     | 'failure_reason'
+    | 'paused_reason'
     | 'send_mode'
     | 'target_cursor'
     | 'targeted_at'

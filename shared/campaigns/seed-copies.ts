@@ -4,8 +4,9 @@ import { PROFILE_COLUMN_NAMES } from '../contacts/fields.js';
 import { acceptSend, isHeld, isRefused, type HoldingOutcome } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
 import { claimSeedHits, settleSeedHits, type SeedSettlement } from '../seedlist/queries.js';
-import { campaignSendInput, type BatchContext } from './fanout-batch.js';
+import { campaignSendInputs, type BatchContext } from './fanout-batch.js';
 import { existingSends } from './recipient-queries.js';
+import { RenderOverBudget } from './content.js';
 
 /** How the copies went: how many were handed over (or found sent), how many were released for a later run. */
 export interface SeedCopiesResult {
@@ -30,16 +31,20 @@ export async function sendSeedCopies(deps: SendingDeps, ctx: BatchContext): Prom
   if (claimed.length === 0) return { sent: 0, released: 0 };
   const done = await existingSends(deps.sql, claimed.map((h) => h.send_id));
 
-  const attempts = claimed.map((hit): { id: string; outcome: Promise<HoldingOutcome | 'exists' | 'invalid'> } => {
-    if (done.has(hit.send_id)) return { id: hit.id, outcome: Promise.resolve('exists') };
-    // A seed is nobody: Liquid sees its address and empty profile fields (defaults apply).
-    const input = campaignSendInput(
-      deps,
-      ctx,
-      { sendId: hit.send_id, variant: null, email: hit.email, contact: { first_name: null, last_name: null, profile: EMPTY_PROFILE }, customFields: {} },
-      null,
-    );
+  const fresh = claimed.filter((hit) => !done.has(hit.send_id));
+  // A seed is nobody: Liquid sees its address and empty profile fields (defaults apply).
+  const inputs = await campaignSendInputs(
+    deps,
+    ctx,
+    fresh.map((hit) => ({ recipient: { sendId: hit.send_id, variant: null, email: hit.email, contact: { first_name: null, last_name: null, profile: EMPTY_PROFILE }, customFields: {} }, campaign: null })),
+  );
+  const inputOf = new Map(fresh.map((hit, k) => [hit.id, inputs[k]!]));
+  const attempts = claimed.map((hit): { id: string; outcome: Promise<HoldingOutcome | 'exists' | 'invalid' | 'pending'> } => {
+    const input = inputOf.get(hit.id);
+    if (input === undefined) return { id: hit.id, outcome: Promise.resolve('exists') };
     if (input instanceof AppError) return { id: hit.id, outcome: Promise.resolve('invalid') };
+    // Over the render budget: tried again with the recipients, once the campaign is resumed.
+    if (input instanceof RenderOverBudget) return { id: hit.id, outcome: Promise.resolve('pending') };
     const outcome = acceptSend(deps, input);
     outcome.catch(() => undefined);
     return { id: hit.id, outcome };
@@ -52,6 +57,7 @@ export async function sendSeedCopies(deps: SendingDeps, ctx: BatchContext): Prom
       const outcome = await a.outcome;
       if (outcome === 'exists') settlements.push({ id: a.id, state: 'sent' });
       else if (outcome === 'invalid') settlements.push({ id: a.id, state: 'not_sent' });
+      else if (outcome === 'pending') settlements.push({ id: a.id, state: 'pending' });
       else if (isHeld(outcome) || isRefused(outcome)) settlements.push({ id: a.id, state: 'pending' });
       else settlements.push({ id: a.id, state: 'sent' });
     } catch (err) {

@@ -6,6 +6,7 @@ import type { DnsResolver } from '../dns.js';
 import type { Logger } from '../log.js';
 import type { Boss } from '../jobs/boss.js';
 import type { SealedBox } from '../secrets/sealed-box.js';
+import type { TemplateRenderer } from '../templates/renderer.js';
 import type { Metrics } from '../metrics/metrics.js';
 import { createSendCounters, type SendCounters } from './counters.js';
 import { createEspHolds, type EspHolds } from './esp-holds.js';
@@ -40,10 +41,12 @@ export interface SendingDeps {
   espHolds: EspHolds;
   /** The process's metrics (accepted messages); absent in tests that build the deps by hand. */
   metrics?: Metrics;
+  /** Renders tenants' Liquid off the event loop (the process's render threads, main/render-pool.ts). */
+  renderer: TemplateRenderer;
 }
 
 /** What the send path's batching objects are made from: the process's database, job queues, clock, resolver and keys. */
-export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey' | 'linkKey' | 'metrics'> & { vault: SealedBox };
+export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey' | 'linkKey' | 'metrics' | 'renderer'> & { vault: SealedBox };
 
 /** The send path's own objects; each batches across every caller of the process, so build them once. */
 export function createSendingDeps(base: SendingBase): SendingDeps {

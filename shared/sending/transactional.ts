@@ -157,7 +157,7 @@ async function contentOf(deps: SendingDeps, tenantId: string, to: string, r: Tra
     }
     const customFields = r.variables?.['custom_fields'];
     const contact = { email: to, custom_fields: customFields !== null && typeof customFields === 'object' ? (customFields as Record<string, unknown>) : {} };
-    const rendered = await renderStored(deps.sql, tenantId, r.template_id, { variables: r.variables, contact }).catch((err: unknown) => {
+    const rendered = await renderStored(deps.sql, { renderer: deps.renderer, budgetMs: deps.config.render.request_budget_ms }, tenantId, r.template_id, { variables: r.variables, contact }).catch((err: unknown) => {
       if (err instanceof AppError && err.slug === 'not_found') throw validationError('template_id', 'no such template');
       throw err;
     });

@@ -109,16 +109,28 @@ export function renderContext(input: RenderInput = {}): TemplateContext {
   return { ...(input.variables ?? {}), contact, custom_fields: customFields };
 }
 
+/**
+ * A render failure: a 422 naming the part. `overBudget` when a limit stopped it (time, memory, output size, a string
+ * or nesting too large): the template's cost, not the recipient's data; a campaign pauses on these instead of skipping.
+ */
+export class RenderFailure extends AppError {
+  constructor(readonly part: TemplatePart, problem: string, readonly overBudget: boolean) {
+    super('validation_error', `${part}: ${problem}`);
+  }
+}
+
+const LIMIT_REACHED = /limit exceeded$/;
+
 /** A Liquid failure as a 422 naming the part and, when liquidjs knows it, the line and column. */
 function liquidFailure(part: TemplatePart, what: string, err: unknown): AppError {
   if (err instanceof LiquidError) {
     const [line, column] = err.token?.getPosition() ?? [];
     const reason = (err.originalError?.message ?? err.message).replace(/, line:\d+, col:\d+$/, '');
     const where = line !== undefined ? ` at line ${line}, column ${column}` : '';
-    return validationError(part, `${what}${where}: ${reason}`);
+    return new RenderFailure(part, `${what}${where}: ${reason}`, LIMIT_REACHED.test(reason));
   }
   // Too deep a nesting or too long a string: the template's doing, not the server's.
-  if (err instanceof RangeError) return validationError(part, `${what}: ${err.message}`);
+  if (err instanceof RangeError) return new RenderFailure(part, `${what}: ${err.message}`, true);
   throw err;
 }
 
@@ -141,19 +153,25 @@ function oneLine(text: string): string {
 
 /**
  * Renders one part. Output in body_html is HTML-escaped (`| raw` opts out); subject, preheader and body_text are
- * written as they are, and the subject and preheader are kept on one line. A render that fails or exceeds a limit is a 422 naming the part.
+ * written as they are, and the subject and preheader are kept on one line. A render that fails or exceeds a limit is a
+ * RenderFailure (422) naming the part. `limitMs` (at most RENDER_LIMIT_MS) is what is left of a caller's budget.
+ * Tenant templates run only on the render threads (shared/templates/renderer.ts), never on an event loop that serves requests.
  */
-export function renderTemplate(template: ParsedTemplate, context: TemplateContext): string;
+export function renderTemplate(template: ParsedTemplate, context: TemplateContext, limitMs?: number): string;
 export function renderTemplate(source: string, context: TemplateContext, part: TemplatePart): string;
-export function renderTemplate(template: ParsedTemplate | string, context: TemplateContext, part?: TemplatePart): string {
-  const parsed = typeof template === 'string' ? parseTemplate(template, part ?? 'body_text') : template;
+export function renderTemplate(template: ParsedTemplate | string, context: TemplateContext, option?: TemplatePart | number): string {
+  const parsed = typeof template === 'string' ? parseTemplate(template, typeof option === 'string' ? option : 'body_text') : template;
+  const renderLimit = typeof option === 'number' ? Math.max(0, Math.min(RENDER_LIMIT_MS, option)) : RENDER_LIMIT_MS;
   let out: string;
   try {
     // A copy: the same context renders the subject and both bodies, and a render never writes into it.
-    out = String(engineFor(parsed.part).renderSync(parsed.templates, { ...context }));
+    out = String(engineFor(parsed.part).renderSync(parsed.templates, { ...context }, { renderLimit }));
   } catch (err) {
-    throw liquidFailure(parsed.part, 'could not render', err);
+    const failure = liquidFailure(parsed.part, 'could not render', err);
+    // The time limit is named: it is the part's own or what was left of the caller's budget.
+    if (failure.message.endsWith('template render limit exceeded')) throw new RenderFailure(parsed.part, `${failure.message.slice(parsed.part.length + 2)} (${renderLimit} ms)`, true);
+    throw failure;
   }
-  if (out.length > MAX_RENDERED_CHARS) throw validationError(parsed.part, `renders to more than ${MAX_RENDERED_CHARS} characters`);
+  if (out.length > MAX_RENDERED_CHARS) throw new RenderFailure(parsed.part, `renders to more than ${MAX_RENDERED_CHARS} characters`, true);
   return parsed.part === 'subject' || parsed.part === 'preheader_text' ? oneLine(out) : out;
 }

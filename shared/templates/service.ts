@@ -5,7 +5,8 @@ import { decodeCursor, pageOf } from '../cursor.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import { conflict, isUniqueViolation, notFound, validationError } from '../errors.js';
 import { isUuid } from '../ids.js';
-import { parseTemplate, renderContext, renderTemplate, type ParsedTemplate, type RenderInput, type TemplatePart } from './liquid.js';
+import { parseTemplate, renderContext, type RenderInput } from './liquid.js';
+import { outputsOf, type LiquidSource, type TemplateRenderer } from './renderer.js';
 import {
   countTemplates,
   deleteTemplate,
@@ -34,13 +35,6 @@ export interface RenderedTemplate {
   subject: string;
   html: string | null;
   text: string | null;
-}
-
-/** A template parsed once, to render for any number of recipients (campaign fan-out). */
-export interface PreparedTemplate {
-  id: string;
-  name: string;
-  render(input: RenderInput): RenderedTemplate;
 }
 
 const duplicateName = (name: string) => conflict(`a template named "${name}" already exists (names are compared without case)`);
@@ -155,30 +149,25 @@ export async function removeTemplate(deps: TemplateDeps, tenantId: string, actor
   });
 }
 
-/** Parses a stored template's parts once; each render then costs only the rendering. */
-export function prepareTemplate(row: TemplateRow): PreparedTemplate {
-  const parse = (source: string | null, part: TemplatePart): ParsedTemplate | null => (source === null ? null : parseTemplate(source, part));
-  const subject = parse(row.subject, 'subject')!;
-  const html = parse(row.body_html, 'body_html');
-  const text = parse(row.body_text, 'body_text');
-  return {
-    id: row.id,
-    name: row.name,
-    render(input) {
-      const context = renderContext(input);
-      return {
-        subject: renderTemplate(subject, context),
-        html: html ? renderTemplate(html, context) : null,
-        text: text ? renderTemplate(text, context) : null,
-      };
-    },
-  };
+/** What renders a stored template: the process's renderer, and the render time one request may use. */
+export interface RenderDeps {
+  renderer: TemplateRenderer;
+  budgetMs: number;
 }
 
 /**
- * Renders a tenant's stored template for one recipient (the send pipeline's entry point): 404 for an
- * unknown template, 422 naming the part when a render fails or exceeds a limit.
+ * Renders a tenant's stored template for one recipient on the render threads (the render endpoint and transactional
+ * sends): 404 for an unknown template, 422 naming the part when a render fails or exceeds a limit or the request's
+ * budget, 429 when the tenant already has as many renders waiting as it may.
  */
-export async function renderStored(db: Queryable, tenantId: string, templateId: string, input: RenderInput): Promise<RenderedTemplate> {
-  return prepareTemplate(await requireTemplate(db, tenantId, templateId)).render(input);
+export async function renderStored(db: Queryable, deps: RenderDeps, tenantId: string, templateId: string, input: RenderInput): Promise<RenderedTemplate> {
+  const row = await requireTemplate(db, tenantId, templateId);
+  const sources: LiquidSource[] = [{ field: 'subject', part: 'subject', source: row.subject }];
+  const at = (part: 'body_html' | 'body_text') => (row[part] === null ? -1 : sources.push({ field: part, part, source: row[part] }) - 1);
+  const html = at('body_html');
+  const text = at('body_text');
+  const item = { context: renderContext(input), sources: sources.map((_, i) => i) };
+  const report = await deps.renderer.render({ tenantId, sources, items: [item], budgetMs: deps.budgetMs }, { shed: true });
+  const outputs = outputsOf(report.items[0]!);
+  return { subject: outputs[0]!, html: html < 0 ? null : outputs[html]!, text: text < 0 ? null : outputs[text]! };
 }

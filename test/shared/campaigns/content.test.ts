@@ -1,8 +1,9 @@
 // A campaign message's content: the template precedence, what refuses to send, Liquid per recipient (default, if, contact.email, custom_fields), the A/B subject, the preheader, and the bulk-sender headers with their signed token.
 import { randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
-import { composeCampaignContent, effectiveContent, prepareContent, type CampaignRecipient } from '../../../shared/campaigns/content.js';
+import { effectiveContent, prepareContent, type CampaignRecipient } from '../../../shared/campaigns/content.js';
 import { tenantFeedbackTag } from '../../../shared/campaigns/feedback-id.js';
+import { composeMessage } from '../../helpers/inline-renderer.js';
 import { readClickToken, readOpenToken } from '../../../shared/tracking/link-tokens.js';
 import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
 
@@ -66,7 +67,7 @@ t.test('Liquid renders per recipient: default, if on a field, contact.email, cus
     },
     false,
   );
-  const fr = composeCampaignContent({ content, campaign, links, recipient: recipient() });
+  const fr = await composeMessage({ content, campaign, links, recipient: recipient() });
   t.equal(fr.subject, 'Hi Ann');
   t.equal(fr.text, 'Bonjour ann@example.org, plan gold, Lyon');
   t.equal(
@@ -74,7 +75,7 @@ t.test('Liquid renders per recipient: default, if on a field, contact.email, cus
     '<html><body class="x"><div style="display:none;max-height:0;overflow:hidden;mso-hide:all" aria-hidden="true">For Ann &lt;b&gt;</div><p>Ann &amp; gold</p></body></html>',
     'the preheader is the hidden first text of the body, escaped',
   );
-  const other = composeCampaignContent({
+  const other = await composeMessage({
     content,
     campaign,
     links,
@@ -87,20 +88,20 @@ t.test('Liquid renders per recipient: default, if on a field, contact.email, cus
 
 t.test('variant b and the remainder after b won get subject_b; a and the rest get the subject', async (t) => {
   const content = prepareContent({ ...empty, subject: 'A {{ first_name }}', subject_b: 'B {{ first_name }}', body_text: 'x' }, true);
-  const subject = (variant: 'a' | 'b' | null, winner: 'a' | 'b' | null) =>
-    composeCampaignContent({ content, campaign: { ...campaign, ab_winner: winner }, links, recipient: recipient({ variant }) }).subject;
-  t.equal(subject('a', null), 'A Ann');
-  t.equal(subject('b', null), 'B Ann');
-  t.equal(subject(null, null), 'A Ann');
-  t.equal(subject(null, 'b'), 'B Ann');
-  t.equal(subject(null, 'a'), 'A Ann');
-  t.equal(subject('a', 'b'), 'A Ann', 'the test portion keeps its own variant');
+  const subject = async (variant: 'a' | 'b' | null, winner: 'a' | 'b' | null) =>
+    (await composeMessage({ content, campaign: { ...campaign, ab_winner: winner }, links, recipient: recipient({ variant }) })).subject;
+  t.equal(await subject('a', null), 'A Ann');
+  t.equal(await subject('b', null), 'B Ann');
+  t.equal(await subject(null, null), 'A Ann');
+  t.equal(await subject(null, 'b'), 'B Ann');
+  t.equal(await subject(null, 'a'), 'A Ann');
+  t.equal(await subject('a', 'b'), 'A Ann', 'the test portion keeps its own variant');
 });
 
 t.test('bulk headers: List-Unsubscribe (https and mailto, one signed token naming the send), one-click, Feedback-ID; unsubscribe_url in Liquid', async (t) => {
   const content = prepareContent({ ...empty, subject: 'S', body_html: '<a href="{{ unsubscribe_url }}">unsubscribe</a>' }, false);
   const r = recipient();
-  const message = composeCampaignContent({ content, campaign, links, recipient: r });
+  const message = await composeMessage({ content, campaign, links, recipient: r });
   const match = /^<https:\/\/mail\.example\.test:8443\/u\/([A-Za-z0-9_.-]+)>, <mailto:u-([A-Za-z0-9_.-]+)@mx\.mailpath\.test>$/.exec(message.headers['List-Unsubscribe']!);
   t.ok(match, String(message.headers['List-Unsubscribe']));
   t.equal(match![1], match![2], 'the same token in both');
@@ -116,7 +117,7 @@ t.test('bulk headers: List-Unsubscribe (https and mailto, one signed token namin
 
 t.test('a render that fails for one recipient is a 422 naming the part', async (t) => {
   const content = prepareContent({ ...empty, subject: '{{ first_name }}', body_text: 'x' }, false);
-  t.throws(() => composeCampaignContent({ content, campaign, links, recipient: recipient({ contact: { first_name: null, last_name: null, profile: {} } }) }), {
+  await t.rejects(composeMessage({ content, campaign, links, recipient: recipient({ contact: { first_name: null, last_name: null, profile: {} } }) }), {
     slug: 'validation_error',
     message: /^subject: renders to an empty subject/,
   });
@@ -128,7 +129,7 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
     false,
   );
   const r = recipient();
-  const tracked = composeCampaignContent({
+  const tracked = await composeMessage({
     content,
     links,
     recipient: r,
@@ -138,7 +139,7 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
   t.ok(click, 'the shop link goes through a click redirect');
   t.same(readClickToken(key, click![1]!), { sendId: r.sendId, url: 'https://shop.example/sale?id=7&utm_source=newsletter&utm_medium=email&utm_campaign=spring#top', links: 1, tenantId: campaign.tenant_id, interstitial: false });
   // A test-mode campaign's or a sandbox tenant's message: its links answer a page rather than redirect.
-  const simulated = composeCampaignContent({ content, links: { ...links, interstitial: true }, recipient: r, campaign: { ...campaign, track_clicks: true } });
+  const simulated = await composeMessage({ content, links: { ...links, interstitial: true }, recipient: r, campaign: { ...campaign, track_clicks: true } });
   const simulatedClick = /href="https:\/\/mail\.example\.test:8443\/c\/([\w.-]+)"/.exec(simulated.html!);
   t.match(readClickToken(key, simulatedClick![1]!), { tenantId: campaign.tenant_id, interstitial: true });
   t.ok(tracked.html!.includes(`<a href="${tracked.unsubscribeUrl}">Leave</a>`), 'the unsubscribe link is untouched');
@@ -147,9 +148,9 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
   t.ok(pixel, 'the open pixel before </body>');
   t.equal(readOpenToken(key, pixel![1]!), r.sendId);
 
-  const utmOnly = composeCampaignContent({ content, links, recipient: r, campaign: { ...campaign, utm_tagging: true, utm_source: 'news' } });
+  const utmOnly = await composeMessage({ content, links, recipient: r, campaign: { ...campaign, utm_tagging: true, utm_source: 'news' } });
   t.match(utmOnly.html, /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news#top"/, 'UTM without tracking: the link itself is tagged');
   t.notMatch(utmOnly.html, /\/o\//);
-  const plain = composeCampaignContent({ content, links, recipient: r, campaign });
+  const plain = await composeMessage({ content, links, recipient: r, campaign });
   t.match(plain.html, /href="https:\/\/shop\.example\/sale\?id=7#top"/, 'neither: as rendered');
 });
