@@ -21,6 +21,7 @@ import { notifySchema, type NotifyConfig } from './notify.js';
 import { observabilitySchema, type ObservabilityConfig } from './observability.js';
 import { runtimeSchema, type RuntimeConfig } from './runtime.js';
 import { pluginsSchema, type PluginsConfig } from './plugins.js';
+import { queriesSchema, type QueriesConfig } from './queries.js';
 import { seedlistSchema, type SeedlistConfig } from './seedlist.js';
 import { trackingSchema, type TrackingConfig } from './tracking.js';
 import { warmupSchema, type WarmupConfig } from './warmup.js';
@@ -32,6 +33,7 @@ export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
 export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, ObservabilityConfig, RuntimeConfig, SeedlistConfig, WorkersConfig };
+export type { QueriesConfig, QueryKind } from './queries.js';
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -56,6 +58,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     seedlist: seedlistSchema,
     observability: observabilitySchema,
     runtime: runtimeSchema,
+    queries: queriesSchema,
   });
 }
 
@@ -140,6 +143,8 @@ export interface Config {
   observability: ObservabilityConfig;
   /** config/runtime.yaml: the helper threads' priority below the event loop's. */
   runtime: RuntimeConfig;
+  /** config/queries.yaml: deadlines of tenant-shaped queries and their concurrency caps. */
+  queries: QueriesConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -292,6 +297,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     seedlist: parsedFiles.data.seedlist,
     observability: parsedFiles.data.observability,
     runtime: parsedFiles.data.runtime,
+    queries: parsedFiles.data.queries,
     dev,
   };
 }
