@@ -83,7 +83,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       const window = csvWindow(ctx.clock, query.from, query.to);
       if (window.since.getTime() >= window.until.getTime()) throw validationError('from', 'must be on or before to');
       reply.header('content-disposition', `attachment; filename="audit-events-${principal.tenant.slug}.csv"`);
-      return Readable.from(auditCsv(ctx.sql, { tenantId: principal.tenant.id, ...window }));
+      return Readable.from(await ctx.queries.stream(principal.tenant.id, 'export', (tx) => auditCsv(tx, { tenantId: principal.tenant.id, ...window })));
     },
   });
 
@@ -123,13 +123,15 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         tenantId: principal.tenant.id, since, until,
         action: query.action, actionPrefix: query.action_prefix, resourceType: query.resource_type, resourceId: query.resource_id,
       };
-      const rowCount = await countSelection(ctx.sql, selection);
-      if (rowCount > query.limit) {
-        throw new AppError('bad_request', `the selection holds ${rowCount} audit rows; a PDF export holds at most ${query.limit}: narrow the window or the filters`, {
-          details: { limit: query.limit, row_count: rowCount },
-        });
-      }
-      const rows = await selectRows(ctx.sql, selection, query.limit);
+      const rows = await ctx.queries.run(principal.tenant.id, 'export', async (tx) => {
+        const rowCount = await countSelection(tx, selection);
+        if (rowCount > query.limit) {
+          throw new AppError('bad_request', `the selection holds ${rowCount} audit rows; a PDF export holds at most ${query.limit}: narrow the window or the filters`, {
+            details: { limit: query.limit, row_count: rowCount },
+          });
+        }
+        return selectRows(tx, selection, query.limit);
+      });
       const shown: Record<string, string> = { since: since.toISOString(), until: until.toISOString() };
       for (const k of ['action', 'action_prefix', 'resource_type', 'resource_id'] as const) if (query[k] !== undefined) shown[k] = query[k]!;
       reply.header('content-disposition', `attachment; filename="audit-events-${principal.tenant.slug}.pdf"`);

@@ -39,7 +39,8 @@ export const engagementExportRoutes: FastifyPluginAsyncZod = async (app) => {
       const campaign = await requireCampaign(ctx.sql, principal.tenant.id, params.id);
       const window = exportWindow(ctx.clock, query.since === undefined ? undefined : new Date(query.since));
       reply.header('content-disposition', `attachment; filename="campaign-${campaign.id}-engagement.csv"`);
-      return Readable.from(engagementCsv(ctx.sql, principal.tenant.id, campaign.id, window));
+      // The cursor reads within the export deadline, holding one of the tenant's heavy-query slots until the download ends.
+      return Readable.from(await ctx.queries.stream(principal.tenant.id, 'export', (tx) => engagementCsv(tx, principal.tenant.id, campaign.id, window)));
     },
   });
 };
