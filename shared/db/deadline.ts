@@ -4,6 +4,8 @@ import { AppError } from '../errors.js';
 import type { Queryable, Sql } from './connection.js';
 import { KeyedSlots, Slots } from './query-slots.js';
 
+type Reserved = Awaited<ReturnType<Sql['reserve']>>;
+
 /** The kinds a request runs (materialisation is a worker's, with its own deadline and no tenant slot). */
 export type HeavyKind = Exclude<QueryKind, 'segment_materialize'>;
 
@@ -80,44 +82,65 @@ export class TenantQueries {
   }
 
   /**
-   * A streamed read (an export from a cursor): `open` makes the stream on a connection reserved for it, in a
-   * transaction with the kind's deadline, and the slots are held until the stream ends or is abandoned. Refusals
-   * (the caps) are thrown before the first item, so they still answer with their status; a deadline reached
-   * mid-stream ends the stream with the error (the response is cut short).
+   * A streamed read (an export from a cursor): `open` makes the items on a connection reserved for them, in a
+   * transaction with the kind's deadline, and the slots are held until the items end or are abandoned (return()).
+   * The first `prefetch` items (a CSV's header and first page: where the query does its work) are read before this
+   * resolves, so the caps, a deadline or any failure up to there still answer with their own status; a deadline
+   * reached later ends the items with the error (the download is cut short).
    */
-  async stream<T>(tenantId: string, kind: HeavyKind, open: (tx: Queryable) => AsyncIterable<T>): Promise<AsyncGenerator<T>> {
+  async stream<T>(tenantId: string, kind: HeavyKind, open: (tx: Queryable) => AsyncIterable<T>, options: { prefetch?: number } = {}): Promise<AsyncIterableIterator<T>> {
     const release = await this.admit(tenantId);
-    let reserved;
-    try {
-      reserved = await this.sql.reserve();
-      await reserved`begin`;
-      await setDeadline(reserved, this.deadlineOf(kind));
-    } catch (err) {
-      if (reserved) {
-        await reserved`rollback`.catch(() => undefined);
-        reserved.release();
+    let conn: Reserved | undefined;
+    let items: AsyncIterator<T> | undefined;
+    let finished = false;
+    // Gives everything back once: the cursor closed, the transaction ended, the connection and the slots released.
+    const finish = async (commit: boolean) => {
+      if (finished) return;
+      finished = true;
+      try {
+        if (commit) {
+          await conn!`commit`;
+        } else {
+          await Promise.resolve(items?.return?.()).catch(() => undefined);
+          if (conn) await conn`rollback`.catch(() => undefined);
+        }
+      } finally {
+        conn?.release();
+        release();
       }
-      release();
-      throw err;
-    }
-    return this.drain(reserved, kind, open(reserved), release);
-  }
-
-  private async *drain<T>(conn: Awaited<ReturnType<Sql['reserve']>>, kind: HeavyKind, items: AsyncIterable<T>, release: () => void): AsyncGenerator<T> {
-    let committed = false;
+    };
+    const mapped = (err: unknown) => (isQueryCanceled(err) ? pastDeadline(kind, this.deadlineOf(kind), this.config.retry_after_seconds) : err);
+    const ahead: IteratorResult<T>[] = [];
     try {
-      for await (const item of items) yield item;
-      await conn`commit`;
-      committed = true;
+      conn = await this.sql.reserve();
+      await conn`begin`;
+      await setDeadline(conn, this.deadlineOf(kind));
+      items = open(conn)[Symbol.asyncIterator]();
+      while (ahead.length < (options.prefetch ?? 0) && !ahead.at(-1)?.done) ahead.push(await items.next());
     } catch (err) {
-      if (isQueryCanceled(err)) throw pastDeadline(kind, this.deadlineOf(kind), this.config.retry_after_seconds);
-      throw err;
-    } finally {
-      // Also when the consumer stops early (the client went away): nothing of a read is kept either way.
-      if (!committed) await conn`rollback`.catch(() => undefined);
-      conn.release();
-      release();
+      await finish(false);
+      throw mapped(err);
     }
+    const source = items;
+    const iterator: AsyncIterableIterator<T> = {
+      [Symbol.asyncIterator]: () => iterator,
+      async next() {
+        try {
+          const next = ahead.shift() ?? (finished ? { done: true, value: undefined } : await source.next());
+          if (next.done) await finish(true);
+          return next;
+        } catch (err) {
+          await finish(false);
+          throw mapped(err);
+        }
+      },
+      // Also when the consumer stops early (the client went away) or never starts: nothing of a read is kept.
+      async return() {
+        await finish(false);
+        return { done: true, value: undefined };
+      },
+    };
+    return iterator;
   }
 
   /** Takes a slot of the tenant, then one of the process; the returned function gives both back. */
