@@ -54,6 +54,17 @@ async function holdLock(sql: Sql, table: string): Promise<{ release(): Promise<v
   };
 }
 
+/** The answer of a request made while a lock is held, or a failure after 10 s (without a deadline it would wait for the lock). */
+async function within<T>(request: Promise<T>, ms = 10_000): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`no answer within ${ms} ms`)), ms)));
+  try {
+    return await Promise.race([request, late]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
 /** Waits (bounded) until `n` statements of other sessions wait for a lock. */
 async function lockWaiters(sql: Sql, n: number): Promise<void> {
   for (let i = 0; i < 200; i++) {
@@ -101,7 +112,7 @@ t.test('a contact search or analytics read past its deadline answers 503 with Re
   // A table held by another transaction: the read waits, and the wait counts towards its deadline.
   let lock = await holdLock(s.sql, 'contacts');
   try {
-    const search = await call(s.app, 'GET', '/contacts?q=person', { token: owner.token });
+    const search = await within(call(s.app, 'GET', '/contacts?q=person', { token: owner.token }));
     t.equal(search.status, 503);
     t.equal(search.body.error, 'service_unavailable');
     t.match(search.body.message, /^this contact search ran past its 200 ms deadline/);
@@ -111,7 +122,7 @@ t.test('a contact search or analytics read past its deadline answers 503 with Re
   }
   lock = await holdLock(s.sql, 'analytics_hourly');
   try {
-    const rollup = await call(s.app, 'GET', '/analytics/rollup', { token: owner.token });
+    const rollup = await within(call(s.app, 'GET', '/analytics/rollup', { token: owner.token }));
     t.equal(rollup.status, 503);
     t.match(rollup.body, { error: 'service_unavailable', message: /^this analytics read ran past its 200 ms deadline/ });
     t.equal(rollup.headers['retry-after'], '5');
@@ -138,14 +149,14 @@ t.test("a tenant's heavy queries beyond its cap are 429 while another tenant's s
     let settled = false;
     void held.then(() => (settled = true));
 
-    const third = await call(s.app, 'GET', '/analytics/rollup', { token: a.token });
+    const third = await within(call(s.app, 'GET', '/analytics/rollup', { token: a.token }));
     t.equal(third.status, 429, "A's third heavy query at once is refused");
     t.equal(third.body.error, 'rate_limited');
     t.match(third.body.message, /^this account already runs 2 heavy queries/);
     t.equal(third.headers['retry-after'], '5');
-    t.equal((await call(s.app, 'GET', '/contacts?q=x', { token: a.token })).status, 429, 'the cap holds across kinds');
+    t.equal((await within(call(s.app, 'GET', '/contacts?q=x', { token: a.token }))).status, 429, 'the cap holds across kinds');
 
-    const other = await call(s.app, 'GET', '/contacts?q=example', { token: b.token });
+    const other = await within(call(s.app, 'GET', '/contacts?q=example', { token: b.token }));
     t.same([other.status, other.body.data.total], [200, 3], "B's search runs meanwhile");
     t.notOk(settled, "A's two queries are still waiting");
   } finally {
@@ -165,7 +176,7 @@ t.test('heavy queries of all tenants together are capped per process: beyond it 
   try {
     held = call(s.app, 'GET', '/analytics/rollup', { token: a.token });
     await lockWaiters(s.sql, 1);
-    const refused = await call(s.app, 'GET', '/contacts?q=x', { token: b.token });
+    const refused = await within(call(s.app, 'GET', '/contacts?q=x', { token: b.token }));
     t.equal(refused.status, 503);
     t.match(refused.body, { error: 'service_unavailable', message: /^the service is running as many heavy queries as it can at once/ });
     t.equal(refused.headers['retry-after'], '5');
@@ -174,4 +185,23 @@ t.test('heavy queries of all tenants together are capped per process: beyond it 
   }
   t.equal((await held).status, 200);
   t.equal((await call(s.app, 'GET', '/contacts?q=x', { token: b.token })).status, 200, 'the slot is free again');
+});
+
+t.test('an export past its deadline answers 503 with Retry-After before any row; a finished one ends its transaction', async (t) => {
+  const s = await buildTestApp(t, { env: { MAILPATH_CONFIG__QUERIES__DEADLINES_MS__EXPORT: '200' } });
+  const owner = await registerTenant(s.app);
+  const lock = await holdLock(s.sql, 'audit_events');
+  try {
+    const res = await within(call(s.app, 'GET', '/audit-events.csv', { token: owner.token }));
+    t.equal(res.status, 503, 'a status of its own, not a 200 cut short');
+    t.match(res.body, { error: 'service_unavailable', message: /^this export ran past its 200 ms deadline/ });
+    t.equal(res.headers['retry-after'], '5');
+    t.notOk(res.headers['content-disposition'], 'no attachment of an error');
+  } finally {
+    await lock.release();
+  }
+  const res = await call(s.app, 'GET', '/audit-events.csv', { token: owner.token });
+  t.equal(res.status, 200);
+  t.match(String(res.body), /^id,time,action/);
+  await assertCleanPool(t, s);
 });

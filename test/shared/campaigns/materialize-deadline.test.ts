@@ -22,7 +22,10 @@ t.test('a segment past its deadline fails the campaign with a readable reason', 
   await holder`lock table contacts in access exclusive mode`;
   let outcome;
   try {
-    outcome = await drain(s, c.id);
+    // Bounded: without a deadline the page would wait for the lock for ever.
+    let timer: NodeJS.Timeout | undefined;
+    const late = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error('the fan-out did not stop within 10 s')), 10_000)));
+    outcome = await Promise.race([drain(s, c.id), late]).finally(() => clearTimeout(timer));
   } finally {
     await holder`commit`;
     holder.release();
