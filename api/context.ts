@@ -1,6 +1,7 @@
 // What the API needs from the running service: the domain deps, the send path and the request-side services, all built once by the entry point (main/services.ts).
 import type { ProviderClassifier } from '../shared/analytics/provider-classifier.js';
 import type { CredentialResolver } from '../shared/auth/credentials.js';
+import type { TenantQueries } from '../shared/db/deadline.js';
 import type { SessionTokens } from '../shared/auth/jwt.js';
 import type { DomainDeps } from '../shared/domains/deps.js';
 import type { WebhookTester } from '../shared/inbound-webhooks/tester.js';
@@ -30,4 +31,6 @@ export interface ApiContext extends DomainDeps, SendingDeps {
   testWebhook: WebhookTester;
   /** Open and click hits of the public tracking endpoints, written by group commit (api/pages/tracking.ts). */
   hits: HitSink;
+  /** Tenant-shaped reads (segment counts, contact search, analytics, exports) with their deadlines and per-tenant caps. */
+  queries: TenantQueries;
 }

@@ -46,6 +46,7 @@ import { pgStatements } from './lib/pg-statements.js';
 import { clickUrls, linkBase, openUrl } from '../shared/tracking/link-tokens.js';
 import { linkTokenKey } from '../shared/tracking/tokens.js';
 import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
+import { TenantQueries } from '../shared/db/deadline.js';
 
 const EVENTS = Math.max(10_000, Math.floor(Number(process.env['BENCH_ANALYTICS_EVENTS'] ?? 10_000_000)) || 10_000_000);
 const SAMPLES = Math.max(20, Math.floor(Number(process.env['BENCH_ANALYTICS_SAMPLES'] ?? 200)) || 200);
@@ -158,14 +159,15 @@ async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   out([`  rollup refresh (the worker's step, from empty): ${fmt(hours)} tenant-hours in ${fmt(refreshS, 1)} s; ${fmt(sizes!.hourly)} hourly rows, ${fmt(sizes!.domain)} domain-hourly rows`]);
 
   const deps = { sql, clock: systemClock };
+  const cohortDeps = { queries: new TenantQueries(sql, loadConfig({}).queries), clock: systemClock };
   const classifier = new ProviderClassifier(createResolver(['127.0.0.1:9'], { timeoutMs: 200, tries: 1 }), systemClock);
   const since90 = new Date(now.getTime() - 90 * DAY);
   const figures = [
     { name: 'rollup, 30 days by day', ...(await latency(tenants, (t) => rollupReport(deps, t, { granularity: 'day', includeMachine: false }))) },
     { name: 'rollup, 90 days by hour', ...(await latency(tenants, (t) => rollupReport(deps, t, { since: since90, until: now, granularity: 'hour', includeMachine: false }))) },
     // A new instance per call: the one-hour cache would otherwise answer every call after the first of a tenant.
-    { name: 'cohort, 12 weeks, opened (uncached)', ...(await latency(tenants, (t) => new CohortRetention(deps).report(t, 'opened', 12))) },
-    { name: 'cohort, 12 weeks, sent (uncached)', ...(await latency(tenants, (t) => new CohortRetention(deps).report(t, 'sent', 12))) },
+    { name: 'cohort, 12 weeks, opened (uncached)', ...(await latency(tenants, (t) => new CohortRetention(cohortDeps).report(t, 'opened', 12))) },
+    { name: 'cohort, 12 weeks, sent (uncached)', ...(await latency(tenants, (t) => new CohortRetention(cohortDeps).report(t, 'sent', 12))) },
     { name: 'esp-scores, 30 days', ...(await latency(tenants, (t) => espScores({ ...deps, classifier }, t))) },
   ];
   const peer = await latency(tenants, (t) => rawRollup(sql, t, since90, now));

@@ -34,6 +34,7 @@ import { SystemMail } from '../shared/system-mail/mailer.js';
 import type { WorkerDeps } from '../shared/workers/catalog.js';
 import { cachedQueueDepths } from '../shared/jobs/depth.js';
 import { Metrics } from '../shared/metrics/metrics.js';
+import { TenantQueries } from '../shared/db/deadline.js';
 
 /** What a process starts from: its configuration, database, logger, job queues and clock. */
 export interface Core {
@@ -105,6 +106,7 @@ export async function buildServices(core: Core): Promise<Services> {
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),
     hits: await buildHitSink(config, sql, log),
+    queries: new TenantQueries(sql, config.queries),
     async close() {
       await systemMail.drain();
       await Promise.all([rateLimiter.close(), keyUsage.close(), services.hits.close(), renderer.close()]);

@@ -62,7 +62,7 @@ const suppressionItem = z.object({
 export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
   // One cache of each per process: cohort answers (an hour) and custom domains' providers (MX look-ups).
-  const cohorts = new CohortRetention({ sql: ctx.sql, clock: ctx.clock });
+  const cohorts = new CohortRetention({ queries: ctx.queries, clock: ctx.clock });
 
   defineRoute(app, {
     method: 'GET',
@@ -111,12 +111,14 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [422],
     response: z.object({ buckets: z.array(bucket), granularity: z.enum(['hour', 'day']), since: timestamp, until: timestamp }),
     handler: async ({ principal, query }) =>
-      rollupReport({ sql: ctx.sql, clock: ctx.clock }, principal.tenant.id, {
-        ...(query.since !== undefined ? { since: new Date(query.since) } : {}),
-        ...(query.until !== undefined ? { until: new Date(query.until) } : {}),
-        granularity: query.granularity,
-        includeMachine: query.include_machine,
-      }),
+      ctx.queries.run(principal.tenant.id, 'analytics', (tx) =>
+        rollupReport({ sql: tx, clock: ctx.clock }, principal.tenant.id, {
+          ...(query.since !== undefined ? { since: new Date(query.since) } : {}),
+          ...(query.until !== undefined ? { until: new Date(query.until) } : {}),
+          granularity: query.granularity,
+          includeMachine: query.include_machine,
+        }),
+      ),
   });
 
   defineRoute(app, {
@@ -133,7 +135,8 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
       `Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates. Sorted by score descending, ` +
       `providers without outcomes after those with, other last. window_end is the end of the window (now).`,
     response: z.object({ items: z.array(espItem), window_end: timestamp }),
-    handler: async ({ principal }) => espScores({ sql: ctx.sql, clock: ctx.clock, classifier: ctx.providerClassifier }, principal.tenant.id),
+    handler: async ({ principal }) =>
+      ctx.queries.run(principal.tenant.id, 'analytics', (tx) => espScores({ sql: tx, clock: ctx.clock, classifier: ctx.providerClassifier }, principal.tenant.id)),
   });
 
   defineRoute(app, {
@@ -150,7 +153,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
       `Lists the active ones (not revoked, expires_at in the future) and every one triggered in the last ${RECENT_DAYS} days, newest triggered_at first.`,
     response: z.object({ items: z.array(suppressionItem), total: z.number().int() }),
     handler: async ({ principal }) => {
-      const page = await espSuppressions({ sql: ctx.sql, clock: ctx.clock }, principal.tenant.id);
+      const page = await ctx.queries.run(principal.tenant.id, 'analytics', (tx) => espSuppressions({ sql: tx, clock: ctx.clock }, principal.tenant.id));
       return { ...page, items: page.items.map((i) => ({ ...i, esp: i.esp as (typeof MAILBOX_PROVIDERS)[number] })) };
     },
   });
@@ -174,6 +177,6 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
       basis: z.enum(['sends', 'no_sends']).describe('sends: computed from the 30-day outcomes; no_sends: the new-sender baseline'),
       updated_at: timestamp.describe('When the score was computed (it is computed on each call)'),
     }),
-    handler: async ({ principal }) => tenantTrustScore({ sql: ctx.sql, clock: ctx.clock }, principal.tenant.id),
+    handler: async ({ principal }) => ctx.queries.run(principal.tenant.id, 'analytics', (tx) => tenantTrustScore({ sql: tx, clock: ctx.clock }, principal.tenant.id)),
   });
 };

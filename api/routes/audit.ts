@@ -87,8 +87,10 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async ({ principal, query, reply }) => {
       const window = csvWindow(ctx.clock, query.from, query.to);
       if (window.since.getTime() >= window.until.getTime()) throw validationError('from', 'must be on or before to');
+      // Within the export deadline and a tenant slot; the header line and first page are read before answering.
+      const lines = await ctx.queries.stream(principal.tenant.id, 'export', (tx) => auditCsv(tx, { tenantId: principal.tenant.id, ...window }), { prefetch: 2 });
       reply.header('content-disposition', `attachment; filename="audit-events-${principal.tenant.slug}.csv"`);
-      return Readable.from(auditCsv(ctx.sql, { tenantId: principal.tenant.id, ...window }));
+      return Readable.from(lines);
     },
   });
 
@@ -128,13 +130,15 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         tenantId: principal.tenant.id, since, until,
         action: query.action, actionPrefix: query.action_prefix, resourceType: query.resource_type, resourceId: query.resource_id,
       };
-      const rowCount = await countSelection(ctx.sql, selection);
-      if (rowCount > query.limit) {
-        throw new AppError('bad_request', `the selection holds ${rowCount} audit rows; a PDF export holds at most ${query.limit}: narrow the window or the filters`, {
-          details: { limit: query.limit, row_count: rowCount },
-        });
-      }
-      const rows = await selectRows(ctx.sql, selection, query.limit);
+      const rows = await ctx.queries.run(principal.tenant.id, 'export', async (tx) => {
+        const rowCount = await countSelection(tx, selection);
+        if (rowCount > query.limit) {
+          throw new AppError('bad_request', `the selection holds ${rowCount} audit rows; a PDF export holds at most ${query.limit}: narrow the window or the filters`, {
+            details: { limit: query.limit, row_count: rowCount },
+          });
+        }
+        return selectRows(tx, selection, query.limit);
+      });
       const shown: Record<string, string> = { since: since.toISOString(), until: until.toISOString() };
       for (const k of ['action', 'action_prefix', 'resource_type', 'resource_id'] as const) if (query[k] !== undefined) shown[k] = query[k]!;
       reply.header('content-disposition', `attachment; filename="audit-events-${principal.tenant.slug}.pdf"`);

@@ -87,7 +87,7 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
       offset: z.number().int(),
     }),
     handler: async ({ principal, query }) => {
-      const page = await listContactPage(ctx.sql, principal.tenant.id, query);
+      const page = await ctx.queries.run(principal.tenant.id, 'contact_search', (tx) => listContactPage(tx, principal.tenant.id, query));
       return { ...page, items: page.items.map(present) };
     },
   });

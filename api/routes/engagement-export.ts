@@ -32,8 +32,11 @@ export const engagementExportRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async ({ principal, params, query, reply }) => {
       const campaign = await requireCampaign(ctx.sql, principal.tenant.id, params.id);
       const window = exportWindow(ctx.clock, query.since === undefined ? undefined : new Date(query.since));
+      // The cursor reads within the export deadline, holding one of the tenant's heavy-query slots until the download ends;
+      // the header line and first page are read before answering, so a refusal or a deadline there is its own status.
+      const lines = await ctx.queries.stream(principal.tenant.id, 'export', (tx) => engagementCsv(tx, principal.tenant.id, campaign.id, window), { prefetch: 2 });
       reply.header('content-disposition', `attachment; filename="campaign-${campaign.id}-engagement.csv"`);
-      return Readable.from(engagementCsv(ctx.sql, principal.tenant.id, campaign.id, window));
+      return Readable.from(lines);
     },
   });
 };

@@ -32,6 +32,11 @@ const LANGUAGE =
   `its positive form does not, including those without a value. At most ${LIMITS.maxRules} rules and ${LIMITS.maxDepth} levels of groups. ` +
   'Deleted contacts are left out unless a rule names status; erased contacts always are. A bad rule is 422 naming its path, e.g. definition.rules[2].operator.';
 
+const DEADLINE_NOTE =
+  'Counting has a deadline (config/queries.yaml, 5 s by default): a rule set that takes longer is stopped and answers 422 validation_error ' +
+  '"definition: this rule set is too expensive to evaluate…". Counts, searches, analytics reads and exports of one account run at most 2 at once ' +
+  '(more wait up to 1 s, then 429 rate_limited with Retry-After).';
+
 const name = z.string().max(MAX_NAME_LENGTH).describe('Shown in lists; surrounding spaces are dropped');
 const definition = z.record(z.string(), z.unknown()).describe(LANGUAGE);
 const staleRules = z
@@ -108,7 +113,7 @@ export const segmentRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Count the contacts of a definition',
-    description: `How many contacts a definition selects now, without saving it or sending anything. ${LANGUAGE}`,
+    description: `How many contacts a definition selects now, without saving it or sending anything. ${DEADLINE_NOTE} ${LANGUAGE}`,
     body: z.strictObject({ definition }),
     response: z.object({ count: z.number().int() }),
     handler: async ({ principal, body }) => ({ count: await previewCount(ctx, principal.tenant.id, body.definition) }),
@@ -139,7 +144,7 @@ export const segmentRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Count the contacts of a segment',
     description:
       'How many contacts the saved segment selects now (nothing is sent). A rule whose custom field or list was deleted after saving ' +
-      'matches no contact — a segment never grows because part of it vanished — and is listed in stale_rules.',
+      'matches no contact — a segment never grows because part of it vanished — and is listed in stale_rules. ' + DEADLINE_NOTE,
     params: segmentId,
     errors: [404],
     response: z.object({ count: z.number().int(), stale_rules: staleRules }),

@@ -1,6 +1,6 @@
 // Cohort retention by acquisition week: of the contacts created in each of the last N weeks, the share active (sent to, opening or clicking) in each week since; cached in process for an hour.
 import type { Clock } from '../clock.js';
-import type { Queryable } from '../db/connection.js';
+import type { TenantQueries } from '../db/deadline.js';
 import { cohortActivity, type CohortMetric } from './queries.js';
 import { TtlCache } from './ttl-cache.js';
 
@@ -40,7 +40,8 @@ export class CohortRetention {
   private readonly cache: TtlCache<CohortReport>;
 
   constructor(
-    private readonly deps: { sql: Queryable; clock: Clock },
+    /** queries: the read runs as an analytics query (its deadline, the tenant's slots). */
+    private readonly deps: { queries: Pick<TenantQueries, 'run'>; clock: Clock },
     cacheMs = COHORT_CACHE_MS,
   ) {
     this.cache = new TtlCache(deps.clock, cacheMs);
@@ -54,7 +55,7 @@ export class CohortRetention {
     const now = this.deps.clock.now();
     const current = weekStart(now);
     const start = new Date(current.getTime() - (weeks - 1) * WEEK);
-    const { sizes, cells } = await cohortActivity(this.deps.sql, tenantId, metric, start, now);
+    const { sizes, cells } = await this.deps.queries.run(tenantId, 'analytics', (tx) => cohortActivity(tx, tenantId, metric, start, now));
     const sizeOf = new Map(sizes.map((s) => [s.cohort, s.contacts]));
     const activeOf = new Map(cells.map((c) => [`${c.cohort}/${c.offset}`, c.contacts]));
     const cohorts: CohortRow[] = [];

@@ -6,7 +6,8 @@ import type { SendingDeps } from '../sending/deps.js';
 import { findTenantById } from '../tenants/queries.js';
 import { sendBatch, type BatchContext } from './fanout-batch.js';
 import { enqueueFanout, enqueueSlot, type FanoutJob } from './fanout-jobs.js';
-import { materializeNextPage, TargetGone } from './materialize.js';
+import { isQueryCanceled } from '../db/deadline.js';
+import { materializeNextPage, segmentTooSlow, TargetGone } from './materialize.js';
 import { campaignState, findCampaignById, setWaiting, transition, type CampaignRow } from './queries.js';
 import { trackedContent } from './content.js';
 import { checkSendable, loadContent } from './readiness.js';
@@ -149,6 +150,8 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
       step = await materializeNextPage(deps, row.id);
     } catch (err) {
       if (err instanceof TargetGone) return fail(deps, row, err.message);
+      // Retrying would run the same rule set into the same deadline: the campaign stops, and says why.
+      if (isQueryCanceled(err)) return fail(deps, row, segmentTooSlow(deps.config.queries.deadlines_ms.segment_materialize));
       throw err;
     }
     if (step === 'not_sending') return 'nothing';

@@ -2,6 +2,7 @@
 import type { Clock } from '../clock.js';
 import type { Config } from '../config/index.js';
 import type { Queryable, Sql } from '../db/connection.js';
+import { formatDeadline, setDeadline } from '../db/deadline.js';
 import { listMemberIdPage } from '../lists/members.js';
 import { selectSegment } from '../segments/service.js';
 import { findCampaignById, recipientSeq, saveTargetPosition, type CampaignRow } from './queries.js';
@@ -11,7 +12,7 @@ import { makeSeedHits } from '../seedlist/queries.js';
 export interface MaterializeDeps {
   sql: Sql;
   clock: Clock;
-  config: Pick<Config, 'campaigns'>;
+  config: Pick<Config, 'campaigns' | 'queries'>;
 }
 
 /** A page of target contact ids and the position after it (null: that was the last page). */
@@ -37,6 +38,11 @@ async function targetPage(tx: Queryable, row: CampaignRow, limit: number): Promi
   throw new TargetGone('its list or segment was deleted before the recipients were fixed');
 }
 
+/** The failure reason of a campaign whose segment ran past its deadline while its recipients were fixed. */
+export function segmentTooSlow(ms: number): string {
+  return `its segment's rule set is too expensive: selecting one page of its recipients ran past the ${formatDeadline(ms)} deadline and was stopped; simplify the segment and send the campaign again`;
+}
+
 export type MaterializeStep = 'more' | 'done' | 'not_sending';
 
 /**
@@ -52,6 +58,10 @@ export async function materializeNextPage(deps: MaterializeDeps, campaignId: str
     const row = await findCampaignById(tx, campaignId, { lock: true });
     if (!row || row.status !== 'sending') return 'not_sending';
     if (row.targeted_at) return 'done';
+    // A segment's rules are the tenant's: its page (and the rest of this transaction) gets a deadline, set only now
+    // so the wait for the campaign's lock is not counted. Past it the statement is cancelled (57014: the fan-out
+    // fails the campaign, saying why).
+    if (row.segment_id !== null) await setDeadline(tx, deps.config.queries.deadlines_ms.segment_materialize);
     const page = await targetPage(tx, row, deps.config.campaigns.materialize.page_size);
     // Each page's recipients take the next positions, in page order: batches are ranges of them.
     const seqBase = await recipientSeq(tx, row.id);

@@ -22,6 +22,7 @@ import { observabilitySchema, type ObservabilityConfig } from './observability.j
 import { runtimeSchema, type RuntimeConfig } from './runtime.js';
 import { pluginsSchema, type PluginsConfig } from './plugins.js';
 import { renderSchema, type RenderConfig } from './render.js';
+import { queriesSchema, type QueriesConfig } from './queries.js';
 import { seedlistSchema, type SeedlistConfig } from './seedlist.js';
 import { trackingSchema, type TrackingConfig } from './tracking.js';
 import { warmupSchema, type WarmupConfig } from './warmup.js';
@@ -34,6 +35,7 @@ export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
 export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, ObservabilityConfig, RuntimeConfig, SeedlistConfig, WorkersConfig };
 export type { RenderConfig } from './render.js';
+export type { QueriesConfig, QueryKind } from './queries.js';
 
 /** The config/ files, by name: each is validated by its own schema. */
 function filesSchema(mxPlugins: readonly string[] | undefined) {
@@ -59,6 +61,7 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     observability: observabilitySchema,
     runtime: runtimeSchema,
     render: renderSchema,
+    queries: queriesSchema,
   });
 }
 
@@ -145,6 +148,8 @@ export interface Config {
   runtime: RuntimeConfig;
   /** config/render.yaml: the render threads, render budgets and each tenant's share. */
   render: RenderConfig;
+  /** config/queries.yaml: deadlines of tenant-shaped queries and their concurrency caps. */
+  queries: QueriesConfig;
   /** Set only under `mailpath dev`: the ports of its loopback DNS, mail sink and inbox. */
   dev: DevConfig | undefined;
 }
@@ -298,6 +303,7 @@ export function loadConfig(env: Env = process.env, options: LoadOptions = {}): C
     observability: parsedFiles.data.observability,
     runtime: parsedFiles.data.runtime,
     render: parsedFiles.data.render,
+    queries: parsedFiles.data.queries,
     dev,
   };
 }

@@ -3,6 +3,7 @@ import { writeAudit, type AuditActor } from '../audit/log.js';
 import type { Clock } from '../clock.js';
 import { decodeCursor, encodeCursor } from '../cursor.js';
 import type { Queryable, Sql } from '../db/connection.js';
+import type { TenantQueries } from '../db/deadline.js';
 import { listCustomFields } from '../custom-fields/queries.js';
 import { notFound, validationError } from '../errors.js';
 import { isUuid } from '../ids.js';
@@ -25,6 +26,11 @@ import {
 export interface SegmentDeps {
   sql: Sql;
   clock: Clock;
+}
+
+/** Counting a definition: the tenant's heavy-query slots and the segment deadline (past it, 422 naming the rule set). */
+export interface SegmentCountDeps extends SegmentDeps {
+  queries: TenantQueries;
 }
 
 export const MAX_NAME_LENGTH = 200;
@@ -200,12 +206,19 @@ export async function removeSegment(deps: SegmentDeps, tenantId: string, actor: 
 }
 
 /** POST /segments/preview: how many contacts a definition selects now, nothing stored. */
-export async function previewCount(deps: SegmentDeps, tenantId: string, definition: unknown): Promise<number> {
-  return (await selectDefinition(deps.sql, tenantId, definition, { now: deps.clock.now(), strict: true })).count();
+export async function previewCount(deps: SegmentCountDeps, tenantId: string, definition: unknown): Promise<number> {
+  // Checked first, outside the slots: a bad rule is its own 422 (naming its path) at once.
+  await checkDefinition(deps.sql, tenantId, definition);
+  const now = deps.clock.now();
+  return deps.queries.run(tenantId, 'segment', async (tx) => (await selectDefinition(tx, tenantId, definition, { now, strict: true })).count());
 }
 
 /** GET /segments/{id}/count: how many contacts a saved segment selects now, and its stale rules. */
-export async function segmentCount(deps: SegmentDeps, tenantId: string, id: string): Promise<{ count: number; staleRules: StaleRule[] }> {
-  const selection = await selectSegment(deps.sql, tenantId, id, deps.clock.now());
-  return { count: await selection.count(), staleRules: selection.staleRules };
+export async function segmentCount(deps: SegmentCountDeps, tenantId: string, id: string): Promise<{ count: number; staleRules: StaleRule[] }> {
+  const row = await requireSegment(deps.sql, tenantId, id);
+  const now = deps.clock.now();
+  return deps.queries.run(tenantId, 'segment', async (tx) => {
+    const selection = await selectDefinition(tx, tenantId, row.definition, { now, strict: false });
+    return { count: await selection.count(), staleRules: selection.staleRules };
+  });
 }

@@ -1,7 +1,9 @@
 // Segments evaluated when used: deleted and erased contacts, a field or list deleted after saving, a key reused with another type, another tenant's lists.
 import t from 'tap';
 import { ManualClock } from '../../../shared/clock.js';
+import { loadConfig } from '../../../shared/config/index.js';
 import { connect } from '../../../shared/db/connection.js';
+import { TenantQueries } from '../../../shared/db/deadline.js';
 import { createLogger } from '../../../shared/log.js';
 import { createSegment, previewCount, segmentCount, selectDefinition, selectSegment } from '../../../shared/segments/service.js';
 import { createTestDatabase } from '../../helpers/db.js';
@@ -15,7 +17,7 @@ t.teardown(async () => {
   await db.drop();
 });
 const fixture = await buildFixture(sql, 7, 400);
-const deps = { sql, clock: new ManualClock(NOW) };
+const deps = { sql, clock: new ManualClock(NOW), queries: new TenantQueries(sql, loadConfig({}).queries) };
 const actor = { type: 'system' as const, id: null };
 const field = (f: string, operator: string, value?: unknown) => ({ type: 'field', field: f, operator, ...(value !== undefined ? { value } : {}) });
 const mine = fixture.contacts.filter((c) => c.tenant_id === fixture.tenantId);
