@@ -1,6 +1,7 @@
 // Polls the due POP3 bounce mailboxes: each new message (by UIDL) is stored as bounce mail for the same intake as the MX's, in the transaction that marks its UIDL fetched (and records the placement of a seed copy when a seed names the mailbox), then deleted on the server when asked.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../clock.js';
+import { forEachLimit } from '../concurrency.js';
 import type { Config } from '../config/index.js';
 import type { Sql } from '../db/connection.js';
 import type { DnsResolver } from '../dns.js';
@@ -60,17 +61,21 @@ const budgetMs = (deps: PollerDeps) => deps.config.bounceMailboxes.timeout_ms * 
 /** A lease on a claimed mailbox: longer than a poll can last (its budget, the RETR and DELE in flight, QUIT); a poller that died is retried after it. */
 const leaseMs = (deps: PollerDeps) => budgetMs(deps) + deps.config.bounceMailboxes.timeout_ms * 2 + 60_000;
 
-/** One tick of the bounce-mailbox-poll worker: every due mailbox (up to mailboxes_per_tick), one after the other. */
+/**
+ * One tick of the bounce-mailbox-poll worker: the due mailboxes (up to mailboxes_per_tick, at most
+ * mailboxes_per_tenant_per_tick of one tenant), concurrent_polls at a time.
+ */
 export async function pollDueMailboxes(deps: PollerDeps): Promise<{ polled: number; fetched: number; failed: number }> {
   const now = deps.clock.now();
-  const due = await claimDueMailboxes(deps.sql, now, deps.config.bounceMailboxes.mailboxes_per_tick, leaseMs(deps));
+  const policy = deps.config.bounceMailboxes;
+  const due = await claimDueMailboxes(deps.sql, now, policy.mailboxes_per_tick, policy.mailboxes_per_tenant_per_tick, leaseMs(deps));
   let fetched = 0;
   let failed = 0;
-  for (const mailbox of due) {
+  await forEachLimit(due, policy.concurrent_polls, async (mailbox) => {
     const result = await pollMailbox(deps, mailbox);
     fetched += result.fetched;
     if (result.error !== null) failed++;
-  }
+  });
   return { polled: due.length, fetched, failed };
 }
 

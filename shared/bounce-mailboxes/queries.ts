@@ -84,12 +84,18 @@ export async function deleteBounceMailbox(db: Queryable, tenantId: string, id: s
  * Takes up to `limit` enabled mailboxes whose poll is due and moves their next poll a lease ahead,
  * in one statement: a second poller (another process, a run-now beside the schedule) skips them.
  */
-export async function claimDueMailboxes(db: Queryable, now: Date, limit: number, leaseMs: number): Promise<BounceMailboxRow[]> {
+export async function claimDueMailboxes(db: Queryable, now: Date, limit: number, perTenant: number, leaseMs: number): Promise<BounceMailboxRow[]> {
   const leaseUntil = new Date(now.getTime() + leaseMs);
+  // Each tenant's due mailboxes take turns (turn 1 of every tenant before turn 2 of any); the lock re-checks the
+  // row, so a mailbox another poller claimed meanwhile is not claimed twice.
   return db<BounceMailboxRow[]>`
-    with picked as materialized (
-      select id as picked_id from bounce_mailboxes where enabled and next_poll_at <= ${now}
-      order by next_poll_at limit ${limit} for update skip locked)
+    with due as (
+      select id, next_poll_at, row_number() over (partition by tenant_id order by next_poll_at, id) as turn
+      from bounce_mailboxes where enabled and next_poll_at <= ${now}),
+    picked as materialized (
+      select b.id as picked_id from bounce_mailboxes b join due on due.id = b.id
+      where due.turn <= ${perTenant} and b.enabled and b.next_poll_at <= ${now}
+      order by due.turn, due.next_poll_at limit ${limit} for update of b skip locked)
     update bounce_mailboxes set next_poll_at = ${leaseUntil}
     from picked where id = picked.picked_id
     returning ${columns(db)}`;

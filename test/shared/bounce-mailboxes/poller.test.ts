@@ -154,6 +154,26 @@ t.test('two pollers at once: each due mailbox is claimed by one of them', async 
   t.equal((await stored()).length, 1, 'stored once');
 });
 
+t.test('one tenant\'s slow mailboxes take their turn beside another tenant\'s, not ahead of it', async (t) => {
+  const { f, pop, deps, sender, mailbox } = await setup(t, { MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '1500' });
+  const slow = await startRoguePop3(t, { greet: (s, c) => c.drip(s, `+OK ${'slow '.repeat(200)}\r\n`, 1000) });
+  const hostile = [];
+  for (let i = 0; i < 3; i++) hostile.push(await mailbox({ name: `slow ${i}`, port: slow.port }));
+  // The other tenant's mailbox is the last one due: taken one after the other, it would wait behind all three.
+  pop.deliver('bounces@isp.test', 'Subject: one\r\n\r\nbody\r\n');
+  const other = await f.sender();
+  const good = await createBounceMailbox(f.ctx, other.tenant.id, actor, {
+    name: 'Other tenant', host: '127.0.0.1', port: pop.port, username: 'bounces@isp.test', password: 'pop-secret-1', use_tls_implicit: false,
+  });
+  const tick = await pollDueMailboxes(deps());
+  t.same(tick, { polled: 3, fetched: 1, failed: 2 }, 'two of the slow tenant\'s mailboxes (mailboxes_per_tenant_per_tick) and the other tenant\'s');
+  const rows = await Promise.all(hostile.map(async (m) => (await findBounceMailbox(f.sql, sender.tenant.id, m.id))!));
+  t.equal(rows.filter((r) => r.last_polled_at === null).length, 1, 'the slow tenant\'s third mailbox waits for a later tick');
+  const done = (await findBounceMailbox(f.sql, other.tenant.id, good.id))!;
+  const slowDone = rows.filter((r) => r.last_polled_at !== null).map((r) => r.last_polled_at!.getTime());
+  t.ok(done.last_polled_at!.getTime() < Math.min(...slowDone), 'the other tenant\'s poll finished before the slow ones gave up (they ran at once)');
+});
+
 /** Servers that log in fine, then misbehave in the middle of the session. */
 const SESSION_ROGUES: { name: string; script: RogueScript; tls?: boolean; error: RegExp }[] = [
   { name: 'an endless UIDL listing', script: loggingIn((line, s, c) => line === 'UIDL' && (c.flood(s, '+OK\r\n', 5 * 1024 * 1024), true)), error: /^UIDL: the answer is larger than 4194304 bytes$/ },
