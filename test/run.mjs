@@ -57,14 +57,14 @@ await build({
 // Every `import.meta.url` in our sources is replaced by the URL of the file's per-file compiled copy, so paths found
 // from it (the project root, .build/main/cli.js, the worker's own module) are what they are unbundled.
 // Packages that find files next to themselves (__dirname, require.resolve), native or WebAssembly ones, the test
-// tooling, smtp-server (a test fingerprints the source of the internals the MX relies on, which a bundler re-prints)
-// and standardwebhooks (a test imports it with import(), which esbuild answers without the named exports Node finds in
+// tooling, piscina (it finds its worker file beside itself), smtp-server (a test fingerprints the source of the
+// internals the MX relies on, which a bundler re-prints) and standardwebhooks (a test imports it with import(), which esbuild answers without the named exports Node finds in
 // a CommonJS package) stay outside the bundle and load from node_modules.
 const BUNDLED = join(OUT, 'bundled');
 const UNBUNDLED_PACKAGES = [
   'bcrypt', 'pdfkit', 'fontkit', '@electric-sql/*', 'tap', '@tapjs/*', 'esbuild', 'typescript', 'thread-stream', 'pino',
   '@fastify/swagger', '@fastify/swagger-ui', 'undici', 'liquidjs', '@redocly/openapi-core', 'mailauth', 'smtp-server',
-  'standardwebhooks',
+  'standardwebhooks', 'piscina',
 ];
 // A test path is an argument naming a file or directory that exists, or a .ts file (tap then says it is missing): an
 // option's value given apart (`--grep foo`) is not one.
