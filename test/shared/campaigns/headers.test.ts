@@ -2,6 +2,7 @@
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import t from 'tap';
+import { tenantFeedbackTag } from '../../../shared/campaigns/feedback-id.js';
 import { dkimTxtValue } from '../../../shared/domains/records.js';
 import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, sender, sendNow } from '../../helpers/campaigns.js';
@@ -48,7 +49,7 @@ t.test('the bulk-sender headers are on every campaign message and DKIM-signed', 
     t.ok(unsubscribe, 'List-Unsubscribe with the https URL and the mailto');
     t.equal(uuidAt(verifyToken(s.ctx.linkKey, 'unsubscribe', unsubscribe![1]!)!), send.id, 'its token names this send');
     t.match(header, /^List-Unsubscribe-Post: List-Unsubscribe=One-Click$/m);
-    t.match(header, new RegExp(`^Feedback-ID: ${c.id}:${a.tenant.tenantId}:campaign:mailpath$`, 'm'));
+    t.match(header, new RegExp(`^Feedback-ID: ${c.id}:${tenantFeedbackTag(s.ctx.linkKey, a.tenant.tenantId)}:campaign:mailpath$`, 'm'));
     const signed = /^DKIM-Signature: .*\bh=([^;]+);/m.exec(header)![1]!.replace(/\s+/g, '').toLowerCase().split(':');
     for (const h of ['list-unsubscribe', 'list-unsubscribe-post', 'feedback-id', 'from', 'subject']) t.ok(signed.includes(h), `${h} is signed`);
     const verified = await dkimverify(send.message, dns.address);
@@ -59,6 +60,6 @@ t.test('the bulk-sender headers are on every campaign message and DKIM-signed', 
   t.ok(raw.includes('<https://mail.example.test/u/') && raw.includes(`${c.id}:${a.tenant.tenantId}:campaign:mailpath`));
   const tampered = Buffer.from(raw.replace('<https://mail.example.test/u/', '<https://evil.example/u/'), 'latin1');
   t.notOk((await dkimverify(tampered, dns.address)).ok, 'a changed List-Unsubscribe fails the signature');
-  const feedback = Buffer.from(raw.replace(`${c.id}:${a.tenant.tenantId}:campaign`, `${c.id}:other:campaign`), 'latin1');
+  const feedback = Buffer.from(raw.replace(`${c.id}:${tenantFeedbackTag(s.ctx.linkKey, a.tenant.tenantId)}:campaign`, `${c.id}:other:campaign`), 'latin1');
   t.notOk((await dkimverify(feedback, dns.address)).ok, 'so does a changed Feedback-ID');
 });
