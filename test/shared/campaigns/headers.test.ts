@@ -57,7 +57,7 @@ t.test('the bulk-sender headers are on every campaign message and DKIM-signed', 
   }
   // Headers as folded on the wire: the values start on the next line.
   const raw = sends[0]!.message.toString('latin1');
-  t.ok(raw.includes('<https://mail.example.test/u/') && raw.includes(`${c.id}:${a.tenant.tenantId}:campaign:mailpath`));
+  t.ok(raw.includes('<https://mail.example.test/u/') && raw.includes(`${c.id}:${tenantFeedbackTag(s.ctx.linkKey, a.tenant.tenantId)}:campaign:mailpath`));
   const tampered = Buffer.from(raw.replace('<https://mail.example.test/u/', '<https://evil.example/u/'), 'latin1');
   t.notOk((await dkimverify(tampered, dns.address)).ok, 'a changed List-Unsubscribe fails the signature');
   const feedback = Buffer.from(raw.replace(`${c.id}:${tenantFeedbackTag(s.ctx.linkKey, a.tenant.tenantId)}:campaign`, `${c.id}:other:campaign`), 'latin1');
