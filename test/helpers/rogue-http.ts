@@ -1,5 +1,6 @@
 // Misbehaving HTTP receivers on 127.0.0.1 (raw node:net, so every byte is the test's): dripping status lines and bodies, endless headers, a reset mid-body, garbage; every socket and timer ends at teardown.
 import { createServer, type Socket } from 'node:net';
+import { dripper, listenUntilTeardown } from './rogue-server.js';
 
 export type RogueHttpMode =
   /** The answer's status line and headers, one byte a second. */
@@ -28,11 +29,8 @@ export async function startRogueHttp(t: { teardown(fn: () => unknown): void }, m
   const closed: Promise<void>[] = [];
   const timers = new Set<NodeJS.Timeout>();
   let accepted = 0;
-  const drip = (socket: Socket, text: string) => {
-    let i = 0;
-    const timer = setInterval(() => (socket.destroyed || i >= text.length ? clearInterval(timer) : socket.write(text[i++]!)), 1000);
-    timers.add(timer);
-  };
+  const dripEverySecond = dripper(timers);
+  const drip = (socket: Socket, text: string) => dripEverySecond(socket, text, 1000);
   const flood = (socket: Socket, piece: Buffer) => {
     const pump = () => {
       while (!socket.destroyed && socket.write(piece));
@@ -70,17 +68,9 @@ export async function startRogueHttp(t: { teardown(fn: () => unknown): void }, m
     };
     socket.on('data', onData);
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
-  t.teardown(
-    () =>
-      new Promise<void>((resolve) => {
-        for (const timer of timers) clearInterval(timer);
-        for (const socket of sockets) socket.destroy();
-        server.close(() => resolve());
-      }),
-  );
+  const port = await listenUntilTeardown(t, server, timers, sockets);
   return {
-    url: `http://127.0.0.1:${(server.address() as { port: number }).port}/hook`,
+    url: `http://127.0.0.1:${port}/hook`,
     connections: () => accepted,
     allClosed: async () => void (await Promise.all(closed)),
   };

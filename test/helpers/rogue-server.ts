@@ -1,5 +1,5 @@
 // Misbehaving line-protocol servers (POP3, SMTP) on 127.0.0.1 for tests: each greets (or does not) as scripted and answers command lines as scripted; every socket and timer ends at teardown.
-import { createServer, type Socket } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 
 export interface RogueServer {
   port: number;
@@ -28,17 +28,7 @@ export async function startRogueServer(t: { teardown(fn: () => unknown): void },
   let accepted = 0;
   let written = 0;
   const control: RogueControl = {
-    drip(socket, bytes, everyMs) {
-      let i = 0;
-      const timer = setInterval(() => {
-        if (socket.destroyed || i >= bytes.length) {
-          clearInterval(timer);
-          return;
-        }
-        socket.write(bytes[i++]!);
-      }, everyMs);
-      timers.add(timer);
-    },
+    drip: dripper(timers),
     flood(socket, prefix, total, after = '') {
       socket.write(prefix);
       const chunk = Buffer.alloc(64 * 1024, 0x78);
@@ -74,6 +64,28 @@ export async function startRogueServer(t: { teardown(fn: () => unknown): void },
     });
     script.greet(socket, control);
   });
+  const port = await listenUntilTeardown(t, server, timers, sockets);
+  return { port, connections: () => accepted, bytesWritten: () => written };
+}
+
+
+/** Writes `bytes` one byte per `everyMs` until the socket closes; its timer joins `timers` (cleared at teardown). */
+export function dripper(timers: Set<NodeJS.Timeout>): RogueControl['drip'] {
+  return (socket, bytes, everyMs) => {
+    let i = 0;
+    const timer = setInterval(() => {
+      if (socket.destroyed || i >= bytes.length) {
+        clearInterval(timer);
+        return;
+      }
+      socket.write(bytes[i++]!);
+    }, everyMs);
+    timers.add(timer);
+  };
+}
+
+/** Listens on a free loopback port; at teardown every timer is cleared, every socket destroyed and the server closed. */
+export async function listenUntilTeardown(t: { teardown(fn: () => unknown): void }, server: Server, timers: Set<NodeJS.Timeout>, sockets: Set<Socket>): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   t.teardown(
     () =>
@@ -83,6 +95,5 @@ export async function startRogueServer(t: { teardown(fn: () => unknown): void },
         server.close(() => resolve());
       }),
   );
-  return { port: (server.address() as { port: number }).port, connections: () => accepted, bytesWritten: () => written };
+  return (server.address() as { port: number }).port;
 }
-
