@@ -12,6 +12,7 @@ export const queriesSchema = z.strictObject({
     export: deadline,
   }),
   per_tenant: z.number().int().min(1).max(100),
+  per_tenant_ms_per_minute: z.number().int().min(100).max(3_600_000),
   global: z.number().int().min(1).max(200),
   queue_wait_ms: z.number().int().min(0).max(60_000),
   retry_after_seconds: z.number().int().min(1).max(3600),

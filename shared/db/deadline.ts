@@ -2,7 +2,7 @@
 import type { QueriesConfig, QueryKind } from '../config/queries.js';
 import { AppError } from '../errors.js';
 import type { Queryable, Sql } from './connection.js';
-import { KeyedSlots, Slots } from './query-slots.js';
+import { KeyedSlots, Slots, TimeBudget } from './query-slots.js';
 
 type Reserved = Awaited<ReturnType<Sql['reserve']>>;
 
@@ -16,10 +16,12 @@ export function isQueryCanceled(err: unknown): boolean {
 
 /**
  * Sets the transaction's statement_timeout (`set local`: it ends with the transaction, so a pooled connection
- * never keeps it). Every later statement of the transaction, each on its own, must finish within `ms`.
+ * never keeps it). Every later statement of the transaction, each on its own, must finish within `ms`. The
+ * statements also run without parallel workers: a tenant's scan then takes one core of the database server,
+ * not three, and the other tenants' queries keep the rest.
  */
 export async function setDeadline(tx: Queryable, ms: number): Promise<void> {
-  await tx`select set_config('statement_timeout', ${String(ms)}, true)`;
+  await tx`select set_config('statement_timeout', ${String(ms)}, true), set_config('max_parallel_workers_per_gather', '0', true)`;
 }
 
 /** A deadline as a tenant reads it: 200 ms, 5 s. */
@@ -46,13 +48,16 @@ function pastDeadline(kind: HeavyKind, ms: number, retryAfter: number): AppError
 export class TenantQueries {
   private readonly tenants: KeyedSlots;
   private readonly process: Slots;
+  private readonly time: TimeBudget;
 
   constructor(
     private readonly sql: Sql,
     private readonly config: QueriesConfig,
+    now: () => number = () => performance.now(),
   ) {
     this.tenants = new KeyedSlots(config.per_tenant);
     this.process = new Slots(config.global);
+    this.time = new TimeBudget(config.per_tenant_ms_per_minute, 60_000, now);
   }
 
   deadlineOf(kind: QueryKind): number {
@@ -67,6 +72,7 @@ export class TenantQueries {
    */
   async run<T>(tenantId: string, kind: HeavyKind, fn: (tx: Queryable) => Promise<T>): Promise<T> {
     const release = await this.admit(tenantId);
+    const spend = this.time.meter(tenantId);
     try {
       const ms = this.deadlineOf(kind);
       return (await this.sql.begin(async (tx) => {
@@ -77,6 +83,7 @@ export class TenantQueries {
       if (isQueryCanceled(err)) throw pastDeadline(kind, this.deadlineOf(kind), this.config.retry_after_seconds);
       throw err;
     } finally {
+      spend();
       release();
     }
   }
@@ -90,6 +97,9 @@ export class TenantQueries {
    */
   async stream<T>(tenantId: string, kind: HeavyKind, open: (tx: Queryable) => AsyncIterable<T>, options: { prefetch?: number } = {}): Promise<AsyncIterableIterator<T>> {
     const release = await this.admit(tenantId);
+    // The time up to the first items counts against the tenant's budget: that is where the query does its work (a
+    // slow download afterwards costs the server little).
+    const spend = this.time.meter(tenantId);
     let conn: Reserved | undefined;
     let items: AsyncIterator<T> | undefined;
     let finished = false;
@@ -120,6 +130,8 @@ export class TenantQueries {
     } catch (err) {
       await finish(false);
       throw mapped(err);
+    } finally {
+      spend();
     }
     const source = items;
     const iterator: AsyncIterableIterator<T> = {
@@ -143,9 +155,21 @@ export class TenantQueries {
     return iterator;
   }
 
-  /** Takes a slot of the tenant, then one of the process; the returned function gives both back. */
+  /**
+   * Takes a slot of the tenant, then one of the process; the returned function gives both back. A tenant whose
+   * heavy queries used up its time budget is refused first, for as long as the budget needs to refill.
+   */
   private async admit(tenantId: string): Promise<() => void> {
-    const { queue_wait_ms: wait, retry_after_seconds: retryAfter, per_tenant: perTenant } = this.config;
+    const { queue_wait_ms: wait, retry_after_seconds: retryAfter, per_tenant: perTenant, per_tenant_ms_per_minute: budget } = this.config;
+    const refill = this.time.waitMs(tenantId);
+    if (refill > 0) {
+      const seconds = Math.ceil(refill / 1000);
+      throw new AppError(
+        'rate_limited',
+        `this account's heavy queries (segment counts, searches, analytics, exports) used their ${formatDeadline(budget)} of query time per minute: retry after ${seconds} s`,
+        { headers: { 'Retry-After': String(seconds) } },
+      );
+    }
     const retry = { headers: { 'Retry-After': String(retryAfter) } };
     if (!(await this.tenants.take(tenantId, wait))) {
       throw new AppError('rate_limited', `this account already runs ${perTenant} heavy queries (segment counts, searches, analytics, exports) at once: retry after ${retryAfter} s`, retry);

@@ -1,4 +1,4 @@
-// Counting slots with a bounded wait: at most N holders at once, a newcomer waits its turn for a while and is then refused (unlike the Gate of concurrency.ts, which waits for ever).
+// Counting slots with a bounded wait: at most N holders at once, a newcomer waits its turn for a while and is then refused (unlike the Gate of concurrency.ts, which waits for ever); and time budgets per key.
 
 /** At most `capacity` holders at once; `take` waits up to `waitMs` for a slot and answers whether it got one. */
 export class Slots {
@@ -68,5 +68,47 @@ export class KeyedSlots {
 
   private forgetIdle(key: string, slots: Slots): void {
     if (slots.load === 0 && this.byKey.get(key) === slots) this.byKey.delete(key);
+  }
+}
+
+/**
+ * Time each key (a tenant) may spend per window, as a leaky bucket: what a key spent drains at `budgetMs` per
+ * `windowMs`, and a key whose level is at or above `budgetMs` waits until it has drained below. So a key gets its
+ * budget per window on average, and at most about twice it in any one window (a full bucket, then the refill).
+ */
+export class TimeBudget {
+  private readonly levels = new Map<string, { ms: number; at: number }>();
+
+  constructor(
+    private readonly budgetMs: number,
+    private readonly windowMs: number,
+    private readonly now: () => number,
+  ) {}
+
+  /** How long the key must wait before it may spend again: 0 when it may now. */
+  waitMs(key: string): number {
+    const level = this.level(key);
+    return level < this.budgetMs ? 0 : Math.ceil(((level - this.budgetMs) * this.windowMs) / this.budgetMs) + 1;
+  }
+
+  /** Starts timing a spending of the key's; the returned function (once) adds the time since to its level. */
+  meter(key: string): () => void {
+    const started = this.now();
+    let done = false;
+    return () => {
+      if (done) return;
+      done = true;
+      const now = this.now();
+      this.levels.set(key, { ms: this.level(key) + (now - started), at: now });
+    };
+  }
+
+  /** The key's level now, drained since it was last set; a drained key is forgotten. */
+  private level(key: string): number {
+    const entry = this.levels.get(key);
+    if (!entry) return 0;
+    const ms = Math.max(0, entry.ms - ((this.now() - entry.at) * this.budgetMs) / this.windowMs);
+    if (ms === 0) this.levels.delete(key);
+    return ms;
   }
 }

@@ -1,6 +1,8 @@
 // Tenant-shaped queries have deadlines and per-tenant caps: a rule set too expensive for its deadline is a 422 naming it, a search or analytics read past its deadline a 503 with Retry-After, a tenant's excess heavy queries 429 while another tenant's still run, and every connection comes back clean.
 import t, { type Test } from 'tap';
+import { loadConfig } from '../../shared/config/index.js';
 import type { Sql } from '../../shared/db/connection.js';
+import { TenantQueries } from '../../shared/db/deadline.js';
 import { buildTestApp, call, registerTenant, type TestApp } from '../helpers/app.js';
 
 const field = (f: string, operator: string, value?: unknown) => ({ type: 'field', field: f, operator, ...(value !== undefined ? { value } : {}) });
@@ -203,5 +205,39 @@ t.test('an export past its deadline answers 503 with Retry-After before any row;
   const res = await call(s.app, 'GET', '/audit-events.csv', { token: owner.token });
   t.equal(res.status, 200);
   t.match(String(res.body), /^id,time,action/);
+  await assertCleanPool(t, s);
+});
+
+t.test("a tenant whose heavy queries used their time budget gets 429 until it refills; another tenant's still run", async (t) => {
+  // A budget of 300 ms per minute: one analytics read held 400 ms by a lock spends it all.
+  const s = await buildTestApp(t, { env: { MAILPATH_CONFIG__QUERIES__PER_TENANT_MS_PER_MINUTE: '300' } });
+  const a = await registerTenant(s.app);
+  const b = await registerTenant(s.app);
+  const lock = await holdLock(s.sql, 'analytics_hourly');
+  const held = call(s.app, 'GET', '/analytics/rollup', { token: a.token });
+  try {
+    await lockWaiters(s.sql, 1);
+    await new Promise((r) => setTimeout(r, 400));
+  } finally {
+    await lock.release();
+  }
+  t.equal((await held).status, 200, 'the query that spent the budget answers');
+  const refused = await within(call(s.app, 'GET', '/contacts?q=x', { token: a.token }));
+  t.equal(refused.status, 429, "A's next heavy query of any kind is refused");
+  t.match(refused.body, { error: 'rate_limited', message: /used their 300 ms of query time per minute: retry after \d+ s$/ });
+  // At least 100 ms over a 300 ms/min budget: 20 s or more to drain below it.
+  t.ok(Number(refused.headers['retry-after']) >= 20, `Retry-After says how long the refill takes (${refused.headers['retry-after']} s)`);
+  t.equal((await call(s.app, 'GET', '/contacts?q=x', { token: b.token })).status, 200, "B's budget is its own");
+});
+
+t.test('a tenant-shaped query runs with its deadline and without parallel workers (one core of the server); the pool keeps neither', async (t) => {
+  const s = await buildTestApp(t);
+  const owner = await registerTenant(s.app);
+  const queries = new TenantQueries(s.sql, loadConfig({}).queries);
+  const inside = await queries.run(owner.tenantId, 'segment', (tx) => tx<{ workers: string; timeout: string }[]>`
+    select current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout`);
+  t.same(inside[0], { workers: '0', timeout: '5s' });
+  const [outside] = await s.sql<{ workers: string }[]>`select current_setting('max_parallel_workers_per_gather') as workers`;
+  t.not(outside!.workers, '0', 'other queries keep the server default');
   await assertCleanPool(t, s);
 });
