@@ -65,6 +65,7 @@ export const limitsSchema = z.strictObject({
       slice_seconds: z.number().int().min(1).max(3600),
       job_expire_seconds: z.number().int().min(1).max(86_400),
       workers: z.number().int().min(0).max(16),
+      per_tenant_in_progress: z.number().int().min(1).max(100),
     })
     .refine((i) => i.slice_seconds < i.job_expire_seconds, { message: 'must be below job_expire_seconds', path: ['slice_seconds'] }),
 });

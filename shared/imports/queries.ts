@@ -1,5 +1,5 @@
 // SQL for bulk contact imports: the import row and its progress, the uploaded file's chunks, and the row errors. Scoped to a tenant wherever a client names an import.
-import type { Queryable } from '../db/connection.js';
+import type { Queryable, Sql } from '../db/connection.js';
 import type { KeysetPosition } from '../cursor.js';
 import type { ImportOptions } from './options.js';
 
@@ -43,6 +43,23 @@ export async function insertImport(
     values (${i.tenantId}, ${i.apiKeyId}, ${i.format}, ${db.json(i.options as never)}, 'uploading', ${i.at})
     returning ${selectColumns(db)}`;
   return row!;
+}
+
+/**
+ * A new import of the tenant, unless it already has `cap` in progress (uploading, queued or running): then
+ * undefined. Concurrent uploads of one tenant are counted one after the other (a lock per tenant).
+ */
+export async function insertImportWithinCap(
+  sql: Sql,
+  i: { tenantId: string; apiKeyId: string | null; format: ImportFormat; options: ImportOptions; at: Date },
+  cap: number,
+): Promise<ImportRow | undefined> {
+  return (await sql.begin(async (tx) => {
+    await tx`select pg_advisory_xact_lock(hashtext(${`contact-imports:${i.tenantId}`}))`;
+    const [busy] = await tx<{ n: number }[]>`
+      select count(*)::int as n from contact_imports where tenant_id = ${i.tenantId} and status in ('uploading', 'queued', 'running')`;
+    return busy!.n >= cap ? undefined : insertImport(tx, i);
+  })) as ImportRow | undefined;
 }
 
 export async function insertChunk(db: Queryable, importId: string, seq: number, data: Buffer): Promise<void> {

@@ -5,14 +5,14 @@ import type { Config } from '../config/index.js';
 import { decodeCursor, pageOf } from '../cursor.js';
 import { listCustomFields } from '../custom-fields/queries.js';
 import type { Sql } from '../db/connection.js';
-import { notFound, validationError } from '../errors.js';
+import { AppError, notFound, validationError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { Boss } from '../jobs/boss.js';
 import type { Logger } from '../log.js';
 import { enqueueImport } from './jobs.js';
 import { mappedCustomKeys, type ImportOptions } from './options.js';
 import {
-  countImports, failUpload, findImport, firstRowErrors, insertChunk, insertImport, listImports, markQueued,
+  countImports, failUpload, findImport, firstRowErrors, insertChunk, insertImportWithinCap, listImports, markQueued,
   type ImportFormat, type ImportRow, type RowError,
 } from './queries.js';
 import { listExists } from './upsert.js';
@@ -25,6 +25,9 @@ export interface ImportServiceDeps {
   log: Logger;
   config: Pick<Config, 'limits'>;
 }
+
+/** Retry-After of an upload refused at the tenant's cap of imports in progress: an import takes a while. */
+const IMPORT_RETRY_AFTER_SECONDS = 30;
 
 /** How many invalid rows GET /contacts/imports/{id} shows (errors.csv has them all). */
 export const ERRORS_SHOWN = 100;
@@ -42,7 +45,8 @@ async function checkOptions(deps: ImportServiceDeps, tenantId: string, options: 
 
 /**
  * Stores the body as the import's file, chunk by chunk while it arrives, then queues the import and its job in one
- * transaction. An upload that does not arrive in full (too large, too slow, cut off) leaves a failed import without
+ * transaction. A tenant with imports.per_tenant_in_progress imports not yet finished is refused (429) before a
+ * byte is read. An upload that does not arrive in full (too large, too slow, cut off) leaves a failed import without
  * chunks, and the UploadFailure's answer is thrown.
  */
 export async function startImport(
@@ -51,7 +55,15 @@ export async function startImport(
 ): Promise<ImportRow> {
   await checkOptions(deps, input.tenantId, input.options);
   const limits = deps.config.limits.imports;
-  const row = await insertImport(deps.sql, { ...input, at: deps.clock.now() });
+  const row = await insertImportWithinCap(deps.sql, { ...input, at: deps.clock.now() }, limits.per_tenant_in_progress);
+  if (!row) {
+    throw new AppError(
+      'rate_limited',
+      `this account already has ${limits.per_tenant_in_progress} imports in progress (uploading, queued or running): ` +
+        'upload the next file once one has finished (GET /contacts/imports)',
+      { headers: { 'Retry-After': String(IMPORT_RETRY_AFTER_SECONDS) } },
+    );
+  }
   let bytes = 0;
   let chunks = 0;
   try {

@@ -1,4 +1,4 @@
-// The upload of an import over a real socket: chunked storage, the size cap, a slow upload past the API's request deadline, a stalled or cut-off upload, and the bulk rate bucket.
+// The upload of an import over a real socket: chunked storage, the size cap, a slow upload past the API's request deadline, a stalled or cut-off upload, the bulk rate bucket, and the cap of imports in progress per tenant.
 import { request, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';
@@ -14,6 +14,8 @@ const env = {
   // The API's own deadline is short: an import upload is exempt from it.
   MAILPATH_CONFIG__LIMITS__REQUEST__TIMEOUT_MS: '1000',
   MAILPATH_CONFIG__LIMITS__REQUEST__HEADERS_TIMEOUT_MS: '500',
+  // No import worker runs here: the uploads stay queued, and the bucket test needs more than the tenant's default cap.
+  MAILPATH_CONFIG__LIMITS__IMPORTS__PER_TENANT_IN_PROGRESS: '100',
 };
 
 interface Answer {
@@ -127,4 +129,28 @@ t.test('import uploads', async (t) => {
     const other = await createKey(app, owner);
     t.equal((await uploadImport(app, other.key, 'email\n')).status, 202, 'another key has its own bucket');
   });
+});
+
+t.test("a tenant's imports in progress are capped: the next upload is 429 before a byte is read, others' are not", async (t) => {
+  const { app, ctx, sql } = await buildTestApp(t);
+  const a = await registerTenant(app);
+  const b = await registerTenant(app);
+  const first = await uploadImport(app, a.token, 'email\nfirst@example.com\n');
+  const second = await uploadImport(app, a.token, 'email\nsecond@example.com\n');
+  t.same([first.status, second.status], [202, 202], 'two imports in progress (queued: no worker runs here)');
+  const imports = async () => (await sql`select count(*)::int as n from contact_imports where tenant_id = ${a.tenantId}`)[0]!.n;
+  const third = await uploadImport(app, a.token, 'email\nthird@example.com\n');
+  t.equal(third.status, 429);
+  t.match(third.body, { error: 'rate_limited', message: /^this account already has 2 imports in progress \(uploading, queued or running\)/ });
+  t.equal(third.headers['retry-after'], '30');
+  t.equal(await imports(), 2, 'the refused upload left no import behind');
+  t.equal((await uploadImport(app, b.token, 'email\nother@example.com\n')).status, 202, "another tenant's upload is not held up");
+
+  await runToEnd(ctx, first.body.data.id);
+  const after = await uploadImport(app, a.token, 'email\nthird@example.com\n');
+  t.equal(after.status, 202, 'a finished import frees its place');
+  // Uploads at once are counted one after another: of three racing for the one free place, one gets it.
+  await runToEnd(ctx, second.body.data.id);
+  const raced = await Promise.all([0, 1, 2].map((i) => uploadImport(app, a.token, `email\nrace${i}@example.com\n`)));
+  t.same(raced.map((r) => r.status).sort(), [202, 429, 429]);
 });

@@ -290,6 +290,7 @@ t.test('contact imports', async (t) => {
   await t.test('isolation and scopes', async (t) => {
     const up = await uploadImport(app, owner.token, 'email\niso@example.com\n');
     const id = up.body.data.id;
+    await runToEnd(ctx, id);
     const other = await registerTenant(app);
     for (const url of [`/contacts/imports/${id}`, `/contacts/imports/${id}/errors.csv`, '/contacts/imports/not-a-uuid']) {
       const res = await call(app, 'GET', url, { token: other.token });
