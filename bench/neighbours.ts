@@ -13,7 +13,8 @@
 // counted by status and printed. The goal regex tried first is the issue's worst case; when it is refused at create,
 // the next-worst pattern the server accepts is used (printed).
 // Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL overrides); creates and drops a database of its own.
-// BENCH_PHASE_S (default 20) seconds per phase; BENCH_CONTACTS (200,000) contacts of A; BENCH_IMPORT_ROWS (50,000) rows per import.
+// BENCH_PHASE_S (default 20) seconds per phase; BENCH_CONTACTS (200,000) contacts of A; BENCH_IMPORT_ROWS (50,000) rows per import;
+// BENCH_A_WORK (render,click,preview,import) the kinds of A's work that run, to attribute a stall to one of them.
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:https';
@@ -31,6 +32,8 @@ import { probeTenantB, trackingPath, type ProbeFigures, type ProbeOptions } from
 const PHASE_S = Math.min(120, Math.max(5, Number(process.env['BENCH_PHASE_S'] ?? 20)));
 const CONTACTS = Math.max(1000, Number(process.env['BENCH_CONTACTS'] ?? 200_000));
 const IMPORT_ROWS = Math.max(100, Number(process.env['BENCH_IMPORT_ROWS'] ?? 50_000));
+/** Which of A's kinds of work run (comma-separated: render, click, preview, import; default all): attributes a stall to its cause. */
+const A_WORK = new Set((process.env['BENCH_A_WORK'] ?? 'render,click,preview,import').split(',').map((w) => w.trim()));
 const GOAL = { p99Ratio: 2, openMs: 1000 };
 /** A's requests wait at most this long for an answer (then count as status 0). */
 const A_TIMEOUT_MS = 15_000;
@@ -127,12 +130,12 @@ function runTenantA(port: number, a: TenantA, seconds: number): Promise<Neighbou
     port,
     seconds,
     timeoutMs: A_TIMEOUT_MS,
-    work: [
-      { name: 'POST /templates/{id}/render (worst-case Liquid)', method: 'POST', path: `/api/v1/templates/${a.templateId}/render`, token: a.renderKey, body: '{}', perMinute: perMinute.read, concurrency: 4 },
-      { name: 'POST /segments/preview (100 scanning rules)', method: 'POST', path: '/api/v1/segments/preview', token: a.previewKey, body: JSON.stringify({ definition: HEAVY_DEFINITION }), perMinute: perMinute.read, concurrency: 4 },
-      { name: `GET /c/ (goal regex ${a.pattern})`, method: 'GET', path: a.clickPath, perMinute: perMinute.tracking, concurrency: 4 },
-      { name: `POST /contacts/imports (${fmt(IMPORT_ROWS)} rows)`, method: 'POST', path: '/api/v1/contacts/imports', token: a.importKey, bodyFile: a.csvFile, contentType: 'text/csv', perMinute: perMinute.bulk, concurrency: 1 },
-    ],
+    work: ([
+      ['render', { name: 'POST /templates/{id}/render (worst-case Liquid)', method: 'POST', path: `/api/v1/templates/${a.templateId}/render`, token: a.renderKey, body: '{}', perMinute: perMinute.read, concurrency: 4 }],
+      ['preview', { name: 'POST /segments/preview (100 scanning rules)', method: 'POST', path: '/api/v1/segments/preview', token: a.previewKey, body: JSON.stringify({ definition: HEAVY_DEFINITION }), perMinute: perMinute.read, concurrency: 4 }],
+      ['click', { name: `GET /c/ (goal regex ${a.pattern})`, method: 'GET', path: a.clickPath, perMinute: perMinute.tracking, concurrency: 4 }],
+      ['import', { name: `POST /contacts/imports (${fmt(IMPORT_ROWS)} rows)`, method: 'POST', path: '/api/v1/contacts/imports', token: a.importKey, bodyFile: a.csvFile, contentType: 'text/csv', perMinute: perMinute.bulk, concurrency: 1 }],
+    ] as const).filter(([kind]) => A_WORK.has(kind)).map(([, work]) => work),
   };
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/neighbour-load.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
