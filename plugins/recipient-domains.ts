@@ -1,4 +1,4 @@
-// MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce, feedback-loop or unsubscribe address); never an open relay.
+// MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce, feedback-loop, postmaster or unsubscribe address); never an open relay.
 import DataLoader from 'dataloader';
 import { recipientFacts, type RecipientFacts } from '../shared/inbound/queries.js';
 import { sendIdOfBounce } from '../shared/sends/verp.js';
@@ -8,6 +8,14 @@ import { accept, reject, type Plugin } from '../mta/hooks/phases.js';
 
 /** Characters that make a local part route somewhere else on some MTAs (`user%other@`, `other!user@`, `"a@b"@`). */
 const ROUTING_CHARACTERS = /[%!@]/;
+
+/**
+ * RFC 5321 §4.5.1: `postmaster` (any case) must be accepted without a domain and at every domain we
+ * serve. It is the operator's: filed as bounce mail, like the feedback-loop address, so a DSN or an
+ * abuse report sent there is applied, and anything else stays in inbound_messages for the
+ * operator to read (the intake logs it as not a report).
+ */
+const isPostmaster = (local: string) => local.toLowerCase() === 'postmaster';
 
 export default function recipientDomains(deps: MxDeps): Plugin {
   const host = deps.config.hostname;
@@ -26,7 +34,11 @@ export default function recipientDomains(deps: MxDeps): Plugin {
       rcpt: async ({ recipient, session }) => {
         if (recipient.sourceRoute !== undefined) return relayDenied('relay access denied: source routes are not accepted');
         const at = recipient.address.lastIndexOf('@');
-        // The domainless <postmaster> (RFC 5321 §4.1.1.3): there is no postmaster mailbox to hold it.
+        // The domainless <postmaster> (RFC 5321 §4.1.1.3), the only address without a domain the server lets through.
+        if (at < 0 && isPostmaster(recipient.address)) {
+          recipient.route = { kind: 'bounce', sendId: null };
+          return accept();
+        }
         if (at <= 0) return noSuchUser();
         const local = recipient.address.slice(0, at);
         const domain = recipient.address.slice(at + 1);
@@ -38,7 +50,7 @@ export default function recipientDomains(deps: MxDeps): Plugin {
             recipient.route = { kind: 'bounce', sendId };
             return accept();
           }
-          if (local.toLowerCase() === feedbackLoop) {
+          if (local.toLowerCase() === feedbackLoop || isPostmaster(local)) {
             recipient.route = { kind: 'bounce', sendId: null };
             return accept();
           }
@@ -59,6 +71,11 @@ export default function recipientDomains(deps: MxDeps): Plugin {
           return accept();
         }
         if (known.domainTenantId !== null && known.mxVerified) {
+          // A domain we serve whose tenant takes no mail for its postmaster: the operator's postmaster takes it.
+          if (!known.webhookEnabled && isPostmaster(local)) {
+            recipient.route = { kind: 'bounce', sendId: null };
+            return accept();
+          }
           if (!known.webhookEnabled) return noSuchUser();
           recipient.route = { kind: 'tenant', tenantId: known.domainTenantId, mailboxId: null, webhook: true };
           return accept();

@@ -77,9 +77,24 @@ t.test('our own addresses: signed VERP bounce addresses and the feedback-loop ad
   t.same((await rcpt(`FBL@${MX_HOST}`)).route, { kind: 'bounce', sendId: null });
   const forged = verp.replace(/-[0-9a-f]{10}@/, '-0000000000@');
   t.match(await rcpt(forged), { decision: NO_SUCH_USER, route: undefined }, 'a VERP address with a wrong signature');
-  t.match(await rcpt(`postmaster@${MX_HOST}`), { decision: NO_SUCH_USER }, 'other local parts of our host');
+  t.match(await rcpt(`abuse@${MX_HOST}`), { decision: NO_SUCH_USER }, 'other local parts of our host');
   t.match(await rcpt(verp.replace(MX_HOST, 'other.example')), { decision: RELAY_DENIED }, 'a VERP-looking address at another domain is not ours');
-  t.match(await rcpt('postmaster'), { decision: NO_SUCH_USER }, 'the domainless postmaster');
+});
+
+t.test('postmaster (RFC 5321 §4.5.1), in any case, without a domain, at our host and at a served domain that takes no mail for it: bounce mail', async (t) => {
+  const postmaster = { decision: { kind: 'accept' }, route: { kind: 'bounce', sendId: null } };
+  for (const address of ['postmaster', 'Postmaster', 'POSTMASTER', `postmaster@${MX_HOST}`, `PostMaster@${MX_HOST}`]) t.same(await rcpt(address), postmaster, address);
+  const quiet = await tenantDomain(sql, { webhook: 'disabled', mailboxes: ['ann'] });
+  t.same(await rcpt(`postmaster@${quiet.name}`), postmaster, 'a verified domain whose webhook is off');
+  const own = await tenantDomain(sql, { webhook: 'disabled', mailboxes: ['postmaster'] });
+  t.same((await rcpt(`postmaster@${own.name}`)).route, { kind: 'tenant', tenantId: own.tenantId, mailboxId: own.mailboxIds['postmaster'], webhook: false }, 'its own postmaster mailbox wins');
+  const hooked = await tenantDomain(sql);
+  t.same((await rcpt(`postmaster@${hooked.name}`)).route, { kind: 'tenant', tenantId: hooked.tenantId, mailboxId: null, webhook: true }, 'its webhook wins');
+  const unverified = await tenantDomain(sql, { mxVerified: false, webhook: 'disabled' });
+  t.match(await rcpt(`postmaster@${unverified.name}`), { decision: RELAY_DENIED }, 'a domain we do not serve (MX not verified) is not ours');
+  t.match(await rcpt('postmaster@gmail.example'), { decision: RELAY_DENIED }, 'nor a foreign one');
+  for (const address of ['abuse', 'postmaster.x', 'x-postmaster']) t.match(await rcpt(address), { decision: NO_SUCH_USER }, `${address}: no other domainless address`);
+  t.match(await rcpt('postmaster', '@relay.example'), { decision: RELAY_DENIED }, 'a source route before it is still refused');
 });
 
 t.test('nothing is cached: a change to a domain, mailbox or webhook is seen at the next RCPT', async (t) => {
