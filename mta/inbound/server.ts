@@ -10,6 +10,7 @@ import { shuttingDown } from '../smtp/replies.js';
 import { sessionHandlers } from './session.js';
 import { listen } from '../smtp/listen.js';
 import { countSessions } from '../smtp/session-metrics.js';
+import { attachProtocolReplies, NOT_SMTP_COMMANDS, PROTOCOL_OPTIONS } from '../smtp/protocol-replies.js';
 
 export interface RunningMx {
   /** The bound port (the real one when the configuration asked for port 0). */
@@ -47,6 +48,7 @@ export async function startMx(deps: MxDeps, catalogue: PluginCatalogue): Promise
   const { helo, ...smtpHandlers } = handlers;
   const server = new SMTPServer({
     ...smtpHandlers,
+    ...PROTOCOL_OPTIONS,
     name: config.hostname,
     banner: config.inbound.server.banner,
     key: tls.key,
@@ -55,7 +57,7 @@ export async function startMx(deps: MxDeps, catalogue: PluginCatalogue): Promise
     secure: false,
     // Mail from anyone to our domains: no AUTH on an MX (submission is the authenticated door).
     authOptional: true,
-    disabledCommands: ['AUTH'],
+    disabledCommands: ['AUTH', ...NOT_SMTP_COMMANDS],
     size: config.inbound.limits.max_message_bytes,
     hideSize: false,
     hide8BITMIME: false,
@@ -74,6 +76,7 @@ export async function startMx(deps: MxDeps, catalogue: PluginCatalogue): Promise
     maxWaitingPerAddress: config.inbound.server.max_clients_per_address,
     now: () => deps.clock.now().getTime(),
   });
+  attachProtocolReplies(server, { authNeedsTls: false });
   attachConnectionHooks(server, { helo }, {
     greetingDelayMs: config.inbound.server.greeting_delay_ms,
     pregreet,
