@@ -11,6 +11,7 @@ import { shuttingDown } from '../smtp/replies.js';
 import { sessionHandlers } from './session.js';
 import { listen } from '../smtp/listen.js';
 import { countSessions } from '../smtp/session-metrics.js';
+import { attachProtocolReplies, NOT_SMTP_COMMANDS, PROTOCOL_OPTIONS } from '../smtp/protocol-replies.js';
 
 /** The send path, and the request-side services the API has too: one key's HTTP and SMTP sends share its rate limit and its last-used record. */
 export interface SubmissionDeps extends SendingDeps {
@@ -46,6 +47,7 @@ export async function startSubmission(deps: SubmissionDeps): Promise<RunningSubm
 
   const common: SMTPServerOptions = {
     ...handlers,
+    ...PROTOCOL_OPTIONS,
     name: config.hostname,
     banner: 'Mailpath submission',
     key: tls.key,
@@ -57,6 +59,8 @@ export async function startSubmission(deps: SubmissionDeps): Promise<RunningSubm
     hideSMTPUTF8: false,
     hidePIPELINING: false,
     authMethods: ['PLAIN', 'LOGIN'],
+    // Replaced per session (session.ts: AUTH too until TLS is up).
+    disabledCommands: [...NOT_SMTP_COMMANDS],
     // AUTH carries an API key: never over a cleartext connection.
     allowInsecureAuth: false,
     authRequiredMessage: '5.7.0 Authentication required',
@@ -72,6 +76,7 @@ export async function startSubmission(deps: SubmissionDeps): Promise<RunningSubm
   // Resets and failed handshakes of single clients are routine; a listener failure surfaces from listen().
   for (const server of servers) server.on('error', (err) => log.debug({ err }, 'submission connection error'));
   for (const server of servers) countSessions(server, deps.metrics, 'submission');
+  for (const server of servers) attachProtocolReplies(server, { authNeedsTls: true });
   let ports: number[];
   try {
     ports = await Promise.all([

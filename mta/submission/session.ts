@@ -10,6 +10,7 @@ import { accountSuspended, authRequired, badRecipient, keyNoLongerValid, quotaEx
 import { isSmtpError, messageTooBig, notReceivedInFull, shuttingDown, smtpError, temporaryFailure } from '../smtp/replies.js';
 import { readData } from '../smtp/data.js';
 import { observed, SessionLog } from '../smtp/transaction-log.js';
+import { NOT_SMTP_COMMANDS } from '../smtp/protocol-replies.js';
 
 export interface SessionContext {
   deps: SendingDeps;
@@ -62,8 +63,9 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
   return {
     onConnect(session, callback) {
       // AUTH carries an API key: not even offered before TLS (RFC 4954 §4), so a client cannot
-      // send its key in the clear by mistake. MAIL without AUTH still gets 530 (onMailFrom).
-      if (!session.secure) session.disabledCommands = ['AUTH'];
+      // send its key in the clear by mistake; AUTH then is 530 5.7.0 (protocol-replies.ts), and so
+      // is MAIL without AUTH (onMailFrom). A session's list replaces the server's.
+      if (!session.secure) session.disabledCommands = ['AUTH', ...NOT_SMTP_COMMANDS];
       const refusal = ctx.stopping() ? shuttingDown() : null;
       if (refusal) logOf(session).refused({ code: refusal.responseCode, text: refusal.message });
       callback(refusal);
@@ -71,7 +73,7 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
 
     onSecure(socket, session, callback) {
       logOf(session).secured(socket as TLSSocket);
-      session.disabledCommands = [];
+      session.disabledCommands = [...NOT_SMTP_COMMANDS];
       // STARTTLS starts the session over (RFC 3207 §4.2): nothing from before it carries on.
       states.delete(session.id);
       callback();

@@ -1,5 +1,6 @@
 // SMTP submission end to end on loopback: both ports, AUTH with API keys, the From check, header fixes, one send per recipient.
 import t from 'tap';
+import { execFile } from 'node:child_process';
 import nodemailer from 'nodemailer';
 import { startSubmission } from '../../../mta/submission/server.js';
 import { buildTestApp, call, createKey, registerTenant } from '../../helpers/app.js';
@@ -88,9 +89,9 @@ t.test('EHLO advertises the extensions; AUTH waits for STARTTLS; MAIL without AU
   t.match(greeting, { code: 220, text: /^mx\.mailpath\.local ESMTP/ });
   const ehlo = await client.command('EHLO client.test');
   t.equal(ehlo.code, 250);
-  for (const ext of ['PIPELINING', '8BITMIME', 'SMTPUTF8', 'STARTTLS', `SIZE ${ctx.config.limits.send.max_message_bytes}`]) t.match(ehlo.text, ext);
+  for (const ext of ['PIPELINING', '8BITMIME', 'SMTPUTF8', 'ENHANCEDSTATUSCODES', 'STARTTLS', `SIZE ${ctx.config.limits.send.max_message_bytes}`]) t.match(ehlo.text, ext);
   t.notMatch(ehlo.text, /AUTH/, 'no AUTH offered over cleartext');
-  t.equal((await client.auth('mp_live_whatever')).code, 500, 'AUTH before STARTTLS is refused');
+  t.match(await client.auth('mp_live_whatever'), { code: 530, text: '5.7.0 Must issue a STARTTLS command first' }, 'AUTH before STARTTLS (RFC 3207 §4)');
   t.match(await client.command('MAIL FROM:<a@b.example>'), { code: 530, text: '5.7.0 Authentication required' });
   t.equal((await client.startTls()).code, 220);
   const secured = await client.command('EHLO client.test');
@@ -244,4 +245,39 @@ t.test('a suspension while the message comes in is refused at DATA with the same
   await sql`update tenants set status = 'suspended' where id = ${s.tenant.tenantId}`;
   t.match(await client.command(`From: news@${s.domain}\r\nSubject: late\r\n\r\nbody\r\n.`), { code: 550, text: /^5\.7\.1 account suspended/ });
   t.equal((await sendsOf(s.tenant.tenantId)).length, 0);
+});
+
+t.test('Python smtplib over STARTTLS: 530 5.7.0 for AUTH before TLS, EXPN 502, VRFY 252, 553 5.6.7 without SMTPUTF8, an enhanced code on every reply', async (t) => {
+  const s = await sender();
+  const plain = Buffer.from(`\0apikey\0${s.key}`).toString('base64');
+  // command_encoding utf-8: smtplib then sends a non-ASCII path as it is, without the SMTPUTF8 parameter.
+  const program = `import json, smtplib, ssl
+tls = ssl.create_default_context()
+tls.check_hostname = False
+tls.verify_mode = ssl.CERT_NONE
+s = smtplib.SMTP('127.0.0.1', ${starttls}, timeout=10)
+s.ehlo('client.test')
+r = [s.docmd('AUTH', 'PLAIN ${plain}'), s.expn('staff'), s.verify('x@dest.example'), s.docmd('WIZ', 'magic'), s.mail('news@${s.domain}')]
+offered = [sorted(s.esmtp_features)]
+r.append(s.starttls(context=tls))
+s.ehlo('client.test')
+offered.append(sorted(s.esmtp_features))
+r.append(s.docmd('AUTH', 'PLAIN ${plain}'))
+s.command_encoding = 'utf-8'
+r += [s.docmd('MAIL', 'FROM:<jöran@${s.domain}>'), s.mail('news@${s.domain}'), s.docmd('RCPT', 'TO:<jürgen@dest.example>')]
+r += [s.rcpt('bad..dots@dest.example'), s.rcpt('ok@dest.example'), s.data(b'From: news@${s.domain}\\r\\nSubject: codes\\r\\n\\r\\nbody\\r\\n'), s.quit()]
+print(json.dumps({'replies': [[c, m.decode()] for c, m in r], 'offered': offered}))
+`;
+  const output = await new Promise<string>((resolve, reject) =>
+    execFile('/usr/bin/python3', ['-c', program], { timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(stdout))),
+  );
+  const { replies, offered } = JSON.parse(output) as { replies: [number, string][]; offered: string[][] };
+  t.same(offered[0], ['8bitmime', 'enhancedstatuscodes', 'pipelining', 'size', 'smtputf8', 'starttls'], 'before TLS: no AUTH');
+  t.ok(offered[1]!.includes('auth') && offered[1]!.includes('enhancedstatuscodes'), `after TLS: AUTH (${offered[1]})`);
+  const codes = replies.map(([code, text]) => `${code} ${text.split(' ')[0]}`);
+  t.same(codes, ['530 5.7.0', '502 5.5.1', '252 2.0.0', '500 5.5.2', '530 5.7.0', '220 2.0.0', '235 2.7.0', '553 5.6.7', '250 2.1.0', '553 5.6.7', '553 5.1.3', '250 2.1.5', '250 2.0.0', '221 2.0.0']);
+  t.equal(replies[0]![1], '5.7.0 Must issue a STARTTLS command first');
+  t.equal(replies[7]![1], '5.6.7 non-ASCII address without the SMTPUTF8 parameter (RFC 6531)');
+  for (const [code, text] of replies) t.notMatch(text, /^\d\.\d{1,3}\.\d{1,3} \d\.\d{1,3}\.\d{1,3} /, `${code} ${text}: one code, not two`);
+  t.same((await sendsOf(s.tenant.tenantId)).map((r) => r.to_email), ['ok@dest.example'], 'the message went to the one good recipient');
 });
