@@ -1,4 +1,4 @@
-// Compatibility of the smtp-server internals mta/inbound/connection-hooks.ts relies on: one test per internal, against the pinned library on a real loopback server, so an upgrade that changes one fails here by name.
+// Compatibility of the smtp-server internals mta/inbound/connection-hooks.ts and mta/smtp/protocol-replies.ts rely on: one test per internal, against the pinned library on a real loopback server, so an upgrade that changes one fails here by name.
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
@@ -8,6 +8,7 @@ import { RawSmtpClient } from '../../helpers/smtp-client.js';
 
 /** Read when a check fails: what the upgrade must re-check. */
 const WHERE = 'see mta/inbound/connection-hooks.ts and the README section "Upgrading smtp-server and mailauth"';
+const PROTOCOL = 'see mta/smtp/protocol-replies.ts and the README section "Upgrading smtp-server and mailauth"';
 
 type Options = Omit<SMTPServerOptions, 'onConnect'>;
 
@@ -235,4 +236,92 @@ t.test('the session types we keep state under are the library\'s session objects
   await client.command('EHLO client.example');
   await client.command('MAIL FROM:<a@client.example>');
   t.equal(session, s.seen[0]!.session, `onMailFrom gets connection.session itself: ${WHERE}`);
+});
+
+t.test('the SMTPConnection methods protocol-replies.ts wraps or relies on are unchanged (send, _onCommand, _getHandler, _getEnhancedStatusCode, handler_MAIL, handler_RCPT)', async (t) => {
+  const pinned: Record<string, string> = {
+    send: 'd98a1668aa7323e4',
+    _onCommand: 'cba82a7fbac1c9e9',
+    _getHandler: '53530e7aea10a579',
+    _getEnhancedStatusCode: '47c803847813abf2',
+    handler_MAIL: 'd430b50f693cd4e3',
+    handler_RCPT: '75ede0fc2d41bf4a',
+  };
+  const prototype = SMTPConnection.prototype as unknown as Record<string, (...args: never[]) => unknown>;
+  for (const [name, hash] of Object.entries(pinned)) {
+    t.equal(fingerprint(prototype[name]!), hash, `SMTPConnection#${name} changed: re-check what the tests below pin of it, ${PROTOCOL}`);
+  }
+});
+
+t.test('SMTPConnection#send(code, text, context): with ENHANCEDSTATUSCODES on, a code derived from the reply code alone goes first; context false sends the text as it is', async (t) => {
+  const s = await server(t, { hideENHANCEDSTATUSCODES: false });
+  const { client } = await open(t, s.port);
+  const c = s.seen[0]!;
+  c.send(550, 'derived');
+  t.match(await client.read(), { code: 550, text: '5.1.1 derived' }, `550 is always 5.1.1: ${PROTOCOL}`);
+  c.send(550, '5.7.1 ours');
+  t.match(await client.read(), { code: 550, text: '5.1.1 5.7.1 ours' }, `a code in the text is not seen (why protocol-replies sends such texts with false): ${PROTOCOL}`);
+  c.send(550, '5.7.1 ours', false);
+  t.match(await client.read(), { code: 550, text: '5.7.1 ours' }, PROTOCOL);
+  c.send(252, 'vrfy', 'VRFY');
+  t.match(await client.read(), { code: 252, text: '2.1.5 vrfy' }, `the library's VRFY code (why protocol-replies answers VRFY itself): ${PROTOCOL}`);
+});
+
+t.test('SMTPConnection#_onCommand: a command disabled for the session is answered send(500, text, <its name>)', async (t) => {
+  const s = await server(t);
+  const sent: Parameters<SMTPConnection['send']>[] = [];
+  onConnection(s.smtp, (c) => {
+    const send = c.send.bind(c);
+    c.send = (...args: Parameters<SMTPConnection['send']>) => {
+      sent.push(args);
+      send(...args);
+    };
+  });
+  s.smtp.onConnect = (session, callback) => {
+    session.disabledCommands = ['AUTH', 'VRFY'];
+    callback();
+  };
+  const { client } = await open(t, s.port);
+  await client.command('EHLO client.example');
+  t.match(await client.command(`AUTH PLAIN ${Buffer.from('\0u\0p').toString('base64')}`), { code: 500 });
+  t.match(await client.command('VRFY someone'), { code: 500 });
+  t.same(sent.slice(-2), [[500, 'Error: command not recognized', 'AUTH'], [500, 'Error: command not recognized', 'VRFY']], `the 500 protocol-replies turns into 530 or 502 for AUTH: ${PROTOCOL}`);
+});
+
+t.test('SMTPConnection#_getHandler: a handler_<NAME> set on the connection itself is dispatched (protocol-replies adds EXPN, replaces VRFY)', async (t) => {
+  const s = await server(t);
+  onConnection(s.smtp, (c) => {
+    Object.assign(c, {
+      handler_EXPN(_line: Buffer, callback: () => void) {
+        c.send(502, 'own EXPN', false);
+        callback();
+      },
+    });
+    c.handler_VRFY = (_line: Buffer, callback: () => void) => {
+      c.send(252, 'own VRFY', false);
+      callback();
+    };
+  });
+  const { client } = await open(t, s.port);
+  await client.command('EHLO client.example');
+  t.match(await client.command('EXPN staff'), { code: 502, text: 'own EXPN' }, PROTOCOL);
+  t.match(await client.command('VRFY someone'), { code: 252, text: 'own VRFY' }, PROTOCOL);
+});
+
+t.test('SMTPConnection#handler_MAIL: it hands on U-label domains; an accepted MAIL is session.envelope.mailFrom with args.SMTPUTF8 true, a refused one leaves false', async (t) => {
+  let handedOn = '';
+  const s = await server(t, {
+    onMailFrom(address, _session, callback) {
+      handedOn = address.address;
+      callback(address.address.startsWith('refused') ? Object.assign(new Error('no'), { responseCode: 550 }) : null);
+    },
+  });
+  const { client } = await open(t, s.port);
+  await client.command('EHLO client.example');
+  const c = s.seen[0]!;
+  t.match(await client.command('MAIL FROM:<refused@x.example> SMTPUTF8'), { code: 550 });
+  t.equal(c.session.envelope.mailFrom, false, `a refused MAIL leaves no sender (RCPT reads its parameters there): ${PROTOCOL}`);
+  t.match(await client.command('MAIL FROM:<a@xn--bcher-kva.example> SMTPUTF8'), { code: 250 });
+  t.equal(handedOn, 'a@bücher.example', `the A-label domain is handed on in U-labels (why protocol-replies reads the client's line): ${PROTOCOL}`);
+  t.match(c.session.envelope.mailFrom, { address: 'a@bücher.example', args: { SMTPUTF8: true } }, PROTOCOL);
 });
