@@ -87,7 +87,8 @@ t.test('postmaster (RFC 5321 §4.5.1), in any case, without a domain, at our hos
   const quiet = await tenantDomain(sql, { webhook: 'disabled', mailboxes: ['ann'] });
   t.same(await rcpt(`postmaster@${quiet.name}`), postmaster, 'a verified domain whose webhook is off');
   const own = await tenantDomain(sql, { webhook: 'disabled', mailboxes: ['postmaster'] });
-  t.same((await rcpt(`postmaster@${own.name}`)).route, { kind: 'tenant', tenantId: own.tenantId, mailboxId: own.mailboxIds['postmaster'], webhook: false }, 'its own postmaster mailbox wins');
+  const ownMailbox = { kind: 'tenant', tenantId: own.tenantId, mailboxId: own.mailboxIds['postmaster'], webhook: false };
+  t.same((await rcpt(`postmaster@${own.name}`)).route, ownMailbox, 'its own postmaster mailbox wins');
   const hooked = await tenantDomain(sql);
   t.same((await rcpt(`postmaster@${hooked.name}`)).route, { kind: 'tenant', tenantId: hooked.tenantId, mailboxId: null, webhook: true }, 'its webhook wins');
   const unverified = await tenantDomain(sql, { mxVerified: false, webhook: 'disabled' });

@@ -285,7 +285,8 @@ t.test('SMTPConnection#_onCommand: a command disabled for the session is answere
   await client.command('EHLO client.example');
   t.match(await client.command(`AUTH PLAIN ${Buffer.from('\0u\0p').toString('base64')}`), { code: 500 });
   t.match(await client.command('VRFY someone'), { code: 500 });
-  t.same(sent.slice(-2), [[500, 'Error: command not recognized', 'AUTH'], [500, 'Error: command not recognized', 'VRFY']], `the 500 protocol-replies turns into 530 or 502 for AUTH: ${PROTOCOL}`);
+  const unrecognized = (name: string) => [500, 'Error: command not recognized', name];
+  t.same(sent.slice(-2), [unrecognized('AUTH'), unrecognized('VRFY')], `the 500 protocol-replies turns into 530 or 502 for AUTH: ${PROTOCOL}`);
 });
 
 t.test('SMTPConnection#_getHandler: a handler_<NAME> set on the connection itself is dispatched (protocol-replies adds EXPN, replaces VRFY)', async (t) => {
