@@ -12,6 +12,7 @@ import { dirname, join, relative, resolve, sep } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
 import { startTestPostgres } from './postgres-instance.mjs';
+import { ensureSystemPackages } from './system-packages.mjs';
 
 const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, '.build');
@@ -31,6 +32,14 @@ function walk(dir, into) {
 // Only code is compiled: tests and sources find their assets (config/, migrations, fixtures, the Python verifiers)
 // from the project root (shared/paths.ts), so nothing else is copied.
 const sources = TREES.flatMap((tree) => walk(join(ROOT, tree), [])).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
+
+// The Debian packages the tests' real peers come from (test/system-packages.mjs): installed here when root can, else
+// named in one line before anything runs.
+const missingPackages = ensureSystemPackages();
+if (missingPackages.length > 0) {
+  process.stderr.write(`npm test needs these Debian packages: sudo apt-get install -y ${missingPackages.join(' ')}\n`);
+  process.exit(1);
+}
 
 rmSync(OUT, { recursive: true, force: true });
 await build({
