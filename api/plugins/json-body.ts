@@ -34,10 +34,14 @@ export function refusalOf(value: unknown, maxDepth: number): Refusal | undefined
   return undefined;
 }
 
-/** Parses a JSON body; the AppError names what is wrong. */
+/**
+ * Parses a JSON body; the AppError names what is wrong. An empty body is no body (undefined), whatever its
+ * content type says: many clients send `content-type: application/json` on every request, a body-less POST too,
+ * and the route then answers as it does without one.
+ */
 export function parseJsonBody(text: string, maxDepth: number): unknown {
   const source = text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
-  if (source.trim() === '') throw new AppError('bad_request', 'malformed JSON body: the body is empty');
+  if (source.trim() === '') return undefined;
   let value: unknown;
   try {
     value = JSON.parse(source);

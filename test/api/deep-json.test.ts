@@ -32,9 +32,21 @@ t.test('the depth check: the limit is accepted, one more level refused; poisonin
   };
   t.match(refusal(nestedObjects(100_000)), /^400 bad_request: JSON body is nested deeper than 64 levels/);
   t.match(refusal('{"a": '), /^400 bad_request: malformed JSON body$/);
-  t.match(refusal(''), /^400 bad_request: malformed JSON body: the body is empty/);
+  t.equal(refusal(''), undefined, 'an empty body is no body');
+  t.equal(parseJsonBody(' \r\n', 64), undefined, 'so is one of white space');
   t.match(refusal('{"__proto__":{"admin":true}}'), /"__proto__" key/);
   t.same(parseJsonBody('\ufeff{"a":[1,2]}', 64), { a: [1, 2] }, 'a byte-order mark is skipped');
+});
+
+t.test('a body-less POST with content-type application/json is answered as one without a body', async (t) => {
+  const { app } = await buildTestApp(t);
+  const owner = await registerTenant(app);
+  for (const url of ['/domains/00000000-0000-4000-8000-000000000000/verify', '/api-keys']) {
+    const bare = await call(app, 'POST', url, { token: owner.token });
+    const typed = await call(app, 'POST', url, { token: owner.token, raw: '' });
+    t.not(typed.body?.message ?? '', 'malformed JSON body', `${url}: no malformed-body refusal`);
+    t.same([typed.status, typed.body?.error], [bare.status, bare.body?.error], `${url}: ${bare.status} ${bare.body?.error}, as without a body`);
+  }
 });
 
 t.test('every route refuses a deeply nested body with 400 naming the limit, never 500', async (t) => {
