@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { chainAndVerify } from '../../shared/audit/appender.js';
 import { writeAudit } from '../../shared/audit/log.js';
 import { actorOf } from '../../shared/auth/principal.js';
+import { isCalendarDate } from '../../shared/calendar-date.js';
 import { utcDate, type EvidencePack } from '../../shared/compliance/evidence.js';
 import { packDates, packOf } from '../../shared/compliance/queries.js';
 import { CONTROL_NAMES, tenantControls } from '../../shared/compliance/tenant-controls.js';
@@ -34,8 +35,6 @@ const control = z.object({
 });
 
 /** Packs are only served while the worker is enabled: with SOC2_EVIDENCE_ENABLED unset, the evidence surface is empty. */
-const DATE = /^\d{4}-\d{2}-\d{2}$/;
-
 export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
   const enabled = () => ctx.config.flags.soc2EvidenceEnabled;
@@ -124,12 +123,12 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'A day\'s SOC 2 evidence pack',
     description: 'The pack of a UTC day (YYYY-MM-DD). 400 bad_request for a malformed date; 404 when that day has no pack.',
+    // Checked in the handler, not by a params schema: the spec makes a malformed date segment 400 bad_request, not 422.
     params: z.object({ date: z.string().max(64).describe('UTC day, YYYY-MM-DD') }),
     errors: [400, 404],
     response: pack,
     handler: async ({ params }) => {
-      const valid = DATE.test(params.date) && utcDate(new Date(`${params.date}T00:00:00Z`)) === params.date;
-      if (!valid) throw new AppError('bad_request', 'date must be a UTC calendar day, YYYY-MM-DD');
+      if (!isCalendarDate(params.date)) throw new AppError('bad_request', 'date must be a UTC calendar day, YYYY-MM-DD');
       const row = enabled() ? await packOf(ctx.sql, params.date) : undefined;
       if (!row) throw notFound(`evidence pack for ${params.date}`);
       return packView(row.pack as unknown as EvidencePack);

@@ -8,10 +8,9 @@ import { renderAuditPdf } from '../../shared/audit/pdf.js';
 import { countSelection, recentCampaignAudit, selectRows, type AuditSelection } from '../../shared/audit/queries.js';
 import { AppError, validationError } from '../../shared/errors.js';
 import { defineRoute } from '../route.js';
-import { iso } from '../schemas/common.js';
+import { calendarDate, iso } from '../schemas/common.js';
 
 const TAGS = ['Audit'];
-const date = z.string().regex(/^\d{4}-\d{2}-\d{2}$/, 'a date YYYY-MM-DD').refine((d) => !Number.isNaN(Date.parse(`${d}T00:00:00Z`)), 'a real calendar date');
 
 export const auditEntry = z.object({
   id: z.string(),
@@ -80,7 +79,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       `hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. ` +
       `The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). ` +
       `Owner role only, like the PDF; an API key needs audit:export and an owner as its maker.`,
-    query: z.object({ from: date.optional().describe('First UTC day (YYYY-MM-DD)'), to: date.optional().describe('Last UTC day (YYYY-MM-DD), inclusive') }),
+    query: z.object({ from: calendarDate.optional().describe('First UTC day (YYYY-MM-DD)'), to: calendarDate.optional().describe('Last UTC day (YYYY-MM-DD), inclusive') }),
     errors: [403, 422],
     produces: 'text/csv; charset=utf-8',
     response: z.string().describe(AUDIT_COLUMNS.join(',')),

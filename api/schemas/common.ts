@@ -1,5 +1,6 @@
 // Schemas shared by several routes.
 import { z } from 'zod';
+import { CALENDAR_DATE_SHAPE, isCalendarDate } from '../../shared/calendar-date.js';
 
 export const idParam = <K extends string>(name: K) =>
   z.object({ [name]: z.string().max(64).describe('Identifier') } as Record<K, z.ZodString>);
@@ -10,6 +11,13 @@ export const pagination = z.object({
 });
 
 export const timestamp = z.iso.datetime().describe('RFC 3339 timestamp (UTC)');
+
+/** A UTC calendar day, YYYY-MM-DD (2026-02-30 is refused, not rolled over to March). */
+export const calendarDate = z
+  .string()
+  .regex(CALENDAR_DATE_SHAPE, 'must be a date YYYY-MM-DD')
+  .refine(isCalendarDate, 'must be a calendar date (no 2026-02-30)')
+  .describe('UTC day, YYYY-MM-DD');
 
 export const statusResult = z.object({ status: z.string() });
 

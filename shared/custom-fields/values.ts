@@ -1,4 +1,5 @@
 // Custom-field values checked against the catalog: each type's rule, the stored (JSON) form, and which stored values still count.
+import { isCalendarDate } from '../calendar-date.js';
 import { normalizeEmail } from '../email.js';
 import { validationError } from '../errors.js';
 
@@ -20,7 +21,6 @@ export const TEXT_MAX = 1_000;
 export const LONGTEXT_MAX = 65_536;
 export const URL_MAX = 2_048;
 
-const DATE = /^(\d{4})-(\d{2})-(\d{2})$/;
 /** RFC 3339 date-time with a zone (Z or ±hh:mm); fractions allowed. */
 const DATETIME = /^\d{4}-\d{2}-\d{2}[Tt ]\d{2}:\d{2}:\d{2}(\.\d{1,9})?([Zz]|[+-]\d{2}:\d{2})$/;
 const PHONE = /^\+?[0-9][0-9 ().-]{1,30}[0-9]$/;
@@ -32,14 +32,6 @@ const FALSE_WORDS = new Set(['false', '0', 'no', 'n']);
  * `text` values come from a CSV cell, where everything is a string ("42", "true", "2026-01-31").
  */
 export type ValueSource = 'json' | 'text';
-
-function validDate(text: string): boolean {
-  const m = DATE.exec(text);
-  if (!m) return false;
-  const [y, mo, d] = [Number(m[1]), Number(m[2]), Number(m[3])];
-  const date = new Date(Date.UTC(y, mo - 1, d));
-  return date.getUTCFullYear() === y && date.getUTCMonth() === mo - 1 && date.getUTCDate() === d;
-}
 
 /** Checks one value for `field` and returns its stored form; throws 422 naming `path`. */
 export function checkValue(field: FieldDefinition, value: unknown, path: string, source: ValueSource = 'json'): FieldValue {
@@ -73,11 +65,11 @@ export function checkValue(field: FieldDefinition, value: unknown, path: string,
     }
     case 'date': {
       const s = text().trim();
-      return validDate(s) ? s : fail('must be a date YYYY-MM-DD');
+      return isCalendarDate(s) ? s : fail('must be a date YYYY-MM-DD');
     }
     case 'datetime': {
       const s = text().trim();
-      const at = DATETIME.test(s) && validDate(s.slice(0, 10)) ? new Date(s.replace(' ', 'T')) : undefined;
+      const at = DATETIME.test(s) && isCalendarDate(s.slice(0, 10)) ? new Date(s.replace(' ', 'T')) : undefined;
       return at && !Number.isNaN(at.getTime()) ? at.toISOString() : fail('must be an RFC 3339 date-time with a time zone, e.g. 2026-01-31T09:30:00Z');
     }
     case 'select': {

@@ -78,7 +78,8 @@ t.test('the evidence worker: 02:00 UTC hour gate, once a day, run-now past both 
   const byDate = await call(app, 'GET', '/admin/compliance/soc2/2026-05-04', { token: admin });
   t.equal(byDate.status, 200);
   t.equal(byDate.body.data.date, '2026-05-04');
-  for (const bad of ['2026-5-4', '2026-02-30', 'yesterday', '2026-05-04T00:00:00Z']) {
+  // Well-shaped but impossible days were a 500 (an Invalid Date reached toISOString) or rolled over (02-30 → 03-02).
+  for (const bad of ['2026-5-4', '2026-02-30', '2026-13-45', '2026-00-10', '2026-12-32', '2026-04-31', 'yesterday', '2026-05-04T00:00:00Z']) {
     const res = await call(app, 'GET', `/admin/compliance/soc2/${bad}`, { token: admin });
     t.equal(res.status, 400, `${bad}: 400`);
     t.equal(res.body.error, 'bad_request');

@@ -99,6 +99,9 @@ t.test('CSV: window by dates (default 30 days), escaping, oldest first, many cur
   t.same(old.map((r) => r['action']), ['old.row'], 'from and to select whole UTC days');
   t.equal((await get('/audit-events.csv?from=2026-05-04&to=2026-05-01', tenant.token)).statusCode, 422, 'from after to');
   t.equal((await get('/audit-events.csv?from=2026-13-01', tenant.token)).statusCode, 422, 'not a date');
+  for (const bad of ['from=2026-02-30', 'to=2026-04-31', 'from=2026-00-10']) {
+    t.equal((await get(`/audit-events.csv?${bad}`, tenant.token)).statusCode, 422, `${bad}: not a calendar day (was rolled over into the next month)`);
+  }
 });
 
 t.test('CSV and PDF need audit:export with an API key', async (t) => {
