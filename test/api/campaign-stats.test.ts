@@ -1,5 +1,7 @@
 // Campaign stats through the API: counters and rates from real hits on /o, /c and /u and from delivery events as the MTA writes them (without the campaign), countries, the 72-hour trend, kept counters (never recounted), stats-batch and its refusals, the event feed, the click heat map, scopes and tenant isolation.
 import t from 'tap';
+import { request } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { ManualClock } from '../../shared/clock.js';
 import { insertEvents, type NewEvent } from '../../shared/events/queries.js';
 import { call, createKey, registerTenant } from '../helpers/app.js';
@@ -161,6 +163,35 @@ t.test('stats-batch: the caller\'s campaigns among the ids, zeros for those with
   ] as const) {
     const bad = await get(`/campaigns/stats-batch${query}`);
     t.same([bad.status, bad.body.error], [400, 'bad_request'], what);
+  }
+});
+
+/** One GET over a real socket (Node's parser and its head limit included, which app.inject skips); 10 s at most. */
+function socketGet(port: number, path: string, token: string): Promise<{ status: number; body: any }> {
+  return new Promise((resolve, reject) => {
+    const req = request({ host: '127.0.0.1', port, path, headers: { authorization: `Bearer ${token}` }, timeout: 10_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => (text += chunk));
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: JSON.parse(text) }));
+      res.on('error', reject);
+    });
+    req.on('timeout', () => req.destroy(new Error('no answer within 10 s')));
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+t.test('stats-batch over a real socket: 500 ids fit the request line (commas plain or %2C), 501 are 400, not 431', async (t) => {
+  await app.listen({ host: '127.0.0.1', port: 0 });
+  const port = (app.server.address() as AddressInfo).port;
+  const others = Array.from({ length: 499 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
+  for (const [what, comma] of [['plain commas', ','], ['percent-encoded commas', '%2C']] as const) {
+    const ok = await socketGet(port, `/api/v1/campaigns/stats-batch?ids=${[...others, campaignId].join(comma)}`, owner.token);
+    t.equal(ok.status, 200, `500 ids, ${what}: 200`);
+    t.same(ok.body.data.items.map((i: any) => i.campaign_id), [campaignId], `500 ids, ${what}: the known one answered`);
+    const over = await socketGet(port, `/api/v1/campaigns/stats-batch?ids=${[...others, campaignId, '00000000-0000-4000-8000-999999999999'].join(comma)}`, owner.token);
+    t.same([over.status, over.body.error], [400, 'bad_request'], `501 ids, ${what}: 400 from the route, not 431 from the listener`);
   }
 });
 
