@@ -50,10 +50,10 @@ const fields = {
   ab_split_pct: z.number().int().nullable().optional().describe('A/B test: the share of the target (1..100 %) split evenly between subject (a) and subject_b (b); null: no test'),
   ab_metric: z.enum(['open', 'click']).optional().describe('What decides the A/B test (default open)'),
   send_time_optimization: z.boolean().optional().describe('Stored toggle only: per-contact send times do not exist yet'),
-  utm_tagging: z.boolean().optional().describe('Append utm_source, utm_medium and utm_campaign to the links of body_html at send time'),
+  utm_tagging: z.boolean().optional().describe('Append utm_source, utm_medium and utm_campaign to the links of body_html at send time (utm_source and utm_medium when set)'),
   utm_source: short('utm_source'),
   utm_medium: short('utm_medium'),
-  utm_campaign: short('utm_campaign'),
+  utm_campaign: short('utm_campaign; unset: a slug of the campaign name (spring-sale-2026), or the campaign id when the name has no letter or digit'),
   track_opens: z.boolean().optional().describe('Open tracking (default true)'),
   track_clicks: z.boolean().optional().describe('Click tracking (default true)'),
 };

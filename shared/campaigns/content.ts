@@ -8,6 +8,7 @@ import { decorateHtml } from '../tracking/decorate.js';
 import type { LinkOwner } from '../tracking/link-tokens.js';
 import { trackTemplate, type TrackedTemplate } from '../tracking/template-links.js';
 import { unsubscribeOf } from '../tracking/unsubscribe.js';
+import { defaultUtmCampaign } from '../tracking/utm.js';
 import { feedbackId } from './feedback-id.js';
 import type { CampaignRow } from './queries.js';
 
@@ -123,7 +124,7 @@ export interface CampaignRecipient {
 /** The campaign settings a message depends on. */
 export type MessageSettings = Pick<
   CampaignRow,
-  'id' | 'tenant_id' | 'ab_winner' | 'track_opens' | 'track_clicks' | 'utm_tagging' | 'utm_source' | 'utm_medium' | 'utm_campaign'
+  'id' | 'name' | 'tenant_id' | 'ab_winner' | 'track_opens' | 'track_clicks' | 'utm_tagging' | 'utm_source' | 'utm_medium' | 'utm_campaign'
 >;
 
 export interface CampaignMessageInput {
@@ -168,8 +169,9 @@ function withPreheader(html: string, preheader: string): string {
   return html.slice(0, at) + block + html.slice(at);
 }
 
+/** With utm_tagging, utm_campaign is always there: the campaign's own, or its name as a slug (utm.ts). */
 const utmOf = (campaign: MessageSettings) =>
-  campaign.utm_tagging ? { source: campaign.utm_source, medium: campaign.utm_medium, campaign: campaign.utm_campaign } : undefined;
+  campaign.utm_tagging ? { source: campaign.utm_source, medium: campaign.utm_medium, campaign: campaign.utm_campaign || defaultUtmCampaign(campaign) } : undefined;
 
 const ownerOf = (campaign: MessageSettings, links: LinkSettings): LinkOwner => ({ tenantId: campaign.tenant_id, interstitial: links.interstitial === true });
 

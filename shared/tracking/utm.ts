@@ -1,4 +1,5 @@
-// UTM tagging of one link: utm_source, utm_medium and utm_campaign appended to an http(s) URL, its query and fragment kept, a parameter the URL already has never added twice.
+// UTM tagging of one link: utm_source, utm_medium and utm_campaign appended to an http(s) URL, its query and fragment kept, a parameter the URL already has never added twice;
+// and the utm_campaign a campaign gets when it sets none.
 
 export interface UtmValues {
   source?: string | null | undefined;
@@ -7,6 +8,25 @@ export interface UtmValues {
 }
 
 const HTTP = /^https?:\/\//i;
+const SLUG_MAX = 100;
+
+/**
+ * utm_campaign for a campaign that sets none (the spec appends all three parameters): its name as a slug, lower case,
+ * accents dropped from Latin letters, letters and digits of every script kept, every other run of characters one
+ * hyphen ("Spring Sale — 2026!" → spring-sale-2026), at most 100 code points. A name with no letter or digit at all
+ * (only emoji or punctuation) has no slug: the campaign id stands in, so the parameter is never empty.
+ */
+export function defaultUtmCampaign(campaign: { name: string; id: string }): string {
+  const words = campaign.name
+    .normalize('NFKD')
+    .replace(/(\p{Script=Latin})\p{M}+/gu, '$1')
+    .normalize('NFC')
+    .toLowerCase()
+    .replace(/[^\p{L}\p{N}\p{M}]+/gu, '-')
+    .replace(/^-+/, '');
+  const slug = [...words].slice(0, SLUG_MAX).join('').replace(/-+$/, '');
+  return slug || campaign.id;
+}
 
 /** The parameters to add, in a fixed order; empty values are left out. */
 export function utmParameters(utm: UtmValues | undefined): [string, string][] {

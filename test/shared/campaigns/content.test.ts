@@ -1,17 +1,19 @@
 // A campaign message's content: the template precedence, what refuses to send, Liquid per recipient (default, if, contact.email, custom_fields), the A/B subject, the preheader, and the bulk-sender headers with their signed token.
 import { randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
-import { effectiveContent, prepareContent, type CampaignRecipient } from '../../../shared/campaigns/content.js';
+import { effectiveContent, prepareContent, type CampaignRecipient, type MessageSettings } from '../../../shared/campaigns/content.js';
 import { tenantFeedbackTag } from '../../../shared/campaigns/feedback-id.js';
 import { composeMessage } from '../../helpers/inline-renderer.js';
 import { readClickToken, readOpenToken } from '../../../shared/tracking/link-tokens.js';
 import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
+import { defaultUtmCampaign } from '../../../shared/tracking/utm.js';
 
 const key = randomBytes(32);
 const links = { key, publicUrl: new URL('https://mail.example.test:8443'), hostname: 'mx.mailpath.test' };
 /** Tracking and UTM off unless a test turns them on, so bodies read back as rendered. */
 const campaign = {
   id: randomUUID(),
+  name: 'Spring Sale — 2026!',
   tenant_id: randomUUID(),
   ab_winner: null,
   track_opens: false,
@@ -149,8 +151,31 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
   t.equal(readOpenToken(key, pixel![1]!), r.sendId);
 
   const utmOnly = await composeMessage({ content, links, recipient: r, campaign: { ...campaign, utm_tagging: true, utm_source: 'news' } });
-  t.match(utmOnly.html, /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news#top"/, 'UTM without tracking: the link itself is tagged');
+  t.match(utmOnly.html, /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news&amp;utm_campaign=spring-sale-2026#top"/, 'UTM without tracking: the link itself is tagged');
   t.notMatch(utmOnly.html, /\/o\//);
   const plain = await composeMessage({ content, links, recipient: r, campaign });
   t.match(plain.html, /href="https:\/\/shop\.example\/sale\?id=7#top"/, 'neither: as rendered');
+});
+
+t.test('with utm_tagging, utm_campaign is always appended: the campaign\'s own, else its name as a slug, else its id', async (t) => {
+  const content = prepareContent({ ...empty, subject: 'S', body_html: '<a href="https://shop.example/a">A</a>' }, false);
+  const href = async (over: Partial<MessageSettings>) =>
+    /href="([^"]+)"/.exec((await composeMessage({ content, links, recipient: recipient(), campaign: { ...campaign, utm_tagging: true, utm_source: 'news', utm_medium: 'email', ...over } })).html!)![1];
+  t.equal(await href({}), 'https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026', 'unset: the name\'s slug');
+  t.equal(await href({ utm_campaign: 'spring' }), 'https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring', 'set: its own');
+  t.equal(await href({ name: 'Été à Zoë — 東京 ガイド' }), `https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=${encodeURIComponent('ete-a-zoe-東京-ガイド')}`);
+  t.equal(await href({ name: '🎉 !!' }), `https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=${campaign.id}`, 'no letter or digit: the id');
+  t.equal(await href({ utm_tagging: false }), 'https://shop.example/a', 'without utm_tagging: nothing');
+});
+
+t.test('the utm_campaign slug of a name', async (t) => {
+  const id = '0b9a3f1e-5d2c-4e8a-9f10-2b3c4d5e6f70';
+  for (const [name, slug] of [
+    ['Spring Sale — 2026!', 'spring-sale-2026'],
+    ['  Weekly: Digest #4 ', 'weekly-digest-4'],
+    ['ﬁnal Ⅳ', 'final-iv'],
+    ['हिन्दी समाचार', 'हिन्दी-समाचार'],
+    [`${'a'.repeat(99)} b`, 'a'.repeat(99)],
+    ['---', id],
+  ]) t.equal(defaultUtmCampaign({ name: name!, id }), slug, JSON.stringify(name));
 });

@@ -8,7 +8,7 @@ import { composeMessage } from '../../helpers/inline-renderer.js';
 
 const links = { key: Buffer.alloc(32, 9), publicUrl: new URL('https://mail.example.test:8443'), hostname: 'mx.example.test' };
 const settings = (o: Partial<MessageSettings> = {}): MessageSettings => ({
-  id: randomUUID(), tenant_id: randomUUID(), ab_winner: null, track_opens: true, track_clicks: true,
+  id: randomUUID(), name: 'Spring news', tenant_id: randomUUID(), ab_winner: null, track_opens: true, track_clicks: true,
   utm_tagging: true, utm_source: 'news', utm_medium: 'email', utm_campaign: null, ...o,
 });
 const empty = { subject: 'S', subject_b: null, preheader_text: 'Pre {{ contact.first_name }}', body_text: null };
