@@ -1,5 +1,8 @@
-// The spec's X-Quota-* response headers of the send routes.
-import type { Quota } from '../shared/quota/usage.js';
+// The spec's X-Quota-* response headers of the send routes (POST /transactional/send, POST /campaigns/{id}/send).
+import type { FastifyReply } from 'fastify';
+import { AppError } from '../shared/errors.js';
+import { monthlyUsage, type Quota } from '../shared/quota/usage.js';
+import type { ApiContext } from './context.js';
 
 /** Used, cap and remaining; the warning flag at 80 % of the cap or more. */
 export function quotaHeaders(q: Quota): Record<string, string> {
@@ -10,4 +13,15 @@ export function quotaHeaders(q: Quota): Record<string, string> {
   };
   if (q.cap > 0 && q.used >= q.cap * 0.8) headers['X-Quota-Warning'] = '1';
   return headers;
+}
+
+/**
+ * Puts the tenant's usage of this month on the reply, read now: for answers that did not count a send themselves
+ * (a campaign's sends are counted as its fan-out queues them) and for refusals, which are send-path answers too.
+ * An error that brings its own (a 402) keeps them; when the read fails the answer goes out without them.
+ */
+export async function replyWithQuota(ctx: ApiContext, reply: FastifyReply, tenantId: string, err?: unknown): Promise<void> {
+  if (err instanceof AppError && err.headers['X-Quota-Cap'] !== undefined) return;
+  const usage = await monthlyUsage(ctx.sql, tenantId, ctx.clock.now()).catch(() => undefined);
+  if (usage) reply.headers(quotaHeaders(usage));
 }

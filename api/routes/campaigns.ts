@@ -23,6 +23,7 @@ import {
   setMd5List,
 } from '../../shared/campaigns/service.js';
 import { validationError } from '../../shared/errors.js';
+import { replyWithQuota } from '../quota-headers.js';
 import { defineRoute } from '../route.js';
 import { idParam, pagination, statusResult } from '../schemas/common.js';
 import { campaign, campaignSummary, presentCampaign, presentSummary } from '../schemas/campaign.js';
@@ -200,15 +201,22 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
       'from_email at a verified sending domain (422; 412 no_verified_domain while the tenant has none; a test key: any added domain, and every ' +
       'send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). ' +
       'Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); ' +
-      'the same key for another campaign is 409.',
+      'the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % ' +
+      'of the cap): this month\'s usage when answered (the campaign\'s sends count as its fan-out queues them).',
     params: campaignId,
     status: 202,
     errors: [404, 409, 412],
     response: z.object({ campaign_id: z.string(), status: z.enum(CAMPAIGN_STATUSES) }),
     handler: async ({ principal, params, ip, request, reply }) => {
-      const result = await sendCampaign(ctx, callerOf(principal, ip), params.id, idempotencyKeyOf(request.headers['idempotency-key']));
-      if (result.replayed) reply.header('Idempotent-Replayed', 'true');
-      return result.answer as { campaign_id: string; status: (typeof CAMPAIGN_STATUSES)[number] };
+      try {
+        const result = await sendCampaign(ctx, callerOf(principal, ip), params.id, idempotencyKeyOf(request.headers['idempotency-key']));
+        if (result.replayed) reply.header('Idempotent-Replayed', 'true');
+        await replyWithQuota(ctx, reply, principal.tenant.id);
+        return result.answer as { campaign_id: string; status: (typeof CAMPAIGN_STATUSES)[number] };
+      } catch (err) {
+        await replyWithQuota(ctx, reply, principal.tenant.id, err);
+        throw err;
+      }
     },
   });
 

@@ -1,14 +1,11 @@
 // POST /transactional/send: one message to one recipient, through the gates, signed and queued; quota headers on every answer.
-import type { FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError, validationError } from '../../shared/errors.js';
-import { monthlyUsage } from '../../shared/quota/usage.js';
+import { validationError } from '../../shared/errors.js';
 import { isRefused } from '../../shared/sending/accept.js';
 import { sendTransactional } from '../../shared/sending/transactional.js';
-import { quotaHeaders } from '../quota-headers.js';
+import { quotaHeaders, replyWithQuota } from '../quota-headers.js';
 import { refusalError } from '../send-refusals.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 
 const TAGS = ['Transactional'];
@@ -96,16 +93,9 @@ export const transactionalRoutes: FastifyPluginAsyncZod = async (app) => {
         reply.code(result.httpStatus);
         return result.answer as z.input<typeof answer>;
       } catch (err) {
-        await withQuotaHeaders(ctx, reply, principal.tenant.id, err);
+        await replyWithQuota(ctx, reply, principal.tenant.id, err);
         throw err;
       }
     },
   });
 };
-
-/** Refusals are send-path answers too: they carry the quota headers (a 402 brings its own). */
-async function withQuotaHeaders(ctx: ApiContext, reply: FastifyReply, tenantId: string, err: unknown): Promise<void> {
-  if (err instanceof AppError && err.headers['X-Quota-Cap'] !== undefined) return;
-  const usage = await monthlyUsage(ctx.sql, tenantId, ctx.clock.now()).catch(() => undefined);
-  if (usage) reply.headers(quotaHeaders(usage));
-}

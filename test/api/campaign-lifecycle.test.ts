@@ -163,3 +163,27 @@ t.test('Idempotency-Key on send: a repeat answers the first answer (replayed) an
   const bad = await send(c.id, 'has space');
   t.same([bad.status, bad.body.error], [422, 'validation_error']);
 });
+
+t.test('send: every answer carries the X-Quota-* headers of this month, as POST /transactional/send does', async (t) => {
+  const b = await sender(s);
+  const list = (await listOf(sql, b.tenant.tenantId, addresses('quota', 2))).listId;
+  await sql`insert into tenant_monthly_usage (tenant_id, month, sent) values (${b.tenant.tenantId}, date_trunc('month', now() at time zone 'utc')::date, 850000)`;
+  const quota = (res: { headers: Record<string, unknown> }) =>
+    ['x-quota-used', 'x-quota-cap', 'x-quota-remaining', 'x-quota-warning'].map((h) => res.headers[h]);
+  const expected = ['850000', '1000000', '150000', '1'];
+  const send = (id: string, headers: Record<string, string> = {}) => call(s.app, 'POST', `/campaigns/${id}/send`, { token: b.tenant.token, headers });
+
+  const c = await createCampaign(s, b.tenant.token, { list_id: list, from_email: b.from });
+  const started = await send(c.id, { 'idempotency-key': 'quota-1' });
+  t.equal(started.status, 202);
+  t.same(quota(started), expected, '202: used, cap, remaining and the warning from 80 %');
+  const replayed = await send(c.id, { 'idempotency-key': 'quota-1' });
+  t.same([replayed.headers['idempotent-replayed'], ...quota(replayed)], ['true', ...expected], 'a replayed answer too');
+  const again = await send(c.id);
+  t.same([again.status, ...quota(again)], [409, ...expected], 'a refused send (409) too');
+  const unsendable = await createCampaign(s, b.tenant.token, { list_id: list, from_email: null });
+  const refused = await send(unsendable.id);
+  t.same([refused.status, ...quota(refused)], [422, ...expected], 'a campaign that cannot be sent (422) too');
+  const unknown = await send('00000000-0000-4000-8000-000000000000');
+  t.same([unknown.status, ...quota(unknown)], [404, ...expected], 'an unknown campaign (404) too');
+});
