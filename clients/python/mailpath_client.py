@@ -2632,9 +2632,9 @@ GetCampaignsResult = TypedDict("GetCampaignsResult", {
 # ab_split_pct: A/B test: the share of the target (1..100 %) split evenly between subject (a) and subject_b (b); null: no test
 # ab_metric: What decides the A/B test (default open)
 # send_time_optimization: Stored toggle only: per-contact send times do not exist yet
-# utm_tagging: Append utm_source, utm_medium and utm_campaign to the links of body_html at send time (utm_source and utm_medium when set)
-# utm_source: utm_source; at most 200 characters, one line
-# utm_medium: utm_medium; at most 200 characters, one line
+# utm_tagging: Append utm_source, utm_medium and utm_campaign to the links of body_html at send time
+# utm_source: utm_source; unset: mailpath; at most 200 characters, one line
+# utm_medium: utm_medium; unset: email; at most 200 characters, one line
 # utm_campaign: utm_campaign; unset: a slug of the campaign name (spring-sale-2026), or the campaign id when the name has no letter or digit; at most 200 characters, one line
 # track_opens: Open tracking (default true)
 # track_clicks: Click tracking (default true)
@@ -2914,9 +2914,9 @@ GetCampaignsByIdResult = TypedDict("GetCampaignsByIdResult", {
 # ab_split_pct: A/B test: the share of the target (1..100 %) split evenly between subject (a) and subject_b (b); null: no test
 # ab_metric: What decides the A/B test (default open)
 # send_time_optimization: Stored toggle only: per-contact send times do not exist yet
-# utm_tagging: Append utm_source, utm_medium and utm_campaign to the links of body_html at send time (utm_source and utm_medium when set)
-# utm_source: utm_source; at most 200 characters, one line
-# utm_medium: utm_medium; at most 200 characters, one line
+# utm_tagging: Append utm_source, utm_medium and utm_campaign to the links of body_html at send time
+# utm_source: utm_source; unset: mailpath; at most 200 characters, one line
+# utm_medium: utm_medium; unset: email; at most 200 characters, one line
 # utm_campaign: utm_campaign; unset: a slug of the campaign name (spring-sale-2026), or the campaign id when the name has no letter or digit; at most 200 characters, one line
 # track_opens: Open tracking (default true)
 # track_clicks: Click tracking (default true)

@@ -10201,11 +10201,11 @@ export interface paths {
                         ab_metric?: "open" | "click";
                         /** @description Stored toggle only: per-contact send times do not exist yet */
                         send_time_optimization?: boolean;
-                        /** @description Append utm_source, utm_medium and utm_campaign to the links of body_html at send time (utm_source and utm_medium when set) */
+                        /** @description Append utm_source, utm_medium and utm_campaign to the links of body_html at send time */
                         utm_tagging?: boolean;
-                        /** @description utm_source; at most 200 characters, one line */
+                        /** @description utm_source; unset: mailpath; at most 200 characters, one line */
                         utm_source?: string | null;
-                        /** @description utm_medium; at most 200 characters, one line */
+                        /** @description utm_medium; unset: email; at most 200 characters, one line */
                         utm_medium?: string | null;
                         /** @description utm_campaign; unset: a slug of the campaign name (spring-sale-2026), or the campaign id when the name has no letter or digit; at most 200 characters, one line */
                         utm_campaign?: string | null;
@@ -10798,11 +10798,11 @@ export interface paths {
                         ab_metric?: "open" | "click";
                         /** @description Stored toggle only: per-contact send times do not exist yet */
                         send_time_optimization?: boolean;
-                        /** @description Append utm_source, utm_medium and utm_campaign to the links of body_html at send time (utm_source and utm_medium when set) */
+                        /** @description Append utm_source, utm_medium and utm_campaign to the links of body_html at send time */
                         utm_tagging?: boolean;
-                        /** @description utm_source; at most 200 characters, one line */
+                        /** @description utm_source; unset: mailpath; at most 200 characters, one line */
                         utm_source?: string | null;
-                        /** @description utm_medium; at most 200 characters, one line */
+                        /** @description utm_medium; unset: email; at most 200 characters, one line */
                         utm_medium?: string | null;
                         /** @description utm_campaign; unset: a slug of the campaign name (spring-sale-2026), or the campaign id when the name has no letter or digit; at most 200 characters, one line */
                         utm_campaign?: string | null;

@@ -8,7 +8,7 @@ import { decorateHtml } from '../tracking/decorate.js';
 import type { LinkOwner } from '../tracking/link-tokens.js';
 import { trackTemplate, type TrackedTemplate } from '../tracking/template-links.js';
 import { unsubscribeOf } from '../tracking/unsubscribe.js';
-import { defaultUtmCampaign } from '../tracking/utm.js';
+import { DEFAULT_UTM_MEDIUM, DEFAULT_UTM_SOURCE, defaultUtmCampaign } from '../tracking/utm.js';
 import { feedbackId } from './feedback-id.js';
 import type { CampaignRow } from './queries.js';
 
@@ -169,9 +169,15 @@ function withPreheader(html: string, preheader: string): string {
   return html.slice(0, at) + block + html.slice(at);
 }
 
-/** With utm_tagging, utm_campaign is always there: the campaign's own, or its name as a slug (utm.ts). */
+/** With utm_tagging, all three are always there: the campaign's own, or the defaults (utm.ts; utm_campaign its name as a slug). */
 const utmOf = (campaign: MessageSettings) =>
-  campaign.utm_tagging ? { source: campaign.utm_source, medium: campaign.utm_medium, campaign: campaign.utm_campaign || defaultUtmCampaign(campaign) } : undefined;
+  campaign.utm_tagging
+    ? {
+        source: campaign.utm_source || DEFAULT_UTM_SOURCE,
+        medium: campaign.utm_medium || DEFAULT_UTM_MEDIUM,
+        campaign: campaign.utm_campaign || defaultUtmCampaign(campaign),
+      }
+    : undefined;
 
 const ownerOf = (campaign: MessageSettings, links: LinkSettings): LinkOwner => ({ tenantId: campaign.tenant_id, interstitial: links.interstitial === true });
 

@@ -1,5 +1,5 @@
 // UTM tagging of one link: utm_source, utm_medium and utm_campaign appended to an http(s) URL, its query and fragment kept, a parameter the URL already has never added twice;
-// and the utm_campaign a campaign gets when it sets none.
+// and the values a campaign gets when it sets none.
 
 export interface UtmValues {
   source?: string | null | undefined;
@@ -8,6 +8,10 @@ export interface UtmValues {
 }
 
 const HTTP = /^https?:\/\//i;
+
+/** utm_source and utm_medium of a campaign that sets none: the spec appends all three parameters. */
+export const DEFAULT_UTM_SOURCE = 'mailpath';
+export const DEFAULT_UTM_MEDIUM = 'email';
 const SLUG_MAX = 100;
 
 /**

@@ -151,7 +151,7 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
   t.equal(readOpenToken(key, pixel![1]!), r.sendId);
 
   const utmOnly = await composeMessage({ content, links, recipient: r, campaign: { ...campaign, utm_tagging: true, utm_source: 'news' } });
-  t.match(utmOnly.html, /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news&amp;utm_campaign=spring-sale-2026#top"/, 'UTM without tracking: the link itself is tagged');
+  t.match(utmOnly.html, /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026#top"/, 'UTM without tracking: the link itself is tagged');
   t.notMatch(utmOnly.html, /\/o\//);
   const plain = await composeMessage({ content, links, recipient: r, campaign });
   t.match(plain.html, /href="https:\/\/shop\.example\/sale\?id=7#top"/, 'neither: as rendered');
@@ -165,6 +165,7 @@ t.test('with utm_tagging, utm_campaign is always appended: the campaign\'s own, 
   t.equal(await href({ utm_campaign: 'spring' }), 'https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring', 'set: its own');
   t.equal(await href({ name: 'Été à Zoë — 東京 ガイド' }), `https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=${encodeURIComponent('ete-a-zoe-東京-ガイド')}`);
   t.equal(await href({ name: '🎉 !!' }), `https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=${campaign.id}`, 'no letter or digit: the id');
+  t.equal(await href({ utm_source: null, utm_medium: null }), 'https://shop.example/a?utm_source=mailpath&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026', 'source and medium unset: the defaults');
   t.equal(await href({ utm_tagging: false }), 'https://shop.example/a', 'without utm_tagging: nothing');
 });
 
