@@ -202,10 +202,11 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
       'send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). ' +
       'Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); ' +
       'the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % ' +
-      'of the cap): this month\'s usage when answered (the campaign\'s sends count as its fan-out queues them).',
+      'of the cap): this month\'s usage when answered (the campaign\'s sends count as its fan-out queues them). At or over the cap a live ' +
+      'send starts nothing: 402 quota_exceeded.',
     params: campaignId,
     status: 202,
-    errors: [404, 409, 412],
+    errors: [402, 404, 409, 412],
     response: z.object({ campaign_id: z.string(), status: z.enum(CAMPAIGN_STATUSES) }),
     handler: async ({ principal, params, ip, request, reply }) => {
       try {

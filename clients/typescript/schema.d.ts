@@ -11514,7 +11514,7 @@ export interface paths {
         put?: never;
         /**
          * Send a campaign now
-         * @description A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, from_email at a verified sending domain (422; 412 no_verified_domain while the tenant has none; a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them).
+         * @description A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, from_email at a verified sending domain (422; 412 no_verified_domain while the tenant has none; a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded.
          *
          *     Required scope for API keys: `campaigns:write`.
          *
@@ -11560,6 +11560,15 @@ export interface paths {
                 };
                 /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
                 401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Monthly send cap reached (quota_exceeded) */
+                402: {
                     headers: {
                         [name: string]: unknown;
                     };

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import { writeAudit, type AuditActor } from '../audit/log.js';
 import type { Queryable } from '../db/connection.js';
-import { conflict, validationError } from '../errors.js';
+import { AppError, conflict, validationError } from '../errors.js';
 import {
   answerIdempotencyKey,
   claimIdempotencyKey,
@@ -11,6 +11,7 @@ import {
   releaseIdempotencyKey,
 } from '../sends/queries.js';
 import type { SendingDeps } from '../sending/deps.js';
+import { monthlyUsage } from '../quota/usage.js';
 import { enqueueFanout } from './fanout-jobs.js';
 import { requireStatus, TRANSITIONS, type CampaignAction } from './lifecycle-table.js';
 import { transition, type CampaignRow, type StatusChange } from './queries.js';
@@ -118,6 +119,11 @@ async function startSending(deps: LifecycleDeps, caller: Caller, id: string, rem
   requireStatus(current, 'send');
   await checkSendable(deps, current, caller.mode);
   const at = deps.clock.now();
+  // At or over the month's cap a live send starts nothing (402, as the send path answers; simulated sends count none).
+  if (caller.mode === 'live') {
+    const usage = await monthlyUsage(deps.sql, caller.tenantId, at);
+    if (usage.used >= usage.cap) throw new AppError('quota_exceeded', `the monthly send cap of ${usage.cap} is reached: the campaign was not started`);
+  }
   const row = await apply(deps, caller, id, 'send', () => startChange(caller.mode, at), async (tx, r) => {
     await enqueueFanout(deps, tx, r.id);
     if (remember) await remember(tx, { campaign_id: r.id, status: r.status });

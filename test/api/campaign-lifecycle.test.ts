@@ -187,3 +187,15 @@ t.test('send: every answer carries the X-Quota-* headers of this month, as POST 
   const unknown = await send('00000000-0000-4000-8000-000000000000');
   t.same([unknown.status, ...quota(unknown)], [404, ...expected], 'an unknown campaign (404) too');
 });
+
+t.test('send at or over the monthly cap: 402 quota_exceeded with the X-Quota-* headers, and nothing starts', async (t) => {
+  const b = await sender(s);
+  const list = (await listOf(sql, b.tenant.tenantId, addresses('capped', 2))).listId;
+  await sql`insert into tenant_monthly_usage (tenant_id, month, sent) values (${b.tenant.tenantId}, date_trunc('month', now() at time zone 'utc')::date, 1000000)`;
+  const c = await createCampaign(s, b.tenant.token, { list_id: list, from_email: b.from });
+  const res = await call(s.app, 'POST', `/campaigns/${c.id}/send`, { token: b.tenant.token });
+  t.same([res.status, res.body.error], [402, 'quota_exceeded']);
+  t.match(res.body.message, /monthly send cap of 1000000 is reached/);
+  t.same(['x-quota-used', 'x-quota-cap', 'x-quota-remaining'].map((h) => res.headers[h]), ['1000000', '1000000', '0']);
+  t.equal((await call(s.app, 'GET', `/campaigns/${c.id}`, { token: b.tenant.token })).body.data.status, 'draft', 'the campaign is still a draft');
+});
