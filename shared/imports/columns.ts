@@ -41,6 +41,21 @@ export function resolveName(
 
 const quoted = (names: string[]) => names.map((n) => JSON.stringify(n)).join(', ');
 
+/** Delimiters a file may use instead of the one it was read with, as ?delimiter= names them. */
+const OTHER_DELIMITERS: [string, string][] = [[';', ';'], ['\t', 'tab'], ['|', '|']];
+
+/**
+ * When the header reads as if split at the wrong delimiter (a header of one column holding ";", a tab or "|", such
+ * as a spreadsheet's export in a locale whose decimal comma makes ";" the separator): the hint to add to the error.
+ */
+function delimiterHint(headers: string[]): string {
+  const line = headers.join('');
+  const counts = OTHER_DELIMITERS.map(([char, name]) => [line.split(char).length - 1, name] as const).filter(([n]) => n > 0);
+  if (counts.length === 0) return '';
+  const [, name] = counts.reduce((best, c) => (c[0] > best[0] ? c : best));
+  return `; the header looks delimited by ${name === 'tab' ? 'tabs' : `"${name}"`}: pass ?delimiter=${encodeURIComponent(name)}`;
+}
+
 /** Resolves a CSV header; a string is the per-file error (why the file cannot be imported). */
 export function planColumns(headers: string[], mapping: Record<string, string | null>, catalogKeys: ReadonlySet<string>): ColumnPlan | string {
   const seenHeaders = new Set<string>();
@@ -78,7 +93,7 @@ export function planColumns(headers: string[], mapping: Record<string, string | 
     targets.push(resolved);
   }
   if (!targets.some((t) => t.kind === 'email')) {
-    return `no column holds the email address: name one "email" or map it with ?mapping={"<header>":"email"} (header: ${quoted(headers.slice(0, 50))})`;
+    return `no column holds the email address: name one "email" or map it with ?mapping={"<header>":"email"} (header: ${quoted(headers.slice(0, 50))})${delimiterHint(headers)}`;
   }
   if (notInCatalog.length > 0) return `column(s) map to custom fields the catalog does not have: ${notInCatalog.join(', ')} (define them under /contact-custom-fields)`;
   if (unknown.length > 0) {

@@ -86,6 +86,9 @@ t.test('header planning and the mapping option', async (t) => {
   t.match(planColumns(['email', 'email'], {}, catalog), /names a column twice/);
   t.match(planColumns(['email', 'custom_fields.gone'], {}, catalog), /catalog does not have: custom_fields.gone/);
   t.match(planColumns(['mail'], {}, catalog), /no column holds the email address/);
+  t.notMatch(planColumns(['mail'], {}, catalog), /delimited/, 'no hint for a header without another delimiter in it');
+  t.match(planColumns(['email;first_name;plan'], {}, catalog), /no column holds the email address: .*; the header looks delimited by ";": pass \?delimiter=%3B$/);
+  t.match(planColumns(['email\tfirst_name\tplan', 'x;y'], {}, catalog), /the header looks delimited by tabs: pass \?delimiter=tab$/, 'the most frequent wins');
   t.match(planColumns(['mail', 'x'], { mail: 'email', x: null }, catalog), { targets: [{ kind: 'email' }, { kind: 'ignore' }] });
   t.same(parseMapping('{"A":"email","B":"plan","C":null,"D":"custom_fields.x"}'), { A: 'email', B: 'custom_fields.plan', C: null, D: 'custom_fields.x' });
   t.throws(() => parseMapping('{"A":"email","B":"email"}'), /another header maps to already/);
