@@ -6,7 +6,7 @@ import { AppError, notFound } from '../errors.js';
 import { isUuid } from '../ids.js';
 import { writeAudit, type AuditActor } from '../audit/log.js';
 import type { UserRole } from '../auth/users.js';
-import { isScope } from './scopes.js';
+import { isScope, SCOPES } from './scopes.js';
 import { generateApiKey, hashApiKey, type KeyMode } from './secrets.js';
 import { findActiveApiKey, insertApiKey, listActiveApiKeys, revokeApiKey, updateApiKeyScopes, type ApiKeyRow } from './queries.js';
 
@@ -20,7 +20,7 @@ interface Deps {
 export function normalizeScopes(scopes: string[] | undefined): string[] {
   const list = scopes ?? [];
   const unknown = list.filter((s) => !isScope(s));
-  if (unknown.length > 0) throw new AppError('bad_request', `unknown scope(s): ${unknown.join(', ')}`);
+  if (unknown.length > 0) throw new AppError('bad_request', `unknown scope(s): ${unknown.join(', ')}; the scopes are ${SCOPES.join(', ')}`);
   return [...new Set(list)].sort();
 }
 

@@ -37,6 +37,7 @@ t.test('normalizeScopes dedupes and sorts, treats omitted as all, and rejects un
     t.equal((err as AppError).slug, 'bad_request');
     t.equal((err as AppError).status, 400);
     t.match((err as AppError).message, /contacts:delete, nope/, 'names the unknown scopes');
+    t.match((err as AppError).message, /; the scopes are campaigns:read, campaigns:write, .*, audit:export$/, 'lists the valid scopes');
   }
 });
 
