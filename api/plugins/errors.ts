@@ -4,6 +4,7 @@ import type { FastifyError } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError, type ErrorSlug } from '../../shared/errors.js';
+import { closest } from '../../shared/suggest.js';
 
 interface ValidationItem {
   keyword: string;
@@ -14,30 +15,69 @@ interface ValidationItem {
 
 const WHERE: Record<string, string> = { body: 'body', querystring: 'query', params: 'path', headers: 'header' };
 
+/** Problems named in one validation message; past it the rest are counted. */
+const PROBLEMS_SHOWN = 10;
+
 function fieldName(path: string): string {
   return path.replace(/^\//, '').replace(/\//g, '.');
 }
 
-/** Unknown fields are a client bug (400); a wrong value names its field (422). */
-export function validationToAppError(items: ValidationItem[], context: string | undefined): AppError {
+/** A zod schema's own definition (zod 4), as far as the key lookup below reads it. */
+interface ZodLike {
+  _zod?: { def?: { type?: string; shape?: Record<string, ZodLike>; innerType?: ZodLike; element?: ZodLike; in?: ZodLike; out?: ZodLike } };
+}
+
+/** The field names the object schema at `path` (JSON pointer) of `schema` knows, through optional, nullable, default, pipe and array wrappers. */
+export function knownKeysAt(schema: unknown, path: string): string[] {
+  let node = schema as ZodLike | undefined;
+  const unwrap = () => {
+    for (let i = 0; i < 20 && node?._zod?.def; i++) {
+      const def = node._zod.def;
+      const inner = def.innerType ?? (def.type === 'pipe' ? def.in : undefined);
+      if (!inner) return;
+      node = inner;
+    }
+  };
+  for (const segment of path.split('/').filter(Boolean)) {
+    unwrap();
+    const def = node?._zod?.def;
+    node = def?.type === 'array' ? def.element : def?.shape?.[segment];
+  }
+  unwrap();
+  return Object.keys(node?._zod?.def?.shape ?? {});
+}
+
+/**
+ * Unknown fields are a client bug (400), each with the known field it is nearest to ("did you mean"); wrong values
+ * name their fields (422), up to PROBLEMS_SHOWN of them, the first as before. `schema` is the route's schema of that
+ * part of the request, where the known fields are read from.
+ */
+export function validationToAppError(items: ValidationItem[], context: string | undefined, schema?: unknown): AppError {
   const where = WHERE[context ?? 'body'] ?? 'body';
   const unknown = items.filter((i) => i.keyword === 'unrecognized_keys');
   if (unknown.length > 0) {
-    const keys = unknown.flatMap((i) => (i.params?.['keys'] as string[] | undefined) ?? []).map((k) => {
-      const parent = fieldName(unknown[0]!.instancePath);
-      return parent ? `${parent}.${k}` : k;
+    const keys = unknown.flatMap((i) => {
+      const parent = fieldName(i.instancePath);
+      const known = knownKeysAt(schema, i.instancePath);
+      return ((i.params?.['keys'] as string[] | undefined) ?? []).map((k) => {
+        const near = closest(k, known);
+        const full = (name: string) => (parent ? `${parent}.${name}` : name);
+        return near ? `${full(k)} (did you mean ${full(near)}?)` : full(k);
+      });
     });
     return new AppError('bad_request', `unexpected field(s) in ${where}: ${keys.join(', ')}`);
   }
   const first = items[0]!;
-  const field = fieldName(first.instancePath);
-  if (!field && first.keyword === 'invalid_type' && where === 'body') {
+  if (!fieldName(first.instancePath) && first.keyword === 'invalid_type' && where === 'body') {
     return new AppError('bad_request', 'a JSON object body is required');
   }
-  const missing = first.keyword === 'invalid_type' && /received undefined/.test(first.message ?? '');
-  const problem = missing ? 'is required' : (first.message ?? 'is invalid');
-  const more = items.length > 1 ? ` (and ${items.length - 1} more problem${items.length > 2 ? 's' : ''})` : '';
-  return new AppError('validation_error', `${field || where}: ${problem}${more}`);
+  const problems = items.slice(0, PROBLEMS_SHOWN).map((item) => {
+    const missing = item.keyword === 'invalid_type' && /received undefined/.test(item.message ?? '');
+    return `${fieldName(item.instancePath) || where}: ${missing ? 'is required' : (item.message ?? 'is invalid')}`;
+  });
+  const rest = items.length - problems.length;
+  const more = rest > 0 ? ` (and ${rest} more problem${rest > 1 ? 's' : ''})` : '';
+  return new AppError('validation_error', `${problems.join('; ')}${more}`);
 }
 
 const SLUG_BY_STATUS: Partial<Record<number, ErrorSlug>> = {
@@ -63,10 +103,10 @@ function otherClientError(err: FastifyError): AppError | undefined {
   return new AppError(SLUG_BY_STATUS[status] ?? 'bad_request', message, { status });
 }
 
-function toAppError(err: FastifyError): AppError | undefined {
+function toAppError(err: FastifyError, schema: Record<string, unknown> | undefined): AppError | undefined {
   if (err instanceof AppError) return err;
   if (hasZodFastifySchemaValidationErrors(err)) {
-    return validationToAppError(err.validation as unknown as ValidationItem[], err.validationContext);
+    return validationToAppError(err.validation as unknown as ValidationItem[], err.validationContext, schema?.[err.validationContext ?? 'body']);
   }
   switch (err.statusCode) {
     case 400:
@@ -83,7 +123,7 @@ function toAppError(err: FastifyError): AppError | undefined {
 
 const errorHandling: FastifyPluginAsyncZod = async (app) => {
   app.setErrorHandler((err: FastifyError, request, reply) => {
-    const appError = toAppError(err);
+    const appError = toAppError(err, request.routeOptions.schema as Record<string, unknown> | undefined);
     if (!appError) {
       request.log.error({ err }, 'unhandled error');
       return reply.code(500).send({ ok: false, error: 'internal', message: 'internal server error' });

@@ -1,9 +1,11 @@
-// The error envelope everywhere: stable slugs and statuses, fields named, no stack traces or file paths.
+// The error envelope everywhere: stable slugs and statuses, fields named (every one, a misspelt one with the field it is nearest to), no stack traces or file paths.
 import t from 'tap';
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
+import { knownKeysAt, validationToAppError } from '../../api/plugins/errors.js';
 import { defineRoute } from '../../api/route.js';
 import { AppError } from '../../shared/errors.js';
+import { closest, editDistance } from '../../shared/suggest.js';
 import { buildTestApp, call, registerTenant, type ApiResponse } from '../helpers/app.js';
 
 const BODY_LIMIT = 4096;
@@ -204,4 +206,38 @@ t.test('a URL that is not valid percent-encoding gets the envelope', async (t) =
   const { app } = await buildTestApp(t);
   const res = await call(app, 'GET', '/api/v1/whoami/%E0%A4%A');
   assertError(t, res, 400, 'bad_request', 'bad URL');
+});
+
+t.test('validation names every problem (up to ten), and an unknown field the known one it is nearest to', async (t) => {
+  const { app } = await buildTestApp(t);
+  const owner = await registerTenant(app);
+  const typo = await call(app, 'POST', '/api-keys', { token: owner.token, body: { nmae: 'x', colour: 'red' } });
+  assertError(t, typo, 400, 'bad_request', 'misspelt field');
+  t.equal(typo.body.message, 'unexpected field(s) in body: nmae (did you mean name?), colour');
+  const several = await call(app, 'POST', '/auth/register', { body: { tenant_name: 42, tenant_slug: 'acme-y', email: 'nope', password: 'Correct-horse-42' } });
+  assertError(t, several, 422, 'validation_error', 'several wrong fields');
+  t.match(several.body.message, /^tenant_name: .+; email: .+/, 'each wrong field named, the first first');
+  t.notMatch(several.body.message, /more problem/);
+
+  const schema = z.strictObject({
+    name: z.string(),
+    target: z.strictObject({ list_id: z.string(), segment_id: z.string() }).nullable().optional(),
+    rules: z.array(z.strictObject({ field: z.string(), operator: z.string() })).default([]),
+  });
+  t.same(knownKeysAt(schema, ''), ['name', 'target', 'rules']);
+  t.same(knownKeysAt(schema, '/target'), ['list_id', 'segment_id'], 'through nullable and optional');
+  t.same(knownKeysAt(schema, '/rules/3'), ['field', 'operator'], 'through default and an array');
+  t.same(knownKeysAt(schema, '/nothing/here'), [], 'an unknown path: none');
+  const many = validationToAppError(Array.from({ length: 12 }, (_, i) => ({ keyword: 'invalid_type', instancePath: `/f${i}`, message: 'bad' })), 'body');
+  t.match(many.message, /^f0: bad; f1: bad; .*; f9: bad \(and 2 more problems\)$/);
+  t.equal(closest('x'.repeat(65), ['x'.repeat(64)]), undefined, 'a name too long to be a typo is not compared');
+  t.equal(closest('from', ['from_email', 'subject']), undefined, 'a different word is no typo');
+  t.equal(closest('Subjet', ['from_email', 'subject']), 'subject');
+});
+
+t.test('edit distance counts a swap of neighbours as one edit', async (t) => {
+  t.equal(editDistance('nmae', 'name'), 1);
+  t.equal(editDistance('kitten', 'sitting'), 3);
+  t.equal(editDistance('', 'abc'), 3);
+  t.equal(editDistance('same', 'same'), 0);
 });
