@@ -8,12 +8,15 @@ import type { SendingDeps } from '../sending/deps.js';
 import type { Refusal } from '../sending/gates/types.js';
 import { renderCampaignMessages, RenderOverBudget, type CampaignMessage, type CampaignRecipient, type PreparedContent } from './content.js';
 import { batchRecipients, finishBatch, type Batch, type BatchRecipient } from './batch-queries.js';
+import type { Sender } from './default-sender.js';
 import type { CampaignRow } from './queries.js';
 import type { SkipReason } from './recipient-queries.js';
 
 /** What a run knows once, for all its batches. */
 export interface BatchContext {
   campaign: CampaignRow;
+  /** The From and Reply-To of its messages: the campaign's own, else the tenant's default (default-sender.ts). */
+  sender: Sender;
   content: PreparedContent;
   tenant: AcceptInput['tenant'];
   mode: 'live' | 'test';
@@ -90,7 +93,6 @@ export async function campaignSendInputs(deps: SendingDeps, ctx: BatchContext, e
 }
 
 function sendInput(ctx: BatchContext, entry: CampaignSendEntry, to: string, message: CampaignMessage): AcceptInput {
-  const c = ctx.campaign;
   return {
     tenant: ctx.tenant,
     mode: ctx.mode,
@@ -99,9 +101,9 @@ function sendInput(ctx: BatchContext, entry: CampaignSendEntry, to: string, mess
     sendId: entry.recipient.sendId,
     ...(entry.campaign ? { campaign: entry.campaign } : {}),
     holdOnDefer: true,
-    from: { address: c.from_email!, name: c.from_name ?? undefined },
+    from: { address: ctx.sender.from_email, name: ctx.sender.from_name ?? undefined },
     to,
-    content: { kind: 'compose', subject: message.subject, html: message.html, text: message.text, replyTo: c.reply_to ?? undefined, headers: message.headers },
+    content: { kind: 'compose', subject: message.subject, html: message.html, text: message.text, replyTo: ctx.sender.reply_to ?? undefined, headers: message.headers },
   };
 }
 

@@ -10,6 +10,7 @@ import { isQueryCanceled } from '../db/deadline.js';
 import { materializeNextPage, segmentTooSlow, TargetGone } from './materialize.js';
 import { campaignState, findCampaignById, setWaiting, transition, type CampaignRow } from './queries.js';
 import { trackedContent } from './content.js';
+import { campaignSender } from './default-sender.js';
 import { checkSendable, loadContent } from './readiness.js';
 import { claimBatch, fanoutLeft, sweepCancelled } from './batch-queries.js';
 import { releaseHeld } from './stats-queries.js';
@@ -84,9 +85,17 @@ async function batchContext(deps: FanoutDeps, row: CampaignRow): Promise<BatchCo
     if (err instanceof AppError) return `its content cannot be sent: ${err.message}`;
     throw err;
   }
-  if (row.from_email === null) return 'it has no from_email';
+  let sender;
+  try {
+    // Resolved once per run: a default sender changed meanwhile applies from the next run on.
+    sender = await campaignSender(deps.sql, row, row.send_mode ?? 'live');
+  } catch (err) {
+    if (err instanceof AppError) return err.message;
+    throw err;
+  }
   return {
     campaign: row,
+    sender,
     // The tracking of body_html planned once for the run, when Liquid cannot change the links (content.ts).
     content: trackedContent(content, row, { publicUrl: deps.config.publicUrl }),
     tenant: { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox },

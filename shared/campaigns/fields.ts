@@ -54,7 +54,8 @@ export function checkName(input: string): string {
 /** Empty (or only spaces) counts as not set. */
 const blank = (value: string | null | undefined) => value === null || value === undefined || value.trim() === '';
 
-function oneLineText(value: string | null, field: string, max: number): string | null {
+/** A one-line text (from_name, utm_*): trimmed, blank is null, no control characters, at most `max` characters. */
+export function oneLineText(value: string | null, field: string, max: number): string | null {
   if (blank(value)) return null;
   const text = value!.trim();
   if (CONTROL.test(text)) throw validationError(field, 'must be one line without control characters');
