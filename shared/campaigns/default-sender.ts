@@ -67,6 +67,20 @@ export async function campaignSender(db: Queryable, c: { tenant_id: string } & N
   return { from_email: from, from_name: c.from_name ?? fallback?.from_name ?? null, reply_to: c.reply_to ?? fallback?.reply_to ?? null };
 }
 
+/**
+ * The sender of a warm-up dispatch at `domain` (the plan's, else the oldest verified): the stored default when its
+ * address is at that domain (the point of the dispatch is to warm that domain up), else `<localPart>@<domain>`
+ * (config warmup.schedule_from_local_part) named after the tenant, like a derived default.
+ */
+export async function warmupSender(db: Queryable, tenantId: string, domain: string, localPart: string): Promise<Sender> {
+  const sources = await senderSources(db, tenantId, 'live');
+  const stored = sources?.stored;
+  if (stored && stored.from_email.slice(stored.from_email.lastIndexOf('@') + 1) === domain) {
+    return { from_email: stored.from_email, from_name: stored.from_name, reply_to: stored.reply_to };
+  }
+  return { from_email: `${localPart}@${domain}`, from_name: sources ? displayName(sources.tenant_name) : null, reply_to: null };
+}
+
 export interface SenderSettingsDeps {
   sql: Sql;
   clock: Clock;

@@ -2,6 +2,7 @@
 import type { AuditActor } from '../audit/log.js';
 import { writeAudit } from '../audit/log.js';
 import type { WarmupConfig } from '../config/index.js';
+import { warmupSender } from '../campaigns/default-sender.js';
 import { AppError, conflict, notFound, validationError } from '../errors.js';
 import { isUuid } from '../ids.js';
 import type { SendingDeps } from '../sending/deps.js';
@@ -193,13 +194,15 @@ async function sendDay(deps: SendingDeps, tenantId: string, plan: PlanRow, row: 
   const contacts = await mostEngagedContacts(deps.sql, tenantId, row.daily_target_recipients, now);
   const counts = { recipients: contacts.length, accepted: 0, deferred: 0, dropped: 0, refused: 0, failed: 0 };
   const caller = { tenant: { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox }, mode: 'live' as const, apiKeyId: null };
-  const from = `${deps.config.warmup.schedule_from_local_part}@${domain.name}`;
+  const sender = await warmupSender(deps.sql, tenantId, domain.name, deps.config.warmup.schedule_from_local_part);
+  const from = sender.from_email;
+  const named = { ...(sender.from_name ? { from_name: sender.from_name } : {}), ...(sender.reply_to ? { reply_to: sender.reply_to } : {}) };
   for (const c of contacts) {
     try {
       const out = await sendTransactional(
         deps,
         caller,
-        { to: c.email, from_email: from, template_id: templateId, variables: { first_name: c.first_name, last_name: c.last_name } },
+        { to: c.email, from_email: from, ...named, template_id: templateId, variables: { first_name: c.first_name, last_name: c.last_name } },
         `warmup-schedule:${plan.generated_at.toISOString()}:${row.day_offset}:${c.id}`,
       );
       if (isRefused(out)) counts.refused++;
