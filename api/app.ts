@@ -52,6 +52,7 @@ import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
 import { inboundWebhookRoutes } from './routes/inbound-webhook.js';
+import { senderSettingsRoutes } from './routes/sender-settings.js';
 import { eventWebhookRoutes } from './routes/event-webhooks.js';
 import { adminInboundWebhookRoutes } from './routes/admin-inbound-webhook.js';
 import { adminLicenseKeyRoutes } from './routes/admin-license-keys.js';
@@ -101,6 +102,7 @@ const ROUTE_GROUPS = [
   md5ListRoutes,
   md5EntryRoutes,
   inboundWebhookRoutes,
+  senderSettingsRoutes,
   eventWebhookRoutes,
   bounceMailboxRoutes,
   mailAuthRoutes,

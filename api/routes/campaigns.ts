@@ -42,9 +42,9 @@ const fields = {
   preheader_text: text('Preheader (Liquid): the hidden first line of the HTML body inboxes show after the subject'),
   body_html: text('HTML body (Liquid, output HTML-escaped); may be left to the template'),
   body_text: text('Plain-text body (Liquid); may be left to the template'),
-  from_email: z.string().max(1000).nullable().optional().describe('Sender address; required to send, at a verified sending domain of the tenant'),
-  from_name: short('Sender display name'),
-  reply_to: z.string().max(1000).nullable().optional().describe('Reply-To address'),
+  from_email: z.string().max(1000).nullable().optional().describe('Sender address at a verified sending domain of the tenant; when unset, the default sender (GET /settings/sender)'),
+  from_name: short('Sender display name; when unset, the stored default sender\'s'),
+  reply_to: z.string().max(1000).nullable().optional().describe('Reply-To address; when unset, the stored default sender\'s'),
   list_id: id('Target list (exactly one of list_id and segment_id)'),
   segment_id: id('Target segment, evaluated when sending starts'),
   template_id: id('A stored template supplying the subject and bodies the campaign leaves empty'),
@@ -167,7 +167,7 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/campaigns/:id/schedule',
     summary: 'Schedule a campaign',
-    description: 'A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, from_email at a verified domain: 422, or 412 while the tenant has none; content) and is checked again then (failed if it no longer is). 409 unless draft.',
+    description: 'A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, a From address at a verified domain: its from_email or the default sender, 422 when neither, 412 while the tenant has no verified domain; content) and is checked again then (failed if it no longer is). 409 unless draft.',
     params: campaignId,
     body: z.strictObject({ scheduled_at: z.string().max(100).describe('When to start (RFC 3339 with a zone)') }),
     errors: [404, 409, 412],
@@ -198,7 +198,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Send a campaign now',
     description:
       'A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, ' +
-      'from_email at a verified sending domain (422; 412 no_verified_domain while the tenant has none; a test key: any added domain, and every ' +
+      'a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified ' +
+      'domain until one is set), 422 when there is neither (422; 412 no_verified_domain while the tenant has none; a test key: any added domain, and every ' +
       'send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). ' +
       'Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); ' +
       'the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % ' +
