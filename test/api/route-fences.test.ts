@@ -58,7 +58,7 @@ function shortOf(rule: ScopeRule): string[] {
 t.test('the sweep sees the whole API', async (t) => {
   t.ok(routes.length > 150, `${routes.length} guarded routes`);
   t.ok(routes.every((r) => r.url.startsWith(API_PREFIX)), 'all under the API prefix');
-  for (const [method, url] of [['POST', '/webhooks'], ['POST', '/mail/mailboxes'], ['PATCH', '/mail/messages/:id'], ['GET', '/audit']]) {
+  for (const [method, url] of [['POST', '/webhooks'], ['POST', '/mail/mailboxes'], ['PATCH', '/mail/messages/:id'], ['GET', '/audit'], ['PUT', '/settings/sender']]) {
     t.ok(routes.some((r) => r.method === method && r.url === `${API_PREFIX}${url}`), `${method} ${url} is swept`);
   }
 });
