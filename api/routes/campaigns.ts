@@ -199,7 +199,7 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, ' +
       'a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified ' +
-      'domain until one is set), 422 when there is neither (422; 412 no_verified_domain while the tenant has none; a test key: any added domain, and every ' +
+      'domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: any added domain, and every ' +
       'send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). ' +
       'Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); ' +
       'the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % ' +

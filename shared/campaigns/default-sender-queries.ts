@@ -21,7 +21,8 @@ export interface SenderSources {
  * the same address. A domain that may send: verified (SPF, DKIM, DMARC) and owned, as in tenantDomainsOf.
  */
 export async function senderSources(db: Queryable, tenantId: string, mode: 'live' | 'test'): Promise<SenderSources | undefined> {
-  const [row] = await db<{ tenant_name: string; from_email: string | null; from_name: string | null; reply_to: string | null; updated_at: Date | null; domain: string | null }[]>`
+  type Row = { tenant_name: string; domain: string | null } & { [K in keyof StoredSender]: StoredSender[K] | null };
+  const [row] = await db<Row[]>`
     select t.name as tenant_name, s.from_email, s.from_name, s.reply_to, s.updated_at,
       (select d.name from domains d
         where d.tenant_id = t.id and d.superseded_at is null
@@ -31,7 +32,8 @@ export async function senderSources(db: Queryable, tenantId: string, mode: 'live
     from tenants t left join tenant_senders s on s.tenant_id = t.id
     where t.id = ${tenantId}`;
   if (!row) return undefined;
-  const stored = row.from_email === null ? undefined : { from_email: row.from_email, from_name: row.from_name, reply_to: row.reply_to, updated_at: row.updated_at! };
+  const { from_email, from_name, reply_to, updated_at } = row;
+  const stored = from_email === null ? undefined : { from_email, from_name, reply_to, updated_at: updated_at! };
   return { tenant_name: row.tenant_name, stored, domain: row.domain ?? undefined };
 }
 
@@ -39,7 +41,8 @@ export async function putStoredSender(db: Queryable, tenantId: string, s: Omit<S
   const [row] = await db<StoredSender[]>`
     insert into tenant_senders (tenant_id, from_email, from_name, reply_to, updated_at)
     values (${tenantId}, ${s.from_email}, ${s.from_name}, ${s.reply_to}, ${at})
-    on conflict (tenant_id) do update set from_email = excluded.from_email, from_name = excluded.from_name, reply_to = excluded.reply_to, updated_at = excluded.updated_at
+    on conflict (tenant_id) do update
+      set from_email = excluded.from_email, from_name = excluded.from_name, reply_to = excluded.reply_to, updated_at = excluded.updated_at
     returning from_email, from_name, reply_to, updated_at`;
   return row!;
 }

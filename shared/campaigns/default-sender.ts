@@ -1,4 +1,5 @@
-// The tenant's default sender: the From address, name and Reply-To a campaign (or a warm-up dispatch) uses when it names none. Stored with PUT /settings/sender; until then derived from the tenant's oldest verified sending domain.
+// The tenant's default sender: the From address, name and Reply-To a campaign (or a warm-up dispatch) uses when it names none.
+// Stored with PUT /settings/sender; until then derived from the tenant's oldest verified sending domain.
 import { writeAudit, type AuditActor } from '../audit/log.js';
 import type { Clock } from '../clock.js';
 import type { Queryable, Sql } from '../db/connection.js';
@@ -50,7 +51,8 @@ export async function defaultSender(db: Queryable, tenantId: string, mode: 'live
   if (!sources) return undefined;
   if (sources.stored) return { ...sources.stored, source: 'settings' };
   if (!sources.domain) return undefined;
-  return { from_email: `${DERIVED_LOCAL_PART}@${sources.domain}`, from_name: displayName(sources.tenant_name), reply_to: null, source: 'derived', updated_at: null };
+  const from_email = `${DERIVED_LOCAL_PART}@${sources.domain}`;
+  return { from_email, from_name: displayName(sources.tenant_name), reply_to: null, source: 'derived', updated_at: null };
 }
 
 /**
@@ -86,9 +88,11 @@ export interface SenderSettingsDeps {
   clock: Clock;
 }
 
+const NO_DEFAULT = { from_email: null, from_name: null, reply_to: null, source: null, updated_at: null } as const;
+
 /** GET /settings/sender: the default in force for live sends and where it comes from; all null (source null) when there is none. */
-export async function readSenderSettings(db: Queryable, tenantId: string): Promise<DefaultSender | { from_email: null; from_name: null; reply_to: null; source: null; updated_at: null }> {
-  return (await defaultSender(db, tenantId, 'live')) ?? { from_email: null, from_name: null, reply_to: null, source: null, updated_at: null };
+export async function readSenderSettings(db: Queryable, tenantId: string): Promise<DefaultSender | typeof NO_DEFAULT> {
+  return (await defaultSender(db, tenantId, 'live')) ?? NO_DEFAULT;
 }
 
 /**
@@ -107,7 +111,8 @@ export async function putSenderSettings(
   const domains = await tenantDomainsOf(deps.sql, [tenantId]);
   if (!domains.some((d) => d.name === domain && d.can_send)) {
     const sending = domains.filter((d) => d.can_send).map((d) => d.name);
-    throw validationError('from_email', `its domain ${domain} is not a verified sending domain of this tenant (${sending.length ? `verified: ${sending.join(', ')}` : 'none is verified yet; verify one under /domains'})`);
+    const which = sending.length ? `verified: ${sending.join(', ')}` : 'none is verified yet; verify one under /domains';
+    throw validationError('from_email', `its domain ${domain} is not a verified sending domain of this tenant (${which})`);
   }
   const reply = input.reply_to === undefined || input.reply_to === null || input.reply_to.trim() === '' ? null : normalizeEmail(input.reply_to, 'reply_to');
   const sender = { from_email: from, from_name: oneLineText(input.from_name ?? null, 'from_name', MAX_SHORT_TEXT), reply_to: reply };

@@ -191,3 +191,18 @@ t.test('a warm-up dispatch sends from the stored default when it is at the domai
   const bRes = await call(s.app, 'POST', `${bPath}/dispatch-now`, { token: admin });
   t.match(bRes.body.data, { send_status: 'sent', result: { from_email: `hello@${b.domain.name}` } }, JSON.stringify(bRes.body));
 });
+
+t.test('a test key derives the default from any domain the tenant added, as its sends may use one', async (t) => {
+  const tenant = await registerTenant(s.app);
+  const added = await verifiedSendingDomain(sql, s.ctx.vault, tenant.tenantId);
+  await sql`update domains set verified_at = null where id = ${added.id}`;
+  const testKey = (await createKey(s.app, tenant, { mode: 'test', scopes: ['campaigns:read', 'campaigns:write'] })).key;
+  t.match((await call(s.app, 'GET', '/settings/sender', { token: testKey })).body.data, { from_email: null, source: null }, 'no default for live sends');
+  const { listId } = await listOf(sql, tenant.tenantId, ['t@example.test']);
+  const live = await specCampaign(tenant.token, listId);
+  t.equal((await call(s.app, 'POST', `/campaigns/${live}/send`, { token: tenant.token })).status, 422, 'a live send has neither');
+  await sendNow(s, testKey, live);
+  t.equal(await drain(s, live), 'completed');
+  const rows = await sql<{ from_email: string; status: string }[]>`select from_email, status from sends where campaign_id = ${live}`;
+  t.same(rows, [{ from_email: `no-reply@${added.name}`, status: 'simulated' }]);
+});
