@@ -2623,9 +2623,9 @@ GetCampaignsResult = TypedDict("GetCampaignsResult", {
 # preheader_text: Preheader (Liquid): the hidden first line of the HTML body inboxes show after the subject
 # body_html: HTML body (Liquid, output HTML-escaped); may be left to the template
 # body_text: Plain-text body (Liquid); may be left to the template
-# from_email: Sender address; required to send, at a verified sending domain of the tenant
-# from_name: Sender display name; at most 200 characters, one line
-# reply_to: Reply-To address
+# from_email: Sender address at a verified sending domain of the tenant; when unset, the default sender (GET /settings/sender)
+# from_name: Sender display name; when unset, the stored default sender's; at most 200 characters, one line
+# reply_to: Reply-To address; when unset, the stored default sender's
 # list_id: Target list (exactly one of list_id and segment_id)
 # segment_id: Target segment, evaluated when sending starts
 # template_id: A stored template supplying the subject and bodies the campaign leaves empty
@@ -2905,9 +2905,9 @@ GetCampaignsByIdResult = TypedDict("GetCampaignsByIdResult", {
 # preheader_text: Preheader (Liquid): the hidden first line of the HTML body inboxes show after the subject
 # body_html: HTML body (Liquid, output HTML-escaped); may be left to the template
 # body_text: Plain-text body (Liquid); may be left to the template
-# from_email: Sender address; required to send, at a verified sending domain of the tenant
-# from_name: Sender display name; at most 200 characters, one line
-# reply_to: Reply-To address
+# from_email: Sender address at a verified sending domain of the tenant; when unset, the default sender (GET /settings/sender)
+# from_name: Sender display name; when unset, the stored default sender's; at most 200 characters, one line
+# reply_to: Reply-To address; when unset, the stored default sender's
 # list_id: Target list (exactly one of list_id and segment_id)
 # segment_id: Target segment, evaluated when sending starts
 # template_id: A stored template supplying the subject and bodies the campaign leaves empty
@@ -5970,6 +5970,45 @@ PostSettingsInboundWebhookTestSendResult = TypedDict("PostSettingsInboundWebhook
     "error": Required[Optional[str]],
 }, total=False)
 
+# from_email: The default From address; null when there is no default (nothing stored, no verified domain)
+# from_name: The default display name
+# reply_to: The default Reply-To
+# source: settings: stored with PUT; derived: from the oldest verified sending domain; null: none
+# updated_at: When the stored default was set; null when derived or none
+GetSettingsSenderResult = TypedDict("GetSettingsSenderResult", {
+    "from_email": Required[Optional[str]],
+    "from_name": Required[Optional[str]],
+    "reply_to": Required[Optional[str]],
+    "source": Required[Optional[Literal["settings", "derived"]]],
+    "updated_at": Required[Optional[str]],
+}, total=False)
+
+# from_email: An address at one of the tenant's verified sending domains
+# from_name: Display name
+# reply_to: Reply-To address (any valid address)
+PutSettingsSenderBody = TypedDict("PutSettingsSenderBody", {
+    "from_email": Required[str],
+    "from_name": NotRequired[Optional[str]],
+    "reply_to": NotRequired[Optional[str]],
+}, total=False)
+
+# from_email: The default From address; null when there is no default (nothing stored, no verified domain)
+# from_name: The default display name
+# reply_to: The default Reply-To
+# source: settings: stored with PUT; derived: from the oldest verified sending domain; null: none
+# updated_at: When the stored default was set; null when derived or none
+PutSettingsSenderResult = TypedDict("PutSettingsSenderResult", {
+    "from_email": Required[Optional[str]],
+    "from_name": Required[Optional[str]],
+    "reply_to": Required[Optional[str]],
+    "source": Required[Optional[Literal["settings", "derived"]]],
+    "updated_at": Required[Optional[str]],
+}, total=False)
+
+DeleteSettingsSenderResult = TypedDict("DeleteSettingsSenderResult", {
+    "status": Required[str],
+}, total=False)
+
 # after: next_cursor of the previous page
 # limit: Page size, 1..200
 # reason: Only entries with this reason
@@ -7342,7 +7381,7 @@ class Client(_Transport):
     def post_campaigns_by_id_schedule(self, id: str, body: PostCampaignsByIdScheduleBody) -> PostCampaignsByIdScheduleResult:
         """POST /campaigns/{id}/schedule: Schedule a campaign
 
-        A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, from_email at a verified domain: 422, or 412 while the tenant has none; content) and is checked again then (failed if it no longer is). 409 unless draft. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
+        A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, a From address at a verified domain: its from_email or the default sender, 422 when neither, 412 while the tenant has no verified domain; content) and is checked again then (failed if it no longer is). 409 unless draft. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/campaigns/{_segment(id)}/schedule", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def delete_campaigns_by_id_schedule(self, id: str) -> DeleteCampaignsByIdScheduleResult:
@@ -7354,7 +7393,7 @@ class Client(_Transport):
     def post_campaigns_by_id_send(self, id: str) -> PostCampaignsByIdSendResult:
         """POST /campaigns/{id}/send: Send a campaign now
 
-        A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, from_email at a verified sending domain (422; 412 no_verified_domain while the tenant has none; a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
+        A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/campaigns/{_segment(id)}/send", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_campaigns_by_id_stats(self, id: str) -> GetCampaignsByIdStatsResult:
@@ -7792,6 +7831,24 @@ class Client(_Transport):
 
         POSTs a small synthetic message to the configured URL exactly as inbound mail is delivered (same headers and signature, plus X-MP-Inbound-Test: true), once, without retries, enabled or not. Reports whether a real delivery would have counted as delivered (a 2xx within the timeout), the HTTP status (null when there was no answer), the round trip and what went wrong. 409 conflict when no webhook URL is configured. API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("POST", "/settings/inbound-webhook/test-send", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_settings_sender(self) -> GetSettingsSenderResult:
+        """GET /settings/sender: Read the default sender
+
+        The default sender in force for live sends and where it comes from. Not in the spec (an extension beside its /settings/inbound-webhook): the spec's campaign has no sender fields, so a campaign without from_email takes the tenant's default sender, and from_name and reply_to it leaves empty the stored default's. Until one is stored the default is derived: no-reply@ the tenant's oldest verified sending domain, named after the tenant. Warm-up schedule dispatches use the stored default when it is at the domain they warm up. Required scope for API keys: `campaigns:read`."""
+        return self._call("GET", "/settings/sender", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def put_settings_sender(self, body: PutSettingsSenderBody) -> PutSettingsSenderResult:
+        """PUT /settings/sender: Set the default sender
+
+        Replaces the stored default (absent from_name or reply_to: none). from_email must be at one of the tenant's verified sending domains (422 validation_error naming from_email otherwise); reply_to any valid address; from_name one line, at most 200 characters. Audited (sender.default_set). Not in the spec (an extension beside its /settings/inbound-webhook): the spec's campaign has no sender fields, so a campaign without from_email takes the tenant's default sender, and from_name and reply_to it leaves empty the stored default's. Until one is stored the default is derived: no-reply@ the tenant's oldest verified sending domain, named after the tenant. Warm-up schedule dispatches use the stored default when it is at the domain they warm up. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
+        return self._call("PUT", "/settings/sender", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def delete_settings_sender(self) -> DeleteSettingsSenderResult:
+        """DELETE /settings/sender: Clear the default sender
+
+        Removes the stored default: the derived one applies again. 404 when none is stored. Audited (sender.default_cleared). Not in the spec (an extension beside its /settings/inbound-webhook): the spec's campaign has no sender fields, so a campaign without from_email takes the tenant's default sender, and from_name and reply_to it leaves empty the stored default's. Until one is stored the default is derived: no-reply@ the tenant's oldest verified sending domain, named after the tenant. Warm-up schedule dispatches use the stored default when it is at the domain they warm up. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
+        return self._call("DELETE", "/settings/sender", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_suppressions(self, query: Optional[GetSuppressionsQuery] = None) -> GetSuppressionsPage:
         """GET /suppressions: List suppressed addresses

@@ -10180,11 +10180,11 @@ export interface paths {
                         body_html?: string | null;
                         /** @description Plain-text body (Liquid); may be left to the template */
                         body_text?: string | null;
-                        /** @description Sender address; required to send, at a verified sending domain of the tenant */
+                        /** @description Sender address at a verified sending domain of the tenant; when unset, the default sender (GET /settings/sender) */
                         from_email?: string | null;
-                        /** @description Sender display name; at most 200 characters, one line */
+                        /** @description Sender display name; when unset, the stored default sender's; at most 200 characters, one line */
                         from_name?: string | null;
-                        /** @description Reply-To address */
+                        /** @description Reply-To address; when unset, the stored default sender's */
                         reply_to?: string | null;
                         /** @description Target list (exactly one of list_id and segment_id) */
                         list_id?: string | null;
@@ -10777,11 +10777,11 @@ export interface paths {
                         body_html?: string | null;
                         /** @description Plain-text body (Liquid); may be left to the template */
                         body_text?: string | null;
-                        /** @description Sender address; required to send, at a verified sending domain of the tenant */
+                        /** @description Sender address at a verified sending domain of the tenant; when unset, the default sender (GET /settings/sender) */
                         from_email?: string | null;
-                        /** @description Sender display name; at most 200 characters, one line */
+                        /** @description Sender display name; when unset, the stored default sender's; at most 200 characters, one line */
                         from_name?: string | null;
-                        /** @description Reply-To address */
+                        /** @description Reply-To address; when unset, the stored default sender's */
                         reply_to?: string | null;
                         /** @description Target list (exactly one of list_id and segment_id) */
                         list_id?: string | null;
@@ -11150,7 +11150,7 @@ export interface paths {
         put?: never;
         /**
          * Schedule a campaign
-         * @description A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, from_email at a verified domain: 422, or 412 while the tenant has none; content) and is checked again then (failed if it no longer is). 409 unless draft.
+         * @description A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, a From address at a verified domain: its from_email or the default sender, 422 when neither, 412 while the tenant has no verified domain; content) and is checked again then (failed if it no longer is). 409 unless draft.
          *
          *     Required scope for API keys: `campaigns:write`.
          *
@@ -11514,7 +11514,7 @@ export interface paths {
         put?: never;
         /**
          * Send a campaign now
-         * @description A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, from_email at a verified sending domain (422; 412 no_verified_domain while the tenant has none; a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded.
+         * @description A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded.
          *
          *     Required scope for API keys: `campaigns:write`.
          *
@@ -17545,6 +17545,331 @@ export interface paths {
             };
         };
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/settings/sender": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read the default sender
+         * @description The default sender in force for live sends and where it comes from. Not in the spec (an extension beside its /settings/inbound-webhook): the spec's campaign has no sender fields, so a campaign without from_email takes the tenant's default sender, and from_name and reply_to it leaves empty the stored default's. Until one is stored the default is derived: no-reply@ the tenant's oldest verified sending domain, named after the tenant. Warm-up schedule dispatches use the stored default when it is at the domain they warm up.
+         *
+         *     Required scope for API keys: `campaigns:read`.
+         */
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /** @description The default From address; null when there is no default (nothing stored, no verified domain) */
+                                from_email: string | null;
+                                /** @description The default display name */
+                                from_name: string | null;
+                                /** @description The default Reply-To */
+                                reply_to: string | null;
+                                /**
+                                 * @description settings: stored with PUT; derived: from the oldest verified sending domain; null: none
+                                 * @enum {string|null}
+                                 */
+                                source: "settings" | "derived" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the stored default was set; null when derived or none
+                                 */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        /**
+         * Set the default sender
+         * @description Replaces the stored default (absent from_name or reply_to: none). from_email must be at one of the tenant's verified sending domains (422 validation_error naming from_email otherwise); reply_to any valid address; from_name one line, at most 200 characters. Audited (sender.default_set). Not in the spec (an extension beside its /settings/inbound-webhook): the spec's campaign has no sender fields, so a campaign without from_email takes the tenant's default sender, and from_name and reply_to it leaves empty the stored default's. Until one is stored the default is derived: no-reply@ the tenant's oldest verified sending domain, named after the tenant. Warm-up schedule dispatches use the stored default when it is at the domain they warm up.
+         *
+         *     Required scope for API keys: `campaigns:write`.
+         *
+         *     Users need the `developer` role or higher.
+         */
+        put: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": {
+                        /** @description An address at one of the tenant's verified sending domains */
+                        from_email: string;
+                        /** @description Display name */
+                        from_name?: string | null;
+                        /** @description Reply-To address (any valid address) */
+                        reply_to?: string | null;
+                    };
+                };
+            };
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                /** @description The default From address; null when there is no default (nothing stored, no verified domain) */
+                                from_email: string | null;
+                                /** @description The default display name */
+                                from_name: string | null;
+                                /** @description The default Reply-To */
+                                reply_to: string | null;
+                                /**
+                                 * @description settings: stored with PUT; derived: from the oldest verified sending domain; null: none
+                                 * @enum {string|null}
+                                 */
+                                source: "settings" | "derived" | null;
+                                /**
+                                 * Format: date-time
+                                 * @description When the stored default was set; null when derived or none
+                                 */
+                                updated_at: string | null;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        /**
+         * Clear the default sender
+         * @description Removes the stored default: the derived one applies again. 404 when none is stored. Audited (sender.default_cleared). Not in the spec (an extension beside its /settings/inbound-webhook): the spec's campaign has no sender fields, so a campaign without from_email takes the tenant's default sender, and from_name and reply_to it leaves empty the stored default's. Until one is stored the default is derived: no-reply@ the tenant's oldest verified sending domain, named after the tenant. Warm-up schedule dispatches use the stored default when it is at the domain they warm up.
+         *
+         *     Required scope for API keys: `campaigns:write`.
+         *
+         *     Users need the `developer` role or higher.
+         */
+        delete: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                /** @description Success */
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            /** @enum {boolean} */
+                            ok: true;
+                            data: {
+                                status: string;
+                            };
+                        };
+                    };
+                };
+                /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+                400: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+                401: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+                403: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Not found, or owned by another tenant (not_found) */
+                404: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description A field is invalid; the message names it (validation_error) */
+                422: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+                429: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+                /** @description Server failure; safe to retry with exponential backoff (internal) */
+                500: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["Error"];
+                    };
+                };
+            };
+        };
         options?: never;
         head?: never;
         patch?: never;
