@@ -181,7 +181,7 @@ t.test('send: every answer carries the X-Quota-* headers of this month, as POST 
   t.same([replayed.headers['idempotent-replayed'], ...quota(replayed)], ['true', ...expected], 'a replayed answer too');
   const again = await send(c.id);
   t.same([again.status, ...quota(again)], [409, ...expected], 'a refused send (409) too');
-  const unsendable = await createCampaign(s, b.tenant.token, { list_id: list, from_email: null });
+  const unsendable = await createCampaign(s, b.tenant.token, { list_id: list, from_email: b.from, subject: null });
   const refused = await send(unsendable.id);
   t.same([refused.status, ...quota(refused)], [422, ...expected], 'a campaign that cannot be sent (422) too');
   const unknown = await send('00000000-0000-4000-8000-000000000000');
