@@ -2,6 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { changeTenantPlan, changeTenantSandbox, putTenantRateLimit, readTenantRateLimit, type RateLimitView, type TenantSettingsDeps } from '../../shared/tenants/settings.js';
+import type { FanoutQueueDeps } from '../../shared/campaigns/fanout-jobs.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, timestamp } from '../schemas/common.js';
@@ -9,9 +10,11 @@ import { callerOf } from './admin-tenants.js';
 
 const TAGS = ['Super-admin: tenants'];
 
-const settingsDeps = (ctx: ApiContext): TenantSettingsDeps => ({
+const settingsDeps = (ctx: ApiContext): TenantSettingsDeps & FanoutQueueDeps => ({
   sql: ctx.sql,
   clock: ctx.clock,
+  boss: ctx.boss,
+  config: ctx.config,
   forgetTenant: (id) => ctx.credentials.forgetTenant(id),
   forgetTenantLimits: (id) => ctx.tenantLimits.forget(id),
 });
@@ -39,7 +42,9 @@ export const adminTenantSettingsRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: "Change a tenant's plan",
     description:
       "Moves the tenant to another plan (its monthly send cap applies from the next send). This month's quota count is not reset: " +
-      'quota_used is the same count measured against the new cap. Audited as tenant.plan_changed (nothing written when the plan is the same). ' +
+      'quota_used is the same count measured against the new cap. When the new cap leaves room, the tenant\'s campaigns paused at the quota ' +
+      '(waiting_reason quota_exceeded) go back to sending at once (campaigns_resumed). ' +
+      'Audited as tenant.plan_changed (nothing written when the plan is the same). ' +
       'Unknown tenant → 404; unknown plan → 422 validation_error naming plan_id.',
     params: idParam('id'),
     body: z.strictObject({ plan_id: z.string().min(1).max(64).describe('A plan id (the plans table: free, … )') }),
@@ -51,6 +56,7 @@ export const adminTenantSettingsRoutes: FastifyPluginAsyncZod = async (app) => {
       monthly_send_cap: z.number().int().describe("The new plan's monthly send cap"),
       quota_used: z.number().int().describe('Sends counted this UTC month, kept across the change'),
       changed: z.boolean().describe('False when the tenant was already on that plan'),
+      campaigns_resumed: z.number().int().describe('Campaigns paused at the quota that went back to sending (the new cap leaves room)'),
     }),
     handler: async ({ params, body, principal, ip }) => changeTenantPlan(settingsDeps(ctx), callerOf(principal, ip), params.id, body.plan_id),
   });

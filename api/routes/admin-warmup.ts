@@ -1,4 +1,4 @@
-// Super-admin warm-up: the auto-ramp's run-now, a tenant's domains with their tiers and moves, overrides (advance, hold, demote, pause, resume), per-ESP sub-caps and the reconciliation report.
+// Super-admin warm-up: the auto-ramp's run-now, a tenant's domains with their tiers and moves, overrides (advance, hold, demote, pause, resume; advance and demote to a given tier), per-ESP sub-caps and the reconciliation report.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { writeAudit } from '../../shared/audit/log.js';
@@ -68,9 +68,29 @@ const holdBody = z
   })
   .strict();
 
+/** advance and demote: one step, or straight to `tier` (an extension of the spec's overrides: an operator sets the tier). */
+const tierBody = (top: number) =>
+  z
+    .object({
+      reason: z.string().trim().min(1).max(500).optional().describe('Recorded on the move and the audit row'),
+      tier: z.number().int().min(0).max(top).optional().describe(`Move straight to this tier (0..${top}) instead of one step`),
+    })
+    .strict();
+
+const WAKES = "The tenant's campaigns waiting on the warm-up cap (waiting_reason warmup_cap) are queued to go on at once (campaigns_woken).";
+const TIER_NOTE = 'With `tier` (0..top) the domain moves straight to that tier; a tier out of range is 422 validation_error naming tier.';
+
 const OVERRIDES: { action: OverrideAction; summary: string; description: string }[] = [
-  { action: 'advance', summary: 'Advance a domain one tier', description: 'Raises the tier by one now (409 at the top tier). Audited as warmup.advance.' },
-  { action: 'demote', summary: 'Demote a domain one tier', description: 'Lowers the tier by one now (409 at tier 0). Audited as warmup.demote.' },
+  {
+    action: 'advance',
+    summary: 'Advance a domain one tier, or to a tier',
+    description: `Raises the tier by one now (409 at the top tier). ${TIER_NOTE} A tier not above the current one is 409. ${WAKES} Audited as warmup.advance.`,
+  },
+  {
+    action: 'demote',
+    summary: 'Demote a domain one tier, or to a tier',
+    description: `Lowers the tier by one now (409 at tier 0). ${TIER_NOTE} A tier not below the current one is 409. Audited as warmup.demote.`,
+  },
   {
     action: 'pause',
     summary: 'Pause a domain',
@@ -79,7 +99,7 @@ const OVERRIDES: { action: OverrideAction; summary: string; description: string 
   {
     action: 'resume',
     summary: 'Resume a paused domain',
-    description: 'Ends a pause (the auto-ramp\'s or an operator\'s): sends flow at the current tier again, deferred ones at their next wake-up. 409 when not paused. Audited as warmup.resume.',
+    description: `Ends a pause (the auto-ramp's or an operator's): sends flow at the current tier again, deferred ones at their next wake-up. 409 when not paused. ${WAKES} Audited as warmup.resume.`,
   },
 ];
 
@@ -149,7 +169,16 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     },
   });
 
-  const overrideResponse = z.object({ domain_id: z.string(), tier: z.number().int(), daily_cap: z.number().int(), paused: z.boolean(), held_until: timestamp.nullable(), move });
+  const overrideResponse = z.object({
+    domain_id: z.string(),
+    tier: z.number().int(),
+    daily_cap: z.number().int(),
+    paused: z.boolean(),
+    held_until: timestamp.nullable(),
+    move,
+    campaigns_woken: z.number().int().describe('Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume)'),
+  });
+  const top = ctx.config.warmup.tier_caps.length - 1;
   const domainParams = z.object({ id: z.string().max(64).describe('Tenant id'), domain_id: z.string().max(64).describe('Sending domain id') });
 
   for (const o of [...OVERRIDES, { action: 'hold' as const, summary: 'Hold (freeze) a domain\'s tier', description: 'Freezes the tier for `days` days: the auto-ramp neither promotes nor demotes it meanwhile (it may still pause it on bad bounces). days 0 lifts the freeze. Audited as warmup.hold.' }]) {
@@ -161,13 +190,14 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
       summary: o.summary,
       description: `${o.description} The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant).`,
       params: domainParams,
-      body: o.action === 'hold' ? holdBody : overrideBody,
+      body: o.action === 'hold' ? holdBody : o.action === 'advance' || o.action === 'demote' ? tierBody(top) : overrideBody,
       errors: [404, 409, 422],
       response: overrideResponse,
       handler: async ({ params, body, principal, ip }) => {
         await requireTenant(params.id);
-        const b = body as { reason?: string; days?: number };
-        const r = await applyOverride(ctx, { tenantId: params.id, domainId: params.domain_id, action: o.action, days: b.days, reason: b.reason, actor: actorOf(principal, ip) });
+        const b = body as { reason?: string; days?: number; tier?: number };
+        const actor = actorOf(principal, ip);
+        const r = await applyOverride(ctx, { tenantId: params.id, domainId: params.domain_id, action: o.action, days: b.days, tier: b.tier, reason: b.reason, actor });
         return {
           domain_id: r.warmup.domain_id,
           tier: r.warmup.tier,
@@ -175,6 +205,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
           paused: r.warmup.paused_at !== null,
           held_until: iso(r.warmup.held_until),
           move: presentMove(r.move),
+          campaigns_woken: r.woken.length,
         };
       },
     });

@@ -15,6 +15,8 @@ import { checkSendable, loadContent } from './readiness.js';
 import { claimBatch, fanoutLeft, sweepCancelled } from './batch-queries.js';
 import { releaseHeld } from './stats-queries.js';
 import { sendSeedCopies } from './seed-copies.js';
+import { wakeQuotaPaused } from './wake.js';
+import { nextUtcMonth } from '../warmup/tiers.js';
 
 export type FanoutDeps = SendingDeps;
 
@@ -63,6 +65,19 @@ async function startScheduled(deps: FanoutDeps, row: CampaignRow, job: FanoutJob
   const change = { started_at: now, send_mode: mode, waiting_reason: null, waiting_until: null, failure_reason: null, target_cursor: null, targeted_at: null };
   // Only one of the campaign's jobs starts it; the others find it sending.
   return (await transition(deps.sql, row.id, ['scheduled'], 'sending', change, now)) ?? (await findCampaignById(deps.sql, row.id)) ?? 'nothing';
+}
+
+/** A campaign paused at the quota whose month is over: it goes on (not yet due by this clock: looked at again then). */
+async function quotaReset(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): Promise<CampaignRow | 'nothing'> {
+  const now = deps.clock.now();
+  if (!row.waiting_until) return 'nothing';
+  if (row.waiting_until.getTime() > now.getTime()) {
+    await enqueueSlot(deps, deps.sql, job, row.waiting_until);
+    return 'nothing';
+  }
+  const woken = await deps.sql.begin((tx) => wakeQuotaPaused(deps, tx, { campaignId: row.id, dueBy: now }, now));
+  if (woken.length > 0) deps.log.info({ campaignId: row.id }, 'campaign goes on: the monthly quota was reset');
+  return (await findCampaignById(deps.sql, row.id)) ?? 'nothing';
 }
 
 /** After a cancel: unsent recipients become skipped 'cancelled' (batches a live claim holds are left to their worker, which completes them). */
@@ -144,6 +159,11 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
 
   let found = await findCampaignById(deps.sql, job.campaign_id);
   if (!found) return 'nothing';
+  if (found.status === 'paused' && found.waiting_reason === 'quota_exceeded') {
+    const resumed = await quotaReset(deps, found, job);
+    if (typeof resumed === 'string') return resumed;
+    found = resumed;
+  }
   if (found.status === 'scheduled') {
     const started = await startScheduled(deps, found, job);
     if (typeof started === 'string') return started;
@@ -208,8 +228,13 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     }
     if (result.refusal?.reason === 'quota_exceeded') {
       const at = deps.clock.now();
-      await transition(deps.sql, row.id, ['sending'], 'paused', { paused_at: at, waiting_reason: 'quota_exceeded', waiting_until: null }, at);
-      log.warn({ used: result.refusal.used, cap: result.refusal.cap }, 'campaign paused: the monthly send cap is reached');
+      // The quota counts again from the next UTC month: the campaign goes on by itself then (or at a plan change).
+      const until = nextUtcMonth(at);
+      await deps.sql.begin(async (tx) => {
+        const paused = await transition(tx, row.id, ['sending'], 'paused', { paused_at: at, waiting_reason: 'quota_exceeded', waiting_until: until }, at);
+        if (paused) await enqueueFanout(deps, tx, row.id, until);
+      });
+      log.warn({ used: result.refusal.used, cap: result.refusal.cap, until }, 'campaign paused: the monthly send cap is reached');
       return 'paused';
     }
     if (result.refusal?.reason === 'tenant_suspended') {

@@ -204,11 +204,15 @@ export async function saveTargetPosition(db: Queryable, id: string, p: { cursor:
     where id = ${id}`;
 }
 
-/** Campaigns whose fan-out should be running (after a restart: sending ones, and scheduled ones already due). */
+/**
+ * Campaigns whose fan-out should be running (after a restart: sending ones, scheduled ones already due, and those
+ * paused at the quota that go on at the month's reset).
+ */
 export async function campaignsToResume(db: Queryable, now: Date): Promise<{ id: string; waiting_until: Date | null }[]> {
   return db<{ id: string; waiting_until: Date | null }[]>`
     select id, waiting_until from campaigns
-    where (status = 'sending' and waiting_reason is distinct from 'ab_winner') or (status = 'scheduled' and scheduled_at <= ${now})`;
+    where (status = 'sending' and waiting_reason is distinct from 'ab_winner') or (status = 'scheduled' and scheduled_at <= ${now})
+      or (status = 'paused' and waiting_reason = 'quota_exceeded' and waiting_until is not null)`;
 }
 
 // ---- look-ups of the things a campaign names ----

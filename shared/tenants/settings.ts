@@ -9,6 +9,8 @@ import { findTenantLimitOverride, type TenantLimitOverride } from '../ratelimit/
 import { utcMonth } from '../warmup/tiers.js';
 import { findTenantById, lockTenant } from './queries.js';
 import type { TenantAdminCaller } from './admin.js';
+import type { FanoutQueueDeps } from '../campaigns/fanout-jobs.js';
+import { wakeQuotaPaused } from '../campaigns/wake.js';
 import { monthlyUsage, planExists, setTenantPlan, setTenantSandbox } from './settings-queries.js';
 
 export interface TenantSettingsDeps {
@@ -28,10 +30,15 @@ export interface PlanChange {
   /** This month's sends so far: the change keeps them (the new cap applies to the same count). */
   quota_used: number;
   changed: boolean;
+  /** Campaigns paused at the quota that went back to sending because the new cap leaves room. */
+  campaigns_resumed: number;
 }
 
-/** Moves a tenant to another plan. Unknown tenant → 404; unknown plan → 422 naming plan_id. The month's quota count is kept. */
-export async function changeTenantPlan(deps: TenantSettingsDeps, caller: TenantAdminCaller, tenantId: string, planId: string): Promise<PlanChange> {
+/**
+ * Moves a tenant to another plan. Unknown tenant → 404; unknown plan → 422 naming plan_id. The month's quota count is
+ * kept. When the cap leaves room, the tenant's campaigns paused at the quota go on in the same transaction.
+ */
+export async function changeTenantPlan(deps: TenantSettingsDeps & FanoutQueueDeps, caller: TenantAdminCaller, tenantId: string, planId: string): Promise<PlanChange> {
   if (!isUuid(tenantId)) throw notFound('tenant');
   const at = deps.clock.now();
   const result = await deps.sql.begin(async (tx) => {
@@ -40,20 +47,22 @@ export async function changeTenantPlan(deps: TenantSettingsDeps, caller: TenantA
     const plan = await planExists(tx, planId);
     if (!plan) throw validationError('plan_id', `unknown plan '${planId}'`);
     const changed = row.plan_id !== planId;
+    if (changed) await setTenantPlan(tx, tenantId, planId, at);
+    const used = await monthlyUsage(tx, tenantId, utcMonth(at));
+    // Without this they would wait for the month's reset (or POST /resume) although the new cap has room now.
+    const resumed = used < plan.monthly_send_cap ? await wakeQuotaPaused(deps, tx, { tenantId }, at) : [];
     if (changed) {
-      await setTenantPlan(tx, tenantId, planId, at);
       await writeAudit(tx, {
         tenantId,
         actor: caller.actor,
         action: 'tenant.plan_changed',
         resourceType: 'tenant',
         resourceId: tenantId,
-        metadata: { previous_plan_id: row.plan_id, plan_id: planId },
+        metadata: { previous_plan_id: row.plan_id, plan_id: planId, ...(resumed.length > 0 ? { resumed_campaign_ids: resumed } : {}) },
         at,
       });
     }
-    const used = await monthlyUsage(tx, tenantId, utcMonth(at));
-    return { tenant_id: tenantId, plan_id: planId, previous_plan_id: row.plan_id, monthly_send_cap: plan.monthly_send_cap, quota_used: used, changed };
+    return { tenant_id: tenantId, plan_id: planId, previous_plan_id: row.plan_id, monthly_send_cap: plan.monthly_send_cap, quota_used: used, changed, campaigns_resumed: resumed.length };
   });
   if (result.changed) deps.forgetTenant?.(tenantId);
   return result;

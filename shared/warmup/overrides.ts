@@ -1,19 +1,21 @@
-// Super-admin overrides of a domain's warm-up: advance, demote, hold (freeze for N days), pause and resume, each recorded as a move and audited.
+// Super-admin overrides of a domain's warm-up: advance, demote (one tier, or to a given tier), hold (freeze for N days), pause and resume, each recorded as a move and audited; a rise or a resume wakes the tenant's campaigns waiting on the cap.
 import type { AuditActor } from '../audit/log.js';
 import { writeAudit } from '../audit/log.js';
 import type { Clock } from '../clock.js';
 import type { WarmupConfig } from '../config/index.js';
 import type { Sql } from '../db/connection.js';
-import { conflict, notFound } from '../errors.js';
+import { conflict, notFound, validationError } from '../errors.js';
+import type { FanoutQueueDeps } from '../campaigns/fanout-jobs.js';
+import { wakeWarmupWaiters } from '../campaigns/wake.js';
 import { isUuid } from '../ids.js';
 import { insertMove, lockWarmup, setHeldUntil, setPaused, setTier, type LockedWarmup, type MoveRow } from './ramp-queries.js';
 import { warmupsOf } from './queries.js';
 
 export type OverrideAction = 'advance' | 'demote' | 'hold' | 'pause' | 'resume';
 
-export interface OverrideDeps {
+export interface OverrideDeps extends FanoutQueueDeps {
   sql: Sql;
-  config: { warmup: Pick<WarmupConfig, 'tier_caps'> };
+  config: FanoutQueueDeps['config'] & { warmup: Pick<WarmupConfig, 'tier_caps'> };
   clock: Clock;
 }
 
@@ -23,6 +25,8 @@ export interface OverrideRequest {
   action: OverrideAction;
   /** hold: days to freeze the tier; 0 lifts a freeze. */
   days?: number;
+  /** advance / demote: the tier to move to (above / below the current one) instead of one step. */
+  tier?: number | undefined;
   reason?: string;
   actor: AuditActor;
 }
@@ -30,6 +34,8 @@ export interface OverrideRequest {
 export interface OverrideResult {
   warmup: LockedWarmup;
   move: MoveRow;
+  /** Campaigns of the tenant that waited on the warm-up cap and were queued to go on now. */
+  woken: string[];
 }
 
 const DAY_MS = 86_400_000;
@@ -47,6 +53,8 @@ export async function applyOverride(deps: OverrideDeps, r: OverrideRequest): Pro
   if (!owned) throw notFound('domain');
   await warmupsOf(deps.sql, [{ tenantId: r.tenantId, domainId: r.domainId }], now);
   const top = deps.config.warmup.tier_caps.length - 1;
+  // The route's schema checks the range too; this keeps the rule for every caller.
+  if (r.tier !== undefined && (!Number.isInteger(r.tier) || r.tier < 0 || r.tier > top)) throw validationError('tier', `tier must be an integer from 0 to ${top}`);
   return deps.sql.begin(async (tx) => {
     const row = (await lockWarmup(tx, r.domainId))!;
     let toTier = row.tier;
@@ -54,12 +62,14 @@ export async function applyOverride(deps: OverrideDeps, r: OverrideRequest): Pro
     switch (r.action) {
       case 'advance':
         if (row.tier >= top) throw conflict(`the domain is at the top tier (${top})`);
-        toTier = row.tier + 1;
+        if (r.tier !== undefined && r.tier <= row.tier) throw conflict(`the domain is at tier ${row.tier}: advance needs a tier above it`);
+        toTier = r.tier ?? row.tier + 1;
         await setTier(tx, r.domainId, toTier, now);
         break;
       case 'demote':
         if (row.tier <= 0) throw conflict('the domain is at tier 0');
-        toTier = row.tier - 1;
+        if (r.tier !== undefined && r.tier >= row.tier) throw conflict(`the domain is at tier ${row.tier}: demote needs a tier below it`);
+        toTier = r.tier ?? row.tier - 1;
         await setTier(tx, r.domainId, toTier, now);
         break;
       case 'hold': {
@@ -78,6 +88,8 @@ export async function applyOverride(deps: OverrideDeps, r: OverrideRequest): Pro
         await setPaused(tx, r.domainId, null);
         break;
     }
+    // A higher cap or an ended pause: campaigns waiting for the next window go on now, not at 00:00 UTC.
+    const woken = toTier > row.tier || r.action === 'resume' ? await wakeWarmupWaiters(deps, tx, r.tenantId, now) : [];
     const reason = r.reason ?? (r.action === 'hold' ? (r.days ? `frozen for ${r.days} days` : 'freeze lifted') : `${r.action} by a super-admin`);
     const move = (await insertMove(tx, {
       tenantId: r.tenantId,
@@ -98,9 +110,17 @@ export async function applyOverride(deps: OverrideDeps, r: OverrideRequest): Pro
       action: `warmup.${r.action}`,
       resourceType: 'domain',
       resourceId: r.domainId,
-      metadata: { from_tier: row.tier, to_tier: toTier, reason, ...(r.action === 'hold' ? { days: r.days ?? 0 } : {}), paused_before: row.paused_at !== null },
+      metadata: {
+        from_tier: row.tier,
+        to_tier: toTier,
+        reason,
+        ...(r.action === 'hold' ? { days: r.days ?? 0 } : {}),
+        ...(r.tier !== undefined ? { requested_tier: r.tier } : {}),
+        paused_before: row.paused_at !== null,
+        ...(woken.length > 0 ? { woken_campaign_ids: woken } : {}),
+      },
       at: now,
     });
-    return { warmup: (await lockWarmup(tx, r.domainId))!, move };
+    return { warmup: (await lockWarmup(tx, r.domainId))!, move, woken };
   });
 }

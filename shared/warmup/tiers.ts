@@ -21,3 +21,8 @@ export function nextUtcMidnight(at: Date): Date {
 export function utcMonth(at: Date): string {
   return `${at.toISOString().slice(0, 7)}-01`;
 }
+
+/** 00:00 UTC on the first day of the month after `at`: when the monthly quota starts counting again. */
+export function nextUtcMonth(at: Date): Date {
+  return new Date(Date.UTC(at.getUTCFullYear(), at.getUTCMonth() + 1, 1));
+}

@@ -44,7 +44,8 @@ async function setup(t: { teardown(fn: () => unknown): void }) {
   const [u] = await sql<{ id: string }[]>`
     insert into domains (tenant_id, name, unicode_name, created_at) values (${tenantId}, ${`${randomUUID().slice(0, 8)}.example`}, 'y', '2026-01-01T00:00:00Z') returning id`;
   const clock = new ManualClock(new Date('2026-03-01T02:00:00Z'));
-  const deps = { sql, config: { warmup }, clock, log: createLogger('silent') };
+  // No campaigns in this database: the overrides' wake-up of waiting campaigns never queues a job.
+  const deps = { sql, config: { warmup, campaigns: {} as never }, clock, log: createLogger('silent'), boss: {} as never };
   return { sql, tenantId, domainId: d!.id, unverifiedId: u!.id, clock, deps };
 }
 
