@@ -153,3 +153,41 @@ t.test('per-ESP sub-caps enforced (WARMUP_PER_ESP_ENFORCE=true): over-cap sends 
   const caps = await call(s.app, 'GET', `/admin/tenants/${s.tenant.tenantId}/warmup/esp-caps`, { token: s.admin });
   t.same(caps.body.data, { tenant_id: s.tenant.tenantId, enforce: true, items: [{ provider: 'gmail', daily_limit: 2 }] });
 });
+
+t.test('advance and demote to a given tier: out of range 422, the wrong direction 409, audited; other tenants\' domains 404', async (t) => {
+  const s = await setup(t);
+  const base = `/admin/tenants/${s.tenant.tenantId}/warmup/domains/${s.domain.id}`;
+  const post = (action: string, body: unknown) => call(s.app, 'POST', `${base}/${action}`, { token: s.admin, body });
+  for (const tier of [11, -1, 2.5, '5']) {
+    const bad = await post('advance', { tier });
+    t.equal(bad.status, 422, `tier ${JSON.stringify(tier)}: ${JSON.stringify(bad.body)}`);
+    t.equal(bad.body.error, 'validation_error');
+    t.match(bad.body.message, /tier/);
+  }
+  const up = await post('advance', { tier: 5, reason: 'warm elsewhere' });
+  t.equal(up.status, 200, JSON.stringify(up.body));
+  t.match(up.body.data, { tier: 5, daily_cap: 2500, move: { action: 'advance', from_tier: 0, to_tier: 5, reason: 'warm elsewhere' }, campaigns_woken: 0 });
+  t.equal((await post('advance', { tier: 5 })).status, 409, 'not above the current tier');
+  t.equal((await post('advance', { tier: 3 })).status, 409);
+  t.equal((await post('demote', { tier: 7 })).status, 409, 'not below the current tier');
+  t.match((await post('demote', { tier: 2 })).body.data, { tier: 2, daily_cap: 250, move: { action: 'demote', from_tier: 5, to_tier: 2 } });
+  t.match((await post('advance', { tier: 10 })).body.data, { tier: 10, daily_cap: 100000 });
+  t.equal((await post('advance', {})).status, 409, 'one step at the top is still 409');
+  t.equal((await call(s.app, 'POST', `${base}/advance`, { token: s.tenant.token, body: { tier: 3 } })).status, 403, 'tenant owner');
+  const audits = await s.sql`select action, metadata from audit_events where action like 'warmup.%' order by id`;
+  t.same(audits.map((a) => [a['action'], a['metadata'].from_tier, a['metadata'].to_tier, a['metadata'].requested_tier]), [
+    ['warmup.advance', 0, 5, 5],
+    ['warmup.demote', 5, 2, 2],
+    ['warmup.advance', 2, 10, 10],
+  ]);
+
+  // Isolation: another tenant's domain under this tenant's id is 404 and keeps its tier.
+  const other = await registerTenant(s.app);
+  const foreign = await verifiedSendingDomain(s.sql, s.ctx.vault, other.tenantId);
+  const wrong = await call(s.app, 'POST', `/admin/tenants/${s.tenant.tenantId}/warmup/domains/${foreign.id}/advance`, { token: s.admin, body: { tier: 4 } });
+  t.equal(wrong.status, 404);
+  t.equal(wrong.body.error, 'not_found');
+  const theirs = await call(s.app, 'GET', `/admin/tenants/${other.tenantId}/warmup`, { token: s.admin });
+  t.match(theirs.body.data.domains, [{ domain_id: foreign.id, tier: 0 }]);
+  t.equal((await call(s.app, 'POST', `/admin/tenants/00000000-0000-4000-8000-000000000000/warmup/domains/${s.domain.id}/advance`, { token: s.admin, body: { tier: 1 } })).status, 404);
+});
