@@ -61,7 +61,7 @@ const common = {
   paused_at: timestamp.nullable(),
   cancelled_at: timestamp.nullable(),
   waiting_reason: z.enum(WAITING_REASONS).nullable().describe('Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)'),
-  waiting_until: timestamp.nullable().describe('When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone'),
+  waiting_until: timestamp.nullable().describe('When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone'),
   failure_reason: z.string().nullable(),
   paused_reason: z
     .string()

@@ -1273,6 +1273,7 @@ PutAdminTenantsByIdPlanBody = TypedDict("PutAdminTenantsByIdPlanBody", {
 # monthly_send_cap: The new plan's monthly send cap
 # quota_used: Sends counted this UTC month, kept across the change
 # changed: False when the tenant was already on that plan
+# campaigns_resumed: Campaigns paused at the quota that went back to sending (the new cap leaves room)
 PutAdminTenantsByIdPlanResult = TypedDict("PutAdminTenantsByIdPlanResult", {
     "tenant_id": Required[str],
     "plan_id": Required[str],
@@ -1280,6 +1281,7 @@ PutAdminTenantsByIdPlanResult = TypedDict("PutAdminTenantsByIdPlanResult", {
     "monthly_send_cap": Required[int],
     "quota_used": Required[int],
     "changed": Required[bool],
+    "campaigns_resumed": Required[int],
 }, total=False)
 
 # api_requests_per_sec: Per-second cap over all of the tenant’s keys and sessions; null: default_per_sec applies
@@ -1568,8 +1570,10 @@ PatchAdminTenantsByIdWarmupScheduleByDayOffsetResult = TypedDict("PatchAdminTena
 }, total=False)
 
 # reason: Recorded on the move and the audit row
+# tier: Move straight to this tier (0..10) instead of one step
 PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceBody = TypedDict("PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceBody", {
     "reason": NotRequired[str],
+    "tier": NotRequired[int],
 }, total=False)
 
 # source: auto: the daily ramp; override: a super-admin
@@ -1591,6 +1595,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceResultMove = TypedDict("PostAd
 }, total=False)
 
 # held_until: RFC 3339 timestamp (UTC)
+# campaigns_woken: Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume)
 PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceResult = TypedDict("PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceResult", {
     "domain_id": Required[str],
     "tier": Required[int],
@@ -1598,11 +1603,14 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceResult = TypedDict("PostAdminT
     "paused": Required[bool],
     "held_until": Required[Optional[str]],
     "move": Required[PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceResultMove],
+    "campaigns_woken": Required[int],
 }, total=False)
 
 # reason: Recorded on the move and the audit row
+# tier: Move straight to this tier (0..10) instead of one step
 PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteBody = TypedDict("PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteBody", {
     "reason": NotRequired[str],
+    "tier": NotRequired[int],
 }, total=False)
 
 # source: auto: the daily ramp; override: a super-admin
@@ -1624,6 +1632,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteResultMove = TypedDict("PostAdm
 }, total=False)
 
 # held_until: RFC 3339 timestamp (UTC)
+# campaigns_woken: Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume)
 PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteResult = TypedDict("PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteResult", {
     "domain_id": Required[str],
     "tier": Required[int],
@@ -1631,6 +1640,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteResult = TypedDict("PostAdminTe
     "paused": Required[bool],
     "held_until": Required[Optional[str]],
     "move": Required[PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteResultMove],
+    "campaigns_woken": Required[int],
 }, total=False)
 
 # days: Freeze the tier for this many days; 0 lifts a freeze
@@ -1658,6 +1668,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdHoldResultMove = TypedDict("PostAdmin
 }, total=False)
 
 # held_until: RFC 3339 timestamp (UTC)
+# campaigns_woken: Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume)
 PostAdminTenantsByIdWarmupDomainsByDomainIdHoldResult = TypedDict("PostAdminTenantsByIdWarmupDomainsByDomainIdHoldResult", {
     "domain_id": Required[str],
     "tier": Required[int],
@@ -1665,6 +1676,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdHoldResult = TypedDict("PostAdminTena
     "paused": Required[bool],
     "held_until": Required[Optional[str]],
     "move": Required[PostAdminTenantsByIdWarmupDomainsByDomainIdHoldResultMove],
+    "campaigns_woken": Required[int],
 }, total=False)
 
 # reason: Recorded on the move and the audit row
@@ -1691,6 +1703,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdPauseResultMove = TypedDict("PostAdmi
 }, total=False)
 
 # held_until: RFC 3339 timestamp (UTC)
+# campaigns_woken: Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume)
 PostAdminTenantsByIdWarmupDomainsByDomainIdPauseResult = TypedDict("PostAdminTenantsByIdWarmupDomainsByDomainIdPauseResult", {
     "domain_id": Required[str],
     "tier": Required[int],
@@ -1698,6 +1711,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdPauseResult = TypedDict("PostAdminTen
     "paused": Required[bool],
     "held_until": Required[Optional[str]],
     "move": Required[PostAdminTenantsByIdWarmupDomainsByDomainIdPauseResultMove],
+    "campaigns_woken": Required[int],
 }, total=False)
 
 # reason: Recorded on the move and the audit row
@@ -1724,6 +1738,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdResumeResultMove = TypedDict("PostAdm
 }, total=False)
 
 # held_until: RFC 3339 timestamp (UTC)
+# campaigns_woken: Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume)
 PostAdminTenantsByIdWarmupDomainsByDomainIdResumeResult = TypedDict("PostAdminTenantsByIdWarmupDomainsByDomainIdResumeResult", {
     "domain_id": Required[str],
     "tier": Required[int],
@@ -1731,6 +1746,7 @@ PostAdminTenantsByIdWarmupDomainsByDomainIdResumeResult = TypedDict("PostAdminTe
     "paused": Required[bool],
     "held_until": Required[Optional[str]],
     "move": Required[PostAdminTenantsByIdWarmupDomainsByDomainIdResumeResultMove],
+    "campaigns_woken": Required[int],
 }, total=False)
 
 GetAdminTenantsByIdWarmupEspCapsResultItemsItem = TypedDict("GetAdminTenantsByIdWarmupEspCapsResultItemsItem", {
@@ -2562,7 +2578,7 @@ GetCampaignsResultItemsItemProgress = TypedDict("GetCampaignsResultItemsItemProg
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -2704,7 +2720,7 @@ PostCampaignsResultProgress = TypedDict("PostCampaignsResultProgress", {
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -2851,7 +2867,7 @@ GetCampaignsByIdResultProgress = TypedDict("GetCampaignsByIdResultProgress", {
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -2986,7 +3002,7 @@ PatchCampaignsByIdResultProgress = TypedDict("PatchCampaignsByIdResultProgress",
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -3213,7 +3229,7 @@ PostCampaignsByIdCancelResultProgress = TypedDict("PostCampaignsByIdCancelResult
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -3383,7 +3399,7 @@ PatchCampaignsByIdMd5ListResultProgress = TypedDict("PatchCampaignsByIdMd5ListRe
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -3473,7 +3489,7 @@ PostCampaignsByIdPauseResultProgress = TypedDict("PostCampaignsByIdPauseResultPr
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -3563,7 +3579,7 @@ PostCampaignsByIdResumeResultProgress = TypedDict("PostCampaignsByIdResumeResult
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -3658,7 +3674,7 @@ PostCampaignsByIdScheduleResultProgress = TypedDict("PostCampaignsByIdScheduleRe
 # paused_at: RFC 3339 timestamp (UTC)
 # cancelled_at: RFC 3339 timestamp (UTC)
 # waiting_reason: Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)
-# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+# waiting_until: When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
 # paused_reason: Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise
 # send_mode: test: started with a test key, every send simulated
 # progress: Progress counters, kept as the fan-out goes (not recounted)
@@ -6925,7 +6941,7 @@ class Client(_Transport):
     def put_admin_tenants_by_id_plan(self, id: str, body: PutAdminTenantsByIdPlanBody) -> PutAdminTenantsByIdPlanResult:
         """PUT /admin/tenants/{id}/plan: Change a tenant's plan
 
-        Moves the tenant to another plan (its monthly send cap applies from the next send). This month's quota count is not reset: quota_used is the same count measured against the new cap. Audited as tenant.plan_changed (nothing written when the plan is the same). Unknown tenant → 404; unknown plan → 422 validation_error naming plan_id. Super-admin only."""
+        Moves the tenant to another plan (its monthly send cap applies from the next send). This month's quota count is not reset: quota_used is the same count measured against the new cap. When the new cap leaves room, the tenant's campaigns paused at the quota (waiting_reason quota_exceeded) go back to sending at once (campaigns_resumed). Audited as tenant.plan_changed (nothing written when the plan is the same). Unknown tenant → 404; unknown plan → 422 validation_error naming plan_id. Super-admin only."""
         return self._call("PUT", f"/admin/tenants/{_segment(id)}/plan", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_admin_tenants_by_id_rate_limit(self, id: str) -> GetAdminTenantsByIdRateLimitResult:
@@ -6995,15 +7011,15 @@ class Client(_Transport):
         return self._call("PATCH", f"/admin/tenants/{_segment(id)}/warmup-schedule/{_segment(day_offset)}", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def post_admin_tenants_by_id_warmup_domains_by_domain_id_advance(self, id: str, domain_id: str, body: PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceBody) -> PostAdminTenantsByIdWarmupDomainsByDomainIdAdvanceResult:
-        """POST /admin/tenants/{id}/warmup/domains/{domain_id}/advance: Advance a domain one tier
+        """POST /admin/tenants/{id}/warmup/domains/{domain_id}/advance: Advance a domain one tier, or to a tier
 
-        Raises the tier by one now (409 at the top tier). Audited as warmup.advance. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant). Super-admin only."""
+        Raises the tier by one now (409 at the top tier). With `tier` (0..top) the domain moves straight to that tier; a tier out of range is 422 validation_error naming tier. A tier not above the current one is 409. The tenant's campaigns waiting on the warm-up cap (waiting_reason warmup_cap) are queued to go on at once (campaigns_woken). Audited as warmup.advance. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant). Super-admin only."""
         return self._call("POST", f"/admin/tenants/{_segment(id)}/warmup/domains/{_segment(domain_id)}/advance", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def post_admin_tenants_by_id_warmup_domains_by_domain_id_demote(self, id: str, domain_id: str, body: PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteBody) -> PostAdminTenantsByIdWarmupDomainsByDomainIdDemoteResult:
-        """POST /admin/tenants/{id}/warmup/domains/{domain_id}/demote: Demote a domain one tier
+        """POST /admin/tenants/{id}/warmup/domains/{domain_id}/demote: Demote a domain one tier, or to a tier
 
-        Lowers the tier by one now (409 at tier 0). Audited as warmup.demote. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant). Super-admin only."""
+        Lowers the tier by one now (409 at tier 0). With `tier` (0..top) the domain moves straight to that tier; a tier out of range is 422 validation_error naming tier. A tier not below the current one is 409. Audited as warmup.demote. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant). Super-admin only."""
         return self._call("POST", f"/admin/tenants/{_segment(id)}/warmup/domains/{_segment(domain_id)}/demote", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def post_admin_tenants_by_id_warmup_domains_by_domain_id_hold(self, id: str, domain_id: str, body: PostAdminTenantsByIdWarmupDomainsByDomainIdHoldBody) -> PostAdminTenantsByIdWarmupDomainsByDomainIdHoldResult:
@@ -7021,7 +7037,7 @@ class Client(_Transport):
     def post_admin_tenants_by_id_warmup_domains_by_domain_id_resume(self, id: str, domain_id: str, body: PostAdminTenantsByIdWarmupDomainsByDomainIdResumeBody) -> PostAdminTenantsByIdWarmupDomainsByDomainIdResumeResult:
         """POST /admin/tenants/{id}/warmup/domains/{domain_id}/resume: Resume a paused domain
 
-        Ends a pause (the auto-ramp's or an operator's): sends flow at the current tier again, deferred ones at their next wake-up. 409 when not paused. Audited as warmup.resume. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant). Super-admin only."""
+        Ends a pause (the auto-ramp's or an operator's): sends flow at the current tier again, deferred ones at their next wake-up. 409 when not paused. The tenant's campaigns waiting on the warm-up cap (waiting_reason warmup_cap) are queued to go on at once (campaigns_woken). Audited as warmup.resume. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant). Super-admin only."""
         return self._call("POST", f"/admin/tenants/{_segment(id)}/warmup/domains/{_segment(domain_id)}/resume", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_admin_tenants_by_id_warmup_esp_caps(self, id: str) -> GetAdminTenantsByIdWarmupEspCapsResult:

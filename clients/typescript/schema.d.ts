@@ -10032,7 +10032,7 @@ export interface paths {
                                     waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                     /**
                                      * Format: date-time
-                                     * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                     * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                      */
                                     waiting_until: string | null;
                                     failure_reason: string | null;
@@ -10291,7 +10291,7 @@ export interface paths {
                                 waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
-                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
@@ -10509,7 +10509,7 @@ export interface paths {
                                 waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
-                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
@@ -10888,7 +10888,7 @@ export interface paths {
                                 waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
-                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
@@ -11249,7 +11249,7 @@ export interface paths {
                                 waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
-                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
@@ -11750,7 +11750,7 @@ export interface paths {
                                 waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
-                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
@@ -11990,7 +11990,7 @@ export interface paths {
                                 waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
-                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
@@ -12230,7 +12230,7 @@ export interface paths {
                                 waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
-                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
@@ -12481,7 +12481,7 @@ export interface paths {
                                 waiting_reason: "warmup_cap" | "tenant_suspended" | "quota_exceeded" | "ab_winner" | "render_budget" | null;
                                 /**
                                  * Format: date-time
-                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap); null when it waits for someone
+                                 * @description When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone
                                  */
                                 waiting_until: string | null;
                                 failure_reason: string | null;
@@ -22793,7 +22793,7 @@ export interface paths {
         get?: never;
         /**
          * Change a tenant's plan
-         * @description Moves the tenant to another plan (its monthly send cap applies from the next send). This month's quota count is not reset: quota_used is the same count measured against the new cap. Audited as tenant.plan_changed (nothing written when the plan is the same). Unknown tenant → 404; unknown plan → 422 validation_error naming plan_id.
+         * @description Moves the tenant to another plan (its monthly send cap applies from the next send). This month's quota count is not reset: quota_used is the same count measured against the new cap. When the new cap leaves room, the tenant's campaigns paused at the quota (waiting_reason quota_exceeded) go back to sending at once (campaigns_resumed). Audited as tenant.plan_changed (nothing written when the plan is the same). Unknown tenant → 404; unknown plan → 422 validation_error naming plan_id.
          *
          *     Super-admin only.
          */
@@ -22835,6 +22835,8 @@ export interface paths {
                                 quota_used: number;
                                 /** @description False when the tenant was already on that plan */
                                 changed: boolean;
+                                /** @description Campaigns paused at the quota that went back to sending (the new cap leaves room) */
+                                campaigns_resumed: number;
                             };
                         };
                     };
@@ -26080,8 +26082,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Advance a domain one tier
-         * @description Raises the tier by one now (409 at the top tier). Audited as warmup.advance. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant).
+         * Advance a domain one tier, or to a tier
+         * @description Raises the tier by one now (409 at the top tier). With `tier` (0..top) the domain moves straight to that tier; a tier out of range is 422 validation_error naming tier. A tier not above the current one is 409. The tenant's campaigns waiting on the warm-up cap (waiting_reason warmup_cap) are queued to go on at once (campaigns_woken). Audited as warmup.advance. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant).
          *
          *     Super-admin only.
          */
@@ -26102,6 +26104,8 @@ export interface paths {
                     "application/json": {
                         /** @description Recorded on the move and the audit row */
                         reason?: string;
+                        /** @description Move straight to this tier (0..10) instead of one step */
+                        tier?: number;
                     };
                 };
             };
@@ -26151,6 +26155,8 @@ export interface paths {
                                      */
                                     created_at: string;
                                 };
+                                /** @description Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume) */
+                                campaigns_woken: number;
                             };
                         };
                     };
@@ -26245,8 +26251,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Demote a domain one tier
-         * @description Lowers the tier by one now (409 at tier 0). Audited as warmup.demote. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant).
+         * Demote a domain one tier, or to a tier
+         * @description Lowers the tier by one now (409 at tier 0). With `tier` (0..top) the domain moves straight to that tier; a tier out of range is 422 validation_error naming tier. A tier not below the current one is 409. Audited as warmup.demote. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant).
          *
          *     Super-admin only.
          */
@@ -26267,6 +26273,8 @@ export interface paths {
                     "application/json": {
                         /** @description Recorded on the move and the audit row */
                         reason?: string;
+                        /** @description Move straight to this tier (0..10) instead of one step */
+                        tier?: number;
                     };
                 };
             };
@@ -26316,6 +26324,8 @@ export interface paths {
                                      */
                                     created_at: string;
                                 };
+                                /** @description Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume) */
+                                campaigns_woken: number;
                             };
                         };
                     };
@@ -26481,6 +26491,8 @@ export interface paths {
                                      */
                                     created_at: string;
                                 };
+                                /** @description Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume) */
+                                campaigns_woken: number;
                             };
                         };
                     };
@@ -26576,7 +26588,7 @@ export interface paths {
         put?: never;
         /**
          * Resume a paused domain
-         * @description Ends a pause (the auto-ramp's or an operator's): sends flow at the current tier again, deferred ones at their next wake-up. 409 when not paused. Audited as warmup.resume. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant).
+         * @description Ends a pause (the auto-ramp's or an operator's): sends flow at the current tier again, deferred ones at their next wake-up. 409 when not paused. The tenant's campaigns waiting on the warm-up cap (waiting_reason warmup_cap) are queued to go on at once (campaigns_woken). Audited as warmup.resume. The move is recorded with the operator and reason. 404 for a tenant or domain not found (or a domain of another tenant).
          *
          *     Super-admin only.
          */
@@ -26646,6 +26658,8 @@ export interface paths {
                                      */
                                     created_at: string;
                                 };
+                                /** @description Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume) */
+                                campaigns_woken: number;
                             };
                         };
                     };
@@ -26812,6 +26826,8 @@ export interface paths {
                                      */
                                     created_at: string;
                                 };
+                                /** @description Campaigns waiting on the warm-up cap queued to go on now (after a rise or a resume) */
+                                campaigns_woken: number;
                             };
                         };
                     };
