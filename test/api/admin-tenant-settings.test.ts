@@ -22,7 +22,7 @@ t.test('PUT /admin/tenants/{id}/plan moves the tenant and keeps the month’s qu
 
   const res = await call(s.app, 'PUT', `/admin/tenants/${tenant.tenantId}/plan`, { token: admin, body: { plan_id: 'settings-test' } });
   t.equal(res.status, 200);
-  t.same(res.body.data, { tenant_id: tenant.tenantId, plan_id: 'settings-test', previous_plan_id: 'free', monthly_send_cap: 100000, quota_used: 1234, changed: true });
+  t.same(res.body.data, { tenant_id: tenant.tenantId, plan_id: 'settings-test', previous_plan_id: 'free', monthly_send_cap: 100000, quota_used: 1234, changed: true, campaigns_resumed: 0 });
   const [row] = await s.sql<{ plan_id: string }[]>`select plan_id from tenants where id = ${tenant.tenantId}`;
   t.equal(row!.plan_id, 'settings-test');
   const [usage] = await s.sql<{ sent: number }[]>`select sent from tenant_monthly_usage where tenant_id = ${tenant.tenantId}`;
