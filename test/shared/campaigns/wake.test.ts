@@ -5,7 +5,7 @@ import { FANOUT_JOBS } from '../../../shared/campaigns/fanout-jobs.js';
 import { resumeCampaigns, startFanoutWorker } from '../../../shared/campaigns/fanout-worker.js';
 import { nextUtcMonth } from '../../../shared/warmup/tiers.js';
 import { call, createKey, superAdminToken } from '../../helpers/app.js';
-import { addresses, campaignApp, createCampaign, drain, listOf, readCampaign, sender, sendNow, type Sender } from '../../helpers/campaigns.js';
+import { addresses, campaignApp, createCampaign, drain, listOf, sender, sendNow, type Sender } from '../../helpers/campaigns.js';
 
 const clock = new ManualClock(new Date());
 // Tier 0 lets 5 a day through, tier 1 a hundred.
