@@ -99,7 +99,9 @@ const OVERRIDES: { action: OverrideAction; summary: string; description: string 
   {
     action: 'resume',
     summary: 'Resume a paused domain',
-    description: `Ends a pause (the auto-ramp's or an operator's): sends flow at the current tier again, deferred ones at their next wake-up. 409 when not paused. ${WAKES} Audited as warmup.resume.`,
+    description:
+      "Ends a pause (the auto-ramp's or an operator's): sends flow at the current tier again, deferred ones at their next wake-up. " +
+      `409 when not paused. ${WAKES} Audited as warmup.resume.`,
   },
 ];
 
@@ -197,7 +199,8 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
         await requireTenant(params.id);
         const b = body as { reason?: string; days?: number; tier?: number };
         const actor = actorOf(principal, ip);
-        const r = await applyOverride(ctx, { tenantId: params.id, domainId: params.domain_id, action: o.action, days: b.days, tier: b.tier, reason: b.reason, actor });
+        const request = { tenantId: params.id, domainId: params.domain_id, action: o.action, days: b.days, tier: b.tier, reason: b.reason, actor };
+        const r = await applyOverride(ctx, request);
         return {
           domain_id: r.warmup.domain_id,
           tier: r.warmup.tier,

@@ -38,7 +38,12 @@ export interface PlanChange {
  * Moves a tenant to another plan. Unknown tenant → 404; unknown plan → 422 naming plan_id. The month's quota count is
  * kept. When the cap leaves room, the tenant's campaigns paused at the quota go on in the same transaction.
  */
-export async function changeTenantPlan(deps: TenantSettingsDeps & FanoutQueueDeps, caller: TenantAdminCaller, tenantId: string, planId: string): Promise<PlanChange> {
+export async function changeTenantPlan(
+  deps: TenantSettingsDeps & FanoutQueueDeps,
+  caller: TenantAdminCaller,
+  tenantId: string,
+  planId: string,
+): Promise<PlanChange> {
   if (!isUuid(tenantId)) throw notFound('tenant');
   const at = deps.clock.now();
   const result = await deps.sql.begin(async (tx) => {
@@ -62,7 +67,8 @@ export async function changeTenantPlan(deps: TenantSettingsDeps & FanoutQueueDep
         at,
       });
     }
-    return { tenant_id: tenantId, plan_id: planId, previous_plan_id: row.plan_id, monthly_send_cap: plan.monthly_send_cap, quota_used: used, changed, campaigns_resumed: resumed.length };
+    const cap = plan.monthly_send_cap;
+    return { tenant_id: tenantId, plan_id: planId, previous_plan_id: row.plan_id, monthly_send_cap: cap, quota_used: used, changed, campaigns_resumed: resumed.length };
   });
   if (result.changed) deps.forgetTenant?.(tenantId);
   return result;

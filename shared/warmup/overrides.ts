@@ -54,7 +54,9 @@ export async function applyOverride(deps: OverrideDeps, r: OverrideRequest): Pro
   await warmupsOf(deps.sql, [{ tenantId: r.tenantId, domainId: r.domainId }], now);
   const top = deps.config.warmup.tier_caps.length - 1;
   // The route's schema checks the range too; this keeps the rule for every caller.
-  if (r.tier !== undefined && (!Number.isInteger(r.tier) || r.tier < 0 || r.tier > top)) throw validationError('tier', `tier must be an integer from 0 to ${top}`);
+  if (r.tier !== undefined && (!Number.isInteger(r.tier) || r.tier < 0 || r.tier > top)) {
+    throw validationError('tier', `must be an integer from 0 to ${top}`);
+  }
   return deps.sql.begin(async (tx) => {
     const row = (await lockWarmup(tx, r.domainId))!;
     let toTier = row.tier;

@@ -189,5 +189,6 @@ t.test('advance and demote to a given tier: out of range 422, the wrong directio
   t.equal(wrong.body.error, 'not_found');
   const theirs = await call(s.app, 'GET', `/admin/tenants/${other.tenantId}/warmup`, { token: s.admin });
   t.match(theirs.body.data.domains, [{ domain_id: foreign.id, tier: 0 }]);
-  t.equal((await call(s.app, 'POST', `/admin/tenants/00000000-0000-4000-8000-000000000000/warmup/domains/${s.domain.id}/advance`, { token: s.admin, body: { tier: 1 } })).status, 404);
+  const unknown = `/admin/tenants/00000000-0000-4000-8000-000000000000/warmup/domains/${s.domain.id}/advance`;
+  t.equal((await call(s.app, 'POST', unknown, { token: s.admin, body: { tier: 1 } })).status, 404);
 });

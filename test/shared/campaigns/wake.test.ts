@@ -103,7 +103,8 @@ t.test('a plan with room resumes the campaigns paused at the quota at once, not 
     await until(t, c.id, 'sent right after the plan change', (r) => r.status === 'sent' && r.queued === 12);
     t.match(await row(manual), { status: 'paused', waiting_reason: null }, "the caller's pause stays");
   });
-  const [audit] = await sql`select metadata from audit_events where action = 'tenant.plan_changed' and tenant_id = ${c.a.tenant.tenantId} order by id desc limit 1`;
+  const [audit] = await sql`
+    select metadata from audit_events where action = 'tenant.plan_changed' and tenant_id = ${c.a.tenant.tenantId} order by id desc limit 1`;
   t.same(audit!['metadata'].resumed_campaign_ids, [c.id]);
 });
 
