@@ -6,6 +6,10 @@ import { summarize, type CaughtMessage, type DevStore, type ReceivedPost } from 
 /** A webhook body larger than this is refused (413): well above the MX's 25 MiB message limit. */
 const MAX_POST_BYTES = 64 * 1024 * 1024;
 
+/** The headers Mailpath's POSTs carry and the receiver lists: X-MP-* (inbound) and Standard Webhooks' signature (event webhooks). */
+const SIGNATURE_HEADERS = new Set(['webhook-id', 'webhook-timestamp', 'webhook-signature']);
+const isMailpathHeader = (name: string) => name.startsWith('x-mp-') || SIGNATURE_HEADERS.has(name);
+
 export interface DevInbox {
   port: number;
   /** "http://127.0.0.1:<port>" */
@@ -77,7 +81,7 @@ export async function startDevInbox(deps: { store: DevStore; log: Logger }, port
       if (body === undefined) return json(res, 413, { ok: false, error: `larger than ${MAX_POST_BYTES} bytes` });
       const contentType = req.headers['content-type'] ?? null;
       const mailpathHeaders = Object.fromEntries(
-        Object.entries(req.headers).filter(([name, value]) => name.startsWith('x-mp-') && typeof value === 'string') as [string, string][],
+        Object.entries(req.headers).filter(([name, value]) => isMailpathHeader(name) && typeof value === 'string') as [string, string][],
       );
       const summary = contentType?.startsWith('message/rfc822') ? await summarize(body) : {};
       const post = store.addPost({ received_at: new Date(), path, content_type: contentType, mailpath_headers: mailpathHeaders, body, ...summary });

@@ -25,7 +25,7 @@ export interface ReceivedPost extends Partial<HeaderSummary> {
   received_at: Date;
   path: string;
   content_type: string | null;
-  /** The request's X-MP-* headers (tenant, recipient, delivery, attempt, signature), names lower-cased. */
+  /** The request's X-MP-* headers (tenant, recipient, delivery, attempt, signature) and an event webhook's webhook-id, webhook-timestamp and webhook-signature, names lower-cased. */
   mailpath_headers: Record<string, string>;
   body: Buffer;
 }

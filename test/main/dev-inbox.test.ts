@@ -38,7 +38,7 @@ t.test('the sink catches any message; the inbox lists it newest first and serves
   t.equal((await get('/messages/99')).status, 404);
 });
 
-t.test('the webhook receiver takes POSTs under /webhook and lists them with the X-MP headers', async (t) => {
+t.test('the webhook receiver takes POSTs under /webhook and lists them with the X-MP and signature headers', async (t) => {
   const body = 'From: ann@example.org\r\nSubject: Inbound\r\n\r\nhello\r\n';
   const res = await fetch(`${inbox.url}/webhook`, {
     method: 'POST',
@@ -52,6 +52,9 @@ t.test('the webhook receiver takes POSTs under /webhook and lists them with the 
   t.match(posts[1], { path: '/webhook', content_type: 'message/rfc822', from: 'ann@example.org', subject: 'Inbound', headers: { 'x-mp-inbound-recipient': 'support@x.localhost', 'x-mp-inbound-attempt': '1' } });
   t.notOk('x-other' in (posts[1]!['headers'] as object));
   t.match(posts[0], { path: '/webhook/tenant-a', subject: null });
+  const signed = { 'webhook-id': 'msg_1', 'webhook-timestamp': '1767225600', 'webhook-signature': 'v1,c2lnbmF0dXJl' };
+  t.equal((await fetch(`${inbox.url}/webhook/events`, { method: 'POST', headers: { 'content-type': 'application/json', ...signed }, body: '{"type":"open"}' })).status, 200);
+  t.same((await listed('/webhooks'))[0]!['headers'], signed, "an event webhook's Standard Webhooks signature headers are listed");
   t.equal((await get('/webhooks/1')).body.toString(), body);
 
   t.equal((await fetch(`${inbox.url}/webhooks`, { method: 'DELETE' })).status, 200);
