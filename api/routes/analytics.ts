@@ -4,6 +4,7 @@ import { z } from 'zod';
 import { COHORT_WEEKS, CohortRetention } from '../../shared/analytics/cohort.js';
 import { ESP_WINDOW_DAYS, espScores } from '../../shared/analytics/esp-scores.js';
 import { BLOCK_THRESHOLD, DEFERRAL_THRESHOLD, RECENT_DAYS, REFUSAL_WINDOW_MINUTES, SUPPRESSION_HOURS, espSuppressions } from '../../shared/analytics/esp-suppressions.js';
+import { LIVE_HOURS_MAX } from '../../shared/analytics/queries.js';
 import { ROLLUP_DEFAULT_DAYS, ROLLUP_MAX_DAYS, rollupReport } from '../../shared/analytics/rollup.js';
 import { tenantTrustScore } from '../../shared/analytics/trust.js';
 import { MAILBOX_PROVIDERS } from '../../shared/mailbox-providers.js';
@@ -100,7 +101,8 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Event counts per hour or day',
     description:
       `Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). ` +
-      `Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes: events of the last few minutes may not be counted yet. ` +
+      `Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest ${LIVE_HOURS_MAX} hours of the range it has not ` +
+      `refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. ` +
       `The range is capped at ${ROLLUP_MAX_DAYS} days (422 validation_error beyond).`,
     query: z.object({
       since: rfc3339.optional().describe(`RFC 3339; default until minus ${ROLLUP_DEFAULT_DAYS} days`),

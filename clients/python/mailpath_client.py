@@ -7097,7 +7097,7 @@ class Client(_Transport):
     def get_analytics_rollup(self, query: Optional[GetAnalyticsRollupQuery] = None) -> GetAnalyticsRollupResult:
         """GET /analytics/rollup: Event counts per hour or day
 
-        Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes: events of the last few minutes may not be counted yet. The range is capped at 90 days (422 validation_error beyond). Required scope for API keys: `events:read`."""
+        Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest 6 hours of the range it has not refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. The range is capped at 90 days (422 validation_error beyond). Required scope for API keys: `events:read`."""
         return self._call("GET", "/analytics/rollup", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_analytics_trust_score(self) -> GetAnalyticsTrustScoreResult:

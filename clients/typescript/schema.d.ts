@@ -14727,7 +14727,7 @@ export interface paths {
         };
         /**
          * Event counts per hour or day
-         * @description Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes: events of the last few minutes may not be counted yet. The range is capped at 90 days (422 validation_error beyond).
+         * @description Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest 6 hours of the range it has not refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. The range is capped at 90 days (422 validation_error beyond).
          *
          *     Required scope for API keys: `events:read`.
          */

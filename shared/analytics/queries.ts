@@ -4,6 +4,20 @@ import type { Queryable, Sql } from '../db/connection.js';
 /** A human open or click: machine opens and scanner clicks (flagged by the tracking recorder) are left out. */
 const HUMAN = `not coalesce((e.detail ->> 'machine')::boolean, false) and not coalesce((e.detail ->> 'scanner')::boolean, false)`;
 
+/** One hour's counts of analytics_hourly, over `events e` of that hour: the rollup's rule, and the live read's of hours not rolled up yet. */
+const HOURLY_COUNTS = `count(*) as n,
+  count(*) filter (where e.type = 'send' and coalesce(e.detail ->> 'status', '') <> 'dropped') as sent,
+  count(*) filter (where e.type = 'delivered') as delivered,
+  count(*) filter (where e.type = 'bounce') as bounced,
+  count(*) filter (where e.type = 'open' and ${HUMAN}) as opened,
+  count(*) filter (where e.type = 'click' and ${HUMAN}) as clicked,
+  count(*) filter (where e.type = 'complaint') as complained,
+  count(*) filter (where e.type = 'open') as opened_all,
+  count(*) filter (where e.type = 'click') as clicked_all`;
+
+/** Hours of a read not rolled up yet (marked stale) counted from the events on read, the latest first, at most this many. */
+export const LIVE_HOURS_MAX = 6;
+
 export interface RefreshBatch {
   hours: number;
 }
@@ -40,15 +54,7 @@ export async function refreshStaleHours(sql: Sql, limit: number): Promise<number
       select k.tenant_id, k.hour, c.sent, c.delivered, c.bounced, c.opened, c.clicked, c.complained, c.opened_all, c.clicked_all
       from unnest($1::uuid[], $2::timestamptz[]) as k(tenant_id, hour)
       cross join lateral (
-        select count(*) as n,
-          count(*) filter (where e.type = 'send' and coalesce(e.detail ->> 'status', '') <> 'dropped') as sent,
-          count(*) filter (where e.type = 'delivered') as delivered,
-          count(*) filter (where e.type = 'bounce') as bounced,
-          count(*) filter (where e.type = 'open' and ${HUMAN}) as opened,
-          count(*) filter (where e.type = 'click' and ${HUMAN}) as clicked,
-          count(*) filter (where e.type = 'complaint') as complained,
-          count(*) filter (where e.type = 'open') as opened_all,
-          count(*) filter (where e.type = 'click') as clicked_all
+        select ${HOURLY_COUNTS}
         from events e
         where e.tenant_id = k.tenant_id and e.occurred_at >= k.hour and e.occurred_at < k.hour + interval '1 hour'
       ) c
@@ -95,20 +101,40 @@ export interface RollupBucket {
 /**
  * Buckets of `unit` (hour or day, UTC) from the one holding `since` to the one holding `until`, each one present
  * (zeros where nothing happened), summed from analytics_hourly rows in [since's bucket, until]: an index range scan
- * of at most 2,160 rows (90 days of hours) per call.
+ * of at most 2,160 rows (90 days of hours) per call. The latest LIVE_HOURS_MAX hours of the range the rollup worker
+ * has not refreshed since their last event (marked in analytics_stale_hours: the current hour, right after a send)
+ * are counted from their events instead, each one index range scan: a read right after a send counts it.
  */
 export async function rollupBuckets(db: Queryable, tenantId: string, w: { since: Date; until: Date; unit: 'hour' | 'day'; includeMachine: boolean }): Promise<RollupBucket[]> {
   const step = w.unit === 'hour' ? '1 hour' : '1 day';
   return db<RollupBucket[]>`
     with series as (
       select generate_series(date_trunc(${w.unit}, ${w.since}::timestamptz, 'UTC'), ${w.until}::timestamptz, ${step}::interval) as start
+    ), stale as (
+      select distinct hour from analytics_stale_hours
+      where tenant_id = ${tenantId} and hour >= date_trunc('hour', date_trunc(${w.unit}, ${w.since}::timestamptz, 'UTC')) and hour <= ${w.until}
+      order by hour desc limit ${LIVE_HOURS_MAX}
+    ), live as (
+      select k.hour, c.sent, c.bounced, c.complained, c.opened, c.clicked, c.opened_all, c.clicked_all
+      from stale k
+      cross join lateral (
+        select ${db.unsafe(HOURLY_COUNTS)}
+        from events e
+        where e.tenant_id = ${tenantId} and e.occurred_at >= k.hour and e.occurred_at < k.hour + interval '1 hour'
+      ) c
+    ), hours as (
+      select h.hour, h.sent, h.bounced, h.complained, h.opened, h.clicked, h.opened_all, h.clicked_all
+      from analytics_hourly h
+      where h.tenant_id = ${tenantId} and h.hour >= date_trunc(${w.unit}, ${w.since}::timestamptz, 'UTC') and h.hour <= ${w.until}
+        and h.hour not in (select hour from live)
+      union all
+      select * from live
     ), sums as (
       select date_trunc(${w.unit}, h.hour, 'UTC') as start,
         sum(h.sent) as sent, sum(h.bounced) as bounced, sum(h.complained) as complained,
         sum(case when ${w.includeMachine}::boolean then h.opened_all else h.opened end) as opened,
         sum(case when ${w.includeMachine}::boolean then h.clicked_all else h.clicked end) as clicked
-      from analytics_hourly h
-      where h.tenant_id = ${tenantId} and h.hour >= date_trunc(${w.unit}, ${w.since}::timestamptz, 'UTC') and h.hour <= ${w.until}
+      from hours h
       group by 1
     )
     select s.start, coalesce(m.sent, 0)::int as sent, coalesce(m.bounced, 0)::int as bounced, coalesce(m.opened, 0)::int as opened,

@@ -1,6 +1,7 @@
-// /analytics/rollup and /analytics/cohort-retention on an injected clock with seeded events: rollup tables refreshed by the analytics-rollup worker (run-now), buckets, machine opens and scanner clicks left out, the 90-day cap; cohort boundaries, empty weeks, future cells and the one-hour cache.
+// /analytics/rollup and /analytics/cohort-retention on an injected clock with seeded events: rollup tables refreshed by the analytics-rollup worker (run-now), hours not rolled up yet counted live, buckets, machine opens and scanner clicks left out, the 90-day cap; cohort boundaries, empty weeks, future cells and the one-hour cache.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
+import { LIVE_HOURS_MAX } from '../../shared/analytics/queries.js';
 import { ManualClock } from '../../shared/clock.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 
@@ -54,7 +55,8 @@ t.test('rollup: read from the rollup tables, refreshed by the worker; buckets, h
 
   const before = await get('/analytics/rollup?since=2026-05-06T00:00:00Z&until=2026-05-06T10:00:00Z&granularity=hour');
   t.equal(before.status, 200);
-  t.ok(before.body.data.buckets.every((b: Record<string, number>) => b['sent'] === 0), 'nothing counted before the worker ran: the raw events are not read');
+  t.same(before.body.data.buckets[8], { start: '2026-05-06T08:00:00.000Z', sent: 2, bounced: 1, opened: 1, clicked: 1, complained: 1 },
+    'before the worker ran, an hour not rolled up yet is counted from its events: a read right after a send counts it');
 
   const run = await runRollupWorker();
   t.equal(run.outcome, 'ok');
@@ -101,6 +103,18 @@ t.test('rollup: read from the rollup tables, refreshed by the worker; buckets, h
 
   const theirs = await get('/analytics/rollup?since=2026-05-06T08:00:00Z&until=2026-05-06T08:00:00Z&granularity=hour', otherKey);
   t.same(theirs.body.data.buckets, [{ start: '2026-05-06T08:00:00.000Z', sent: 1, bounced: 0, opened: 0, clicked: 0, complained: 0 }], 'each tenant sees only its own');
+});
+
+t.test(`rollup: at most the latest ${LIVE_HOURS_MAX} hours not rolled up yet are counted live; older ones wait for the worker`, async (t) => {
+  const tenant = await registerTenant(app);
+  const key = (await createKey(app, tenant, { scopes: ['events:read'] })).key;
+  // One send in each of the 8 hours 00:00..07:00 of 2026-05-01, none rolled up.
+  for (let h = 0; h < 8; h++) await event(tenant.tenantId, 'send', new Date(Date.parse('2026-05-01T00:30:00Z') + h * HOUR));
+  const read = await get('/analytics/rollup?since=2026-05-01T00:00:00Z&until=2026-05-01T07:59:00Z&granularity=hour', key);
+  t.same(read.body.data.buckets.map((b: { sent: number }) => b.sent), [0, 0, 1, 1, 1, 1, 1, 1], `the latest ${LIVE_HOURS_MAX} are live`);
+  await runRollupWorker();
+  const after = await get('/analytics/rollup?since=2026-05-01T00:00:00Z&until=2026-05-01T07:59:00Z&granularity=hour', key);
+  t.same(after.body.data.buckets.map((b: { sent: number }) => b.sent), [1, 1, 1, 1, 1, 1, 1, 1], 'the worker rolls all of them up');
 });
 
 t.test('rollup: the range is capped at 90 days', async (t) => {
