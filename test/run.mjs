@@ -70,6 +70,19 @@ await build({
 // internals the MX relies on, which a bundler re-prints) and standardwebhooks (a test imports it with import(), which esbuild answers without the named exports Node finds in
 // a CommonJS package) stay outside the bundle and load from node_modules.
 const BUNDLED = join(OUT, 'bundled');
+// tap starts the files in name order, three at a time: a long file named late (test/typecheck.test) starts late, and
+// the run then waits for it with the other slots idle. The longest files of a whole run (50 s or more each) are
+// bundled under test/0-first/, which sorts first, so they start at once and the short ones fill the slots around them.
+const LONG_POLES = [
+  'typecheck', 'smoke/start', 'main/startup-errors', 'shared/imports/crash', 'shared/campaigns/processes', 'shared/campaigns/crash',
+  'shared/db/embedded', 'shared/bounce-mailboxes/poller', 'shared/segments/evaluate', 'shared/event-webhooks/event-webhooks-delivery',
+  'shared/segments/random', 'mta/inbound/durability',
+].map((name) => join('test', `${name}.test.ts`));
+/** A test file's bundled name, without .js, under .build/bundled/: its own path, or under test/0-first/ for a long pole. */
+function bundledName(rel) {
+  const name = rel.replace(/\.ts$/, '');
+  return LONG_POLES.includes(rel) ? join('test', '0-first', relative('test', name)) : name;
+}
 const UNBUNDLED_PACKAGES = [
   'bcrypt', 'pdfkit', 'fontkit', '@electric-sql/*', 'tap', '@tapjs/*', 'esbuild', 'typescript', 'thread-stream', 'pino',
   '@fastify/swagger', '@fastify/swagger-ui', 'undici', 'liquidjs', '@redocly/openapi-core', 'mailauth', 'smtp-server',
@@ -83,9 +96,11 @@ const bundled = process.env.MAILPATH_TEST_UNBUNDLED !== '1' && (testPaths.length
 if (bundled) {
   await build({
     // The `mailpath` command too: the processes tests start (test/helpers/cli.ts) load it bundled, for the same reason.
-    entryPoints: [...sources.filter((f) => f.startsWith(join(ROOT, 'test') + sep) && f.endsWith('.test.ts')), join(ROOT, 'main', 'cli.ts')],
+    entryPoints: [
+      ...sources.filter((f) => f.startsWith(join(ROOT, 'test') + sep) && f.endsWith('.test.ts')).map((f) => ({ in: f, out: bundledName(relative(ROOT, f)) })),
+      { in: join(ROOT, 'main', 'cli.ts'), out: join('main', 'cli') },
+    ],
     outdir: BUNDLED,
-    outbase: ROOT,
     bundle: true,
     splitting: true,
     chunkNames: 'chunks/[name]-[hash]',
@@ -117,6 +132,7 @@ function compiled(arg) {
   if (arg.startsWith('-')) return arg;
   const rel = relative(ROOT, resolve(arg));
   if (rel !== 'test' && !rel.startsWith(`test${sep}`)) return arg;
+  if (bundled && rel.endsWith('.ts')) return join(relative(process.cwd(), BUNDLED), `${bundledName(rel)}.js`);
   return join(relative(process.cwd(), bundled ? BUNDLED : OUT), rel.replace(/\.ts$/, '.js'));
 }
 
