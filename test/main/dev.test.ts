@@ -1,6 +1,6 @@
-// The README's "Watch it arrive" followed as a new user would: the real `mailpath dev` as a child process, then every shell block of that section pasted into one bash session (ports moved to free ones), each block's outcome checked.
+// The README's "Watch it arrive" followed as a new user would: the real `mailpath dev` as a child process, then every shell block of that section pasted into one bash session (ports moved to free ones), each block's outcome checked; and the README's TypeScript client example run against it.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
@@ -191,6 +191,24 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
     const check = spawnSync(PYTHON, [VERIFIER, `127.0.0.1:${ports.dns}`], { input: raw, timeout: 20_000 });
     t.equal(check.status, 0, `python3-dkim verifies it with the key the dev DNS serves: ${check.stdout?.toString()}${check.stderr?.toString()}`);
   }
+});
+
+t.test('the README\'s TypeScript client example runs as written against dev mode', async (t) => {
+  const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
+  const section = readme.slice(readme.indexOf('\nTypeScript (`clients/typescript/index.ts`'));
+  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
+  if (!code) return t.fail('no TypeScript example in the README');
+  // As written, but for the port: the file sits in the project root, as the README says, under a name of its own.
+  const file = join(projectRoot(), `.readme-example-${process.pid}.ts`);
+  writeFileSync(file, code.replace('https://localhost:8443/', `https://localhost:${ports.https}/`));
+  t.teardown(() => rmSync(file, { force: true }));
+  const run = spawnSync(process.execPath, ['--import', 'tsx', file], {
+    cwd: projectRoot(),
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), NODE_EXTRA_CA_CERTS: join(dataDir, 'tls', 'cert.pem') },
+    timeout: 60_000,
+  });
+  t.equal(run.status, 0, `it exits 0: ${run.stderr?.toString().slice(0, 2000)}`);
+  t.match(run.stdout?.toString(), /type: 'send'/, 'it prints the send event');
 });
 
 t.test('dev mode stops cleanly on SIGTERM', async (t) => {
