@@ -1,5 +1,6 @@
 // `npm test [-- tap options and test paths]`: compiles the TypeScript tree once with esbuild into .build/ (the same
-// transform tsx applies, file by file, sources and tests alike), then runs tap over the compiled test files.
+// transform tsx applies, file by file, sources and tests alike: main/build.mjs, which `npm start` compiles dist/ with),
+// then runs tap over the compiled test files.
 //
 // Why: under tap every test file is a process of its own. Loaded through tsx, a file that builds the API spent about
 // 1.4 s of CPU in tsx's resolve/load hooks before its first test, and each `mailpath start` a test spawns paid it again.
@@ -7,31 +8,21 @@
 //
 // Test paths may be given as sources (test/api/x.test.ts, test/mta): they are mapped to their compiled files.
 import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, rmSync } from 'node:fs';
-import { dirname, join, relative, resolve, sep } from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { existsSync, readFileSync, rmSync } from 'node:fs';
+import { join, relative, resolve, sep } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { compileTree, ROOT, typescriptSources } from '../main/build.mjs';
 import { startTestPostgres } from './postgres-instance.mjs';
 import { ensureSystemPackages } from './system-packages.mjs';
 
-const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 const OUT = join(ROOT, '.build');
 /** Every directory a test may import from (tests import sources, benches' helpers, clients' generators). */
 const TREES = ['main', 'api', 'mta', 'plugins', 'shared', 'bench', 'clients', 'test'];
 
-function walk(dir, into) {
-  for (const entry of readdirSync(dir, { withFileTypes: true })) {
-    const path = join(dir, entry.name);
-    if (entry.isDirectory()) {
-      if (entry.name !== 'node_modules' && !entry.name.startsWith('.')) walk(path, into);
-    } else into.push(path);
-  }
-  return into;
-}
-
 // Only code is compiled: tests and sources find their assets (config/, migrations, fixtures, the Python verifiers)
 // from the project root (shared/paths.ts), so nothing else is copied.
-const sources = TREES.flatMap((tree) => walk(join(ROOT, tree), [])).filter((f) => f.endsWith('.ts') && !f.endsWith('.d.ts'));
+const sources = typescriptSources(TREES);
 
 // The Debian packages the tests' real peers come from (test/system-packages.mjs): installed here when root can, else
 // named in one line before anything runs.
@@ -42,17 +33,8 @@ if (missingPackages.length > 0) {
 }
 
 rmSync(OUT, { recursive: true, force: true });
-await build({
-  entryPoints: sources,
-  outdir: OUT,
-  outbase: ROOT,
-  format: 'esm',
-  platform: 'node',
-  target: 'node20',
-  // tap runs the tests with --enable-source-maps: stack traces name the .ts lines.
-  sourcemap: 'inline',
-  logLevel: 'warning',
-});
+// tap runs the tests with --enable-source-maps: stack traces name the .ts lines.
+await compileTree(sources, OUT, { sourcemap: 'inline' });
 
 // The whole suite runs bundled: each test process loads its entry and the chunks it shares with the others
 // (.build/bundled/) instead of the ~1,500 modules of the compiled tree and node_modules, one by one, each seen by tap's
