@@ -4,17 +4,18 @@
 // `npm run dev` compile with this, and types are checked by `npm run typecheck` and test/typecheck.test.ts.
 // `npm run build` stays tsc: the container image and the benches build with it, type errors reported.
 //
-//   node main/build.mjs    the service (tsconfig.build.json's trees) into dist/, as `npm run build` lays it out
+//   node main/build.mjs [outdir]    the service (tsconfig.build.json's trees) into dist/ (or outdir), laid out as
+//                                   `npm run build` lays it out
 //
 // test/run.mjs compiles the tests' tree into .build/ with the same function.
-import { readdirSync, realpathSync } from 'node:fs';
-import { dirname, join } from 'node:path';
+import { readdirSync, readFileSync, realpathSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
-/** The service's trees: the `include` of tsconfig.build.json. */
-export const SERVICE_TREES = ['main', 'api', 'mta', 'plugins', 'shared'];
+/** The service's trees: those `npm run build` (tsc) compiles, the `include` of tsconfig.build.json. */
+export const SERVICE_TREES = JSON.parse(readFileSync(join(ROOT, 'tsconfig.build.json'), 'utf8')).include;
 
 function walk(dir, into) {
   for (const entry of readdirSync(dir, { withFileTypes: true })) {
@@ -52,6 +53,7 @@ export async function compileTree(sources, outdir, { sourcemap = 'linked' } = {}
 if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.argv[1])) {
   const started = performance.now();
   const sources = typescriptSources(SERVICE_TREES);
-  await compileTree(sources, join(ROOT, 'dist'));
-  process.stderr.write(`compiled ${sources.length} files into dist/ in ${Math.round(performance.now() - started)} ms (esbuild, types not checked)\n`);
+  const outdir = process.argv[2] ? resolve(process.argv[2]) : join(ROOT, 'dist');
+  await compileTree(sources, outdir);
+  process.stderr.write(`compiled ${sources.length} files into ${outdir} in ${Math.round(performance.now() - started)} ms (esbuild, types not checked)\n`);
 }
