@@ -7,6 +7,8 @@ export const ERROR_STATUS = {
   invalid_scope: 403,
   forbidden: 403,
   not_found: 404,
+  /** A known path asked with a method it is not served with; the Allow header lists the methods (answered by the not-found handler). */
+  method_not_allowed: 405,
   conflict: 409,
   gone: 410,
   payload_too_large: 413,

@@ -5,6 +5,7 @@ import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError, type ErrorSlug } from '../../shared/errors.js';
 import { closest } from '../../shared/suggest.js';
+import { AllowedMethods } from '../allowed-methods.js';
 
 interface ValidationItem {
   keyword: string;
@@ -86,6 +87,7 @@ const SLUG_BY_STATUS: Partial<Record<number, ErrorSlug>> = {
   404: 'not_found',
   408: 'request_timeout',
   409: 'conflict',
+  405: 'method_not_allowed',
   410: 'gone',
   413: 'payload_too_large',
   431: 'headers_too_large',
@@ -132,8 +134,20 @@ const errorHandling: FastifyPluginAsyncZod = async (app) => {
     return reply.code(appError.status).headers(appError.headers).send({ ok: false, error: appError.slug, message: appError.message, ...appError.details });
   });
 
+  // Every route is registered after this root plugin, so the hook sees them all.
+  const allowed = new AllowedMethods();
+  app.addHook('onRoute', (route) => allowed.add(route.url, route.method));
+
   app.setNotFoundHandler((request, reply) => {
-    return reply.code(404).send({ ok: false, error: 'not_found', message: `no route ${request.method} ${request.url.split('?')[0]}` });
+    const path = request.url.split('?')[0]!;
+    const methods = allowed.of(path);
+    if (methods.length > 0) {
+      // A known path asked with a method it is not served with (RFC 9110 15.5.6): say which ones it takes.
+      return reply.code(405).header('allow', methods.join(', ')).send({
+        ok: false, error: 'method_not_allowed', message: `${request.method} is not allowed on ${path}; allowed: ${methods.join(', ')}`,
+      });
+    }
+    return reply.code(404).send({ ok: false, error: 'not_found', message: `no route ${request.method} ${path}` });
   });
 };
 

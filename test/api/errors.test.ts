@@ -116,18 +116,30 @@ t.test('every failure answers with the envelope and the right slug', async (t) =
   }
   assertError(t, await call(app, 'PATCH', '/api-keys/00000000-0000-4000-8000-000000000000/scopes', { ...auth, body: {} }), 422, 'validation_error', 'PATCH without scopes');
 
-  // Unknown routes and methods: 404 not_found.
+  // Unknown paths: 404 not_found.
   for (const [method, url] of [
     ['GET', '/api/v1/nope'],
     ['GET', '/nope'],
     ['GET', '/'],
     ['GET', '/api/v2/whoami'],
-    ['POST', '/api/v1/whoami'],
-    ['DELETE', '/api/v1/api-keys'],
     ['POST', '/api/v1/nope'],
+    ['DELETE', '/api/v1/api-keys/00000000-0000-4000-8000-000000000000/nope'],
   ] as const) {
     assertError(t, await call(app, method, url, { ...auth, body: {} }), 404, 'not_found', `${method} ${url}`);
   }
+  // A known path with a method it is not served with: 405 method_not_allowed, Allow listing the methods it takes.
+  for (const [method, url, allow] of [
+    ['POST', '/api/v1/whoami', 'GET, HEAD'],
+    ['DELETE', '/api/v1/api-keys', 'GET, HEAD, POST'],
+    ['GET', '/api/v1/campaigns/00000000-0000-4000-8000-000000000000/send', 'POST'],
+    ['PUT', '/api/v1/api-keys/00000000-0000-4000-8000-000000000000', 'DELETE'],
+  ] as const) {
+    const res = await call(app, method, url, { ...auth, body: {} });
+    assertError(t, res, 405, 'method_not_allowed', `${method} ${url}`);
+    t.equal(res.headers['allow'], allow, `${method} ${url}: Allow lists the path's methods`);
+  }
+  const wrongMethod = await call(app, 'POST', '/api/v1/whoami?secret=1', { ...auth, body: {} });
+  t.equal(wrongMethod.body.message, 'POST is not allowed on /api/v1/whoami; allowed: GET, HEAD', 'the query string is not echoed');
   const unknownRoute = await call(app, 'GET', '/api/v1/nope?secret=1');
   t.equal(unknownRoute.body.message, 'no route GET /api/v1/nope', 'the query string is not echoed');
 
