@@ -40,6 +40,7 @@ declare module 'fastify' {
     rateLimit?: RateCategory;
     role?: UserRole;
     grantsAccess?: boolean;
+    idempotent?: boolean;
   }
   interface FastifyRequest {
     principal: Principal | undefined;
@@ -72,6 +73,10 @@ interface RouteBase<P, Q, B> extends RouteConfig {
   status?: number;
   /** Error statuses this route can answer with (documented with the error envelope). */
   errors?: number[];
+  /** The OpenAPI operationId (client generators name methods by it); derived from the method and path unless given. */
+  operationId?: string;
+  /** The route honours an Idempotency-Key request header and marks replayed answers Idempotent-Replayed: true (documented). */
+  idempotent?: boolean;
 }
 
 interface ObjectRoute<P, Q, B, R extends Schema> extends RouteBase<P, Q, B> {
@@ -168,10 +173,37 @@ function rejectNulCharacters(request: FastifyRequest, _reply: FastifyReply, done
   done(validationError(field || where, 'must not contain NUL characters'));
 }
 
+/**
+ * A stable operationId from method and path, e.g. `POST /campaigns/:id/send` → `postCampaignsByIdSend`: the method,
+ * then each segment in camel case, a parameter as `By` + its name. Unique because method + path is.
+ */
+export function operationIdOf(method: string, url: string): string {
+  const camel = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+  const words = url.replace(/^\/api\/v1(?=\/|$)/, '').split('/').filter(Boolean).map((segment) =>
+    segment.startsWith(':') ? `By${camel(segment.slice(1).replace(/\(.*$/, ''))}` : segment.split(/[^A-Za-z0-9]+/).filter(Boolean).map(camel).join(''));
+  return method.toLowerCase() + words.join('');
+}
+
+/** The Idempotency-Key request header and the Idempotent-Replayed answer header, as JSON Schema for the OpenAPI document. */
+export const IDEMPOTENCY_HEADERS = {
+  request: {
+    type: 'object',
+    properties: {
+      'Idempotency-Key': {
+        type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$',
+        description: 'Optional. The same key within 24 h answers the first answer again instead of acting twice.',
+      },
+    },
+  },
+  response: { 'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present (true) when this answer is a replay of an earlier request with the same Idempotency-Key.' } },
+} as const;
+
 export function defineRoute<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema>(
   app: ApiInstance,
   route: ObjectRoute<P, Q, B, R> | ListRoute<P, Q, B, R> | StreamRoute<P, Q, B, R>,
 ): void {
+  // Client generators group operations by tag: an untagged one would land in a catch-all.
+  if (route.tags.length === 0) throw new Error(`${route.method} ${route.url}: a route declares at least one tag`);
   const stream = 'produces' in route ? route : undefined;
   const status = route.status ?? 200;
   const defaultErrors = [400, 422, 429, 500, ...(route.auth === 'public' ? [] : [401, 403])];
@@ -192,10 +224,11 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
     method: route.method,
     url: route.url,
     config: {
-      auth: route.auth, role,
+      auth: route.auth, role, ...(route.idempotent ? { idempotent: true } : {}),
       ...(route.scope ? { scope: route.scope } : {}), ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}), ...(route.grantsAccess ? { grantsAccess: true } : {}),
     },
     schema: {
+      operationId: route.operationId ?? operationIdOf(route.method, route.url),
       tags: route.tags,
       summary: route.summary,
       description: route.description + scopeNote + roleNote + authNote + grantNote,

@@ -4,8 +4,21 @@ import swaggerUi from '@fastify/swagger-ui';
 import fp from 'fastify-plugin';
 import { jsonSchemaTransform, jsonSchemaTransformObject, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { CONTEXT_PLUGIN } from './context.js';
+import { IDEMPOTENCY_HEADERS } from '../route.js';
 
 export const API_PREFIX = '/api/v1';
+
+type Transformed = ReturnType<typeof jsonSchemaTransform>;
+
+/**
+ * Documents (only documents: the handlers read and check the header) Idempotency-Key as a request header parameter
+ * and Idempotent-Replayed on the 2xx answers. Not a zod `headers` schema: validating it would replace request.headers.
+ */
+function withIdempotencyHeaders({ schema, url }: Transformed): Transformed {
+  const response = { ...(schema['response'] as Record<string, Record<string, unknown>>) };
+  for (const code of Object.keys(response)) if (/^2\d\d$/.test(code)) response[code] = { ...response[code], headers: IDEMPOTENCY_HEADERS.response };
+  return { schema: { ...schema, headers: IDEMPOTENCY_HEADERS.request, response }, url };
+}
 
 const openApi: FastifyPluginAsyncZod = async (app) => {
   const { config } = app.ctx;
@@ -31,7 +44,8 @@ const openApi: FastifyPluginAsyncZod = async (app) => {
     transform: (args) => {
       // Paths in the document are relative to the server URL, which already ends in /api/v1.
       const relative = args.url.startsWith(API_PREFIX) ? args.url.slice(API_PREFIX.length) || '/' : args.url;
-      return jsonSchemaTransform({ ...args, url: relative });
+      const transformed = jsonSchemaTransform({ ...args, url: relative });
+      return args.route.config?.idempotent ? withIdempotencyHeaders(transformed) : transformed;
     },
     transformObject: jsonSchemaTransformObject,
   });

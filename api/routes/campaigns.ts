@@ -195,6 +195,7 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     ...write,
     method: 'POST',
     url: '/campaigns/:id/send',
+    idempotent: true,
     summary: 'Send a campaign now',
     description:
       'A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, ' +

@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { MessageListRow } from '../../shared/mailboxes/message-queries.js';
 import { getMessage, getRawMessage, listMessagePage, markMessage, messageScopeOf, removeMessage } from '../../shared/mailboxes/messages.js';
 import { PARSE_MAX_BYTES } from '../../shared/mailboxes/parse.js';
-import { defineRoute, type ApiInstance } from '../route.js';
+import { defineRoute, operationIdOf, type ApiInstance } from '../route.js';
 import { cursorPagination, idParam, iso, queryFlag, timestamp } from '../schemas/common.js';
 import { errorEnvelope } from '../schemas/envelope.js';
 
@@ -72,6 +72,7 @@ function rawRoute(app: ApiInstance): void {
     url: '/mail/messages/:id/raw',
     config: { auth: 'any_or_mailbox', scope: 'unrestricted', rateLimit: 'read' },
     schema: {
+      operationId: operationIdOf('GET', '/mail/messages/:id/raw'),
       tags: TAGS,
       summary: 'Download a message as received',
       description:

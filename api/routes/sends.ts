@@ -4,7 +4,7 @@ import { z } from 'zod';
 import type { EventRow } from '../../shared/events/queries.js';
 import type { AttemptRow, SendRow } from '../../shared/sends/queries.js';
 import { getSendDetail, getSendMessage, listSendPage } from '../../shared/sends/service.js';
-import { defineRoute, type ApiInstance } from '../route.js';
+import { defineRoute, operationIdOf, type ApiInstance } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 import { errorEnvelope } from '../schemas/envelope.js';
 import { event, presentEvent } from './events.js';
@@ -87,6 +87,7 @@ function rawRoute(app: ApiInstance): void {
     url: '/sends/:id/raw',
     config: { auth: 'any', scope: 'events:read', rateLimit: 'read' },
     schema: {
+      operationId: operationIdOf('GET', '/sends/:id/raw'),
       tags: TAGS,
       summary: 'Download a send\'s signed message',
       description:

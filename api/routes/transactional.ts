@@ -62,6 +62,7 @@ export const transactionalRoutes: FastifyPluginAsyncZod = async (app) => {
   defineRoute(app, {
     method: 'POST',
     url: '/transactional/send',
+    idempotent: true,
     auth: 'any',
     scope: 'transactional:send',
     rateLimit: 'send',

@@ -2,6 +2,8 @@
 import SwaggerParser from '@apidevtools/swagger-parser';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
+import { z } from 'zod';
+import { defineRoute } from '../../api/route.js';
 import { buildTestApp, call } from '../helpers/app.js';
 
 const API = '/api/v1';
@@ -88,6 +90,58 @@ t.test('every registered route is documented with summary, description and error
   }
   t.notOk(doc.paths['/openapi.json'], 'the document route itself is hidden');
   t.notOk(Object.keys(doc.paths).some((p) => p.startsWith('/docs')), 'the explorer routes are hidden');
+});
+
+t.test('every operation has a unique operationId and a tag, for client generators', async (t) => {
+  const { app } = await buildTestApp(t);
+  const doc = (await call(app, 'GET', '/openapi.json')).body;
+  const seen = new Map<string, string>();
+  for (const [path, ops] of Object.entries(doc.paths as Record<string, Record<string, { operationId?: string; tags?: string[] }>>)) {
+    for (const [method, op] of Object.entries(ops)) {
+      if (!METHODS.has(method.toUpperCase())) continue;
+      const where = `${method.toUpperCase()} ${path}`;
+      t.match(op.operationId, /^[a-z][A-Za-z0-9]*$/, `${where} has an operationId`);
+      t.notOk(seen.has(op.operationId!), `${where}: operationId ${op.operationId} is not also ${seen.get(op.operationId!)}'s`);
+      seen.set(op.operationId!, where);
+      t.ok(op.tags?.length, `${where} is tagged`);
+    }
+  }
+  t.equal(doc.paths['/campaigns/{id}/send'].post.operationId, 'postCampaignsByIdSend', 'derived from method and path');
+  t.equal(doc.paths['/api-keys/{keyID}'].delete.operationId, 'deleteApiKeysByKeyID');
+  t.equal(doc.paths['/sends/{id}/raw'].get.operationId, 'getSendsByIdRaw', 'routes outside defineRoute use the same scheme');
+});
+
+t.test('an explicit operationId overrides the derived one; a route without a tag is refused', async (t) => {
+  const { app } = await buildTestApp(t);
+  // Added before the app's first request, so the document includes them.
+  defineRoute(app, {
+    method: 'GET', url: '/api/v1/test-named', auth: 'public', tags: ['Test'], summary: 'Named route', description: 'An explicitly named operation.',
+    operationId: 'fetchTheNamedThing', response: z.object({}), handler: async () => ({}),
+  });
+  t.throws(() => defineRoute(app, {
+    method: 'GET', url: '/api/v1/test-untagged', auth: 'public', tags: [], summary: 'Untagged', description: 'No tag at all.',
+    response: z.object({}), handler: async () => ({}),
+  }), /at least one tag/);
+  const doc = (await call(app, 'GET', '/openapi.json')).body;
+  t.equal(doc.paths['/test-named'].get.operationId, 'fetchTheNamedThing');
+  t.notOk(doc.paths['/test-untagged'], 'the untagged route was not registered');
+});
+
+t.test('the idempotent sends document Idempotency-Key and Idempotent-Replayed', async (t) => {
+  const { app } = await buildTestApp(t);
+  const doc = (await call(app, 'GET', '/openapi.json')).body;
+  for (const path of ['/transactional/send', '/campaigns/{id}/send']) {
+    const op = doc.paths[path].post;
+    const header = op.parameters?.find((p: { in: string; name: string }) => p.in === 'header' && p.name === 'Idempotency-Key');
+    t.ok(header, `POST ${path} declares the Idempotency-Key header`);
+    t.equal(header?.required, false, 'optional');
+    t.equal(header?.schema.maxLength, 255);
+    const success = Object.entries(op.responses as Record<string, { headers?: Record<string, unknown> }>).filter(([code]) => /^2\d\d$/.test(code));
+    t.ok(success.length > 0);
+    for (const [code, answer] of success) t.ok(answer.headers?.['Idempotent-Replayed'], `POST ${path} ${code} declares Idempotent-Replayed`);
+    t.notOk(op.responses['422'].headers, 'error answers carry no replay header');
+  }
+  t.notOk(doc.paths['/api-keys'].post.parameters?.some((p: { name: string }) => p.name === 'Idempotency-Key'), 'other writes do not claim it');
 });
 
 t.test('auth requirements are documented per route', async (t) => {
