@@ -175,12 +175,14 @@ function rejectNulCharacters(request: FastifyRequest, _reply: FastifyReply, done
 
 /**
  * A stable operationId from method and path, e.g. `POST /campaigns/:id/send` → `postCampaignsByIdSend`: the method,
- * then each segment in camel case, a parameter as `By` + its name. Unique because method + path is.
+ * then each segment in camel case, a parameter as `By` + its name. Two paths can meet (`/a/b-c`, `/a/b/c`): the route
+ * then names itself (operationId), and test/api/openapi.test.ts asserts they are unique.
  */
 export function operationIdOf(method: string, url: string): string {
   const camel = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
+  const pascal = (text: string) => text.split(/[^A-Za-z0-9]+/).filter(Boolean).map(camel).join('');
   const words = url.replace(/^\/api\/v1(?=\/|$)/, '').split('/').filter(Boolean).map((segment) =>
-    segment.startsWith(':') ? `By${camel(segment.slice(1).replace(/\(.*$/, ''))}` : segment.split(/[^A-Za-z0-9]+/).filter(Boolean).map(camel).join(''));
+    segment.startsWith(':') ? `By${pascal(segment.slice(1).replace(/\(.*$/, ''))}` : pascal(segment));
   return method.toLowerCase() + words.join('');
 }
 

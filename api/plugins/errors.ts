@@ -141,7 +141,8 @@ const errorHandling: FastifyPluginAsyncZod = async (app) => {
   app.setNotFoundHandler((request, reply) => {
     const path = request.url.split('?')[0]!;
     const methods = allowed.of(path);
-    if (methods.length > 0) {
+    // A route that serves this method may still call the not-found handler (a missing static file): that is a 404.
+    if (methods.length > 0 && !methods.includes(request.method)) {
       // A known path asked with a method it is not served with (RFC 9110 15.5.6): say which ones it takes.
       return reply.code(405).header('allow', methods.join(', ')).send({
         ok: false, error: 'method_not_allowed', message: `${request.method} is not allowed on ${path}; allowed: ${methods.join(', ')}`,

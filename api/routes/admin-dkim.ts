@@ -126,6 +126,8 @@ export const adminDkimRoutes: FastifyPluginAsyncZod = async (app) => {
   defineRoute(app, {
     method: 'GET',
     url: '/admin/dkim/rotations',
+    // Derived, it would be getAdminDkimRotations: the same as GET /admin/dkim-rotations's.
+    operationId: 'getAdminDkimRotationAudit',
     auth: 'super_admin',
     tags: TAGS,
     summary: 'DKIM rotation audit across tenants',
