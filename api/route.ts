@@ -197,7 +197,11 @@ export const IDEMPOTENCY_HEADERS = {
       },
     },
   },
-  response: { 'Idempotent-Replayed': { type: 'string', enum: ['true'], description: 'Present (true) when this answer is a replay of an earlier request with the same Idempotency-Key.' } },
+  response: {
+    'Idempotent-Replayed': {
+      type: 'string', enum: ['true'], description: 'Present (true) when this answer is a replay of an earlier request with the same Idempotency-Key.',
+    },
+  },
 } as const;
 
 export function defineRoute<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema>(
