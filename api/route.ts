@@ -9,6 +9,7 @@ import type { RateCategory as BucketCategory } from '../shared/ratelimit/buckets
 import type { UserRole } from '../shared/auth/users.js';
 import { defaultRouteRole } from '../shared/team/roles.js';
 import { errorEnvelope, okEnvelope, listEnvelope } from './schemas/envelope.js';
+import { IDEMPOTENCY_KEY_PATTERN } from './idempotency-key.js';
 
 /** The API's Fastify instance (the root or a route group's): request and reply types come from the routes' zod schemas. */
 export type ApiInstance = FastifyInstance<RawServerDefault, RawRequestDefaultExpression, RawReplyDefaultExpression, FastifyBaseLogger, ZodTypeProvider>;
@@ -192,7 +193,7 @@ export const IDEMPOTENCY_HEADERS = {
     type: 'object',
     properties: {
       'Idempotency-Key': {
-        type: 'string', minLength: 1, maxLength: 255, pattern: '^[\\x21-\\x7e]+$',
+        type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN,
         description: 'Optional. The same key within 24 h answers the first answer again instead of acting twice.',
       },
     },

@@ -27,6 +27,7 @@ import { replyWithQuota } from '../quota-headers.js';
 import { defineRoute } from '../route.js';
 import { idParam, pagination, statusResult } from '../schemas/common.js';
 import { campaign, campaignSummary, presentCampaign, presentSummary } from '../schemas/campaign.js';
+import { idempotencyKeyOf } from '../idempotency-key.js';
 
 const TAGS = ['Campaigns'];
 
@@ -60,13 +61,6 @@ const fields = {
 };
 
 const campaignId = idParam('id');
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-function idempotencyKeyOf(value: string | string[] | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (Array.isArray(value) || !IDEMPOTENCY_KEY.test(value)) throw validationError('Idempotency-Key', 'must be 1..255 printable ASCII characters without spaces');
-  return value;
-}
 
 const callerOf = (principal: Principal, ip: string): Caller => ({
   tenantId: principal.tenant.id,

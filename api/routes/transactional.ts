@@ -1,12 +1,12 @@
 // POST /transactional/send: one message to one recipient, through the gates, signed and queued; quota headers on every answer.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { validationError } from '../../shared/errors.js';
 import { isRefused } from '../../shared/sending/accept.js';
 import { sendTransactional } from '../../shared/sending/transactional.js';
 import { quotaHeaders, replyWithQuota } from '../quota-headers.js';
 import { refusalError } from '../send-refusals.js';
 import { defineRoute } from '../route.js';
+import { idempotencyKeyOf } from '../idempotency-key.js';
 
 const TAGS = ['Transactional'];
 
@@ -48,14 +48,6 @@ const answer = z.object({
     .enum(['queued', 'deferred', 'dropped', 'simulated'])
     .describe('queued: accepted for delivery; deferred: over the warm-up cap, sent after 00:00 UTC; dropped: the recipient is suppressed; simulated: test key or sandbox tenant, never delivered'),
 });
-
-const IDEMPOTENCY_KEY = /^[\x21-\x7e]{1,255}$/;
-
-function idempotencyKeyOf(value: string | string[] | undefined): string | undefined {
-  if (value === undefined) return undefined;
-  if (Array.isArray(value) || !IDEMPOTENCY_KEY.test(value)) throw validationError('Idempotency-Key', 'must be 1..255 printable ASCII characters without spaces');
-  return value;
-}
 
 export const transactionalRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
