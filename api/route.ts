@@ -78,6 +78,13 @@ interface RouteBase<P, Q, B> extends RouteConfig {
   operationId?: string;
   /** The route honours an Idempotency-Key request header and marks replayed answers Idempotent-Replayed: true (documented). */
   idempotent?: boolean;
+  /**
+   * The body is a file the handler streams itself, not JSON: its media types, documented as the request body (the
+   * route's group lets every type through unparsed, so the handler refuses a wrong one with a message naming these).
+   */
+  consumes?: readonly string[];
+  /** Error answers with members beyond the shared envelope, by status (documented and serialized with them). */
+  errorBodies?: Record<number, Schema>;
 }
 
 interface ObjectRoute<P, Q, B, R extends Schema> extends RouteBase<P, Q, B> {
@@ -94,9 +101,9 @@ interface ListRoute<P, Q, B, R extends Schema> extends RouteBase<P, Q, B> {
 
 /** A route whose success answer is not the JSON envelope but a stream of another type (e.g. text/csv), sent as it is produced. */
 interface StreamRoute<P, Q, B, R extends Schema> extends RouteBase<P, Q, B> {
-  /** The success answer's content type. */
+  /** The success answer's content type, parameters included (e.g. `text/csv; charset=utf-8`). */
   produces: string;
-  /** Documents the success answer (OpenAPI); not used to serialize it. */
+  /** Documents the success answer under its media type (OpenAPI); not used to serialize it. */
   response: R;
   list?: false;
   handler(input: HandlerInput<P, Q, B>): Promise<NodeJS.ReadableStream>;
@@ -205,6 +212,22 @@ export const IDEMPOTENCY_HEADERS = {
   },
 } as const;
 
+/** A success answer documented under its own media type: Fastify and the OpenAPI document read `content` per type. */
+interface MediaResponse {
+  description: string;
+  content: Record<string, { schema: Schema }>;
+}
+
+/** `text/csv; charset=utf-8` → `text/csv`: the document names the media type; the answer's header carries the charset. */
+export const mediaTypeOf = (contentType: string): string => contentType.split(';')[0]!.trim().toLowerCase();
+
+function mediaResponse(route: { produces: string; response: Schema }): MediaResponse {
+  // Bytes a text decoder would spoil (a PDF) are `format: binary`, so generated clients hand back a blob.
+  const description = route.response.description ?? '';
+  const schema = route.produces.startsWith('text/') ? route.response : route.response.meta({ description, format: 'binary' });
+  return { description: `${route.produces}: ${description}`, content: { [mediaTypeOf(route.produces)]: { schema } } };
+}
+
 export function defineRoute<P extends Schema | undefined, Q extends Schema | undefined, B extends Schema | undefined, R extends Schema>(
   app: ApiInstance,
   route: ObjectRoute<P, Q, B, R> | ListRoute<P, Q, B, R> | StreamRoute<P, Q, B, R>,
@@ -215,10 +238,10 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
   const status = route.status ?? 200;
   const defaultErrors = [400, 422, 429, 500, ...(route.auth === 'public' ? [] : [401, 403])];
   const errorCodes = [...new Set([...defaultErrors, ...(route.errors ?? [])])].sort();
-  const response: Record<number, Schema> = {
-    [status]: stream ? route.response.describe(`${stream.produces}: ${route.response.description ?? ''}`) : route.list ? listEnvelope(route.response) : okEnvelope(route.response),
+  const response: Record<number, Schema | MediaResponse> = {
+    [status]: stream ? mediaResponse(stream) : route.list ? listEnvelope(route.response) : okEnvelope(route.response),
   };
-  for (const code of errorCodes) response[code] = errorEnvelope.describe(ERROR_DESCRIPTIONS[code] ?? 'Error');
+  for (const code of errorCodes) response[code] = (route.errorBodies?.[code] ?? errorEnvelope).describe(ERROR_DESCRIPTIONS[code] ?? 'Error');
   const scopeNote = route.scope ? `\n\n${describeScopeRule(route.scope)}` : '';
   const role = route.role ?? defaultRouteRole(route.method, route.url);
   const roleNote = route.auth !== 'public' && route.auth !== 'super_admin' && role !== 'viewer' ? `\n\nUsers need the \`${role}\` role or higher.` : '';
@@ -243,6 +266,7 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
       ...(route.params ? { params: route.params } : {}),
       ...(route.query ? { querystring: route.query } : {}),
       ...(route.body ? { body: route.body } : {}),
+      ...(route.consumes ? { consumes: route.consumes } : {}),
       response,
     },
     ...(route.body || route.method === 'GET' ? {} : { preValidation: rejectUnexpectedBody }),

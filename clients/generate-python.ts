@@ -174,6 +174,15 @@ function renderOperation(types: TypeRegistry, method: string, path: string, op: 
     else args.push(`body: ${type.startsWith('Optional[') ? type : `Optional[${type}]`} = None`);
     bodyArg = 'body';
   }
+  // A file body (CSV, NDJSON, text): bytes sent as they are, under the first media type unless the caller names another.
+  const fileTypes = bodySchema ? [] : Object.keys(op.requestBody?.content ?? {});
+  let typeArg = '';
+  if (fileTypes.length > 0) {
+    args.push('body: bytes');
+    bodyArg = 'body';
+    typeArg = ', content_type=content_type';
+    docs.push('', `body is the file; content_type one of ${fileTypes.join(', ')}.`);
+  }
   let queryArg = 'None';
   if (queryParams.length > 0) {
     const query: Schema = {
@@ -186,6 +195,7 @@ function renderOperation(types: TypeRegistry, method: string, path: string, op: 
     args.push(anyRequired ? `query: ${type}` : `query: Optional[${type}] = None`);
     queryArg = 'query';
   }
+  if (fileTypes.length > 0) args.push(`content_type: str = ${pyString(fileTypes[0]!)}`);
 
   const success = successResponse(op);
   let returns = 'None';
@@ -215,7 +225,7 @@ function renderOperation(types: TypeRegistry, method: string, path: string, op: 
   return [
     `    def ${name}(${args.join(', ')}) -> ${returns}:`,
     `        """${doc}"""`,
-    `        return self._call(${pyString(method.toUpperCase())}, ${pathExpr}, query=${queryArg}, body=${bodyArg}, expect=${pyString(expect)})  # type: ignore[no-any-return]`,
+    `        return self._call(${pyString(method.toUpperCase())}, ${pathExpr}, query=${queryArg}, body=${bodyArg}${typeArg}, expect=${pyString(expect)})  # type: ignore[no-any-return]`,
   ].join('\n');
 }
 
@@ -295,12 +305,15 @@ class _Transport:
         """The same client with another credential."""
         return type(self)(self.base_url, token, timeout=self.timeout, verify_tls=self.verify_tls, ssl_context=self.ssl_context)
 
-    def _call(self, method: str, path: str, *, query: Optional[Mapping[str, Any]], body: Any, expect: str) -> Any:
+    def _call(self, method: str, path: str, *, query: Optional[Mapping[str, Any]], body: Any, expect: str, content_type: Optional[str] = None) -> Any:
         headers = {"accept": "application/json"}
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
         data = None
-        if body is not None:
+        if content_type is not None:
+            data = bytes(body)
+            headers["content-type"] = content_type
+        elif body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["content-type"] = "application/json"
         request = urllib.request.Request(self.base_url + path + _query_string(query), data=data, method=method, headers=headers)

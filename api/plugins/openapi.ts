@@ -20,6 +20,37 @@ function withIdempotencyHeaders({ schema, url }: Transformed): Transformed {
   return { schema: { ...schema, headers: IDEMPOTENCY_HEADERS.request, response }, url };
 }
 
+/**
+ * A route whose body is a file (`consumes`, see defineRoute) gets a binary string as its request body under each
+ * media type. Documentation only: Fastify never sees this body schema (the route validates no body).
+ */
+function withFileBody({ schema, url }: Transformed): Transformed {
+  if (!schema['consumes'] || schema['body']) return { schema, url };
+  return { schema: { ...schema, body: { type: 'string', format: 'binary', description: 'The file, sent as the request body' } }, url };
+}
+
+type OpenApiObject = ReturnType<typeof jsonSchemaTransformObject>;
+
+/**
+ * Drops component schemas nothing refers to (the zod provider registers an input and an output copy of every named
+ * schema; an answer-only schema's input copy is never used), so validators see no dead components.
+ */
+export function withoutUnusedSchemas(document: OpenApiObject): OpenApiObject {
+  const { components, ...rest } = document as { components?: { schemas?: Record<string, unknown> } };
+  const schemas = { ...components?.schemas };
+  const referenced = (text: string) => new Set([...text.matchAll(/"#\/components\/schemas\/([^"]+)"/g)].map((m) => m[1]!));
+  let used = referenced(JSON.stringify(rest));
+  // A schema used only by an unused one is unused too: widen from the operations until nothing new is reached.
+  for (;;) {
+    const reached = referenced(JSON.stringify([...used].map((name) => schemas[name])));
+    const before = used.size;
+    used = new Set([...used, ...reached]);
+    if (used.size === before) break;
+  }
+  for (const name of Object.keys(schemas)) if (!used.has(name)) delete schemas[name];
+  return { ...rest, components: { ...components, schemas } } as OpenApiObject;
+}
+
 const openApi: FastifyPluginAsyncZod = async (app) => {
   const { config } = app.ctx;
   await app.register(swagger, {
@@ -44,10 +75,10 @@ const openApi: FastifyPluginAsyncZod = async (app) => {
     transform: (args) => {
       // Paths in the document are relative to the server URL, which already ends in /api/v1.
       const relative = args.url.startsWith(API_PREFIX) ? args.url.slice(API_PREFIX.length) || '/' : args.url;
-      const transformed = jsonSchemaTransform({ ...args, url: relative });
+      const transformed = withFileBody(jsonSchemaTransform({ ...args, url: relative }));
       return args.route.config?.idempotent ? withIdempotencyHeaders(transformed) : transformed;
     },
-    transformObject: jsonSchemaTransformObject,
+    transformObject: (document) => withoutUnusedSchemas(jsonSchemaTransformObject(document)),
   });
   await app.register(swaggerUi, {
     routePrefix: `${API_PREFIX}/docs`,

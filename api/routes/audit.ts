@@ -9,6 +9,7 @@ import { countSelection, recentCampaignAudit, selectRows, type AuditSelection } 
 import { AppError, validationError } from '../../shared/errors.js';
 import { defineRoute } from '../route.js';
 import { calendarDate, iso } from '../schemas/common.js';
+import { errorEnvelope, overLimitError } from '../schemas/envelope.js';
 
 const TAGS = ['Audit'];
 
@@ -118,6 +119,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       limit: z.coerce.number().int().min(1).max(PDF_MAX_ROWS).default(PDF_MAX_ROWS).describe(`Most rows accepted, 1..${PDF_MAX_ROWS}`),
     }),
     errors: [400, 403, 422],
+    // A 400 is the oversized selection (its bound and count) or a malformed request (the plain envelope).
+    errorBodies: { 400: z.union([overLimitError, errorEnvelope]) },
     produces: 'application/pdf',
     response: z.string().describe('PDF document'),
     handler: async ({ principal, query, reply }) => {

@@ -111,6 +111,7 @@ export const contactImportRoutes: FastifyPluginAsyncZod = async (app) => {
       list_id: z.uuid().optional().describe('A list of the tenant: every valid row\'s contact is added to it'),
       delimiter: z.string().max(8).optional().describe('CSV field delimiter: one character, or "tab"; default ","'),
     }),
+    consumes: Object.keys(FILE_TYPES),
     status: 202,
     errors: [413, 415],
     response: z.object({ id: z.string(), status: importSummary.shape.status }),

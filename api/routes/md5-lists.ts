@@ -123,6 +123,7 @@ export const md5EntryRoutes: FastifyPluginAsyncZod = async (app) => {
       'invalid (the first 10 line numbers are returned). The body is streamed and written in batches: an upload cut ' +
       'short keeps the hashes stored before the cut.',
     params: listId,
+    consumes: [...TEXT_TYPES],
     errors: [404, 413, 415],
     response: z.object({
       added: z.number().int(),

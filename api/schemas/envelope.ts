@@ -6,10 +6,16 @@ export const errorEnvelope = z
     ok: z.literal(false),
     error: z.string().describe('Stable error slug, e.g. validation_error'),
     message: z.string().describe('Human-readable hint; may change between releases'),
-    limit: z.number().int().optional().describe('Over-limit answers only (the audit PDF export): the most rows allowed'),
-    row_count: z.number().int().optional().describe('Over-limit answers only (the audit PDF export): how many rows matched'),
   })
   .meta({ id: 'Error' });
+
+/** The error answer of an export whose selection holds more rows than it may: the envelope, the bound and the count. */
+export const overLimitError = errorEnvelope
+  .extend({
+    limit: z.number().int().describe('The most rows the export holds'),
+    row_count: z.number().int().describe('How many rows the selection matched'),
+  })
+  .meta({ id: 'OverLimitError' });
 
 export function okEnvelope<T extends z.ZodType>(data: T) {
   return z.object({ ok: z.literal(true), data }).describe('Success');

@@ -74,12 +74,15 @@ class _Transport:
         """The same client with another credential."""
         return type(self)(self.base_url, token, timeout=self.timeout, verify_tls=self.verify_tls, ssl_context=self.ssl_context)
 
-    def _call(self, method: str, path: str, *, query: Optional[Mapping[str, Any]], body: Any, expect: str) -> Any:
+    def _call(self, method: str, path: str, *, query: Optional[Mapping[str, Any]], body: Any, expect: str, content_type: Optional[str] = None) -> Any:
         headers = {"accept": "application/json"}
         if self.token:
             headers["authorization"] = f"Bearer {self.token}"
         data = None
-        if body is not None:
+        if content_type is not None:
+            data = bytes(body)
+            headers["content-type"] = content_type
+        elif body is not None:
             data = json.dumps(body).encode("utf-8")
             headers["content-type"] = "application/json"
         request = urllib.request.Request(self.base_url + path + _query_string(query), data=data, method=method, headers=headers)
@@ -7154,17 +7157,21 @@ class Client(_Transport):
         The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed. Required scope for API keys: `audit:export`."""
         return self._call("GET", "/audit", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
-    def get_audit_events_csv(self, query: Optional[GetAuditEventsCsvQuery] = None) -> Any:
+    def get_audit_events_csv(self, query: Optional[GetAuditEventsCsvQuery] = None) -> bytes:
         """GET /audit-events.csv: Export the audit log as CSV
 
-        Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). Owner role only, like the PDF; an API key needs audit:export and an owner as its maker. Required scope for API keys: `audit:export`. Users need the `owner` role or higher."""
-        return self._call("GET", "/audit-events.csv", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+        Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). Owner role only, like the PDF; an API key needs audit:export and an owner as its maker. Required scope for API keys: `audit:export`. Users need the `owner` role or higher.
 
-    def get_audit_events_export_pdf(self, query: Optional[GetAuditEventsExportPdfQuery] = None) -> Any:
+        Returns the raw text/csv body."""
+        return self._call("GET", "/audit-events.csv", query=query, body=None, expect="bytes")  # type: ignore[no-any-return]
+
+    def get_audit_events_export_pdf(self, query: Optional[GetAuditEventsExportPdfQuery] = None) -> bytes:
         """GET /audit-events/export.pdf: Export audit rows as a PDF with a digest
 
-        The tenant's audit rows in [since, until) (default: the last 30 days), optionally one action, an action prefix (e.g. campaign.), a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. At most 10000 rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. Owner role only; an API key needs audit:export and an owner as its maker (a key's role is its maker's). Required scope for API keys: `audit:export`. Users need the `owner` role or higher."""
-        return self._call("GET", "/audit-events/export.pdf", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+        The tenant's audit rows in [since, until) (default: the last 30 days), optionally one action, an action prefix (e.g. campaign.), a resource type and id, oldest first, each printed as its CSV line in an embedded Unicode font. Every page footer carries the SHA-256 digest over the rows' CSV lines concatenated (the same lines GET /audit-events.csv streams), so the PDF can be checked against the CSV or the database. At most 10000 rows (or limit, when smaller): a selection with more is refused with 400 {error, limit, row_count}, never truncated. Owner role only; an API key needs audit:export and an owner as its maker (a key's role is its maker's). Required scope for API keys: `audit:export`. Users need the `owner` role or higher.
+
+        Returns the raw application/pdf body."""
+        return self._call("GET", "/audit-events/export.pdf", query=query, body=None, expect="bytes")  # type: ignore[no-any-return]
 
     def get_audit_filters(self) -> GetAuditFiltersResult:
         """GET /audit-filters: Saved audit filters
@@ -7358,11 +7365,13 @@ class Client(_Transport):
         A new draft named "<name> (copy)" with the original's subject, bodies, preheader, template, target, sender, A/B, UTM and tracking settings and MD5 list (any status; never its schedule or progress). Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/campaigns/{_segment(id)}/duplicate", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
-    def get_campaigns_by_id_engagement_csv(self, id: str, query: Optional[GetCampaignsByIdEngagementCsvQuery] = None) -> Any:
+    def get_campaigns_by_id_engagement_csv(self, id: str, query: Optional[GetCampaignsByIdEngagementCsvQuery] = None) -> bytes:
         """GET /campaigns/{id}/engagement.csv: Export a campaign's engagement events as CSV
 
-        Every event of the campaign (send, delivered, deferred, bounce, dropped, open, click, complaint, unsubscribe) from since to now, oldest first, streamed as it is read (any size, constant memory). Columns: time, event_type, contact_email, contact_id, sequence_step, user_agent, ip_truncated, bounce_subtype. sequence_step is empty (campaigns are single messages); ip_truncated is the client address cut to /24 (IPv4) or /48 (IPv6); bounce_subtype is hard or soft on bounces. since defaults to 90 days ago; an earlier since is 422 (the window is capped at 90 days). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. API keys need both campaigns:read and audit:export. Required scopes for API keys: `campaigns:read` and `audit:export`."""
-        return self._call("GET", f"/campaigns/{_segment(id)}/engagement.csv", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+        Every event of the campaign (send, delivered, deferred, bounce, dropped, open, click, complaint, unsubscribe) from since to now, oldest first, streamed as it is read (any size, constant memory). Columns: time, event_type, contact_email, contact_id, sequence_step, user_agent, ip_truncated, bounce_subtype. sequence_step is empty (campaigns are single messages); ip_truncated is the client address cut to /24 (IPv4) or /48 (IPv6); bounce_subtype is hard or soft on bounces. since defaults to 90 days ago; an earlier since is 422 (the window is capped at 90 days). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. API keys need both campaigns:read and audit:export. Required scopes for API keys: `campaigns:read` and `audit:export`.
+
+        Returns the raw text/csv body."""
+        return self._call("GET", f"/campaigns/{_segment(id)}/engagement.csv", query=query, body=None, expect="bytes")  # type: ignore[no-any-return]
 
     def get_campaigns_by_id_events(self, id: str, query: Optional[GetCampaignsByIdEventsQuery] = None) -> GetCampaignsByIdEventsResult:
         """GET /campaigns/{id}/events: Campaign events
@@ -7460,11 +7469,13 @@ class Client(_Transport):
         The tenant's imports, newest first, with their progress. Cursor pagination: pass next_cursor as ?after=. Required scope for API keys: `contacts:read`."""
         return self._call("GET", "/contacts/imports", query=query, body=None, expect="page")  # type: ignore[no-any-return]
 
-    def post_contacts_imports(self, query: Optional[PostContactsImportsQuery] = None) -> PostContactsImportsResult:
+    def post_contacts_imports(self, body: bytes, query: Optional[PostContactsImportsQuery] = None, content_type: str = "text/csv") -> PostContactsImportsResult:
         """POST /contacts/imports: Import contacts from a CSV or NDJSON file
 
-        The request body is the file: `text/csv` (a header line, then one contact per line) or `application/x-ndjson` (one JSON object per line, keys as in the contact API). It is streamed into storage as it arrives (up to imports.max_file_bytes, 1 GiB by default) and imported in the background: the answer is 202 with the import's id; follow it with GET /contacts/imports/{id}. Options are query parameters: `mapping` (a JSON object header → target: email, status, a reserved column, custom_fields.<key>, or null to ignore the column; unmapped headers matching a column or catalog key by name map themselves, any other column fails the file), `on_existing` (update or skip; default update), `list_id` (add every imported contact to this list), `delimiter` (CSV, one character or "tab"; default ,). Required scope for API keys: `contacts:write`. Users need the `developer` role or higher."""
-        return self._call("POST", "/contacts/imports", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+        The request body is the file: `text/csv` (a header line, then one contact per line) or `application/x-ndjson` (one JSON object per line, keys as in the contact API). It is streamed into storage as it arrives (up to imports.max_file_bytes, 1 GiB by default) and imported in the background: the answer is 202 with the import's id; follow it with GET /contacts/imports/{id}. Options are query parameters: `mapping` (a JSON object header → target: email, status, a reserved column, custom_fields.<key>, or null to ignore the column; unmapped headers matching a column or catalog key by name map themselves, any other column fails the file), `on_existing` (update or skip; default update), `list_id` (add every imported contact to this list), `delimiter` (CSV, one character or "tab"; default ,). Required scope for API keys: `contacts:write`. Users need the `developer` role or higher.
+
+        body is the file; content_type one of text/csv, application/csv, application/x-ndjson, application/ndjson, application/jsonl, application/x-jsonlines."""
+        return self._call("POST", "/contacts/imports", query=query, body=body, content_type=content_type, expect="data")  # type: ignore[no-any-return]
 
     def get_contacts_imports_by_id(self, id: str) -> GetContactsImportsByIdResult:
         """GET /contacts/imports/{id}: Read an import
@@ -7472,11 +7483,13 @@ class Client(_Transport):
         An import's status and counts, and its first 100 invalid rows (line and reason); errors.csv has them all. Required scope for API keys: `contacts:read`."""
         return self._call("GET", f"/contacts/imports/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
-    def get_contacts_imports_by_id_errors_csv(self, id: str) -> Any:
+    def get_contacts_imports_by_id_errors_csv(self, id: str) -> bytes:
         """GET /contacts/imports/{id}/errors.csv: Download an import's invalid rows
 
-        Every invalid row as CSV with the columns line,reason, by line. A cell that a spreadsheet would read as a formula (starting with = + - @) is prefixed with ' so it stays text. Required scope for API keys: `contacts:read`."""
-        return self._call("GET", f"/contacts/imports/{_segment(id)}/errors.csv", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+        Every invalid row as CSV with the columns line,reason, by line. A cell that a spreadsheet would read as a formula (starting with = + - @) is prefixed with ' so it stays text. Required scope for API keys: `contacts:read`.
+
+        Returns the raw text/csv body."""
+        return self._call("GET", f"/contacts/imports/{_segment(id)}/errors.csv", query=None, body=None, expect="bytes")  # type: ignore[no-any-return]
 
     def get_contacts_by_id(self, id: str) -> GetContactsByIdResult:
         """GET /contacts/{id}: Read a contact
@@ -7756,11 +7769,13 @@ class Client(_Transport):
         Deletes the list and its hashes. Required scope for API keys: `lists:write`. Users need the `developer` role or higher."""
         return self._call("DELETE", f"/md5-lists/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
-    def post_md5_lists_by_id_entries(self, id: str) -> PostMd5ListsByIdEntriesResult:
+    def post_md5_lists_by_id_entries(self, id: str, body: bytes, content_type: str = "text/plain") -> PostMd5ListsByIdEntriesResult:
         """POST /md5-lists/{id}/entries: Add hashes to an MD5 suppression list
 
-        The body (text/plain) is one MD5 per line: 32 hex digits of md5(lower-cased address). Blank lines are skipped, upper-case hex is accepted, hashes already in the list (or repeated) count as duplicates, any other line as invalid (the first 10 line numbers are returned). The body is streamed and written in batches: an upload cut short keeps the hashes stored before the cut. Required scope for API keys: `lists:write`. Users need the `developer` role or higher."""
-        return self._call("POST", f"/md5-lists/{_segment(id)}/entries", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+        The body (text/plain) is one MD5 per line: 32 hex digits of md5(lower-cased address). Blank lines are skipped, upper-case hex is accepted, hashes already in the list (or repeated) count as duplicates, any other line as invalid (the first 10 line numbers are returned). The body is streamed and written in batches: an upload cut short keeps the hashes stored before the cut. Required scope for API keys: `lists:write`. Users need the `developer` role or higher.
+
+        body is the file; content_type one of text/plain, text/csv, application/octet-stream."""
+        return self._call("POST", f"/md5-lists/{_segment(id)}/entries", query=None, body=body, content_type=content_type, expect="data")  # type: ignore[no-any-return]
 
     def get_reputation(self) -> GetReputationResult:
         """GET /reputation: Reputation of the sending domains

@@ -4230,18 +4230,6 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        ErrorInput: {
-            /** @enum {boolean} */
-            ok: false;
-            /** @description Stable error slug, e.g. validation_error */
-            error: string;
-            /** @description Human-readable hint; may change between releases */
-            message: string;
-            /** @description Over-limit answers only (the audit PDF export): the most rows allowed */
-            limit?: number;
-            /** @description Over-limit answers only (the audit PDF export): how many rows matched */
-            row_count?: number;
-        };
         Error: {
             /** @enum {boolean} */
             ok: false;
@@ -4249,10 +4237,18 @@ export interface components {
             error: string;
             /** @description Human-readable hint; may change between releases */
             message: string;
-            /** @description Over-limit answers only (the audit PDF export): the most rows allowed */
-            limit?: number;
-            /** @description Over-limit answers only (the audit PDF export): how many rows matched */
-            row_count?: number;
+        };
+        OverLimitError: {
+            /** @enum {boolean} */
+            ok: false;
+            /** @description Stable error slug, e.g. validation_error */
+            error: string;
+            /** @description Human-readable hint; may change between releases */
+            message: string;
+            /** @description The most rows the export holds */
+            limit: number;
+            /** @description How many rows the selection matched */
+            row_count: number;
         };
     };
     responses: never;
@@ -16944,7 +16940,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "text/csv": string;
                 };
             };
             /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
@@ -18555,7 +18551,17 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The file, sent as the request body */
+        requestBody: {
+            content: {
+                "text/csv": string;
+                "application/csv": string;
+                "application/x-ndjson": string;
+                "application/ndjson": string;
+                "application/jsonl": string;
+                "application/x-jsonlines": string;
+            };
+        };
         responses: {
             /** @description Success */
             202: {
@@ -18811,7 +18817,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "text/csv": string;
                 };
             };
             /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
@@ -19288,7 +19294,14 @@ export interface operations {
             };
             cookie?: never;
         };
-        requestBody?: never;
+        /** @description The file, sent as the request body */
+        requestBody: {
+            content: {
+                "text/plain": string;
+                "text/csv": string;
+                "application/octet-stream": string;
+            };
+        };
         responses: {
             /** @description Success */
             200: {
@@ -30282,7 +30295,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "text/csv": string;
                 };
             };
             /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
@@ -30369,7 +30382,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": string;
+                    "application/pdf": string;
                 };
             };
             /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
@@ -30378,7 +30391,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Error"];
+                    "application/json": components["schemas"]["OverLimitError"] | components["schemas"]["Error"];
                 };
             };
             /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */

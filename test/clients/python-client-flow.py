@@ -1,5 +1,5 @@
 # Drives the generated Python client (clients/python/mailpath_client.py) against a live server for test/clients/python-client.test.ts:
-# register, create a test key, add a domain, send in test mode, list the events; prints what it saw as one JSON object.
+# register, create a test key, add a domain, send in test mode, list the events, upload an import; prints what it saw as one JSON object.
 import json
 import sys
 import typing
@@ -26,6 +26,9 @@ whoami = client.get_whoami()
 added = client.post_domains({"name": domain})
 sent = client.post_transactional_send({"to": "ann@example.org", "from_email": f"hello@{domain}", "subject": "From the Python client", "body_text": "Hello!"})
 events = client.get_events({"message_id": sent["message_id"], "limit": 10})
+# A file body and a CSV answer: bytes both ways.
+started = client.post_contacts_imports(b"email,first_name\nann@example.org,Ann\nnot-an-address,Bob\n", {"on_existing": "skip"})
+errors_csv = client.get_contacts_imports_by_id_errors_csv(started["id"])
 try:
     client.get_admin_tenants()
     refused = None
@@ -41,5 +44,7 @@ print(json.dumps({
     "domain": added["name"],
     "send": sent,
     "events": events,
+    "import": started,
+    "errors_csv": errors_csv.decode("utf-8"),
     "refused": refused,
 }))

@@ -38,4 +38,6 @@ t.test('register, key, domain, send in test mode, events', async (t) => {
     refused: { status: 403, error: 'forbidden' },
   });
   t.match(seen.events, { data: [{ type: 'send', message_id: seen.send.message_id }], next_cursor: null, total: 1 }, 'a cursor page: data, next_cursor, total');
+  t.match(seen.import, { id: String, status: /uploading|queued|running|completed/ }, 'a CSV file sent as the request body');
+  t.match(seen.errors_csv, /^line,reason\r?\n/, 'a CSV answer comes back as bytes');
 });

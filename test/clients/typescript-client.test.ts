@@ -1,4 +1,4 @@
-// The generated TypeScript client (clients/typescript: openapi-fetch over openapi-typescript's types) against a live server: register, create a test key, add a domain, send in test mode, list the events.
+// The generated TypeScript client (clients/typescript: openapi-fetch over openapi-typescript's types) against a live server: register, create a test key, add a domain, send in test mode, list the events, upload an import.
 import t from 'tap';
 import { createMailpathClient } from '../../clients/typescript/index.js';
 import { liveServer, newcomerNames } from './live-server.js';
@@ -41,6 +41,19 @@ t.test('register, key, domain, send in test mode, events', async (t) => {
   t.equal(events.response.status, 200);
   t.match(events.data!.data, [{ type: 'send', message_id: messageId }], 'the send event');
   t.equal(events.data!.total, 1);
+
+  // A file body and a CSV answer, typed by their media types.
+  const upload = await client.POST('/contacts/imports', {
+    params: { query: { on_existing: 'skip' } },
+    body: 'email,first_name\nann@example.org,Ann\nnot-an-address,Bob\n',
+    bodySerializer: (csv) => csv,
+    headers: { 'content-type': 'text/csv' },
+  });
+  t.equal(upload.response.status, 202, 'a CSV file sent as the request body');
+  const errorsCsv = await client.GET('/contacts/imports/{id}/errors.csv', { params: { path: { id: upload.data!.data.id } }, parseAs: 'text' });
+  t.equal(errorsCsv.response.status, 200);
+  t.match(errorsCsv.response.headers.get('content-type'), /^text\/csv/);
+  t.match(errorsCsv.data, /^line,reason\r?\n/, 'the CSV answer as text');
 
   const refused = await client.GET('/admin/tenants');
   t.equal(refused.response.status, 403);
