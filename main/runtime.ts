@@ -1,5 +1,6 @@
 // Starts a Mailpath process: database (or embedded), migrations, job queues, the services (once), its roles, then the super-admin bootstrap.
-import type { Config } from '../shared/config/index.js';
+import { ConfigError, type Config } from '../shared/config/index.js';
+import { planExists } from '../shared/tenants/settings-queries.js';
 import { systemClock } from '../shared/clock.js';
 import { openDatabase, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
@@ -23,6 +24,13 @@ export interface RunningMailpath {
   stop(): Promise<void>;
 }
 
+/** A registration plan that is not a row of plans would fail every sign-up: refuse to start instead. */
+async function checkRegistrationPlan(sql: Sql, planId: string): Promise<void> {
+  if (await planExists(sql, planId)) return;
+  const plans = (await sql<{ id: string }[]>`select id from plans where id <> 'platform' order by monthly_send_cap`).map((p) => p.id);
+  throw new ConfigError(`auth.registration_plan: unknown plan '${planId}' (plans: ${plans.join(', ')})`);
+}
+
 export async function startMailpath(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningMailpath> {
   const db = await openDatabase(config, log);
   let boss: Boss | undefined;
@@ -33,6 +41,7 @@ export async function startMailpath(config: Config, log: Logger = createLogger(c
   try {
     const applied = await migrate(db.sql);
     if (applied.length > 0) log.info({ applied }, 'database migrations applied');
+    await checkRegistrationPlan(db.sql, config.auth.registration_plan);
     // Every statement the services and queues run is timed for the slow-query report (config/observability.yaml);
     // the flusher writes with the bare pool, so its own statements are not counted.
     const timingConfig = config.observability.query_timing;

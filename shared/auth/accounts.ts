@@ -57,7 +57,7 @@ export async function register(
   const email = input.email.toLowerCase();
   try {
     const user = await deps.sql.begin(async (tx) => {
-      const tenant = await insertTenant(tx, { name: input.tenant_name, slug: input.tenant_slug });
+      const tenant = await insertTenant(tx, { name: input.tenant_name, slug: input.tenant_slug, planId: deps.config.auth.registration_plan });
       const created = await insertUser(tx, { tenantId: tenant.id, email, passwordHash, role: 'owner', firstName: input.first_name ?? null });
       await writeAudit(tx, {
         tenantId: tenant.id,

@@ -8,6 +8,8 @@ export const authSchema = z.strictObject({
   key_last_used_write_interval_seconds: z.number().int().min(1),
   credential_cache_ms: z.number().int().min(0).max(60000),
   team_invite_ttl_hours: z.number().int().min(1).max(24 * 30),
+  /** The plan a tenant that registers itself starts on (a row of plans; checked at start-up). */
+  registration_plan: z.string().regex(/^[a-z0-9_-]{1,64}$/).default('free'),
   totp: z.strictObject({
     session_ttl_seconds: z.number().int().min(30).max(3600),
     window_steps: z.number().int().min(0).max(10),

@@ -31,7 +31,7 @@ export interface DevConfig {
  * The ordinary variables dev mode sets when they are unset (an explicit value always wins): loopback
  * listeners, a data dir of its own, a mail host under .localhost, every DNS look-up (verification,
  * rotation checks, sender authentication) through the dev DNS, every outbound message to the sink,
- * and inbound webhooks allowed to a plain-http loopback receiver.
+ * inbound webhooks allowed to a plain-http loopback receiver, and room for a trial campaign.
  */
 export function devDefaults(dev: DevConfig): Env {
   const dns = `127.0.0.1:${dev.dnsPort}`;
@@ -44,6 +44,10 @@ export function devDefaults(dev: DevConfig): Env {
     MAILPATH_OUTBOUND_RELAY: `127.0.0.1:${dev.smtpPort}`,
     MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true',
     MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true',
+    // A trial campaign of a few thousand goes out at once: new domains start at tier 6 (5,000 a day), new tenants
+    // on the starter plan (50,000 a month), not at production's 50 a day and 3,000 a month.
+    MAILPATH_CONFIG__WARMUP__INITIAL_TIER: '6',
+    MAILPATH_CONFIG__AUTH__REGISTRATION_PLAN: 'starter',
     MAILPATH_VALIDATE_RESPONSES: 'true',
   };
 }

@@ -10,7 +10,7 @@ import { utcMonth } from '../warmup/tiers.js';
 export interface SendCounters {
   /** Counts one send against the tenant's plan: the usage after it, or undefined at the cap. */
   takeQuota(tenantId: string, at: Date): Promise<{ used: number | undefined; cap: number }>;
-  /** The domain's warm-up row (created at tier 0 on first use). */
+  /** The domain's warm-up row (created at the initial tier on first use). */
   warmupOf(tenantId: string, domainId: string, at: Date): Promise<WarmupRow>;
   /** Takes one send from the day's allowance: the count after it, or undefined at the cap. */
   takeDaily(c: { tenantId: string; domainId: string; day: string; cap: number }): Promise<number | undefined>;
@@ -45,7 +45,7 @@ function groupBy<K>(keys: readonly K[], id: (k: K) => string): Map<string, numbe
  * sends beyond the grant are refused (quota) or deferred (warm-up) exactly as one statement per
  * send would have decided.
  */
-export function createSendCounters(db: Queryable, log: Logger): SendCounters {
+export function createSendCounters(db: Queryable, log: Logger, initialTier: number): SendCounters {
   const quota = new GroupCommit<{ tenantId: string; month: string }, { used: number | undefined; cap: number }>(async (keys) => {
     const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.month}`).values()];
     const taken = await consumeMonthlyMany(db, groups.map((g) => ({ ...keys[g[0]!]!, want: g.length })));
@@ -60,7 +60,7 @@ export function createSendCounters(db: Queryable, log: Logger): SendCounters {
 
   // Read-mostly (a write only for a domain's first send), but batched the same way: one statement at a time.
   const warmups = new GroupCommit<{ tenantId: string; domainId: string; at: Date }, WarmupRow>(async (keys) => {
-    const rows = await warmupsOf(db, keys, keys[0]!.at);
+    const rows = await warmupsOf(db, keys, keys[0]!.at, initialTier);
     return keys.map((k) => {
       const row = rows.find((r) => r.domain_id === k.domainId);
       if (!row) throw new Error(`no warm-up row for domain ${k.domainId}`);

@@ -58,7 +58,7 @@ export function createSendingDeps(base: SendingBase): SendingDeps {
     local,
     writer: createSendWriter({ sql: base.sql, log: base.log, clock: base.clock, local, leaseSeconds: base.config.delivery.workers.job_expire_seconds }),
     lookups: createSendLookups(base.sql),
-    counters: createSendCounters(base.sql, base.log),
+    counters: createSendCounters(base.sql, base.log, base.config.warmup.initial_tier),
     espHolds: createEspHolds(base.sql, base.clock),
   };
 }

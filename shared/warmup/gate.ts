@@ -25,15 +25,19 @@ export interface WarmupCounters {
  */
 export async function warmupGate(
   db: Queryable,
-  config: Pick<WarmupConfig, 'tier_caps' | 'reset_after_idle_days'>,
+  config: Pick<WarmupConfig, 'tier_caps' | 'reset_after_idle_days' | 'initial_tier'>,
   s: { tenantId: string; domainId: string; at: Date; recipientSuppressed: boolean | (() => Promise<boolean>) },
-  counters: WarmupCounters = { warmupOf: (...a) => warmupOf(db, ...a), takeDaily: (c) => consumeDaily(db, c) },
+  counters: WarmupCounters = {
+    warmupOf: (tenantId, domainId, at) => warmupOf(db, tenantId, domainId, at, config.initial_tier),
+    takeDaily: (c) => consumeDaily(db, c),
+  },
 ): Promise<WarmupDecision> {
   const warmup = await counters.warmupOf(s.tenantId, s.domainId, s.at);
   let tier = warmup.tier;
-  if (tier > 0 && warmup.last_send_at && s.at.getTime() - warmup.last_send_at.getTime() > config.reset_after_idle_days * DAY_MS) {
-    await resetTier(db, s.domainId, s.at);
-    tier = 0;
+  const idle = warmup.last_send_at && s.at.getTime() - warmup.last_send_at.getTime() > config.reset_after_idle_days * DAY_MS;
+  if (tier > config.initial_tier && idle) {
+    await resetTier(db, s.domainId, s.at, config.initial_tier);
+    tier = config.initial_tier;
   }
   const cap = capForTier(config, tier);
   // A paused domain sends nothing: each day's wake-up defers again until a super-admin resumes it.

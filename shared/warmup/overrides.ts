@@ -15,7 +15,7 @@ export type OverrideAction = 'advance' | 'demote' | 'hold' | 'pause' | 'resume';
 
 export interface OverrideDeps extends FanoutQueueDeps {
   sql: Sql;
-  config: FanoutQueueDeps['config'] & { warmup: Pick<WarmupConfig, 'tier_caps'> };
+  config: FanoutQueueDeps['config'] & { warmup: Pick<WarmupConfig, 'tier_caps' | 'initial_tier'> };
   clock: Clock;
 }
 
@@ -51,7 +51,7 @@ export async function applyOverride(deps: OverrideDeps, r: OverrideRequest): Pro
   const now = deps.clock.now();
   const [owned] = await deps.sql<{ id: string }[]>`select id from domains where id = ${r.domainId} and tenant_id = ${r.tenantId}`;
   if (!owned) throw notFound('domain');
-  await warmupsOf(deps.sql, [{ tenantId: r.tenantId, domainId: r.domainId }], now);
+  await warmupsOf(deps.sql, [{ tenantId: r.tenantId, domainId: r.domainId }], now, deps.config.warmup.initial_tier);
   const top = deps.config.warmup.tier_caps.length - 1;
   // The route's schema checks the range too; this keeps the rule for every caller.
   if (r.tier !== undefined && (!Number.isInteger(r.tier) || r.tier < 0 || r.tier > top)) {

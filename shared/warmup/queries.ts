@@ -12,10 +12,15 @@ export interface WarmupRow {
 }
 
 /**
- * Each domain's warm-up row, created at tier 0 on first use (a new domain starts cold). One round
- * trip for any number of domains, no write once the rows exist.
+ * Each domain's warm-up row, created at the initial tier on first use (a new domain starts cold). One
+ * round trip for any number of domains, no write once the rows exist.
  */
-export async function warmupsOf(db: Queryable, domains: { tenantId: string; domainId: string }[], at: Date): Promise<WarmupRow[]> {
+export async function warmupsOf(
+  db: Queryable,
+  domains: { tenantId: string; domainId: string }[],
+  at: Date,
+  initialTier: number,
+): Promise<WarmupRow[]> {
   if (domains.length === 0) return [];
   const ids = domains.map((d) => d.domainId);
   const rows = await db<WarmupRow[]>`
@@ -23,7 +28,7 @@ export async function warmupsOf(db: Queryable, domains: { tenantId: string; doma
       select distinct on (domain_id) domain_id, tenant_id from unnest(${ids}::uuid[], ${domains.map((d) => d.tenantId)}::uuid[]) as r(domain_id, tenant_id)
     ), created as (
       insert into domain_warmup (domain_id, tenant_id, tier, tier_changed_at)
-      select domain_id, tenant_id, 0, ${at} from req
+      select domain_id, tenant_id, ${initialTier}::int, ${at} from req
       on conflict (domain_id) do nothing
       returning domain_id, tenant_id, tier, tier_changed_at, last_send_at, paused_at
     )
@@ -39,14 +44,14 @@ export async function warmupsOf(db: Queryable, domains: { tenantId: string; doma
   return [...rows, ...raced];
 }
 
-export async function warmupOf(db: Queryable, tenantId: string, domainId: string, at: Date): Promise<WarmupRow> {
-  const [row] = await warmupsOf(db, [{ tenantId, domainId }], at);
+export async function warmupOf(db: Queryable, tenantId: string, domainId: string, at: Date, initialTier: number): Promise<WarmupRow> {
+  const [row] = await warmupsOf(db, [{ tenantId, domainId }], at, initialTier);
   return row!;
 }
 
-/** Back to tier 0 after a long idle spell (receivers forget a sender's reputation). */
-export async function resetTier(db: Queryable, domainId: string, at: Date): Promise<void> {
-  await db`update domain_warmup set tier = 0, tier_changed_at = ${at} where domain_id = ${domainId}`;
+/** Back to the initial tier after a long idle spell (receivers forget a sender's reputation). */
+export async function resetTier(db: Queryable, domainId: string, at: Date, initialTier: number): Promise<void> {
+  await db`update domain_warmup set tier = ${initialTier}, tier_changed_at = ${at} where domain_id = ${domainId}`;
 }
 
 /** Marks the domain as sending today; written at most once per UTC day, off the per-send path. */

@@ -55,12 +55,16 @@ export interface DomainState {
  * decide. A bad day pauses instead of demoting when its bounce rate reaches pause_bounce_rate_at (the
  * spec's "or auto-pause the domain at 3% bounces"); a freeze stops promotions and demotions, not the pause.
  */
-export function decide(config: Pick<WarmupConfig, 'auto_ramp' | 'tier_caps' | 'reset_after_idle_days'>, s: DomainState, r: DayRates): RampVerdict {
+export function decide(
+  config: Pick<WarmupConfig, 'auto_ramp' | 'tier_caps' | 'reset_after_idle_days' | 'initial_tier'>,
+  s: DomainState,
+  r: DayRates,
+): RampVerdict {
   const c = config.auto_ramp;
   const top = config.tier_caps.length - 1;
   const hold = (reason: string, cls: RampClass | null = null): RampVerdict => ({ action: 'hold', toTier: s.tier, reason, class: cls });
   if (r.sent === 0 && s.idleDays > config.reset_after_idle_days) {
-    return s.tier > 0 ? { action: 'reset', toTier: 0, reason: 'idle', class: null } : hold('idle');
+    return s.tier > config.initial_tier ? { action: 'reset', toTier: config.initial_tier, reason: 'idle', class: null } : hold('idle');
   }
   if (s.paused) return hold('paused');
   if (r.sent < c.min_sends_to_judge) return hold('too_few_sends');

@@ -35,8 +35,8 @@ export async function runAutoRamp(deps: RampDeps): Promise<RampSummary> {
 
   const domains = await verifiedDomains(deps.sql);
   summary.esp_caps_seeded = await seedEspCaps(deps.sql, [...new Set(domains.map((d) => d.tenant_id))], config.per_esp_caps);
-  // Create the rows of domains that never sent (they start at tier 0) before locking them one by one.
-  await warmupsOf(deps.sql, domains.map((d) => ({ tenantId: d.tenant_id, domainId: d.domain_id })), now);
+  // Create the rows of domains that never sent (they start at the initial tier) before locking them one by one.
+  await warmupsOf(deps.sql, domains.map((d) => ({ tenantId: d.tenant_id, domainId: d.domain_id })), now, config.initial_tier);
 
   for (const d of domains) {
     summary.domains++;

@@ -87,3 +87,12 @@ t.test('weak passwords and bad slugs are 422 naming the field', async (t) => {
   t.equal(await countRows(sql, 'tenants'), 1, 'nothing written: only the super-admin tenant exists');
   t.equal(await countRows(sql, 'users'), 1);
 });
+
+t.test('a registering tenant starts on auth.registration_plan: free by default, another when configured', async (t) => {
+  const plain = await buildTestApp(t);
+  const free = await registerTenant(plain.app);
+  t.equal((await plain.sql`select plan_id from tenants where id = ${free.tenantId}`)[0]!['plan_id'], 'free');
+  const trial = await buildTestApp(t, { env: { MAILPATH_CONFIG__AUTH__REGISTRATION_PLAN: 'starter' } });
+  const starter = await registerTenant(trial.app);
+  t.equal((await trial.sql`select plan_id from tenants where id = ${starter.tenantId}`)[0]!['plan_id'], 'starter');
+});

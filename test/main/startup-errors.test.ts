@@ -131,3 +131,12 @@ t.test('a configuration error: one line, status 78', async (t) => {
   t.match(lastLine(run.stderr()), /^mailpath: Invalid configuration: MAILPATH_HTTPS_PORT: /);
   t.notMatch(run.stderr(), STACK_LINE);
 });
+
+t.test('a registration plan that is not a plan stops start-up with one line listing the plans, status 78', async (t) => {
+  const db = await createTestDatabase();
+  t.teardown(() => db.drop());
+  const run = spawnMailpath({ ...(await ports()), DATABASE_URL: db.url, MAILPATH_DATA_DIR: tempDir(t), MAILPATH_CONFIG__AUTH__REGISTRATION_PLAN: 'gold' });
+  t.same(await run.exit(), { code: 78, signal: null });
+  t.equal(lastLine(run.stderr()), "mailpath: auth.registration_plan: unknown plan 'gold' (plans: free, starter, pro, scale)");
+  t.notMatch(run.stderr(), STACK_LINE);
+});

@@ -19,7 +19,7 @@ export interface GateSend {
 export interface GateDeps {
   db: Queryable;
   /** The warm-up settings the gates read; per_esp_enforce (WARMUP_PER_ESP_ENFORCE) defaults to off. */
-  warmup: Pick<WarmupConfig, 'tier_caps' | 'reset_after_idle_days'> & Partial<Pick<WarmupConfig, 'per_esp_enforce'>>;
+  warmup: Pick<WarmupConfig, 'tier_caps' | 'reset_after_idle_days' | 'initial_tier'> & Partial<Pick<WarmupConfig, 'per_esp_enforce'>>;
   /** Batched look-ups (suppression), one query per tick for all concurrent sends. */
   lookups: Pick<SendLookups, 'isSuppressed'>;
   /** Batched counters (quota, warm-up), one statement per tick and kind for all concurrent sends. */

@@ -24,7 +24,7 @@ const range = (n: number) => Array.from({ length: n }, (_, i) => i + 1);
 
 t.test('quota: 120 sends in one tick against a cap of 50 get exactly 50 grants, numbered 1..50 in arrival order', async (t) => {
   const sql = await setup(t);
-  const counters = createSendCounters(sql, createLogger('silent'));
+  const counters = createSendCounters(sql, createLogger('silent'), 0);
   const tenant = await insertTenant(sql, 'fifty');
   const other = await insertTenant(sql, 'five');
   const noPlan = await insertTenant(sql, 'none');
@@ -48,10 +48,10 @@ t.test('quota: 120 sends in one tick against a cap of 50 get exactly 50 grants, 
 
 t.test('warm-up: 200 parallel gate runs with batched counters let exactly 50 through, per (tenant, domain)', async (t) => {
   const sql = await setup(t);
-  const counters = createSendCounters(sql, createLogger('silent'));
+  const counters = createSendCounters(sql, createLogger('silent'), 0);
   const tenant = await insertTenant(sql);
   const [d1, d2] = [await insertDomain(sql, tenant), await insertDomain(sql, tenant)];
-  const config = { tier_caps: [50, 100], reset_after_idle_days: 14 };
+  const config = { tier_caps: [50, 100], reset_after_idle_days: 14, initial_tier: 0 };
   const at = new Date('2026-11-21T15:30:00Z');
   const run = (domainId: string) => warmupGate(sql, config, { tenantId: tenant, domainId, at, recipientSuppressed: false }, counters);
   const decisions = await Promise.all([...range(200).map(() => run(d1)), ...range(30).map(() => run(d2))]);

@@ -8,7 +8,7 @@ import { capForTier, nextUtcMidnight, utcDay, utcMonth } from '../../../shared/w
 import { createTestDatabase } from '../../helpers/db.js';
 import { insertDomain, insertTenant } from '../../helpers/tenant-rows.js';
 
-const config = { tier_caps: [50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000], reset_after_idle_days: 14 };
+const config = { tier_caps: [50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000], reset_after_idle_days: 14, initial_tier: 0 };
 
 async function setup(t: { teardown(fn: () => unknown): void }) {
   const db = await createTestDatabase();
@@ -62,7 +62,7 @@ t.test('over the cap a suppressed recipient is dropped, not deferred; below it t
 t.test('counters are per (tenant, domain); tiers raise the cap; a long idle spell resets to tier 0', async (t) => {
   const { sql, tenantId, domainId } = await setup(t);
   const other = await insertDomain(sql, tenantId);
-  const tight = { ...config, tier_caps: [1, 3], reset_after_idle_days: 14 };
+  const tight = { ...config, tier_caps: [1, 3], reset_after_idle_days: 14, initial_tier: 0 };
   const at = new Date('2026-11-21T10:00:00Z');
   t.match(await warmupGate(sql, tight, { tenantId, domainId, at, recipientSuppressed: false }), { outcome: 'allow', tier: 0, cap: 1 });
   t.match(await warmupGate(sql, tight, { tenantId, domainId: other, at, recipientSuppressed: false }), { outcome: 'allow' }, 'another domain has its own counter');
@@ -76,4 +76,22 @@ t.test('counters are per (tenant, domain); tiers raise the cap; a long idle spel
   const [row] = await sql<{ tier: number; last_send_at: Date }[]>`select tier, last_send_at from domain_warmup where domain_id = ${domainId}`;
   t.equal(row!.tier, 0, 'reset stored');
   t.same(row!.last_send_at, idle, 'first send of the day recorded');
+});
+
+t.test('with initial_tier a new domain starts there, and a long idle spell returns it there, not to tier 0', async (t) => {
+  const { sql, tenantId, domainId } = await setup(t);
+  const warm = { ...config, initial_tier: 5 };
+  const at = new Date('2026-11-21T10:00:00Z');
+  t.match(await warmupGate(sql, warm, { tenantId, domainId, at, recipientSuppressed: false }), { outcome: 'allow', tier: 5, cap: 2500 });
+  const [created] = await sql<{ tier: number }[]>`select tier from domain_warmup where domain_id = ${domainId}`;
+  t.equal(created!.tier, 5, 'the row is created at the initial tier');
+
+  await sql`update domain_warmup set tier = 7 where domain_id = ${domainId}`;
+  const idle = new Date(at.getTime() + 15 * 86_400_000);
+  t.match(await warmupGate(sql, warm, { tenantId, domainId, at: idle, recipientSuppressed: false }), { outcome: 'allow', tier: 5, cap: 2500 });
+  t.equal((await sql<{ tier: number }[]>`select tier from domain_warmup where domain_id = ${domainId}`)[0]!.tier, 5, 'reset to the initial tier');
+
+  await sql`update domain_warmup set tier = 2, last_send_at = ${at} where domain_id = ${domainId}`;
+  const later = new Date(idle.getTime() + 15 * 86_400_000);
+  t.match(await warmupGate(sql, warm, { tenantId, domainId, at: later, recipientSuppressed: false }), { tier: 2 }, 'a domain below the initial tier (demoted) is not raised by idling');
 });

@@ -17,10 +17,10 @@ async function setup(t: { teardown(fn: () => unknown): void }, enforce: boolean)
   });
   const tenantId = await insertTenant(sql);
   const domainId = await insertDomain(sql, tenantId);
-  const warmup = { tier_caps: [50], reset_after_idle_days: 14, per_esp_enforce: enforce };
-  const deps = { db: sql, warmup, counters: createSendCounters(sql, createLogger('silent')) } as unknown as GateDeps;
+  const warmup = { tier_caps: [50], reset_after_idle_days: 14, initial_tier: 0, per_esp_enforce: enforce };
+  const deps = { db: sql, warmup, counters: createSendCounters(sql, createLogger('silent'), 0) } as unknown as GateDeps;
   // A second process on the same database: its own batched counters, racing the first one's statements.
-  const otherProcess = { db: sql, warmup, counters: createSendCounters(sql, createLogger('silent')) } as unknown as GateDeps;
+  const otherProcess = { db: sql, warmup, counters: createSendCounters(sql, createLogger('silent'), 0) } as unknown as GateDeps;
   const at = new Date('2026-11-25T10:00:00Z');
   const send = (to: string): GateSend => ({ tenant: { id: tenantId, status: 'active', is_sandbox: false }, mode: 'live', to, domainId, at });
   const sent = async (provider: string) => (await sql<{ sent: number }[]>`select sent from warmup_esp_daily where tenant_id = ${tenantId} and provider = ${provider}`)[0]?.sent ?? 0;

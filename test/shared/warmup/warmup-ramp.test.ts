@@ -14,6 +14,7 @@ import { insertTenant } from '../../helpers/tenant-rows.js';
 const warmup = {
   tier_caps: [50, 100, 250, 500, 1000, 2500, 5000, 10000, 25000, 50000, 100000],
   reset_after_idle_days: 14,
+  initial_tier: 0,
   auto_ramp: {
     min_sends_to_judge: 20,
     healthy_bounce_rate_below: 0.03,
@@ -98,6 +99,9 @@ t.test('classification follows the spec table; a bad day at 3% bounces or more p
   t.match(decide(warmup, state, ratesOf({ sent: 19, delivered: 19, bounced: 0, complained: 0 })), { action: 'hold', reason: 'too_few_sends' });
   t.match(decide(warmup, { ...state, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), { action: 'reset', toTier: 0, reason: 'idle' });
   t.match(decide(warmup, { ...state, idleDays: 13.9 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), { action: 'hold', reason: 'too_few_sends' });
+  const warmStart = { ...warmup, initial_tier: 3 };
+  t.match(decide(warmStart, { ...state, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), { action: 'reset', toTier: 3 }, 'idle: back to initial_tier');
+  t.match(decide(warmStart, { ...state, tier: 3, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), { action: 'hold', reason: 'idle' });
 });
 
 t.test('a domain ramps from tier 0 to 10 one tier a day; same-day re-runs are no-ops; an unverified domain is never judged', async (t) => {
