@@ -28,8 +28,12 @@ import { defineRoute } from '../route.js';
 import { idParam, pagination, statusResult } from '../schemas/common.js';
 import { campaign, campaignSummary, presentCampaign, presentSummary } from '../schemas/campaign.js';
 import { idempotencyKeyOf } from '../idempotency-key.js';
+import { sendForecast } from '../schemas/forecast.js';
+import { campaignForecast } from '../../shared/campaigns/forecast.js';
 
 const TAGS = ['Campaigns'];
+
+const sendResult = z.object({ campaign_id: z.string(), status: z.enum(CAMPAIGN_STATUSES), forecast: sendForecast.nullable() });
 
 const text = (what: string) => z.string().max(600_000).nullable().optional().describe(what);
 const short = (what: string) => z.string().max(1000).nullable().optional().describe(`${what}; at most ${MAX_SHORT_TEXT} characters, one line`);
@@ -199,22 +203,41 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
       'Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); ' +
       'the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % ' +
       'of the cap): this month\'s usage when answered (the campaign\'s sends count as its fan-out queues them). At or over the cap a live ' +
-      'send starts nothing: 402 quota_exceeded.',
+      'send starts nothing: 402 quota_exceeded. The answer\'s forecast says how many go today and when the rest goes, as ' +
+      'GET /campaigns/{id}/forecast (null when the target could not be counted within the tenant\'s query budget).',
     params: campaignId,
     status: 202,
     errors: [402, 404, 409, 412],
-    response: z.object({ campaign_id: z.string(), status: z.enum(CAMPAIGN_STATUSES) }),
+    response: sendResult,
     handler: async ({ principal, params, ip, request, reply }) => {
       try {
         const result = await sendCampaign(ctx, callerOf(principal, ip), params.id, idempotencyKeyOf(request.headers['idempotency-key']));
         if (result.replayed) reply.header('Idempotent-Replayed', 'true');
         await replyWithQuota(ctx, reply, principal.tenant.id);
-        return result.answer as { campaign_id: string; status: (typeof CAMPAIGN_STATUSES)[number] };
+        // An answer stored before forecasts existed has none.
+        return { ...result.answer, forecast: result.answer.forecast ?? null } as z.input<typeof sendResult>;
       } catch (err) {
         await replyWithQuota(ctx, reply, principal.tenant.id, err);
         throw err;
       }
     },
+  });
+
+  defineRoute(app, {
+    ...read,
+    method: 'GET',
+    url: '/campaigns/:id/forecast',
+    summary: 'Forecast a campaign\'s send',
+    description:
+      'What sending the campaign now will do (or, while it sends, what is left): its recipients, how many go out today under the ' +
+      'sending domain\'s warm-up allowance and the month\'s quota, what holds the rest back, and the sends per UTC day until the last ' +
+      'goes, assuming the tier holds. A sending or paused campaign is forecast in the mode it was started in, any other in the ' +
+      'caller\'s (a test key: simulated, nothing counted). Counting the target is a tenant-shaped query: 429 past the tenant\'s query ' +
+      'budget, 422 when the segment is too expensive. 422 when the campaign has no sender at all (see PUT /settings/sender).',
+    params: campaignId,
+    errors: [404],
+    response: sendForecast,
+    handler: async ({ principal, params, ip }) => campaignForecast(ctx, principal.tenant.id, params.id, callerOf(principal, ip).mode),
   });
 
   for (const [action, run, summary, description] of [

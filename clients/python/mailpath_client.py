@@ -3334,6 +3334,56 @@ GetCampaignsByIdEventsResult = TypedDict("GetCampaignsByIdEventsResult", {
     "next_cursor": Required[Optional[str]],
 }, total=False)
 
+# null for a test key's send
+# domain: The sending domain of the campaign's From address
+# daily_cap: Sends a day at this tier
+# sent_today: Sent from the domain today (UTC) so far, transactional mail included
+# paused: The domain's warm-up is paused: nothing goes until a super-admin resumes it
+GetCampaignsByIdForecastResultWarmup = TypedDict("GetCampaignsByIdForecastResultWarmup", {
+    "domain": Required[str],
+    "tier": Required[int],
+    "daily_cap": Required[int],
+    "sent_today": Required[int],
+    "paused": Required[bool],
+}, total=False)
+
+# used: Sends counted this UTC month
+# resets_at: When the next month's quota starts (RFC 3339)
+GetCampaignsByIdForecastResultQuota = TypedDict("GetCampaignsByIdForecastResultQuota", {
+    "monthly_cap": Required[int],
+    "used": Required[int],
+    "resets_at": Required[str],
+}, total=False)
+
+# date: UTC day, YYYY-MM-DD
+GetCampaignsByIdForecastResultDaysItem = TypedDict("GetCampaignsByIdForecastResultDaysItem", {
+    "date": Required[str],
+    "sends": Required[int],
+}, total=False)
+
+# Assumes the tier holds and nothing else sends from the domain or the tenant: the auto-ramp may promote the domain after healthy days, transactional mail takes from the same counters, and suppressed or unsubscribed recipients are skipped without counting.
+# mode: test: a test key's send, simulated: nothing is counted and all goes today
+# recipients: Recipients in all: the fixed recipients once the fan-out has them, else the target now (active list members, or the segment's matches)
+# remaining: Recipients not sent or skipped yet
+# today: How many of them go out today (UTC) under the warm-up allowance and the monthly quota
+# limited_by: What holds the rest back today; null when all of it goes today
+# warmup: null for a test key's send
+# days: Sends per UTC day from today, the first 31 sending days
+# rest_starts_at: When what does not go today starts going (RFC 3339); null when nothing waits or nothing can be promised (a paused domain)
+# completes_on: The UTC day the last recipient goes; null beyond ten years or while the domain is paused
+GetCampaignsByIdForecastResult = TypedDict("GetCampaignsByIdForecastResult", {
+    "mode": Required[Literal["live", "test"]],
+    "recipients": Required[int],
+    "remaining": Required[int],
+    "today": Required[int],
+    "limited_by": Required[Optional[Literal["warmup", "domain_paused", "quota"]]],
+    "warmup": Required[Optional[GetCampaignsByIdForecastResultWarmup]],
+    "quota": Required[GetCampaignsByIdForecastResultQuota],
+    "days": Required[List[GetCampaignsByIdForecastResultDaysItem]],
+    "rest_starts_at": Required[Optional[str]],
+    "completes_on": Required[Optional[str]],
+}, total=False)
+
 # goal_id: Null for goals deleted after the click
 # goal_name: The goal's current name, or '(deleted goal)'
 GetCampaignsByIdGoalConversionsResultByGoalItem = TypedDict("GetCampaignsByIdGoalConversionsResultByGoalItem", {
@@ -3729,9 +3779,61 @@ DeleteCampaignsByIdScheduleResult = TypedDict("DeleteCampaignsByIdScheduleResult
     "status": Required[str],
 }, total=False)
 
+# null for a test key's send
+# domain: The sending domain of the campaign's From address
+# daily_cap: Sends a day at this tier
+# sent_today: Sent from the domain today (UTC) so far, transactional mail included
+# paused: The domain's warm-up is paused: nothing goes until a super-admin resumes it
+PostCampaignsByIdSendResultForecastWarmup = TypedDict("PostCampaignsByIdSendResultForecastWarmup", {
+    "domain": Required[str],
+    "tier": Required[int],
+    "daily_cap": Required[int],
+    "sent_today": Required[int],
+    "paused": Required[bool],
+}, total=False)
+
+# used: Sends counted this UTC month
+# resets_at: When the next month's quota starts (RFC 3339)
+PostCampaignsByIdSendResultForecastQuota = TypedDict("PostCampaignsByIdSendResultForecastQuota", {
+    "monthly_cap": Required[int],
+    "used": Required[int],
+    "resets_at": Required[str],
+}, total=False)
+
+# date: UTC day, YYYY-MM-DD
+PostCampaignsByIdSendResultForecastDaysItem = TypedDict("PostCampaignsByIdSendResultForecastDaysItem", {
+    "date": Required[str],
+    "sends": Required[int],
+}, total=False)
+
+# Assumes the tier holds and nothing else sends from the domain or the tenant: the auto-ramp may promote the domain after healthy days, transactional mail takes from the same counters, and suppressed or unsubscribed recipients are skipped without counting.
+# mode: test: a test key's send, simulated: nothing is counted and all goes today
+# recipients: Recipients in all: the fixed recipients once the fan-out has them, else the target now (active list members, or the segment's matches)
+# remaining: Recipients not sent or skipped yet
+# today: How many of them go out today (UTC) under the warm-up allowance and the monthly quota
+# limited_by: What holds the rest back today; null when all of it goes today
+# warmup: null for a test key's send
+# days: Sends per UTC day from today, the first 31 sending days
+# rest_starts_at: When what does not go today starts going (RFC 3339); null when nothing waits or nothing can be promised (a paused domain)
+# completes_on: The UTC day the last recipient goes; null beyond ten years or while the domain is paused
+PostCampaignsByIdSendResultForecast = TypedDict("PostCampaignsByIdSendResultForecast", {
+    "mode": Required[Literal["live", "test"]],
+    "recipients": Required[int],
+    "remaining": Required[int],
+    "today": Required[int],
+    "limited_by": Required[Optional[Literal["warmup", "domain_paused", "quota"]]],
+    "warmup": Required[Optional[PostCampaignsByIdSendResultForecastWarmup]],
+    "quota": Required[PostCampaignsByIdSendResultForecastQuota],
+    "days": Required[List[PostCampaignsByIdSendResultForecastDaysItem]],
+    "rest_starts_at": Required[Optional[str]],
+    "completes_on": Required[Optional[str]],
+}, total=False)
+
+# forecast: Assumes the tier holds and nothing else sends from the domain or the tenant: the auto-ramp may promote the domain after healthy days, transactional mail takes from the same counters, and suppressed or unsubscribed recipients are skipped without counting.
 PostCampaignsByIdSendResult = TypedDict("PostCampaignsByIdSendResult", {
     "campaign_id": Required[str],
     "status": Required[Literal["draft", "scheduled", "sending", "paused", "sent", "cancelled", "failed"]],
+    "forecast": Required[Optional[PostCampaignsByIdSendResultForecast]],
 }, total=False)
 
 GetCampaignsByIdStatsResultCountriesItem = TypedDict("GetCampaignsByIdStatsResultCountriesItem", {
@@ -7379,6 +7481,12 @@ class Client(_Transport):
         The campaign's events, newest first: send, delivered, deferred, bounce, dropped, complaint, open, click, unsubscribe. Filter by type, since and recipient. Cursor pages: pass next_cursor as ?after= (limit 1..200, default 50). Required scope for API keys: `campaigns:read`."""
         return self._call("GET", f"/campaigns/{_segment(id)}/events", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
+    def get_campaigns_by_id_forecast(self, id: str) -> GetCampaignsByIdForecastResult:
+        """GET /campaigns/{id}/forecast: Forecast a campaign's send
+
+        What sending the campaign now will do (or, while it sends, what is left): its recipients, how many go out today under the sending domain's warm-up allowance and the month's quota, what holds the rest back, and the sends per UTC day until the last goes, assuming the tier holds. A sending or paused campaign is forecast in the mode it was started in, any other in the caller's (a test key: simulated, nothing counted). Counting the target is a tenant-shaped query: 429 past the tenant's query budget, 422 when the segment is too expensive. 422 when the campaign has no sender at all (see PUT /settings/sender). Required scope for API keys: `campaigns:read`."""
+        return self._call("GET", f"/campaigns/{_segment(id)}/forecast", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
     def get_campaigns_by_id_goal_conversions(self, id: str) -> GetCampaignsByIdGoalConversionsResult:
         """GET /campaigns/{id}/goal-conversions: A campaign's goal conversions
 
@@ -7418,7 +7526,7 @@ class Client(_Transport):
     def post_campaigns_by_id_send(self, id: str) -> PostCampaignsByIdSendResult:
         """POST /campaigns/{id}/send: Send a campaign now
 
-        A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
+        A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded. The answer's forecast says how many go today and when the rest goes, as GET /campaigns/{id}/forecast (null when the target could not be counted within the tenant's query budget). Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/campaigns/{_segment(id)}/send", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_campaigns_by_id_stats(self, id: str) -> GetCampaignsByIdStatsResult:

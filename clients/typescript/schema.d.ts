@@ -1445,13 +1445,35 @@ export interface paths {
         put?: never;
         /**
          * Send a campaign now
-         * @description A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded.
+         * @description A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: any added domain, and every send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live send starts nothing: 402 quota_exceeded. The answer's forecast says how many go today and when the rest goes, as GET /campaigns/{id}/forecast (null when the target could not be counted within the tenant's query budget).
          *
          *     Required scope for API keys: `campaigns:write`.
          *
          *     Users need the `developer` role or higher.
          */
         post: operations["postCampaignsByIdSend"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/campaigns/{id}/forecast": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Forecast a campaign's send
+         * @description What sending the campaign now will do (or, while it sends, what is left): its recipients, how many go out today under the sending domain's warm-up allowance and the month's quota, what holds the rest back, and the sends per UTC day until the last goes, assuming the tier holds. A sending or paused campaign is forecast in the mode it was started in, any other in the caller's (a test key: simulated, nothing counted). Counting the target is a tenant-shaped query: 429 past the tenant's query budget, 422 when the segment is too expensive. 422 when the campaign has no sender at all (see PUT /settings/sender).
+         *
+         *     Required scope for API keys: `campaigns:read`.
+         */
+        get: operations["getCampaignsByIdForecast"];
+        put?: never;
+        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -14442,6 +14464,54 @@ export interface operations {
                             campaign_id: string;
                             /** @enum {string} */
                             status: "draft" | "scheduled" | "sending" | "paused" | "sent" | "cancelled" | "failed";
+                            /** @description Assumes the tier holds and nothing else sends from the domain or the tenant: the auto-ramp may promote the domain after healthy days, transactional mail takes from the same counters, and suppressed or unsubscribed recipients are skipped without counting. */
+                            forecast: {
+                                /**
+                                 * @description test: a test key's send, simulated: nothing is counted and all goes today
+                                 * @enum {string}
+                                 */
+                                mode: "live" | "test";
+                                /** @description Recipients in all: the fixed recipients once the fan-out has them, else the target now (active list members, or the segment's matches) */
+                                recipients: number;
+                                /** @description Recipients not sent or skipped yet */
+                                remaining: number;
+                                /** @description How many of them go out today (UTC) under the warm-up allowance and the monthly quota */
+                                today: number;
+                                /**
+                                 * @description What holds the rest back today; null when all of it goes today
+                                 * @enum {string|null}
+                                 */
+                                limited_by: "warmup" | "domain_paused" | "quota" | null;
+                                /** @description null for a test key's send */
+                                warmup: {
+                                    /** @description The sending domain of the campaign's From address */
+                                    domain: string;
+                                    tier: number;
+                                    /** @description Sends a day at this tier */
+                                    daily_cap: number;
+                                    /** @description Sent from the domain today (UTC) so far, transactional mail included */
+                                    sent_today: number;
+                                    /** @description The domain's warm-up is paused: nothing goes until a super-admin resumes it */
+                                    paused: boolean;
+                                } | null;
+                                quota: {
+                                    monthly_cap: number;
+                                    /** @description Sends counted this UTC month */
+                                    used: number;
+                                    /** @description When the next month's quota starts (RFC 3339) */
+                                    resets_at: string;
+                                };
+                                /** @description Sends per UTC day from today, the first 31 sending days */
+                                days: {
+                                    /** @description UTC day, YYYY-MM-DD */
+                                    date: string;
+                                    sends: number;
+                                }[];
+                                /** @description When what does not go today starts going (RFC 3339); null when nothing waits or nothing can be promised (a paused domain) */
+                                rest_starts_at: string | null;
+                                /** @description The UTC day the last recipient goes; null beyond ten years or while the domain is paused */
+                                completes_on: string | null;
+                            } | null;
                         };
                     };
                 };
@@ -14502,6 +14572,143 @@ export interface operations {
             };
             /** @description No verified sending domain (no_verified_domain) */
             412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getCampaignsByIdForecast: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        /** @description Assumes the tier holds and nothing else sends from the domain or the tenant: the auto-ramp may promote the domain after healthy days, transactional mail takes from the same counters, and suppressed or unsubscribed recipients are skipped without counting. */
+                        data: {
+                            /**
+                             * @description test: a test key's send, simulated: nothing is counted and all goes today
+                             * @enum {string}
+                             */
+                            mode: "live" | "test";
+                            /** @description Recipients in all: the fixed recipients once the fan-out has them, else the target now (active list members, or the segment's matches) */
+                            recipients: number;
+                            /** @description Recipients not sent or skipped yet */
+                            remaining: number;
+                            /** @description How many of them go out today (UTC) under the warm-up allowance and the monthly quota */
+                            today: number;
+                            /**
+                             * @description What holds the rest back today; null when all of it goes today
+                             * @enum {string|null}
+                             */
+                            limited_by: "warmup" | "domain_paused" | "quota" | null;
+                            /** @description null for a test key's send */
+                            warmup: {
+                                /** @description The sending domain of the campaign's From address */
+                                domain: string;
+                                tier: number;
+                                /** @description Sends a day at this tier */
+                                daily_cap: number;
+                                /** @description Sent from the domain today (UTC) so far, transactional mail included */
+                                sent_today: number;
+                                /** @description The domain's warm-up is paused: nothing goes until a super-admin resumes it */
+                                paused: boolean;
+                            } | null;
+                            quota: {
+                                monthly_cap: number;
+                                /** @description Sends counted this UTC month */
+                                used: number;
+                                /** @description When the next month's quota starts (RFC 3339) */
+                                resets_at: string;
+                            };
+                            /** @description Sends per UTC day from today, the first 31 sending days */
+                            days: {
+                                /** @description UTC day, YYYY-MM-DD */
+                                date: string;
+                                sends: number;
+                            }[];
+                            /** @description When what does not go today starts going (RFC 3339); null when nothing waits or nothing can be promised (a paused domain) */
+                            rest_starts_at: string | null;
+                            /** @description The UTC day the last recipient goes; null beyond ten years or while the domain is paused */
+                            completes_on: string | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or owned by another tenant (not_found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

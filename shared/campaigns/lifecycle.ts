@@ -13,13 +13,14 @@ import {
 import type { SendingDeps } from '../sending/deps.js';
 import { monthlyUsage } from '../quota/usage.js';
 import { enqueueFanout } from './fanout-jobs.js';
+import { forecastCampaign, type ForecastDeps, type SendForecast } from './forecast.js';
 import { requireStatus, TRANSITIONS, type CampaignAction } from './lifecycle-table.js';
 import { transition, type CampaignRow, type StatusChange } from './queries.js';
 import { checkSendable } from './readiness.js';
 import { requireCampaign, viewOf, type CampaignView } from './service.js';
 
-/** What the status changes need: the send path's deps (database, queues, clock, look-ups, config). */
-export type LifecycleDeps = Pick<SendingDeps, 'sql' | 'boss' | 'clock' | 'config' | 'lookups' | 'log'>;
+/** What the status changes need: the send path's deps (database, queues, clock, look-ups, config), and the tenant query slots the forecast counts in. */
+export type LifecycleDeps = Pick<SendingDeps, 'sql' | 'boss' | 'clock' | 'config' | 'lookups' | 'log'> & Pick<ForecastDeps, 'queries'>;
 
 export interface Caller {
   tenantId: string;
@@ -94,6 +95,8 @@ export async function unscheduleCampaign(deps: LifecycleDeps, caller: Caller, id
 export interface SendAnswer {
   campaign_id: string;
   status: string;
+  /** What the send will do, as it stood when it started; null when the target could not be counted then. */
+  forecast: SendForecast | null;
 }
 
 export interface SendResult {
@@ -124,11 +127,18 @@ async function startSending(deps: LifecycleDeps, caller: Caller, id: string, rem
     const usage = await monthlyUsage(deps.sql, caller.tenantId, at);
     if (usage.used >= usage.cap) throw new AppError('quota_exceeded', `the monthly send cap of ${usage.cap} is reached: the campaign was not started`);
   }
-  const row = await apply(deps, caller, id, 'send', () => startChange(caller.mode, at), async (tx, r) => {
-    await enqueueFanout(deps, tx, r.id);
-    if (remember) await remember(tx, { campaign_id: r.id, status: r.status });
+  const forecast = await forecastCampaign(deps, current, caller.mode).catch((err: unknown) => {
+    // Past the tenant's query budget or deadline the send still starts (the fan-out has its own); the forecast is left out.
+    if (err instanceof AppError) return null;
+    throw err;
   });
-  return { campaign_id: row.id, status: row.status };
+  let answer: SendAnswer | undefined;
+  await apply(deps, caller, id, 'send', () => startChange(caller.mode, at), async (tx, r) => {
+    await enqueueFanout(deps, tx, r.id);
+    answer = { campaign_id: r.id, status: r.status, forecast };
+    if (remember) await remember(tx, answer);
+  });
+  return answer!;
 }
 
 /**

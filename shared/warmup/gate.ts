@@ -18,6 +18,15 @@ export interface WarmupCounters {
 }
 
 /**
+ * The tier a domain's next send is judged at: its row's, or the initial tier once it has been idle longer than
+ * reset_after_idle_days (receivers forget a quiet sender; a domain demoted below the initial tier stays there).
+ */
+export function effectiveTier(config: Pick<WarmupConfig, 'reset_after_idle_days' | 'initial_tier'>, row: Pick<WarmupRow, 'tier' | 'last_send_at'>, at: Date): number {
+  const idle = row.last_send_at !== null && at.getTime() - row.last_send_at.getTime() > config.reset_after_idle_days * DAY_MS;
+  return idle && row.tier > config.initial_tier ? config.initial_tier : row.tier;
+}
+
+/**
  * Evaluates the gate for one send and, when it allows, counts the send. `recipientSuppressed`
  * matters only over the cap: suppression wins over deferral (a deferred send to a suppressed
  * address would only be dropped tomorrow). Given as a function, it is asked only then, so the
@@ -33,12 +42,8 @@ export async function warmupGate(
   },
 ): Promise<WarmupDecision> {
   const warmup = await counters.warmupOf(s.tenantId, s.domainId, s.at);
-  let tier = warmup.tier;
-  const idle = warmup.last_send_at && s.at.getTime() - warmup.last_send_at.getTime() > config.reset_after_idle_days * DAY_MS;
-  if (tier > config.initial_tier && idle) {
-    await resetTier(db, s.domainId, s.at, config.initial_tier);
-    tier = config.initial_tier;
-  }
+  const tier = effectiveTier(config, warmup, s.at);
+  if (tier !== warmup.tier) await resetTier(db, s.domainId, s.at, tier);
   const cap = capForTier(config, tier);
   // A paused domain sends nothing: each day's wake-up defers again until a super-admin resumes it.
   if (warmup.paused_at) return { outcome: 'defer', tier, cap, until: nextUtcMidnight(s.at), paused: true };

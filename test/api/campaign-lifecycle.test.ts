@@ -71,7 +71,7 @@ t.test('the status changes are audited and say where from and to', async (t) => 
 t.test('send: 202 {campaign_id, status}, the fan-out queued; what is not sendable is refused before anything changes', async (t) => {
   const c = await createCampaign(s, token, { list_id: listId, from_email: a.from });
   const res = await call(s.app, 'POST', `/campaigns/${c.id}/send`, { token });
-  t.same([res.status, res.body.data], [202, { campaign_id: c.id, status: 'sending' }]);
+  t.match([res.status, res.body.data], [202, { campaign_id: c.id, status: 'sending', forecast: { mode: 'live', recipients: Number } }]);
   const [jobs] = await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${FANOUT_JOBS} and data->>'campaign_id' = ${c.id}`;
   t.equal(jobs!.n, 2, 'one job per parallel slot');
   const view = (await call(s.app, 'GET', `/campaigns/${c.id}`, { token })).body.data;
@@ -135,10 +135,10 @@ t.test('Idempotency-Key on send: a repeat answers the first answer (replayed) an
   const c = await createCampaign(s, token, { list_id: listId, from_email: a.from });
   const send = (id: string, key: string) => call(s.app, 'POST', `/campaigns/${id}/send`, { token, headers: { 'idempotency-key': key } });
   const first = await send(c.id, 'launch-1');
-  t.same([first.status, first.body.data], [202, { campaign_id: c.id, status: 'sending' }]);
+  t.match([first.status, first.body.data], [202, { campaign_id: c.id, status: 'sending', forecast: { mode: 'live' } }]);
   t.equal(first.headers['idempotent-replayed'], undefined);
   const again = await send(c.id, 'launch-1');
-  t.same([again.status, again.body.data], [202, { campaign_id: c.id, status: 'sending' }], 'not a 409: the same request');
+  t.same([again.status, again.body.data], [202, first.body.data], 'not a 409: the same answer, its forecast included');
   t.equal(again.headers['idempotent-replayed'], 'true');
   const audits = await sql<{ n: number }[]>`select count(*)::int as n from audit_events where resource_id = ${c.id} and action = 'campaign.send_started'`;
   t.equal(audits[0]!.n, 1, 'started once');
