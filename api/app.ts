@@ -48,6 +48,7 @@ import { reputationRoutes } from './routes/reputation.js';
 import { analyticsRoutes } from './routes/analytics.js';
 import { campaignRoutes } from './routes/campaigns.js';
 import { campaignStatsRoutes } from './routes/campaign-stats.js';
+import { campaignProofRoutes } from './routes/campaign-proofs.js';
 import { transactionalRoutes } from './routes/transactional.js';
 import { sendRoutes } from './routes/sends.js';
 import { eventRoutes } from './routes/events.js';
@@ -93,6 +94,7 @@ const ROUTE_GROUPS = [
   listRoutes,
   campaignRoutes,
   campaignStatsRoutes,
+  campaignProofRoutes,
   goalRoutes,
   engagementExportRoutes,
   reputationRoutes,

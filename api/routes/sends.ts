@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EventRow } from '../../shared/events/queries.js';
-import type { AttemptRow, SendRow } from '../../shared/sends/queries.js';
+import { SEND_SOURCES, type AttemptRow, type SendRow } from '../../shared/sends/queries.js';
 import { getSendDetail, getSendMessage, listSendPage } from '../../shared/sends/service.js';
 import { defineRoute, operationIdOf, type ApiInstance } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
@@ -16,7 +16,7 @@ const STATUSES = ['queued', 'deferred', 'dropped', 'simulated', 'sending', 'deli
 const send = z.object({
   id: z.string().describe('The message_id POST /transactional/send answered with'),
   message_id: z.string().describe('The RFC 5322 Message-ID header (without angle brackets)'),
-  source: z.enum(['api', 'smtp', 'campaign']),
+  source: z.enum(SEND_SOURCES).describe('proof: a campaign\'s proof (POST /campaigns/{id}/proof), outside its stats'),
   mode: z.enum(['live', 'test']).describe('test: sent with a test key, never delivered'),
   status: z
     .enum(STATUSES)

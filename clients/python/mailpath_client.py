@@ -3590,6 +3590,28 @@ PostCampaignsByIdPauseResult = TypedDict("PostCampaignsByIdPauseResult", {
     "body_text": Required[Optional[str]],
 }, total=False)
 
+# to: 1..5 addresses the proof goes to (repeats count once)
+# contact_id: The contact the message is rendered for (its fields in Liquid); unset: rendered as nobody at each proof address
+# variant: An A/B campaign's subject to use (default a)
+PostCampaignsByIdProofBody = TypedDict("PostCampaignsByIdProofBody", {
+    "to": Required[List[str]],
+    "contact_id": NotRequired[str],
+    "variant": NotRequired[Literal["a", "b"]],
+}, total=False)
+
+# send_id: The proof's send: GET /sends/{id} shows it with source proof
+# status: As a transactional send: queued, dropped (a suppressed address), deferred (the warm-up cap), simulated (a test key)
+PostCampaignsByIdProofResultProofsItem = TypedDict("PostCampaignsByIdProofResultProofsItem", {
+    "to": Required[str],
+    "send_id": Required[str],
+    "message_id": Required[str],
+    "status": Required[str],
+}, total=False)
+
+PostCampaignsByIdProofResult = TypedDict("PostCampaignsByIdProofResult", {
+    "proofs": Required[List[PostCampaignsByIdProofResultProofsItem]],
+}, total=False)
+
 # Recipients not sent, by reason
 # suppressed: On the suppression list (also dropped by the send gate after the target was fixed)
 # md5_listed: On the campaign's MD5 list
@@ -5944,6 +5966,7 @@ GetSendsPageDataItemEnvelope = TypedDict("GetSendsPageDataItemEnvelope", {
 
 # id: The message_id POST /transactional/send answered with
 # message_id: The RFC 5322 Message-ID header (without angle brackets)
+# source: proof: a campaign's proof (POST /campaigns/{id}/proof), outside its stats
 # mode: test: sent with a test key, never delivered
 # status: queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated (test key or sandbox)
 # size_bytes: The signed message; null when nothing was built (dropped)
@@ -5954,7 +5977,7 @@ GetSendsPageDataItemEnvelope = TypedDict("GetSendsPageDataItemEnvelope", {
 GetSendsPageDataItem = TypedDict("GetSendsPageDataItem", {
     "id": Required[str],
     "message_id": Required[str],
-    "source": Required[Literal["api", "smtp", "campaign"]],
+    "source": Required[Literal["api", "smtp", "campaign", "proof"]],
     "mode": Required[Literal["live", "test"]],
     "status": Required[Literal["queued", "deferred", "dropped", "simulated", "sending", "delivered", "bounced", "failed"]],
     "envelope": Required[GetSendsPageDataItemEnvelope],
@@ -6013,6 +6036,7 @@ GetSendsByIdResultEventsItem = TypedDict("GetSendsByIdResultEventsItem", {
 
 # id: The message_id POST /transactional/send answered with
 # message_id: The RFC 5322 Message-ID header (without angle brackets)
+# source: proof: a campaign's proof (POST /campaigns/{id}/proof), outside its stats
 # mode: test: sent with a test key, never delivered
 # status: queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated (test key or sandbox)
 # size_bytes: The signed message; null when nothing was built (dropped)
@@ -6026,7 +6050,7 @@ GetSendsByIdResultEventsItem = TypedDict("GetSendsByIdResultEventsItem", {
 GetSendsByIdResult = TypedDict("GetSendsByIdResult", {
     "id": Required[str],
     "message_id": Required[str],
-    "source": Required[Literal["api", "smtp", "campaign"]],
+    "source": Required[Literal["api", "smtp", "campaign", "proof"]],
     "mode": Required[Literal["live", "test"]],
     "status": Required[Literal["queued", "deferred", "dropped", "simulated", "sending", "delivered", "bounced", "failed"]],
     "envelope": Required[GetSendsByIdResultEnvelope],
@@ -7504,6 +7528,12 @@ class Client(_Transport):
 
         A sending campaign stops after the batch in hand (409 unless sending). Nothing queued is taken back. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/campaigns/{_segment(id)}/pause", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_campaigns_by_id_proof(self, id: str, body: PostCampaignsByIdProofBody) -> PostCampaignsByIdProofResult:
+        """POST /campaigns/{id}/proof: Send a proof of a campaign
+
+        The campaign's message rendered for contact_id (or as nobody: the proof address and empty fields), with "[Proof] " before its subject, sent to each of up to 5 addresses, in any status. Checked as a send is: a target, a sender at a verified domain and content that parses (422, 412). Each proof is a send of its own (source proof) through the same gates, DKIM signing, tracking and delivery as the campaign's messages: it counts against the monthly quota (402 at the cap, with the X-Quota-* headers) and the warm-up allowance, and a suppressed address is dropped. It is not the campaign's: no counters, events feed or stats, and its unsubscribe link changes nothing. 404 for a contact_id that is not the tenant's. Audited as campaign.proof_sent. Required scopes for API keys: `campaigns:write` and `transactional:send`. Users need the `developer` role or higher."""
+        return self._call("POST", f"/campaigns/{_segment(id)}/proof", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def post_campaigns_by_id_resume(self, id: str) -> PostCampaignsByIdResumeResult:
         """POST /campaigns/{id}/resume: Resume a paused campaign

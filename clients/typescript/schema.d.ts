@@ -1710,6 +1710,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns/{id}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Send a proof of a campaign
+         * @description The campaign's message rendered for contact_id (or as nobody: the proof address and empty fields), with "[Proof] " before its subject, sent to each of up to 5 addresses, in any status. Checked as a send is: a target, a sender at a verified domain and content that parses (422, 412). Each proof is a send of its own (source proof) through the same gates, DKIM signing, tracking and delivery as the campaign's messages: it counts against the monthly quota (402 at the cap, with the X-Quota-* headers) and the warm-up allowance, and a suppressed address is dropped. It is not the campaign's: no counters, events feed or stats, and its unsubscribe link changes nothing. 404 for a contact_id that is not the tenant's. Audited as campaign.proof_sent.
+         *
+         *     Required scopes for API keys: `campaigns:write` and `transactional:send`.
+         *
+         *     Users need the `developer` role or higher.
+         */
+        post: operations["postCampaignsByIdProof"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/goals": {
         parameters: {
             query?: never;
@@ -9790,8 +9814,11 @@ export interface operations {
                             id: string;
                             /** @description The RFC 5322 Message-ID header (without angle brackets) */
                             message_id: string;
-                            /** @enum {string} */
-                            source: "api" | "smtp" | "campaign";
+                            /**
+                             * @description proof: a campaign's proof (POST /campaigns/{id}/proof), outside its stats
+                             * @enum {string}
+                             */
+                            source: "api" | "smtp" | "campaign" | "proof";
                             /**
                              * @description test: sent with a test key, never delivered
                              * @enum {string}
@@ -9919,8 +9946,11 @@ export interface operations {
                             id: string;
                             /** @description The RFC 5322 Message-ID header (without angle brackets) */
                             message_id: string;
-                            /** @enum {string} */
-                            source: "api" | "smtp" | "campaign";
+                            /**
+                             * @description proof: a campaign's proof (POST /campaigns/{id}/proof), outside its stats
+                             * @enum {string}
+                             */
+                            source: "api" | "smtp" | "campaign" | "proof";
                             /**
                              * @description test: sent with a test key, never delivered
                              * @enum {string}
@@ -16419,6 +16449,137 @@ export interface operations {
             };
             /** @description Conflicts with existing state (conflict) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postCampaignsByIdProof: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description 1..5 addresses the proof goes to (repeats count once) */
+                    to: string[];
+                    /** @description The contact the message is rendered for (its fields in Liquid); unset: rendered as nobody at each proof address */
+                    contact_id?: string;
+                    /**
+                     * @description An A/B campaign's subject to use (default a)
+                     * @enum {string}
+                     */
+                    variant?: "a" | "b";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            proofs: {
+                                to: string;
+                                /** @description The proof's send: GET /sends/{id} shows it with source proof */
+                                send_id: string;
+                                message_id: string;
+                                /** @description As a transactional send: queued, dropped (a suppressed address), deferred (the warm-up cap), simulated (a test key) */
+                                status: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Monthly send cap reached (quota_exceeded) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or owned by another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No verified sending domain (no_verified_domain) */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/connection.js';
 import { AppError, validationError } from '../errors.js';
 import type { Quota } from '../quota/usage.js';
-import type { NewSend, StoredSend } from '../sends/queries.js';
+import type { NewSend, SendSource, StoredSend } from '../sends/queries.js';
 import { bounceAddress } from '../sends/verp.js';
 import { acceptanceEvents, detailOf, quotaOf, recordOf, STATUS_OF } from './acceptance-record.js';
 import { composeMessage, type OutboundAttachment } from './compose.js';
@@ -37,7 +37,7 @@ export interface AcceptInput {
   tenant: GateSend['tenant'];
   mode: 'live' | 'test';
   apiKeyId: string | null;
-  source: 'api' | 'smtp' | 'campaign';
+  source: SendSource;
   /**
    * The send's id when the caller fixed it beforehand (a campaign recipient's, so a retry after a crash
    * reuses it, and the tracking links composed into the content name it); a new one otherwise.

@@ -3,12 +3,16 @@ import type { Queryable } from '../db/connection.js';
 
 export type SendStatus = 'queued' | 'deferred' | 'dropped' | 'simulated' | 'sending' | 'delivered' | 'bounced' | 'failed';
 
+/** Where a send came from: the API, SMTP submission, a campaign's fan-out, or a campaign's proof (POST /campaigns/{id}/proof). */
+export const SEND_SOURCES = ['api', 'smtp', 'campaign', 'proof'] as const;
+export type SendSource = (typeof SEND_SOURCES)[number];
+
 export interface SendRow {
   id: string;
   tenant_id: string;
   domain_id: string | null;
   api_key_id: string | null;
-  source: 'api' | 'smtp' | 'campaign';
+  source: SendSource;
   mode: 'live' | 'test';
   status: SendStatus;
   from_email: string;

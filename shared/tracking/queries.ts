@@ -1,5 +1,6 @@
 // SQL of tracking and unsubscribes: the sends hits name (locked, so one send's hits are judged one batch at a time), their recent clicks and campaign recipients, the events, first-open/click stamps and campaign counters.
 import type { Queryable } from '../db/connection.js';
+import type { SendSource } from '../sends/queries.js';
 import { enqueueFeedEvents } from '../event-webhooks/outbox.js';
 import { writeEvents } from '../events/queries.js';
 
@@ -12,6 +13,7 @@ export interface TrackedSend {
   campaign_id: string | null;
   campaign_variant: string | null;
   contact_id: string | null;
+  source: SendSource;
   created_at: Date;
   /** The first delivered attempt; null before (or without) delivery. */
   delivered_at: Date | null;
@@ -24,7 +26,7 @@ export interface TrackedSend {
  */
 export async function lockTrackedSends(db: Queryable, ids: readonly string[]): Promise<TrackedSend[]> {
   return db<TrackedSend[]>`
-    select s.id, s.tenant_id, s.to_email, s.message_id, s.campaign_id, s.campaign_variant, s.contact_id, s.created_at,
+    select s.id, s.tenant_id, s.to_email, s.message_id, s.campaign_id, s.campaign_variant, s.contact_id, s.source, s.created_at,
       (select min(a.attempted_at) from send_attempts a where a.send_id = s.id and a.outcome = 'delivered') as delivered_at
     from sends s where s.id = any(${ids}::uuid[])
     order by s.id

@@ -33,6 +33,8 @@ export async function applyUnsubscribe(sql: Sql, request: UnsubscribeRequest): P
   return sql.begin(async (tx) => {
     const [send] = await lockTrackedSends(tx, [request.sendId]);
     if (!send) return { outcome: 'unknown_send' as const };
+    // A proof goes to the sender's own people: its link shows the page a recipient would see and changes nothing.
+    if (send.source === 'proof') return { outcome: 'already' as const, send };
     let changed: boolean;
     if (send.contact_id !== null) {
       changed = await unsubscribeContact(tx, send.tenant_id, send.contact_id, request.at);
