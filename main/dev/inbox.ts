@@ -110,6 +110,7 @@ export async function startDevInbox(deps: { store: DevStore; log: Logger }, port
         webhooks: `${base}/webhooks`,
         webhook_url: `${base}/webhook`,
         caught: store.messages.length,
+        caught_total: store.caughtTotal,
         posts: store.posts.length,
       });
     }

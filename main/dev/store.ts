@@ -39,6 +39,11 @@ export class DevStore {
   private nextMessage = 1;
   private nextPost = 1;
 
+  /** Messages caught since dev mode started, those no longer kept included (a campaign of thousands counts whole). */
+  get caughtTotal(): number {
+    return this.nextMessage - 1;
+  }
+
   addMessage(m: Omit<CaughtMessage, 'id'>): CaughtMessage {
     const stored = { id: this.nextMessage++, ...m };
     this.messages.push(stored);

@@ -3,7 +3,7 @@ import t from 'tap';
 import nodemailer from 'nodemailer';
 import { startDevInbox } from '../../main/dev/inbox.js';
 import { startDevSink } from '../../main/dev/sink.js';
-import { DevStore } from '../../main/dev/store.js';
+import { DevStore, KEEP } from '../../main/dev/store.js';
 import { createResolver } from '../../shared/dns.js';
 import { createLogger } from '../../shared/log.js';
 import { startDnsServer } from '../helpers/dns-server.js';
@@ -63,4 +63,16 @@ t.test('the webhook receiver takes POSTs under /webhook and lists them with the 
   t.same(await listed('/messages'), []);
   t.equal((await get('/nowhere')).status, 404);
   t.match(JSON.parse((await get('/')).body.toString()), { messages: `${inbox.url}/messages`, webhook_url: `${inbox.url}/webhook` });
+});
+
+t.test('the store keeps the newest messages; caught_total counts every one since the start', async (t) => {
+  const own = new DevStore();
+  const message = { received_at: new Date(), mail_from: 'a@b.test', rcpt_to: ['c@d.test'], raw: Buffer.from('x'), dkim: 'none', dmarc: 'none', from: null, to: null, subject: null, message_id: null };
+  for (let i = 0; i < KEEP + 5; i++) own.addMessage(message);
+  t.equal(own.messages.length, KEEP, 'bounded');
+  t.equal(own.messages[0]!.id, 6, 'the oldest dropped first');
+  t.equal(own.caughtTotal, KEEP + 5);
+  const listing = JSON.parse((await get('/')).body.toString());
+  t.equal(listing.caught_total, store.caughtTotal, 'GET / shows it');
+  t.ok(listing.caught_total >= 1);
 });

@@ -128,6 +128,7 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
   t.equal(blocks[0], 'npm run dev', 'the section starts dev mode with npm run dev (this test starts the same command from source)');
   const seen = new Set<string>();
   let caught: Listed[] = [];
+  let firstRaw = Buffer.alloc(0);
   for (const original of blocks.slice(1)) {
     const block = localize(original);
     const listing = /^curl -s http:\/\/127\.0\.0\.1:\d+\/(messages|webhooks)$/.exec(block.replace(/\n#.*$/gm, '').trim());
@@ -137,6 +138,8 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
         t.match(m, { dkim: /^pass \(d=acme\.localhost s=mp\d{8}-[0-9a-f]{8}\)$/, dmarc: 'pass', mail_from: /^b-[0-9a-f]{32}-[0-9a-f]+@mx\.mailpath\.localhost$/ }, `${m.subject}: caught, DKIM and DMARC pass through the dev DNS`);
       }
       t.same(caught.find((m) => m.subject === 'Over SMTP')?.['rcpt_to'], ['bob@example.org']);
+      // Fetched now: the sink keeps the newest 1,000, and the campaign later in the section sends 2,000.
+      firstRaw = Buffer.from(await (await fetch(String(caught.find((m) => m.subject === 'Hello from dev')!['raw_url']))).arrayBuffer());
       seen.add('messages');
       continue;
     }
@@ -150,7 +153,8 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
       seen.add('webhooks');
       continue;
     }
-    const { output, status } = await shell.run(block);
+    // Bounded by the block's own loops (the campaign's at four minutes); this only stops a block that hangs.
+    const { output, status } = await shell.run(block, 300_000);
     t.equal(status, 0, `exits 0: ${original.split('\n')[0]}`, { output });
     if (/auth\/register/.test(block)) {
       t.match(output, /^key mp_live_\S+, test key mp_test_\S+, domain [0-9a-f-]{36}$/m, 'registered, two keys and the domain');
@@ -172,19 +176,32 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
       t.match(output, /^true$/m, 'webhook enabled');
       t.match(output, /250 2\.0\.0 Ok: queued as [0-9a-f-]{36}/, 'the MX took the message for the dev domain');
       seen.add('inbound');
+    } else if (/contacts\/imports/.test(block)) {
+      t.match(output, /^2000$/m, 'the 2,000 readers imported into the list');
+      t.match((await shell.run('echo "$CAMPAIGN"')).output, /^[0-9a-f-]{36}$/m, 'the spec-shaped campaign was created');
+      seen.add('campaign setup');
+    } else if (/\/proof/.test(block)) {
+      t.match(output, /^queued\n2000$/m, 'the proof is queued; the forecast sends all 2,000 today');
+      seen.add('proof and forecast');
+    } else if (/campaigns\/\$CAMPAIGN\/send/.test(block)) {
+      t.match(output, /^2000\n2000\n2003$/m, 'the send\'s forecast, 2,000 delivered, and the sink caught them all');
+      seen.add('campaign');
     } else {
       t.fail(`a README block this test does not know how to check:\n${original}`);
     }
   }
-  t.same([...seen].sort(), ['inbound', 'live send', 'messages', 'setup', 'submission', 'test key', 'verify', 'webhooks'], 'every step of the README was run');
+  t.same(
+    [...seen].sort(),
+    ['campaign', 'campaign setup', 'inbound', 'live send', 'messages', 'proof and forecast', 'setup', 'submission', 'test key', 'verify', 'webhooks'],
+    'every step of the README was run',
+  );
 
   // What the README says besides the blocks: the live send is delivered, and the message the sink caught is the signed one.
   const [delivered] = await sql<{ status: string }[]>`select status from sends where subject = 'Hello from dev'`;
   t.equal(delivered?.status, 'delivered');
   const verifier = existsSync(PYTHON) && spawnSync(PYTHON, ['-c', 'import dkim, dns.resolver']).status === 0;
   t.ok(verifier, 'the independent DKIM verifier is installed (apt-get install python3-dkim python3-dnspython)');
-  const first = caught.find((m) => m.subject === 'Hello from dev')!;
-  const raw = Buffer.from(await (await fetch(String(first['raw_url']))).arrayBuffer());
+  const raw = firstRaw;
   const [stored] = await sql<{ message: Buffer }[]>`select message from sends where subject = 'Hello from dev'`;
   t.ok(raw.equals(stored!.message), 'the sink caught the stored signed message byte for byte');
   if (verifier) {
