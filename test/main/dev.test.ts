@@ -1,4 +1,4 @@
-// The README's "Watch it arrive" followed as a new user would: the real `mailpath dev` as a child process, then every shell block of that section pasted into one bash session (ports moved to free ones), each block's outcome checked; and the README's TypeScript client example run against it.
+// The README's "Watch it arrive" followed as a new user would: the real `mailpath dev` as a child process, then every shell block of that section pasted into one bash session (ports moved to free ones), each block's outcome checked; and the TypeScript client example of docs/api.md run against it.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -210,12 +210,13 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
   }
 });
 
-t.test('the README\'s TypeScript client example runs as written against dev mode', async (t) => {
-  const readme = readFileSync(join(projectRoot(), 'README.md'), 'utf8');
-  const section = readme.slice(readme.indexOf('\nTypeScript (`clients/typescript/index.ts`'));
-  const code = /```ts\n([\s\S]*?)```/.exec(section)?.[1];
-  if (!code) return t.fail('no TypeScript example in the README');
-  // As written, but for the port: the file sits in the project root, as the README says, under a name of its own.
+t.test('the TypeScript client example of docs/api.md runs as written against dev mode', async (t) => {
+  const doc = readFileSync(join(projectRoot(), 'docs', 'api.md'), 'utf8');
+  const at = doc.indexOf('\nTypeScript (`clients/typescript/index.ts`');
+  if (at < 0) return t.fail('no TypeScript example in docs/api.md');
+  const code = /```ts\n([\s\S]*?)```/.exec(doc.slice(at))?.[1];
+  if (!code) return t.fail('no TypeScript example in docs/api.md');
+  // As written, but for the port: the file sits in the project root, as docs/api.md says, under a name of its own.
   const file = join(projectRoot(), `.readme-example-${process.pid}.ts`);
   writeFileSync(file, code.replace('https://localhost:8443/', `https://localhost:${ports.https}/`));
   t.teardown(() => rmSync(file, { force: true }));
