@@ -71,7 +71,7 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'super_admin',
     tags: TAGS,
     summary: 'The seed mailboxes',
-    description: 'Every seed mailbox, oldest first. Active seeds receive a copy of every campaign send (see the README, "Seed mailboxes").',
+    description: 'Every seed mailbox, oldest first. Active seeds receive a copy of every campaign send (see docs/deliverability.md, "Seed mailboxes").',
     response: z.object({ items: z.array(seed), total: z.number().int() }),
     handler: async () => {
       const items = await listSeeds(ctx.sql);
@@ -143,7 +143,7 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'A seed\'s copies and their placement',
     description:
-      'One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed\'s POP3 mailbox; spam when the copy carries a spam marker (README, "Seed mailboxes").',
+      'One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed\'s POP3 mailbox; spam when the copy carries a spam marker (docs/deliverability.md, "Seed mailboxes").',
     params: idParam('id'),
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(25).describe('1..200, default 25'),

@@ -169,7 +169,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'The account trust score',
     description:
-      'The trust score of all the tenant\'s live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and ' +
+      'The trust score of all the tenant\'s live sends of the last 30 days together, by the reputation formula (docs/deliverability.md, "Reputation"): weighted delivery, bounce, complaint and ' +
       'engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: ' +
       'the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends.',
     response: z.object({

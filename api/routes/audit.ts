@@ -16,7 +16,7 @@ const TAGS = ['Audit'];
 export const auditEntry = z.object({
   id: z.string(),
   time: z.string().describe('RFC 3339 UTC, millisecond precision'),
-  action: z.string().describe('Event name, e.g. campaign.created (README: Audit)'),
+  action: z.string().describe('Event name, e.g. campaign.created (docs/audit.md)'),
   actor_type: z.enum(['user', 'api_key', 'system']),
   actor_id: z.string().nullable(),
   resource_type: z.string().nullable(),
@@ -78,7 +78,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       `Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last ${CSV_DEFAULT_DAYS} days), oldest first, ` +
       `streamed from a database cursor (any size, constant memory). Columns: ${AUDIT_COLUMNS.join(', ')}; metadata is canonical JSON (keys sorted), ` +
       `hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. ` +
-      `The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). ` +
+      `The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (docs/audit.md). ` +
       `Owner role only, like the PDF; an API key needs audit:export and an owner as its maker.`,
     query: z.object({ from: calendarDate.optional().describe('First UTC day (YYYY-MM-DD)'), to: calendarDate.optional().describe('Last UTC day (YYYY-MM-DD), inclusive') }),
     errors: [403, 422],

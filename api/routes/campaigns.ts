@@ -72,7 +72,7 @@ const callerOf = (principal: Principal, ip: string): Caller => ({
   mode: principal.key?.mode ?? 'live',
 });
 
-const STATUS_NOTE = `Statuses: ${CAMPAIGN_STATUSES.join(', ')}; waiting_reason: ${WAITING_REASONS.join(', ')} (README: Campaigns).`;
+const STATUS_NOTE = `Statuses: ${CAMPAIGN_STATUSES.join(', ')}; waiting_reason: ${WAITING_REASONS.join(', ')} (docs/audiences-and-campaigns.md: Campaigns).`;
 
 export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;

@@ -126,7 +126,7 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Create an event webhook',
     description:
-      'Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see the README). ' +
+      'Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see docs/inbound.md, "Event webhooks"). ' +
       'The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). ' +
       `At most ${MAX_ENDPOINTS_PER_TENANT} endpoints per account (409).`,
     body: z.strictObject({ url, event_types: eventTypes, description: description.optional(), enabled: z.boolean().optional().describe('Default true') }),

@@ -39,7 +39,7 @@ const domain = z.object({
       factors: z.array(z.object({ name: z.enum(['delivery', 'bounce', 'complaint', 'engagement']), weight: z.number(), value: z.number().describe('0..1') })),
     })
     .nullable()
-    .describe('From the 30-day rates (formula in the README); null without sends in 30 days'),
+    .describe('From the 30-day rates (formula in docs/deliverability.md); null without sends in 30 days'),
 });
 
 export const reputationRoutes: FastifyPluginAsyncZod = async (app) => {

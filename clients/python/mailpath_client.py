@@ -2086,7 +2086,7 @@ GetAuditQuery = TypedDict("GetAuditQuery", {
 }, total=False)
 
 # time: RFC 3339 UTC, millisecond precision
-# action: Event name, e.g. campaign.created (README: Audit)
+# action: Event name, e.g. campaign.created (docs/audit.md)
 # chain_seq: Position in the hash chain; null for a moment after commit, until the appender chains the row
 # hash: SHA-256 of the row and its predecessor in the chain
 GetAuditResultDataItem = TypedDict("GetAuditResultDataItem", {
@@ -5799,7 +5799,7 @@ GetReputationResultDomainsItemTrustScoreFactorsItem = TypedDict("GetReputationRe
     "value": Required[float],
 }, total=False)
 
-# From the 30-day rates (formula in the README); null without sends in 30 days
+# From the 30-day rates (formula in docs/deliverability.md); null without sends in 30 days
 GetReputationResultDomainsItemTrustScore = TypedDict("GetReputationResultDomainsItemTrustScore", {
     "score": Required[int],
     "tier": Required[Literal["excellent", "good", "caution", "at-risk"]],
@@ -5808,7 +5808,7 @@ GetReputationResultDomainsItemTrustScore = TypedDict("GetReputationResultDomains
 
 # verified: SPF, DKIM and DMARC verify: the domain may send
 # windows: 1, 7 and 30 days, in that order
-# trust_score: From the 30-day rates (formula in the README); null without sends in 30 days
+# trust_score: From the 30-day rates (formula in docs/deliverability.md); null without sends in 30 days
 GetReputationResultDomainsItem = TypedDict("GetReputationResultDomainsItem", {
     "domain_id": Required[str],
     "domain": Required[str],
@@ -6944,7 +6944,7 @@ class Client(_Transport):
     def get_admin_seedlist(self) -> GetAdminSeedlistResult:
         """GET /admin/seedlist: The seed mailboxes
 
-        Every seed mailbox, oldest first. Active seeds receive a copy of every campaign send (see the README, "Seed mailboxes"). Super-admin only."""
+        Every seed mailbox, oldest first. Active seeds receive a copy of every campaign send (see docs/deliverability.md, "Seed mailboxes"). Super-admin only."""
         return self._call("GET", "/admin/seedlist", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def post_admin_seedlist(self, body: PostAdminSeedlistBody) -> PostAdminSeedlistResult:
@@ -6974,7 +6974,7 @@ class Client(_Transport):
     def get_admin_seedlist_by_id_hits(self, id: str, query: Optional[GetAdminSeedlistByIdHitsQuery] = None) -> GetAdminSeedlistByIdHitsResult:
         """GET /admin/seedlist/{id}/hits: A seed's copies and their placement
 
-        One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed's POP3 mailbox; spam when the copy carries a spam marker (README, "Seed mailboxes"). Super-admin only."""
+        One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed's POP3 mailbox; spam when the copy carries a spam marker (docs/deliverability.md, "Seed mailboxes"). Super-admin only."""
         return self._call("GET", f"/admin/seedlist/{_segment(id)}/hits", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_admin_tenants(self, query: Optional[GetAdminTenantsQuery] = None) -> GetAdminTenantsResult:
@@ -7232,7 +7232,7 @@ class Client(_Transport):
     def get_analytics_trust_score(self) -> GetAnalyticsTrustScoreResult:
         """GET /analytics/trust-score: The account trust score
 
-        The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends. Required scope for API keys: `reputation:read`."""
+        The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (docs/deliverability.md, "Reputation"): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends. Required scope for API keys: `reputation:read`."""
         return self._call("GET", "/analytics/trust-score", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_api_keys(self) -> GetApiKeysResult:
@@ -7286,7 +7286,7 @@ class Client(_Transport):
     def get_audit_events_csv(self, query: Optional[GetAuditEventsCsvQuery] = None) -> bytes:
         """GET /audit-events.csv: Export the audit log as CSV
 
-        Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). Owner role only, like the PDF; an API key needs audit:export and an owner as its maker. Required scope for API keys: `audit:export`. Users need the `owner` role or higher.
+        Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (docs/audit.md). Owner role only, like the PDF; an API key needs audit:export and an owner as its maker. Required scope for API keys: `audit:export`. Users need the `owner` role or higher.
 
         Returns the raw text/csv body."""
         return self._call("GET", "/audit-events.csv", query=query, body=None, expect="bytes")  # type: ignore[no-any-return]
@@ -7446,7 +7446,7 @@ class Client(_Transport):
     def get_campaigns_by_id(self, id: str) -> GetCampaignsByIdResult:
         """GET /campaigns/{id}: Read a campaign
 
-        The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. Statuses: draft, scheduled, sending, paused, sent, cancelled, failed; waiting_reason: warmup_cap, tenant_suspended, quota_exceeded, ab_winner, render_budget (README: Campaigns). Required scope for API keys: `campaigns:read`."""
+        The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. Statuses: draft, scheduled, sending, paused, sent, cancelled, failed; waiting_reason: warmup_cap, tenant_suspended, quota_exceeded, ab_winner, render_budget (docs/audiences-and-campaigns.md: Campaigns). Required scope for API keys: `campaigns:read`."""
         return self._call("GET", f"/campaigns/{_segment(id)}", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def patch_campaigns_by_id(self, id: str, body: PatchCampaignsByIdBody) -> PatchCampaignsByIdResult:
@@ -7562,7 +7562,7 @@ class Client(_Transport):
     def get_campaigns_by_id_stats(self, id: str) -> GetCampaignsByIdStatsResult:
         """GET /campaigns/{id}/stats: Campaign stats
 
-        Every counter and rate of the campaign (kept as events happen, so as fast for a million recipients as for ten), unique opens and clicks with and without machine traffic, by country, and an hourly trend of the last 72 hours. Rates are fractions; README: Campaign stats. Required scope for API keys: `campaigns:read`."""
+        Every counter and rate of the campaign (kept as events happen, so as fast for a million recipients as for ten), unique opens and clicks with and without machine traffic, by country, and an hourly trend of the last 72 hours. Rates are fractions; docs/audiences-and-campaigns.md: Campaign stats. Required scope for API keys: `campaigns:read`."""
         return self._call("GET", f"/campaigns/{_segment(id)}/stats", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_contact_custom_fields(self) -> GetContactCustomFieldsResult:
@@ -8136,7 +8136,7 @@ class Client(_Transport):
     def post_webhooks(self, body: PostWebhooksBody) -> PostWebhooksResult:
         """POST /webhooks: Create an event webhook
 
-        Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see the README). The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). At most 20 endpoints per account (409). API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
+        Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see docs/inbound.md, "Event webhooks"). The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). At most 20 endpoints per account (409). API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope. Users need the `developer` role or higher."""
         return self._call("POST", "/webhooks", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_webhooks_dead_letters(self, query: Optional[GetWebhooksDeadLettersQuery] = None) -> GetWebhooksDeadLettersPage:

@@ -1349,7 +1349,7 @@ export interface paths {
         };
         /**
          * Read a campaign
-         * @description The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. Statuses: draft, scheduled, sending, paused, sent, cancelled, failed; waiting_reason: warmup_cap, tenant_suspended, quota_exceeded, ab_winner, render_budget (README: Campaigns).
+         * @description The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. Statuses: draft, scheduled, sending, paused, sent, cancelled, failed; waiting_reason: warmup_cap, tenant_suspended, quota_exceeded, ab_winner, render_budget (docs/audiences-and-campaigns.md: Campaigns).
          *
          *     Required scope for API keys: `campaigns:read`.
          */
@@ -1607,7 +1607,7 @@ export interface paths {
         };
         /**
          * Campaign stats
-         * @description Every counter and rate of the campaign (kept as events happen, so as fast for a million recipients as for ten), unique opens and clicks with and without machine traffic, by country, and an hourly trend of the last 72 hours. Rates are fractions; README: Campaign stats.
+         * @description Every counter and rate of the campaign (kept as events happen, so as fast for a million recipients as for ten), unique opens and clicks with and without machine traffic, by country, and an hourly trend of the last 72 hours. Rates are fractions; docs/audiences-and-campaigns.md: Campaign stats.
          *
          *     Required scope for API keys: `campaigns:read`.
          */
@@ -1965,7 +1965,7 @@ export interface paths {
         };
         /**
          * The account trust score
-         * @description The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (README): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends.
+         * @description The trust score of all the tenant's live sends of the last 30 days together, by the reputation formula (docs/deliverability.md, "Reputation"): weighted delivery, bounce, complaint and engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends.
          *
          *     Required scope for API keys: `reputation:read`.
          */
@@ -2357,7 +2357,7 @@ export interface paths {
         put?: never;
         /**
          * Create an event webhook
-         * @description Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see the README). The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). At most 20 endpoints per account (409).
+         * @description Every event of the types named is POSTed to url as JSON, signed by the Standard Webhooks scheme (see docs/inbound.md, "Event webhooks"). The answer carries the signing secret (whsec_…) once; store it. url must be https and resolve only to public addresses (else 422 naming url). At most 20 endpoints per account (409).
          *
          *     API keys: only a key without scope restrictions (no scope covers this route); a scoped key gets 403 invalid_scope.
          *
@@ -3773,7 +3773,7 @@ export interface paths {
         };
         /**
          * The seed mailboxes
-         * @description Every seed mailbox, oldest first. Active seeds receive a copy of every campaign send (see the README, "Seed mailboxes").
+         * @description Every seed mailbox, oldest first. Active seeds receive a copy of every campaign send (see docs/deliverability.md, "Seed mailboxes").
          *
          *     Super-admin only.
          */
@@ -3851,7 +3851,7 @@ export interface paths {
         };
         /**
          * A seed's copies and their placement
-         * @description One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed's POP3 mailbox; spam when the copy carries a spam marker (README, "Seed mailboxes").
+         * @description One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed's POP3 mailbox; spam when the copy carries a spam marker (docs/deliverability.md, "Seed mailboxes").
          *
          *     Super-admin only.
          */
@@ -4051,7 +4051,7 @@ export interface paths {
         };
         /**
          * Export the audit log as CSV
-         * @description Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (README: Audit). Owner role only, like the PDF; an API key needs audit:export and an owner as its maker.
+         * @description Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last 30 days), oldest first, streamed from a database cursor (any size, constant memory). Columns: id, time, action, actor_type, actor_id, resource_type, resource_id, ip, metadata, hash; metadata is canonical JSON (keys sorted), hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (docs/audit.md). Owner role only, like the PDF; an API key needs audit:export and an owner as its maker.
          *
          *     Required scope for API keys: `audit:export`.
          *
@@ -17430,7 +17430,7 @@ export interface operations {
                                     sent_today: number;
                                     remaining_today: number;
                                 };
-                                /** @description From the 30-day rates (formula in the README); null without sends in 30 days */
+                                /** @description From the 30-day rates (formula in docs/deliverability.md); null without sends in 30 days */
                                 trust_score: {
                                     score: number;
                                     /** @enum {string} */
@@ -30565,7 +30565,7 @@ export interface operations {
                                 id: string;
                                 /** @description RFC 3339 UTC, millisecond precision */
                                 time: string;
-                                /** @description Event name, e.g. campaign.created (README: Audit) */
+                                /** @description Event name, e.g. campaign.created (docs/audit.md) */
                                 action: string;
                                 /** @enum {string} */
                                 actor_type: "user" | "api_key" | "system";
