@@ -1,4 +1,4 @@
-// The environment variables Mailpath reads (names and defaults in the README), validated with zod.
+// The environment variables Mailpath reads (names and defaults in docs/operating.md, "Configuration"), validated with zod.
 import { isIP } from 'node:net';
 import { z } from 'zod';
 

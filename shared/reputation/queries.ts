@@ -21,7 +21,7 @@ export async function domainsWithWarmup(db: Queryable, tenantId: string, day: st
     order by d.name`;
 }
 
-/** Outcome counts of one domain's live sends created in a window (README: reputation). */
+/** Outcome counts of one domain's live sends created in a window (docs/deliverability.md: Reputation). */
 export interface WindowCounts {
   domain_id: string;
   days: number;

@@ -1,4 +1,4 @@
-// The trust score of a sending domain: one 0..100 figure from its 30-day delivery, bounce, complaint and engagement rates (README: reputation).
+// The trust score of a sending domain: one 0..100 figure from its 30-day delivery, bounce, complaint and engagement rates (docs/deliverability.md: Reputation).
 
 /** Rates as fractions 0..1; null when their denominator is zero. */
 export interface Rates {

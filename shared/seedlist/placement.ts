@@ -8,7 +8,7 @@ const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SPAM_FOLDER = /\b(spam|junk|bulk)\b/i;
 
 /**
- * The spam markers (README "Seed mailboxes"), any one of which makes a copy spam:
+ * The spam markers (docs/deliverability.md, "Seed mailboxes"), any one of which makes a copy spam:
  * - X-Spam-Flag: YES, or X-Spam-Status beginning with Yes (SpamAssassin's and most filters' verdict fields);
  * - the first Authentication-Results field (the MX's own, put above the message's) saying dmarc=fail: mail that
  *   fails DMARC is what receiving providers junk or refuse;

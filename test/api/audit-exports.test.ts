@@ -172,7 +172,7 @@ t.test('PDF: every page footer carries the digest the CSV recomputes; Unicode te
   const pages = await pdfText(res.rawPayload);
   t.ok(pages.length > 1, `several pages (${pages.length})`);
 
-  // The same rows through the CSV: its data lines hashed are the digest (the README's sha256sum one-liner).
+  // The same rows through the CSV: its data lines hashed are the digest (docs/audit.md's sha256sum one-liner).
   const csv = (await get(`/audit-events.csv?from=${day(from)}&to=${day(new Date(clock.now().getTime() + DAY))}`, tenant.token)).body;
   t.equal(rowsOf(csv).length, 402, "the rows and the tenant.registered row");
   const digest = csvDigest(csv);
