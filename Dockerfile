@@ -24,7 +24,7 @@ COPY --from=build /app/dist ./dist
 COPY config ./config
 COPY shared/db/migrations ./shared/db/migrations
 # The audit PDF export's embedded font.
-COPY shared/audit/fonts ./shared/audit/fonts
+COPY shared/operations/audit/fonts ./shared/operations/audit/fonts
 # The data dir holds the embedded database (pgdata/), the generated TLS pair (tls/) and jwt-secret.
 RUN mkdir -p /data && chown node:node /data && chmod 700 /data
 USER node

@@ -1,16 +1,16 @@
 // What the API needs from the running service: the domain deps, the send path and the request-side services, all built once by the entry point (main/services.ts).
-import type { ProviderClassifier } from '../shared/analytics/provider-classifier.js';
-import type { CredentialResolver } from '../shared/auth/credentials.js';
+import type { ProviderClassifier } from '../shared/engagement/analytics/provider-classifier.js';
+import type { CredentialResolver } from '../shared/accounts/auth/credentials.js';
 import type { TenantQueries } from '../shared/db/deadline.js';
-import type { SessionTokens } from '../shared/auth/jwt.js';
-import type { DomainDeps } from '../shared/domains/deps.js';
-import type { WebhookTester } from '../shared/inbound-webhooks/tester.js';
-import type { KeyUsageRecorder } from '../shared/keys/last-used.js';
-import type { RateLimiter } from '../shared/ratelimit/limiter.js';
-import type { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
+import type { SessionTokens } from '../shared/accounts/auth/jwt.js';
+import type { DomainDeps } from '../shared/deliverability/domains/deps.js';
+import type { WebhookTester } from '../shared/webhooks/inbound/tester.js';
+import type { KeyUsageRecorder } from '../shared/accounts/keys/last-used.js';
+import type { RateLimiter } from '../shared/limits/rate-limits/limiter.js';
+import type { TenantLimits } from '../shared/limits/rate-limits/tenant-limits.js';
 import type { SendingDeps } from '../shared/sending/deps.js';
-import type { SystemMail } from '../shared/system-mail/mailer.js';
-import type { HitSink } from '../shared/tracking/recorder.js';
+import type { SystemMail } from '../shared/sending/system-mail/mailer.js';
+import type { HitSink } from '../shared/engagement/tracking/recorder.js';
 
 /**
  * Domain services (database, config, clock, resolvers, sealing box), the send path (gates, signing,

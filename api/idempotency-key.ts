@@ -1,6 +1,6 @@
 // The Idempotency-Key request header of the send routes (POST /transactional/send, POST /campaigns/{id}/send): its
 // rule, read from a request here and documented from the same pattern in the OpenAPI document (api/route.ts).
-import { validationError } from '../shared/errors.js';
+import { validationError } from '../shared/kernel/errors.js';
 
 /** 1..255 printable ASCII characters, no spaces. */
 export const IDEMPOTENCY_KEY_PATTERN = '^[\\x21-\\x7e]{1,255}$';

@@ -5,7 +5,7 @@ import { STATUS_CODES, type ServerOptions } from 'node:http';
 import type { Socket } from 'node:net';
 import { STATS_BATCH_MAX } from '../shared/campaigns/stats.js';
 import type { Config } from '../shared/config/index.js';
-import { ERROR_STATUS, type ErrorSlug } from '../shared/errors.js';
+import { ERROR_STATUS, type ErrorSlug } from '../shared/kernel/errors.js';
 import type { ApiContext } from './context.js';
 import { API_PREFIX } from './plugins/openapi.js';
 import { addressRateHeaders, inFlightRateHeaders } from './plugins/rate-limit.js';

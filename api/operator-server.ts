@@ -1,8 +1,8 @@
 // The operator port (MAILPATH_METRICS_PORT on MAILPATH_METRICS_HOST, loopback by default): GET /metrics in Prometheus's text format, nothing else.
 import { createServer, type Server } from 'node:http';
-import type { Logger } from '../shared/log.js';
-import type { Metrics } from '../shared/metrics/metrics.js';
-import { listenFailure } from '../shared/operational-errors.js';
+import type { Logger } from '../shared/kernel/log.js';
+import type { Metrics } from '../shared/operations/metrics/metrics.js';
+import { listenFailure } from '../shared/kernel/operational-errors.js';
 
 export interface RunningOperatorServer {
   port: number;

@@ -1,7 +1,7 @@
 // The spec's X-Quota-* response headers of the send routes (POST /transactional/send, POST /campaigns/{id}/send).
 import type { FastifyReply } from 'fastify';
-import { AppError } from '../shared/errors.js';
-import { monthlyUsage, type Quota } from '../shared/quota/usage.js';
+import { AppError } from '../shared/kernel/errors.js';
+import { monthlyUsage, type Quota } from '../shared/limits/quota/usage.js';
 import type { ApiContext } from './context.js';
 
 /** Used, cap and remaining; the warning flag at 80 % of the cap or more. */

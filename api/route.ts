@@ -2,12 +2,12 @@
 import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { Principal } from '../shared/auth/principal.js';
-import { AppError, validationError } from '../shared/errors.js';
-import { describeScopeRule, type ScopeRule } from '../shared/keys/scopes.js';
-import type { RateCategory as BucketCategory } from '../shared/ratelimit/buckets.js';
-import type { UserRole } from '../shared/auth/users.js';
-import { defaultRouteRole } from '../shared/team/roles.js';
+import type { Principal } from '../shared/accounts/auth/principal.js';
+import { AppError, validationError } from '../shared/kernel/errors.js';
+import { describeScopeRule, type ScopeRule } from '../shared/accounts/keys/scopes.js';
+import type { RateCategory as BucketCategory } from '../shared/limits/rate-limits/buckets.js';
+import type { UserRole } from '../shared/accounts/auth/users.js';
+import { defaultRouteRole } from '../shared/accounts/team/roles.js';
 import { errorEnvelope, okEnvelope, listEnvelope } from './schemas/envelope.js';
 import { IDEMPOTENCY_KEY_PATTERN } from './idempotency-key.js';
 
@@ -25,10 +25,10 @@ export type RateCategory = Exclude<BucketCategory, 'public'>;
 
 export interface RouteConfig {
   auth: AuthMode;
-  /** What an API key needs (shared/keys/scopes.ts); every route that takes keys states it. Checked before the input is validated. */
+  /** What an API key needs (shared/accounts/keys/scopes.ts); every route that takes keys states it. Checked before the input is validated. */
   scope?: ScopeRule;
   rateLimit?: RateCategory;
-  /** The least user role the route needs (policy in shared/team/roles.ts); default: viewer for reads, developer for writes. */
+  /** The least user role the route needs (policy in shared/accounts/team/roles.ts); default: viewer for reads, developer for writes. */
   role?: UserRole;
   /** The route hands out access that outlives the request (a key, an invite, a role): impersonation tokens are refused (403). */
   grantsAccess?: boolean;

@@ -1,5 +1,5 @@
 // How the API answers a send the outbound gates refused: a suspended tenant 403, the monthly cap 402 with its quota headers.
-import { AppError } from '../shared/errors.js';
+import { AppError } from '../shared/kernel/errors.js';
 import type { Refusal } from '../shared/sending/gates/types.js';
 import { quotaHeaders } from './quota-headers.js';
 

@@ -1,8 +1,8 @@
 // The api role: HTTPS API on MAILPATH_HTTPS_PORT, and an HTTP listener answering every request with 301 to HTTPS.
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { Socket } from 'node:net';
-import { listenFailure, type PortVariable } from '../shared/operational-errors.js';
-import { loadTls } from '../shared/tls.js';
+import { listenFailure, type PortVariable } from '../shared/kernel/operational-errors.js';
+import { loadTls } from '../shared/kernel/tls.js';
 import { buildApp } from './app.js';
 import type { ApiContext } from './context.js';
 import { clientErrorHandler, listenerOptions } from './listener.js';

@@ -13,12 +13,12 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
-import { chainPending, startAuditAppender } from '../shared/audit/appender.js';
-import { writeAudit, type AuditEvent } from '../shared/audit/log.js';
-import { verifyAuditChain } from '../shared/audit/verify.js';
+import { chainPending, startAuditAppender } from '../shared/operations/audit/appender.js';
+import { writeAudit, type AuditEvent } from '../shared/operations/audit/log.js';
+import { verifyAuditChain } from '../shared/operations/audit/verify.js';
 import { connect, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
-import { createLogger } from '../shared/log.js';
+import { createLogger } from '../shared/kernel/log.js';
 import { writeAuditLocked } from './lib/audit-locked.js';
 import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 

@@ -13,9 +13,9 @@ import { pipeline } from 'node:stream/promises';
 import postgres from 'postgres';
 import { connect, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
-import { engagementCsv } from '../shared/engagement-export/csv.js';
-import { createLogger } from '../shared/log.js';
-import { insertTenant } from '../shared/tenants/queries.js';
+import { engagementCsv } from '../shared/campaigns/engagement-export/csv.js';
+import { createLogger } from '../shared/kernel/log.js';
+import { insertTenant } from '../shared/accounts/tenants/queries.js';
 import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
 const EVENTS = Math.min(5_000_000, Math.max(100_000, Math.floor(Number(process.env['BENCH_EXPORT_EVENTS'] ?? 1_000_000)) || 1_000_000));

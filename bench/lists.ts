@@ -8,15 +8,15 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
-import type { AuditActor } from '../shared/audit/log.js';
-import { systemClock } from '../shared/clock.js';
+import type { AuditActor } from '../shared/operations/audit/log.js';
+import { systemClock } from '../shared/kernel/clock.js';
 import { connect, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
-import { countMembersByStatus } from '../shared/lists/member-queries.js';
-import { addMembers, eachMemberIdBatch, listMemberPage, removeMembers } from '../shared/lists/members.js';
-import { createList, getList, removeList } from '../shared/lists/service.js';
-import { createLogger } from '../shared/log.js';
-import { insertTenant } from '../shared/tenants/queries.js';
+import { countMembersByStatus } from '../shared/audiences/lists/member-queries.js';
+import { addMembers, eachMemberIdBatch, listMemberPage, removeMembers } from '../shared/audiences/lists/members.js';
+import { createList, getList, removeList } from '../shared/audiences/lists/service.js';
+import { createLogger } from '../shared/kernel/log.js';
+import { insertTenant } from '../shared/accounts/tenants/queries.js';
 import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
 const MEMBERS = Math.min(5_000_000, Math.max(200_000, Math.floor(Number(process.env['BENCH_LIST_MEMBERS'] ?? 1_000_000)) || 1_000_000));

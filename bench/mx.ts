@@ -15,7 +15,7 @@ import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import postgres from 'postgres';
-import { projectRoot } from '../shared/paths.js';
+import { projectRoot } from '../shared/kernel/paths.js';
 import { startDnsServer } from '../test/helpers/dns-server.js';
 import { machineBusySeconds } from './lib/cpu.js';
 import { ensurePostfix, postfixQueued, startPostfix, startSink, stopPostfix } from './lib/postfix-peer.js';

@@ -10,9 +10,9 @@ import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
 import { connect } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
-import { createLogger } from '../shared/log.js';
-import { RateLimiter, type Bucket } from '../shared/ratelimit/limiter.js';
-import { insertTenant } from '../shared/tenants/queries.js';
+import { createLogger } from '../shared/kernel/log.js';
+import { RateLimiter, type Bucket } from '../shared/limits/rate-limits/limiter.js';
+import { insertTenant } from '../shared/accounts/tenants/queries.js';
 import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
 const HITS = 200_000;

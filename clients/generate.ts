@@ -5,7 +5,7 @@ import { fileURLToPath } from 'node:url';
 import openapiTS, { astToString } from 'openapi-typescript';
 import { generatePython, type OpenApiDocument } from './generate-python.js';
 import { buildOpenApiDocument } from './openapi-document.js';
-import { projectRoot } from '../shared/paths.js';
+import { projectRoot } from '../shared/kernel/paths.js';
 
 export const CLIENTS_DIR = join(projectRoot(), 'clients');
 

@@ -2,9 +2,9 @@
 import postgres from 'postgres';
 import { buildApp } from '../api/app.js';
 import type { ApiContext } from '../api/context.js';
-import { systemClock } from '../shared/clock.js';
+import { systemClock } from '../shared/kernel/clock.js';
 import { loadConfig } from '../shared/config/index.js';
-import { createLogger } from '../shared/log.js';
+import { createLogger } from '../shared/kernel/log.js';
 
 /**
  * The document as the API serves it. Registration reads only the configuration (the server URL, the key prefixes

@@ -34,7 +34,7 @@ export function typescriptSources(trees) {
 
 /**
  * Compiles `sources` into `outdir`, keeping their paths relative to the project root. Only code is compiled: the
- * service finds its assets (config/, migrations, fonts) from the project root (shared/paths.ts), so nothing is copied.
+ * service finds its assets (config/, migrations, fonts) from the project root (shared/kernel/paths.ts), so nothing is copied.
  */
 export async function compileTree(sources, outdir, { sourcemap = 'linked' } = {}) {
   await build({

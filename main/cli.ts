@@ -4,7 +4,7 @@ import { ConfigError } from '../shared/config/index.js';
 import { loadMailpathConfig } from './config.js';
 import { openDatabase } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
-import { createLogger } from '../shared/log.js';
+import { createLogger } from '../shared/kernel/log.js';
 import { startDev } from './dev/start.js';
 import { startMailpath } from './runtime.js';
 import { describeFatal } from './startup-errors.js';

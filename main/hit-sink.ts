@@ -3,12 +3,12 @@
 import { join } from 'node:path';
 import type { Config } from '../shared/config/index.js';
 import type { Sql } from '../shared/db/connection.js';
-import type { Logger } from '../shared/log.js';
-import { HitSpool } from '../shared/tracking/hit-spool.js';
-import { HitRecorder, type HitSink } from '../shared/tracking/recorder.js';
-import { ThreadedHitRecorder } from '../shared/tracking/recorder-thread.js';
-import { SpooledHitRecorder } from '../shared/tracking/spooled-recorder.js';
-import { TrafficRules } from '../shared/tracking/traffic-rules.js';
+import type { Logger } from '../shared/kernel/log.js';
+import { HitSpool } from '../shared/engagement/tracking/hit-spool.js';
+import { HitRecorder, type HitSink } from '../shared/engagement/tracking/recorder.js';
+import { ThreadedHitRecorder } from '../shared/engagement/tracking/recorder-thread.js';
+import { SpooledHitRecorder } from '../shared/engagement/tracking/spooled-recorder.js';
+import { TrafficRules } from '../shared/engagement/tracking/traffic-rules.js';
 
 /** The spool's directory under the data dir. */
 export const HIT_SPOOL_DIR = 'tracking-spool';

@@ -3,8 +3,8 @@ import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import type { RenderConfig } from '../shared/config/index.js';
-import type { Logger } from '../shared/log.js';
-import { overBudget, renderBusy, type ItemOutcome, type RenderJob, type RenderOptions, type RenderReport, type TemplateRenderer } from '../shared/templates/renderer.js';
+import type { Logger } from '../shared/kernel/log.js';
+import { overBudget, renderBusy, type ItemOutcome, type RenderJob, type RenderOptions, type RenderReport, type TemplateRenderer } from '../shared/sending/templates/renderer.js';
 import type { RenderAnswer, RenderTask } from './render-thread.js';
 
 /** Jobs of one tenant: how many run, and those waiting in arrival order. */

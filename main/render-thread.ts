@@ -1,11 +1,11 @@
 // A render thread of the pool (main/render-pool.ts): runs one render job at a time, reporting where it is in a shared buffer so that a job stopped at its deadline names the part it was stuck in.
 import { isMainThread, threadId } from 'node:worker_threads';
-import { runRenderJob } from '../shared/templates/render-job.js';
-import type { RenderJob, RenderReport } from '../shared/templates/renderer.js';
+import { runRenderJob } from '../shared/sending/templates/render-job.js';
+import type { RenderJob, RenderReport } from '../shared/sending/templates/renderer.js';
 
 export interface RenderTask {
   job: RenderJob;
-  /** Three Int32 slots: the item and source being rendered (shared/templates/render-job.ts JobProgress), and whether the job began. */
+  /** Three Int32 slots: the item and source being rendered (shared/sending/templates/render-job.ts JobProgress), and whether the job began. */
   progress: SharedArrayBuffer;
 }
 

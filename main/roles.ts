@@ -7,13 +7,13 @@ import { startOutbound } from '../mta/outbound/deliver/start.js';
 import { startSubmission } from '../mta/submission/server.js';
 import { startWebhookDelivery } from '../mta/webhook/start.js';
 import { startFanoutWorker } from '../shared/campaigns/fanout-worker.js';
-import { startEventWebhookDelivery } from '../shared/event-webhooks/worker.js';
+import { startEventWebhookDelivery } from '../shared/webhooks/events/worker.js';
 import type { Role } from '../shared/config/index.js';
-import { startImportWorker } from '../shared/imports/start.js';
-import { startChatNotifier } from '../shared/notify/chat.js';
-import { startImpersonationAuditWorker } from '../shared/impersonation/audit-jobs.js';
-import { startAuditAppender } from '../shared/audit/appender.js';
-import { scheduleWorkers } from '../shared/workers/schedule.js';
+import { startImportWorker } from '../shared/audiences/imports/start.js';
+import { startChatNotifier } from '../shared/operations/notify/chat.js';
+import { startImpersonationAuditWorker } from '../shared/accounts/impersonation/audit-jobs.js';
+import { startAuditAppender } from '../shared/operations/audit/appender.js';
+import { scheduleWorkers } from '../shared/operations/workers/schedule.js';
 import { PLUGINS } from '../plugins/index.js';
 import type { Services } from './services.js';
 
@@ -82,7 +82,7 @@ const STARTERS: Record<Role, RoleStarter> = {
     return { name: 'outbound', stop, details: { relay: services.config.outboundRelay ?? null } };
   },
   // The scheduler supervises the queues (maintenance, expiry, cron schedules), runs the timed workers
-  // and posts operator notifications to the chat webhook (shared/notify/chat.ts).
+  // and posts operator notifications to the chat webhook (shared/operations/notify/chat.ts).
   scheduler: async (services) => {
     const deps = withRole(services, 'scheduler');
     const stopWorkers = await scheduleWorkers(services.boss, deps);
@@ -90,7 +90,7 @@ const STARTERS: Record<Role, RoleStarter> = {
       await stopWorkers();
       throw err;
     });
-    // Writes the audit rows of impersonated writes the API queued (shared/impersonation/audit-jobs.ts).
+    // Writes the audit rows of impersonated writes the API queued (shared/accounts/impersonation/audit-jobs.ts).
     const impersonationAudit = await startImpersonationAuditWorker(deps).catch(async (err: unknown) => {
       await Promise.all([stopWorkers(), chat.stop()]);
       throw err;

@@ -1,18 +1,18 @@
 // Starts a Mailpath process: database (or embedded), migrations, job queues, the services (once), its roles, then the super-admin bootstrap.
 import { ConfigError, type Config } from '../shared/config/index.js';
-import { planExists } from '../shared/tenants/settings-queries.js';
-import { systemClock } from '../shared/clock.js';
+import { planExists } from '../shared/accounts/tenants/settings-queries.js';
+import { systemClock } from '../shared/kernel/clock.js';
 import { openDatabase, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
-import { createLogger, type Logger } from '../shared/log.js';
+import { createLogger, type Logger } from '../shared/kernel/log.js';
 import { startBoss, type Boss } from '../shared/jobs/boss.js';
-import { ensureSuperAdmin, showGeneratedPassword } from '../shared/auth/bootstrap.js';
+import { ensureSuperAdmin, showGeneratedPassword } from '../shared/accounts/auth/bootstrap.js';
 import { startRoles, type RunningRole } from './roles.js';
 import { buildServices, type Services } from './services.js';
 import { lowerHelperThreads } from './thread-priority.js';
 import { startOperatorServer, type RunningOperatorServer } from '../api/operator-server.js';
-import { QueryTimings, timedSql } from '../shared/observability/query-timing.js';
-import { startTimingFlusher, type RunningTimingFlusher } from '../shared/observability/timing-flusher.js';
+import { QueryTimings, timedSql } from '../shared/operations/observability/query-timing.js';
+import { startTimingFlusher, type RunningTimingFlusher } from '../shared/operations/observability/timing-flusher.js';
 
 export interface RunningMailpath {
   roles: RunningRole[];

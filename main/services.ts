@@ -1,39 +1,39 @@
 // The process-wide services, built once at start-up: every role takes what it needs from this one object (each role's deps type is a part of it).
-import { ProviderClassifier } from '../shared/analytics/provider-classifier.js';
+import { ProviderClassifier } from '../shared/engagement/analytics/provider-classifier.js';
 import type { ApiContext } from '../api/context.js';
 import type { MxDeps } from '../mta/inbound/deps.js';
 import type { DeliveryDeps } from '../mta/outbound/deliver/start.js';
 import type { SubmissionDeps } from '../mta/submission/server.js';
 import { testSendWebhook } from '../mta/webhook/test-send.js';
 import type { WebhookDeps } from '../mta/webhook/worker.js';
-import { CredentialResolver } from '../shared/auth/credentials.js';
+import { CredentialResolver } from '../shared/accounts/auth/credentials.js';
 import { ensureFanoutJobs } from '../shared/campaigns/fanout-jobs.js';
-import { SessionTokens } from '../shared/auth/jwt.js';
-import type { Clock } from '../shared/clock.js';
+import { SessionTokens } from '../shared/accounts/auth/jwt.js';
+import type { Clock } from '../shared/kernel/clock.js';
 import type { Config } from '../shared/config/index.js';
 import type { Sql } from '../shared/db/connection.js';
-import { createResolver, resolverFor } from '../shared/dns.js';
-import { ensureImportJobs } from '../shared/imports/jobs.js';
+import { createResolver, resolverFor } from '../shared/kernel/dns.js';
+import { ensureImportJobs } from '../shared/audiences/imports/jobs.js';
 import { ensureInboundJobs } from '../shared/inbound/jobs.js';
 import type { Boss } from '../shared/jobs/boss.js';
-import { KeyUsageRecorder } from '../shared/keys/last-used.js';
-import { ensureChatJobs } from '../shared/notify/chat.js';
-import { ensureImpersonationAuditJobs } from '../shared/impersonation/audit-jobs.js';
-import type { Logger } from '../shared/log.js';
-import { RateLimiter } from '../shared/ratelimit/limiter.js';
-import { TenantLimits } from '../shared/ratelimit/tenant-limits.js';
-import { loadMasterKey } from '../shared/secrets/master-key.js';
-import { SealedBox } from '../shared/secrets/sealed-box.js';
-import { verpKey } from '../shared/sends/verp.js';
-import { linkTokenKey } from '../shared/tracking/tokens.js';
+import { KeyUsageRecorder } from '../shared/accounts/keys/last-used.js';
+import { ensureChatJobs } from '../shared/operations/notify/chat.js';
+import { ensureImpersonationAuditJobs } from '../shared/accounts/impersonation/audit-jobs.js';
+import type { Logger } from '../shared/kernel/log.js';
+import { RateLimiter } from '../shared/limits/rate-limits/limiter.js';
+import { TenantLimits } from '../shared/limits/rate-limits/tenant-limits.js';
+import { loadMasterKey } from '../shared/kernel/secrets/master-key.js';
+import { SealedBox } from '../shared/kernel/secrets/sealed-box.js';
+import { verpKey } from '../shared/sending/outbound-log/verp.js';
+import { linkTokenKey } from '../shared/engagement/tracking/tokens.js';
 import { buildHitSink } from './hit-sink.js';
 import { RenderPool } from './render-pool.js';
 import { acceptSend } from '../shared/sending/accept.js';
 import { createSendingDeps } from '../shared/sending/deps.js';
-import { SystemMail } from '../shared/system-mail/mailer.js';
-import type { WorkerDeps } from '../shared/workers/catalog.js';
+import { SystemMail } from '../shared/sending/system-mail/mailer.js';
+import type { WorkerDeps } from '../shared/operations/workers/catalog.js';
 import { cachedQueueDepths } from '../shared/jobs/depth.js';
-import { Metrics } from '../shared/metrics/metrics.js';
+import { Metrics } from '../shared/operations/metrics/metrics.js';
 import { TenantQueries } from '../shared/db/deadline.js';
 
 /** What a process starts from: its configuration, database, logger, job queues and clock. */
@@ -75,7 +75,7 @@ export async function buildServices(core: Core): Promise<Services> {
   const resolverOptions = { timeoutMs: config.dns.timeout_ms, tries: config.dns.tries };
   const vault = new SealedBox(masterKey);
   const dns = createResolver(config.dnsServers, resolverOptions);
-  // Tenants' templates render on these threads only, for every role of the process (shared/templates/renderer.ts).
+  // Tenants' templates render on these threads only, for every role of the process (shared/sending/templates/renderer.ts).
   const renderer = new RenderPool(config.render, log);
   const sending = createSendingDeps({ config, sql, log, boss, clock, dns, metrics, verpKey: verpKey(masterKey), linkKey: linkTokenKey(masterKey), vault, renderer });
 

@@ -1,6 +1,6 @@
 // How the `mailpath` command reports a failure: an expected one (configuration, a port or the data dir in use, the database unreachable) as one line without a stack, anything else with its stack.
 import { ConfigError } from '../shared/config/index.js';
-import { OperationalError } from '../shared/operational-errors.js';
+import { OperationalError } from '../shared/kernel/operational-errors.js';
 
 export interface FatalReport {
   /** What to print on stderr (ends with a newline). */

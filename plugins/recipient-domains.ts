@@ -1,8 +1,8 @@
 // MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce, feedback-loop, postmaster or unsubscribe address); never an open relay.
 import DataLoader from 'dataloader';
 import { recipientFacts, type RecipientFacts } from '../shared/inbound/queries.js';
-import { sendIdOfBounce } from '../shared/sends/verp.js';
-import { sendIdOfUnsubscribeAddress } from '../shared/tracking/link-tokens.js';
+import { sendIdOfBounce } from '../shared/sending/outbound-log/verp.js';
+import { sendIdOfUnsubscribeAddress } from '../shared/engagement/tracking/link-tokens.js';
 import type { MxDeps } from '../mta/inbound/deps.js';
 import { accept, reject, type Plugin } from '../mta/hooks/phases.js';
 

@@ -1,7 +1,7 @@
 // MX plugin `seed-placement`, in the queue phase before `store`: a message to an active seed mailbox that is one of a campaign's seed copies has its placement (inbox or spam) recorded; it never decides anything.
 import { performance } from 'node:perf_hooks';
-import { activeSeedEmails } from '../shared/seedlist/queries.js';
-import { observeAtMx } from '../shared/seedlist/placement.js';
+import { activeSeedEmails } from '../shared/deliverability/seed-mailboxes/queries.js';
+import { observeAtMx } from '../shared/deliverability/seed-mailboxes/placement.js';
 import type { MxDeps } from '../mta/inbound/deps.js';
 import { proceed, type Plugin } from '../mta/hooks/phases.js';
 

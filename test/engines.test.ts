@@ -3,7 +3,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import semver from 'semver';
 import t from 'tap';
-import { projectRoot } from '../shared/paths.js';
+import { projectRoot } from '../shared/kernel/paths.js';
 
 const root = projectRoot();
 const pkg = JSON.parse(readFileSync(join(root, 'package.json'), 'utf8')) as { engines: { node: string } };

@@ -2,7 +2,7 @@
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import t from 'tap';
-import { projectRoot } from '../shared/paths.js';
+import { projectRoot } from '../shared/kernel/paths.js';
 
 const ROOT = projectRoot();
 const SOURCE_DIRS = ['main', 'api', 'mta', 'plugins', 'shared'] as const;

@@ -21,7 +21,7 @@ const OUT = join(ROOT, '.build');
 const TREES = ['main', 'api', 'mta', 'plugins', 'shared', 'bench', 'clients', 'test'];
 
 // Only code is compiled: tests and sources find their assets (config/, migrations, fixtures, the Python verifiers)
-// from the project root (shared/paths.ts), so nothing else is copied.
+// from the project root (shared/kernel/paths.ts), so nothing else is copied.
 const sources = typescriptSources(TREES);
 
 // The Debian packages the tests' real peers come from (test/system-packages.mjs): installed here when root can, else
@@ -56,9 +56,9 @@ const BUNDLED = join(OUT, 'bundled');
 // the run then waits for it with the other slots idle. The longest files of a whole run (50 s or more each) are
 // bundled under test/0-first/, which sorts first, so they start at once and the short ones fill the slots around them.
 const LONG_POLES = [
-  'typecheck', 'smoke/start', 'main/startup-errors', 'shared/imports/crash', 'shared/campaigns/processes', 'shared/campaigns/crash',
-  'shared/db/embedded', 'shared/bounce-mailboxes/poller', 'shared/segments/evaluate', 'shared/event-webhooks/event-webhooks-delivery',
-  'shared/segments/random', 'mta/inbound/durability',
+  'typecheck', 'smoke/start', 'main/startup-errors', 'shared/audiences/imports/crash', 'shared/campaigns/processes', 'shared/campaigns/crash',
+  'shared/db/embedded', 'shared/delivery/bounce-mailboxes/poller', 'shared/audiences/segments/evaluate', 'shared/webhooks/events/event-webhooks-delivery',
+  'shared/audiences/segments/random', 'mta/inbound/durability',
 ].map((name) => join('test', `${name}.test.ts`));
 /** A test file's bundled name, without .js, under .build/bundled/: its own path, or under test/0-first/ for a long pole. */
 function bundledName(rel) {

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import t from 'tap';
-import { projectRoot } from '../shared/paths.js';
+import { projectRoot } from '../shared/kernel/paths.js';
 
 // The runner's own module, from the project root (only TypeScript is compiled into .build/).
 const { ensureSystemPackages } = (await import(pathToFileURL(join(projectRoot(), 'test', 'system-packages.mjs')).href)) as { ensureSystemPackages: () => string[] };

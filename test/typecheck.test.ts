@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { projectRoot } from '../shared/paths.js';
+import { projectRoot } from '../shared/kernel/paths.js';
 
 const run = promisify(execFile);
 

@@ -1,6 +1,6 @@
 // The page the team-invite e-mail links to: a form carrying the token, posted back here and accepted server-side with the JSON endpoint's domain call.
-import { AppError } from '../../shared/errors.js';
-import { acceptInvite, type AcceptDeps } from '../../shared/team/accept.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import { acceptInvite, type AcceptDeps } from '../../shared/accounts/team/accept.js';
 import type { PageAnswer } from './answer.js';
 import { brokenLinkText, field, formProblem, linkToken, MAX_FIRST_NAME_LENGTH, passwordFields, passwordSentence, typedPasswordProblem } from './form.js';
 import { html, notice, renderPage } from './html.js';

@@ -1,7 +1,7 @@
 // The pages platform e-mails link to, outside /api/v1: /reset-password and /accept-invite, plain HTML forms posted back to the same path and handled server-side.
 import type { FastifyError, FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/kernel/errors.js';
 import { showInviteForm, submitInvite, INVITE_PATH } from './accept-invite.js';
 import { problemPage, type PageAnswer } from './answer.js';
 import { PAGE_HEADERS } from './html.js';

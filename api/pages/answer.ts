@@ -1,5 +1,5 @@
 // A page's answer (status, HTML, extra headers) and the answers shared by the account pages: too many attempts, and any other refusal or failure.
-import type { AppError } from '../../shared/errors.js';
+import type { AppError } from '../../shared/kernel/errors.js';
 import { notice, renderPage } from './html.js';
 
 export interface PageAnswer {

@@ -1,6 +1,6 @@
 // The page the password-reset e-mail links to: a form carrying the token, posted back here and confirmed server-side with the JSON endpoint's domain call.
-import { confirmPasswordReset, type PasswordResetDeps } from '../../shared/auth/password-reset.js';
-import { AppError } from '../../shared/errors.js';
+import { confirmPasswordReset, type PasswordResetDeps } from '../../shared/accounts/auth/password-reset.js';
+import { AppError } from '../../shared/kernel/errors.js';
 import { brokenLinkText, field, formProblem, linkToken, passwordFields, passwordSentence, typedPasswordProblem } from './form.js';
 import { html, notice, renderPage } from './html.js';
 import { tooManyAttempts, type PageAnswer } from './answer.js';

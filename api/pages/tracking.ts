@@ -1,13 +1,13 @@
 // The public tracking and unsubscribe endpoints, outside /api/v1: GET /o/<token> (open pixel), GET /c/<token> (click redirect, or a page naming the target for simulated, sandbox and suspended tenants' sends), GET and POST /u/<token> (unsubscribe page, RFC 8058 one-click).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AppError } from '../../shared/errors.js';
-import { truncateIp } from '../../shared/tracking/ip.js';
-import { readClickToken, readOpenToken, readUnsubscribeToken, TRACKING_PATHS } from '../../shared/tracking/link-tokens.js';
-import { sendRecipient, sendTenant } from '../../shared/tracking/queries.js';
-import type { Hit } from '../../shared/tracking/recorder.js';
-import { applyUnsubscribe } from '../../shared/tracking/unsubscribe-apply.js';
-import { SuspendedTenants } from '../../shared/tenants/suspended-cache.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import { truncateIp } from '../../shared/engagement/tracking/ip.js';
+import { readClickToken, readOpenToken, readUnsubscribeToken, TRACKING_PATHS } from '../../shared/engagement/tracking/link-tokens.js';
+import { sendRecipient, sendTenant } from '../../shared/engagement/tracking/queries.js';
+import type { Hit } from '../../shared/engagement/tracking/recorder.js';
+import { applyUnsubscribe } from '../../shared/engagement/tracking/unsubscribe-apply.js';
+import { SuspendedTenants } from '../../shared/accounts/tenants/suspended-cache.js';
 import { problemPage, type PageAnswer } from './answer.js';
 import { clickInterstitial } from './click-interstitial.js';
 import { PAGE_HEADERS } from './html.js';

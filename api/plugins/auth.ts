@@ -1,9 +1,9 @@
 // Authentication (bearer credential → principal) and authorization (route mode, scope) for API requests.
 import type { FastifyContextConfig, FastifyRequest } from 'fastify';
-import { AppError } from '../../shared/errors.js';
-import type { Principal } from '../../shared/auth/principal.js';
-import { scopeRefusal } from '../../shared/keys/scopes.js';
-import { resolveMailboxSession } from '../../shared/mailboxes/sessions.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import type { Principal } from '../../shared/accounts/auth/principal.js';
+import { scopeRefusal } from '../../shared/accounts/keys/scopes.js';
+import { resolveMailboxSession } from '../../shared/inbound/workspace-mailboxes/sessions.js';
 import type { ApiContext } from '../context.js';
 
 export type AuthOutcome = { principal: Principal; error?: undefined } | { principal?: undefined; error: AppError | undefined };

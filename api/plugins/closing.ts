@@ -3,7 +3,7 @@
 // to another instance, and Retry-After so a client without another instance waits briefly.
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsync } from 'fastify';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/kernel/errors.js';
 
 const plugin: FastifyPluginAsync = async (app) => {
   let closing = false;

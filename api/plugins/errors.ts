@@ -3,8 +3,8 @@ import { STATUS_CODES } from 'node:http';
 import type { FastifyError } from 'fastify';
 import fp from 'fastify-plugin';
 import { hasZodFastifySchemaValidationErrors, type FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AppError, type ErrorSlug } from '../../shared/errors.js';
-import { closest } from '../../shared/suggest.js';
+import { AppError, type ErrorSlug } from '../../shared/kernel/errors.js';
+import { closest } from '../../shared/kernel/suggest.js';
 import { AllowedMethods } from '../allowed-methods.js';
 
 interface ValidationItem {

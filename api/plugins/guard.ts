@@ -5,8 +5,8 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { authenticate, authorize, type AuthOutcome } from './auth.js';
 import { CONTEXT_PLUGIN } from './context.js';
 import { applyRateLimit } from './rate-limit.js';
-import { defaultRouteRole, requireRole } from '../../shared/team/roles.js';
-import { epochMs } from '../../shared/clock.js';
+import { defaultRouteRole, requireRole } from '../../shared/accounts/team/roles.js';
+import { epochMs } from '../../shared/kernel/clock.js';
 import type { ApiContext } from '../context.js';
 import { routeOf } from '../request-route.js';
 

@@ -2,8 +2,8 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AppError } from '../../shared/errors.js';
-import { queueImpersonationAction } from '../../shared/impersonation/audit-jobs.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import { queueImpersonationAction } from '../../shared/accounts/impersonation/audit-jobs.js';
 import { CONTEXT_PLUGIN } from './context.js';
 import { GUARD_PLUGIN } from './guard.js';
 import { API_PREFIX } from './openapi.js';

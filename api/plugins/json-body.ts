@@ -1,7 +1,7 @@
 // The one request body parser: JSON, refused with a reason when malformed, nested too deep, or carrying a prototype-poisoning key.
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/kernel/errors.js';
 import { CONTEXT_PLUGIN } from './context.js';
 
 /** Why a parsed body is refused, or undefined. */

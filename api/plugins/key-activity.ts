@@ -2,10 +2,10 @@
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
-import { KeyActivityRecorder, type KeyCall } from '../../shared/keys/activity-recorder.js';
-import { findApiKeyByHash } from '../../shared/keys/queries.js';
-import { hashApiKey } from '../../shared/keys/secrets.js';
-import { epochMs } from '../../shared/clock.js';
+import { KeyActivityRecorder, type KeyCall } from '../../shared/accounts/keys/activity-recorder.js';
+import { findApiKeyByHash } from '../../shared/accounts/keys/queries.js';
+import { hashApiKey } from '../../shared/accounts/keys/secrets.js';
+import { epochMs } from '../../shared/kernel/clock.js';
 import type { ApiContext } from '../context.js';
 import { routeOf } from '../request-route.js';
 import { CONTEXT_PLUGIN } from './context.js';

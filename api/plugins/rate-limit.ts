@@ -2,11 +2,11 @@
 import type { Socket } from 'node:net';
 import type { ServerResponse } from 'node:http';
 import type { FastifyContextConfig, FastifyReply, FastifyRequest } from 'fastify';
-import { AppError } from '../../shared/errors.js';
-import type { Principal } from '../../shared/auth/principal.js';
-import type { Bucket, BucketState, Decision } from '../../shared/ratelimit/limiter.js';
-import { callerBucket, tenantBuckets, windowName, type RateCaller, type RateCategory } from '../../shared/ratelimit/buckets.js';
-import type { EffectiveTenantLimits } from '../../shared/ratelimit/tenant-limits.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import type { Principal } from '../../shared/accounts/auth/principal.js';
+import type { Bucket, BucketState, Decision } from '../../shared/limits/rate-limits/limiter.js';
+import { callerBucket, tenantBuckets, windowName, type RateCaller, type RateCategory } from '../../shared/limits/rate-limits/buckets.js';
+import type { EffectiveTenantLimits } from '../../shared/limits/rate-limits/tenant-limits.js';
 import type { ApiContext } from '../context.js';
 
 function category(request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): RateCategory {

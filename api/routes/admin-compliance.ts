@@ -1,17 +1,17 @@
 // Super-admin compliance: audit chain verification, the daily SOC 2 evidence packs (list, today, by date, run-now) and a tenant's SOC 2 controls.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { chainAndVerify } from '../../shared/audit/appender.js';
-import { writeAudit } from '../../shared/audit/log.js';
-import { actorOf } from '../../shared/auth/principal.js';
-import { isCalendarDate } from '../../shared/calendar-date.js';
-import { utcDate, type EvidencePack } from '../../shared/compliance/evidence.js';
-import { packDates, packOf } from '../../shared/compliance/queries.js';
-import { CONTROL_NAMES, tenantControls } from '../../shared/compliance/tenant-controls.js';
-import { AppError, notFound } from '../../shared/errors.js';
-import { isUuid } from '../../shared/ids.js';
-import { findTenantById } from '../../shared/tenants/queries.js';
-import { runWorker, SOC2_EVIDENCE_FORCED } from '../../shared/workers/catalog.js';
+import { chainAndVerify } from '../../shared/operations/audit/appender.js';
+import { writeAudit } from '../../shared/operations/audit/log.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { isCalendarDate } from '../../shared/kernel/calendar-date.js';
+import { utcDate, type EvidencePack } from '../../shared/operations/compliance/evidence.js';
+import { packDates, packOf } from '../../shared/operations/compliance/queries.js';
+import { CONTROL_NAMES, tenantControls } from '../../shared/operations/compliance/tenant-controls.js';
+import { AppError, notFound } from '../../shared/kernel/errors.js';
+import { isUuid } from '../../shared/kernel/ids.js';
+import { findTenantById } from '../../shared/accounts/tenants/queries.js';
+import { runWorker, SOC2_EVIDENCE_FORCED } from '../../shared/operations/workers/catalog.js';
 import { defineRoute } from '../route.js';
 
 const TAGS = ['Super-admin: compliance'];

@@ -1,12 +1,12 @@
 // Super-admin DKIM rotation routes: in-flight rotations, operator confirm and rollback, and the rotation audit across tenants.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { listRotationAudit } from '../../shared/domains/rotation-audit.js';
-import { confirmPublished, rollbackRotation, startRotationAsAdmin } from '../../shared/domains/rotation.js';
-import { listRotations, type RotationView } from '../../shared/domains/rotation-queries.js';
-import type { DomainDeps } from '../../shared/domains/deps.js';
-import type { AuditActor } from '../../shared/audit/log.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { listRotationAudit } from '../../shared/deliverability/domains/rotation-audit.js';
+import { confirmPublished, rollbackRotation, startRotationAsAdmin } from '../../shared/deliverability/domains/rotation.js';
+import { listRotations, type RotationView } from '../../shared/deliverability/domains/rotation-queries.js';
+import type { DomainDeps } from '../../shared/deliverability/domains/deps.js';
+import type { AuditActor } from '../../shared/operations/audit/log.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, queryFlag, timestamp } from '../schemas/common.js';
 import { dkimRotation, presentRotation } from '../schemas/dkim.js';

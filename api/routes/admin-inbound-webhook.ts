@@ -1,9 +1,9 @@
 // Super-admin view of a tenant's inbound-webhook dead letters: list them, and replay one.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { listDeadLetters, replayDeadLetter } from '../../shared/inbound-webhooks/dead-letters.js';
-import type { DeadDeliveryRow } from '../../shared/inbound-webhooks/queries.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { listDeadLetters, replayDeadLetter } from '../../shared/webhooks/inbound/dead-letters.js';
+import type { DeadDeliveryRow } from '../../shared/webhooks/inbound/queries.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, iso, timestamp } from '../schemas/common.js';
 

@@ -2,9 +2,9 @@
 import { isIP } from 'node:net';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import type { WatchdogEventRow } from '../../shared/ip-pools/queries.js';
-import { releaseQuarantine, watchdogView } from '../../shared/ip-pools/view.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import type { WatchdogEventRow } from '../../shared/delivery/ip-pools/queries.js';
+import { releaseQuarantine, watchdogView } from '../../shared/delivery/ip-pools/view.js';
 import { defineRoute } from '../route.js';
 import { iso, timestamp } from '../schemas/common.js';
 

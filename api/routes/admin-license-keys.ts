@@ -1,10 +1,10 @@
-// Super-admin license keys: list, issue, revoke one, revoke in bulk. What a key validates is in shared/licenses/validate.ts (and the public routes of api/routes/license.ts).
+// Super-admin license keys: list, issue, revoke one, revoke in bulk. What a key validates is in shared/accounts/licenses/validate.ts (and the public routes of api/routes/license.ts).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf, type Principal } from '../../shared/auth/principal.js';
-import { bulkRevokeLicenseKeys, createLicenseKey, MAX_BULK_LICENSE_KEYS, revokeLicenseKey, type LicenseAdminCaller } from '../../shared/licenses/admin.js';
-import { listLicenseKeys, type LicenseKeyRow } from '../../shared/licenses/queries.js';
-import type { Clock } from '../../shared/clock.js';
+import { actorOf, type Principal } from '../../shared/accounts/auth/principal.js';
+import { bulkRevokeLicenseKeys, createLicenseKey, MAX_BULK_LICENSE_KEYS, revokeLicenseKey, type LicenseAdminCaller } from '../../shared/accounts/licenses/admin.js';
+import { listLicenseKeys, type LicenseKeyRow } from '../../shared/accounts/licenses/queries.js';
+import type { Clock } from '../../shared/kernel/clock.js';
 import { defineRoute } from '../route.js';
 import { iso, timestamp } from '../schemas/common.js';
 

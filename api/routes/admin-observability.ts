@@ -1,8 +1,8 @@
 // Super-admin observability: the platform overview (sections computed independently, failures degraded and named) and the slowest queries by p99.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { observabilityOverview } from '../../shared/observability/overview.js';
-import { SLOW_QUERY_LIMITS, slowQueryReport } from '../../shared/observability/slow-queries.js';
+import { observabilityOverview } from '../../shared/operations/observability/overview.js';
+import { SLOW_QUERY_LIMITS, slowQueryReport } from '../../shared/operations/observability/slow-queries.js';
 import { defineRoute } from '../route.js';
 import { iso, timestamp } from '../schemas/common.js';
 

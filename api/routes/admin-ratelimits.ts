@@ -1,7 +1,7 @@
 // Super-admin view of the tenants' API rate limits: per-second cap against the recent peak, and recent 429s.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { CURRENT_WINDOW_SECONDS, rateLimitUtilization, THROTTLE_WINDOW_MINUTES } from '../../shared/ratelimit/utilization.js';
+import { CURRENT_WINDOW_SECONDS, rateLimitUtilization, THROTTLE_WINDOW_MINUTES } from '../../shared/limits/rate-limits/utilization.js';
 import { defineRoute } from '../route.js';
 import { timestamp } from '../schemas/common.js';
 

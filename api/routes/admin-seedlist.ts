@@ -1,9 +1,9 @@
 // Super-admin seed mailboxes (/admin/seedlist): the list, one or many added, label/active/POP3 mailbox changed, deleted, and a seed's copies with expected versus observed placement per campaign.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { listSeeds, SEED_PROVIDERS, type SeedRow } from '../../shared/seedlist/queries.js';
-import { bulkCreateSeeds, changeSeed, CONTROL, createSeed, removeSeed, seedHits, type BulkRowInput } from '../../shared/seedlist/service.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { listSeeds, SEED_PROVIDERS, type SeedRow } from '../../shared/deliverability/seed-mailboxes/queries.js';
+import { bulkCreateSeeds, changeSeed, CONTROL, createSeed, removeSeed, seedHits, type BulkRowInput } from '../../shared/deliverability/seed-mailboxes/service.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 

@@ -1,7 +1,7 @@
 // Super-admin tenant settings: the plan, the sandbox flag and the API rate-limit override.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { changeTenantPlan, changeTenantSandbox, putTenantRateLimit, readTenantRateLimit, type RateLimitView, type TenantSettingsDeps } from '../../shared/tenants/settings.js';
+import { changeTenantPlan, changeTenantSandbox, putTenantRateLimit, readTenantRateLimit, type RateLimitView, type TenantSettingsDeps } from '../../shared/accounts/tenants/settings.js';
 import type { FanoutQueueDeps } from '../../shared/campaigns/fanout-jobs.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';

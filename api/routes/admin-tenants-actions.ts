@@ -1,9 +1,9 @@
 // Super-admin actions on tenants: suspend and unsuspend (one or in bulk), bulk delete, and impersonation tokens.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { IMPERSONATION_TTL, mintImpersonationToken } from '../../shared/impersonation/mint.js';
-import { actorOf } from '../../shared/auth/principal.js';
-import { bulkTenantAction, changeTenantStatus, type BulkAction } from '../../shared/tenants/admin.js';
+import { IMPERSONATION_TTL, mintImpersonationToken } from '../../shared/accounts/impersonation/mint.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { bulkTenantAction, changeTenantStatus, type BulkAction } from '../../shared/accounts/tenants/admin.js';
 import { defineRoute, type ApiInstance } from '../route.js';
 import { idParam, iso, timestamp } from '../schemas/common.js';
 import { adminDeps, callerOf } from './admin-tenants.js';

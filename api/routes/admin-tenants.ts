@@ -1,12 +1,12 @@
 // Super-admin tenant routes: the tenant list (filters, sorting, paging), one tenant with what an operator needs at a glance, and deletion with all its data.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf, type Principal } from '../../shared/auth/principal.js';
-import { notFound } from '../../shared/errors.js';
-import { isUuid } from '../../shared/ids.js';
-import { deleteTenant, type TenantAdminCaller } from '../../shared/tenants/admin.js';
-import { DETAIL_DOMAIN_LIMIT, RATES_WINDOW_DAYS, tenantDetail } from '../../shared/tenants/detail.js';
-import { listTenants, TENANT_SORTS, type TenantSort, type TenantSummary } from '../../shared/tenants/queries.js';
+import { actorOf, type Principal } from '../../shared/accounts/auth/principal.js';
+import { notFound } from '../../shared/kernel/errors.js';
+import { isUuid } from '../../shared/kernel/ids.js';
+import { deleteTenant, type TenantAdminCaller } from '../../shared/accounts/tenants/admin.js';
+import { DETAIL_DOMAIN_LIMIT, RATES_WINDOW_DAYS, tenantDetail } from '../../shared/accounts/tenants/detail.js';
+import { listTenants, TENANT_SORTS, type TenantSort, type TenantSummary } from '../../shared/accounts/tenants/queries.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, pagination, queryFlag, timestamp } from '../schemas/common.js';

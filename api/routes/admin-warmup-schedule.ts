@@ -1,8 +1,8 @@
 // Super-admin warm-up schedule of a tenant: the 30 rows, generation from either of the spec's field sets, row edits and today's dispatch.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { dispatchToday, generateSchedule, getSchedule, patchScheduleRow, type Schedule } from '../../shared/warmup/schedule.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { dispatchToday, generateSchedule, getSchedule, patchScheduleRow, type Schedule } from '../../shared/deliverability/warmup/schedule.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, timestamp } from '../schemas/common.js';
 

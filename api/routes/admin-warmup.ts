@@ -1,18 +1,18 @@
 // Super-admin warm-up: the auto-ramp's run-now, a tenant's domains with their tiers and moves, overrides (advance, hold, demote, pause, resume; advance and demote to a given tier), per-ESP sub-caps and the reconciliation report.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { writeAudit } from '../../shared/audit/log.js';
-import { actorOf } from '../../shared/auth/principal.js';
-import { AppError, notFound } from '../../shared/errors.js';
-import { isUuid } from '../../shared/ids.js';
-import { MAILBOX_PROVIDERS } from '../../shared/mailbox-providers.js';
-import { findTenantById } from '../../shared/tenants/queries.js';
-import { applyOverride, type OverrideAction } from '../../shared/warmup/overrides.js';
-import { espCaps, setEspCap } from '../../shared/warmup/per-esp-queries.js';
-import { listMoves, tenantWarmups, type MoveRow } from '../../shared/warmup/ramp-queries.js';
-import { reconciliation } from '../../shared/warmup/reconciliation.js';
-import { capForTier } from '../../shared/warmup/tiers.js';
-import { findWorker, runWorker } from '../../shared/workers/catalog.js';
+import { writeAudit } from '../../shared/operations/audit/log.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { AppError, notFound } from '../../shared/kernel/errors.js';
+import { isUuid } from '../../shared/kernel/ids.js';
+import { MAILBOX_PROVIDERS } from '../../shared/deliverability/mailbox-providers.js';
+import { findTenantById } from '../../shared/accounts/tenants/queries.js';
+import { applyOverride, type OverrideAction } from '../../shared/deliverability/warmup/overrides.js';
+import { espCaps, setEspCap } from '../../shared/deliverability/warmup/per-esp-queries.js';
+import { listMoves, tenantWarmups, type MoveRow } from '../../shared/deliverability/warmup/ramp-queries.js';
+import { reconciliation } from '../../shared/deliverability/warmup/reconciliation.js';
+import { capForTier } from '../../shared/deliverability/warmup/tiers.js';
+import { findWorker, runWorker } from '../../shared/operations/workers/catalog.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, timestamp } from '../schemas/common.js';
 

@@ -1,11 +1,11 @@
 // Super-admin view of the scheduled workers (last tick, next tick, env gate, alerts) and their run-now path.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { writeAudit } from '../../shared/audit/log.js';
-import { actorOf } from '../../shared/auth/principal.js';
-import { AppError, notFound } from '../../shared/errors.js';
-import { findWorker, runWorker } from '../../shared/workers/catalog.js';
-import { workerStatuses } from '../../shared/workers/status.js';
+import { writeAudit } from '../../shared/operations/audit/log.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { AppError, notFound } from '../../shared/kernel/errors.js';
+import { findWorker, runWorker } from '../../shared/operations/workers/catalog.js';
+import { workerStatuses } from '../../shared/operations/workers/status.js';
 import { defineRoute } from '../route.js';
 import { iso, timestamp } from '../schemas/common.js';
 

@@ -1,14 +1,14 @@
 // Analytics of the caller's tenant: cohort retention, hourly/daily rollups, deliverability per mailbox provider, automatic per-provider suppressions and the trust score.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { COHORT_WEEKS, CohortRetention } from '../../shared/analytics/cohort.js';
-import { ESP_WINDOW_DAYS, espScores } from '../../shared/analytics/esp-scores.js';
-import { BLOCK_THRESHOLD, DEFERRAL_THRESHOLD, RECENT_DAYS, REFUSAL_WINDOW_MINUTES, SUPPRESSION_HOURS, espSuppressions } from '../../shared/analytics/esp-suppressions.js';
-import { LIVE_HOURS_MAX } from '../../shared/analytics/queries.js';
-import { ROLLUP_DEFAULT_DAYS, ROLLUP_MAX_DAYS, rollupReport } from '../../shared/analytics/rollup.js';
-import { tenantTrustScore } from '../../shared/analytics/trust.js';
-import { MAILBOX_PROVIDERS } from '../../shared/mailbox-providers.js';
-import { TRUST_TIERS } from '../../shared/reputation/trust-score.js';
+import { COHORT_WEEKS, CohortRetention } from '../../shared/engagement/analytics/cohort.js';
+import { ESP_WINDOW_DAYS, espScores } from '../../shared/engagement/analytics/esp-scores.js';
+import { BLOCK_THRESHOLD, DEFERRAL_THRESHOLD, RECENT_DAYS, REFUSAL_WINDOW_MINUTES, SUPPRESSION_HOURS, espSuppressions } from '../../shared/engagement/analytics/esp-suppressions.js';
+import { LIVE_HOURS_MAX } from '../../shared/engagement/analytics/queries.js';
+import { ROLLUP_DEFAULT_DAYS, ROLLUP_MAX_DAYS, rollupReport } from '../../shared/engagement/analytics/rollup.js';
+import { tenantTrustScore } from '../../shared/engagement/analytics/trust.js';
+import { MAILBOX_PROVIDERS } from '../../shared/deliverability/mailbox-providers.js';
+import { TRUST_TIERS } from '../../shared/engagement/reputation/trust-score.js';
 import { defineRoute } from '../route.js';
 import { queryFlag, timestamp } from '../schemas/common.js';
 

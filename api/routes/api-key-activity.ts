@@ -1,7 +1,7 @@
 // API key activity for the signed-in user's tenant: usage per key and day, one key's activity, its request counts now.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { ACTIVITY_DAYS, keyActivity, keyUsage, rateLimitStatus, TOP_ENDPOINTS } from '../../shared/keys/activity.js';
+import { ACTIVITY_DAYS, keyActivity, keyUsage, rateLimitStatus, TOP_ENDPOINTS } from '../../shared/accounts/keys/activity.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, timestamp } from '../schemas/common.js';
 

@@ -1,10 +1,10 @@
 // API key management for the signed-in user's tenant: create (shown once), list, revoke, change scopes.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { changeScopes, createApiKey, listApiKeys, revokeKey } from '../../shared/keys/service.js';
-import { SCOPES } from '../../shared/keys/scopes.js';
-import type { ApiKeyRow } from '../../shared/keys/queries.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { changeScopes, createApiKey, listApiKeys, revokeKey } from '../../shared/accounts/keys/service.js';
+import { SCOPES } from '../../shared/accounts/keys/scopes.js';
+import type { ApiKeyRow } from '../../shared/accounts/keys/queries.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 

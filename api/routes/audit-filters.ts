@@ -1,7 +1,7 @@
 // Saved audit filters: a signed-in user's named audit page states (list, save, delete their own).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { createFilter, deleteFilter, FILTER_MAX_BYTES, FILTERS_PER_USER, listFilters, type AuditFilter } from '../../shared/audit/filters.js';
+import { createFilter, deleteFilter, FILTER_MAX_BYTES, FILTERS_PER_USER, listFilters, type AuditFilter } from '../../shared/operations/audit/filters.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult } from '../schemas/common.js';
 

@@ -2,11 +2,11 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AUDIT_COLUMNS, auditCsv, CSV_DEFAULT_DAYS, csvWindow, PDF_MAX_ROWS } from '../../shared/audit/export.js';
-import type { AuditRow } from '../../shared/audit/log.js';
-import { renderAuditPdf } from '../../shared/audit/pdf.js';
-import { countSelection, recentCampaignAudit, selectRows, type AuditSelection } from '../../shared/audit/queries.js';
-import { AppError, validationError } from '../../shared/errors.js';
+import { AUDIT_COLUMNS, auditCsv, CSV_DEFAULT_DAYS, csvWindow, PDF_MAX_ROWS } from '../../shared/operations/audit/export.js';
+import type { AuditRow } from '../../shared/operations/audit/log.js';
+import { renderAuditPdf } from '../../shared/operations/audit/pdf.js';
+import { countSelection, recentCampaignAudit, selectRows, type AuditSelection } from '../../shared/operations/audit/queries.js';
+import { AppError, validationError } from '../../shared/kernel/errors.js';
 import { defineRoute } from '../route.js';
 import { calendarDate, iso } from '../schemas/common.js';
 import { errorEnvelope, overLimitError } from '../schemas/envelope.js';

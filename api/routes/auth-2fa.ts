@@ -1,8 +1,8 @@
 // Two-factor sign-in routes: TOTP enrolment, verification, status and disabling for the signed-in user, and the public login challenge.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { completeTotpChallenge } from '../../shared/auth/sign-in.js';
-import { disableTotp, enrollTotp, totpStatus, verifyTotpEnrollment } from '../../shared/auth/two-factor.js';
+import { completeTotpChallenge } from '../../shared/accounts/auth/sign-in.js';
+import { disableTotp, enrollTotp, totpStatus, verifyTotpEnrollment } from '../../shared/accounts/auth/two-factor.js';
 import { defineRoute } from '../route.js';
 import { timestamp } from '../schemas/common.js';
 import { session } from './auth.js';

@@ -1,8 +1,8 @@
 // Account routes: register a tenant with its owner, and sign in with email and password.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { register } from '../../shared/auth/accounts.js';
-import { signIn } from '../../shared/auth/sign-in.js';
+import { register } from '../../shared/accounts/auth/accounts.js';
+import { signIn } from '../../shared/accounts/auth/sign-in.js';
 import { defineRoute } from '../route.js';
 
 export const session = z.object({

@@ -1,8 +1,8 @@
 // POP3 bounce mailboxes of the caller's tenant: create, list, read, change, delete, and verify with a real login.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import type { BounceMailboxRow } from '../../shared/bounce-mailboxes/queries.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import type { BounceMailboxRow } from '../../shared/delivery/bounce-mailboxes/queries.js';
 import {
   changeBounceMailbox,
   createBounceMailbox,
@@ -13,7 +13,7 @@ import {
   MAX_POLL_INTERVAL_S,
   removeBounceMailbox,
   verifyBounceMailbox,
-} from '../../shared/bounce-mailboxes/service.js';
+} from '../../shared/delivery/bounce-mailboxes/service.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 

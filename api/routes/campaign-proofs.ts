@@ -1,7 +1,7 @@
 // POST /campaigns/{id}/proof: a campaign rendered for a chosen contact and sent to up to five addresses, marked as a proof and kept out of its stats.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
 import { MAX_PROOF_RECIPIENTS, ProofRefused, sendProof } from '../../shared/campaigns/proof.js';
 import { replyWithQuota } from '../quota-headers.js';
 import { defineRoute } from '../route.js';

@@ -1,11 +1,11 @@
 // Campaign analytics of the caller's tenant: stats (one campaign, or many at once), the event feed, the click heat map, the A/B results and declaring the A/B winner.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
 import { abResults, finalizeAbTest, type AbResult } from '../../shared/campaigns/ab-test-results.js';
 import { campaignEventPage } from '../../shared/campaigns/events-feed.js';
 import { campaignStats, clickHeatmap, HEATMAP_URLS, parseBatchIds, STATS_BATCH_MAX, statsBatch, TREND_HOURS, type CampaignStats } from '../../shared/campaigns/stats.js';
-import { EVENT_TYPES, type EventRow } from '../../shared/events/queries.js';
+import { EVENT_TYPES, type EventRow } from '../../shared/engagement/events/queries.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

@@ -1,7 +1,7 @@
 // Campaigns of the caller's tenant: create, search, read with progress, change, delete, duplicate, the MD5 list, and the lifecycle (schedule, send, pause, resume, cancel).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf, type Principal } from '../../shared/auth/principal.js';
+import { actorOf, type Principal } from '../../shared/accounts/auth/principal.js';
 import { MAX_NAME_LENGTH, MAX_SHORT_TEXT } from '../../shared/campaigns/fields.js';
 import {
   cancelCampaign,
@@ -22,7 +22,7 @@ import {
   removeCampaign,
   setMd5List,
 } from '../../shared/campaigns/service.js';
-import { validationError } from '../../shared/errors.js';
+import { validationError } from '../../shared/kernel/errors.js';
 import { replyWithQuota } from '../quota-headers.js';
 import { defineRoute } from '../route.js';
 import { idParam, pagination, statusResult } from '../schemas/common.js';

@@ -1,8 +1,8 @@
 // The caller's custom-field catalog: list, create, change (key and type immutable), delete.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import type { CustomFieldRow } from '../../shared/custom-fields/queries.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import type { CustomFieldRow } from '../../shared/audiences/custom-fields/queries.js';
 import {
   changeField,
   createField,
@@ -13,8 +13,8 @@ import {
   MAX_OPTIONS,
   MAX_POSITION,
   removeField,
-} from '../../shared/custom-fields/service.js';
-import { FIELD_TYPES } from '../../shared/custom-fields/values.js';
+} from '../../shared/audiences/custom-fields/service.js';
+import { FIELD_TYPES } from '../../shared/audiences/custom-fields/values.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 

@@ -2,11 +2,11 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError } from '../../shared/errors.js';
-import { rowErrorsCsv } from '../../shared/imports/errors-csv.js';
-import { parseDelimiter, parseMapping } from '../../shared/imports/options.js';
-import type { ImportFormat, ImportRow, RowError } from '../../shared/imports/queries.js';
-import { ERRORS_SHOWN, getImport, listImportPage, requireImport, startImport } from '../../shared/imports/service.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import { rowErrorsCsv } from '../../shared/audiences/imports/errors-csv.js';
+import { parseDelimiter, parseMapping } from '../../shared/audiences/imports/options.js';
+import type { ImportFormat, ImportRow, RowError } from '../../shared/audiences/imports/queries.js';
+import { ERRORS_SHOWN, getImport, listImportPage, requireImport, startImport } from '../../shared/audiences/imports/service.js';
 import { exemptFromRequestDeadline } from '../listener.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';

@@ -1,8 +1,8 @@
 // The caller's contacts: list and search, create (or upsert), read, change, delete, and erase (GDPR).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { CONTACT_STATUSES, PROFILE_COLUMNS, PROFILE_COLUMN_NAMES, type ProfileColumn } from '../../shared/contacts/fields.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { CONTACT_STATUSES, PROFILE_COLUMNS, PROFILE_COLUMN_NAMES, type ProfileColumn } from '../../shared/audiences/contacts/fields.js';
 import {
   changeContact,
   createContact,
@@ -14,7 +14,7 @@ import {
   resubscribeContact,
   SEARCH_COUNT_CAP,
   type ContactView,
-} from '../../shared/contacts/service.js';
+} from '../../shared/audiences/contacts/service.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, pagination, queryFlag, statusResult, timestamp } from '../schemas/common.js';
 

@@ -1,11 +1,11 @@
 // Sending domains of the caller's tenant: add (DKIM key + records to publish), list, read, verify now, delete, rotate the DKIM key.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { claimReason } from '../../shared/domains/claims.js';
-import { SENDING_KINDS, zoneLine, type ExpectedRecord } from '../../shared/domains/records.js';
-import { getDomainRotation, listRotationsOfDomain, startRotation } from '../../shared/domains/rotation.js';
-import { createDomain, getDomain, listDomainPage, removeDomain, verifyDomainNow, type DomainDetail } from '../../shared/domains/service.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { claimReason } from '../../shared/deliverability/domains/claims.js';
+import { SENDING_KINDS, zoneLine, type ExpectedRecord } from '../../shared/deliverability/domains/records.js';
+import { getDomainRotation, listRotationsOfDomain, startRotation } from '../../shared/deliverability/domains/rotation.js';
+import { createDomain, getDomain, listDomainPage, removeDomain, verifyDomainNow, type DomainDetail } from '../../shared/deliverability/domains/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 import { dkimRotation, presentRotation } from '../schemas/dkim.js';

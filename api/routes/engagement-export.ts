@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { requireCampaign } from '../../shared/campaigns/service.js';
-import { COLUMNS, engagementCsv, exportWindow, MAX_WINDOW_DAYS } from '../../shared/engagement-export/csv.js';
+import { COLUMNS, engagementCsv, exportWindow, MAX_WINDOW_DAYS } from '../../shared/campaigns/engagement-export/csv.js';
 import { defineRoute } from '../route.js';
 import { idParam } from '../schemas/common.js';
 

@@ -1,10 +1,10 @@
 // Outbound event webhooks of the caller's tenant: endpoints (CRUD, secret rotation, test), each endpoint's delivery log, the dead letters and their replay.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { listDeadLetters, listDeliveryLog, replayDeadLetter } from '../../shared/event-webhooks/deliveries.js';
-import { WEBHOOK_EVENT_TYPES } from '../../shared/event-webhooks/event-types.js';
-import type { DeliveryRow } from '../../shared/event-webhooks/queries.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { listDeadLetters, listDeliveryLog, replayDeadLetter } from '../../shared/webhooks/events/deliveries.js';
+import { WEBHOOK_EVENT_TYPES } from '../../shared/webhooks/events/event-types.js';
+import type { DeliveryRow } from '../../shared/webhooks/events/queries.js';
 import {
   changeEndpoint,
   createEndpoint,
@@ -15,9 +15,9 @@ import {
   removeEndpoint,
   rotateSecret,
   type EndpointView,
-} from '../../shared/event-webhooks/service.js';
-import { testEndpoint } from '../../shared/event-webhooks/tester.js';
-import { MAX_URL_LENGTH } from '../../shared/inbound-webhooks/url-policy.js';
+} from '../../shared/webhooks/events/service.js';
+import { testEndpoint } from '../../shared/webhooks/events/tester.js';
+import { MAX_URL_LENGTH } from '../../shared/webhooks/inbound/url-policy.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

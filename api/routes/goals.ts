@@ -1,12 +1,12 @@
 // Goals of the caller's tenant (URL match rules with revenue) and a campaign's goal conversions.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
 import { requireCampaign } from '../../shared/campaigns/service.js';
-import { campaignGoalConversions } from '../../shared/goals/conversions.js';
-import type { GoalRow } from '../../shared/goals/queries.js';
-import { MATCH_TYPES, MAX_MATCH_VALUE, MAX_PATTERN, MAX_PROGRAM_SIZE } from '../../shared/goals/rules.js';
-import { changeGoal, createGoal, getGoal, listGoalPage, MAX_NAME_LENGTH, removeGoal } from '../../shared/goals/service.js';
+import { campaignGoalConversions } from '../../shared/engagement/goals/conversions.js';
+import type { GoalRow } from '../../shared/engagement/goals/queries.js';
+import { MATCH_TYPES, MAX_MATCH_VALUE, MAX_PATTERN, MAX_PROGRAM_SIZE } from '../../shared/engagement/goals/rules.js';
+import { changeGoal, createGoal, getGoal, listGoalPage, MAX_NAME_LENGTH, removeGoal } from '../../shared/engagement/goals/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

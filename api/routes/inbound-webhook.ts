@@ -1,9 +1,9 @@
 // The tenant's inbound webhook settings: read, change (secret revealed once, on creation or rotation), and test-send.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { getWebhookSettings, updateWebhookSettingsFor, type WebhookSettingsView } from '../../shared/inbound-webhooks/service.js';
-import { MAX_URL_LENGTH } from '../../shared/inbound-webhooks/url-policy.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { getWebhookSettings, updateWebhookSettingsFor, type WebhookSettingsView } from '../../shared/webhooks/inbound/service.js';
+import { MAX_URL_LENGTH } from '../../shared/webhooks/inbound/url-policy.js';
 import { defineRoute } from '../route.js';
 import { iso, queryFlag, timestamp } from '../schemas/common.js';
 

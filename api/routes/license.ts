@@ -1,8 +1,8 @@
 // Public license routes a self-hosted Mailpath calls: validate a license key (signature, expiry, revocation) and fetch the public key to check signatures offline.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { currentSigningKey } from '../../shared/licenses/signing-key.js';
-import { validateLicenseKey } from '../../shared/licenses/validate.js';
+import { currentSigningKey } from '../../shared/accounts/licenses/signing-key.js';
+import { validateLicenseKey } from '../../shared/accounts/licenses/validate.js';
 import { defineRoute } from '../route.js';
 import { iso, timestamp } from '../schemas/common.js';
 

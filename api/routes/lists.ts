@@ -1,9 +1,9 @@
 // Static contact lists of the caller's tenant: create, list, read, rename, delete; add and remove members one at a time or in batches; page members.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { CONTACT_STATUSES } from '../../shared/contacts/fields.js';
-import type { MemberRow } from '../../shared/lists/member-queries.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { CONTACT_STATUSES } from '../../shared/audiences/contacts/fields.js';
+import type { MemberRow } from '../../shared/audiences/lists/member-queries.js';
 import {
   ADD_STATUSES,
   addMember,
@@ -14,9 +14,9 @@ import {
   REMOVE_STATUSES,
   removeMember,
   removeMembers,
-} from '../../shared/lists/members.js';
-import type { ListRow } from '../../shared/lists/queries.js';
-import { changeList, createList, getList, listListPage, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, removeList } from '../../shared/lists/service.js';
+} from '../../shared/audiences/lists/members.js';
+import type { ListRow } from '../../shared/audiences/lists/queries.js';
+import { changeList, createList, getList, listListPage, MAX_DESCRIPTION_LENGTH, MAX_NAME_LENGTH, removeList } from '../../shared/audiences/lists/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

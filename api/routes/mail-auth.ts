@@ -1,7 +1,7 @@
 // Public account route for workspace mailboxes: consume an invite to set the mailbox password and get a mailbox session.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { consumeInvite } from '../../shared/mailboxes/invites.js';
+import { consumeInvite } from '../../shared/inbound/workspace-mailboxes/invites.js';
 import { defineRoute } from '../route.js';
 
 export const mailAuthRoutes: FastifyPluginAsyncZod = async (app) => {

@@ -1,10 +1,10 @@
 // Workspace mailboxes of the caller's tenant: create at a verified domain, list, read, delete, and invite the person who reads it.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { createInvite, INVITE_TTL_MS } from '../../shared/mailboxes/invites.js';
-import type { MailboxRow } from '../../shared/mailboxes/queries.js';
-import { createMailbox, getMailbox, listMailboxPage, removeMailbox } from '../../shared/mailboxes/service.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { createInvite, INVITE_TTL_MS } from '../../shared/inbound/workspace-mailboxes/invites.js';
+import type { MailboxRow } from '../../shared/inbound/workspace-mailboxes/queries.js';
+import { createMailbox, getMailbox, listMailboxPage, removeMailbox } from '../../shared/inbound/workspace-mailboxes/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

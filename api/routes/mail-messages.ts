@@ -1,9 +1,9 @@
 // The inbound message API: list and search a mailbox, read a message parsed or raw (message/rfc822), mark it read or unread, delete it.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { MessageListRow } from '../../shared/mailboxes/message-queries.js';
-import { getMessage, getRawMessage, listMessagePage, markMessage, messageScopeOf, removeMessage } from '../../shared/mailboxes/messages.js';
-import { PARSE_MAX_BYTES } from '../../shared/mailboxes/parse.js';
+import type { MessageListRow } from '../../shared/inbound/workspace-mailboxes/message-queries.js';
+import { getMessage, getRawMessage, listMessagePage, markMessage, messageScopeOf, removeMessage } from '../../shared/inbound/workspace-mailboxes/messages.js';
+import { PARSE_MAX_BYTES } from '../../shared/inbound/workspace-mailboxes/parse.js';
 import { defineRoute, operationIdOf, type ApiInstance } from '../route.js';
 import { cursorPagination, idParam, iso, queryFlag, timestamp } from '../schemas/common.js';
 import { errorEnvelope } from '../schemas/envelope.js';

@@ -1,9 +1,9 @@
 // MD5 suppression lists: create, list, read and delete them (JSON), and upload their hashes as a text body streamed in batches.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AppError } from '../../shared/errors.js';
-import type { Md5ListRow } from '../../shared/md5-lists/queries.js';
-import { createMd5List, getMd5List, listMd5ListPage, removeMd5List, uploadMd5Entries } from '../../shared/md5-lists/service.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import type { Md5ListRow } from '../../shared/audiences/md5-lists/queries.js';
+import { createMd5List, getMd5List, listMd5ListPage, removeMd5List, uploadMd5Entries } from '../../shared/audiences/md5-lists/service.js';
 import { exemptFromRequestDeadline } from '../listener.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';

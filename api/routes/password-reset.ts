@@ -1,8 +1,8 @@
 // Password routes: request a reset e-mail and set a new password with its token (public), and change it while signed in.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { changePassword } from '../../shared/auth/password-change.js';
-import { confirmPasswordReset, requestPasswordReset } from '../../shared/auth/password-reset.js';
+import { changePassword } from '../../shared/accounts/auth/password-change.js';
+import { confirmPasswordReset, requestPasswordReset } from '../../shared/accounts/auth/password-reset.js';
 import { defineRoute } from '../route.js';
 import { session } from './auth.js';
 

@@ -1,8 +1,8 @@
 // Reputation of the caller's sending domains: deliverability rates over 1, 7 and 30 days, warm-up state and trust score.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { reputationOf } from '../../shared/reputation/service.js';
-import { TRUST_TIERS } from '../../shared/reputation/trust-score.js';
+import { reputationOf } from '../../shared/engagement/reputation/service.js';
+import { TRUST_TIERS } from '../../shared/engagement/reputation/trust-score.js';
 import { defineRoute } from '../route.js';
 import { timestamp } from '../schemas/common.js';
 

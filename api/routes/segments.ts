@@ -1,8 +1,8 @@
 // Segments of the caller's tenant: saved rule sets over contacts (create, list, read, update, delete), counted when used, and a preview count.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { LIMITS } from '../../shared/segments/fields.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { LIMITS } from '../../shared/audiences/segments/fields.js';
 import {
   changeSegment,
   createSegment,
@@ -14,7 +14,7 @@ import {
   segmentCount,
   viewSegment,
   type SegmentView,
-} from '../../shared/segments/service.js';
+} from '../../shared/audiences/segments/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

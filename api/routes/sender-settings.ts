@@ -1,7 +1,7 @@
 // The tenant's default sender: read, set and clear GET/PUT/DELETE /settings/sender, beside the spec's /settings/inbound-webhook.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
 import { clearSenderSettings, DERIVED_LOCAL_PART, putSenderSettings, readSenderSettings } from '../../shared/campaigns/default-sender.js';
 import { MAX_SHORT_TEXT } from '../../shared/campaigns/fields.js';
 import { defineRoute } from '../route.js';

@@ -1,9 +1,9 @@
 // The outbound log: a tenant's sends (status, gate decisions, delivery attempts with remote replies) and each one's signed message, so every outcome is observable.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import type { EventRow } from '../../shared/events/queries.js';
-import { SEND_SOURCES, type AttemptRow, type SendRow } from '../../shared/sends/queries.js';
-import { getSendDetail, getSendMessage, listSendPage } from '../../shared/sends/service.js';
+import type { EventRow } from '../../shared/engagement/events/queries.js';
+import { SEND_SOURCES, type AttemptRow, type SendRow } from '../../shared/sending/outbound-log/queries.js';
+import { getSendDetail, getSendMessage, listSendPage } from '../../shared/sending/outbound-log/service.js';
 import { defineRoute, operationIdOf, type ApiInstance } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 import { errorEnvelope } from '../schemas/envelope.js';

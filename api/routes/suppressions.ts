@@ -1,9 +1,9 @@
 // The caller's tenant suppression list: list and search, read, add one or many, remove.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { ADDABLE_REASONS, SUPPRESSION_REASONS, SUPPRESSION_SOURCES, type SuppressionRow } from '../../shared/suppressions/queries.js';
-import { addSuppression, addSuppressions, getSuppression, listSuppressionPage, removeSuppression } from '../../shared/suppressions/service.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { ADDABLE_REASONS, SUPPRESSION_REASONS, SUPPRESSION_SOURCES, type SuppressionRow } from '../../shared/audiences/suppressions/queries.js';
+import { addSuppression, addSuppressions, getSuppression, listSuppressionPage, removeSuppression } from '../../shared/audiences/suppressions/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

@@ -1,7 +1,7 @@
 // Public account route for team invites: accept one to create the user with the invited role and get a session.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { acceptInvite } from '../../shared/team/accept.js';
+import { acceptInvite } from '../../shared/accounts/team/accept.js';
 import { defineRoute } from '../route.js';
 
 export const teamAuthRoutes: FastifyPluginAsyncZod = async (app) => {

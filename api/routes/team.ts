@@ -1,11 +1,11 @@
 // Team routes for the signed-in user's tenant: invites (create, list, revoke) and members (list, change role, remove).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf, type Principal } from '../../shared/auth/principal.js';
-import { createInvite, listInvites, revokeTeamInvite, type TeamActor } from '../../shared/team/invites.js';
-import { changeRole, listTeam, removeMember } from '../../shared/team/members.js';
-import type { InviteRow, MemberRow } from '../../shared/team/queries.js';
-import { ROLES } from '../../shared/team/roles.js';
+import { actorOf, type Principal } from '../../shared/accounts/auth/principal.js';
+import { createInvite, listInvites, revokeTeamInvite, type TeamActor } from '../../shared/accounts/team/invites.js';
+import { changeRole, listTeam, removeMember } from '../../shared/accounts/team/members.js';
+import type { InviteRow, MemberRow } from '../../shared/accounts/team/queries.js';
+import { ROLES } from '../../shared/accounts/team/roles.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 

@@ -1,9 +1,9 @@
 // Liquid templates of the caller's tenant: create, list, read, update, delete, and render a preview.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { actorOf } from '../../shared/auth/principal.js';
-import { MAX_PART_BYTES } from '../../shared/templates/liquid.js';
-import type { TemplateRow, TemplateSummaryRow } from '../../shared/templates/queries.js';
+import { actorOf } from '../../shared/accounts/auth/principal.js';
+import { MAX_PART_BYTES } from '../../shared/sending/templates/liquid.js';
+import type { TemplateRow, TemplateSummaryRow } from '../../shared/sending/templates/queries.js';
 import {
   changeTemplate,
   createTemplate,
@@ -12,7 +12,7 @@ import {
   MAX_NAME_LENGTH,
   removeTemplate,
   renderStored,
-} from '../../shared/templates/service.js';
+} from '../../shared/sending/templates/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

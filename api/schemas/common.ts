@@ -1,6 +1,6 @@
 // Schemas shared by several routes.
 import { z } from 'zod';
-import { CALENDAR_DATE_SHAPE, isCalendarDate } from '../../shared/calendar-date.js';
+import { CALENDAR_DATE_SHAPE, isCalendarDate } from '../../shared/kernel/calendar-date.js';
 
 export const idParam = <K extends string>(name: K) =>
   z.object({ [name]: z.string().max(64).describe('Identifier') } as Record<K, z.ZodString>);

@@ -1,8 +1,8 @@
 // Response shapes of DKIM rotations, shared by the tenant's domain routes and the super-admin rotation routes.
 import { z } from 'zod';
-import { dnsPublishStatus } from '../../shared/domains/rotation.js';
-import type { RotationView } from '../../shared/domains/rotation-queries.js';
-import { dkimRecord, zoneLine } from '../../shared/domains/records.js';
+import { dnsPublishStatus } from '../../shared/deliverability/domains/rotation.js';
+import type { RotationView } from '../../shared/deliverability/domains/rotation-queries.js';
+import { dkimRecord, zoneLine } from '../../shared/deliverability/domains/records.js';
 import { iso, timestamp } from './common.js';
 
 export const dkimRotation = z.object({

@@ -1,7 +1,7 @@
 // The audit writer as it was before the appender (the bench's peer): every write takes one advisory lock until commit, reads the last hash and chains its row itself.
-import type { AuditEvent } from '../../shared/audit/log.js';
-import { auditContent } from '../../shared/audit/log.js';
-import { auditHash, GENESIS_HASH } from '../../shared/audit/chain.js';
+import type { AuditEvent } from '../../shared/operations/audit/log.js';
+import { auditContent } from '../../shared/operations/audit/log.js';
+import { auditHash, GENESIS_HASH } from '../../shared/operations/audit/chain.js';
 import type { Queryable } from '../../shared/db/connection.js';
 
 /** The lock key the appender uses: the peer and the appender must not chain at the same time. */

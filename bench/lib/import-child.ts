@@ -1,10 +1,10 @@
 // Child process of bench/audiences.ts: runs one stored import to its end and prints its time and this process's peak RSS as JSON.
-import { systemClock } from '../../shared/clock.js';
+import { systemClock } from '../../shared/kernel/clock.js';
 import { loadConfig } from '../../shared/config/index.js';
 import { connect } from '../../shared/db/connection.js';
 import { startBoss } from '../../shared/jobs/boss.js';
-import { runImport } from '../../shared/imports/run.js';
-import { createLogger } from '../../shared/log.js';
+import { runImport } from '../../shared/audiences/imports/run.js';
+import { createLogger } from '../../shared/kernel/log.js';
 
 const [databaseUrl, importId, dataDir] = process.argv.slice(2) as [string, string, string];
 const config = loadConfig({

@@ -1,6 +1,6 @@
 // Running Mailpath in benchmarks: the built `mailpath start` as a child process, and waiting for a count to be reached.
 import { spawn, type ChildProcess } from 'node:child_process';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 import { httpsJson } from './http.js';
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));

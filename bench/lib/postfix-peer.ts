@@ -3,7 +3,7 @@ import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 import { freePort } from '../../test/helpers/net.js';
 import { SMTP_SOURCE } from './smtp-load.js';
 

@@ -2,7 +2,7 @@
 import type { Socket } from 'node:net';
 import { isIPv6 } from 'node:net';
 import { Packet, createTCPServer, createUDPServer, type DnsHandler, type TCPServer, type UDPServer } from 'dns2';
-import type { Logger } from '../../shared/log.js';
+import type { Logger } from '../../shared/kernel/log.js';
 
 /** What the zone holds at one name; `exists: false` is NXDOMAIN. */
 export interface ZoneAnswer {

@@ -1,6 +1,6 @@
 // The dev inbox: a small HTTP server on loopback listing what the sink caught and receiving (and listing) inbound-webhook POSTs, so every path of `mailpath dev` can be watched with curl.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import type { Logger } from '../../shared/log.js';
+import type { Logger } from '../../shared/kernel/log.js';
 import { summarize, type CaughtMessage, type DevStore, type ReceivedPost } from './store.js';
 
 /** A webhook body larger than this is refused (413): well above the MX's 25 MiB message limit. */

@@ -3,8 +3,8 @@ import { authenticate, type DNSResolver } from 'mailauth';
 import { SMTPServer } from 'smtp-server';
 import { mailauthResolver } from '../../mta/inbound/auth-resolver.js';
 import { readData } from '../../mta/smtp/data.js';
-import type { DnsResolver } from '../../shared/dns.js';
-import type { Logger } from '../../shared/log.js';
+import type { DnsResolver } from '../../shared/kernel/dns.js';
+import type { Logger } from '../../shared/kernel/log.js';
 import { summarize, type DevStore } from './store.js';
 
 /** Larger than anything Mailpath sends (limits.yaml send.max_message_bytes), so the sink never refuses what would have left. */

@@ -1,8 +1,8 @@
 // `mailpath dev`: Mailpath with every role, plus on loopback a DNS server answering *.localhost with the records Mailpath asks to publish, a catch-all SMTP sink all outbound mail is relayed to, and an inbox listing the sink and receiving inbound webhooks.
 import type { Config } from '../../shared/config/index.js';
 import type { Queryable } from '../../shared/db/connection.js';
-import { createResolver } from '../../shared/dns.js';
-import type { Logger } from '../../shared/log.js';
+import { createResolver } from '../../shared/kernel/dns.js';
+import type { Logger } from '../../shared/kernel/log.js';
 import { startMailpath } from '../runtime.js';
 import { startDevDns } from './dns.js';
 import { startDevInbox } from './inbox.js';

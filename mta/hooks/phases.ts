@@ -1,5 +1,5 @@
 // The hook phases of an MX session, what each phase's handlers are given, and the decisions they return (data, never exceptions).
-import type { Logger } from '../../shared/log.js';
+import type { Logger } from '../../shared/kernel/log.js';
 import { LOCAL_ERROR } from '../smtp/replies.js';
 import { MX_PHASES } from '../../shared/config/index.js';
 

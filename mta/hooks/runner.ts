@@ -1,5 +1,5 @@
 // Runs a phase's handlers in priority order until one decides; a handler that throws, times out or answers nonsense fails closed (451 4.3.0).
-import type { Logger } from '../../shared/log.js';
+import type { Logger } from '../../shared/kernel/log.js';
 import { localFailure, PHASE_DEFAULTS, PHASES, type Decision, type FinalDecision, type Handler, type Phase, type PhaseContexts, type Plugin } from './phases.js';
 
 export interface EnabledPlugin {

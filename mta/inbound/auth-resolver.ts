@@ -1,6 +1,6 @@
-// The resolver mailauth's SPF, DKIM and DMARC checks call (dns.resolve-shaped), over the injectable resolver of shared/dns.ts, with a short cache of answers.
+// The resolver mailauth's SPF, DKIM and DMARC checks call (dns.resolve-shaped), over the injectable resolver of shared/kernel/dns.ts, with a short cache of answers.
 import { isIPv4, isIPv6 } from 'node:net';
-import type { DnsResolver } from '../../shared/dns.js';
+import type { DnsResolver } from '../../shared/kernel/dns.js';
 
 /** What mailauth calls: records of `type` at `name`, or an error whose code says why there are none. */
 export type MailauthResolver = (name: string, type: string) => Promise<unknown[]>;
@@ -20,7 +20,7 @@ function noData(type: string, name: string): Error {
 /**
  * Answers (empty ones included) are cached for `ttlMs`; failures (timeouts, SERVFAIL) are not, so
  * a DNS outage never outlives itself. Concurrent asks for the same record share one look-up.
- * shared/dns.ts has no PTR look-up: the deprecated SPF `ptr` mechanism therefore never matches.
+ * shared/kernel/dns.ts has no PTR look-up: the deprecated SPF `ptr` mechanism therefore never matches.
  */
 export function mailauthResolver(dns: DnsResolver, cache: CacheOptions): MailauthResolver {
   const now = cache.now ?? Date.now;
@@ -30,7 +30,7 @@ export function mailauthResolver(dns: DnsResolver, cache: CacheOptions): Mailaut
   const lookUp = async (type: string, name: string): Promise<unknown[]> => {
     switch (type) {
       case 'TXT':
-        // mailauth expects each record as its character-strings; shared/dns.ts has joined them already.
+        // mailauth expects each record as its character-strings; shared/kernel/dns.ts has joined them already.
         return (await dns.txt(name)).map((record) => [record]);
       case 'MX':
         return dns.mx(name);

@@ -1,11 +1,11 @@
 // What the MX server and its plugins need (database, job queues, clock, resolver, VERP and link keys): the part of the process's services the mx role takes.
 import type { Config } from '../../shared/config/index.js';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../shared/kernel/clock.js';
 import type { Sql } from '../../shared/db/connection.js';
-import type { DnsResolver } from '../../shared/dns.js';
-import type { Logger } from '../../shared/log.js';
+import type { DnsResolver } from '../../shared/kernel/dns.js';
+import type { Logger } from '../../shared/kernel/log.js';
 import type { Boss } from '../../shared/jobs/boss.js';
-import type { Metrics } from '../../shared/metrics/metrics.js';
+import type { Metrics } from '../../shared/operations/metrics/metrics.js';
 
 export interface MxDeps {
   config: Config;

@@ -1,6 +1,6 @@
 // The mx role: the SMTP listener on MAILPATH_MX_PORT that receives mail for tenant domains, mailboxes and our bounce addresses through the hook phases.
 import { SMTPServer } from 'smtp-server';
-import { loadTls } from '../../shared/tls.js';
+import { loadTls } from '../../shared/kernel/tls.js';
 import { HookRunner } from '../hooks/runner.js';
 import { attachConnectionHooks } from './connection-hooks.js';
 import { PregreetTest } from './pregreet.js';

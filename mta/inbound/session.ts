@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import type { TLSSocket } from 'node:tls';
 import { domainToASCII } from 'node:url';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
-import type { Logger } from '../../shared/log.js';
+import type { Logger } from '../../shared/kernel/log.js';
 import type { HookRunner } from '../hooks/runner.js';
 import type { Recipient, ReceivedMessage, SessionInfo, Transaction } from '../hooks/phases.js';
 import { sourceRouteOf, type ConnectionHooks } from './connection-hooks.js';

@@ -1,6 +1,6 @@
 // Counts an SMTP listener's sessions (opened, open now) for the process's metrics: one TCP connection is one session.
 import type { SMTPServer } from 'smtp-server';
-import type { Metrics, SmtpServerKind } from '../../shared/metrics/metrics.js';
+import type { Metrics, SmtpServerKind } from '../../shared/operations/metrics/metrics.js';
 
 /**
  * Counted at the socket, before any SMTP is spoken, so a client dropped by the pregreet test or a

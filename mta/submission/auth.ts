@@ -1,13 +1,13 @@
 // Who may submit and how fast: an API key as the SMTP AUTH password (transactional:send scope), failures throttled per client address, under the API's send rate limit.
-import type { CredentialResolver } from '../../shared/auth/credentials.js';
-import { lockedFor, recordFailure, submissionAddressKey, type ProtectionDeps } from '../../shared/auth/login-protection.js';
-import type { Clock } from '../../shared/clock.js';
+import type { CredentialResolver } from '../../shared/accounts/auth/credentials.js';
+import { lockedFor, recordFailure, submissionAddressKey, type ProtectionDeps } from '../../shared/accounts/auth/login-protection.js';
+import type { Clock } from '../../shared/kernel/clock.js';
 import type { Config } from '../../shared/config/index.js';
-import type { KeyUsageRecorder } from '../../shared/keys/last-used.js';
-import { grants } from '../../shared/keys/scopes.js';
-import type { RateLimiter } from '../../shared/ratelimit/limiter.js';
-import { callerBucket, tenantBuckets, windowName } from '../../shared/ratelimit/buckets.js';
-import type { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
+import type { KeyUsageRecorder } from '../../shared/accounts/keys/last-used.js';
+import { grants } from '../../shared/accounts/keys/scopes.js';
+import type { RateLimiter } from '../../shared/limits/rate-limits/limiter.js';
+import { callerBucket, tenantBuckets, windowName } from '../../shared/limits/rate-limits/buckets.js';
+import type { TenantLimits } from '../../shared/limits/rate-limits/tenant-limits.js';
 import { smtpError, type SmtpError } from '../smtp/replies.js';
 
 /** An authenticated submission session: the key and its tenant, as the outbound gates need them. */
@@ -79,7 +79,7 @@ export class SubmissionRateLimit {
 
   /**
    * Counts one recipient; a temporary refusal (451 4.7.1) when a bucket is full, so the client's
-   * queue retries after the window. The buckets are the API's (shared/ratelimit/buckets.ts), so a
+   * queue retries after the window. The buckets are the API's (shared/limits/rate-limits/buckets.ts), so a
    * key sending over both HTTP and SMTP draws on one allowance, shared by every process.
    */
   async hit(submitter: Submitter): Promise<SmtpError | undefined> {

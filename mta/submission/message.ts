@@ -1,8 +1,8 @@
 // Prepares a submitted message (RFC 6409): reads its header block, checks the identity fields (From, Sender, Resent-*), strips Bcc, adds Message-ID and Date when missing, keeps the rest byte-for-byte.
 import { randomUUID } from 'node:crypto';
 import { simpleParser } from 'mailparser';
-import { AppError } from '../../shared/errors.js';
-import { normalizeEmail } from '../../shared/suppressions/service.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import { normalizeEmail } from '../../shared/audiences/suppressions/service.js';
 import { smtpError } from '../smtp/replies.js';
 import { readMailbox } from './mailbox.js';
 

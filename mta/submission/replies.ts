@@ -1,5 +1,5 @@
 // The SMTP replies of the submission server, and how the send use-case's refusals and errors map onto them.
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/kernel/errors.js';
 import type { Refusal } from '../../shared/sending/gates/types.js';
 import { smtpError, type SmtpError } from '../smtp/replies.js';
 

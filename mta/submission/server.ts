@@ -1,10 +1,10 @@
 // The submission role: SMTP AUTH listeners (STARTTLS and implicit TLS) that hand tenants' messages to the send use-case (shared/sending).
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
-import type { CredentialResolver } from '../../shared/auth/credentials.js';
-import type { KeyUsageRecorder } from '../../shared/keys/last-used.js';
-import type { RateLimiter } from '../../shared/ratelimit/limiter.js';
-import type { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
-import { loadTls } from '../../shared/tls.js';
+import type { CredentialResolver } from '../../shared/accounts/auth/credentials.js';
+import type { KeyUsageRecorder } from '../../shared/accounts/keys/last-used.js';
+import type { RateLimiter } from '../../shared/limits/rate-limits/limiter.js';
+import type { TenantLimits } from '../../shared/limits/rate-limits/tenant-limits.js';
+import { loadTls } from '../../shared/kernel/tls.js';
 import type { SendingDeps } from '../../shared/sending/deps.js';
 import { SubmissionAuth, SubmissionRateLimit } from './auth.js';
 import { shuttingDown } from '../smtp/replies.js';

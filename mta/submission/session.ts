@@ -1,9 +1,9 @@
 // The smtp-server handlers of a submission session: AUTH → MAIL (tenant checks) → RCPT (address, count, quota, rate) → DATA.
 import type { TLSSocket } from 'node:tls';
 import type { SMTPServerAddress, SMTPServerDataStream, SMTPServerOptions, SMTPServerSession } from 'smtp-server';
-import { displayPrefixOf } from '../../shared/keys/secrets.js';
+import { displayPrefixOf } from '../../shared/accounts/keys/secrets.js';
 import type { SendingDeps } from '../../shared/sending/deps.js';
-import { normalizeEmail } from '../../shared/suppressions/service.js';
+import { normalizeEmail } from '../../shared/audiences/suppressions/service.js';
 import type { SubmissionAuth, SubmissionRateLimit, Submitter } from './auth.js';
 import { submitMessage, type Submitted } from './data.js';
 import { accountSuspended, authRequired, badRecipient, keyNoLongerValid, quotaExhausted, tooManyAuthFailures, tooManyRecipients } from './replies.js';

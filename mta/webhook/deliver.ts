@@ -1,5 +1,5 @@
 // One signed inbound-webhook POST (real deliveries and test-send alike): the X-MP-Inbound-* headers, carried by shared/webhooks/http-post.ts.
-import { SIGNATURE_HEADER, signBody } from '../../shared/inbound-webhooks/secret.js';
+import { SIGNATURE_HEADER, signBody } from '../../shared/webhooks/inbound/secret.js';
 import { postSigned, type PostDeps, type PostResult } from '../../shared/webhooks/http-post.js';
 
 export type { PostDeps, PostResult };

@@ -1,15 +1,15 @@
 // Test-send: a synthetic message signed and POSTed to the tenant's webhook exactly as a real delivery is, once, with the outcome reported.
 import { randomUUID } from 'node:crypto';
 import MailComposer from 'nodemailer/lib/mail-composer';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../shared/kernel/clock.js';
 import type { Config } from '../../shared/config/index.js';
 import type { Sql } from '../../shared/db/connection.js';
-import type { DnsResolver } from '../../shared/dns.js';
-import { conflict } from '../../shared/errors.js';
-import { findWebhookSettings } from '../../shared/inbound-webhooks/queries.js';
-import { openSecret } from '../../shared/inbound-webhooks/secret.js';
-import type { SealedBox } from '../../shared/secrets/sealed-box.js';
-import type { WebhookTestResult } from '../../shared/inbound-webhooks/tester.js';
+import type { DnsResolver } from '../../shared/kernel/dns.js';
+import { conflict } from '../../shared/kernel/errors.js';
+import { findWebhookSettings } from '../../shared/webhooks/inbound/queries.js';
+import { openSecret } from '../../shared/webhooks/inbound/secret.js';
+import type { SealedBox } from '../../shared/kernel/secrets/sealed-box.js';
+import type { WebhookTestResult } from '../../shared/webhooks/inbound/tester.js';
 import { postToWebhook } from './deliver.js';
 import { describeResult } from './schedule.js';
 

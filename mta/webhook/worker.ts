@@ -1,6 +1,6 @@
 // The inbound-webhook job: load the delivery, claim one attempt, POST the stored message signed, and record delivered / retry (a new job) / dead.
 import type { Job } from 'pg-boss';
-import { isUuid } from '../../shared/ids.js';
+import { isUuid } from '../../shared/kernel/ids.js';
 import { enqueueInboundJobs, type InboundWebhookJob } from '../../shared/inbound/jobs.js';
 import {
   claimAttempt,
@@ -10,12 +10,12 @@ import {
   markDelivered,
   markRetry,
   type DeliveryForJob,
-} from '../../shared/inbound-webhooks/queries.js';
-import { openSecret } from '../../shared/inbound-webhooks/secret.js';
-import type { Metrics } from '../../shared/metrics/metrics.js';
-import type { DomainDeps } from '../../shared/domains/deps.js';
+} from '../../shared/webhooks/inbound/queries.js';
+import { openSecret } from '../../shared/webhooks/inbound/secret.js';
+import type { Metrics } from '../../shared/operations/metrics/metrics.js';
+import type { DomainDeps } from '../../shared/deliverability/domains/deps.js';
 import type { Boss } from '../../shared/jobs/boss.js';
-import { SealError } from '../../shared/secrets/sealed-box.js';
+import { SealError } from '../../shared/kernel/secrets/sealed-box.js';
 import { postToWebhook, type PostResult } from './deliver.js';
 import { decide, type Decision } from './schedule.js';
 

@@ -1,6 +1,6 @@
 // SQL for a campaign's batches: ranges of recipient positions claimed with a lease, read with what their messages need, completed (deleted, their recipients counted as queued) or given back, swept after a cancel.
 import type { Queryable, Sql } from '../db/connection.js';
-import { PROFILE_COLUMN_NAMES, type ProfileColumn } from '../contacts/fields.js';
+import { PROFILE_COLUMN_NAMES, type ProfileColumn } from '../audiences/contacts/fields.js';
 import { countChanged, type SkipReason } from './recipient-queries.js';
 
 /** A claimed range of positions; `claimedUntil` is the claim's token (a worker that lost its claim completes nothing). */

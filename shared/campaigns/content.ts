@@ -1,14 +1,14 @@
 // A campaign message's content, the one place it is made: the effective subject and bodies (campaign or template), parsed once per run, rendered with Liquid per recipient, the preheader, tracking and UTM, and the bulk-sender headers.
-import { AppError, validationError } from '../errors.js';
-import type { ProfileColumn } from '../contacts/fields.js';
-import { parseTemplate, RENDER_LIMIT_MS, renderContext, type TemplatePart } from '../templates/liquid.js';
-import { itemError, overBudget, type ItemOutcome, type LiquidSource, type RenderItem, type TemplateRenderer } from '../templates/renderer.js';
-import type { TemplateRow } from '../templates/queries.js';
-import { decorateHtml } from '../tracking/decorate.js';
-import type { LinkOwner } from '../tracking/link-tokens.js';
-import { trackTemplate, type TrackedTemplate } from '../tracking/template-links.js';
-import { unsubscribeOf } from '../tracking/unsubscribe.js';
-import { DEFAULT_UTM_MEDIUM, DEFAULT_UTM_SOURCE, defaultUtmCampaign } from '../tracking/utm.js';
+import { AppError, validationError } from '../kernel/errors.js';
+import type { ProfileColumn } from '../audiences/contacts/fields.js';
+import { parseTemplate, RENDER_LIMIT_MS, renderContext, type TemplatePart } from '../sending/templates/liquid.js';
+import { itemError, overBudget, type ItemOutcome, type LiquidSource, type RenderItem, type TemplateRenderer } from '../sending/templates/renderer.js';
+import type { TemplateRow } from '../sending/templates/queries.js';
+import { decorateHtml } from '../engagement/tracking/decorate.js';
+import type { LinkOwner } from '../engagement/tracking/link-tokens.js';
+import { trackTemplate, type TrackedTemplate } from '../engagement/tracking/template-links.js';
+import { unsubscribeOf } from '../engagement/tracking/unsubscribe.js';
+import { DEFAULT_UTM_MEDIUM, DEFAULT_UTM_SOURCE, defaultUtmCampaign } from '../engagement/tracking/utm.js';
 import { feedbackId } from './feedback-id.js';
 import type { CampaignRow } from './queries.js';
 
@@ -85,7 +85,7 @@ export function prepareContent(content: EffectiveContent, abTest: boolean): Prep
 }
 
 /**
- * The content with body_html's tracking decided once for the run (shared/tracking/template-links.ts): each message
+ * The content with body_html's tracking decided once for the run (shared/engagement/tracking/template-links.ts): each message
  * then costs its own click tokens and one render, not a parse of its HTML. Unchanged when Liquid could change the
  * message's links: every message is then decorated after rendering, as transactional mail is.
  */
@@ -146,7 +146,7 @@ export interface CampaignMessage {
 
 /**
  * The bulk-sender headers of one campaign message (Gmail's and Yahoo's rules): List-Unsubscribe with an https URL
- * (RFC 8058 one-click POST) and a mailto handled by the MX, and List-Unsubscribe-Post (shared/tracking/unsubscribe.ts
+ * (RFC 8058 one-click POST) and a mailto handled by the MX, and List-Unsubscribe-Post (shared/engagement/tracking/unsubscribe.ts
  * unsubscribeOf: one token signed for 'unsubscribe' over the send id); and a Feedback-ID naming the campaign
  * and an opaque tag of the tenant for feedback-loop reports (feedback-id.ts). DKIM signs all three (shared/sending/dkim.ts).
  */

@@ -1,11 +1,11 @@
 // The tenant's default sender: the From address, name and Reply-To a campaign (or a warm-up dispatch) uses when it names none.
 // Stored with PUT /settings/sender; until then derived from the tenant's oldest verified sending domain.
-import { writeAudit, type AuditActor } from '../audit/log.js';
-import type { Clock } from '../clock.js';
+import { writeAudit, type AuditActor } from '../operations/audit/log.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Queryable, Sql } from '../db/connection.js';
-import { tenantDomainsOf } from '../domains/queries.js';
-import { normalizeEmail } from '../email.js';
-import { notFound, validationError } from '../errors.js';
+import { tenantDomainsOf } from '../deliverability/domains/queries.js';
+import { normalizeEmail } from '../kernel/email.js';
+import { notFound, validationError } from '../kernel/errors.js';
 import { deleteStoredSender, putStoredSender, senderSources } from './default-sender-queries.js';
 import { MAX_SHORT_TEXT, oneLineText } from './fields.js';
 

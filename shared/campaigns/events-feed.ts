@@ -1,7 +1,7 @@
 // A campaign's event feed as tenants read it: its sends' events (accepted, delivered, deferred, bounced, dropped, complaints) and its engagement (opens, clicks, unsubscribes), newest first, in cursor pages.
-import { decodeCursor, pageOf } from '../cursor.js';
+import { decodeCursor, pageOf } from '../kernel/cursor.js';
 import type { Queryable } from '../db/connection.js';
-import type { EventRow, EventType } from '../events/queries.js';
+import type { EventRow, EventType } from '../engagement/events/queries.js';
 import { requireCampaign } from './service.js';
 import { campaignEvents } from './stats-queries.js';
 

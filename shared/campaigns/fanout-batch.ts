@@ -1,8 +1,8 @@
 // Sends one claimed batch of a campaign: recipients whose send already exists are left as they are, the rest are rendered and handed to the send use-case together, and the batch is completed (or given back unfinished) in one transaction.
-import { AppError } from '../errors.js';
-import { normalizeEmail } from '../email.js';
-import { PROFILE_COLUMN_NAMES } from '../contacts/fields.js';
-import { visibleCustomFields } from '../custom-fields/values.js';
+import { AppError } from '../kernel/errors.js';
+import { normalizeEmail } from '../kernel/email.js';
+import { PROFILE_COLUMN_NAMES } from '../audiences/contacts/fields.js';
+import { visibleCustomFields } from '../audiences/custom-fields/values.js';
 import { acceptSend, isHeld, isRefused, type AcceptInput, type HoldingOutcome } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
 import type { Refusal } from '../sending/gates/types.js';

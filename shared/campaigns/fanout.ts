@@ -1,9 +1,9 @@
 // Runs one campaign fan-out job: starts a scheduled campaign when its time comes, fixes the recipients, then claims and sends batches until none is left, the slice of time runs out, or the campaign must wait, pause, stop or fail.
 import { performance } from 'node:perf_hooks';
-import { AppError } from '../errors.js';
-import { listCustomFields } from '../custom-fields/queries.js';
+import { AppError } from '../kernel/errors.js';
+import { listCustomFields } from '../audiences/custom-fields/queries.js';
 import type { SendingDeps } from '../sending/deps.js';
-import { findTenantById } from '../tenants/queries.js';
+import { findTenantById } from '../accounts/tenants/queries.js';
 import { sendBatch, type BatchContext } from './fanout-batch.js';
 import { enqueueFanout, enqueueSlot, type FanoutJob } from './fanout-jobs.js';
 import { isQueryCanceled } from '../db/deadline.js';
@@ -16,7 +16,7 @@ import { claimBatch, fanoutLeft, sweepCancelled } from './batch-queries.js';
 import { releaseHeld } from './stats-queries.js';
 import { sendSeedCopies } from './seed-copies.js';
 import { wakeQuotaPaused } from './wake.js';
-import { nextUtcMonth } from '../warmup/tiers.js';
+import { nextUtcMonth } from '../deliverability/warmup/tiers.js';
 
 export type FanoutDeps = SendingDeps;
 

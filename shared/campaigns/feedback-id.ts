@@ -13,7 +13,7 @@ export function tenantFeedbackTag(key: Buffer, tenantId: string): string {
   return createHmac('sha256', key).update(LABEL).update(tenantId.toLowerCase()).digest('hex').slice(0, 20);
 }
 
-/** `<campaign id>:<tenant tag>:campaign:mailpath` (the seed-list placement reads the campaign back: shared/seedlist/placement.ts). */
+/** `<campaign id>:<tenant tag>:campaign:mailpath` (the seed-list placement reads the campaign back: shared/deliverability/seed-mailboxes/placement.ts). */
 export function feedbackId(key: Buffer, campaignId: string, tenantId: string): string {
   return `${campaignId}:${tenantFeedbackTag(key, tenantId)}:campaign:mailpath`;
 }

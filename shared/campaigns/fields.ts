@@ -1,9 +1,9 @@
 // Checks the fields a sender gives a campaign (create, PATCH): names, one-line texts, Liquid parts parsed, addresses normalized, the target exactly one list or segment, and every id the tenant's own.
 import type { Queryable } from '../db/connection.js';
-import { normalizeEmail } from '../email.js';
-import { validationError } from '../errors.js';
-import { isUuid } from '../ids.js';
-import { MAX_PART_BYTES, parseTemplate, type TemplatePart } from '../templates/liquid.js';
+import { normalizeEmail } from '../kernel/email.js';
+import { validationError } from '../kernel/errors.js';
+import { isUuid } from '../kernel/ids.js';
+import { MAX_PART_BYTES, parseTemplate, type TemplatePart } from '../sending/templates/liquid.js';
 import { tenantOwns, type CampaignContent } from './queries.js';
 
 export const MAX_NAME_LENGTH = 200;

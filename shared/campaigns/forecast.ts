@@ -1,15 +1,15 @@
 // What sending a campaign will do: how many of its recipients today's warm-up allowance and the month's quota let go today, and on which UTC days the rest goes if the tier holds.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { WarmupConfig } from '../config/index.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import type { TenantQueries } from '../db/deadline.js';
-import { countMembersByStatus } from '../lists/member-queries.js';
-import { monthlyUsage } from '../quota/usage.js';
-import { selectDefinition, requireSegment } from '../segments/service.js';
+import { countMembersByStatus } from '../audiences/lists/member-queries.js';
+import { monthlyUsage } from '../limits/quota/usage.js';
+import { selectDefinition, requireSegment } from '../audiences/segments/service.js';
 import type { SendLookups } from '../sending/lookups.js';
-import { effectiveTier } from '../warmup/gate.js';
-import { dailyCount } from '../warmup/queries.js';
-import { capForTier, nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from '../warmup/tiers.js';
+import { effectiveTier } from '../deliverability/warmup/gate.js';
+import { dailyCount } from '../deliverability/warmup/queries.js';
+import { capForTier, nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from '../deliverability/warmup/tiers.js';
 import { campaignSender } from './default-sender.js';
 import type { CampaignRow } from './queries.js';
 import { campaignCounters } from './recipient-queries.js';

@@ -1,17 +1,17 @@
 // The caller's status changes of a campaign: schedule and unschedule, send (with Idempotency-Key replay), pause, resume and cancel; each checked against the transition table and committed with its jobs and audit row.
 import { createHash } from 'node:crypto';
-import { writeAudit, type AuditActor } from '../audit/log.js';
+import { writeAudit, type AuditActor } from '../operations/audit/log.js';
 import type { Queryable } from '../db/connection.js';
-import { AppError, conflict, validationError } from '../errors.js';
+import { AppError, conflict, validationError } from '../kernel/errors.js';
 import {
   answerIdempotencyKey,
   claimIdempotencyKey,
   IDEMPOTENCY_CLAIM_LEASE_MS,
   IDEMPOTENCY_WINDOW_MS,
   releaseIdempotencyKey,
-} from '../sends/queries.js';
+} from '../sending/outbound-log/queries.js';
 import type { SendingDeps } from '../sending/deps.js';
-import { monthlyUsage } from '../quota/usage.js';
+import { monthlyUsage } from '../limits/quota/usage.js';
 import { enqueueFanout } from './fanout-jobs.js';
 import { forecastCampaign, type ForecastDeps, type SendForecast } from './forecast.js';
 import { requireStatus, TRANSITIONS, type CampaignAction } from './lifecycle-table.js';

@@ -1,13 +1,13 @@
 // Fixes a campaign's recipients when it starts sending: the target (list members, or the segment evaluated as of the start) copied page by page, each page one INSERT ... SELECT committed with its counters, its recipients' positions and the cursor reached; the A/B split after the last page.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Config } from '../config/index.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import { formatDeadline, setDeadline } from '../db/deadline.js';
-import { listMemberIdPage } from '../lists/members.js';
-import { selectSegment } from '../segments/service.js';
+import { listMemberIdPage } from '../audiences/lists/members.js';
+import { selectSegment } from '../audiences/segments/service.js';
 import { findCampaignById, recipientSeq, saveTargetPosition, type CampaignRow } from './queries.js';
 import { assignVariants, materializePage } from './recipient-queries.js';
-import { makeSeedHits } from '../seedlist/queries.js';
+import { makeSeedHits } from '../deliverability/seed-mailboxes/queries.js';
 
 export interface MaterializeDeps {
   sql: Sql;

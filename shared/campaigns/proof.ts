@@ -1,18 +1,18 @@
 // A campaign's proof: its message rendered for a chosen contact (or as nobody) and sent to up to five addresses through the send path, marked as a proof and kept out of the campaign's audience, counters and stats.
 import { randomUUID } from 'node:crypto';
-import { writeAudit, type AuditActor } from '../audit/log.js';
-import { PROFILE_COLUMN_NAMES } from '../contacts/fields.js';
-import { findContact } from '../contacts/queries.js';
-import { listCustomFields } from '../custom-fields/queries.js';
-import { visibleCustomFields } from '../custom-fields/values.js';
+import { writeAudit, type AuditActor } from '../operations/audit/log.js';
+import { PROFILE_COLUMN_NAMES } from '../audiences/contacts/fields.js';
+import { findContact } from '../audiences/contacts/queries.js';
+import { listCustomFields } from '../audiences/custom-fields/queries.js';
+import { visibleCustomFields } from '../audiences/custom-fields/values.js';
 import type { Queryable } from '../db/connection.js';
-import { AppError, notFound, validationError } from '../errors.js';
+import { AppError, notFound, validationError } from '../kernel/errors.js';
 import { acceptSend, isRefused, type AcceptInput } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
 import type { Refusal } from '../sending/gates/types.js';
-import { normalizeEmail } from '../suppressions/service.js';
-import { findTenantById } from '../tenants/queries.js';
-import { isUuid } from '../ids.js';
+import { normalizeEmail } from '../audiences/suppressions/service.js';
+import { findTenantById } from '../accounts/tenants/queries.js';
+import { isUuid } from '../kernel/ids.js';
 import { RenderOverBudget, trackedContent, type CampaignRecipient } from './content.js';
 import { campaignSender } from './default-sender.js';
 import { campaignSendInputs, type BatchContext } from './fanout-batch.js';

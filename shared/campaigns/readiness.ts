@@ -1,8 +1,8 @@
 // Whether a campaign can be sent now: a target, a From address (its own or the tenant's default) at a domain that may send, and content that parses (its own or its template's). Checked at schedule and send, and again when the fan-out starts.
 import type { Queryable } from '../db/connection.js';
-import { AppError, validationError } from '../errors.js';
+import { AppError, validationError } from '../kernel/errors.js';
 import type { SendLookups } from '../sending/lookups.js';
-import { findTemplate } from '../templates/queries.js';
+import { findTemplate } from '../sending/templates/queries.js';
 import { campaignSender } from './default-sender.js';
 import { effectiveContent, prepareContent, type PreparedContent } from './content.js';
 import type { CampaignRow } from './queries.js';

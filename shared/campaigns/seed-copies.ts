@@ -1,9 +1,9 @@
 // Sends a campaign's seed copies (one per active seed mailbox, made when its target was fixed) through the same send use-case and gates as its recipients, but outside its audience: no contact, no campaign counters.
-import { AppError } from '../errors.js';
-import { PROFILE_COLUMN_NAMES } from '../contacts/fields.js';
+import { AppError } from '../kernel/errors.js';
+import { PROFILE_COLUMN_NAMES } from '../audiences/contacts/fields.js';
 import { acceptSend, isHeld, isRefused, type HoldingOutcome } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
-import { claimSeedHits, settleSeedHits, type SeedSettlement } from '../seedlist/queries.js';
+import { claimSeedHits, settleSeedHits, type SeedSettlement } from '../deliverability/seed-mailboxes/queries.js';
 import { campaignSendInputs, type BatchContext } from './fanout-batch.js';
 import { existingSends } from './recipient-queries.js';
 import { RenderOverBudget } from './content.js';

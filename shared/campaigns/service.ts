@@ -1,10 +1,10 @@
 // Tenant operations on campaigns that are not status changes: create, read with progress, search, PATCH, delete, duplicate, the MD5 list.
-import { writeAudit, type AuditActor } from '../audit/log.js';
-import type { Clock } from '../clock.js';
+import { writeAudit, type AuditActor } from '../operations/audit/log.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Queryable, Sql } from '../db/connection.js';
-import { notFound, validationError } from '../errors.js';
-import { isUuid } from '../ids.js';
-import { likeContains } from '../contacts/queries.js';
+import { notFound, validationError } from '../kernel/errors.js';
+import { isUuid } from '../kernel/ids.js';
+import { likeContains } from '../audiences/contacts/queries.js';
 import { checkFields, checkName, checkNewCampaign, MAX_NAME_LENGTH, type CampaignInput } from './fields.js';
 import { requireStatus } from './lifecycle-table.js';
 import {

@@ -1,6 +1,6 @@
 // SQL of campaign analytics: the kept counters (per variant, per hour, per URL, per country), the campaign's event feed, and the A/B finalize (winner declared, held remainder released).
 import type { Queryable } from '../db/connection.js';
-import type { EventRow, EventType } from '../events/queries.js';
+import type { EventRow, EventType } from '../engagement/events/queries.js';
 
 /** The counters of campaign_stats that analytics read, summed over a campaign's variants (or for one variant). */
 export interface StatCounters {

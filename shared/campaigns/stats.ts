@@ -1,7 +1,7 @@
 // Campaign stats as tenants read them: one campaign's counters, rates, countries and hourly trend, many campaigns at once (stats-batch), and the click heat map; all from kept counters, never a recount of events.
 import type { Queryable } from '../db/connection.js';
-import { AppError } from '../errors.js';
-import { isUuid } from '../ids.js';
+import { AppError } from '../kernel/errors.js';
+import { isUuid } from '../kernel/ids.js';
 import { requireCampaign } from './service.js';
 import { countryCounters, hourlyCounters, tenantCampaignCounters, topLinks, variantCounters, ZERO_COUNTERS, type CountryRow, type HourRow, type StatCounters } from './stats-queries.js';
 

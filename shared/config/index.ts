@@ -3,7 +3,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import { z } from 'zod';
-import { projectRoot } from '../paths.js';
+import { projectRoot } from '../kernel/paths.js';
 import { authSchema, type AuthConfig } from './auth.js';
 import { bounceMailboxesSchema, type BounceMailboxesConfig } from './bounce-mailboxes.js';
 import { bounceRulesSchema, type BounceRulesConfig } from './bounce-rules.js';

@@ -1,8 +1,8 @@
 // Opens the PostgreSQL connection pool: DATABASE_URL, or the embedded PGlite server in the data dir.
 import postgres from 'postgres';
 import type { Config } from '../config/index.js';
-import type { Logger } from '../log.js';
-import { OperationalError } from '../operational-errors.js';
+import type { Logger } from '../kernel/log.js';
+import { OperationalError } from '../kernel/operational-errors.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from './embedded.js';
 
 export type Sql = postgres.Sql;

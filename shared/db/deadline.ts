@@ -1,6 +1,6 @@
 // Deadlines for tenant-shaped queries: each runs in a transaction of its own with a statement_timeout (SET LOCAL), holding one of its tenant's slots and one of the process's, and a query cancelled at its deadline answers a clear error instead of a late 200.
 import type { QueriesConfig, QueryKind } from '../config/queries.js';
-import { AppError } from '../errors.js';
+import { AppError } from '../kernel/errors.js';
 import type { Queryable, Sql } from './connection.js';
 import { KeyedSlots, Slots, TimeBudget } from './query-slots.js';
 

@@ -4,8 +4,8 @@ import { join, resolve } from 'node:path';
 import { PGlite } from '@electric-sql/pglite';
 import { PGLiteSocketServer } from '@electric-sql/pglite-socket';
 import { pg_trgm } from '@electric-sql/pglite/contrib/pg_trgm';
-import type { Logger } from '../log.js';
-import { OperationalError } from '../operational-errors.js';
+import type { Logger } from '../kernel/log.js';
+import { OperationalError } from '../kernel/operational-errors.js';
 
 export interface EmbeddedPostgres {
   url: string;

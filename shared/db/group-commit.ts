@@ -1,5 +1,5 @@
 // Group commit: concurrent writers share one transaction; each is answered only after the transaction holding its item commits.
-import type { Logger } from '../log.js';
+import type { Logger } from '../kernel/log.js';
 
 interface Waiting<T, R> {
   item: T;

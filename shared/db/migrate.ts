@@ -1,7 +1,7 @@
 // Applies the numbered SQL files in shared/db/migrations once each, under a lock, so concurrent starts cannot race.
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../paths.js';
+import { projectRoot } from '../kernel/paths.js';
 import type { Sql } from './connection.js';
 
 /** Arbitrary constant naming Mailpath's migration lock among advisory locks. */

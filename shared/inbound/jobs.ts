@@ -6,7 +6,7 @@ import type { Queryable, Sql } from '../db/connection.js';
 export const INBOUND_WEBHOOK_JOBS = 'inbound.webhook';
 /** One job per inbound_recipients row of kind 'bounce': parse the DSN or ARF report and map it to its send. */
 export const INBOUND_BOUNCE_JOBS = 'inbound.bounce';
-/** One job per inbound_recipients row of kind 'unsubscribe': apply the mailto unsubscribe (shared/tracking/unsubscribe-mail.ts). */
+/** One job per inbound_recipients row of kind 'unsubscribe': apply the mailto unsubscribe (shared/engagement/tracking/unsubscribe-mail.ts). */
 export const INBOUND_UNSUBSCRIBE_JOBS = 'inbound.unsubscribe';
 
 export interface InboundWebhookJob {

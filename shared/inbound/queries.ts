@@ -1,6 +1,6 @@
 // SQL of inbound mail at reception: whose a recipient address is, and the rows one received message writes.
 import type { Queryable } from '../db/connection.js';
-import { enqueueInboundEvents } from '../event-webhooks/outbox.js';
+import { enqueueInboundEvents } from '../webhooks/events/outbox.js';
 
 /** What the database knows about a recipient address: its domain's owner and MX state, a mailbox, the webhook. */
 export interface RecipientFacts {

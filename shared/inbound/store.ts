@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable, Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
-import type { Logger } from '../log.js';
+import type { Logger } from '../kernel/log.js';
 import type { Boss } from '../jobs/boss.js';
 import type { HeaderSummary } from './headers.js';
 import { enqueueInboundJobs, type InboundBounceJob, type InboundUnsubscribeJob, type InboundWebhookJob } from './jobs.js';

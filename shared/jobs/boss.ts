@@ -1,7 +1,7 @@
 // pg-boss job queues on Mailpath's own database, sharing the postgres.js pool (and its transactions).
 import PgBoss from 'pg-boss';
 import type postgres from 'postgres';
-import type { Logger } from '../log.js';
+import type { Logger } from '../kernel/log.js';
 import type { Queryable, Sql } from '../db/connection.js';
 
 export type Boss = PgBoss;

@@ -1,6 +1,6 @@
 // Jobs waiting and running per job queue: what the metrics scrape reads (one grouped query over pg-boss's unfinished jobs, and the delivery queue).
 import type { Queryable } from '../db/connection.js';
-import type { QueueDepth } from '../metrics/metrics.js';
+import type { QueueDepth } from '../operations/metrics/metrics.js';
 
 /** The delivery queue's name in the gauges (the pg-boss queue it replaced had it). */
 export const DELIVERY_QUEUE_NAME = 'outbound.deliver';
@@ -8,7 +8,7 @@ export const DELIVERY_QUEUE_NAME = 'outbound.deliver';
 /**
  * Every queue, with zero for the idle ones. Only unfinished jobs are read (pg-boss's state enum orders
  * created < retry < active < completed, and its indexes serve `state < 'completed'`), so finished
- * history, however long, costs nothing. Deliveries are the delivery queue's rows (shared/sends/delivery-queue.ts),
+ * history, however long, costs nothing. Deliveries are the delivery queue's rows (shared/sending/outbound-log/delivery-queue.ts),
  * counted as pg-boss counts jobs: active = held by a worker whose claim has not run out, waiting = the rest (due now,
  * or a retry or deferral due later).
  */

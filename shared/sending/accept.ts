@@ -1,10 +1,10 @@
 // The send use-case: accepts one outbound message from any adapter (the API, SMTP submission, system mail): gates, composition, DKIM signing, then the send, its events and its delivery job in one transaction.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/connection.js';
-import { AppError, validationError } from '../errors.js';
-import type { Quota } from '../quota/usage.js';
-import type { NewSend, SendSource, StoredSend } from '../sends/queries.js';
-import { bounceAddress } from '../sends/verp.js';
+import { AppError, validationError } from '../kernel/errors.js';
+import type { Quota } from '../limits/quota/usage.js';
+import type { NewSend, SendSource, StoredSend } from './outbound-log/queries.js';
+import { bounceAddress } from './outbound-log/verp.js';
 import { acceptanceEvents, detailOf, quotaOf, recordOf, STATUS_OF } from './acceptance-record.js';
 import { composeMessage, type OutboundAttachment } from './compose.js';
 import { gateDepsOf, type SendingDeps } from './deps.js';

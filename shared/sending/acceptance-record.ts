@@ -1,7 +1,7 @@
 // How an accepted send is recorded: its status, its events, its gate decisions as stored, and why it ended as it did.
-import type { NewEvent } from '../events/queries.js';
-import type { Quota } from '../quota/usage.js';
-import type { NewSend, SendStatus } from '../sends/queries.js';
+import type { NewEvent } from '../engagement/events/queries.js';
+import type { Quota } from '../limits/quota/usage.js';
+import type { NewSend, SendStatus } from './outbound-log/queries.js';
 import type { GateOutcome } from './gates/pipeline.js';
 import type { GateDecision } from './gates/types.js';
 

@@ -1,8 +1,8 @@
 // The optional pre-send recipient check (bounce_risk_check_enabled): a domain that accepts mail, and not a suppressed address.
-import { DnsLookupError, type DnsResolver } from '../dns.js';
-import { validationError } from '../errors.js';
+import { DnsLookupError, type DnsResolver } from '../kernel/dns.js';
+import { validationError } from '../kernel/errors.js';
 import type { Queryable } from '../db/connection.js';
-import { isSuppressed } from '../suppressions/service.js';
+import { isSuppressed } from '../audiences/suppressions/service.js';
 
 /**
  * Throws 422 naming `to` with the reason the message would bounce: the domain publishes a null MX

@@ -1,11 +1,11 @@
 // The counters the send path takes from (monthly quota, warm-up rows and daily allowances, per-ESP sub-caps), batched across concurrent sends: one statement at a time per kind, for all the sends that asked meanwhile.
 import type { Queryable } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
-import type { Logger } from '../log.js';
-import { consumeMonthlyMany } from '../quota/usage.js';
-import { recordOverCapMany, takeEspMany } from '../warmup/per-esp-queries.js';
-import { consumeDailyMany, warmupsOf, type WarmupRow } from '../warmup/queries.js';
-import { utcMonth } from '../warmup/tiers.js';
+import type { Logger } from '../kernel/log.js';
+import { consumeMonthlyMany } from '../limits/quota/usage.js';
+import { recordOverCapMany, takeEspMany } from '../deliverability/warmup/per-esp-queries.js';
+import { consumeDailyMany, warmupsOf, type WarmupRow } from '../deliverability/warmup/queries.js';
+import { utcMonth } from '../deliverability/warmup/tiers.js';
 
 export interface SendCounters {
   /** Counts one send against the tenant's plan: the usage after it, or undefined at the cap. */

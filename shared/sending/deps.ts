@@ -1,13 +1,13 @@
 // What the send use-case needs (database, job queues, clock, resolver, VERP and link keys, its batched writer, look-ups and counters, and the slot for this process's delivery workers); built once per process.
 import type { Config } from '../config/index.js';
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Sql } from '../db/connection.js';
-import type { DnsResolver } from '../dns.js';
-import type { Logger } from '../log.js';
+import type { DnsResolver } from '../kernel/dns.js';
+import type { Logger } from '../kernel/log.js';
 import type { Boss } from '../jobs/boss.js';
-import type { SealedBox } from '../secrets/sealed-box.js';
-import type { TemplateRenderer } from '../templates/renderer.js';
-import type { Metrics } from '../metrics/metrics.js';
+import type { SealedBox } from '../kernel/secrets/sealed-box.js';
+import type { TemplateRenderer } from './templates/renderer.js';
+import type { Metrics } from '../operations/metrics/metrics.js';
 import { createSendCounters, type SendCounters } from './counters.js';
 import { createEspHolds, type EspHolds } from './esp-holds.js';
 import type { GateDeps } from './gates/types.js';
@@ -26,7 +26,7 @@ export interface SendingDeps {
   dns: DnsResolver;
   /** Signs VERP bounce addresses. */
   verpKey: Buffer;
-  /** Signs the links put in mail: open pixel, click redirects, unsubscribe (shared/tracking/tokens.ts). */
+  /** Signs the links put in mail: open pixel, click redirects, unsubscribe (shared/engagement/tracking/tokens.ts). */
   linkKey: Buffer;
   signingKeys: SigningKeyCache;
   /** Commits accepted sends in shared transactions (group commit). */

@@ -1,9 +1,9 @@
-// The per-provider suppressions in force (shared/analytics/esp-suppressions.ts raises them from delivery refusals), as the
+// The per-provider suppressions in force (shared/engagement/analytics/esp-suppressions.ts raises them from delivery refusals), as the
 // send path asks about them: every send asks, and there are only a handful, so the whole set is read at most every few
 // seconds per process and answered from memory.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Queryable } from '../db/connection.js';
-import { activeEspSuppressions } from '../analytics/queries.js';
+import { activeEspSuppressions } from '../engagement/analytics/queries.js';
 
 /** How stale the set may be: a suppression raised by another process holds new sends within this long. */
 export const ESP_HOLDS_TTL_MS = 5000;

@@ -1,10 +1,10 @@
 // Read-only look-ups of the send path (suppression, sending domains, quota usage) batched across concurrent sends: the ones asked in the same tick go to PostgreSQL as one query.
 import DataLoader from 'dataloader';
 import type { Queryable } from '../db/connection.js';
-import { tenantDomainsOf } from '../domains/queries.js';
-import { monthlyUsages, type Quota } from '../quota/usage.js';
-import { suppressedAmong } from '../suppressions/queries.js';
-import { utcMonth } from '../warmup/tiers.js';
+import { tenantDomainsOf } from '../deliverability/domains/queries.js';
+import { monthlyUsages, type Quota } from '../limits/quota/usage.js';
+import { suppressedAmong } from '../audiences/suppressions/queries.js';
+import { utcMonth } from '../deliverability/warmup/tiers.js';
 
 export interface TenantDomain {
   id: string;

@@ -1,6 +1,6 @@
 // Checks what a sender may put into a message (subject, names, custom headers, attachments) before anything is composed.
 import type { LimitsConfig } from '../config/index.js';
-import { validationError } from '../errors.js';
+import { validationError } from '../kernel/errors.js';
 import type { OutboundAttachment } from './compose.js';
 
 /** Headers the service writes itself: a sender setting them could forge identity, routing or MIME structure. */

@@ -1,12 +1,12 @@
 // Commits accepted sends by group commit: one transaction (multi-row inserts of sends, events and delivery-queue rows) for all the acceptances ready at once; the sends this process's delivery workers have room for are handed to them after the commit.
-import type { Clock } from '../clock.js';
+import type { Clock } from '../kernel/clock.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
-import { insertEvents, type NewEvent } from '../events/queries.js';
-import type { Logger } from '../log.js';
-import type { DeliverySend } from '../sends/delivery-queries.js';
-import { enqueueDeliveries, type QueuedDelivery } from '../sends/delivery-queue.js';
-import { findSends, insertSends, type NewSend, type StoredSend } from '../sends/queries.js';
+import { insertEvents, type NewEvent } from '../engagement/events/queries.js';
+import type { Logger } from '../kernel/log.js';
+import type { DeliverySend } from './outbound-log/delivery-queries.js';
+import { enqueueDeliveries, type QueuedDelivery } from './outbound-log/delivery-queue.js';
+import { findSends, insertSends, type NewSend, type StoredSend } from './outbound-log/queries.js';
 import type { HandedOver, LocalDelivery } from './local-delivery.js';
 
 export interface PendingSend {

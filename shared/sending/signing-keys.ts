@@ -1,8 +1,8 @@
 // The live DKIM key of each sending domain, opened once and kept for a few seconds so signing costs no query per message.
 import type { Queryable } from '../db/connection.js';
 import type { KeyObject } from 'node:crypto';
-import { loadSigningKey } from '../domains/dkim-keys.js';
-import type { SealedBox } from '../secrets/sealed-box.js';
+import { loadSigningKey } from '../deliverability/domains/dkim-keys.js';
+import type { SealedBox } from '../kernel/secrets/sealed-box.js';
 import { parseSigningKey } from './dkim.js';
 
 /** A domain's live signer, its private key opened and parsed. */

@@ -1,12 +1,12 @@
 // POST /transactional/send behind the HTTP layer: checks and renders the request, replays Idempotency-Key answers, and hands the message to the accept service.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/connection.js';
-import { AppError, conflict, validationError } from '../errors.js';
-import { monthlyUsage, type Quota } from '../quota/usage.js';
-import { answerIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_CLAIM_LEASE_MS, IDEMPOTENCY_WINDOW_MS, releaseIdempotencyKey } from '../sends/queries.js';
-import { normalizeEmail } from '../suppressions/service.js';
-import { renderStored } from '../templates/service.js';
-import { decorateHtml } from '../tracking/decorate.js';
+import { AppError, conflict, validationError } from '../kernel/errors.js';
+import { monthlyUsage, type Quota } from '../limits/quota/usage.js';
+import { answerIdempotencyKey, claimIdempotencyKey, IDEMPOTENCY_CLAIM_LEASE_MS, IDEMPOTENCY_WINDOW_MS, releaseIdempotencyKey } from './outbound-log/queries.js';
+import { normalizeEmail } from '../audiences/suppressions/service.js';
+import { renderStored } from './templates/service.js';
+import { decorateHtml } from '../engagement/tracking/decorate.js';
 import { acceptSend, isRefused, type AcceptInput, type ComposedContent, type Refused } from './accept.js';
 import { checkBounceRisk } from './bounce-risk.js';
 import type { SendingDeps } from './deps.js';
@@ -25,7 +25,7 @@ export interface TransactionalRequest {
   headers?: Record<string, string> | undefined;
   attachments?: AttachmentInput[] | undefined;
   bounce_risk_check_enabled?: boolean | undefined;
-  /** Opt-in tracking of the HTML body: an open pixel, click redirects (shared/tracking/decorate.ts). */
+  /** Opt-in tracking of the HTML body: an open pixel, click redirects (shared/engagement/tracking/decorate.ts). */
   track_opens?: boolean | undefined;
   track_clicks?: boolean | undefined;
 }

@@ -2,8 +2,8 @@
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { performance } from 'node:perf_hooks';
 import type { WebhooksConfig } from '../config/index.js';
-import type { DnsResolver } from '../dns.js';
-import { checkWebhookUrl, UrlPolicyError, type PinnedTarget } from '../inbound-webhooks/url-policy.js';
+import type { DnsResolver } from '../kernel/dns.js';
+import { checkWebhookUrl, UrlPolicyError, type PinnedTarget } from './inbound/url-policy.js';
 
 export interface PostDeps {
   /** MAILPATH_DNS_SERVERS: the host is resolved here, once per POST, and the request goes to that address. */

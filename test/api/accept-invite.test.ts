@@ -1,7 +1,7 @@
 // POST /auth/accept-invite: the new user and session, single use, expiry (clock and stored), revocation, bad input, races.
 import t from 'tap';
 import bcrypt from 'bcrypt';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
 import { inviteMember } from '../helpers/team.js';
 

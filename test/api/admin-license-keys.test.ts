@@ -1,6 +1,6 @@
 // Super-admin license keys: who may call the routes, issuing and listing, revocation (one and in bulk, with its audit rows), and what validation says after revocation, after expiry and for a tampered key.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 
 const T0 = new Date('2031-05-01T12:00:00Z');

@@ -1,8 +1,8 @@
 // GET /admin/observability and /admin/observability/slow-queries: super-admin only, every section present, a broken section degraded and named, slow queries from Mailpath's own timing with clamped parameters.
 import t from 'tap';
-import { QueryTimings, timedSql } from '../../shared/observability/query-timing.js';
-import { startTimingFlusher } from '../../shared/observability/timing-flusher.js';
-import { createLogger } from '../../shared/log.js';
+import { QueryTimings, timedSql } from '../../shared/operations/observability/query-timing.js';
+import { startTimingFlusher } from '../../shared/operations/observability/timing-flusher.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 
 const { app, sql, config } = await buildTestApp(t);

@@ -1,9 +1,9 @@
 // Super-admin tenant settings: plan changes keep the month's quota count, the sandbox flag really intercepts sends, the rate-limit override and its reset, and the utilization view of GET /admin/ratelimits.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
-import { RateLimiter } from '../../shared/ratelimit/limiter.js';
-import { TenantLimits } from '../../shared/ratelimit/tenant-limits.js';
-import { utcMonth } from '../../shared/warmup/tiers.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { RateLimiter } from '../../shared/limits/rate-limits/limiter.js';
+import { TenantLimits } from '../../shared/limits/rate-limits/tenant-limits.js';
+import { utcMonth } from '../../shared/deliverability/warmup/tiers.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken, type TestApp } from '../helpers/app.js';
 import { CAMPAIGN_ENV, sender } from '../helpers/campaigns.js';
 

@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { Sql } from '../../shared/db/connection.js';
-import { chainAndVerify } from '../../shared/audit/appender.js';
+import { chainAndVerify } from '../../shared/operations/audit/appender.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken, type TestApp } from '../helpers/app.js';
 import { CAMPAIGN_ENV, createCampaign, listOf, sender } from '../helpers/campaigns.js';
 

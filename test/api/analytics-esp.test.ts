@@ -1,8 +1,8 @@
 // /analytics/esp-scores (custom domains classified by their MX hosts through a loopback DNS server, cached with a TTL; scores, order, window), /analytics/esp-suppressions (active and last-7-day, newest first) and /analytics/trust-score, each tenant seeing only its own.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { PROVIDER_TTL_MS } from '../../shared/analytics/provider-classifier.js';
-import { ManualClock } from '../../shared/clock.js';
+import { PROVIDER_TTL_MS } from '../../shared/engagement/analytics/provider-classifier.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { verifiedSendingDomain } from '../helpers/sending-domain.js';

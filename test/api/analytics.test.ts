@@ -1,8 +1,8 @@
 // /analytics/rollup and /analytics/cohort-retention on an injected clock with seeded events: rollup tables refreshed by the analytics-rollup worker (run-now), hours not rolled up yet counted live, buckets, machine opens and scanner clicks left out, the 90-day cap; cohort boundaries, empty weeks, future cells and the one-hour cache.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { LIVE_HOURS_MAX } from '../../shared/analytics/queries.js';
-import { ManualClock } from '../../shared/clock.js';
+import { LIVE_HOURS_MAX } from '../../shared/engagement/analytics/queries.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 
 const clock = new ManualClock(new Date('2026-05-06T10:00:00Z')); // a Wednesday; the week began Monday 2026-05-04

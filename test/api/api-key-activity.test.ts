@@ -1,7 +1,7 @@
 // API key activity through real requests: usage per day, one key's activity, rate-limit status, refused calls, suspicion, pruning.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
-import { findWorker, runWorker } from '../../shared/workers/catalog.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { findWorker, runWorker } from '../../shared/operations/workers/catalog.js';
 import { buildTestApp, call, createKey, registerTenant, type TestApp } from '../helpers/app.js';
 
 const FAKE_ID = '0b9c4d2e-1f3a-4b5c-8d6e-7f8091a2b3c4';

@@ -4,9 +4,9 @@ import t from 'tap';
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { defineRoute } from '../../api/route.js';
-import { chainAndVerify } from '../../shared/audit/appender.js';
-import { ManualClock } from '../../shared/clock.js';
-import { SCOPES } from '../../shared/keys/scopes.js';
+import { chainAndVerify } from '../../shared/operations/audit/appender.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { SCOPES } from '../../shared/accounts/keys/scopes.js';
 import { buildTestApp, call, countRows, createKey, registerTenant } from '../helpers/app.js';
 import { assertForeign404, twoTenants } from '../helpers/isolation.js';
 

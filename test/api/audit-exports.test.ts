@@ -7,10 +7,10 @@ import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { parse } from 'csv-parse/sync';
 import t from 'tap';
-import { chainPending } from '../../shared/audit/appender.js';
-import { writeAudit } from '../../shared/audit/log.js';
-import { CURSOR_ROWS } from '../../shared/audit/queries.js';
-import { ManualClock } from '../../shared/clock.js';
+import { chainPending } from '../../shared/operations/audit/appender.js';
+import { writeAudit } from '../../shared/operations/audit/log.js';
+import { CURSOR_ROWS } from '../../shared/operations/audit/queries.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 import { addMember } from '../helpers/team.js';
 

@@ -1,6 +1,6 @@
 // Saved audit filters: save, list (own only), the 4 KB and 50-per-user limits (422), delete by the row's owner only, sessions only, tenant isolation.
 import t from 'tap';
-import { FILTER_MAX_BYTES, FILTERS_PER_USER } from '../../shared/audit/filters.js';
+import { FILTER_MAX_BYTES, FILTERS_PER_USER } from '../../shared/operations/audit/filters.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 import { assertForeign404 } from '../helpers/isolation.js';
 import { addMember } from '../helpers/team.js';

@@ -1,8 +1,8 @@
 // TOTP two-factor sign-in through the API: enrolment, verification, the login challenge, replays, recovery codes, disabling.
 import t from 'tap';
 import { generate } from 'otplib';
-import { ManualClock } from '../../shared/clock.js';
-import { openTotpSecret, qrCodeDataUrl } from '../../shared/auth/totp.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { openTotpSecret, qrCodeDataUrl } from '../../shared/accounts/auth/totp.js';
 import { buildTestApp, call, createKey, registerTenant, type TestApp, type TestLike, type TestTenant } from '../helpers/app.js';
 
 const STEP_MS = 30_000;

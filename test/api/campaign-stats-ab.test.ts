@@ -1,8 +1,8 @@
 // A/B results and finalize through the API and the real fan-out: variant counts and rates from real opens, the z-test's recommendation, the winner sent to the held remainder exactly once, a second finalize 409, the refusals with their slugs, the audit row.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
-import { insertEvents } from '../../shared/events/queries.js';
-import { linkBase, openUrl } from '../../shared/tracking/link-tokens.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { insertEvents } from '../../shared/engagement/events/queries.js';
+import { linkBase, openUrl } from '../../shared/engagement/tracking/link-tokens.js';
 import { call, createKey } from '../helpers/app.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, readCampaign, sender, sendNow, sendsPerRecipient } from '../helpers/campaigns.js';
 import { HUMAN_UA } from '../helpers/tracking.js';

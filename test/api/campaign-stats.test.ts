@@ -2,8 +2,8 @@
 import t from 'tap';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ManualClock } from '../../shared/clock.js';
-import { insertEvents, type NewEvent } from '../../shared/events/queries.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { insertEvents, type NewEvent } from '../../shared/engagement/events/queries.js';
 import { call, createKey, registerTenant } from '../helpers/app.js';
 import { campaignApp, createCampaign as createWithBody, listOf } from '../helpers/campaigns.js';
 import { assertForeign404 } from '../helpers/isolation.js';

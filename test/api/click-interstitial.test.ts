@@ -4,7 +4,7 @@
 // links (minted before tokens named the tenant) too; every click is recorded either way.
 import { simpleParser } from 'mailparser';
 import t from 'tap';
-import { legacyClickToken, TRACKING_PATHS } from '../../shared/tracking/link-tokens.js';
+import { legacyClickToken, TRACKING_PATHS } from '../../shared/engagement/tracking/link-tokens.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken, type TestTenant } from '../helpers/app.js';
 import { verifiedSendingDomain } from '../helpers/sending-domain.js';
 import { engagementEvents, HUMAN_UA } from '../helpers/tracking.js';

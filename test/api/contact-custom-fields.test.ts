@@ -1,6 +1,6 @@
 // The custom-field catalog through the API: create and list in position order, key rules, reserved names, select options, immutability, the cap, delete orphaning values, scopes, isolation.
 import t from 'tap';
-import { MAX_CUSTOM_FIELDS } from '../../shared/custom-fields/service.js';
+import { MAX_CUSTOM_FIELDS } from '../../shared/audiences/custom-fields/service.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, type ApiResponse } from '../helpers/app.js';
 import { assertForeign404, twoTenants } from '../helpers/isolation.js';
 

@@ -1,7 +1,7 @@
 // Contacts through the API: create and normalisation, upsert, read, change, delete and restore, every refusal, listing (status, q, paging, totals), scopes, isolation.
 import t from 'tap';
-import type { Clock } from '../../shared/clock.js';
-import { SEARCH_COUNT_CAP } from '../../shared/contacts/service.js';
+import type { Clock } from '../../shared/kernel/clock.js';
+import { SEARCH_COUNT_CAP } from '../../shared/audiences/contacts/service.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, type ApiResponse } from '../helpers/app.js';
 import { assertForeign404, twoTenants } from '../helpers/isolation.js';
 

@@ -2,7 +2,7 @@
 // depth limit before anything walks them, never a 500; the parser's depth and prototype-poisoning checks themselves.
 import t from 'tap';
 import { parseJsonBody, refusalOf } from '../../api/plugins/json-body.js';
-import { AppError } from '../../shared/errors.js';
+import { AppError } from '../../shared/kernel/errors.js';
 import { buildTestApp, call, registerTenant, superAdminToken } from '../helpers/app.js';
 
 const nestedArrays = (depth: number) => `${'['.repeat(depth)}${']'.repeat(depth)}`;

@@ -1,6 +1,6 @@
 // DKIM rotation end to end: three separate public resolvers on loopback, the rotator tick, operator confirm, rollback, audit, auto-rotation.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, countRows, registerTenant, superAdminToken, type TestApp, type TestLike, type TestTenant } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { publishRecords, recordOf, splitTxt } from '../helpers/domains.js';

@@ -1,6 +1,6 @@
 // Domain claims through the API against real loopback DNS: several tenants may claim a name, the one that publishes its own DKIM record owns it, nobody learns of the others, unproven claims expire.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { createSendLookups } from '../../shared/sending/lookups.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, superAdminToken, type TestApp, type TestLike, type TestTenant } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';

@@ -1,8 +1,8 @@
 // Sending domains through the API against real loopback DNS: records to publish, verification, drift, timeouts, ownership, isolation.
 import { PassThrough } from 'node:stream';
 import t from 'tap';
-import { loadSigningKey } from '../../shared/domains/dkim-keys.js';
-import { createLogger, type Logger } from '../../shared/log.js';
+import { loadSigningKey } from '../../shared/deliverability/domains/dkim-keys.js';
+import { createLogger, type Logger } from '../../shared/kernel/log.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, superAdminToken, type TestApp, type TestLike } from '../helpers/app.js';
 import { startDnsServer, type TestDnsServer } from '../helpers/dns-server.js';
 import { publishRecords, recordOf, type ApiRecord } from '../helpers/domains.js';

@@ -2,8 +2,8 @@
 import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
-import { CURSOR_ROWS } from '../../shared/engagement-export/queries.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { CURSOR_ROWS } from '../../shared/campaigns/engagement-export/queries.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 import { assertForeign404 } from '../helpers/isolation.js';
 import { campaignSend, HUMAN_UA, markDelivered, type TrackedSendFixture } from '../helpers/tracking.js';

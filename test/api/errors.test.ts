@@ -4,8 +4,8 @@ import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';
 import { knownKeysAt, validationToAppError } from '../../api/plugins/errors.js';
 import { defineRoute } from '../../api/route.js';
-import { AppError } from '../../shared/errors.js';
-import { closest, editDistance } from '../../shared/suggest.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import { closest, editDistance } from '../../shared/kernel/suggest.js';
 import { buildTestApp, call, registerTenant, type ApiResponse } from '../helpers/app.js';
 
 const BODY_LIMIT = 4096;

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { buildTestApp, call, countRows } from '../helpers/app.js';
 import { buildWebhookApp, createEndpoint, recordEvents, registerTenant } from '../helpers/event-webhooks.js';
-import { MAX_ENDPOINTS_PER_TENANT } from '../../shared/event-webhooks/service.js';
+import { MAX_ENDPOINTS_PER_TENANT } from '../../shared/webhooks/events/service.js';
 
 // One app for the file (the machine is shared): each test registers a tenant of its own.
 const s = await buildWebhookApp(t);

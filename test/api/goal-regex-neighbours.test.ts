@@ -2,8 +2,8 @@
 // stored with it before never runs it, and a click on the worst patterns still allowed, at the longest URL a regex goal
 // is matched against, leaves another tenant's open recorded within a second (the default deployment: spool and thread).
 import t from 'tap';
-import { MAX_MATCHED_URL } from '../../shared/goals/rules.js';
-import { SpooledHitRecorder } from '../../shared/tracking/spooled-recorder.js';
+import { MAX_MATCHED_URL } from '../../shared/engagement/goals/rules.js';
+import { SpooledHitRecorder } from '../../shared/engagement/tracking/spooled-recorder.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
 import { campaignSend, engagementEvents, HUMAN_UA, markDelivered } from '../helpers/tracking.js';
 

@@ -1,6 +1,6 @@
 // Goals and goal conversions end to end: CRUD and its refusals, real clicks through /c converting (exact, prefix, regex, revenue from the URL), scanner clicks left out (also when flagged later), a deleted goal's conversions, scopes and tenant isolation.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 import { assertForeign404 } from '../helpers/isolation.js';
 import { campaignSend, HUMAN_UA, markDelivered, plainSend } from '../helpers/tracking.js';

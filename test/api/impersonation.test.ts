@@ -1,9 +1,9 @@
 // Impersonation: the token's claims and lifetime, what it may reach, and one super_admin.impersonation_action audit row per write, written by the queue worker.
 import { decodeJwt } from 'jose';
 import t from 'tap';
-import { chainAndVerify } from '../../shared/audit/appender.js';
-import { ManualClock } from '../../shared/clock.js';
-import { startImpersonationAuditWorker } from '../../shared/impersonation/audit-jobs.js';
+import { chainAndVerify } from '../../shared/operations/audit/appender.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { startImpersonationAuditWorker } from '../../shared/accounts/impersonation/audit-jobs.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 import { addMember } from '../helpers/team.js';
 import { stopOnTeardown } from '../helpers/net.js';

@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { openSecret } from '../../shared/inbound-webhooks/secret.js';
+import { openSecret } from '../../shared/webhooks/inbound/secret.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, type TestLike } from '../helpers/app.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';

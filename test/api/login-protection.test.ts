@@ -2,7 +2,7 @@
 import t from 'tap';
 import { generate } from 'otplib';
 import type { FastifyInstance } from 'fastify';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import type { Env } from '../../shared/config/index.js';
 import { buildApp } from '../../api/app.js';
 import { buildServices } from '../../main/services.js';

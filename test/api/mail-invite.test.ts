@@ -1,7 +1,7 @@
 // Mailbox invites consumed through the public route: the mailbox session and its limits, single use, expiry, bad input, races.
 import t from 'tap';
 import bcrypt from 'bcrypt';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, registerTenant, type TestApp } from '../helpers/app.js';
 import { createTestMailbox, deliverToMailbox, mailboxSession, verifiedMailDomain, type TestMailbox } from '../helpers/inbound-rows.js';
 

@@ -1,7 +1,7 @@
 // Workspace mailboxes through the API: create at a verified domain, strict addresses, 409, list/read/delete, invites, access rules, isolation.
 import { createHash } from 'node:crypto';
 import t from 'tap';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../shared/kernel/clock.js';
 import { buildTestApp as buildApp, call, countRows, createKey, registerTenant, type TestApp, type TestLike } from '../helpers/app.js';
 import { createTestMailbox, deliverToMailbox, verifiedMailDomain } from '../helpers/inbound-rows.js';
 import { assertForeign404, twoTenants } from '../helpers/isolation.js';

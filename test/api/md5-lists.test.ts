@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
-import { isListed } from '../../shared/md5-lists/service.js';
+import { isListed } from '../../shared/audiences/md5-lists/service.js';
 
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 

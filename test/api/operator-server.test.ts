@@ -2,7 +2,7 @@
 import { request } from 'node:http';
 import t from 'tap';
 import { startOperatorServer } from '../../api/operator-server.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import { randomUUID } from 'node:crypto';
 import { DELIVERY_QUEUE_NAME } from '../../shared/jobs/depth.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';

@@ -1,7 +1,7 @@
 // POST /auth/password: the change, other sessions ended and a fresh one answered, the current password checked and throttled, the strength rules, who may call it, the audit row.
 import t from 'tap';
 import { generate } from 'otplib';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant, type TestApp } from '../helpers/app.js';
 import { createTestMailbox, mailboxSession, verifiedMailDomain } from '../helpers/inbound-rows.js';
 import { addMember, MEMBER_PASSWORD } from '../helpers/team.js';

@@ -1,10 +1,10 @@
 // Rate limits through the API: X-RateLimit-* headers, 429 rate_limited, per-key / per-user / per-category buckets, the tenant layer.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import type { Env } from '../../shared/config/index.js';
-import { insertUser } from '../../shared/auth/users.js';
-import { issueSession } from '../../shared/auth/accounts.js';
-import { RateLimiter } from '../../shared/ratelimit/limiter.js';
+import { insertUser } from '../../shared/accounts/auth/users.js';
+import { issueSession } from '../../shared/accounts/auth/accounts.js';
+import { RateLimiter } from '../../shared/limits/rate-limits/limiter.js';
 import { buildTestApp, call, createKey, registerTenant, type ApiResponse, type TestApp, type TestLike } from '../helpers/app.js';
 
 const L = 'MAILPATH_CONFIG__LIMITS__RATE_LIMITS__';

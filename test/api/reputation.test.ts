@@ -1,7 +1,7 @@
 // GET /reputation: per sending domain, outcome counts and rates over 1, 7 and 30 days (test-key, dropped and unsettled sends left out; machine opens and scanner clicks not engagement), the warm-up tier with today's cap and count, the trust score; scopes and tenant isolation.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 import { verifiedSendingDomain } from '../helpers/sending-domain.js';
 import { HUMAN_UA, markDelivered, plainSend } from '../helpers/tracking.js';

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { PassThrough } from 'node:stream';
 import { isSecretName, redactUrl } from '../../api/plugins/request-log.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 
 t.test('redactUrl: secret names and secret-shaped values lose their value, the rest is kept as sent', async (t) => {

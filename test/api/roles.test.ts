@@ -1,8 +1,8 @@
 // The role matrix on a sample of routes: viewer reads, developer writes, admin manages the team, owner-only routes; keys keep scopes and their maker's role as a ceiling.
 import t from 'tap';
 import { z } from 'zod';
-import type { UserRole } from '../../shared/auth/users.js';
-import { ROLES, roleAtLeast } from '../../shared/team/roles.js';
+import type { UserRole } from '../../shared/accounts/auth/users.js';
+import { ROLES, roleAtLeast } from '../../shared/accounts/team/roles.js';
 import { defineRoute } from '../../api/route.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, type TestTenant } from '../helpers/app.js';
 import { addMember } from '../helpers/team.js';

@@ -5,9 +5,9 @@
 import t from 'tap';
 import type { GuardedRoute } from '../../api/plugins/guard.js';
 import { API_PREFIX } from '../../api/plugins/openapi.js';
-import type { UserRole } from '../../shared/auth/users.js';
-import type { ScopeRule } from '../../shared/keys/scopes.js';
-import { roleAtLeast } from '../../shared/team/roles.js';
+import type { UserRole } from '../../shared/accounts/auth/users.js';
+import type { ScopeRule } from '../../shared/accounts/keys/scopes.js';
+import { roleAtLeast } from '../../shared/accounts/team/roles.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 import { addMember } from '../helpers/team.js';
 

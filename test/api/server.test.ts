@@ -10,13 +10,13 @@ import { join } from 'node:path';
 import { generate } from 'selfsigned';
 import { loadConfig, type Env } from '../../shared/config/index.js';
 import { connect, type Sql } from '../../shared/db/connection.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import { redirectTarget, startApi, type RunningApi } from '../../api/server.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { testEnv } from '../helpers/app.js';
 import { startBoss, type Boss } from '../../shared/jobs/boss.js';
 import { buildServices } from '../../main/services.js';
-import { systemClock } from '../../shared/clock.js';
+import { systemClock } from '../../shared/kernel/clock.js';
 
 interface Teardown {
   teardown(fn: () => unknown): void;

@@ -1,6 +1,6 @@
 // The suppression list through the API: add, read, list, search, page, bulk add, remove, strict addresses, scopes, isolation.
 import t from 'tap';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../shared/kernel/clock.js';
 import { buildTestApp as buildApp, call, countRows, createKey, registerTenant, type ApiResponse, type TestApp, type TestLike } from '../helpers/app.js';
 import { assertForeign404, twoTenants } from '../helpers/isolation.js';
 

@@ -2,7 +2,7 @@
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { simpleParser } from 'mailparser';
-import { chainAndVerify } from '../../shared/audit/appender.js';
+import { chainAndVerify } from '../../shared/operations/audit/appender.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
 import { verifiedSendingDomain } from '../helpers/sending-domain.js';
 import { addMember, inviteMember } from '../helpers/team.js';

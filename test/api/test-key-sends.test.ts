@@ -8,7 +8,7 @@ import { startDnsServer } from '../helpers/dns-server.js';
 import { publishRecords, type ApiRecord } from '../helpers/domains.js';
 import { assertForeign404 } from '../helpers/isolation.js';
 import { join } from 'node:path';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 
 const PYTHON = '/usr/bin/python3';
 const VERIFIER = join(projectRoot(), 'test', 'helpers', 'dkim-verify.py');

@@ -2,7 +2,7 @@
 // (config/tracking.yaml repeat_opens, 60 s) are stored and counted once, in a batch or across batches; a person's open
 // after only machine opens still counts; after the window an open counts again.
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp } from '../helpers/app.js';
 import { campaignSend, campaignStats, engagementEvents, HUMAN_UA, markDelivered } from '../helpers/tracking.js';
 

@@ -4,7 +4,7 @@ import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
 import t from 'tap';
 import { HIT_SPOOL_DIR } from '../../main/hit-sink.js';
-import { SpooledHitRecorder } from '../../shared/tracking/spooled-recorder.js';
+import { SpooledHitRecorder } from '../../shared/engagement/tracking/spooled-recorder.js';
 import { buildTestApp } from '../helpers/app.js';
 import { campaignSend, campaignStats, engagementEvents, HUMAN_UA, markDelivered } from '../helpers/tracking.js';
 

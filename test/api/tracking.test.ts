@@ -1,8 +1,8 @@
 // The public open pixel and click redirect: events with truncated addresses and machine/scanner flags, unique counts with and without machine traffic, no open redirect, HEAD not counted, tokens kept out of logs, tenant isolation.
 import { Writable } from 'node:stream';
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
-import { createLogger } from '../../shared/log.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import { buildTestApp } from '../helpers/app.js';
 import { campaignSend, campaignStats, engagementEvents, HUMAN_UA, markDelivered, plainSend, BODY } from '../helpers/tracking.js';
 

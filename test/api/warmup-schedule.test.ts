@@ -1,8 +1,8 @@
 // The warm-up schedule over HTTP: generation from both of the spec's field sets (overwriting), validation, row patches, and today's dispatch to the most engaged contacts, idempotent.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { ManualClock } from '../../shared/clock.js';
-import { dailyTargets, tierOfDay } from '../../shared/warmup/schedule.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
+import { dailyTargets, tierOfDay } from '../../shared/deliverability/warmup/schedule.js';
 import { buildTestApp, call, registerTenant, superAdminToken } from '../helpers/app.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { verifiedSendingDomain } from '../helpers/sending-domain.js';

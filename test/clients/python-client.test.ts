@@ -3,7 +3,7 @@ import { spawn } from 'node:child_process';
 import t from 'tap';
 import { liveServer, newcomerNames } from './live-server.js';
 import { join } from 'node:path';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 
 const FLOW = join(projectRoot(), 'test', 'clients', 'python-client-flow.py');
 

@@ -5,9 +5,9 @@ import { join } from 'node:path';
 import type { FastifyInstance } from 'fastify';
 import { loadConfig, type Config, type Env } from '../../shared/config/index.js';
 import { connect, type Sql } from '../../shared/db/connection.js';
-import { createLogger, type Logger } from '../../shared/log.js';
-import { systemClock, type Clock } from '../../shared/clock.js';
-import { ensureSuperAdmin } from '../../shared/auth/bootstrap.js';
+import { createLogger, type Logger } from '../../shared/kernel/log.js';
+import { systemClock, type Clock } from '../../shared/kernel/clock.js';
+import { ensureSuperAdmin } from '../../shared/accounts/auth/bootstrap.js';
 import { buildApp } from '../../api/app.js';
 import { buildServices, type Services } from '../../main/services.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
@@ -37,7 +37,7 @@ export function testEnv(databaseUrl: string, dataDir: string, overrides: Env = {
     MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__WRITE: '100000',
     MAILPATH_CONFIG__LIMITS__RATE_LIMITS__TENANT_DEFAULT_PER_SEC: '100000',
     // Hits answered after their commit, on the test's thread: a test reads what its request caused at once. The
-    // spool and the recorder thread have tests of their own (test/shared/tracking/, test/api/tracking-spool).
+    // spool and the recorder thread have tests of their own (test/shared/engagement/tracking/, test/api/tracking-spool).
     MAILPATH_CONFIG__TRACKING__RECORDER__SPOOL__ENABLED: 'false',
     MAILPATH_CONFIG__TRACKING__RECORDER__THREAD: 'false',
     // Every fetch of a pixel counts: the counter tests open one message many times a second. The repeat-open window

@@ -1,8 +1,8 @@
 // Fixtures for campaign tests against real `mailpath start` processes: one database, a receiving SMTP sink, the environment, a sending tenant and a campaign to a large list, and its progress read from the database.
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { generateDkimKey, storeKey } from '../../shared/domains/dkim-keys.js';
-import { SealedBox } from '../../shared/secrets/sealed-box.js';
+import { generateDkimKey, storeKey } from '../../shared/deliverability/domains/dkim-keys.js';
+import { SealedBox } from '../../shared/kernel/secrets/sealed-box.js';
 import { createTestDatabase } from './db.js';
 import { https } from './mailpath-process.js';
 import { startSmtpSink } from './smtp-sink.js';

@@ -1,7 +1,7 @@
 // Fixtures for the campaign tests: an app, a tenant that may send (verified domain, a plan with room), a list of contacts, campaigns made through the API, and the fan-out run to its end in-process.
 import type { Sql } from '../../shared/db/connection.js';
 import type { Env } from '../../shared/config/index.js';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../shared/kernel/clock.js';
 import { runFanout, type FanoutOutcome } from '../../shared/campaigns/fanout.js';
 import { buildTestApp, call, registerTenant, type TestApp, type TestLike, type TestTenant } from './app.js';
 import { addresses, insertContacts } from './lists.js';

@@ -2,7 +2,7 @@
 // compiled (`npm test`, test/run.mjs), so the child starts in about a second; from source through tsx otherwise.
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 
 const HERE = fileURLToPath(import.meta.url);
 /** The compiled tree's root (.build/) when this file is its compiled copy. */

@@ -4,7 +4,7 @@ import postgres from 'postgres';
 import { loadMigrations } from '../../shared/db/migrate.js';
 import { migrate } from '../../shared/db/migrate.js';
 import { startBoss } from '../../shared/jobs/boss.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger } from '../../shared/kernel/log.js';
 
 export const ADMIN_URL = process.env['TEST_DATABASE_URL'] ?? 'postgres://postgres@127.0.0.1:5432/postgres';
 const TEMPLATE_LOCK = 74_615_099;

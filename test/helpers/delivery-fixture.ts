@@ -2,7 +2,7 @@
 import { acceptSend, type AcceptInput } from '../../shared/sending/accept.js';
 import { startOutbound } from '../../mta/outbound/deliver/start.js';
 import type { SendingDeps } from '../../shared/sending/deps.js';
-import type { Clock } from '../../shared/clock.js';
+import type { Clock } from '../../shared/kernel/clock.js';
 import type { Env } from '../../shared/config/index.js';
 import { accepted } from './accepted.js';
 import { buildTestApp, type TestApp, type TestLike } from './app.js';

@@ -1,5 +1,5 @@
 // Publishes a domain's records (as the API lists them) into loopback DNS servers, the way a tenant would at its DNS host.
-import { txtStrings } from '../../shared/domains/records.js';
+import { txtStrings } from '../../shared/deliverability/domains/records.js';
 import type { TestDnsServer } from './dns-server.js';
 
 export interface ApiRecord {

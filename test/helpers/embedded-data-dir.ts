@@ -11,8 +11,8 @@ import { join } from 'node:path';
 import { connect } from '../../shared/db/connection.js';
 import { startEmbeddedPostgres } from '../../shared/db/embedded.js';
 import { migrate } from '../../shared/db/migrate.js';
-import { createLogger } from '../../shared/log.js';
-import { projectRoot } from '../../shared/paths.js';
+import { createLogger } from '../../shared/kernel/log.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 import { migrationSetHash } from './db.js';
 
 const PREFIX = 'mailpath-pglite-seed-';

@@ -2,12 +2,12 @@
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';
-import { ManualClock } from '../../shared/clock.js';
+import { ManualClock } from '../../shared/kernel/clock.js';
 import type { Sql } from '../../shared/db/connection.js';
-import { insertEvents, type EventType, type NewEvent } from '../../shared/events/queries.js';
+import { insertEvents, type EventType, type NewEvent } from '../../shared/engagement/events/queries.js';
 import { buildTestApp, call, registerTenant, type TestLike, type TestTenant } from './app.js';
 import type { ReceivedRequest } from './webhook-receiver.js';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 
 /** The switches the inbound-webhook tests use: plain http to 127.0.0.1 receivers. */
 export const LOOPBACK_WEBHOOKS = { MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'true', MAILPATH_CONFIG__WEBHOOKS__ALLOW_PRIVATE_ADDRESSES: 'true' };

@@ -1,8 +1,8 @@
 // Contact-import test helpers: upload a file through the API, run its job to the end in this process, read the outcome.
 import type { FastifyInstance } from 'fastify';
 import type { Sql } from '../../shared/db/connection.js';
-import { insertCustomField, type NewCustomField } from '../../shared/custom-fields/queries.js';
-import { runImport, type ImportDeps, type RunOutcome } from '../../shared/imports/run.js';
+import { insertCustomField, type NewCustomField } from '../../shared/audiences/custom-fields/queries.js';
+import { runImport, type ImportDeps, type RunOutcome } from '../../shared/audiences/imports/run.js';
 
 export interface UploadOptions {
   type?: string;

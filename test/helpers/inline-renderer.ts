@@ -1,8 +1,8 @@
 // A renderer that runs render jobs on the calling thread, for tests of what is made of the renders (the processes always render on their pool's threads, main/render-pool.ts).
 import { composeCampaignContent, RenderOverBudget, type CampaignMessage, type CampaignMessageInput } from '../../shared/campaigns/content.js';
-import { AppError } from '../../shared/errors.js';
-import { runRenderJob } from '../../shared/templates/render-job.js';
-import type { TemplateRenderer } from '../../shared/templates/renderer.js';
+import { AppError } from '../../shared/kernel/errors.js';
+import { runRenderJob } from '../../shared/sending/templates/render-job.js';
+import type { TemplateRenderer } from '../../shared/sending/templates/renderer.js';
 
 export const inlineRenderer: TemplateRenderer = {
   render: async (job) => runRenderJob(job),

@@ -4,7 +4,7 @@ import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:https';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 import { mailpathArgs } from './cli.js';
 import { freePort } from './net.js';
 

@@ -1,8 +1,8 @@
 // Test fixture: a tenant domain that may send (verified, with an active DKIM key sealed like the real one), without DNS round trips.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../shared/db/connection.js';
-import { generateDkimKey, storeKey, type GeneratedKey } from '../../shared/domains/dkim-keys.js';
-import type { SealedBox } from '../../shared/secrets/sealed-box.js';
+import { generateDkimKey, storeKey, type GeneratedKey } from '../../shared/deliverability/domains/dkim-keys.js';
+import type { SealedBox } from '../../shared/kernel/secrets/sealed-box.js';
 
 export interface SendingDomain {
   id: string;

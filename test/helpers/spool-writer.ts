@@ -1,14 +1,14 @@
-// Child process of test/shared/tracking/spooled-recorder.test.ts: spools `count` hits of a send while its database is
+// Child process of test/shared/engagement/tracking/spooled-recorder.test.ts: spools `count` hits of a send while its database is
 // unreachable (so none is stored), prints "spooled <count>", and waits to be killed.
 // Arguments: spool dir, send id, count.
 import { join } from 'node:path';
 import { loadConfig } from '../../shared/config/index.js';
 import { connect } from '../../shared/db/connection.js';
-import { createLogger } from '../../shared/log.js';
-import { HitSpool } from '../../shared/tracking/hit-spool.js';
-import { HitRecorder } from '../../shared/tracking/recorder.js';
-import { SpooledHitRecorder } from '../../shared/tracking/spooled-recorder.js';
-import { TrafficRules } from '../../shared/tracking/traffic-rules.js';
+import { createLogger } from '../../shared/kernel/log.js';
+import { HitSpool } from '../../shared/engagement/tracking/hit-spool.js';
+import { HitRecorder } from '../../shared/engagement/tracking/recorder.js';
+import { SpooledHitRecorder } from '../../shared/engagement/tracking/spooled-recorder.js';
+import { TrafficRules } from '../../shared/engagement/tracking/traffic-rules.js';
 
 const [dir, sendId, countText] = process.argv.slice(2);
 const log = createLogger('silent');

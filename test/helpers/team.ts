@@ -1,6 +1,6 @@
 // Team fixtures for tests: invite someone with a role through the API and accept, returning their session.
 import type { FastifyInstance } from 'fastify';
-import type { UserRole } from '../../shared/auth/users.js';
+import type { UserRole } from '../../shared/accounts/auth/users.js';
 import { call, type TestTenant } from './app.js';
 
 export const MEMBER_PASSWORD = 'Member-pass-42';

@@ -5,7 +5,7 @@ import { existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, 
 import { join, relative } from 'node:path';
 import { promisify } from 'node:util';
 import t from 'tap';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 
 const run = promisify(execFile);
 const ROOT = projectRoot();

@@ -3,7 +3,7 @@ import { Resolver } from 'node:dns/promises';
 import t from 'tap';
 import { startDevDns } from '../../main/dev/dns.js';
 import { devZone } from '../../main/dev/zone.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
 import { freePort } from '../helpers/net.js';
 

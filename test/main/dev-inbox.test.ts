@@ -4,8 +4,8 @@ import nodemailer from 'nodemailer';
 import { startDevInbox } from '../../main/dev/inbox.js';
 import { startDevSink } from '../../main/dev/sink.js';
 import { DevStore, KEEP } from '../../main/dev/store.js';
-import { createResolver } from '../../shared/dns.js';
-import { createLogger } from '../../shared/log.js';
+import { createResolver } from '../../shared/kernel/dns.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { freePort, stopOnTeardown } from '../helpers/net.js';
 

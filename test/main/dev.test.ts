@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import t from 'tap';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { freePort } from '../helpers/net.js';
 import { shippedMailpathArgs } from '../helpers/cli.js';

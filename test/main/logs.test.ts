@@ -3,7 +3,7 @@ import { createRequire } from 'node:module'; const require = createRequire(impor
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
-import { SealedBox } from '../../shared/secrets/sealed-box.js';
+import { SealedBox } from '../../shared/kernel/secrets/sealed-box.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { startDnsServer } from '../helpers/dns-server.js';
 import { https, startMailpathProcess, type HttpsAnswer } from '../helpers/mailpath-process.js';

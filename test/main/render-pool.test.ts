@@ -3,10 +3,10 @@ import t from 'tap';
 import { RenderPool } from '../../main/render-pool.js';
 import type { RenderAnswer } from '../../main/render-thread.js';
 import type { RenderConfig } from '../../shared/config/index.js';
-import type { AppError } from '../../shared/errors.js';
-import { createLogger } from '../../shared/log.js';
-import { renderContext } from '../../shared/templates/liquid.js';
-import type { RenderJob } from '../../shared/templates/renderer.js';
+import type { AppError } from '../../shared/kernel/errors.js';
+import { createLogger } from '../../shared/kernel/log.js';
+import { renderContext } from '../../shared/sending/templates/liquid.js';
+import type { RenderJob } from '../../shared/sending/templates/renderer.js';
 
 const config: RenderConfig = {
   threads: 1,

@@ -5,11 +5,11 @@ import { join } from 'node:path';
 import t from 'tap';
 import { loadMailpathConfig } from '../../main/config.js';
 import { startMailpath } from '../../main/runtime.js';
-import { SessionTokens } from '../../shared/auth/jwt.js';
+import { SessionTokens } from '../../shared/accounts/auth/jwt.js';
 import { connect } from '../../shared/db/connection.js';
-import { createLogger } from '../../shared/log.js';
-import { RateLimiter } from '../../shared/ratelimit/limiter.js';
-import { KeyUsageRecorder } from '../../shared/keys/last-used.js';
+import { createLogger } from '../../shared/kernel/log.js';
+import { RateLimiter } from '../../shared/limits/rate-limits/limiter.js';
+import { KeyUsageRecorder } from '../../shared/accounts/keys/last-used.js';
 import { testEnv } from '../helpers/app.js';
 import { createTestDatabase } from '../helpers/db.js';
 

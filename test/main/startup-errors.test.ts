@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describeFatal } from '../../main/startup-errors.js';
 import { ConfigError } from '../../shared/config/index.js';
-import { listenFailure, OperationalError } from '../../shared/operational-errors.js';
+import { listenFailure, OperationalError } from '../../shared/kernel/operational-errors.js';
 import { createTestDatabase } from '../helpers/db.js';
 import { seededDataDir } from '../helpers/embedded-data-dir.js';
 import { https, spawnMailpath, startMailpathProcess } from '../helpers/mailpath-process.js';

@@ -1,7 +1,7 @@
 // Plugin limits: SIZE= at MAIL, the message size at DATA, recipients per message and the optional line-length limit, as decisions.
 import t from 'tap';
 import { loadConfig, type Env } from '../../shared/config/index.js';
-import { createLogger } from '../../shared/log.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import limits, { longestLine } from '../../plugins/limits.js';
 import type { MxDeps } from '../../mta/inbound/deps.js';
 import type { Decision, PhaseContexts, Plugin, Recipient, Transaction } from '../../mta/hooks/phases.js';

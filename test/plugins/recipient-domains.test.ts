@@ -1,7 +1,7 @@
 // Plugin recipient-domains: which recipients are ours (tenant domains with a verified MX, mailboxes, bounce and feedback-loop addresses) and the refusal of everything else.
 import t from 'tap';
-import { createLogger } from '../../shared/log.js';
-import { bounceAddress } from '../../shared/sends/verp.js';
+import { createLogger } from '../../shared/kernel/log.js';
+import { bounceAddress } from '../../shared/sending/outbound-log/verp.js';
 import recipientDomains from '../../plugins/recipient-domains.js';
 import type { PhaseContexts, Recipient } from '../../mta/hooks/phases.js';
 import { MX_HOST, startTestMx, tenantDomain } from '../mta/inbound/fixtures.js';

@@ -1,7 +1,7 @@
 // Plugin store (the queue phase): one transaction stores the message, a row per recipient, mailbox copies, webhook deliveries and the follow-up jobs; concurrent messages share commits; a failure stores nothing.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
-import { createLogger } from '../../shared/log.js';
+import { createLogger } from '../../shared/kernel/log.js';
 import { INBOUND_BOUNCE_JOBS, INBOUND_WEBHOOK_JOBS } from '../../shared/inbound/jobs.js';
 import storePlugin from '../../plugins/store.js';
 import type { Decision, PhaseContexts, Recipient } from '../../mta/hooks/phases.js';

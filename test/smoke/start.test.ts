@@ -8,7 +8,7 @@ import { request as httpRequest } from 'node:http';
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { projectRoot } from '../../shared/paths.js';
+import { projectRoot } from '../../shared/kernel/paths.js';
 
 const READY_ATTEMPTS = 360; // × 250 ms: at most 90 s for the first start (PGlite creates its cluster)
 const EXIT_WAIT_MS = 30_000;

@@ -1,6 +1,6 @@
 // Decides what a report means for the send it maps to: a hard or soft bounce, a deferral, a complaint, or nothing (and why).
 import type { BounceRulesConfig } from '../../../shared/config/index.js';
-import type { ReportSend } from '../../../shared/bounces/queries.js';
+import type { ReportSend } from '../../../shared/delivery/bounces/queries.js';
 import { isComplaint } from './arf.js';
 import type { DsnRecipient } from './dsn.js';
 import type { Report } from './report.js';

@@ -1,6 +1,6 @@
 // Handles one bounce-mail recipient: reads the report (DSN, ARF or neither), maps it to its send, and stores what it means, exactly once however often the job runs.
 import type { Config } from '../../../shared/config/index.js';
-import type { Clock } from '../../../shared/clock.js';
+import type { Clock } from '../../../shared/kernel/clock.js';
 import type { Queryable, Sql } from '../../../shared/db/connection.js';
 import {
   attributeRecipient,
@@ -10,9 +10,9 @@ import {
   reportHandled,
   sendHasEvent,
   type BounceMail,
-} from '../../../shared/bounces/queries.js';
-import { isUuid } from '../../../shared/ids.js';
-import type { Logger } from '../../../shared/log.js';
+} from '../../../shared/delivery/bounces/queries.js';
+import { isUuid } from '../../../shared/kernel/ids.js';
+import type { Logger } from '../../../shared/kernel/log.js';
 import { applyComplaint, applyDsn } from './apply.js';
 import { decideEffect, type Effect } from './effects.js';
 import { mapReport, type Mapping } from './mapping.js';
@@ -23,7 +23,7 @@ export interface IntakeDeps {
   config: Pick<Config, 'hostname' | 'bounceRules'>;
   clock: Clock;
   log: Logger;
-  /** Verifies VERP bounce addresses (see shared/sends/verp.ts). */
+  /** Verifies VERP bounce addresses (see shared/sending/outbound-log/verp.ts). */
   verpKey: Buffer;
 }
 

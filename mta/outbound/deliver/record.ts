@@ -1,16 +1,16 @@
 // Stores what a delivery decided, each in one transaction with the send's place in the delivery queue: the attempt and its outcome (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral.
 import type { Config } from '../../../shared/config/index.js';
 import type { Queryable, Sql } from '../../../shared/db/connection.js';
-import { AppError } from '../../../shared/errors.js';
+import { AppError } from '../../../shared/kernel/errors.js';
 import { GroupCommit } from '../../../shared/db/group-commit.js';
-import { insertEvent, insertEvents, type NewEvent } from '../../../shared/events/queries.js';
-import type { Logger } from '../../../shared/log.js';
-import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sends/delivery-queries.js';
-import { insertAttempt } from '../../../shared/sends/queries.js';
-import { releaseQuota } from '../../../shared/quota/usage.js';
-import { suppress } from '../../../shared/suppressions/service.js';
-import { noteRefusal } from '../../../shared/analytics/esp-suppressions.js';
-import { dequeueDeliveries, rescheduleDelivery } from '../../../shared/sends/delivery-queue.js';
+import { insertEvent, insertEvents, type NewEvent } from '../../../shared/engagement/events/queries.js';
+import type { Logger } from '../../../shared/kernel/log.js';
+import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
+import { insertAttempt } from '../../../shared/sending/outbound-log/queries.js';
+import { releaseQuota } from '../../../shared/limits/quota/usage.js';
+import { suppress } from '../../../shared/audiences/suppressions/service.js';
+import { noteRefusal } from '../../../shared/engagement/analytics/esp-suppressions.js';
+import { dequeueDeliveries, rescheduleDelivery } from '../../../shared/sending/outbound-log/delivery-queue.js';
 import type { AttemptResult } from './attempt.js';
 import type { Classification } from './classify.js';
 import { nextRetry, retryDetail } from './retry.js';

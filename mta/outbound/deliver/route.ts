@@ -1,7 +1,7 @@
 // Where mail for a recipient domain goes: the configured relay, else the domain's MX hosts in preference order (RFC 5321 §5.1), each host's addresses looked up when it is reached.
 import { isIP } from 'node:net';
-import type { DnsResolver } from '../../../shared/dns.js';
-import { DnsLookupError } from '../../../shared/dns.js';
+import type { DnsResolver } from '../../../shared/kernel/dns.js';
+import { DnsLookupError } from '../../../shared/kernel/dns.js';
 import type { SmtpOutcome } from './classify.js';
 
 /** One host to try, in order. */

@@ -1,7 +1,7 @@
 // One delivery attempt from the send's IP pool: the source address picked (shared/ip-pools), the attempt made from it, and its replies shown to the IP watchdog, which may quarantine the address.
-import type { ReplySeen } from '../../../shared/ip-pools/block-rules.js';
-import type { IpWatchdog } from '../../../shared/ip-pools/watchdog.js';
-import type { DeliverySend } from '../../../shared/sends/delivery-queries.js';
+import type { ReplySeen } from '../../../shared/delivery/ip-pools/block-rules.js';
+import type { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
+import type { DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import { attemptDelivery, type AttemptDeps, type AttemptResult } from './attempt.js';
 import { classify, parseEnhancedCode, type Classification, type SmtpOutcome } from './classify.js';
 import type { BounceRulesConfig } from '../../../shared/config/index.js';

@@ -1,8 +1,8 @@
 // Starts the outbound role's delivery: a loop claiming due sends from the delivery queue, the hand-off of sends accepted in this process, a cap on deliveries in flight, shared per-destination connections, and a graceful stop.
-import { claimDueDeliveries, releaseDeliveries } from '../../../shared/sends/delivery-queue.js';
-import { loadClaimedSends } from '../../../shared/sends/delivery-queries.js';
+import { claimDueDeliveries, releaseDeliveries } from '../../../shared/sending/outbound-log/delivery-queue.js';
+import { loadClaimedSends } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import type { DeliveryWorkers, HandedOver } from '../../../shared/sending/local-delivery.js';
-import { IpWatchdog } from '../../../shared/ip-pools/watchdog.js';
+import { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import { Transports } from './transports.js';
 import { createDeliveredWriter } from './record.js';
 import { deliverClaimed, deliverQueued, type ClaimedSend, type DeliveryDeps, type WorkerContext } from './worker.js';

@@ -1,10 +1,10 @@
 // Delivering one claimed send: skip what must not leave, re-check a deferred send at wake-up, deliver once, and store the outcome (which takes it out of the delivery queue or reschedules it).
 import { performance } from 'node:perf_hooks';
-import type { DeliverySend } from '../../../shared/sends/delivery-queries.js';
+import type { DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import { gateDepsOf, type SendingDeps } from '../../../shared/sending/deps.js';
 import type { GateSend } from '../../../shared/sending/gates/types.js';
 import { warmupGate } from '../../../shared/sending/gates/warmup.js';
-import type { IpWatchdog } from '../../../shared/ip-pools/watchdog.js';
+import type { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import { logAttempt } from './attempt-log.js';
 import { attemptFromPool } from './source.js';
 import { recordAttempt, recordDrop, recordFailure, recordGone, recordRedeferral, recordSimulated, type DeliveredWriter, type RecordedOutcome } from './record.js';

@@ -1,7 +1,7 @@
 // Gate 6 (after the quota): a provider that refused the tenant's mail as a block or a deferral storm (an automatic per-provider
 // suppression, /analytics/esp-suppressions) gets no new mail from the tenant until the suppression expires: the send is
 // deferred to then, instead of adding to the refusals that raised it.
-import { providerOfAddress } from '../../mailbox-providers.js';
+import { providerOfAddress } from '../../deliverability/mailbox-providers.js';
 import type { Gate } from './types.js';
 
 export const espSuppressionGate: Gate = {

@@ -1,7 +1,7 @@
 // Gate 6: the per-(tenant, mailbox provider) sub-cap inside the tier cap (before the warm-up gate, so a send it defers takes no warm-up allowance): counted and logged when over (advisory), or deferred to 00:00 UTC when WARMUP_PER_ESP_ENFORCE is on.
-import { providerOfAddress } from '../../mailbox-providers.js';
-import { releaseEsp } from '../../warmup/per-esp-queries.js';
-import { nextUtcMidnight, utcDay } from '../../warmup/tiers.js';
+import { providerOfAddress } from '../../deliverability/mailbox-providers.js';
+import { releaseEsp } from '../../deliverability/warmup/per-esp-queries.js';
+import { nextUtcMidnight, utcDay } from '../../deliverability/warmup/tiers.js';
 import type { Gate } from './types.js';
 
 export const perEspGate: Gate = {

@@ -1,5 +1,5 @@
 // Gate 5: the monthly plan cap; a live send is counted here, and at the cap it is refused with the figures.
-import { releaseQuota } from '../../quota/usage.js';
+import { releaseQuota } from '../../limits/quota/usage.js';
 import type { Gate } from './types.js';
 
 export const quotaGate: Gate = {

@@ -1,7 +1,7 @@
 // Gate 7: the warm-up cap of the sending domain for the UTC day (allow and count, defer to 00:00 UTC, or drop a suppressed recipient).
-import { releaseDaily } from '../../warmup/queries.js';
-import { warmupGate as evaluate } from '../../warmup/gate.js';
-import { utcDay } from '../../warmup/tiers.js';
+import { releaseDaily } from '../../deliverability/warmup/queries.js';
+import { warmupGate as evaluate } from '../../deliverability/warmup/gate.js';
+import { utcDay } from '../../deliverability/warmup/tiers.js';
 import type { Gate } from './types.js';
 
 export const warmupGate: Gate = {

@@ -2,7 +2,7 @@
 import { Writable } from 'node:stream';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { buildTestApp, call, registerTenant } from '../../helpers/app.js';
 import { inviteMember } from '../../helpers/team.js';
 

@@ -3,9 +3,9 @@ import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';
 import type { FastifyInstance } from 'fastify';
-import { ManualClock } from '../../../shared/clock.js';
+import { ManualClock } from '../../../shared/kernel/clock.js';
 import type { Env } from '../../../shared/config/index.js';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { buildTestApp, call, registerTenant, type TestApp, type TestLike } from '../../helpers/app.js';
 import { systemMailText } from '../../helpers/system-mail.js';
 

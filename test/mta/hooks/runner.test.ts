@@ -1,7 +1,7 @@
 // The hook runner: priority order, the first decision wins, phase defaults, and fail-closed 451 on a throw, a timeout or a malformed decision.
 import t from 'tap';
 import { Writable } from 'node:stream';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { HookRunner, type EnabledPlugin } from '../../../mta/hooks/runner.js';
 import { accept, defer, PHASE_DEFAULTS, proceed, reject, type Decision, type PhaseContexts, type PhaseHandlers, type Plugin } from '../../../mta/hooks/phases.js';
 

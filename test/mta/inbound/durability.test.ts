@@ -4,7 +4,7 @@ import { createHmac, randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';
 import postgres from 'postgres';
 import { INBOUND_WEBHOOK_JOBS } from '../../../shared/inbound/jobs.js';
-import { SealedBox } from '../../../shared/secrets/sealed-box.js';
+import { SealedBox } from '../../../shared/kernel/secrets/sealed-box.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { startMailpathProcess, type MailpathProcess } from '../../helpers/mailpath-process.js';
 import { RawSmtpClient } from '../../helpers/smtp-client.js';

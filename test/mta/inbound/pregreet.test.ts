@@ -4,7 +4,7 @@ import { Writable } from 'node:stream';
 import t from 'tap';
 import { PregreetTest } from '../../../mta/inbound/pregreet.js';
 import { loadMailpathConfig as loadConfig } from '../../../main/config.js';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { RawSmtpClient } from '../../helpers/smtp-client.js';
 import { MX_HOST, NOTHING_STORED, message, startTestMx, storedCounts, tenantDomain } from './fixtures.js';
 

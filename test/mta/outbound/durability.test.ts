@@ -3,8 +3,8 @@ import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { SMTPServer } from 'smtp-server';
-import { generateDkimKey, storeKey } from '../../../shared/domains/dkim-keys.js';
-import { SealedBox } from '../../../shared/secrets/sealed-box.js';
+import { generateDkimKey, storeKey } from '../../../shared/deliverability/domains/dkim-keys.js';
+import { SealedBox } from '../../../shared/kernel/secrets/sealed-box.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { https, startMailpathProcess, type MailpathProcess } from '../../helpers/mailpath-process.js';
 

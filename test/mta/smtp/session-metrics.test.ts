@@ -3,7 +3,7 @@ import { connect } from 'node:net';
 import { SMTPServer } from 'smtp-server';
 import t from 'tap';
 import { countSessions } from '../../../mta/smtp/session-metrics.js';
-import { Metrics } from '../../../shared/metrics/metrics.js';
+import { Metrics } from '../../../shared/operations/metrics/metrics.js';
 
 async function value(metrics: Metrics, name: string, server: string): Promise<number> {
   const m = await metrics.registry.getSingleMetric(name)!.get();

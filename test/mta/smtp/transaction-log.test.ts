@@ -3,7 +3,7 @@ import t from 'tap';
 import { PassThrough } from 'node:stream';
 import type { TLSSocket } from 'node:tls';
 import type { SMTPServerSession } from 'smtp-server';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { observed, SessionLog } from '../../../mta/smtp/transaction-log.js';
 import { smtpError } from '../../../mta/smtp/replies.js';
 

@@ -1,7 +1,7 @@
 // Failed SMTP AUTH on loopback: a few per session, then 421 and the connection closed; across sessions the client address is locked (454, the key not checked) until the lock ends.
 import t from 'tap';
 import { startSubmission } from '../../../mta/submission/server.js';
-import { ManualClock } from '../../../shared/clock.js';
+import { ManualClock } from '../../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant } from '../../helpers/app.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 import { RawSmtpClient } from '../../helpers/smtp-client.js';

@@ -1,8 +1,8 @@
 // Submission limits on loopback: recipients per message, message size, the monthly quota, the send rate limit, graceful stop.
 import t from 'tap';
 import { startSubmission } from '../../../mta/submission/server.js';
-import { monthlyUsage } from '../../../shared/quota/usage.js';
-import { utcMonth } from '../../../shared/warmup/tiers.js';
+import { monthlyUsage } from '../../../shared/limits/quota/usage.js';
+import { utcMonth } from '../../../shared/deliverability/warmup/tiers.js';
 import { buildTestApp, createKey, registerTenant } from '../../helpers/app.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 import { verifiedSendingDomain } from '../../helpers/sending-domain.js';

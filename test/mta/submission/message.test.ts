@@ -2,7 +2,7 @@
 import t from 'tap';
 import { prepareMessage, rfc5322Date } from '../../../mta/submission/message.js';
 import { replyForAppError, replyForRefusal } from '../../../mta/submission/replies.js';
-import { AppError, validationError } from '../../../shared/errors.js';
+import { AppError, validationError } from '../../../shared/kernel/errors.js';
 
 const now = new Date('2025-03-04T05:06:07Z');
 const prepare = (text: string | Buffer) => prepareMessage(Buffer.isBuffer(text) ? text : Buffer.from(text), { hostname: 'mx.mailpath.test', now, maxSubjectLength: 998 });

@@ -1,8 +1,8 @@
 // Rows for the inbound-webhook tests, written directly (as the MX would): a stored message, its tenant recipient, a pending delivery, and webhook settings.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../../shared/db/connection.js';
-import { generateSecret, sealSecret } from '../../../shared/inbound-webhooks/secret.js';
-import type { SealedBox } from '../../../shared/secrets/sealed-box.js';
+import { generateSecret, sealSecret } from '../../../shared/webhooks/inbound/secret.js';
+import type { SealedBox } from '../../../shared/kernel/secrets/sealed-box.js';
 
 /** A message with bytes a lax receiver might mangle: CRLF, a bare LF, 8-bit UTF-8, a NUL and a trailing space. */
 export const SAMPLE_RAW = Buffer.concat([

@@ -1,10 +1,10 @@
 // The webhook job against real receivers: delivered once, 4xx dead at once, 429 per Retry-After, the 7-attempt schedule on an injected clock, and the edge cases.
 import { createHmac } from 'node:crypto';
 import t from 'tap';
-import { ManualClock } from '../../../shared/clock.js';
+import { ManualClock } from '../../../shared/kernel/clock.js';
 import { runWebhookJob, DeliveryNotDueError, type WebhookDeps } from '../../../mta/webhook/worker.js';
 import { ensureInboundJobs } from '../../../shared/inbound/jobs.js';
-import { updateWebhookSettingsFor } from '../../../shared/inbound-webhooks/service.js';
+import { updateWebhookSettingsFor } from '../../../shared/webhooks/inbound/service.js';
 import { buildTestApp, type TestLike } from '../../helpers/app.js';
 import { insertTenant } from '../../helpers/tenant-rows.js';
 import { startWebhookReceiver, type ReceivedRequest } from '../../helpers/webhook-receiver.js';

@@ -4,9 +4,9 @@ import t from 'tap';
 import { effectiveContent, prepareContent, type CampaignRecipient, type MessageSettings } from '../../../shared/campaigns/content.js';
 import { tenantFeedbackTag } from '../../../shared/campaigns/feedback-id.js';
 import { composeMessage } from '../../helpers/inline-renderer.js';
-import { readClickToken, readOpenToken } from '../../../shared/tracking/link-tokens.js';
-import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
-import { defaultUtmCampaign } from '../../../shared/tracking/utm.js';
+import { readClickToken, readOpenToken } from '../../../shared/engagement/tracking/link-tokens.js';
+import { uuidAt, verifyToken } from '../../../shared/engagement/tracking/tokens.js';
+import { defaultUtmCampaign } from '../../../shared/engagement/tracking/utm.js';
 
 const key = randomBytes(32);
 const links = { key, publicUrl: new URL('https://mail.example.test:8443'), hostname: 'mx.mailpath.test' };

@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
 import { feedbackId, tenantFeedbackTag } from '../../../shared/campaigns/feedback-id.js';
-import { copyOf } from '../../../shared/seedlist/placement.js';
+import { copyOf } from '../../../shared/deliverability/seed-mailboxes/placement.js';
 
 t.test('the tag is opaque, stable per tenant and key, and the seed list still reads the campaign back', async (t) => {
   const key = randomBytes(32);

@@ -3,13 +3,13 @@ import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import t from 'tap';
 import { tenantFeedbackTag } from '../../../shared/campaigns/feedback-id.js';
-import { dkimTxtValue } from '../../../shared/domains/records.js';
-import { uuidAt, verifyToken } from '../../../shared/tracking/tokens.js';
+import { dkimTxtValue } from '../../../shared/deliverability/domains/records.js';
+import { uuidAt, verifyToken } from '../../../shared/engagement/tracking/tokens.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, sender, sendNow } from '../../helpers/campaigns.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { splitTxt } from '../../helpers/domains.js';
 import { join } from 'node:path';
-import { projectRoot } from '../../../shared/paths.js';
+import { projectRoot } from '../../../shared/kernel/paths.js';
 
 const PYTHON = '/usr/bin/python3';
 const VERIFIER = join(projectRoot(), 'test', 'helpers', 'dkim-verify.py');

@@ -1,11 +1,11 @@
 // Seed copies meet the same gates as the campaign's recipients: the warm-up cap holds them for a later run (each still sent once), suppression drops one and a sandbox tenant simulates them (expected none, observed not_sent).
 import t from 'tap';
-import { ManualClock } from '../../../shared/clock.js';
+import { ManualClock } from '../../../shared/kernel/clock.js';
 import { runFanout } from '../../../shared/campaigns/fanout.js';
-import { createSeed, seedHits } from '../../../shared/seedlist/service.js';
-import { insertSuppression } from '../../../shared/suppressions/queries.js';
+import { createSeed, seedHits } from '../../../shared/deliverability/seed-mailboxes/service.js';
+import { insertSuppression } from '../../../shared/audiences/suppressions/queries.js';
 import { buildTestApp } from '../../helpers/app.js';
-import { sentCampaign } from '../seedlist/fixtures.js';
+import { sentCampaign } from '../deliverability/seed-mailboxes/fixtures.js';
 
 const actor = { type: 'system' as const, id: null };
 

@@ -1,8 +1,8 @@
 // The warm-up cap on a campaign: it sends what the day allows, then waits for the next 00:00 UTC window saying why, without a deferred send per waiting recipient; with the clock moved on, the next day goes on.
 import t from 'tap';
-import { ManualClock } from '../../../shared/clock.js';
+import { ManualClock } from '../../../shared/kernel/clock.js';
 import { FANOUT_JOBS } from '../../../shared/campaigns/fanout-jobs.js';
-import { nextUtcMidnight } from '../../../shared/warmup/tiers.js';
+import { nextUtcMidnight } from '../../../shared/deliverability/warmup/tiers.js';
 import { call, createKey } from '../../helpers/app.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, sender, sendNow } from '../../helpers/campaigns.js';
 

@@ -4,7 +4,7 @@ import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFile
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { ConfigError, loadConfig, type Env } from '../../../shared/config/index.js';
-import { projectRoot } from '../../../shared/paths.js';
+import { projectRoot } from '../../../shared/kernel/paths.js';
 
 const CONFIG_DIR = join(projectRoot(), 'config');
 

@@ -4,7 +4,7 @@ import { loadConfig } from '../../../shared/config/index.js';
 import { connect } from '../../../shared/db/connection.js';
 import { TenantQueries } from '../../../shared/db/deadline.js';
 import { startEmbeddedPostgres } from '../../../shared/db/embedded.js';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { seededDataDir } from '../../helpers/embedded-data-dir.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 import { rmSync } from 'node:fs';

@@ -9,8 +9,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { connect } from '../../../shared/db/connection.js';
 import { startEmbeddedPostgres, type EmbeddedPostgres } from '../../../shared/db/embedded.js';
-import { createLogger } from '../../../shared/log.js';
-import { projectRoot } from '../../../shared/paths.js';
+import { createLogger } from '../../../shared/kernel/log.js';
+import { projectRoot } from '../../../shared/kernel/paths.js';
 
 const log = createLogger('silent');
 

@@ -1,7 +1,7 @@
 // Group commit: concurrent writes share commits, each answered with its own result; a failing item fails alone.
 import t from 'tap';
 import { GroupCommit } from '../../../shared/db/group-commit.js';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 
 const log = createLogger('silent');
 

@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { loadMigrations, migrate, migrationsDir } from '../../../shared/db/migrate.js';
 import { connect, type Sql } from '../../../shared/db/connection.js';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { ADMIN_URL, createTestDatabase } from '../../helpers/db.js';
 
 interface Teardown {

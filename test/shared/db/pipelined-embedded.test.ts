@@ -4,7 +4,7 @@ import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { startEmbeddedPostgres } from '../../../shared/db/embedded.js';
 import { pipelinedTransaction } from '../../../shared/db/pipelined-transaction.js';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { seededDataDir } from '../../helpers/embedded-data-dir.js';
 import { stopOnTeardown } from '../../helpers/net.js';
 

@@ -3,7 +3,7 @@ import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
 import { purgeInboundMessages } from '../../../shared/inbound/queries.js';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { insertDomain, insertTenant } from '../../helpers/tenant-rows.js';
 

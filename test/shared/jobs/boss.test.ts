@@ -1,7 +1,7 @@
 // pg-boss over postgres.js: jobs round-trip, enqueue inside transactions, delayed jobs, queues created once by racing processes.
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
-import { createLogger } from '../../../shared/log.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { bossDb, createJobQueue, startBoss } from '../../../shared/jobs/boss.js';
 import { createTestDatabase } from '../../helpers/db.js';
 

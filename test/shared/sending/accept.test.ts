@@ -2,9 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { acceptSend, isHeld, type AcceptInput } from '../../../shared/sending/accept.js';
-import { monthlyUsage } from '../../../shared/quota/usage.js';
-import { dailyCount } from '../../../shared/warmup/queries.js';
-import { utcDay } from '../../../shared/warmup/tiers.js';
+import { monthlyUsage } from '../../../shared/limits/quota/usage.js';
+import { dailyCount } from '../../../shared/deliverability/warmup/queries.js';
+import { utcDay } from '../../../shared/deliverability/warmup/tiers.js';
 import { accepted } from '../../helpers/accepted.js';
 import { buildTestApp } from '../../helpers/app.js';
 import { verifiedSendingDomain } from '../../helpers/sending-domain.js';

@@ -1,10 +1,10 @@
 // Batched send counters on a real database: one statement per tick still admits exactly the cap, each send gets its own count, tenants and domains stay apart.
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';
-import { createLogger } from '../../../shared/log.js';
-import { monthlyUsage } from '../../../shared/quota/usage.js';
-import { warmupGate } from '../../../shared/warmup/gate.js';
-import { dailyCount } from '../../../shared/warmup/queries.js';
+import { createLogger } from '../../../shared/kernel/log.js';
+import { monthlyUsage } from '../../../shared/limits/quota/usage.js';
+import { warmupGate } from '../../../shared/deliverability/warmup/gate.js';
+import { dailyCount } from '../../../shared/deliverability/warmup/queries.js';
 import { createSendCounters } from '../../../shared/sending/counters.js';
 import { createTestDatabase } from '../../helpers/db.js';
 import { insertDomain, insertTenant } from '../../helpers/tenant-rows.js';

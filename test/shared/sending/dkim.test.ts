@@ -4,12 +4,12 @@ import { existsSync } from 'node:fs';
 import t from 'tap';
 import { composeMessage } from '../../../shared/sending/compose.js';
 import { parseSigningKey, signMessage } from '../../../shared/sending/dkim.js';
-import { generateDkimKey } from '../../../shared/domains/dkim-keys.js';
-import { dkimTxtValue } from '../../../shared/domains/records.js';
+import { generateDkimKey } from '../../../shared/deliverability/domains/dkim-keys.js';
+import { dkimTxtValue } from '../../../shared/deliverability/domains/records.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { splitTxt } from '../../helpers/domains.js';
 import { join } from 'node:path';
-import { projectRoot } from '../../../shared/paths.js';
+import { projectRoot } from '../../../shared/kernel/paths.js';
 
 const PYTHON = '/usr/bin/python3';
 const VERIFIER = join(projectRoot(), 'test', 'helpers', 'dkim-verify.py');

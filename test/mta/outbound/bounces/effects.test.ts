@@ -3,7 +3,7 @@ import t from 'tap';
 import { decideEffect } from '../../../../mta/outbound/bounces/effects.js';
 import type { ArfReport } from '../../../../mta/outbound/bounces/arf.js';
 import type { Dsn, DsnRecipient } from '../../../../mta/outbound/bounces/dsn.js';
-import type { ReportSend } from '../../../../shared/bounces/queries.js';
+import type { ReportSend } from '../../../../shared/delivery/bounces/queries.js';
 import { loadConfig } from '../../../../shared/config/index.js';
 
 const rules = loadConfig({}).bounceRules;

@@ -1,7 +1,7 @@
 // Loads the sample bounces and feedback reports of test/fixtures/bounces, filling in the placeholders a test computes ({{VERP}} with its own key).
 import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { projectRoot } from '../../../../shared/paths.js';
+import { projectRoot } from '../../../../shared/kernel/paths.js';
 
 export const FIXTURE_DIR = join(projectRoot(), 'test', 'fixtures', 'bounces');
 

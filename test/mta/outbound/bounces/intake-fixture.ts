@@ -2,7 +2,7 @@
 import { randomUUID } from 'node:crypto';
 import { runBounceIntake, type IntakeDeps } from '../../../../mta/outbound/bounces/intake.js';
 import type { AcceptInput } from '../../../../shared/sending/accept.js';
-import { bounceAddress } from '../../../../shared/sends/verp.js';
+import { bounceAddress } from '../../../../shared/sending/outbound-log/verp.js';
 import type { TestLike } from '../../../helpers/app.js';
 import type { Env } from '../../../../shared/config/index.js';
 import { deliveryFixture, type DeliveryFixture, type Sender } from '../../../helpers/delivery-fixture.js';

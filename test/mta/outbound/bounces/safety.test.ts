@@ -1,7 +1,7 @@
 // Bounce intake's guarantees: forged VERP addresses and test-mode sends change nothing, a job run twice (or two reports of one bounce) records once, and a report never touches another tenant.
 import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
-import { bounceAddress, verpKey } from '../../../../shared/sends/verp.js';
+import { bounceAddress, verpKey } from '../../../../shared/sending/outbound-log/verp.js';
 import { intakeFixture, type TestSend } from './intake-fixture.js';
 
 const f = await intakeFixture(t);

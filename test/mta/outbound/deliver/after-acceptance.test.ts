@@ -1,7 +1,7 @@
 // What changed between acceptance and delivery is honoured: a tenant suspended or put in the sandbox, a recipient suppressed or unsubscribed meanwhile.
 import t from 'tap';
-import { monthlyUsage } from '../../../../shared/quota/usage.js';
-import { suppress } from '../../../../shared/suppressions/service.js';
+import { monthlyUsage } from '../../../../shared/limits/quota/usage.js';
+import { suppress } from '../../../../shared/audiences/suppressions/service.js';
 import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';
 import { startSmtpSink } from '../../../helpers/smtp-sink.js';
 
@@ -62,8 +62,8 @@ t.test('a recipient who became an unsubscribed contact, or was erased (hash-only
 
 t.test('two processes waking the same warm-up deferral: one claims it, and the day counts it once', async (t) => {
   const { startOutbound } = await import('../../../../mta/outbound/deliver/start.js');
-  const { dailyCount } = await import('../../../../shared/warmup/queries.js');
-  const { utcDay } = await import('../../../../shared/warmup/tiers.js');
+  const { dailyCount } = await import('../../../../shared/deliverability/warmup/queries.js');
+  const { utcDay } = await import('../../../../shared/deliverability/warmup/tiers.js');
   const from = await sender();
   const today = utcDay(new Date());
   const cap = deps.config.warmup.tier_caps[0]!;

@@ -1,6 +1,6 @@
 // The delivery path counts refusals per mailbox provider and raises an automatic suppression when a provider blocks the tenant's mail, against a real SMTP sink.
 import t from 'tap';
-import { BLOCK_THRESHOLD } from '../../../../shared/analytics/esp-suppressions.js';
+import { BLOCK_THRESHOLD } from '../../../../shared/engagement/analytics/esp-suppressions.js';
 import { deliveryFixture } from '../../../helpers/delivery-fixture.js';
 import { startSmtpSink } from '../../../helpers/smtp-sink.js';
 

@@ -1,11 +1,11 @@
 // What delivery outcomes leave behind, against a real SMTP sink and an injected clock: the retry curve and its age limit, hard and soft bounces with suppression, warm-up deferrals re-checked at wake-up.
 import t from 'tap';
-import { ManualClock } from '../../../../shared/clock.js';
-import { monthlyUsage } from '../../../../shared/quota/usage.js';
-import { listAttempts } from '../../../../shared/sends/queries.js';
-import { suppress } from '../../../../shared/suppressions/service.js';
-import { dailyCount } from '../../../../shared/warmup/queries.js';
-import { nextUtcMidnight, utcDay } from '../../../../shared/warmup/tiers.js';
+import { ManualClock } from '../../../../shared/kernel/clock.js';
+import { monthlyUsage } from '../../../../shared/limits/quota/usage.js';
+import { listAttempts } from '../../../../shared/sending/outbound-log/queries.js';
+import { suppress } from '../../../../shared/audiences/suppressions/service.js';
+import { dailyCount } from '../../../../shared/deliverability/warmup/queries.js';
+import { nextUtcMidnight, utcDay } from '../../../../shared/deliverability/warmup/tiers.js';
 import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';
 import { pollUntil, startSmtpSink } from '../../../helpers/smtp-sink.js';
 

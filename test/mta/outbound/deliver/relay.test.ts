@@ -2,8 +2,8 @@
 import t from 'tap';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startOutbound } from '../../../../mta/outbound/deliver/start.js';
-import { dkimTxtValue } from '../../../../shared/domains/records.js';
-import { listAttempts } from '../../../../shared/sends/queries.js';
+import { dkimTxtValue } from '../../../../shared/deliverability/domains/records.js';
+import { listAttempts } from '../../../../shared/sending/outbound-log/queries.js';
 import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';
 import { pollUntil, startSmtpSink } from '../../../helpers/smtp-sink.js';
 

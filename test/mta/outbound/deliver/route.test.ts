@@ -1,7 +1,7 @@
 // Routing a recipient domain: relay, MX hosts by preference, implicit MX, null MX, and DNS failures that must not read as "no record".
 import t from 'tap';
 import { hopAddresses, parseHostPort, resolveRoute } from '../../../../mta/outbound/deliver/route.js';
-import { DnsLookupError, type DnsResolver, type MxRecord } from '../../../../shared/dns.js';
+import { DnsLookupError, type DnsResolver, type MxRecord } from '../../../../shared/kernel/dns.js';
 
 /** A resolver over fixed records; a name listed in `failing` answers like a SERVFAIL. */
 function resolver(zone: { mx?: Record<string, MxRecord[]>; a?: Record<string, string[]>; failing?: string[] }): DnsResolver & { asked: string[] } {

@@ -13,10 +13,10 @@ import { createSendCounters } from '../../../../shared/sending/counters.js';
 import { createSendLookups } from '../../../../shared/sending/lookups.js';
 import { createEspHolds } from '../../../../shared/sending/esp-holds.js';
 import { espSuppressionGate } from '../../../../shared/sending/gates/esp-suppression.js';
-import { createLogger } from '../../../../shared/log.js';
-import { monthlyUsage } from '../../../../shared/quota/usage.js';
-import { suppress } from '../../../../shared/suppressions/service.js';
-import { dailyCount } from '../../../../shared/warmup/queries.js';
+import { createLogger } from '../../../../shared/kernel/log.js';
+import { monthlyUsage } from '../../../../shared/limits/quota/usage.js';
+import { suppress } from '../../../../shared/audiences/suppressions/service.js';
+import { dailyCount } from '../../../../shared/deliverability/warmup/queries.js';
 import { createTestDatabase } from '../../../helpers/db.js';
 import { insertDomain, insertTenant } from '../../../helpers/tenant-rows.js';
 
