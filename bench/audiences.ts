@@ -128,7 +128,7 @@ function compileChild(): string {
   writeFileSync(tsconfig, JSON.stringify({
     extends: join(root, 'tsconfig.json'),
     compilerOptions: { outDir, rootDir: root, noEmit: false, incremental: false },
-    include: ['main', 'api', 'shared', 'mta', 'plugins', 'bench/lib/import-child.ts'].map((p) => join(root, p)),
+    include: ['main', 'api', 'shared', 'mta', 'plugins', 'jobs', 'bench/lib/import-child.ts'].map((p) => join(root, p)),
   }));
   execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig], { stdio: 'inherit' });
   return join(outDir, 'bench', 'lib', 'import-child.js');

@@ -6,7 +6,7 @@ import type { Sql } from '../shared/db/connection.js';
 import type { Logger } from '../shared/kernel/log.js';
 import { HitSpool } from '../shared/engagement/tracking/hit-spool.js';
 import { HitRecorder, type HitSink } from '../shared/engagement/tracking/recorder.js';
-import { ThreadedHitRecorder } from '../shared/engagement/tracking/recorder-thread.js';
+import { ThreadedHitRecorder } from '../jobs/tracking/recorder-thread.js';
 import { SpooledHitRecorder } from '../shared/engagement/tracking/spooled-recorder.js';
 import { TrafficRules } from '../shared/engagement/tracking/traffic-rules.js';
 

@@ -1,19 +1,10 @@
 // The roles one mailpath process can run (MAILPATH_ROLES); each starts its listeners or workers from the process's services and returns how to stop them.
 import { startApi } from '../api/server.js';
 import { startMx } from '../mta/inbound/server.js';
-import { startBounceIntake } from '../mta/outbound/bounces/worker.js';
-import { startUnsubscribeIntake } from '../mta/outbound/unsubscribes/worker.js';
 import { startOutbound } from '../mta/outbound/deliver/start.js';
 import { startSubmission } from '../mta/submission/server.js';
-import { startWebhookDelivery } from '../mta/webhook/start.js';
-import { startFanoutWorker } from '../shared/campaigns/fanout-worker.js';
-import { startEventWebhookDelivery } from '../shared/webhooks/events/worker.js';
 import type { Role } from '../shared/config/index.js';
-import { startImportWorker } from '../shared/audiences/imports/start.js';
-import { startChatNotifier } from '../shared/operations/notify/chat.js';
-import { startImpersonationAuditWorker } from '../shared/accounts/impersonation/audit-jobs.js';
-import { startAuditAppender } from '../shared/operations/audit/appender.js';
-import { scheduleWorkers } from '../shared/operations/workers/schedule.js';
+import { startJobs } from '../jobs/index.js';
 import { PLUGINS } from '../plugins/index.js';
 import type { Services } from './services.js';
 
@@ -45,62 +36,21 @@ const STARTERS: Record<Role, RoleStarter> = {
     const submission = await startSubmission(withRole(services, 'submission'));
     return { name: 'submission', stop: submission.stop, details: { starttlsPort: submission.ports.starttls, implicitTlsPort: submission.ports.implicitTls } };
   },
-  // Delivery workers: MX look-up or relay, connection reuse per destination, retries and bounce classification.
+  // Delivery over SMTP (MX look-up or relay, connection reuse per destination, retries, bounce classification), then
+  // the outbound jobs of jobs/index.ts.
   outbound: async (services) => {
     const deps = withRole(services, 'outbound');
     const outbound = await startOutbound(deps);
-    // Inbound mail POSTed to tenants' webhooks (signed, retried, dead-lettered) runs beside delivery.
-    const webhooks = await startWebhookDelivery(deps).catch(async (err: unknown) => {
+    const jobs = await startJobs('outbound', deps).catch(async (err: unknown) => {
       await outbound.stop();
       throw err;
     });
-    // Bounce mail the MX stored (DSNs, feedback-loop complaints), mapped back to its sends.
-    const bounces = await startBounceIntake(deps).catch(async (err: unknown) => {
-      await Promise.all([outbound.stop(), webhooks.stop()]);
-      throw err;
-    });
-    // Bulk contact imports: long jobs that resume after a crash, beside the other queue workers.
-    const imports = await startImportWorker(deps).catch(async (err: unknown) => {
-      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop()]);
-      throw err;
-    });
-    // Mail to List-Unsubscribe mailto addresses the MX stored, applied like the https link.
-    const unsubscribes = await startUnsubscribeIntake(deps).catch(async (err: unknown) => {
-      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop()]);
-      throw err;
-    });
-    // Campaign fan-out: recipients fixed at send time, claimed in batches, through the same send use-case.
-    const campaigns = await startFanoutWorker(deps).catch(async (err: unknown) => {
-      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop()]);
-      throw err;
-    });
-    // Event webhooks: the outbox rows written with each event, POSTed signed, retried, dead-lettered.
-    const eventWebhooks = startEventWebhookDelivery(deps);
-    const stop = async () => {
-      await Promise.all([outbound.stop(), webhooks.stop(), bounces.stop(), imports.stop(), unsubscribes.stop(), campaigns.stop(), eventWebhooks.stop()]);
-    };
-    return { name: 'outbound', stop, details: { relay: services.config.outboundRelay ?? null } };
+    return { name: 'outbound', stop: async () => void (await Promise.all([outbound.stop(), jobs.stop()])), details: { relay: services.config.outboundRelay ?? null } };
   },
-  // The scheduler supervises the queues (maintenance, expiry, cron schedules), runs the timed workers
-  // and posts operator notifications to the chat webhook (shared/operations/notify/chat.ts).
+  // The scheduler supervises the queues (maintenance, expiry, cron schedules) and runs the scheduler jobs of jobs/index.ts.
   scheduler: async (services) => {
-    const deps = withRole(services, 'scheduler');
-    const stopWorkers = await scheduleWorkers(services.boss, deps);
-    const chat = await startChatNotifier(deps).catch(async (err: unknown) => {
-      await stopWorkers();
-      throw err;
-    });
-    // Writes the audit rows of impersonated writes the API queued (shared/accounts/impersonation/audit-jobs.ts).
-    const impersonationAudit = await startImpersonationAuditWorker(deps).catch(async (err: unknown) => {
-      await Promise.all([stopWorkers(), chat.stop()]);
-      throw err;
-    });
-    // Chains committed audit rows into the hash chain (one appender at a time across processes).
-    const appender = startAuditAppender(deps);
-    const stop = async () => {
-      await Promise.all([stopWorkers(), chat.stop(), impersonationAudit.stop(), appender.stop()]);
-    };
-    return { name: 'scheduler', stop, details: { queueSupervision: true } };
+    const jobs = await startJobs('scheduler', withRole(services, 'scheduler'));
+    return { name: 'scheduler', stop: jobs.stop, details: { queueSupervision: true } };
   },
 };
 

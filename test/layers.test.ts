@@ -1,19 +1,20 @@
-// The layering of the source tree: adapters (api/, mta/, plugins/) depend on the domain (shared/), never the other way; only the entry point (main/) composes them; SQL stays in the domain.
+// The layering of the source tree: adapters (api/ HTTP in, mta/ SMTP, plugins/ on mta/, jobs/ queued and scheduled work) depend on the domain (shared/), never the other way; only the entry point (main/) composes them; SQL stays in the domain.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import t from 'tap';
 import { projectRoot } from '../shared/kernel/paths.js';
 
 const ROOT = projectRoot();
-const SOURCE_DIRS = ['main', 'api', 'mta', 'plugins', 'shared'] as const;
+const SOURCE_DIRS = ['main', 'api', 'mta', 'plugins', 'jobs', 'shared'] as const;
 type Layer = (typeof SOURCE_DIRS)[number];
 
 /** What each layer may import from the others (its own files always). */
 const ALLOWED: Record<Layer, readonly Layer[]> = {
-  main: ['api', 'mta', 'plugins', 'shared'],
+  main: ['api', 'mta', 'plugins', 'jobs', 'shared'],
   api: ['shared'],
   mta: ['shared'],
   plugins: ['mta', 'shared'],
+  jobs: ['shared'],
   shared: [],
 };
 
@@ -42,6 +43,9 @@ function importsOf(file: string): { layer: string; target: string }[] {
   return found;
 }
 
+/** A tagged query, typed ones too: sql`…`, tx<Row[]>`…`. */
+const QUERY = /\b(?:sql|tx|db)(?:<[^`;=]*?>)?`/;
+
 const files = SOURCE_DIRS.flatMap((layer) => sourceFiles(join(ROOT, layer)).map((file) => ({ layer, file })));
 
 t.test('the source tree has the layers it is checked for', async (t) => {
@@ -59,7 +63,6 @@ for (const layer of SOURCE_DIRS) {
 }
 
 t.test('no SQL in the adapters or the entry point: queries live with their domain module in shared/', async (t) => {
-  const QUERY = /\b(?:sql|tx|db)`/;
   const code = (file: string) => readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
   const wrong = files.filter((f) => f.layer !== 'shared' && QUERY.test(code(f.file))).map((f) => relative(ROOT, f.file));
   t.same(wrong, []);
@@ -70,4 +73,57 @@ t.test('the checker sees a forbidden import when there is one', async (t) => {
   const sample = "import { acceptSend } from '../../mta/outbound/accept.js';\nexport { x } from './y.js';\nconst m = await import('../api/app.js');";
   const specs = [...sample.matchAll(IMPORT)].map((m) => m[1] ?? m[2]);
   t.same(specs, ['../../mta/outbound/accept.js', './y.js', '../api/app.js']);
+});
+
+t.test('the query checker sees a typed query', async (t) => {
+  t.ok(QUERY.test('await tx<{ id: string }[]>`select id from sends`'));
+  t.ok(QUERY.test('await sql`select 1`'));
+  t.notOk(QUERY.test('const sqlText = `select 1`'));
+});
+
+/** Modules that talk to the network, the file system or other threads: the domain gets them through ports, not imports. */
+const CLIENTS = new Set([
+  'node:net', 'node:tls', 'node:http', 'node:https', 'node:http2', 'node:dgram', 'node:dns', 'node:dns/promises', 'node:fs', 'node:fs/promises',
+  'node:worker_threads', 'node:child_process', 'undici', 'smtp-server', 'piscina', 'dns2', 'nodemailer',
+]);
+/** Pure functions those modules also export (address parsing), which the domain may use. */
+const PURE = new Set(['isIP', 'isIPv4', 'isIPv6', 'BlockList']);
+/** The domain files allowed a client, each for its reason. */
+const CLIENT_ALLOWED: Record<string, string> = {
+  'shared/config/index.ts': 'reads the config/*.yaml files at start-up',
+  'shared/kernel/paths.ts': 'finds the project root on disk',
+  'shared/kernel/data-dir.ts': 'creates and locks the data dir',
+  'shared/kernel/tls.ts': 'reads or generates the TLS pair in the data dir',
+  'shared/kernel/dns.ts': 'the resolver every DNS rule is given (tests pass a loopback server)',
+  'shared/db/migrate.ts': 'reads the migration files',
+  'shared/db/embedded.ts': 'starts the embedded database in the data dir',
+  'shared/sending/system-mail/mailer.ts': 'writes system mail to a directory when no sender is wired (dev, tests)',
+  'shared/engagement/tracking/hit-spool.ts': 'the local spool of tracking hits: a file queue by design',
+  'shared/delivery/bounce-mailboxes/pop3.ts': 'the POP3 client; to move to jobs/ with the poller',
+  'shared/delivery/bounce-mailboxes/pop3-wire.ts': 'the POP3 client; to move to jobs/ with the poller',
+};
+
+/** The non-type imports of a file from client modules, as "module {names}". */
+function clientImports(file: string): string[] {
+  const text = readFileSync(file, 'utf8');
+  const found: string[] = [];
+  for (const m of text.matchAll(/(?:^|\n)\s*import\s+(type\s+)?([^'"]*?)\s*from\s*['"]([^'"]+)['"]/g)) {
+    const [, typeOnly, clause, spec] = m;
+    if (typeOnly || !CLIENTS.has(spec!.replace(/\/lib\/.*$/, ''))) continue;
+    if (spec!.startsWith('nodemailer/lib/') && spec !== 'nodemailer/lib/smtp-transport') continue; // MIME building, no transport
+    const names = /^\{([^}]*)\}$/.exec(clause!.trim())?.[1]?.split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!).filter(Boolean);
+    if (names && names.every((n) => PURE.has(n) || /^type\s/.test(n))) continue;
+    found.push(`${spec} ${clause!.trim()}`);
+  }
+  return found;
+}
+
+t.test('shared/ opens no network, file or thread client outside its allow-list', async (t) => {
+  const wrong = files
+    .filter((f) => f.layer === 'shared' && !(relative(ROOT, f.file) in CLIENT_ALLOWED))
+    .flatMap((f) => clientImports(f.file).map((i) => `${relative(ROOT, f.file)}: ${i}`));
+  t.same(wrong, [], 'client imports in the domain');
+  for (const allowed of Object.keys(CLIENT_ALLOWED)) {
+    t.ok(files.some((f) => relative(ROOT, f.file) === allowed && clientImports(f.file).length > 0), `${allowed} still needs its allowance`);
+  }
 });

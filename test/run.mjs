@@ -18,7 +18,7 @@ import { ensureSystemPackages } from './system-packages.mjs';
 
 const OUT = join(ROOT, '.build');
 /** Every directory a test may import from (tests import sources, benches' helpers, clients' generators). */
-const TREES = ['main', 'api', 'mta', 'plugins', 'shared', 'bench', 'clients', 'test'];
+const TREES = ['main', 'api', 'mta', 'plugins', 'jobs', 'shared', 'bench', 'clients', 'test'];
 
 // Only code is compiled: tests and sources find their assets (config/, migrations, fixtures, the Python verifiers)
 // from the project root (shared/kernel/paths.ts), so nothing else is copied.

@@ -1,9 +1,9 @@
 // The super-admin dead-letter queue of inbound webhooks: list (cursor, only dead, only that tenant), replay one (pending again, new job, audited), 404s and access.
 import t from 'tap';
-import { runWebhookJob } from '../../mta/webhook/worker.js';
+import { runWebhookJob } from '../../jobs/inbound-webhooks/worker.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken, type TestLike } from '../helpers/app.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
-import { configureWebhook, deliveryState, insertInboundDelivery, webhookJobs } from '../mta/webhook/fixture.js';
+import { configureWebhook, deliveryState, insertInboundDelivery, webhookJobs } from '../jobs/inbound-webhooks/fixture.js';
 
 const dlqUrl = (tenantId: string) => `/admin/tenants/${tenantId}/inbound-webhook-dlq`;
 

@@ -1,7 +1,7 @@
 // One delivery attempt of one message: route the recipient's domain, then try its hosts in order until one gives the transaction an answer.
 import { isIP } from 'node:net';
 import type { DnsResolver } from '../../../shared/kernel/dns.js';
-import type { SmtpOutcome } from './classify.js';
+import type { SmtpOutcome } from '../../../shared/delivery/classify.js';
 import { hopAddresses, resolveRoute } from './route.js';
 import type { Transports } from './transports.js';
 

@@ -12,8 +12,8 @@ import { suppress } from '../../../shared/audiences/suppressions/service.js';
 import { noteRefusal } from '../../../shared/engagement/analytics/esp-suppressions.js';
 import { dequeueDeliveries, rescheduleDelivery } from '../../../shared/sending/outbound-log/delivery-queue.js';
 import type { AttemptResult } from './attempt.js';
-import type { Classification } from './classify.js';
-import { nextRetry, retryDetail } from './retry.js';
+import type { Classification } from '../../../shared/delivery/classify.js';
+import { nextRetry, retryDetail } from '../../../shared/delivery/retry.js';
 
 export interface RecordDeps {
   sql: Sql;

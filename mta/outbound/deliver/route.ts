@@ -2,7 +2,7 @@
 import { isIP } from 'node:net';
 import type { DnsResolver } from '../../../shared/kernel/dns.js';
 import { DnsLookupError } from '../../../shared/kernel/dns.js';
-import type { SmtpOutcome } from './classify.js';
+import type { SmtpOutcome } from '../../../shared/delivery/classify.js';
 
 /** One host to try, in order. */
 export interface Hop {

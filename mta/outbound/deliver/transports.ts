@@ -3,7 +3,7 @@ import { Readable } from 'node:stream';
 import SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { Config } from '../../../shared/config/index.js';
 import type { Logger } from '../../../shared/kernel/log.js';
-import type { SmtpOutcome } from './classify.js';
+import type { SmtpOutcome } from '../../../shared/delivery/classify.js';
 
 /** One place to connect to: the address (or a name left to the system resolver), and the host name it stands for. */
 export interface Destination {

@@ -1,4 +1,4 @@
-// The webhook test-send as the API sees it: a port the composition root fills with the real signed POST (mta/webhook/test-send.ts).
+// The webhook test-send as the API sees it: a port the composition root fills with the real signed POST (jobs/inbound-webhooks/test-send.ts).
 
 export interface WebhookTestResult {
   /** The receiver answered 2xx in time: a real delivery would have been recorded as delivered. */

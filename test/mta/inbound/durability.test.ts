@@ -10,7 +10,7 @@ import { startMailpathProcess, type MailpathProcess } from '../../helpers/mailpa
 import { RawSmtpClient } from '../../helpers/smtp-client.js';
 import { pollUntil } from '../../helpers/smtp-sink.js';
 import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
-import { configureWebhook } from '../webhook/fixture.js';
+import { configureWebhook } from '../../jobs/inbound-webhooks/fixture.js';
 import { NOTHING_STORED, message, startTestMx, storedCounts, tenantDomain } from './fixtures.js';
 
 t.test('a client that disconnects in the middle of DATA (or before it) leaves no rows and no jobs', async (t) => {

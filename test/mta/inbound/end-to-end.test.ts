@@ -10,7 +10,7 @@ import { https, startMailpathProcess, type HttpsAnswer } from '../../helpers/mai
 import { RawSmtpClient } from '../../helpers/smtp-client.js';
 import { pollUntil, startSmtpSink } from '../../helpers/smtp-sink.js';
 import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
-import { fixture } from '../outbound/bounces/fixtures.js';
+import { fixture } from '../../shared/delivery/bounces/fixtures.js';
 
 const HOST = 'mx.e2e.test';
 const DOMAIN = 'acme-e2e.test';

@@ -2,7 +2,7 @@
 import t from 'tap';
 import { ManualClock } from '../../../shared/kernel/clock.js';
 import { FANOUT_JOBS } from '../../../shared/campaigns/fanout-jobs.js';
-import { resumeCampaigns, startFanoutWorker } from '../../../shared/campaigns/fanout-worker.js';
+import { resumeCampaigns, startFanoutWorker } from '../../../jobs/campaign-fanout/worker.js';
 import { nextUtcMonth } from '../../../shared/deliverability/warmup/tiers.js';
 import { call, createKey, superAdminToken } from '../../helpers/app.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, sender, sendNow, type Sender } from '../../helpers/campaigns.js';

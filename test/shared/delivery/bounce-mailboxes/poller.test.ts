@@ -7,7 +7,7 @@ import { INBOUND_BOUNCE_JOBS } from '../../../../shared/inbound/jobs.js';
 import { startDovecot } from '../../../helpers/dovecot.js';
 import { loggingIn, ROGUE_GREETINGS, startRoguePop3 } from '../../../helpers/rogue-pop3.js';
 import type { RogueScript } from '../../../helpers/rogue-server.js';
-import { intakeFixture } from '../../../mta/outbound/bounces/intake-fixture.js';
+import { intakeFixture } from '../../../jobs/bounce-intake/intake-fixture.js';
 import type { TestLike } from '../../../helpers/app.js';
 
 const actor = { type: 'system' as const, id: null };

@@ -13,7 +13,7 @@ import { connect } from '../../../../shared/db/connection.js';
 import { createLogger } from '../../../../shared/kernel/log.js';
 import { decodeSegment, HitSpool } from '../../../../shared/engagement/tracking/hit-spool.js';
 import { HitRecorder, type Hit } from '../../../../shared/engagement/tracking/recorder.js';
-import { ThreadedHitRecorder } from '../../../../shared/engagement/tracking/recorder-thread.js';
+import { ThreadedHitRecorder } from '../../../../jobs/tracking/recorder-thread.js';
 import { SpooledHitRecorder } from '../../../../shared/engagement/tracking/spooled-recorder.js';
 import { TrafficRules } from '../../../../shared/engagement/tracking/traffic-rules.js';
 import { childModule } from '../../../helpers/cli.js';

@@ -1,12 +1,12 @@
 // Webhook attempts reach the process's metrics: event webhooks (kind=event) and inbound-mail webhooks (kind=inbound), by outcome.
 import t from 'tap';
-import { runWebhookJob } from '../../../../mta/webhook/worker.js';
+import { runWebhookJob } from '../../../../jobs/inbound-webhooks/worker.js';
 import { deliverDueEventWebhooks } from '../../../../shared/webhooks/events/worker.js';
 import { ensureInboundJobs } from '../../../../shared/inbound/jobs.js';
 import { buildWebhookApp, createEndpoint, recordEvents, registerTenant } from '../../../helpers/event-webhooks.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
 import { startWebhookReceiver } from '../../../helpers/webhook-receiver.js';
-import { configureWebhook, insertInboundDelivery } from '../../../mta/webhook/fixture.js';
+import { configureWebhook, insertInboundDelivery } from '../../../jobs/inbound-webhooks/fixture.js';
 
 const s = await buildWebhookApp(t);
 const receiver = await startWebhookReceiver(t);

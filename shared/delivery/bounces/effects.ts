@@ -1,10 +1,10 @@
 // Decides what a report means for the send it maps to: a hard or soft bounce, a deferral, a complaint, or nothing (and why).
-import type { BounceRulesConfig } from '../../../shared/config/index.js';
-import type { ReportSend } from '../../../shared/delivery/bounces/queries.js';
+import type { BounceRulesConfig } from '../../config/index.js';
+import type { ReportSend } from './queries.js';
 import { isComplaint } from './arf.js';
 import type { DsnRecipient } from './dsn.js';
 import type { Report } from './report.js';
-import { bounceClass, parseEnhancedCode } from '../deliver/classify.js';
+import { bounceClass, parseEnhancedCode } from '../classify.js';
 
 export type Effect =
   | { effect: 'bounce'; subtype: 'hard' | 'soft'; entry: DsnRecipient; reply: string }

@@ -1,9 +1,9 @@
 // The bounce intake worker: jobs the MX enqueues on the inbound bounce queue are worked to their end, malformed ones included, and the worker stops gracefully.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { startBounceIntake } from '../../../../mta/outbound/bounces/worker.js';
-import { enqueueInboundJobs, INBOUND_BOUNCE_JOBS } from '../../../../shared/inbound/jobs.js';
-import { pollUntil } from '../../../helpers/smtp-sink.js';
+import { startBounceIntake } from '../../../jobs/bounce-intake/worker.js';
+import { enqueueInboundJobs, INBOUND_BOUNCE_JOBS } from '../../../shared/inbound/jobs.js';
+import { pollUntil } from '../../helpers/smtp-sink.js';
 import { intakeFixture } from './intake-fixture.js';
 
 const f = await intakeFixture(t);

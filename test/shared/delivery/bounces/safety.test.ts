@@ -2,7 +2,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { bounceAddress, verpKey } from '../../../../shared/sending/outbound-log/verp.js';
-import { intakeFixture, type TestSend } from './intake-fixture.js';
+import { intakeFixture, type TestSend } from '../../../jobs/bounce-intake/intake-fixture.js';
 
 const f = await intakeFixture(t);
 const nothing = async (t: Test, send: TestSend, status = 'delivered') => {

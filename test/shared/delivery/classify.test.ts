@@ -1,7 +1,7 @@
 // Bounce classification: enhanced-code parsing, code patterns, the shipped rules in order, and what counts as temporary.
 import t from 'tap';
-import { bounceClass, classify, codeMatches, parseEnhancedCode } from '../../../../mta/outbound/deliver/classify.js';
-import { loadConfig, type BounceRulesConfig } from '../../../../shared/config/index.js';
+import { bounceClass, classify, codeMatches, parseEnhancedCode } from '../../../shared/delivery/classify.js';
+import { loadConfig, type BounceRulesConfig } from '../../../shared/config/index.js';
 
 const shipped = loadConfig({}).bounceRules;
 const reply = (code: number, text: string) => classify(shipped, { kind: 'reply', code, text });
@@ -70,8 +70,8 @@ t.test('2xx is delivered; 4xx, network and DNS failures are temporary; unroutabl
 });
 
 t.test('the shipped rules: a sender-side or undefined 5xx never suppresses the recipient', async (t) => {
-  const { loadConfig } = await import('../../../../shared/config/index.js');
-  const { bounceClass } = await import('../../../../mta/outbound/deliver/classify.js');
+  const { loadConfig } = await import('../../../shared/config/index.js');
+  const { bounceClass } = await import('../../../shared/delivery/classify.js');
   const rules = loadConfig({}).bounceRules;
   t.equal(bounceClass(rules, '553 5.1.7 sender address rejected', '5.1.7'), 'soft');
   t.equal(bounceClass(rules, '550 5.1.8 bad sender domain', '5.1.8'), 'soft');

@@ -1,8 +1,8 @@
 // What a report means for its send, decided without a database: which recipient entry counts, test-mode and never-sent sends, repeats, and feedback types.
 import t from 'tap';
-import { decideEffect } from '../../../../mta/outbound/bounces/effects.js';
-import type { ArfReport } from '../../../../mta/outbound/bounces/arf.js';
-import type { Dsn, DsnRecipient } from '../../../../mta/outbound/bounces/dsn.js';
+import { decideEffect } from '../../../../shared/delivery/bounces/effects.js';
+import type { ArfReport } from '../../../../shared/delivery/bounces/arf.js';
+import type { Dsn, DsnRecipient } from '../../../../shared/delivery/bounces/dsn.js';
 import type { ReportSend } from '../../../../shared/delivery/bounces/queries.js';
 import { loadConfig } from '../../../../shared/config/index.js';
 

@@ -1,9 +1,9 @@
 // Works the inbound unsubscribe queue in the outbound role: one job per mail the MX stored for a List-Unsubscribe mailto address, and a graceful stop.
-import type { Config } from '../../../shared/config/index.js';
-import { INBOUND_UNSUBSCRIBE_JOBS, type InboundUnsubscribeJob } from '../../../shared/inbound/jobs.js';
-import type { Boss } from '../../../shared/jobs/boss.js';
-import { startBatchWorker } from '../../../shared/jobs/batch-worker.js';
-import { runUnsubscribeMail, type UnsubscribeMailDeps } from '../../../shared/engagement/tracking/unsubscribe-mail.js';
+import type { Config } from '../../shared/config/index.js';
+import { INBOUND_UNSUBSCRIBE_JOBS, type InboundUnsubscribeJob } from '../../shared/inbound/jobs.js';
+import type { Boss } from '../../shared/jobs/boss.js';
+import { startBatchWorker } from '../../shared/jobs/batch-worker.js';
+import { runUnsubscribeMail, type UnsubscribeMailDeps } from '../../shared/engagement/tracking/unsubscribe-mail.js';
 
 export interface UnsubscribeWorkerDeps extends UnsubscribeMailDeps {
   boss: Boss;

@@ -1,6 +1,6 @@
 // The retry curve: growing waits up to the cap, a last try at the age limit, then a soft bounce.
 import t from 'tap';
-import { formatHours, nextRetry, retryDelayMinutes, retryDetail } from '../../../../mta/outbound/deliver/retry.js';
+import { formatHours, nextRetry, retryDelayMinutes, retryDetail } from '../../../shared/delivery/retry.js';
 
 const curve = { first_retry_minutes: 5, factor: 2, max_interval_minutes: 720, max_age_hours: 72 };
 const MIN = 60_000;

@@ -1,12 +1,12 @@
 // Shared set-up of the intake tests: sends as delivery leaves them, bounce mail stored as the MX stores it, and what the intake left behind.
 import { randomUUID } from 'node:crypto';
-import { runBounceIntake, type IntakeDeps } from '../../../../mta/outbound/bounces/intake.js';
-import type { AcceptInput } from '../../../../shared/sending/accept.js';
-import { bounceAddress } from '../../../../shared/sending/outbound-log/verp.js';
-import type { TestLike } from '../../../helpers/app.js';
-import type { Env } from '../../../../shared/config/index.js';
-import { deliveryFixture, type DeliveryFixture, type Sender } from '../../../helpers/delivery-fixture.js';
-import { fixture, type FixtureValues } from './fixtures.js';
+import { runBounceIntake, type IntakeDeps } from '../../../jobs/bounce-intake/intake.js';
+import type { AcceptInput } from '../../../shared/sending/accept.js';
+import { bounceAddress } from '../../../shared/sending/outbound-log/verp.js';
+import type { TestLike } from '../../helpers/app.js';
+import type { Env } from '../../../shared/config/index.js';
+import { deliveryFixture, type DeliveryFixture, type Sender } from '../../helpers/delivery-fixture.js';
+import { fixture, type FixtureValues } from '../../shared/delivery/bounces/fixtures.js';
 
 export interface TestSend {
   id: string;

@@ -2,7 +2,7 @@
 import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { ManualClock } from '../../../shared/kernel/clock.js';
-import { runWebhookJob, DeliveryNotDueError, type WebhookDeps } from '../../../mta/webhook/worker.js';
+import { runWebhookJob, DeliveryNotDueError, type WebhookDeps } from '../../../jobs/inbound-webhooks/worker.js';
 import { ensureInboundJobs } from '../../../shared/inbound/jobs.js';
 import { updateWebhookSettingsFor } from '../../../shared/webhooks/inbound/service.js';
 import { buildTestApp, type TestLike } from '../../helpers/app.js';

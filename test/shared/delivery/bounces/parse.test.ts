@@ -1,8 +1,8 @@
 // The report parsers over every sample in test/fixtures/bounces (DSNs from Gmail, Exchange Online, outlook.com, Postfix relays, plain-text qmail/Exim bounces; ARF from Yahoo, Microsoft JMRP, AOL), and over malformed input.
 import t from 'tap';
 import { loadConfig } from '../../../../shared/config/index.js';
-import { readReport, type Report } from '../../../../mta/outbound/bounces/report.js';
-import { failureSubtype } from '../../../../mta/outbound/bounces/effects.js';
+import { readReport, type Report } from '../../../../shared/delivery/bounces/report.js';
+import { failureSubtype } from '../../../../shared/delivery/bounces/effects.js';
 import { fixture, fixtureNames, type FixtureValues } from './fixtures.js';
 
 const rules = loadConfig({}).bounceRules;

@@ -1,5 +1,5 @@
 // The retry curve for temporary delivery failures: when to try again, and when to stop trying and bounce (soft).
-import type { DeliveryConfig } from '../../../shared/config/index.js';
+import type { DeliveryConfig } from '../config/index.js';
 
 type RetryConfig = DeliveryConfig['retry'];
 

@@ -1,7 +1,7 @@
 // Handles one bounce-mail recipient: reads the report (DSN, ARF or neither), maps it to its send, and stores what it means, exactly once however often the job runs.
-import type { Config } from '../../../shared/config/index.js';
-import type { Clock } from '../../../shared/kernel/clock.js';
-import type { Queryable, Sql } from '../../../shared/db/connection.js';
+import type { Config } from '../../shared/config/index.js';
+import type { Clock } from '../../shared/kernel/clock.js';
+import type { Queryable, Sql } from '../../shared/db/connection.js';
 import {
   attributeRecipient,
   loadBounceMail,
@@ -10,13 +10,13 @@ import {
   reportHandled,
   sendHasEvent,
   type BounceMail,
-} from '../../../shared/delivery/bounces/queries.js';
-import { isUuid } from '../../../shared/kernel/ids.js';
-import type { Logger } from '../../../shared/kernel/log.js';
-import { applyComplaint, applyDsn } from './apply.js';
-import { decideEffect, type Effect } from './effects.js';
-import { mapReport, type Mapping } from './mapping.js';
-import { readReport, type Report } from './report.js';
+} from '../../shared/delivery/bounces/queries.js';
+import { isUuid } from '../../shared/kernel/ids.js';
+import type { Logger } from '../../shared/kernel/log.js';
+import { applyComplaint, applyDsn } from '../../shared/delivery/bounces/apply.js';
+import { decideEffect, type Effect } from '../../shared/delivery/bounces/effects.js';
+import { mapReport, type Mapping } from '../../shared/delivery/bounces/mapping.js';
+import { readReport, type Report } from '../../shared/delivery/bounces/report.js';
 
 export interface IntakeDeps {
   sql: Sql;

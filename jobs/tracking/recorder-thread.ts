@@ -1,11 +1,11 @@
 // The hit recorder on a thread of its own, with its own PostgreSQL connections: the event loop that answers the
 // tracking requests then does not also build each batch's statements, parse its rows and collect their garbage.
 import { parentPort, Worker, workerData } from 'node:worker_threads';
-import { connect } from '../../db/connection.js';
-import type { TrackingConfig } from '../../config/index.js';
-import { createLogger, type Logger } from '../../kernel/log.js';
-import { HitRecorder, type Hit, type HitOutcome, type HitSink, type RecordOptions, type RecorderOptions } from './recorder.js';
-import { TrafficRules } from './traffic-rules.js';
+import { connect } from '../../shared/db/connection.js';
+import type { TrackingConfig } from '../../shared/config/index.js';
+import { createLogger, type Logger } from '../../shared/kernel/log.js';
+import { HitRecorder, type Hit, type HitOutcome, type HitSink, type RecordOptions, type RecorderOptions } from '../../shared/engagement/tracking/recorder.js';
+import { TrafficRules } from '../../shared/engagement/tracking/traffic-rules.js';
 
 export interface RecorderThreadSetup {
   /** PostgreSQL only: the embedded database lives in the main thread and cannot be shared. */

@@ -4,7 +4,7 @@ import t from 'tap';
 import { loadConfig, type WebhooksConfig } from '../../../shared/config/index.js';
 import { createResolver, type DnsResolver } from '../../../shared/kernel/dns.js';
 import { checkWebhookUrl } from '../../../shared/webhooks/inbound/url-policy.js';
-import { postToWebhook, type WebhookPost } from '../../../mta/webhook/deliver.js';
+import { postToWebhook, type WebhookPost } from '../../../jobs/inbound-webhooks/deliver.js';
 import { startDnsServer } from '../../helpers/dns-server.js';
 import { startRogueHttp, type RogueHttpMode } from '../../helpers/rogue-http.js';
 import { freePort } from '../../helpers/net.js';

@@ -1,7 +1,7 @@
 // The webhook workers as the outbound role runs them: a queued job is taken from pg-boss and delivered; a failure queues the next attempt; stop is graceful.
 import { createHmac } from 'node:crypto';
 import t from 'tap';
-import { startWebhookDelivery } from '../../../mta/webhook/start.js';
+import { startWebhookDelivery } from '../../../jobs/inbound-webhooks/start.js';
 import { enqueueInboundJobs, ensureInboundJobs } from '../../../shared/inbound/jobs.js';
 import { buildTestApp } from '../../helpers/app.js';
 import { pollUntil } from '../../helpers/smtp-sink.js';

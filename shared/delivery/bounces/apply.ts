@@ -1,11 +1,11 @@
 // Stores what a report means for its send, inside the intake's transaction: the bounce (status, event, suppression when hard), the deferral event, or the complaint (event, suppression).
-import type { ReportSend } from '../../../shared/delivery/bounces/queries.js';
-import type { Queryable } from '../../../shared/db/connection.js';
-import { AppError } from '../../../shared/kernel/errors.js';
-import { insertEvent, type NewEvent } from '../../../shared/engagement/events/queries.js';
-import type { Logger } from '../../../shared/kernel/log.js';
-import { setDeliveryStatus } from '../../../shared/sending/outbound-log/delivery-queries.js';
-import { suppress, type SuppressInput } from '../../../shared/audiences/suppressions/service.js';
+import type { ReportSend } from './queries.js';
+import type { Queryable } from '../../db/connection.js';
+import { AppError } from '../../kernel/errors.js';
+import { insertEvent, type NewEvent } from '../../engagement/events/queries.js';
+import type { Logger } from '../../kernel/log.js';
+import { setDeliveryStatus } from '../../sending/outbound-log/delivery-queries.js';
+import { suppress, type SuppressInput } from '../../audiences/suppressions/service.js';
 import type { ArfReport } from './arf.js';
 import type { Dsn, DsnRecipient } from './dsn.js';
 import type { Effect } from './effects.js';

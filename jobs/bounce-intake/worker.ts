@@ -1,8 +1,8 @@
 // Works the inbound bounce queue in the outbound role: one intake per job the MX enqueued for bounce mail, and a graceful stop.
-import type { Config } from '../../../shared/config/index.js';
-import { INBOUND_BOUNCE_JOBS, type InboundBounceJob } from '../../../shared/inbound/jobs.js';
-import type { Boss } from '../../../shared/jobs/boss.js';
-import { startBatchWorker } from '../../../shared/jobs/batch-worker.js';
+import type { Config } from '../../shared/config/index.js';
+import { INBOUND_BOUNCE_JOBS, type InboundBounceJob } from '../../shared/inbound/jobs.js';
+import type { Boss } from '../../shared/jobs/boss.js';
+import { startBatchWorker } from '../../shared/jobs/batch-worker.js';
 import { runBounceIntake, type IntakeDeps } from './intake.js';
 
 export interface BounceWorkerDeps extends IntakeDeps {

@@ -1,7 +1,7 @@
 // Maps a report to the send it is about: the signed VERP address it was mailed to, else the VERP envelope sender or the Message-ID of the original it quotes.
-import type { Sql } from '../../../shared/db/connection.js';
-import { findReportSend, findReportSendsByMessageId, type BounceMail, type ReportSend } from '../../../shared/delivery/bounces/queries.js';
-import { sendIdOfBounce } from '../../../shared/sending/outbound-log/verp.js';
+import type { Sql } from '../../db/connection.js';
+import { findReportSend, findReportSendsByMessageId, type BounceMail, type ReportSend } from './queries.js';
+import { sendIdOfBounce } from '../../sending/outbound-log/verp.js';
 import { looksLikeVerp } from './addresses.js';
 import type { Report } from './report.js';
 
