@@ -1,6 +1,6 @@
 // Starts a Mailpath process: database (or embedded), migrations, job queues, the services (once), its roles, then the super-admin bootstrap.
 import { ConfigError, type Config } from '../shared/config/index.js';
-import { planExists } from '../shared/accounts/tenants/settings-queries.js';
+import { planExists, tenantPlanIds } from '../shared/accounts/tenants/settings-queries.js';
 import { systemClock } from '../shared/kernel/clock.js';
 import { openDatabase, type Sql } from '../shared/db/connection.js';
 import { migrate } from '../shared/db/migrate.js';
@@ -27,8 +27,7 @@ export interface RunningMailpath {
 /** A registration plan that is not a row of plans would fail every sign-up: refuse to start instead. */
 async function checkRegistrationPlan(sql: Sql, planId: string): Promise<void> {
   if (await planExists(sql, planId)) return;
-  const plans = (await sql<{ id: string }[]>`select id from plans where id <> 'platform' order by monthly_send_cap`).map((p) => p.id);
-  throw new ConfigError(`auth.registration_plan: unknown plan '${planId}' (plans: ${plans.join(', ')})`);
+  throw new ConfigError(`auth.registration_plan: unknown plan '${planId}' (plans: ${(await tenantPlanIds(sql)).join(', ')})`);
 }
 
 export async function startMailpath(config: Config, log: Logger = createLogger(config.logLevel)): Promise<RunningMailpath> {

@@ -19,3 +19,9 @@ export async function monthlyUsage(db: Queryable, tenantId: string, month: strin
   const [row] = await db<{ sent: number }[]>`select sent::int as sent from tenant_monthly_usage where tenant_id = ${tenantId} and month = ${month}`;
   return row?.sent ?? 0;
 }
+
+/** The plans a tenant can be on (the super-admin tenant's own left out), smallest first. */
+export async function tenantPlanIds(db: Queryable): Promise<string[]> {
+  const rows = await db<{ id: string }[]>`select id from plans where id <> 'platform' order by monthly_send_cap`;
+  return rows.map((p) => p.id);
+}
