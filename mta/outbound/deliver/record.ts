@@ -1,19 +1,18 @@
 // Stores what a delivery decided, each in one transaction with the send's place in the delivery queue: the attempt and its outcome (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral.
 import type { Config } from '../../../shared/config/index.js';
-import type { Queryable, Sql } from '../../../shared/db/connection.js';
-import { AppError } from '../../../shared/kernel/errors.js';
+import type { Sql } from '../../../shared/db/connection.js';
 import { GroupCommit } from '../../../shared/db/group-commit.js';
 import { insertEvent, insertEvents, type NewEvent } from '../../../shared/engagement/events/queries.js';
 import type { Logger } from '../../../shared/kernel/log.js';
 import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import { insertAttempt } from '../../../shared/sending/outbound-log/queries.js';
 import { releaseQuota } from '../../../shared/limits/quota/usage.js';
-import { suppress } from '../../../shared/audiences/suppressions/service.js';
 import { noteRefusal } from '../../../shared/engagement/analytics/esp-suppressions.js';
 import { dequeueDeliveries, rescheduleDelivery } from '../../../shared/sending/outbound-log/delivery-queue.js';
 import type { AttemptResult } from './attempt.js';
 import type { Classification } from '../../../shared/delivery/classify.js';
 import { nextRetry, retryDetail } from '../../../shared/delivery/retry.js';
+import { eventBase, recordBounce } from '../../../shared/delivery/outcomes.js';
 
 export interface RecordDeps {
   sql: Sql;
@@ -31,17 +30,6 @@ export interface MeasuredAttempt {
   /** The IP-pool address it went out from, when one was bound (kept in the event's detail). */
   sourceAddress?: string | null;
 }
-
-// A campaign send's events carry its campaign and contact: the events trigger need not look them up per row.
-const eventBase = (send: DeliverySend, at: Date): Omit<NewEvent, 'type' | 'subtype' | 'detail'> => ({
-  tenant_id: send.tenant_id,
-  send_id: send.id,
-  message_id: send.message_id,
-  recipient: send.to_email,
-  occurred_at: at,
-  campaign_id: send.campaign_id,
-  contact_id: send.contact_id,
-});
 
 /** Deliveries of the same moment, stored in one transaction. */
 export type DeliveredWriter = GroupCommit<Delivered & { event: NewEvent }, void>;
@@ -134,9 +122,14 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: Mea
       });
     } else if (bounce) {
       const reason = retry?.kind === 'give_up' ? retry.reason : null;
-      await setDeliveryStatus(tx, send.id, { status: 'bounced', at: m.at, detail: retry ? retryDetail(retry, attempt, c.reply) : c.reply });
-      await insertEvent(tx, { ...eventBase(send, m.at), type: 'bounce', subtype: bounce, detail: { ...facts, ...(reason ? { reason } : {}) } });
-      if (bounce === 'hard') await suppressRecipient(deps, tx, send, c.reply, m.at);
+      await recordBounce(tx, deps.log, {
+        send,
+        at: m.at,
+        subtype: bounce,
+        statusDetail: retry ? retryDetail(retry, attempt, c.reply) : c.reply,
+        reply: c.reply,
+        detail: { ...facts, ...(reason ? { reason } : {}) },
+      });
     }
     // A refusal by a mailbox provider counts toward its automatic suppression (a block or a deferral storm).
     if (c.verdict.result !== 'delivered') {
@@ -156,17 +149,6 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: Mea
   });
   if (bounce) return { outcome: 'bounced', bounce };
   return retry?.kind === 'retry' ? { outcome: 'deferred', nextRetry: retry.at } : { outcome: 'delivered' };
-}
-
-async function suppressRecipient(deps: RecordDeps, tx: Queryable, send: DeliverySend, reply: string, at: Date): Promise<void> {
-  try {
-    // The suppression's message_id column holds the id of the send that caused it (a uuid), not the RFC 5322 Message-ID.
-    await suppress(tx, send.tenant_id, { email: send.to_email, reason: 'hard_bounce', source: 'bounce', detail: reply, messageId: send.id, at });
-  } catch (err) {
-    // Only an address the list cannot hold gets here (checked before any SQL runs): the bounce still stands.
-    if (!(err instanceof AppError)) throw err;
-    deps.log.warn({ err, sendId: send.id }, 'hard-bounced recipient could not be suppressed');
-  }
 }
 
 /**

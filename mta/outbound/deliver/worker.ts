@@ -2,7 +2,8 @@
 import { performance } from 'node:perf_hooks';
 import type { DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import { gateDepsOf, type SendingDeps } from '../../../shared/sending/deps.js';
-import type { GateSend } from '../../../shared/sending/gates/types.js';
+import { DELIVERY_GATES, runGates } from '../../../shared/sending/gates/pipeline.js';
+import type { GateDeps, GateSend } from '../../../shared/sending/gates/types.js';
 import { warmupGate } from '../../../shared/sending/gates/warmup.js';
 import type { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import { logAttempt } from './attempt-log.js';
@@ -85,27 +86,38 @@ export async function deliverClaimed(ctx: WorkerContext, send: DeliverySend, mes
 }
 
 /**
- * What changed since acceptance, as the gates would judge it now: a tenant suspended meanwhile
- * sends nothing more (dropped), one put in the sandbox has its mail intercepted (simulated), a
- * recipient suppressed meanwhile is dropped. Undefined: go on.
+ * What changed since acceptance, as the gates would judge it now (DELIVERY_GATES: suspension, sandbox, suppression),
+ * answered from the claimed row (its tenant and suppression were read with the claim): a suspended tenant's send is
+ * dropped, a sandbox tenant's simulated, a recipient suppressed meanwhile dropped. Undefined: go on.
  */
 async function holdBack(ctx: WorkerContext, send: ClaimedSend): Promise<DeliveryOutcome | undefined> {
   const { deps } = ctx;
   const at = deps.clock.now();
-  if (send.tenant_status === 'suspended') {
-    await recordDrop(deps, send, { at, reason: 'tenant_suspended', gate: 'suspended', detail: 'dropped before delivery: the tenant is suspended' });
-    return 'dropped';
+  const claimed: GateDeps = { ...gateDepsOf(deps), lookups: { isSuppressed: async () => send.suppressed } };
+  const { final } = await runGates(claimed, gateSendOf(send, at), DELIVERY_GATES);
+  switch (final.outcome) {
+    case 'refuse':
+      await recordDrop(deps, send, { at, reason: 'tenant_suspended', gate: final.gate, detail: 'dropped before delivery: the tenant is suspended' });
+      return 'dropped';
+    case 'simulate':
+      await recordSimulated(deps, send, at);
+      return 'simulated';
+    case 'drop':
+      await recordDrop(deps, send, { at, reason: 'suppressed', gate: final.gate, detail: 'dropped before delivery: the recipient is suppressed' });
+      return 'dropped';
+    default:
+      return undefined;
   }
-  if (send.tenant_is_sandbox) {
-    await recordSimulated(deps, send, at);
-    return 'simulated';
-  }
-  if (send.suppressed) {
-    await recordDrop(deps, send, { at, reason: 'suppressed', gate: 'suppression', detail: 'dropped before delivery: the recipient is suppressed' });
-    return 'dropped';
-  }
-  return undefined;
 }
+
+/** The send as the gates see it, from what the delivery queue holds of it. */
+const gateSendOf = (send: DeliverySend, at: Date, domainId = send.domain_id ?? ''): GateSend => ({
+  tenant: { id: send.tenant_id, status: send.tenant_status, is_sandbox: send.tenant_is_sandbox },
+  mode: send.mode,
+  to: send.to_email,
+  domainId,
+  at,
+});
 
 /**
  * A deferred send's wake-up: a warm-up deferral (one before any attempt) passes the warm-up gate
@@ -120,14 +132,7 @@ async function wakeUp(ctx: WorkerContext, send: DeliverySend): Promise<DeliveryO
     await recordDrop(deps, send, { at, reason: 'domain_removed', gate: 'warmup', detail: 'dropped at wake-up: its sending domain was removed' });
     return 'dropped';
   }
-  const gateSend: GateSend = {
-    tenant: { id: send.tenant_id, status: send.tenant_status, is_sandbox: send.tenant_is_sandbox },
-    mode: send.mode,
-    to: send.to_email,
-    domainId: send.domain_id,
-    at,
-  };
-  const decision = await warmupGate.decide(gateDepsOf(deps), gateSend);
+  const decision = await warmupGate.decide(gateDepsOf(deps), gateSendOf(send, at, send.domain_id));
   switch (decision.outcome) {
     case 'defer':
       await recordRedeferral(deps, send, { at, until: decision.until, detail: decision.detail ?? {} });

@@ -1,11 +1,9 @@
 // Stores what a report means for its send, inside the intake's transaction: the bounce (status, event, suppression when hard), the deferral event, or the complaint (event, suppression).
 import type { ReportSend } from './queries.js';
 import type { Queryable } from '../../db/connection.js';
-import { AppError } from '../../kernel/errors.js';
-import { insertEvent, type NewEvent } from '../../engagement/events/queries.js';
+import { insertEvent } from '../../engagement/events/queries.js';
 import type { Logger } from '../../kernel/log.js';
-import { setDeliveryStatus } from '../../sending/outbound-log/delivery-queries.js';
-import { suppress, type SuppressInput } from '../../audiences/suppressions/service.js';
+import { eventBase, recordBounce, suppressRecipient } from '../outcomes.js';
 import type { ArfReport } from './arf.js';
 import type { Dsn, DsnRecipient } from './dsn.js';
 import type { Effect } from './effects.js';
@@ -20,13 +18,6 @@ export interface ApplyContext {
   origin: { inbound_message_id: string; mapped_by: MappedBy };
 }
 
-const eventBase = (c: ApplyContext): Omit<NewEvent, 'type' | 'subtype' | 'detail'> => ({
-  tenant_id: c.send.tenant_id,
-  send_id: c.send.id,
-  message_id: c.send.message_id,
-  recipient: c.send.to_email,
-  occurred_at: c.at,
-});
 
 /** The DSN entry in the words delivery events use (reply, smtp_code, enhanced_code, remote_host), plus the DSN's own. */
 function dsnFacts(dsn: Dsn, entry: DsnRecipient): Record<string, unknown> {
@@ -47,18 +38,16 @@ export async function applyDsn(c: ApplyContext, dsn: Dsn, effect: Extract<Effect
   const detail = { ...dsnFacts(dsn, effect.entry), ...c.origin };
   if (effect.effect === 'deferred') {
     // The remote side still retries: nothing about the send changes yet.
-    await insertEvent(c.tx, { ...eventBase(c), type: 'deferred', subtype: null, detail: { reason: 'delayed_dsn', ...detail } });
+    await insertEvent(c.tx, { ...eventBase(c.send, c.at), type: 'deferred', subtype: null, detail: { reason: 'delayed_dsn', ...detail } });
     return;
   }
   // 'delivered' included: a remote MTA that answered 250 and bounced later is the normal case.
-  await setDeliveryStatus(c.tx, c.send.id, { status: 'bounced', at: c.at, detail: effect.reply });
-  await insertEvent(c.tx, { ...eventBase(c), type: 'bounce', subtype: effect.subtype, detail });
-  if (effect.subtype === 'hard') await suppressRecipient(c, { reason: 'hard_bounce', source: 'bounce', detail: effect.reply });
+  await recordBounce(c.tx, c.log, { send: c.send, at: c.at, subtype: effect.subtype, statusDetail: effect.reply, reply: effect.reply, detail });
 }
 
 export async function applyComplaint(c: ApplyContext, arf: ArfReport): Promise<void> {
   await insertEvent(c.tx, {
-    ...eventBase(c),
+    ...eventBase(c.send, c.at),
     type: 'complaint',
     subtype: null,
     detail: {
@@ -72,17 +61,5 @@ export async function applyComplaint(c: ApplyContext, arf: ArfReport): Promise<v
     },
   });
   const detail = `${arf.feedback_type} report from ${arf.user_agent ?? 'a feedback loop'}`;
-  await suppressRecipient(c, { reason: 'complaint', source: 'complaint', detail });
-}
-
-/** Suppresses the send's recipient for the send's tenant only: a report never reaches another tenant's list. */
-async function suppressRecipient(c: ApplyContext, s: Pick<SuppressInput, 'reason' | 'source' | 'detail'>): Promise<void> {
-  try {
-    // The suppression's message_id column holds the id of the send that caused it, not the RFC 5322 Message-ID.
-    await suppress(c.tx, c.send.tenant_id, { email: c.send.to_email, ...s, messageId: c.send.id, at: c.at });
-  } catch (err) {
-    // Only an address the list cannot hold gets here (checked before any SQL runs): the event still stands.
-    if (!(err instanceof AppError)) throw err;
-    c.log.warn({ err, sendId: c.send.id }, 'reported recipient could not be suppressed');
-  }
+  await suppressRecipient(c.tx, c.log, c.send, { reason: 'complaint', source: 'complaint', detail }, c.at);
 }

@@ -17,6 +17,13 @@ import { espSuppressionGate } from './esp-suppression.js';
  */
 export const GATES: readonly Gate[] = [suspendedGate, testKeyGate, sandboxGate, suppressionGate, quotaGate, espSuppressionGate, perEspGate, warmupGate];
 
+/**
+ * The gates judged again when a queued send is delivered: what can change between acceptance and delivery (a tenant
+ * suspended or put in the sandbox, a recipient suppressed meanwhile). The counting gates are not run twice; a warm-up
+ * deferral's wake-up passes the warm-up gate on its own.
+ */
+export const DELIVERY_GATES: readonly Gate[] = [suspendedGate, sandboxGate, suppressionGate];
+
 export interface GateOutcome {
   /** The deciding gate's decision: continue when every gate let the send through. */
   final: GateDecision;

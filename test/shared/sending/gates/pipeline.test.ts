@@ -162,3 +162,11 @@ t.test('a gate that throws reports what the gates before it decided', async (t) 
   t.equal((err as InstanceType<typeof GateFailure>).cause instanceof Error && ((err as InstanceType<typeof GateFailure>).cause as Error).message, 'database gone');
   t.same((err as InstanceType<typeof GateFailure>).decisions.map((d) => `${d.gate}:${d.outcome}`), ['suspended:continue', 'quota:continue']);
 });
+
+t.test('the delivery-time gates are the acceptance gates that can change after it, in the same order, none counting', async (t) => {
+  const { DELIVERY_GATES, GATES } = await import('../../../../shared/sending/gates/pipeline.js');
+  t.same(DELIVERY_GATES.map((g) => g.name), ['suspended', 'sandbox', 'suppression']);
+  const order = DELIVERY_GATES.map((g) => GATES.indexOf(g));
+  t.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), 'a subsequence of GATES');
+  t.ok(DELIVERY_GATES.every((g) => g.undo === undefined), 'no gate that counts runs twice');
+});
