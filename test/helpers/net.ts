@@ -1,16 +1,29 @@
 // Small process-level helpers for tests that start real servers: free ports, stop-once teardown.
 import { createServer } from 'node:net';
 
-/** A port that was free a moment ago on 127.0.0.1. */
-export function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+/**
+ * Ports handed out come from below the kernel's ephemeral range (32768-60999 on Linux): a port the OS picks for
+ * someone's outgoing connection or `listen(0)` can never be one of these, so a port freed here stays free until the
+ * test binds it. Each test process starts at its own place in the range (from its pid) and walks on from there.
+ */
+const RANGE = { first: 20_000, size: 12_000 };
+let nextOffset = (process.pid * 7919) % RANGE.size;
+
+function bindable(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const server = createServer();
-    server.once('error', reject);
-    server.listen(0, '127.0.0.1', () => {
-      const port = (server.address() as { port: number }).port;
-      server.close(() => resolve(port));
-    });
+    server.once('error', () => resolve(false));
+    server.listen(port, '127.0.0.1', () => server.close(() => resolve(true)));
   });
+}
+
+/** A port free on 127.0.0.1 now, outside the ephemeral range, not handed out before by this process. */
+export async function freePort(): Promise<number> {
+  for (let tries = 0; tries < RANGE.size; tries++) {
+    const port = RANGE.first + (nextOffset++ % RANGE.size);
+    if (await bindable(port)) return port;
+  }
+  throw new Error(`no free port in ${RANGE.first}-${RANGE.first + RANGE.size - 1}`);
 }
 
 /** Makes `stop` run at most once, and at teardown if the test did not call it. */
