@@ -23,7 +23,7 @@ COPY --from=build /app/dist ./dist
 # holding package.json and shared/: here /app.
 COPY config ./config
 COPY shared/db/migrations ./shared/db/migrations
-# The audit PDF export's embedded font.
+# The audit PDF export's embedded fonts (DejaVu Sans, Noto Sans SC) and their licences.
 COPY shared/operations/audit/fonts ./shared/operations/audit/fonts
 # The data dir holds the embedded database (pgdata/), the generated TLS pair (tls/) and jwt-secret.
 RUN mkdir -p /data && chown node:node /data && chmod 700 /data

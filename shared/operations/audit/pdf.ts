@@ -1,6 +1,5 @@
 // The audit PDF: the selected rows as their CSV lines, in an embedded Unicode font, each page's footer carrying the digest over all rows.
-import { createRequire } from 'node:module';
-import { dirname, join } from 'node:path';
+import { join } from 'node:path';
 import type * as Fontkit from 'fontkit';
 import type PDFKit from 'pdfkit';
 import { projectRoot } from '../../kernel/paths.js';
@@ -8,14 +7,18 @@ import { auditCsvLine, AUDIT_COLUMNS, rowsDigest } from './export.js';
 import type { AuditRow } from './log.js';
 
 /**
- * The embedded fonts, tried in order for each character: DejaVu Sans (committed beside this file: Latin, Greek,
- * Cyrillic, Arabic, Hebrew, Armenian, Georgian, symbols…), then Noto Sans SC (npm @expo-google-fonts/noto-sans-sc:
- * CJK ideographs, kana, fullwidth forms). The PDF standard fonts would cover Latin-1 only.
+ * The embedded fonts, both committed in fonts/ beside this file with their licences, tried in order for each character:
+ * DejaVu Sans (Latin, Greek, Cyrillic, Arabic, Hebrew, Armenian, Georgian, symbols…), then Noto Sans SC Regular, the
+ * whole font, not a subset, since rows hold tenants' text (CJK ideographs, kana, fullwidth forms). The PDF standard
+ * fonts would cover Latin-1 only.
  */
-const FONT_FILES = (): { name: string; file: string }[] => [
-  { name: 'dejavu', file: join(projectRoot(), 'shared', 'operations', 'audit', 'fonts', 'DejaVuSans.ttf') },
-  { name: 'noto-sc', file: join(dirname(createRequire(import.meta.url).resolve('@expo-google-fonts/noto-sans-sc')), '400Regular', 'NotoSansSC_400Regular.ttf') },
-];
+const FONT_FILES = (): { name: string; file: string }[] => {
+  const dir = join(projectRoot(), 'shared', 'operations', 'audit', 'fonts');
+  return [
+    { name: 'dejavu', file: join(dir, 'DejaVuSans.ttf') },
+    { name: 'noto-sc', file: join(dir, 'NotoSansSC-Regular.ttf') },
+  ];
+};
 
 interface LoadedFont {
   name: string;
