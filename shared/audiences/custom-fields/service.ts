@@ -95,13 +95,6 @@ export async function listFields(db: Queryable, tenantId: string): Promise<Custo
   return listCustomFields(db, tenantId);
 }
 
-/** A tenant's field or 404 (malformed ids and other tenants' fields alike). */
-export async function getField(db: Queryable, tenantId: string, id: string): Promise<CustomFieldRow> {
-  const row = isUuid(id) ? await findCustomField(db, tenantId, id) : undefined;
-  if (!row) throw notFound('custom field');
-  return row;
-}
-
 /**
  * Adds a field at the end of the catalog; 409 for a key already used or a full catalog. Values a deleted
  * field of the same key left in contacts are dropped first: the new field starts empty.

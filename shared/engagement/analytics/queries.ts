@@ -18,10 +18,6 @@ const HOURLY_COUNTS = `count(*) as n,
 /** Hours of a read not rolled up yet (marked stale) counted from the events on read, the latest first, at most this many. */
 export const LIVE_HOURS_MAX = 6;
 
-export interface RefreshBatch {
-  hours: number;
-}
-
 /**
  * Claims up to `limit` stale hours and recomputes both rollups of those hours from the events, in one transaction:
  * the claim deletes the hours' marks (several per hour: writers append them, migration 103), skipping marks another

@@ -1,6 +1,6 @@
 // Goal conversions: recorded with the clicks that make them (in the click batch's transaction), and a campaign's conversion report.
 import type { Queryable } from '../../db/connection.js';
-import { campaignConversionTotals, goalsOfTenants, insertConversions, type ConversionInsert, type GoalRow } from './queries.js';
+import { campaignConversionTotals, type ConversionInsert, type GoalRow } from './queries.js';
 import { clickBudget, matches, revenueOf } from './rules.js';
 
 /** What conversion recording needs of a stored click event. */
@@ -15,30 +15,17 @@ export interface ClickEvent {
   detail: Record<string, unknown>;
 }
 
-/**
- * Writes a conversion for each (click, goal of its tenant) whose rule matches the clicked URL, worth what the goal
- * says at that moment. Recorded at click time, not resolved at query time, so that a goal edited or deleted later
- * does not rewrite history (the spec's deleted-goal rows need the conversion to outlive its goal). Scanner clicks
- * are recorded too, as the scanner flag can still be set afterwards (every link at once); reports leave them out.
- * Call it after the events are inserted, in the same transaction.
- */
-export async function recordGoalConversions(db: Queryable, events: readonly ClickEvent[]): Promise<void> {
-  const clicks = clicksWithUrl(events);
-  if (clicks.length === 0) return;
-  const goals = await goalsOfTenants(db, [...new Set(clicks.map((c) => c.tenant_id))]);
-  await insertConversions(db, conversionsOf(clicks, goals));
-}
-
-/** True when some event is a click with a URL: only those can convert (and need the goals read). */
-export function hasConvertibleClicks(events: readonly ClickEvent[]): boolean {
-  return clicksWithUrl(events).length > 0;
-}
-
 function clicksWithUrl(events: readonly ClickEvent[]): ClickEvent[] {
   return events.filter((e) => e.type === 'click' && typeof e.detail['url'] === 'string' && e.detail['url'] !== '');
 }
 
-/** The conversions of these events against the goals already read (for callers that read the goals with other work). */
+/**
+ * The conversions of these events against the goals already read (the tracking recorder reads them with its other
+ * work): one for each (click, goal of its tenant) whose rule matches the clicked URL, worth what the goal says at that
+ * moment. Recorded at click time, not resolved at query time, so that a goal edited or deleted later does not rewrite
+ * history (the spec's deleted-goal rows need the conversion to outlive its goal). Scanner clicks are recorded too, as
+ * the scanner flag can still be set afterwards (every link at once); reports leave them out.
+ */
 export function conversionsOf(events: readonly ClickEvent[], goals: readonly GoalRow[]): ConversionInsert[] {
   const rows: ConversionInsert[] = [];
   if (goals.length === 0) return rows;

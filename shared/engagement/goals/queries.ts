@@ -62,12 +62,6 @@ export async function deleteGoal(db: Queryable, tenantId: string, id: string): P
   return row;
 }
 
-/** Every goal of these tenants (what a batch of clicks is matched against). */
-export async function goalsOfTenants(db: Queryable, tenantIds: readonly string[]): Promise<GoalRow[]> {
-  if (tenantIds.length === 0) return [];
-  return db<GoalRow[]>`select ${columns(db)} from goals where tenant_id = any(${tenantIds}::uuid[])`;
-}
-
 /** Every goal of the tenants these sends belong to (what a hit batch, which knows only its sends, matches clicks against). */
 export async function goalsOfSendTenants(db: Queryable, sendIds: readonly string[]): Promise<GoalRow[]> {
   if (sendIds.length === 0) return [];

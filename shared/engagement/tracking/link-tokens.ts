@@ -108,10 +108,6 @@ export function openUrl(base: string, key: Buffer, sendId: string): string {
   return `${base}${TRACKING_PATHS.open}${openToken(key, sendId)}`;
 }
 
-export function clickUrl(base: string, key: Buffer, sendId: string, url: string, links: number, owner: LinkOwner): string {
-  return `${base}${TRACKING_PATHS.click}${clickToken(key, sendId, url, links, owner)}`;
-}
-
 /** Click URLs of one send: the send id and owner parsed once for all of a message's links. */
 export function clickUrls(base: string, key: Buffer, sendId: string, owner: LinkOwner): (url: string, links: number) => string {
   const send = uuidBytes(sendId);

@@ -4,10 +4,6 @@ import { RouteLatencyHistogram } from './route-latency.js';
 
 /** Which SMTP listener a session came to. */
 export type SmtpServerKind = 'mx' | 'submission';
-/** What became of an outbound message: accepted into the queue, or what one delivery attempt came to. */
-export type MessageOutcome = 'accepted' | 'delivered' | 'deferred' | 'bounced';
-/** Inbound-mail webhooks (tenant settings) or event webhooks (subscriptions). */
-export type WebhookKind = 'inbound' | 'event';
 
 /** Jobs waiting or running in one pg-boss queue, as read on a scrape. */
 export interface QueueDepth {

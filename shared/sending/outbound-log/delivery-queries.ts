@@ -33,11 +33,6 @@ const deliveryColumns = (db: Queryable) => db`
   (select count(*)::int from send_attempts a where a.send_id = s.id) as attempts,
   (select min(a.attempted_at) from send_attempts a where a.send_id = s.id) as first_attempt_at`;
 
-export async function loadDeliverySend(db: Queryable, id: string): Promise<DeliverySend | undefined> {
-  const [row] = await db<DeliverySend[]>`select ${deliveryColumns(db)} from sends s join tenants t on t.id = s.tenant_id where s.id = ${id}`;
-  return row;
-}
-
 /**
  * The sends a worker claimed from the delivery queue, with their messages, in one statement. `suppressed` says the
  * recipient is on the tenant's suppression list or an unsubscribed contact now (the send gate's rule,

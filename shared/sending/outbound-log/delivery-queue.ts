@@ -55,9 +55,3 @@ export async function dequeueDeliveries(db: Queryable, sendIds: readonly string[
   if (sendIds.length === 1) await db`delete from delivery_queue where send_id = ${sendIds[0]!}`;
   else await db`delete from delivery_queue where send_id = any(${db.array([...sendIds])}::uuid[])`;
 }
-
-/** When the send is next due (undefined: not in the queue). */
-export async function deliveryDueAt(db: Queryable, sendId: string): Promise<Date | undefined> {
-  const [row] = await db<{ due_at: Date }[]>`select due_at from delivery_queue where send_id = ${sendId}`;
-  return row?.due_at;
-}
