@@ -392,7 +392,7 @@ async function seedHistory(sql: Sql, tenantId: string): Promise<void> {
   await sql`vacuum analyze sends, events`;
 }
 
-export async function runAnalyticsBench(): Promise<{ queriesMet: boolean; ingestionMet: boolean }> {
+export default async function runAnalyticsBench(): Promise<{ queriesMet: boolean; ingestionMet: boolean }> {
   const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
@@ -420,5 +420,3 @@ export async function runAnalyticsBench(): Promise<{ queriesMet: boolean; ingest
     await admin.end();
   }
 }
-
-export default runAnalyticsBench;

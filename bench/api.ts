@@ -103,7 +103,7 @@ async function interleaved(targets: Target[]): Promise<void> {
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 
-export async function runApiBench(): Promise<{ bare: Figures; bareSized: Figures; mailpath: Figures; ratio: number; met: boolean }> {
+export default async function runApiBench(): Promise<{ bare: Figures; bareSized: Figures; mailpath: Figures; ratio: number; met: boolean }> {
   const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
@@ -202,5 +202,3 @@ export async function runApiBench(): Promise<{ bare: Figures; bareSized: Figures
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
-
-export default runApiBench;

@@ -143,7 +143,7 @@ function runChild(script: string, databaseUrl: string, importId: string, dataDir
   });
 }
 
-export async function runAudiencesBench(): Promise<void> {
+export default async function runAudiencesBench(): Promise<void> {
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbName = benchDatabaseName('audiences');
   const dbUrl = new URL(ADMIN_URL);
@@ -229,5 +229,3 @@ export async function runAudiencesBench(): Promise<void> {
     rmSync(dir, { recursive: true, force: true });
   }
 }
-
-export default runAudiencesBench;

@@ -270,7 +270,7 @@ async function benchRotator(deps: DomainDeps, tenantId: string, publicDns: TestD
   return { rotations: publishing.length, activated: summary.activated, seconds, perSec, met };
 }
 
-export async function runDomainsBench(): Promise<DomainsFigures> {
+export default async function runDomainsBench(): Promise<DomainsFigures> {
   const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
@@ -320,5 +320,3 @@ export async function runDomainsBench(): Promise<DomainsFigures> {
     rmSync(dataDir, { recursive: true, force: true });
   }
 }
-
-export default runDomainsBench;

@@ -68,7 +68,7 @@ async function drain(sql: Sql, tenantId: string, campaignId: string, since: Date
   return { rows, bytes, seconds, heapMb: heap / MB, rssMb: rss / MB };
 }
 
-export async function runEngagementExportBench(): Promise<{ heapGrowthMb: number; met: boolean }> {
+export default async function runEngagementExportBench(): Promise<{ heapGrowthMb: number; met: boolean }> {
   const dbName = benchDatabaseName();
   const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
   const dbUrl = new URL(ADMIN_URL);
@@ -108,5 +108,3 @@ export async function runEngagementExportBench(): Promise<{ heapGrowthMb: number
     await admin.end();
   }
 }
-
-export default runEngagementExportBench;
