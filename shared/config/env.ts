@@ -2,6 +2,9 @@
 import { isIP } from 'node:net';
 import { z } from 'zod';
 
+/** Environment variables as given (process.env, or a test's own set). */
+export type Env = Record<string, string | undefined>;
+
 export const ALL_ROLES = ['api', 'mx', 'submission', 'outbound', 'scheduler'] as const;
 export type Role = (typeof ALL_ROLES)[number];
 

@@ -12,7 +12,7 @@ import { deliverySchema, type DeliveryConfig } from './delivery.js';
 import { dkimSchema, type DkimConfig } from './dkim.js';
 import { dnsSchema, type DnsConfig } from './dns.js';
 import { devDefaults, devEnvSchema, type DevConfig } from './dev.js';
-import { decodeMasterKey, envSchema, type Role } from './env.js';
+import { decodeMasterKey, envSchema, type Env, type Role } from './env.js';
 import { inboundSchema, type InboundConfig } from './inbound.js';
 import { ipPoolsSchema, type IpPoolsConfig } from './ip-pools.js';
 import { ipWatchdogSchema, type IpWatchdogConfig } from './ip-watchdog.js';
@@ -29,7 +29,7 @@ import { warmupSchema, type WarmupConfig } from './warmup.js';
 import { webhooksSchema, type WebhooksConfig } from './webhooks.js';
 import { workersSchema, type WorkersConfig } from './workers.js';
 
-export { ALL_ROLES, decodeMasterKey, type Role } from './env.js';
+export { ALL_ROLES, decodeMasterKey, type Env, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
 export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
@@ -64,8 +64,6 @@ function filesSchema(mxPlugins: readonly string[] | undefined) {
     queries: queriesSchema,
   });
 }
-
-export type Env = Record<string, string | undefined>;
 
 export interface LoadOptions {
   /** The config/ directory (default: the project's). */
