@@ -3,28 +3,10 @@ import MailComposer from 'nodemailer/lib/mail-composer';
 import type MimeNode from 'nodemailer/lib/mime-node';
 import { Encoder as Base64Encoder } from 'nodemailer/lib/base64';
 import { Encoder as QpEncoder } from 'nodemailer/lib/qp';
+import type { OutboundContent } from './outbound-content.js';
 import { simpleMessage } from './simple-message.js';
 
-export interface OutboundAttachment {
-  filename: string;
-  content: Buffer;
-  contentType?: string;
-}
-
-export interface OutboundContent {
-  from: { address: string; name?: string };
-  to: string;
-  replyTo?: string;
-  subject: string;
-  text?: string;
-  html?: string;
-  /** Extra headers the sender asked for (already checked: no CR/LF, no reserved names). */
-  headers?: Record<string, string>;
-  attachments?: OutboundAttachment[];
-  /** Message-ID without angle brackets, e.g. "<uuid>@mx.mailpath.local". */
-  messageId: string;
-  date: Date;
-}
+export type { OutboundAttachment, OutboundContent } from './outbound-content.js';
 
 /** The message bytes, CRLF line ends, ready to be DKIM-signed. */
 export function composeMessage(c: OutboundContent): Promise<Buffer> {

@@ -2,7 +2,7 @@
 import { randomBytes } from 'node:crypto';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { buildHeaderValue, foldLines, hasLongerLines } from 'nodemailer/lib/mime-funcs';
-import type { OutboundContent } from './compose.js';
+import type { OutboundContent } from './outbound-content.js';
 import { quotedPrintable } from './quoted-printable.js';
 
 /** What the simple builder takes: compose.ts's content, without attachments. */
