@@ -1,24 +1,9 @@
 // GET /admin/observability: the platform at a glance, one section per concern; each section is computed on its own, and a failing one degrades to its zero value and is named in errors.
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
-import type { ProviderClassifier } from '../../engagement/analytics/provider-classifier.js';
-import type { Clock } from '../../kernel/clock.js';
-import type { Queryable } from '../../db/connection.js';
 import { loadMigrations } from '../../db/migrate.js';
 import { appliedMigrations, dnsDrift, domainCounts, sendCountsSince, tenantCounts, warmupCounts } from './queries-overview.js';
 import { espScoresSection, healthChecksSection } from './pluggable-sections.js';
-
-export interface OverviewDeps {
-  sql: Queryable;
-  clock: Clock;
-  /** Classifies recipient domains into mailbox providers (by name, else MX) for the per-ESP scores. */
-  classifier?: ProviderClassifier;
-}
-
-/** A section: how to compute it, and the value it shows when that fails. */
-export interface Section<T> {
-  compute(deps: OverviewDeps): Promise<T>;
-  zero(): T;
-}
+import type { OverviewDeps, Section } from './section.js';
 
 const SEND_STATUSES = ['queued', 'deferred', 'sending', 'delivered', 'bounced', 'dropped', 'simulated', 'failed'] as const;
 

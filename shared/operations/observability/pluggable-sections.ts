@@ -1,7 +1,7 @@
 // The observability sections read from other modules: the tenant health checks (each tenant's latest run by verdict) and the per-ESP scores.
 import { healthCheckSummary } from '../tenant-health/queries.js';
 import { espScores } from '../../engagement/analytics/esp-scores.js';
-import type { OverviewDeps, Section } from './overview.js';
+import type { OverviewDeps, Section } from './section.js';
 
 export interface HealthChecksSummary {
   tenants_checked: number;
