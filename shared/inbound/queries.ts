@@ -1,6 +1,7 @@
 // SQL of inbound mail at reception: whose a recipient address is, and the rows one received message writes.
 import type { Queryable } from '../db/connection.js';
 import { enqueueInboundEvents } from '../webhooks/events/outbox.js';
+import type { InboundMessageRow, InboundRecipientRow, MailboxMessageRow, WebhookDeliveryRow } from './rows.js';
 
 /** What the database knows about a recipient address: its domain's owner and MX state, a mailbox, the webhook. */
 export interface RecipientFacts {
@@ -44,49 +45,6 @@ export async function recipientFacts(db: Queryable, addresses: { address: string
     mailboxTenantId: row.mailbox_tenant_id,
     webhookEnabled: row.webhook_enabled,
   }));
-}
-
-export interface InboundMessageRow {
-  id: string;
-  received_at: Date;
-  remote_address: string;
-  helo: string | null;
-  tls: boolean;
-  mail_from: string;
-  size_bytes: number;
-  raw: Buffer;
-  authentication_results: string | null;
-  header_message_id: string | null;
-  header_from: string | null;
-  subject: string | null;
-}
-
-export interface InboundRecipientRow {
-  id: string;
-  message_id: string;
-  recipient: string;
-  kind: 'tenant' | 'bounce' | 'unsubscribe';
-  tenant_id: string | null;
-  created_at: Date;
-}
-
-export interface MailboxMessageRow {
-  id: string;
-  tenant_id: string;
-  mailbox_id: string;
-  inbound_message_id: string;
-  recipient: string;
-  header_from: string | null;
-  subject: string | null;
-  received_at: Date;
-}
-
-export interface WebhookDeliveryRow {
-  id: string;
-  tenant_id: string;
-  inbound_recipient_id: string;
-  next_attempt_at: Date;
-  created_at: Date;
 }
 
 /**

@@ -6,7 +6,8 @@ import type { Logger } from '../kernel/log.js';
 import type { Boss } from '../jobs/boss.js';
 import type { HeaderSummary } from './headers.js';
 import { enqueueInboundJobs, type InboundBounceJob, type InboundUnsubscribeJob, type InboundWebhookJob } from './jobs.js';
-import { insertReceived, storedMessageIds, type InboundMessageRow, type InboundRecipientRow, type MailboxMessageRow, type WebhookDeliveryRow } from './queries.js';
+import { insertReceived, storedMessageIds } from './queries.js';
+import type { InboundMessageRow, InboundRecipientRow, MailboxMessageRow, WebhookDeliveryRow } from './rows.js';
 
 /**
  * Where a recipient's copy goes: a tenant (its mailbox and/or its webhook), our bounce processing, or a

@@ -2,27 +2,9 @@
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/connection.js';
 import { enqueueFeedEvents } from '../../webhooks/events/outbox.js';
+import type { EventRow, EventType, NewEvent } from './event.js';
 
-export const EVENT_TYPES = ['send', 'delivered', 'deferred', 'bounce', 'dropped', 'open', 'click', 'complaint', 'unsubscribe'] as const;
-export type EventType = (typeof EVENT_TYPES)[number];
-
-export interface EventRow {
-  id: string;
-  tenant_id: string;
-  type: EventType;
-  subtype: string | null;
-  send_id: string | null;
-  message_id: string | null;
-  recipient: string;
-  detail: Record<string, unknown>;
-  occurred_at: Date;
-  /** Events of campaign sends: the campaign and the contact. */
-  campaign_id: string | null;
-  contact_id: string | null;
-}
-
-/** A new event; the campaign columns may be left out (null). */
-export type NewEvent = Omit<EventRow, 'id' | 'campaign_id' | 'contact_id'> & Partial<Pick<EventRow, 'campaign_id' | 'contact_id'>>;
+export { EVENT_TYPES, type EventRow, type EventType, type NewEvent } from './event.js';
 
 /** Appends one event; pass the transaction recording what happened, since its webhook deliveries are queued on it too. */
 export async function insertEvent(db: Queryable, e: NewEvent): Promise<void> {

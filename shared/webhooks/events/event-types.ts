@@ -1,5 +1,5 @@
 // The event types a tenant can subscribe an endpoint to, and how each feed event (events.type) and inbound message becomes the JSON POSTed.
-import type { EventType, NewEvent } from '../../engagement/events/queries.js';
+import type { EventType, NewEvent } from '../../engagement/events/event.js';
 
 export const WEBHOOK_EVENT_TYPES = ['sent', 'delivered', 'deferred', 'bounced', 'complained', 'opened', 'clicked', 'unsubscribed', 'inbound'] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];

@@ -1,7 +1,7 @@
 // The one call event-recording code makes: queue the events it records for the tenant's subscribed endpoints, on its own transaction handle.
 import type { Queryable } from '../../db/connection.js';
-import type { NewEvent } from '../../engagement/events/queries.js';
-import type { InboundMessageRow, InboundRecipientRow } from '../../inbound/queries.js';
+import type { NewEvent } from '../../engagement/events/event.js';
+import type { InboundMessageRow, InboundRecipientRow } from '../../inbound/rows.js';
 import { feedEventToOutbox, inboundEventToOutbox, type InboundEventFacts, type OutboxEvent } from './event-types.js';
 import { insertOutboxRows, subscribedTypes } from './queries.js';
 
