@@ -12,7 +12,7 @@ const ROOT = projectRoot();
 function runKnip(timeoutMs: number): Promise<{ code: number | null; output: string }> {
   return new Promise((resolve) => {
     // Without tap's NODE_OPTIONS (its process-info hook would measure every module knip loads).
-    const env = { ...process.env, NO_COLOR: '1' };
+    const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
     delete env['NODE_OPTIONS'];
     execFile(join(ROOT, 'node_modules', '.bin', 'knip'), ['--no-progress'], { cwd: ROOT, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
       const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
