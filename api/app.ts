@@ -185,9 +185,12 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
   app.register(requestLogPlugin);
   app.register(metricsPlugin);
   app.register(openApiPlugin);
-  await app.register(async (api) => {
-    for (const group of ROUTE_GROUPS) api.register(group);
-  }, { prefix: API_PREFIX });
+  await app.register(
+    async (api) => {
+      for (const group of ROUTE_GROUPS) api.register(group);
+    },
+    { prefix: API_PREFIX },
+  );
   // The pages the platform e-mails link to (/reset-password, /accept-invite): HTML, outside the API prefix.
   await app.register(accountPages);
   // The open pixel, click redirects and unsubscribe links mail carries (/o/, /c/, /u/): public, outside the API prefix.

@@ -9,6 +9,7 @@ const IDEMPOTENCY_KEY = new RegExp(IDEMPOTENCY_KEY_PATTERN);
 /** The header's key, undefined when absent; 422 naming the header when it breaks the rule or is sent twice. */
 export function idempotencyKeyOf(value: string | string[] | undefined): string | undefined {
   if (value === undefined) return undefined;
-  if (Array.isArray(value) || !IDEMPOTENCY_KEY.test(value)) throw validationError('Idempotency-Key', 'must be 1..255 printable ASCII characters without spaces');
+  if (Array.isArray(value) || !IDEMPOTENCY_KEY.test(value))
+    throw validationError('Idempotency-Key', 'must be 1..255 printable ASCII characters without spaces');
   return value;
 }

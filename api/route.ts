@@ -1,7 +1,16 @@
 // Declares an API route once: its zod schemas (validation + OpenAPI), who may call it, its scope and rate bucket.
-import type { FastifyBaseLogger, FastifyInstance, FastifyReply, FastifyRequest, HookHandlerDoneFunction, RawReplyDefaultExpression, RawRequestDefaultExpression, RawServerDefault } from 'fastify';
+import type {
+  FastifyBaseLogger,
+  FastifyInstance,
+  FastifyReply,
+  FastifyRequest,
+  HookHandlerDoneFunction,
+  RawReplyDefaultExpression,
+  RawRequestDefaultExpression,
+  RawServerDefault,
+} from 'fastify';
 import type { ZodTypeProvider } from 'fastify-type-provider-zod';
-import { z } from 'zod';
+import type { z } from 'zod';
 import type { Principal } from '../shared/accounts/auth/principal.js';
 import { AppError, validationError } from '../shared/kernel/errors.js';
 import { describeScopeRule, type ScopeRule } from '../shared/accounts/keys/scopes.js';
@@ -188,9 +197,17 @@ function rejectNulCharacters(request: FastifyRequest, _reply: FastifyReply, done
  */
 export function operationIdOf(method: string, url: string): string {
   const camel = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);
-  const pascal = (text: string) => text.split(/[^A-Za-z0-9]+/).filter(Boolean).map(camel).join('');
-  const words = url.replace(/^\/api\/v1(?=\/|$)/, '').split('/').filter(Boolean).map((segment) =>
-    segment.startsWith(':') ? `By${pascal(segment.slice(1).replace(/\(.*$/, ''))}` : pascal(segment));
+  const pascal = (text: string) =>
+    text
+      .split(/[^A-Za-z0-9]+/)
+      .filter(Boolean)
+      .map(camel)
+      .join('');
+  const words = url
+    .replace(/^\/api\/v1(?=\/|$)/, '')
+    .split('/')
+    .filter(Boolean)
+    .map((segment) => (segment.startsWith(':') ? `By${pascal(segment.slice(1).replace(/\(.*$/, ''))}` : pascal(segment)));
   return method.toLowerCase() + words.join('');
 }
 
@@ -200,14 +217,19 @@ export const IDEMPOTENCY_HEADERS = {
     type: 'object',
     properties: {
       'Idempotency-Key': {
-        type: 'string', minLength: 1, maxLength: 255, pattern: IDEMPOTENCY_KEY_PATTERN,
+        type: 'string',
+        minLength: 1,
+        maxLength: 255,
+        pattern: IDEMPOTENCY_KEY_PATTERN,
         description: 'Optional. The same key within 24 h answers the first answer again instead of acting twice.',
       },
     },
   },
   response: {
     'Idempotent-Replayed': {
-      type: 'string', enum: ['true'], description: 'Present (true) when this answer is a replay of an earlier request with the same Idempotency-Key.',
+      type: 'string',
+      enum: ['true'],
+      description: 'Present (true) when this answer is a replay of an earlier request with the same Idempotency-Key.',
     },
   },
 } as const;
@@ -246,16 +268,19 @@ export function defineRoute<P extends Schema | undefined, Q extends Schema | und
   const role = route.role ?? defaultRouteRole(route.method, route.url);
   const roleNote = route.auth !== 'public' && route.auth !== 'super_admin' && role !== 'viewer' ? `\n\nUsers need the \`${role}\` role or higher.` : '';
   const authNote =
-    route.auth === 'user' ? '\n\nRequires a user session (JWT); API keys get 403 forbidden.' :
-    route.auth === 'super_admin' ? '\n\nSuper-admin only.' : '';
+    route.auth === 'user' ? '\n\nRequires a user session (JWT); API keys get 403 forbidden.' : route.auth === 'super_admin' ? '\n\nSuper-admin only.' : '';
   const grantNote = route.grantsAccess ? '\n\nImpersonation tokens get 403 forbidden: access granted here would outlast the token.' : '';
 
   app.route({
     method: route.method,
     url: route.url,
     config: {
-      auth: route.auth, role, ...(route.idempotent ? { idempotent: true } : {}),
-      ...(route.scope ? { scope: route.scope } : {}), ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}), ...(route.grantsAccess ? { grantsAccess: true } : {}),
+      auth: route.auth,
+      role,
+      ...(route.idempotent ? { idempotent: true } : {}),
+      ...(route.scope ? { scope: route.scope } : {}),
+      ...(route.rateLimit ? { rateLimit: route.rateLimit } : {}),
+      ...(route.grantsAccess ? { grantsAccess: true } : {}),
     },
     schema: {
       operationId: route.operationId ?? operationIdOf(route.method, route.url),

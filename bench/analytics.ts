@@ -66,13 +66,36 @@ const HISTORY_SENDS = 200_000;
 const GOAL = { p95Ms: 200, hitsPerSec: 5_000 };
 // Recipient domains: consumer ones (classified by name) and company ones (by MX; the bench resolver answers nothing,
 // so they are `other`, cached like any failed look-up, and the measured calls are warm).
-const DOMAINS = ['gmail.com', 'outlook.com', 'hotmail.com', 'yahoo.com', 'aol.com', 'icloud.com', 'proton.me', 'fastmail.com', 'googlemail.com', 'live.com',
-  'acme.example', 'globex.example', 'initech.example', 'umbrella.example', 'hooli.example', 'stark.example', 'wayne.example', 'wonka.example', 'tyrell.example', 'cyberdyne.example'];
+const DOMAINS = [
+  'gmail.com',
+  'outlook.com',
+  'hotmail.com',
+  'yahoo.com',
+  'aol.com',
+  'icloud.com',
+  'proton.me',
+  'fastmail.com',
+  'googlemail.com',
+  'live.com',
+  'acme.example',
+  'globex.example',
+  'initech.example',
+  'umbrella.example',
+  'hooli.example',
+  'stark.example',
+  'wayne.example',
+  'wonka.example',
+  'tyrell.example',
+  'cyberdyne.example',
+];
 const DAY = 86_400_000;
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const out = (lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`);
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
@@ -138,7 +161,9 @@ async function rawRollup(sql: Sql, tenantId: string, since: Date, until: Date): 
 
 async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   const now = new Date();
-  out([`analytics bench: ${fmt(EVENTS)} events of ${fmt(TENANTS)} tenants (goal size 10,000,000), ${SAMPLES} calls per query; ${cpus().length} cores, load average ${load()}`]);
+  out([
+    `analytics bench: ${fmt(EVENTS)} events of ${fmt(TENANTS)} tenants (goal size 10,000,000), ${SAMPLES} calls per query; ${cpus().length} cores, load average ${load()}`,
+  ]);
   let started = performance.now();
   const tenants = await seed(sql, now);
   out([`  generated in ${fmt((performance.now() - started) / 1000, 1)} s`]);
@@ -156,7 +181,9 @@ async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   await sql`vacuum analyze`;
   const [sizes] = await sql<{ hourly: number; domain: number }[]>`
     select (select count(*) from analytics_hourly)::int as hourly, (select count(*) from analytics_domain_hourly)::int as domain`;
-  out([`  rollup refresh (the worker's step, from empty): ${fmt(hours)} tenant-hours in ${fmt(refreshS, 1)} s; ${fmt(sizes!.hourly)} hourly rows, ${fmt(sizes!.domain)} domain-hourly rows`]);
+  out([
+    `  rollup refresh (the worker's step, from empty): ${fmt(hours)} tenant-hours in ${fmt(refreshS, 1)} s; ${fmt(sizes!.hourly)} hourly rows, ${fmt(sizes!.domain)} domain-hourly rows`,
+  ]);
 
   const deps = { sql, clock: systemClock };
   const cohortDeps = { queries: new TenantQueries(sql, loadConfig({}).queries), clock: systemClock };
@@ -164,7 +191,10 @@ async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   const since90 = new Date(now.getTime() - 90 * DAY);
   const figures = [
     { name: 'rollup, 30 days by day', ...(await latency(tenants, (t) => rollupReport(deps, t, { granularity: 'day', includeMachine: false }))) },
-    { name: 'rollup, 90 days by hour', ...(await latency(tenants, (t) => rollupReport(deps, t, { since: since90, until: now, granularity: 'hour', includeMachine: false }))) },
+    {
+      name: 'rollup, 90 days by hour',
+      ...(await latency(tenants, (t) => rollupReport(deps, t, { since: since90, until: now, granularity: 'hour', includeMachine: false }))),
+    },
     // A new instance per call: the one-hour cache would otherwise answer every call after the first of a tenant.
     { name: 'cohort, 12 weeks, opened (uncached)', ...(await latency(tenants, (t) => new CohortRetention(cohortDeps).report(t, 'opened', 12))) },
     { name: 'cohort, 12 weeks, sent (uncached)', ...(await latency(tenants, (t) => new CohortRetention(cohortDeps).report(t, 'sent', 12))) },
@@ -173,7 +203,9 @@ async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   const peer = await latency(tenants, (t) => rawRollup(sql, t, since90, now));
   const met = figures.every((f) => f.p95 < GOAL.p95Ms);
   out([
-    ...figures.map((f) => `  ${f.name.padEnd(38)} p50 ${fmt(f.p50, 1).padStart(7)} ms   p95 ${fmt(f.p95, 1).padStart(7)} ms   ${f.p95 < GOAL.p95Ms ? 'ok' : 'OVER GOAL'}`),
+    ...figures.map(
+      (f) => `  ${f.name.padEnd(38)} p50 ${fmt(f.p50, 1).padStart(7)} ms   p95 ${fmt(f.p95, 1).padStart(7)} ms   ${f.p95 < GOAL.p95Ms ? 'ok' : 'OVER GOAL'}`,
+    ),
     `  peer: 90-day hourly rollup from raw events  p50 ${fmt(peer.p50, 1).padStart(7)} ms   p95 ${fmt(peer.p95, 1).padStart(7)} ms`,
     `  goal p95 < ${GOAL.p95Ms} ms for each query: ${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
   ]);
@@ -217,7 +249,9 @@ async function backendCpu(sql: Sql): Promise<Map<number, number>> {
 /** autocannon in a process of its own (bench/lib/load-child.ts), each request to one of `paths` at random. */
 function runLoad(request: LoadRequest): Promise<LoadResult> {
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/load-child.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/load-child.ts', import.meta.url))], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     let output = '';
     child.stdout.setEncoding('utf8').on('data', (chunk: string) => (output += chunk));
     child.on('error', reject);
@@ -258,8 +292,13 @@ async function measure(sql: Sql, url: string, paths: string[], seconds: number):
   const perHit = (cpuSeconds: number) => (ok > 0 ? (cpuSeconds * 1e6) / ok : 0);
   return {
     ...figures,
-    cpuUs: perHit(cpu), processUs: perHit(processCpu), pgCpuUs: perHit(pg), hitsPerCommit: committed > 0 ? ok / committed : 0, loadUs: perHit(loadCpu),
-    mainOnCore: (schedAfter.runNs - schedBefore.runNs) / elapsedNs, mainWaiting: (schedAfter.waitNs - schedBefore.waitNs) / elapsedNs,
+    cpuUs: perHit(cpu),
+    processUs: perHit(processCpu),
+    pgCpuUs: perHit(pg),
+    hitsPerCommit: committed > 0 ? ok / committed : 0,
+    loadUs: perHit(loadCpu),
+    mainOnCore: (schedAfter.runNs - schedBefore.runNs) / elapsedNs,
+    mainWaiting: (schedAfter.waitNs - schedBefore.waitNs) / elapsedNs,
     threads: [...threadsAfter]
       .map(([name, s]): [string, number] => [name, perHit(s - (threadsBefore.get(name) ?? 0))])
       .filter(([, us]) => us >= 1)
@@ -324,7 +363,9 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
       from unnest(${sendIds}::uuid[]) with ordinality as s(id, n)`;
     const paths = sendIds.flatMap((id) => {
       const click = clickUrls(base, linkKey, id, { tenantId, interstitial: false });
-      return [openUrl(base, linkKey, id), click('https://shop.example/a', 3), click('https://shop.example/b', 3), click('https://shop.example/c', 3)].map((u) => u.slice(base.length));
+      return [openUrl(base, linkKey, id), click('https://shop.example/a', 3), click('https://shop.example/b', 3), click('https://shop.example/c', 3)].map((u) =>
+        u.slice(base.length),
+      );
     });
 
     const tls = await loadTls(config);
@@ -335,7 +376,9 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     cleanups.push(() => bare.close());
     const barePort = (bare.server.address() as { port: number }).port;
 
-    out([`ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target, recorder.concurrency ${config.tracking.recorder.concurrency} over ${fmt(paths.length)} distinct open and click URLs, each request to one at random; load average ${load()}`]);
+    out([
+      `ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target, recorder.concurrency ${config.tracking.recorder.concurrency} over ${fmt(paths.length)} distinct open and click URLs, each request to one at random; load average ${load()}`,
+    ]);
     const before = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']);
     await measure(sql, `https://127.0.0.1:${barePort}`, paths, 2);
     const bareFigures = await measure(sql, `https://127.0.0.1:${barePort}`, paths, DURATION_S);
@@ -344,7 +387,8 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     const mp = await profiled('mailpath-ingestion', () => measure(sql, `https://127.0.0.1:${port}`, paths, DURATION_S));
     // Hits in flight when the measurement stopped are still answered (and stored) after it: let them finish.
     await new Promise((r) => setTimeout(r, 2_000));
-    const stored = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']) - before;
+    const stored =
+      Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']) - before;
     // Each hit is answered only once durable (spooled or committed), so every answered hit must be stored; a few more may be
     // stored than counted (hits in flight at the cut-off, answered after autocannon stopped listening).
     const answered = mp.ok;

@@ -156,14 +156,22 @@ export default async function runApiBench(): Promise<{ bare: Figures; bareSized:
     cleanups.push(() => bare.close());
     const barePort = (bare.server.address() as { port: number }).port;
 
-    const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+    const load = () =>
+      loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ');
     process.stdout.write(
       `api bench: ${CONNECTIONS} connections, HTTPS keep-alive, ${ROUNDS} interleaved rounds of ${DURATION_S} s per target; ${cpus().length} cores, load average ${load()}\n`,
     );
     const targets: Target[] = [
       { name: 'bare Fastify GET /hello', url: `https://127.0.0.1:${barePort}/hello`, headers: {}, rounds: [] },
       { name: 'bare Fastify, whoami-sized response', url: `https://127.0.0.1:${barePort}/sized`, headers: {}, rounds: [] },
-      { name: 'Mailpath GET /api/v1/whoami (API key)', url: `https://127.0.0.1:${port}/api/v1/whoami`, headers: { authorization: `Bearer ${key}` }, rounds: [] },
+      {
+        name: 'Mailpath GET /api/v1/whoami (API key)',
+        url: `https://127.0.0.1:${port}/api/v1/whoami`,
+        headers: { authorization: `Bearer ${key}` },
+        rounds: [],
+      },
     ];
     await interleaved(targets);
     const [bareFigures, sizedFigures, mailpathFigures] = targets.map((t) => medianOf(t.rounds)) as [Figures, Figures, Figures];

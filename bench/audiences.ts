@@ -32,8 +32,11 @@ import { getList } from '../shared/audiences/lists/service.js';
 import { ADMIN_URL, benchDatabaseName } from './lib/bench-database.js';
 
 const ROWS = Number(process.env['BENCH_IMPORT_ROWS'] ?? 1_000_000);
-const out = (lines: string[]) => process.stdout.write(lines.join('\n') + '\n');
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const out = (lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`);
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /** Writes the CSV: email, first and last name, and 5 custom fields (select, number, date, boolean, text). */
 async function writeFile(path: string): Promise<void> {
@@ -67,8 +70,20 @@ const SEGMENTS: { name: string; definition: unknown }[] = [
     definition: {
       op: 'OR',
       rules: [
-        { op: 'AND', rules: [{ type: 'field', field: 'custom_fields.vip', operator: 'eq', value: true }, { type: 'field', field: 'custom_fields.seats', operator: 'gt', value: 200 }] },
-        { op: 'AND', rules: [{ type: 'field', field: 'custom_fields.plan', operator: 'eq', value: 'team' }, { type: 'field', field: 'custom_fields.signup_date', operator: 'after', value: '2025-03-20' }] },
+        {
+          op: 'AND',
+          rules: [
+            { type: 'field', field: 'custom_fields.vip', operator: 'eq', value: true },
+            { type: 'field', field: 'custom_fields.seats', operator: 'gt', value: 200 },
+          ],
+        },
+        {
+          op: 'AND',
+          rules: [
+            { type: 'field', field: 'custom_fields.plan', operator: 'eq', value: 'team' },
+            { type: 'field', field: 'custom_fields.signup_date', operator: 'after', value: '2025-03-20' },
+          ],
+        },
         { type: 'field', field: 'last_name', operator: 'starts_with', value: 'Last1' },
       ],
     },
@@ -108,11 +123,16 @@ async function segmentsAndLists(sql: ReturnType<typeof connect>, tenantId: strin
     lines.push(`   segment count, ${s.name}: ${count} contacts, p50 ${t.p50.toFixed(0)} ms, p95 ${t.p95.toFixed(0)} ms (goal p95 < 300 ms)`);
   }
   const at = new Date();
-  const [list] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'everyone', ${at}, ${at}) returning id`;
+  const [list] = await sql<
+    { id: string }[]
+  >`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'everyone', ${at}, ${at}) returning id`;
   await sql`insert into list_members (list_id, contact_id, tenant_id, added_at) select ${list!.id}, id, ${tenantId}, ${at} from contacts where tenant_id = ${tenantId}`;
   const members = (await getList(sql, tenantId, list!.id)).member_count;
   const t = await timed(50, () => getList(sql, tenantId, list!.id));
-  lines.push(`   list member count: ${members} members, p50 ${t.p50.toFixed(2)} ms, p95 ${t.p95.toFixed(2)} ms (goal < 50 ms)`, `   load average after: ${load()}`);
+  lines.push(
+    `   list member count: ${members} members, p50 ${t.p50.toFixed(2)} ms, p95 ${t.p95.toFixed(2)} ms (goal < 50 ms)`,
+    `   load average after: ${load()}`,
+  );
   out(lines);
 }
 
@@ -125,16 +145,24 @@ function compileChild(): string {
   const outDir = join(root, 'dist', 'bench-imports');
   const tsconfig = join(root, 'dist', 'tsconfig.bench-imports.json');
   mkdirSync(dirname(tsconfig), { recursive: true });
-  writeFileSync(tsconfig, JSON.stringify({
-    extends: join(root, 'tsconfig.json'),
-    compilerOptions: { outDir, rootDir: root, noEmit: false, incremental: false },
-    include: ['main', 'api', 'shared', 'mta', 'plugins', 'jobs', 'bench/lib/import-child.ts'].map((p) => join(root, p)),
-  }));
+  writeFileSync(
+    tsconfig,
+    JSON.stringify({
+      extends: join(root, 'tsconfig.json'),
+      compilerOptions: { outDir, rootDir: root, noEmit: false, incremental: false },
+      include: ['main', 'api', 'shared', 'mta', 'plugins', 'jobs', 'bench/lib/import-child.ts'].map((p) => join(root, p)),
+    }),
+  );
   execFileSync(process.execPath, [join(root, 'node_modules', 'typescript', 'bin', 'tsc'), '-p', tsconfig], { stdio: 'inherit' });
   return join(outDir, 'bench', 'lib', 'import-child.js');
 }
 
-function runChild(script: string, databaseUrl: string, importId: string, dataDir: string): Promise<{ outcome: string; seconds: number; cpuSeconds: number; maxRssMiB: number; heapMiB: number; arrayBuffersMiB: number }> {
+function runChild(
+  script: string,
+  databaseUrl: string,
+  importId: string,
+  dataDir: string,
+): Promise<{ outcome: string; seconds: number; cpuSeconds: number; maxRssMiB: number; heapMiB: number; arrayBuffersMiB: number }> {
   return new Promise((resolve, reject) => {
     const child = spawn(process.execPath, [script, databaseUrl, importId, dataDir], { stdio: ['ignore', 'pipe', 'inherit'] });
     let text = '';
@@ -200,10 +228,16 @@ export default async function runAudiencesBench(): Promise<void> {
 
     // The upload as the API stores it: the file in chunks, then queued.
     t0 = performance.now();
-    const row = await startImport({ sql, boss, clock: systemClock, log, config }, {
-      tenantId: tenant.id, apiKeyId: null, format: 'csv', options: { mapping: {}, on_existing: 'update', list_id: null, delimiter: ',' },
-      body: createReadStream(csvPath),
-    });
+    const row = await startImport(
+      { sql, boss, clock: systemClock, log, config },
+      {
+        tenantId: tenant.id,
+        apiKeyId: null,
+        format: 'csv',
+        options: { mapping: {}, on_existing: 'update', list_id: null, delimiter: ',' },
+        body: createReadStream(csvPath),
+      },
+    );
     const uploadSeconds = (performance.now() - t0) / 1000;
     await sql`checkpoint`;
 

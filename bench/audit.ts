@@ -30,7 +30,10 @@ const GOAL = { rowsPerSec: 5000, verifySeconds: 10 };
 const TENANT = '11111111-1111-4111-8111-111111111111';
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const verdict = (met: boolean) => (met ? 'goal met' : 'GOAL MISSED');
 const out = (lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`);
 

@@ -24,7 +24,10 @@ const RECIPIENTS = Math.max(1000, Number(process.env['BENCH_RECIPIENTS'] ?? 100_
 const OUTBOUND_PROCESSES = Math.max(1, Number(process.env['BENCH_OUTBOUND_PROCESSES'] ?? 2));
 const GOAL = { seconds: 100, ratio: 1.5 };
 const fmt = (n: number) => n.toLocaleString('en-US', { maximumFractionDigits: 0 });
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 /** A newsletter of about 5 KB: Liquid in the subject and both bodies, four links, a custom field. */
 const PARAGRAPH = 'Our spring collection is here, with new arrivals every week and free returns on every order. '.repeat(5);
@@ -53,7 +56,13 @@ export default async function runCampaignBench(): Promise<void> {
   // Each outbound process works one fan-out job at a time, so the campaign's jobs (campaigns.fanout.parallel_jobs, 2)
   // land one per process instead of both in whichever process fetches first.
   const outboundEnv: Record<string, string> = OUTBOUND_PROCESSES > 1 ? { MAILPATH_CONFIG__CAMPAIGNS__FANOUT__WORKERS: '1' } : {};
-  const deployment = await startDeployment({ name: 'campaign', frontRoles: 'api,scheduler', sinkPort, outboundProcesses: OUTBOUND_PROCESSES, outboundEnv }).catch((err: unknown) => {
+  const deployment = await startDeployment({
+    name: 'campaign',
+    frontRoles: 'api,scheduler',
+    sinkPort,
+    outboundProcesses: OUTBOUND_PROCESSES,
+    outboundEnv,
+  }).catch((err: unknown) => {
     stopSink();
     throw err;
   });
@@ -66,15 +75,33 @@ export default async function runCampaignBench(): Promise<void> {
       select ${tenantId}, 'reader' || i || '@bench-dest.test', case when i % 5 = 0 then null else 'Reader' || i end,
              jsonb_build_object('plan', case when i % 3 = 0 then 'pro' else 'free' end), now(), now()
       from generate_series(1, ${RECIPIENTS}) i`;
-    const [list] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'Everyone', now(), now()) returning id`;
+    const [list] = await sql<
+      { id: string }[]
+    >`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'Everyone', now(), now()) returning id`;
     await sql`insert into list_members (list_id, contact_id, tenant_id, added_at) select ${list!.id}, id, ${tenantId}, now() from contacts where tenant_id = ${tenantId}`;
     await sql`analyze`;
 
-    const created = await httpsJson(apiPort, 'POST', '/api/v1/campaigns', {
-      name: 'Spring newsletter', subject: 'Spring is here, {{ contact.first_name | default: "friend" }}', preheader_text: 'New arrivals every week',
-      body_html: BODY_HTML, body_text: BODY_TEXT, list_id: list!.id, from_email: 'news@bench.test', from_name: 'Bench Shop',
-      utm_tagging: true, utm_source: 'newsletter', utm_medium: 'email', track_opens: true, track_clicks: true,
-    }, token);
+    const created = await httpsJson(
+      apiPort,
+      'POST',
+      '/api/v1/campaigns',
+      {
+        name: 'Spring newsletter',
+        subject: 'Spring is here, {{ contact.first_name | default: "friend" }}',
+        preheader_text: 'New arrivals every week',
+        body_html: BODY_HTML,
+        body_text: BODY_TEXT,
+        list_id: list!.id,
+        from_email: 'news@bench.test',
+        from_name: 'Bench Shop',
+        utm_tagging: true,
+        utm_source: 'newsletter',
+        utm_medium: 'email',
+        track_opens: true,
+        track_clicks: true,
+      },
+      token,
+    );
     const campaignId = created.data.id as string;
     // The campaign's own progress counters (what GET /campaigns/{id} shows), kept as it goes: a poll reads two rows
     // instead of counting a growing table ten times a second, which would weigh on the PostgreSQL being measured.
@@ -86,29 +113,44 @@ export default async function runCampaignBench(): Promise<void> {
 
     // BENCH_PG_STATEMENTS=1 (with pg_stat_statements preloaded by the server): the bench database's costliest statements.
     const statements = process.env['BENCH_PG_STATEMENTS'] ? await pgStatements(sql) : undefined;
-    process.stdout.write(`campaign bench: ${fmt(RECIPIENTS)} recipients, Liquid, tracked, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as ${OUTBOUND_PROCESSES + 1} processes (api+scheduler, ${OUTBOUND_PROCESSES} x outbound); ${cpus().length} cores, load average ${load()}\n`);
+    process.stdout.write(
+      `campaign bench: ${fmt(RECIPIENTS)} recipients, Liquid, tracked, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as ${OUTBOUND_PROCESSES + 1} processes (api+scheduler, ${OUTBOUND_PROCESSES} x outbound); ${cpus().length} cores, load average ${load()}\n`,
+    );
     let fannedOutAt = 0;
     const threadsBefore = outbounds.map((o) => threadCpuSeconds(o.pid));
     const schedBefore = outbounds.map((o) => threadSchedNs(o.pid));
     let phaseMs = 0;
-    const { result: deliveredAt, perMessage } = await measuredCpu([front, ...outbounds], RECIPIENTS, async () => {
-      const started = performance.now();
-      await httpsJson(apiPort, 'POST', `/api/v1/campaigns/${campaignId}/send`, undefined, token);
-      // One poll for both figures; the fan-out finishes first.
-      const done = await waitFor(async () => {
-        const c = await counts();
-        if (!fannedOutAt && c.queued >= RECIPIENTS) fannedOutAt = performance.now();
-        return c.delivered;
-      }, RECIPIENTS, 'campaign sends delivered');
-      phaseMs = done - started;
-      return { fanout: (fannedOutAt - started) / 1000, total: (done - started) / 1000 };
-    }, async () => (await sql<{ pid: number }[]>`
-      select pid from pg_stat_activity where datname = current_database() or backend_type <> 'client backend'`).map((r) => r.pid));
+    const { result: deliveredAt, perMessage } = await measuredCpu(
+      [front, ...outbounds],
+      RECIPIENTS,
+      async () => {
+        const started = performance.now();
+        await httpsJson(apiPort, 'POST', `/api/v1/campaigns/${campaignId}/send`, undefined, token);
+        // One poll for both figures; the fan-out finishes first.
+        const done = await waitFor(
+          async () => {
+            const c = await counts();
+            if (!fannedOutAt && c.queued >= RECIPIENTS) fannedOutAt = performance.now();
+            return c.delivered;
+          },
+          RECIPIENTS,
+          'campaign sends delivered',
+        );
+        phaseMs = done - started;
+        return { fanout: (fannedOutAt - started) / 1000, total: (done - started) / 1000 };
+      },
+      async () =>
+        (
+          await sql<{ pid: number }[]>`
+      select pid from pg_stat_activity where datname = current_database() or backend_type <> 'client backend'`
+        ).map((r) => r.pid),
+    );
     const [size] = await sql<{ avg: number }[]>`select avg(size_bytes)::int as avg from sends where campaign_id = ${campaignId}`;
     // Where the outbound processes' CPU goes (summed): their event loops, libuv's pool (the RSA signatures), V8's GC threads.
     const byThread = new Map<string, number>();
     outbounds.forEach((o, i) => {
-      for (const [name, sec] of threadCpuSeconds(o.pid)) byThread.set(name, (byThread.get(name) ?? 0) + ((sec - (threadsBefore[i]!.get(name) ?? 0)) * 1000) / RECIPIENTS);
+      for (const [name, sec] of threadCpuSeconds(o.pid))
+        byThread.set(name, (byThread.get(name) ?? 0) + ((sec - (threadsBefore[i]!.get(name) ?? 0)) * 1000) / RECIPIENTS);
     });
     const threads = [...byThread].filter(([, ms]) => ms >= 0.01).sort((a, b) => b[1] - a[1]);
     process.stdout.write(`    outbound CPU per message by thread: ${threads.map(([n, ms]) => `${n} ${ms.toFixed(2)} ms`).join(', ')}\n`);
@@ -138,10 +180,14 @@ export default async function runCampaignBench(): Promise<void> {
     );
     await deployment.stopMailpath();
     const postfix = await postfixRelay(sinkPort, { messages: RECIPIENTS, bytes: size!.avg, sessions: 20 });
-    process.stdout.write(`  Postfix (smtp-source, 20 sessions, ${fmt(size!.avg)}-byte messages, relaying): delivered ${fmt(postfix.deliveredPerSec)}/s; whole machine ${postfix.machineMs.toFixed(2)} ms CPU per message\n`);
+    process.stdout.write(
+      `  Postfix (smtp-source, 20 sessions, ${fmt(size!.avg)}-byte messages, relaying): delivered ${fmt(postfix.deliveredPerSec)}/s; whole machine ${postfix.machineMs.toFixed(2)} ms CPU per message\n`,
+    );
     const ratio = RECIPIENTS / deliveredAt.total / postfix.deliveredPerSec;
     const met = ratio >= GOAL.ratio && deliveredAt.total <= GOAL.seconds;
-    process.stdout.write(`  delivered/s vs Postfix: ${ratio.toFixed(2)}x (goal >= ${GOAL.ratio}x, all within ${GOAL.seconds} s): ${met ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`);
+    process.stdout.write(
+      `  delivered/s vs Postfix: ${ratio.toFixed(2)}x (goal >= ${GOAL.ratio}x, all within ${GOAL.seconds} s): ${met ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`,
+    );
   } finally {
     await deployment.close();
     stopSink();

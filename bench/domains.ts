@@ -54,7 +54,10 @@ const ACTOR: AuditActor = { type: 'system', id: 'bench' };
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const mib = (bytes: number) => `${fmt(bytes / 1_048_576, 1)} MiB`;
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const verdict = (met: boolean) => (met ? 'goal met' : 'GOAL MISSED');
 const cpuSeconds = (u: NodeJS.CpuUsage) => (u.user + u.system) / 1e6;
 const out = (lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`);
@@ -153,7 +156,10 @@ async function publishAll(sql: Sql, dns: TestDnsServer): Promise<number> {
     const ids = (await sql<{ id: string }[]>`select id from domains where id > ${after} order by id limit 1000`).map((r) => r.id);
     if (ids.length === 0) break;
     const records = await listRecords(sql, ids);
-    publishRecords(dns, records.map((r): ApiRecord => ({ kind: r.kind, type: r.type, host: r.host, value: r.expected, priority: r.priority })));
+    publishRecords(
+      dns,
+      records.map((r): ApiRecord => ({ kind: r.kind, type: r.type, host: r.host, value: r.expected, priority: r.priority })),
+    );
     published += records.length;
     after = ids[ids.length - 1]!;
   }
@@ -265,7 +271,7 @@ async function benchRotator(deps: DomainDeps, tenantId: string, publicDns: TestD
   out([
     `   ${fmt(summary.activated)} of ${fmt(publishing.length)} activated in ${fmt(seconds, 2)} s: ${fmt(perSec, 1)} rotations/s (goal >= ${GOAL.rotationsPerSec}): ${verdict(met)}`,
     `      summary: checked ${summary.checked}, waiting ${summary.waiting}, failed ${summary.failed}; rotations now active: ${fmt(active)}; DNS: ${fmt(queries)} queries, ${fmt(queries / seconds, 0)}/s`,
-      `      ${fmt((seconds * 1000) / Math.max(1, summary.checked), 1)} ms of wall time per rotation (8 checked at once); this process ${fmt(cpu, 2)} s CPU (${fmt((cpu / seconds) * 100)}% of wall time)`,
+    `      ${fmt((seconds * 1000) / Math.max(1, summary.checked), 1)} ms of wall time per rotation (8 checked at once); this process ${fmt(cpu, 2)} s CPU (${fmt((cpu / seconds) * 100)}% of wall time)`,
   ]);
   return { rotations: publishing.length, activated: summary.activated, seconds, perSec, met };
 }
@@ -307,7 +313,9 @@ export default async function runDomainsBench(): Promise<DomainsFigures> {
     cleanups.push(() => deps.close());
     const tenant = await insertTenant(sql, { name: 'Bench', slug: 'bench-domains' });
 
-    out([`domains bench: ${cpus().length} cores, load average ${load()}; PostgreSQL pool of 10; DNS timeout ${config.dns.timeout_ms} ms x ${config.dns.tries} tries`]);
+    out([
+      `domains bench: ${cpus().length} cores, load average ${load()}; PostgreSQL pool of 10; DNS timeout ${config.dns.timeout_ms} ms x ${config.dns.tries} tries`,
+    ]);
     const add = await benchAdd(deps, tenant.id);
     const recheck = await benchRecheck(deps, dns, add.ids);
     const rotator = await benchRotator(deps, tenant.id, publicDns, add.ids);

@@ -41,7 +41,12 @@ async function seed(sql: Sql, tenantId: string, campaignId: string, n: number, s
 }
 
 /** Drains one export, sampling heap and RSS every 50 ms; returns rows, bytes, seconds and the peaks. */
-async function drain(sql: Sql, tenantId: string, campaignId: string, since: Date): Promise<{ rows: number; bytes: number; seconds: number; heapMb: number; rssMb: number }> {
+async function drain(
+  sql: Sql,
+  tenantId: string,
+  campaignId: string,
+  since: Date,
+): Promise<{ rows: number; bytes: number; seconds: number; heapMb: number; rssMb: number }> {
   global.gc?.();
   let heap = process.memoryUsage().heapUsed;
   let rss = process.memoryUsage().rss;
@@ -85,7 +90,11 @@ export default async function runEngagementExportBench(): Promise<{ heapGrowthMb
       await sql`insert into campaigns (id, tenant_id, name, status, created_at, updated_at) values (${id}, ${tenant.id}, 'Bench', 'sent', now(), now())`;
     }
     const start = new Date(Date.now() - 30 * 86_400_000);
-    out([`engagement export bench: ${cpus().length} cores, load average ${loadavg().map((l) => l.toFixed(2)).join(' ')}; ${fmt(SMALL)} and ${fmt(EVENTS)} events`]);
+    out([
+      `engagement export bench: ${cpus().length} cores, load average ${loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ')}; ${fmt(SMALL)} and ${fmt(EVENTS)} events`,
+    ]);
     let t0 = performance.now();
     await seed(sql, tenant.id, small, SMALL, start);
     await seed(sql, tenant.id, big, EVENTS, start);
@@ -94,13 +103,21 @@ export default async function runEngagementExportBench(): Promise<{ heapGrowthMb
     t0 = performance.now();
     const a = await drain(sql, tenant.id, small, start);
     const b = await drain(sql, tenant.id, big, start);
-    for (const [n, r] of [[SMALL, a], [EVENTS, b]] as const) {
+    for (const [n, r] of [
+      [SMALL, a],
+      [EVENTS, b],
+    ] as const) {
       if (r.rows !== n) throw new Error(`export of ${n} events wrote ${r.rows} rows`);
-      out([`   ${fmt(n)} events: ${fmt(r.bytes / MB, 1)} MB of CSV in ${fmt(r.seconds, 1)} s (${fmt(r.rows / r.seconds)} rows/s); peak heap ${fmt(r.heapMb, 1)} MB, peak RSS ${fmt(r.rssMb, 1)} MB`]);
+      out([
+        `   ${fmt(n)} events: ${fmt(r.bytes / MB, 1)} MB of CSV in ${fmt(r.seconds, 1)} s (${fmt(r.rows / r.seconds)} rows/s); peak heap ${fmt(r.heapMb, 1)} MB, peak RSS ${fmt(r.rssMb, 1)} MB`,
+      ]);
     }
     const growth = b.heapMb - a.heapMb;
     const met = growth <= GOAL.heapGrowthMb;
-    out([`   peak heap growth from ${fmt(SMALL)} to ${fmt(EVENTS)} events: ${fmt(growth, 1)} MB (goal ≤ ${GOAL.heapGrowthMb} MB: ${met ? 'met' : 'NOT met'})`, '']);
+    out([
+      `   peak heap growth from ${fmt(SMALL)} to ${fmt(EVENTS)} events: ${fmt(growth, 1)} MB (goal ≤ ${GOAL.heapGrowthMb} MB: ${met ? 'met' : 'NOT met'})`,
+      '',
+    ]);
     return { heapGrowthMb: growth, met };
   } finally {
     await sql?.end({ timeout: 5 });

@@ -27,7 +27,10 @@ const ACTOR: AuditActor = { type: 'system', id: 'bench' };
 
 const fmt = (n: number, digits = 0) => n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits });
 const out = (lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`);
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 function percentile(sorted: number[], p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))] ?? 0;
@@ -66,7 +69,9 @@ async function seed(sql: Sql, deps: { sql: Sql; clock: typeof systemClock }, ten
     if (res.totals.added !== BATCH) throw new Error(`batch ${b}: ${JSON.stringify(res.totals)}`);
   }
   ms.sort((a, b) => a - b);
-  out([`   ${API_BATCHES} batches of ${BATCH} addresses through addMembers into a growing list: p50 ${fmt(percentile(ms, 50), 1)} ms, p99 ${fmt(percentile(ms, 99), 1)} ms per batch`]);
+  out([
+    `   ${API_BATCHES} batches of ${BATCH} addresses through addMembers into a growing list: p50 ${fmt(percentile(ms, 50), 1)} ms, p99 ${fmt(percentile(ms, 99), 1)} ms per batch`,
+  ]);
 
   t0 = performance.now();
   for (let from = API_BATCHES * BATCH; from < MEMBERS; from += 100_000) {
@@ -118,7 +123,8 @@ export default async function runListsBench(): Promise<{ countP99Ms: number; met
     await timed('a page after member 999,000 (cursor)', 50, () => listMemberPage(sql!, tenant.id, list.id, { limit: 200, after: deepCursor }));
     await timed(`next page (cursor of the first)`, 50, () => listMemberPage(sql!, tenant.id, list.id, { limit: 200, after: first.next_cursor! }));
     await timed('?status=unsubscribed first page (1% of members, with its counted total)', 5, () =>
-      listMemberPage(sql!, tenant.id, list.id, { limit: 200, status: 'unsubscribed' }));
+      listMemberPage(sql!, tenant.id, list.id, { limit: 200, status: 'unsubscribed' }),
+    );
     await timed('   of which the counted total alone', 5, () => countMembersByStatus(sql!, list.id, ['unsubscribed']));
 
     out(['3. walking every member id (eachMemberIdBatch, 1,000 per query: the campaign fan-out)']);

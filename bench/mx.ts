@@ -82,11 +82,21 @@ async function benchMailpath(dbUrl: string, sql: postgres.Sql): Promise<Figures>
 
     const tenantId = randomUUID();
     await sql`insert into tenants (id, name, slug, plan_id) values (${tenantId}, 'Bench', 'bench', 'free')`;
-    const [domain] = await sql<{ id: string }[]>`insert into domains (tenant_id, name, unicode_name, owned_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now()) returning id`;
+    const [domain] = await sql<
+      { id: string }[]
+    >`insert into domains (tenant_id, name, unicode_name, owned_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now()) returning id`;
     await sql`insert into domain_records (domain_id, kind, type, host, expected, priority, verified) values (${domain!.id}, 'mx', 'MX', 'bench.test', 'mx.bench.test', 10, true)`;
     await sql`insert into inbound_webhooks (tenant_id, webhook_url, enabled, updated_at) values (${tenantId}, 'https://hooks.bench.test/inbound', true, now())`;
 
-    const load = (messages: number): LoadOptions => ({ port, messages, sessions: SESSIONS, bytes: PAYLOAD_BYTES, from: 'load@sender.bench.test', to: 'inbox@bench.test', reuseConnections: REUSE });
+    const load = (messages: number): LoadOptions => ({
+      port,
+      messages,
+      sessions: SESSIONS,
+      bytes: PAYLOAD_BYTES,
+      from: 'load@sender.bench.test',
+      to: 'inbox@bench.test',
+      reuseConnections: REUSE,
+    });
     await smtpSource(load(WARM_UP));
     const pid = spawned.pid!;
     const m = await measure(load(MESSAGES), [() => cpuSecondsOf(pid), () => cpuSecondsOfCommands(['postgres'])]);
@@ -94,7 +104,8 @@ async function benchMailpath(dbUrl: string, sql: postgres.Sql): Promise<Figures>
       select (select count(*)::int from inbound_messages) as messages,
              (select count(*)::int from pgboss.job where name = 'inbound.webhook') as jobs`;
     const expected = MESSAGES + WARM_UP;
-    if (stored!.messages !== expected || stored!.jobs !== expected) throw new Error(`stored ${stored!.messages} messages and ${stored!.jobs} jobs, expected ${expected} of each`);
+    if (stored!.messages !== expected || stored!.jobs !== expected)
+      throw new Error(`stored ${stored!.messages} messages and ${stored!.jobs} jobs, expected ${expected} of each`);
     const [node, pg] = m.serverMs as [number, number];
     return {
       perSecond: MESSAGES / m.seconds,
@@ -123,7 +134,13 @@ async function entryPoint(): Promise<string[]> {
   const started = Date.now();
   const built = join(projectRoot(), 'dist', 'main', 'cli.js');
   await run('npm', ['run', 'build'], { cwd: projectRoot(), maxBuffer: 1 << 24 }).catch((err: { stdout?: string }) => {
-    process.stdout.write(`  (npm run build reported errors; using what it wrote)\n${String(err.stdout ?? '').split('\n').filter((l) => l.includes('error TS')).slice(0, 5).join('\n')}\n`);
+    process.stdout.write(
+      `  (npm run build reported errors; using what it wrote)\n${String(err.stdout ?? '')
+        .split('\n')
+        .filter((l) => l.includes('error TS'))
+        .slice(0, 5)
+        .join('\n')}\n`,
+    );
   });
   if (existsSync(built) && statSync(built).mtimeMs >= started - 1000) return [built, 'start'];
   process.stdout.write('  (no fresh build: running the sources through tsx)\n');
@@ -139,7 +156,15 @@ async function benchPostfix(): Promise<Figures> {
     await run('postconf', ['-e', 'defer_transports = smtp']);
     await run('postfix', ['reload']);
     await waitForGreeting(listen, 30_000, () => true);
-    const load = (messages: number): LoadOptions => ({ port: listen, messages, sessions: SESSIONS, bytes: PAYLOAD_BYTES, from: 'load@sender.bench.test', to: 'inbox@bench.test', reuseConnections: REUSE });
+    const load = (messages: number): LoadOptions => ({
+      port: listen,
+      messages,
+      sessions: SESSIONS,
+      bytes: PAYLOAD_BYTES,
+      from: 'load@sender.bench.test',
+      to: 'inbox@bench.test',
+      reuseConnections: REUSE,
+    });
     await smtpSource(load(WARM_UP));
     // Postfix's smtpd processes exit and are replaced as they serve connections, taking their CPU
     // time with them: only the whole machine's figure is comparable.
@@ -162,15 +187,26 @@ export default async function runMxBench(): Promise<void> {
   await admin.unsafe(`create database "${dbName}"`);
   const sql = postgres(dbUrl.toString(), { max: 2, onnotice: () => {} });
   try {
-    const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+    const load = () =>
+      loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ');
     const mode = REUSE ? 'connections reused (-d)' : 'one connection per message';
-    process.stdout.write(`mx bench: ${fmt(MESSAGES)} messages of ${PAYLOAD_BYTES} bytes, ${SESSIONS} parallel smtp-source sessions, ${mode} (after ${WARM_UP} to warm up); ${cpus().length} cores, load average ${load()}\n`);
+    process.stdout.write(
+      `mx bench: ${fmt(MESSAGES)} messages of ${PAYLOAD_BYTES} bytes, ${SESSIONS} parallel smtp-source sessions, ${mode} (after ${WARM_UP} to warm up); ${cpus().length} cores, load average ${load()}\n`,
+    );
     const mailpath = await benchMailpath(dbUrl.toString(), sql);
-    process.stdout.write(`  Mailpath MX (1 process, all plugins, stored in PostgreSQL before 250): accepted ${fmt(mailpath.perSecond)} msg/s; CPU per message ${fmt(mailpath.serverMs!, 2)} ms (${mailpath.detail}), whole machine ${fmt(mailpath.machineMs, 2)} ms\n`);
+    process.stdout.write(
+      `  Mailpath MX (1 process, all plugins, stored in PostgreSQL before 250): accepted ${fmt(mailpath.perSecond)} msg/s; CPU per message ${fmt(mailpath.serverMs!, 2)} ms (${mailpath.detail}), whole machine ${fmt(mailpath.machineMs, 2)} ms\n`,
+    );
     const postfix = await benchPostfix();
-    process.stdout.write(`  Postfix (queued to disk before 250, delivery held): accepted ${fmt(postfix.perSecond)} msg/s; CPU per message, whole machine ${fmt(postfix.machineMs, 2)} ms; ${postfix.detail}\n`);
+    process.stdout.write(
+      `  Postfix (queued to disk before 250, delivery held): accepted ${fmt(postfix.perSecond)} msg/s; CPU per message, whole machine ${fmt(postfix.machineMs, 2)} ms; ${postfix.detail}\n`,
+    );
     const ratio = mailpath.perSecond / postfix.perSecond;
-    process.stdout.write(`  accepted msg/s vs Postfix: ${ratio.toFixed(2)}x (goal >= 1.00x, aim 1.50x): ${ratio >= 1.5 ? 'aim met' : ratio >= 1 ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`);
+    process.stdout.write(
+      `  accepted msg/s vs Postfix: ${ratio.toFixed(2)}x (goal >= 1.00x, aim 1.50x): ${ratio >= 1.5 ? 'aim met' : ratio >= 1 ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`,
+    );
   } finally {
     await sql.end();
     await admin.unsafe(`drop database if exists "${dbName}" with (force)`).catch(() => {});

@@ -53,14 +53,22 @@ const GOAL_PATTERNS = ['a{0,2000}a{0,2000}a{0,2000}b', 'a{0,1000}a{0,1000}a{0,10
 const CLICKED_URL = `https://shop.example/${'a'.repeat(2048 - 'https://shop.example/'.length)}`;
 /** A's contacts have long first names, and its preview has 100 rules each scanning them for a string that is not there. */
 const LONG_NAME = 'a'.repeat(100);
-const HEAVY_DEFINITION = { op: 'OR', rules: Array.from({ length: 100 }, (_, i) => ({ type: 'field', field: 'first_name', operator: 'contains', value: `${'a'.repeat(50)}b${i}` })) };
+const HEAVY_DEFINITION = {
+  op: 'OR',
+  rules: Array.from({ length: 100 }, (_, i) => ({ type: 'field', field: 'first_name', operator: 'contains', value: `${'a'.repeat(50)}b${i}` })),
+};
 
-const fmt = (n: number, digits = 0) => (Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a');
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const fmt = (n: number, digits = 0) =>
+  Number.isFinite(n) ? n.toLocaleString('en-US', { minimumFractionDigits: digits, maximumFractionDigits: digits }) : 'n/a';
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 const out = (lines: string[]) => process.stdout.write(`${lines.join('\n')}\n`);
 
 /** A key of the tenant with every scope. */
-const keyOf = async (port: number, token: string, name: string): Promise<string> => (await httpsJson(port, 'POST', '/api/v1/api-keys', { name }, token)).data.key as string;
+const keyOf = async (port: number, token: string, name: string): Promise<string> =>
+  (await httpsJson(port, 'POST', '/api/v1/api-keys', { name }, token)).data.key as string;
 
 interface TenantA {
   tenantId: string;
@@ -79,7 +87,12 @@ interface TenantA {
 async function setUpTenantA(d: Deployment, sink: SmtpSink, dir: string): Promise<TenantA> {
   const a = await d.addTenant('noisy');
   const port = d.apiPort;
-  const [renderKey, previewKey, importKey, sendKey] = [await keyOf(port, a.token, 'render'), await keyOf(port, a.token, 'preview'), await keyOf(port, a.token, 'import'), await keyOf(port, a.token, 'send')];
+  const [renderKey, previewKey, importKey, sendKey] = [
+    await keyOf(port, a.token, 'render'),
+    await keyOf(port, a.token, 'preview'),
+    await keyOf(port, a.token, 'import'),
+    await keyOf(port, a.token, 'send'),
+  ];
   const seedStarted = performance.now();
   await d.sql`
     insert into contacts (tenant_id, email, status, first_name, last_name, created_at, updated_at)
@@ -87,7 +100,13 @@ async function setUpTenantA(d: Deployment, sink: SmtpSink, dir: string): Promise
     from generate_series(1, ${CONTACTS}::int) g`;
   await d.sql`analyze contacts`;
   out([`  A's ${fmt(CONTACTS)} contacts inserted in ${fmt((performance.now() - seedStarted) / 1000, 1)} s`]);
-  const template = await httpsJson(port, 'POST', '/api/v1/templates', { name: 'worst case', subject: WORST_LIQUID, body_html: WORST_LIQUID, body_text: WORST_LIQUID }, renderKey);
+  const template = await httpsJson(
+    port,
+    'POST',
+    '/api/v1/templates',
+    { name: 'worst case', subject: WORST_LIQUID, body_html: WORST_LIQUID, body_text: WORST_LIQUID },
+    renderKey,
+  );
   const refused: string[] = [];
   let pattern = '';
   const agent = new Agent({ keepAlive: false, rejectUnauthorized: false });
@@ -107,15 +126,21 @@ async function setUpTenantA(d: Deployment, sink: SmtpSink, dir: string): Promise
     refused.push(`${candidate} (${created.status}: ${created.body.slice(0, 160)})`);
   }
   if (!pattern) throw new Error(`every goal pattern was refused: ${refused.join('; ')}`);
-  const sent = await httpsJson(port, 'POST', '/api/v1/transactional/send', {
-    to: 'clicker@noisy-dest.test',
-    from_email: `news@${a.domain}`,
-    subject: 'Sale',
-    body_html: `<html><body><a href="${CLICKED_URL}">Sale</a></body></html>`,
-    track_clicks: true,
-  }, sendKey);
-  if (!sent.data.message_id) throw new Error('A\'s tracked send was not accepted');
-  const message = await pollUntil('A\'s tracked message at the sink', () => sink.messages.find((m) => m.to.includes('clicker@noisy-dest.test')), 30_000);
+  const sent = await httpsJson(
+    port,
+    'POST',
+    '/api/v1/transactional/send',
+    {
+      to: 'clicker@noisy-dest.test',
+      from_email: `news@${a.domain}`,
+      subject: 'Sale',
+      body_html: `<html><body><a href="${CLICKED_URL}">Sale</a></body></html>`,
+      track_clicks: true,
+    },
+    sendKey,
+  );
+  if (!sent.data.message_id) throw new Error("A's tracked send was not accepted");
+  const message = await pollUntil("A's tracked message at the sink", () => sink.messages.find((m) => m.to.includes('clicker@noisy-dest.test')), 30_000);
   const clickPath = await trackingPath(message.raw, '/c/');
   const csvFile = join(dir, 'import.csv');
   writeFileSync(csvFile, ['email,first_name', ...Array.from({ length: IMPORT_ROWS }, (_, i) => `imported${i}@noisy-dest.test,${LONG_NAME}`)].join('\n'));
@@ -130,15 +155,55 @@ function runTenantA(port: number, a: TenantA, seconds: number): Promise<Neighbou
     port,
     seconds,
     timeoutMs: A_TIMEOUT_MS,
-    work: ([
-      ['render', { name: 'POST /templates/{id}/render (worst-case Liquid)', method: 'POST', path: `/api/v1/templates/${a.templateId}/render`, token: a.renderKey, body: '{}', perMinute: perMinute.read, concurrency: 4 }],
-      ['preview', { name: 'POST /segments/preview (100 scanning rules)', method: 'POST', path: '/api/v1/segments/preview', token: a.previewKey, body: JSON.stringify({ definition: HEAVY_DEFINITION }), perMinute: perMinute.read, concurrency: 4 }],
-      ['click', { name: `GET /c/ (goal regex ${a.pattern})`, method: 'GET', path: a.clickPath, perMinute: perMinute.tracking, concurrency: 4 }],
-      ['import', { name: `POST /contacts/imports (${fmt(IMPORT_ROWS)} rows)`, method: 'POST', path: '/api/v1/contacts/imports', token: a.importKey, bodyFile: a.csvFile, contentType: 'text/csv', perMinute: perMinute.bulk, concurrency: 1 }],
-    ] as const).filter(([kind]) => A_WORK.has(kind)).map(([, work]) => work),
+    work: (
+      [
+        [
+          'render',
+          {
+            name: 'POST /templates/{id}/render (worst-case Liquid)',
+            method: 'POST',
+            path: `/api/v1/templates/${a.templateId}/render`,
+            token: a.renderKey,
+            body: '{}',
+            perMinute: perMinute.read,
+            concurrency: 4,
+          },
+        ],
+        [
+          'preview',
+          {
+            name: 'POST /segments/preview (100 scanning rules)',
+            method: 'POST',
+            path: '/api/v1/segments/preview',
+            token: a.previewKey,
+            body: JSON.stringify({ definition: HEAVY_DEFINITION }),
+            perMinute: perMinute.read,
+            concurrency: 4,
+          },
+        ],
+        ['click', { name: `GET /c/ (goal regex ${a.pattern})`, method: 'GET', path: a.clickPath, perMinute: perMinute.tracking, concurrency: 4 }],
+        [
+          'import',
+          {
+            name: `POST /contacts/imports (${fmt(IMPORT_ROWS)} rows)`,
+            method: 'POST',
+            path: '/api/v1/contacts/imports',
+            token: a.importKey,
+            bodyFile: a.csvFile,
+            contentType: 'text/csv',
+            perMinute: perMinute.bulk,
+            concurrency: 1,
+          },
+        ],
+      ] as const
+    )
+      .filter(([kind]) => A_WORK.has(kind))
+      .map(([, work]) => work),
   };
   return new Promise((resolve, reject) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/neighbour-load.ts', import.meta.url))], { stdio: ['pipe', 'pipe', 'inherit'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', fileURLToPath(new URL('./lib/neighbour-load.ts', import.meta.url))], {
+      stdio: ['pipe', 'pipe', 'inherit'],
+    });
     const timer = setTimeout(() => child.kill('SIGKILL'), (seconds + A_TIMEOUT_MS / 1000 + 15) * 1000);
     let text = '';
     child.stdout.on('data', (c: Buffer) => (text += c.toString()));
@@ -165,11 +230,25 @@ function summarise(f: ProbeFigures, openBoundMs: number): Summary {
   return {
     whoami: { p50: percentile(whoami, 50), p99: percentile(whoami, 99), n: whoami.length },
     send: { p50: percentile(send, 50), p99: percentile(send, 99), n: send.length },
-    open: { p50: percentile(open, 50), p99: percentile(open, 99), max: open[open.length - 1] ?? Number.NaN, n: f.openLagMs.length, late: f.openLate + f.undelivered },
+    open: {
+      p50: percentile(open, 50),
+      p99: percentile(open, 99),
+      max: open[open.length - 1] ?? Number.NaN,
+      n: f.openLagMs.length,
+      late: f.openLate + f.undelivered,
+    },
   };
 }
 
-function report(idle: Summary, loaded: Summary, idleRaw: ProbeFigures, loadedRaw: ProbeFigures, a: TenantA, counts: NeighbourCounts, openBoundMs: number): void {
+function report(
+  idle: Summary,
+  loaded: Summary,
+  idleRaw: ProbeFigures,
+  loadedRaw: ProbeFigures,
+  a: TenantA,
+  counts: NeighbourCounts,
+  openBoundMs: number,
+): void {
   const ms = (v: number, late = false) => `${late ? '>= ' : ''}${fmt(v, 1)} ms`;
   const rows: [string, number, number, boolean][] = [
     ['B GET /whoami p50', idle.whoami.p50, loaded.whoami.p50, false],
@@ -182,14 +261,17 @@ function report(idle: Summary, loaded: Summary, idleRaw: ProbeFigures, loadedRaw
   ];
   const cell = (v: number, capped: boolean) => ms(v, capped && v >= openBoundMs).padStart(16);
   out([
-    `  ${'metric'.padEnd(32)} ${'idle'.padStart(16)} ${'under A\'s load'.padStart(16)} ${'ratio'.padStart(8)}`,
+    `  ${'metric'.padEnd(32)} ${'idle'.padStart(16)} ${"under A's load".padStart(16)} ${'ratio'.padStart(8)}`,
     ...rows.map(([name, i, l, capped]) => `  ${name.padEnd(32)} ${cell(i, capped)} ${cell(l, capped)} ${`${fmt(l / i, 2)}x`.padStart(8)}`),
     `  samples: whoami ${fmt(idle.whoami.n)} / ${fmt(loaded.whoami.n)}, sends ${fmt(idle.send.n)} / ${fmt(loaded.send.n)}, opens recorded ${fmt(idle.open.n)} / ${fmt(loaded.open.n)}, ` +
       `opens not recorded within ${fmt(openBoundMs / 1000)} s (or undelivered, or still waiting 15 s after the phase) ${idle.open.late} / ${loaded.open.late} (idle / under load)`,
     `  B's failed answers: idle ${JSON.stringify(idleRaw.failures)}, under load ${JSON.stringify(loadedRaw.failures)}`,
     `  A's goal regex: ${a.pattern}${a.refused.length > 0 ? ` (refused at create first: ${a.refused.join('; ')})` : ' (the worst case, accepted)'}`,
     `  A's answers by status (0: no answer within ${fmt(A_TIMEOUT_MS / 1000)} s, or a socket error):`,
-    ...Object.entries(counts).map(([name, c]) => `    ${name.padEnd(56)} ${JSON.stringify(c.statuses)}  slowest ${fmt(c.maxMs)} ms${c.firstError ? `  first failure: ${c.firstError}` : ''}`),
+    ...Object.entries(counts).map(
+      ([name, c]) =>
+        `    ${name.padEnd(56)} ${JSON.stringify(c.statuses)}  slowest ${fmt(c.maxMs)} ms${c.firstError ? `  first failure: ${c.firstError}` : ''}`,
+    ),
   ]);
   const whoamiMet = loaded.whoami.p99 <= GOAL.p99Ratio * idle.whoami.p99;
   const sendMet = loaded.send.p99 <= GOAL.p99Ratio * idle.send.p99;
@@ -219,11 +301,15 @@ export default async function runNeighboursBench(): Promise<void> {
       frontRoles: 'api,scheduler',
       sinkPort: sink.port,
       extraEnv: Object.fromEntries(
-        ['SEND', 'READ', 'WRITE', 'BULK', 'PUBLIC', 'TRACKING'].map((c) => [`MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__${c}`, UNLIMITED]).concat([['MAILPATH_CONFIG__LIMITS__RATE_LIMITS__TENANT_DEFAULT_PER_SEC', UNLIMITED]]),
+        ['SEND', 'READ', 'WRITE', 'BULK', 'PUBLIC', 'TRACKING']
+          .map((c) => [`MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__${c}`, UNLIMITED])
+          .concat([['MAILPATH_CONFIG__LIMITS__RATE_LIMITS__TENANT_DEFAULT_PER_SEC', UNLIMITED]]),
       ),
     });
     const port = deployment.apiPort;
-    out([`neighbours bench: ${cpus().length} cores, load average ${load()}; built and started (${elapsed()}); setting up tenant A (${fmt(CONTACTS)} contacts) and tenant B ...`]);
+    out([
+      `neighbours bench: ${cpus().length} cores, load average ${load()}; built and started (${elapsed()}); setting up tenant A (${fmt(CONTACTS)} contacts) and tenant B ...`,
+    ]);
     const a = await setUpTenantA(deployment, sink, dir);
     const probe = (tag: string, seconds: number): Omit<ProbeOptions, 'key'> => ({
       port,

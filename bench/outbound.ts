@@ -100,12 +100,25 @@ export default async function runOutboundBench(): Promise<void> {
     const delivered = (source: string) => async () =>
       (await sql<{ n: number }[]>`select count(*)::int as n from sends where source = ${source} and status = 'delivered'`)[0]!.n;
 
-    const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
-    process.stdout.write(`outbound bench: ${fmt(MESSAGES)} messages of ~5 KB, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+submission+scheduler, outbound); ${cpus().length} cores, load average ${load()}\n`);
-    const { result: api, perMessage: apiCpu } = await measuredCpu([front, delivery], MESSAGES, () => viaApi(apiPort, key, 'hello@bench.test', delivered('api')));
-    process.stdout.write(`  Mailpath API (${API_CONNECTIONS} HTTPS connections): accepted ${fmt(api.acceptedPerSec)}/s, delivered ${fmt(api.deliveredPerSec)}/s; ${apiCpu}\n`);
-    const { result: smtp, perMessage: smtpCpu } = await measuredCpu([front, delivery], MESSAGES, () => viaSubmission(submissionPort, key, 'hello@bench.test', delivered('smtp')));
-    process.stdout.write(`  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s; ${smtpCpu}\n`);
+    const load = () =>
+      loadavg()
+        .map((l) => l.toFixed(2))
+        .join(' ');
+    process.stdout.write(
+      `outbound bench: ${fmt(MESSAGES)} messages of ~5 KB, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+submission+scheduler, outbound); ${cpus().length} cores, load average ${load()}\n`,
+    );
+    const { result: api, perMessage: apiCpu } = await measuredCpu([front, delivery], MESSAGES, () =>
+      viaApi(apiPort, key, 'hello@bench.test', delivered('api')),
+    );
+    process.stdout.write(
+      `  Mailpath API (${API_CONNECTIONS} HTTPS connections): accepted ${fmt(api.acceptedPerSec)}/s, delivered ${fmt(api.deliveredPerSec)}/s; ${apiCpu}\n`,
+    );
+    const { result: smtp, perMessage: smtpCpu } = await measuredCpu([front, delivery], MESSAGES, () =>
+      viaSubmission(submissionPort, key, 'hello@bench.test', delivered('smtp')),
+    );
+    process.stdout.write(
+      `  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s; ${smtpCpu}\n`,
+    );
     await deployment.stopMailpath();
     const postfix = await postfixRelay(sinkPort, { messages: MESSAGES, bytes: 5120, sessions: SMTP_CONNECTIONS });
     const postfixMachine = postfix.machineMs;

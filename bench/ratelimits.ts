@@ -19,7 +19,10 @@ const HITS = 200_000;
 const ROUNDS = 6;
 const TENANTS = 500;
 
-const load = () => loadavg().map((l) => l.toFixed(2)).join(' ');
+const load = () =>
+  loadavg()
+    .map((l) => l.toFixed(2))
+    .join(' ');
 
 export default async function runRateLimitsBench(): Promise<void> {
   const dbName = benchDatabaseName();

@@ -41,7 +41,12 @@ export interface OpenApiDocument {
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 const PY_KEYWORDS = new Set(['from', 'import', 'class', 'def', 'return', 'global', 'in', 'is', 'not', 'and', 'or', 'lambda', 'pass']);
 
-const pascal = (s: string) => s.split(/[^A-Za-z0-9]+/).filter(Boolean).map((w) => w[0]!.toUpperCase() + w.slice(1)).join('');
+const pascal = (s: string) =>
+  s
+    .split(/[^A-Za-z0-9]+/)
+    .filter(Boolean)
+    .map((w) => w[0]!.toUpperCase() + w.slice(1))
+    .join('');
 
 /** GET /admin/tenants/{id}/activity → get_admin_tenants_by_id_activity. */
 export function methodName(method: string, path: string): string {
@@ -49,7 +54,12 @@ export function methodName(method: string, path: string): string {
     .split('/')
     .filter(Boolean)
     .map((seg) => (seg.startsWith('{') ? `by_${seg.slice(1, -1)}` : seg))
-    .map((seg) => seg.replace(/[^A-Za-z0-9]+/g, '_').replace(/([a-z0-9])([A-Z])/g, '$1_$2').toLowerCase());
+    .map((seg) =>
+      seg
+        .replace(/[^A-Za-z0-9]+/g, '_')
+        .replace(/([a-z0-9])([A-Z])/g, '$1_$2')
+        .toLowerCase(),
+    );
   return [method, ...parts].join('_');
 }
 
@@ -148,7 +158,9 @@ class TypeRegistry {
 }
 
 function successResponse(op: Operation): { status: string; contentType: string | undefined; schema: Schema | undefined } {
-  const code = Object.keys(op.responses).filter((c) => /^2\d\d$/.test(c)).sort()[0];
+  const code = Object.keys(op.responses)
+    .filter((c) => /^2\d\d$/.test(c))
+    .sort()[0];
   if (!code) return { status: '200', contentType: undefined, schema: undefined };
   const content = op.responses[code]!.content ?? {};
   const contentType = Object.keys(content)[0];
@@ -205,7 +217,11 @@ function renderOperation(types: TypeRegistry, method: string, path: string, op: 
     const props = envelope.properties ?? {};
     if ('next_cursor' in props) {
       // A cursor list: the page (data, next_cursor, total) without the ok flag.
-      const page: Schema = { type: 'object', properties: { data: props['data']!, next_cursor: props['next_cursor']!, total: props['total']! }, required: ['data', 'next_cursor', 'total'] };
+      const page: Schema = {
+        type: 'object',
+        properties: { data: props['data']!, next_cursor: props['next_cursor']!, total: props['total']! },
+        required: ['data', 'next_cursor', 'total'],
+      };
       returns = types.typeOf(page, `${typeBase}Page`);
       expect = 'page';
     } else {
@@ -218,10 +234,12 @@ function renderOperation(types: TypeRegistry, method: string, path: string, op: 
     docs.push('', `Returns the raw ${success.contentType} body.`);
   }
 
-  const pathExpr = pathParams.length
-    ? `f${pyString(path.replace(/\{([^}]+)\}/g, (_, p: string) => `{_segment(${argName(p)})}`))}`
-    : pyString(path);
-  const doc = docs.map((l, i) => (i === 0 ? l : l ? `        ${l}` : '')).join('\n').replace(/\\/g, '\\\\').replace(/"""/g, '\\"\\"\\"');
+  const pathExpr = pathParams.length ? `f${pyString(path.replace(/\{([^}]+)\}/g, (_, p: string) => `{_segment(${argName(p)})}`))}` : pyString(path);
+  const doc = docs
+    .map((l, i) => (i === 0 ? l : l ? `        ${l}` : ''))
+    .join('\n')
+    .replace(/\\/g, '\\\\')
+    .replace(/"""/g, '\\"\\"\\"');
   return [
     `    def ${name}(${args.join(', ')}) -> ${returns}:`,
     `        """${doc}"""`,

@@ -38,12 +38,32 @@ export interface Job {
 }
 
 export const JOBS: readonly Job[] = [
-  { name: 'inbound-webhooks', role: 'outbound', does: 'inbound mail POSTed to tenants\' webhooks: signed, retried, dead-lettered', start: startWebhookDelivery },
-  { name: 'bounce-intake', role: 'outbound', does: 'bounce mail the MX stored (DSNs, feedback-loop complaints), mapped back to its sends', start: startBounceIntake },
+  { name: 'inbound-webhooks', role: 'outbound', does: "inbound mail POSTed to tenants' webhooks: signed, retried, dead-lettered", start: startWebhookDelivery },
+  {
+    name: 'bounce-intake',
+    role: 'outbound',
+    does: 'bounce mail the MX stored (DSNs, feedback-loop complaints), mapped back to its sends',
+    start: startBounceIntake,
+  },
   { name: 'contact-imports', role: 'outbound', does: 'bulk contact imports: long jobs that resume after a crash', start: startImportWorker },
-  { name: 'unsubscribe-intake', role: 'outbound', does: 'mail to List-Unsubscribe mailto addresses the MX stored, applied like the https link', start: startUnsubscribeIntake },
-  { name: 'campaign-fanout', role: 'outbound', does: 'campaign fan-out: recipients fixed at send time, claimed in batches, through the send use-case', start: startFanoutWorker },
-  { name: 'event-webhooks', role: 'outbound', does: 'event webhooks: the outbox rows written with each event, POSTed signed, retried, dead-lettered', start: startEventWebhookDelivery },
+  {
+    name: 'unsubscribe-intake',
+    role: 'outbound',
+    does: 'mail to List-Unsubscribe mailto addresses the MX stored, applied like the https link',
+    start: startUnsubscribeIntake,
+  },
+  {
+    name: 'campaign-fanout',
+    role: 'outbound',
+    does: 'campaign fan-out: recipients fixed at send time, claimed in batches, through the send use-case',
+    start: startFanoutWorker,
+  },
+  {
+    name: 'event-webhooks',
+    role: 'outbound',
+    does: 'event webhooks: the outbox rows written with each event, POSTed signed, retried, dead-lettered',
+    start: startEventWebhookDelivery,
+  },
   {
     name: 'scheduled-workers',
     role: 'scheduler',
@@ -52,7 +72,12 @@ export const JOBS: readonly Job[] = [
   },
   { name: 'chat-notifier', role: 'scheduler', does: 'operator notifications posted to the chat webhook', start: startChatNotifier },
   { name: 'impersonation-audit', role: 'scheduler', does: 'the audit rows of impersonated writes the API queued', start: startImpersonationAuditWorker },
-  { name: 'audit-appender', role: 'scheduler', does: 'chains committed audit rows into the hash chain, one appender at a time across processes', start: (deps) => startAuditAppender(deps) },
+  {
+    name: 'audit-appender',
+    role: 'scheduler',
+    does: 'chains committed audit rows into the hash chain, one appender at a time across processes',
+    start: (deps) => startAuditAppender(deps),
+  },
 ];
 
 /** Starts the role's jobs in order; if one fails to start, those already started are stopped and the error thrown. */

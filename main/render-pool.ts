@@ -4,7 +4,15 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Piscina } from 'piscina';
 import type { RenderConfig } from '../shared/config/index.js';
 import type { Logger } from '../shared/kernel/log.js';
-import { overBudget, renderBusy, type ItemOutcome, type RenderJob, type RenderOptions, type RenderReport, type TemplateRenderer } from '../shared/sending/templates/renderer.js';
+import {
+  overBudget,
+  renderBusy,
+  type ItemOutcome,
+  type RenderJob,
+  type RenderOptions,
+  type RenderReport,
+  type TemplateRenderer,
+} from '../shared/sending/templates/renderer.js';
 import type { RenderAnswer, RenderTask } from './render-thread.js';
 
 /** Jobs of one tenant: how many run, and those waiting in arrival order. */
@@ -33,7 +41,10 @@ export class RenderPool implements TemplateRenderer {
   /** Set by tests: called with each answer (it tells on which thread the job ran). */
   onAnswer: ((answer: RenderAnswer) => void) | undefined;
 
-  constructor(private readonly config: RenderConfig, private readonly log: Logger) {
+  constructor(
+    private readonly config: RenderConfig,
+    private readonly log: Logger,
+  ) {
     this.threads = config.threads > 0 ? config.threads : Math.max(1, availableParallelism() - 1);
     this.pool = new Piscina<RenderTask, RenderAnswer>({
       filename: threadModule(),
@@ -113,7 +124,10 @@ export class RenderPool implements TemplateRenderer {
       // Anything else (the thread module failed to load) is the platform's failure, not the template's.
       if (!stopped && !outOfMemory) throw err;
       const field = (job.sources[at[1]!] ?? job.sources[0])?.field ?? 'template';
-      this.log.warn({ tenantId: job.tenantId, field, budgetMs: job.budgetMs }, stopped ? 'a render job passed its deadline: its thread was ended' : 'a render job ran out of memory: its thread ended');
+      this.log.warn(
+        { tenantId: job.tenantId, field, budgetMs: job.budgetMs },
+        stopped ? 'a render job passed its deadline: its thread was ended' : 'a render job ran out of memory: its thread ended',
+      );
       const failed: ItemOutcome = stopped
         ? overBudget(field, job.budgetMs)
         : { ...overBudget(field, job.budgetMs), message: `${field}: rendering needed more memory than a render may use and was stopped` };

@@ -45,7 +45,11 @@ const STARTERS: Record<Role, RoleStarter> = {
       await outbound.stop();
       throw err;
     });
-    return { name: 'outbound', stop: async () => void (await Promise.all([outbound.stop(), jobs.stop()])), details: { relay: services.config.outboundRelay ?? null } };
+    return {
+      name: 'outbound',
+      stop: async () => void (await Promise.all([outbound.stop(), jobs.stop()])),
+      details: { relay: services.config.outboundRelay ?? null },
+    };
   },
   // The scheduler supervises the queues (maintenance, expiry, cron schedules) and runs the scheduler jobs of jobs/index.ts.
   scheduler: async (services) => {

@@ -77,7 +77,19 @@ export async function buildServices(core: Core): Promise<Services> {
   const dns = createResolver(config.dnsServers, resolverOptions);
   // Tenants' templates render on these threads only, for every role of the process (shared/sending/templates/renderer.ts).
   const renderer = new RenderPool(config.render, log);
-  const sending = createSendingDeps({ config, sql, log, boss, clock, dns, metrics, verpKey: verpKey(masterKey), linkKey: linkTokenKey(masterKey), vault, renderer });
+  const sending = createSendingDeps({
+    config,
+    sql,
+    log,
+    boss,
+    clock,
+    dns,
+    metrics,
+    verpKey: verpKey(masterKey),
+    linkKey: linkTokenKey(masterKey),
+    vault,
+    renderer,
+  });
 
   const tokens = await SessionTokens.create(config);
   const limits = config.limits.rate_limits;

@@ -25,7 +25,11 @@ export default function recipientDomains(deps: MxDeps): Plugin {
   // The RCPTs of concurrent sessions read in the same turn of the event loop (each session's
   // socket is its own callback) share one query; nothing is cached.
   const facts = new DataLoader<string, RecipientFacts>(
-    (addresses) => recipientFacts(deps.sql, addresses.map((address) => ({ address, domain: address.slice(address.lastIndexOf('@') + 1) }))),
+    (addresses) =>
+      recipientFacts(
+        deps.sql,
+        addresses.map((address) => ({ address, domain: address.slice(address.lastIndexOf('@') + 1) })),
+      ),
     { cache: false, maxBatchSize: 200, batchScheduleFn: (run) => setImmediate(run) },
   );
   return {

@@ -36,7 +36,8 @@ export default function seedPlacement(deps: MxDeps): Plugin {
           // Our own fields (Authentication-Results) first, as stored: the first of a name is ours, not a forgery below.
           const head = Buffer.concat([Buffer.from(transaction.headers.join(''), 'utf8'), message.bytes]);
           const observed = await observeAtMx(deps.sql, recipients, head, deps.clock.now());
-          if (observed && observed.hitIds.length > 0) session.log.info({ message: transaction.id, placement: observed.placement, hits: observed.hitIds }, 'seed copy placement recorded');
+          if (observed && observed.hitIds.length > 0)
+            session.log.info({ message: transaction.id, placement: observed.placement, hits: observed.hitIds }, 'seed copy placement recorded');
         } catch (err) {
           // Placement is a report about the mail, not a reason to refuse it: the message is still stored.
           session.log.error({ err, message: transaction.id }, 'recording a seed copy placement failed');

@@ -18,7 +18,9 @@ export default function store(deps: MxDeps): Plugin {
             return localFailure();
           }
           const target: RecipientTarget =
-            r.route.kind === 'tenant' ? { kind: 'tenant', tenantId: r.route.tenantId, mailboxId: r.route.mailboxId, webhook: r.route.webhook } : { kind: r.route.kind };
+            r.route.kind === 'tenant'
+              ? { kind: 'tenant', tenantId: r.route.tenantId, mailboxId: r.route.mailboxId, webhook: r.route.webhook }
+              : { kind: r.route.kind };
           recipients.push({ address: r.address, target });
         }
         const added = transaction.headers.join('');
@@ -50,5 +52,10 @@ export default function store(deps: MxDeps): Plugin {
 function fieldValue(fields: string[], name: string): string | null {
   const prefix = `${name}:`;
   const field = fields.find((f) => f.slice(0, prefix.length).toLowerCase() === prefix);
-  return field === undefined ? null : field.slice(prefix.length).replace(/\r\n[ \t]+/g, ' ').trim();
+  return field === undefined
+    ? null
+    : field
+        .slice(prefix.length)
+        .replace(/\r\n[ \t]+/g, ' ')
+        .trim();
 }

@@ -49,21 +49,38 @@ const QUERY = /\b(?:sql|tx|db)(?:<[^`;=]*?>)?`/;
 const files = SOURCE_DIRS.flatMap((layer) => sourceFiles(join(ROOT, layer)).map((file) => ({ layer, file })));
 
 t.test('the source tree has the layers it is checked for', async (t) => {
-  for (const layer of SOURCE_DIRS) t.ok(files.some((f) => f.layer === layer), `${layer}/ holds source files`);
-  t.ok(files.some((f) => relative(ROOT, f.file) === join('api', 'routes', 'transactional.ts')), 'a known adapter file is scanned');
+  for (const layer of SOURCE_DIRS)
+    t.ok(
+      files.some((f) => f.layer === layer),
+      `${layer}/ holds source files`,
+    );
+  t.ok(
+    files.some((f) => relative(ROOT, f.file) === join('api', 'routes', 'transactional.ts')),
+    'a known adapter file is scanned',
+  );
 });
 
 for (const layer of SOURCE_DIRS) {
-  t.test(`${layer}/ imports only ${ALLOWED[layer].length ? ALLOWED[layer].map((l) => `${l}/`).join(', ') : 'within itself'}${layer === 'main' ? '' : ' (and never main/)'}`, async (t) => {
-    const wrong = files
-      .filter((f) => f.layer === layer)
-      .flatMap((f) => importsOf(f.file).filter((i) => i.layer !== layer && !(ALLOWED[layer] as readonly string[]).includes(i.layer)).map((i) => `${relative(ROOT, f.file)} → ${i.target}`));
-    t.same(wrong, [], 'imports against the layering');
-  });
+  t.test(
+    `${layer}/ imports only ${ALLOWED[layer].length ? ALLOWED[layer].map((l) => `${l}/`).join(', ') : 'within itself'}${layer === 'main' ? '' : ' (and never main/)'}`,
+    async (t) => {
+      const wrong = files
+        .filter((f) => f.layer === layer)
+        .flatMap((f) =>
+          importsOf(f.file)
+            .filter((i) => i.layer !== layer && !(ALLOWED[layer] as readonly string[]).includes(i.layer))
+            .map((i) => `${relative(ROOT, f.file)} → ${i.target}`),
+        );
+      t.same(wrong, [], 'imports against the layering');
+    },
+  );
 }
 
 t.test('no SQL in the adapters or the entry point: queries live with their domain module in shared/', async (t) => {
-  const code = (file: string) => readFileSync(file, 'utf8').replace(/\/\*[\s\S]*?\*\//g, '').replace(/^\s*\/\/.*$/gm, '');
+  const code = (file: string) =>
+    readFileSync(file, 'utf8')
+      .replace(/\/\*[\s\S]*?\*\//g, '')
+      .replace(/^\s*\/\/.*$/gm, '');
   const wrong = files.filter((f) => f.layer !== 'shared' && QUERY.test(code(f.file))).map((f) => relative(ROOT, f.file));
   t.same(wrong, []);
 });
@@ -83,8 +100,23 @@ t.test('the query checker sees a typed query', async (t) => {
 
 /** Modules that talk to the network, the file system or other threads: the domain gets them through ports, not imports. */
 const CLIENTS = new Set([
-  'node:net', 'node:tls', 'node:http', 'node:https', 'node:http2', 'node:dgram', 'node:dns', 'node:dns/promises', 'node:fs', 'node:fs/promises',
-  'node:worker_threads', 'node:child_process', 'undici', 'smtp-server', 'piscina', 'dns2', 'nodemailer',
+  'node:net',
+  'node:tls',
+  'node:http',
+  'node:https',
+  'node:http2',
+  'node:dgram',
+  'node:dns',
+  'node:dns/promises',
+  'node:fs',
+  'node:fs/promises',
+  'node:worker_threads',
+  'node:child_process',
+  'undici',
+  'smtp-server',
+  'piscina',
+  'dns2',
+  'nodemailer',
 ]);
 /** Pure functions those modules also export (address parsing), which the domain may use. */
 const PURE = new Set(['isIP', 'isIPv4', 'isIPv6', 'BlockList']);
@@ -111,7 +143,17 @@ function clientImports(file: string): string[] {
     const [, typeOnly, clause, spec] = m;
     if (typeOnly || !CLIENTS.has(spec!.replace(/\/lib\/.*$/, ''))) continue;
     if (spec!.startsWith('nodemailer/lib/') && spec !== 'nodemailer/lib/smtp-transport') continue; // MIME building, no transport
-    const names = /^\{([^}]*)\}$/.exec(clause!.trim())?.[1]?.split(',').map((n) => n.trim().replace(/^type\s+/, '').split(/\s+as\s+/)[0]!).filter(Boolean);
+    const names = /^\{([^}]*)\}$/
+      .exec(clause!.trim())?.[1]
+      ?.split(',')
+      .map(
+        (n) =>
+          n
+            .trim()
+            .replace(/^type\s+/, '')
+            .split(/\s+as\s+/)[0]!,
+      )
+      .filter(Boolean);
     if (names && names.every((n) => PURE.has(n) || /^type\s/.test(n))) continue;
     found.push(`${spec} ${clause!.trim()}`);
   }
@@ -124,6 +166,9 @@ t.test('shared/ opens no network, file or thread client outside its allow-list',
     .flatMap((f) => clientImports(f.file).map((i) => `${relative(ROOT, f.file)}: ${i}`));
   t.same(wrong, [], 'client imports in the domain');
   for (const allowed of Object.keys(CLIENT_ALLOWED)) {
-    t.ok(files.some((f) => relative(ROOT, f.file) === allowed && clientImports(f.file).length > 0), `${allowed} still needs its allowance`);
+    t.ok(
+      files.some((f) => relative(ROOT, f.file) === allowed && clientImports(f.file).length > 0),
+      `${allowed} still needs its allowance`,
+    );
   }
 });

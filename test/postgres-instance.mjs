@@ -22,7 +22,9 @@ const START_TIMEOUT_MS = 30_000;
 function findBinDir() {
   const debian = '/usr/lib/postgresql';
   if (existsSync(debian)) {
-    const majors = readdirSync(debian).filter((v) => existsSync(join(debian, v, 'bin', 'initdb'))).sort((a, b) => Number(b) - Number(a));
+    const majors = readdirSync(debian)
+      .filter((v) => existsSync(join(debian, v, 'bin', 'initdb')))
+      .sort((a, b) => Number(b) - Number(a));
     if (majors.length > 0) return join(debian, majors[0], 'bin');
   }
   try {
@@ -146,24 +148,53 @@ export async function startTestPostgres() {
     rmSync(dir, { recursive: true, force: true });
   };
   try {
-    if (process.getuid?.() === 0) chownSync(dir, Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })), Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })));
-    const [initdb, initArgs] = asServerUser(join(binDir, 'initdb'), ['-D', dataDir, '-U', 'postgres', '-A', 'trust', '-E', 'UTF8', '--locale=C.UTF-8', '--no-sync']);
+    if (process.getuid?.() === 0)
+      chownSync(
+        dir,
+        Number(execFileSync('id', ['-u', 'postgres'], { encoding: 'utf8' })),
+        Number(execFileSync('id', ['-g', 'postgres'], { encoding: 'utf8' })),
+      );
+    const [initdb, initArgs] = asServerUser(join(binDir, 'initdb'), [
+      '-D',
+      dataDir,
+      '-U',
+      'postgres',
+      '-A',
+      'trust',
+      '-E',
+      'UTF8',
+      '--locale=C.UTF-8',
+      '--no-sync',
+    ]);
     execFileSync(initdb, initArgs, { stdio: 'ignore' });
     const port = await freePort();
     const [postgres, args] = asServerUser(join(binDir, 'postgres'), [
-      '-D', dataDir,
-      '-c', `port=${port}`,
-      '-c', 'listen_addresses=127.0.0.1',
-      '-c', `unix_socket_directories=${dir}`,
-      '-c', 'max_connections=300',
-      '-c', 'shared_buffers=256MB',
-      '-c', 'fsync=off',
-      '-c', 'synchronous_commit=off',
-      '-c', 'full_page_writes=off',
-      '-c', 'autovacuum=off',
-      '-c', 'max_wal_size=1GB',
-      '-c', 'log_min_messages=fatal',
-      '-c', 'TimeZone=UTC',
+      '-D',
+      dataDir,
+      '-c',
+      `port=${port}`,
+      '-c',
+      'listen_addresses=127.0.0.1',
+      '-c',
+      `unix_socket_directories=${dir}`,
+      '-c',
+      'max_connections=300',
+      '-c',
+      'shared_buffers=256MB',
+      '-c',
+      'fsync=off',
+      '-c',
+      'synchronous_commit=off',
+      '-c',
+      'full_page_writes=off',
+      '-c',
+      'autovacuum=off',
+      '-c',
+      'max_wal_size=1GB',
+      '-c',
+      'log_min_messages=fatal',
+      '-c',
+      'TimeZone=UTC',
     ]);
     server = spawn(postgres, args, { stdio: 'ignore' });
     await waitReady(binDir, port, server);

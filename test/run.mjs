@@ -56,9 +56,18 @@ const BUNDLED = join(OUT, 'bundled');
 // the run then waits for it with the other slots idle. The longest files of a whole run (50 s or more each) are
 // bundled under test/0-first/, which sorts first, so they start at once and the short ones fill the slots around them.
 const LONG_POLES = [
-  'typecheck', 'smoke/start', 'main/startup-errors', 'shared/audiences/imports/crash', 'shared/campaigns/processes', 'shared/campaigns/crash',
-  'shared/db/embedded', 'shared/delivery/bounce-mailboxes/poller', 'shared/audiences/segments/evaluate', 'shared/webhooks/events/event-webhooks-delivery',
-  'shared/audiences/segments/random', 'mta/inbound/durability',
+  'typecheck',
+  'smoke/start',
+  'main/startup-errors',
+  'shared/audiences/imports/crash',
+  'shared/campaigns/processes',
+  'shared/campaigns/crash',
+  'shared/db/embedded',
+  'shared/delivery/bounce-mailboxes/poller',
+  'shared/audiences/segments/evaluate',
+  'shared/webhooks/events/event-webhooks-delivery',
+  'shared/audiences/segments/random',
+  'mta/inbound/durability',
 ].map((name) => join('test', `${name}.test.ts`));
 /** A test file's bundled name, without .js, under .build/bundled/: its own path, or under test/0-first/ for a long pole. */
 function bundledName(rel) {
@@ -66,9 +75,25 @@ function bundledName(rel) {
   return LONG_POLES.includes(rel) ? join('test', '0-first', relative('test', name)) : name;
 }
 const UNBUNDLED_PACKAGES = [
-  'bcrypt', 'pdfkit', 'fontkit', '@electric-sql/*', 'tap', '@tapjs/*', 'esbuild', 'typescript', 'thread-stream', 'pino',
-  '@fastify/swagger', '@fastify/swagger-ui', 'undici', 'liquidjs', '@redocly/openapi-core', 'mailauth', 'smtp-server',
-  'standardwebhooks', 'piscina',
+  'bcrypt',
+  'pdfkit',
+  'fontkit',
+  '@electric-sql/*',
+  'tap',
+  '@tapjs/*',
+  'esbuild',
+  'typescript',
+  'thread-stream',
+  'pino',
+  '@fastify/swagger',
+  '@fastify/swagger-ui',
+  'undici',
+  'liquidjs',
+  '@redocly/openapi-core',
+  'mailauth',
+  'smtp-server',
+  'standardwebhooks',
+  'piscina',
 ];
 // A test path is an argument naming a file or directory that exists, or a .ts file (tap then says it is missing): an
 // option's value given apart (`--grep foo`) is not one.

@@ -7,7 +7,9 @@ import t from 'tap';
 import { projectRoot } from '../shared/kernel/paths.js';
 
 // The runner's own module, from the project root (only TypeScript is compiled into .build/).
-const { ensureSystemPackages } = (await import(pathToFileURL(join(projectRoot(), 'test', 'system-packages.mjs')).href)) as { ensureSystemPackages: () => string[] };
+const { ensureSystemPackages } = (await import(pathToFileURL(join(projectRoot(), 'test', 'system-packages.mjs')).href)) as {
+  ensureSystemPackages: () => string[];
+};
 
 t.test('every package is there on this machine', async (t) => {
   t.same(ensureSystemPackages(), []);

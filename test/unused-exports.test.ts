@@ -1,4 +1,4 @@
-// No dead code and no import cycles: knip (knip.json at the root names the entry points) reports no unused file, export,
+// No dead code and no import cycles: knip (knip.jsonc at the root names the entry points) reports no unused file, export,
 // type or dependency, and no module of main api mta plugins jobs shared reaches itself through its relative imports.
 import { execFile } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
@@ -14,11 +14,16 @@ function runKnip(timeoutMs: number): Promise<{ code: number | null; output: stri
     // Without tap's NODE_OPTIONS (its process-info hook would measure every module knip loads).
     const env: NodeJS.ProcessEnv = { ...process.env, NO_COLOR: '1' };
     delete env['NODE_OPTIONS'];
-    execFile(join(ROOT, 'node_modules', '.bin', 'knip'), ['--no-progress'], { cwd: ROOT, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1 << 24 }, (err, stdout, stderr) => {
-      const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
-      const timedOut = err?.killed ? `knip did not finish in ${timeoutMs / 1000} s\n` : '';
-      resolve({ code, output: `${timedOut}${stdout}${stderr}`.trim() });
-    });
+    execFile(
+      join(ROOT, 'node_modules', '.bin', 'knip'),
+      ['--no-progress'],
+      { cwd: ROOT, env, timeout: timeoutMs, killSignal: 'SIGKILL', maxBuffer: 1 << 24 },
+      (err, stdout, stderr) => {
+        const code = err ? (typeof err.code === 'number' ? err.code : null) : 0;
+        const timedOut = err?.killed ? `knip did not finish in ${timeoutMs / 1000} s\n` : '';
+        resolve({ code, output: `${timedOut}${stdout}${stderr}`.trim() });
+      },
+    );
   });
 }
 
@@ -132,8 +137,12 @@ t.test('no import cycles among main/ api/ mta/ plugins/ jobs/ shared/', async (t
 
 t.test('the cycle checker sees a cycle when there is one', async (t) => {
   // Guards the walker: the specifier forms it must read, and a cycle of three beside one of two and a self-import.
-  const sample = "import type { A } from './a.js';\nexport { b } from '../b.js';\nimport './side.js';\nexport * from './all.js';\nconst c = await import('./lazy.js');\n// import { d } from './commented.js';";
-  t.same([...sample.matchAll(STATIC_IMPORT)].map((m) => m[1]), ['./a.js', '../b.js', './side.js', './all.js']);
+  const sample =
+    "import type { A } from './a.js';\nexport { b } from '../b.js';\nimport './side.js';\nexport * from './all.js';\nconst c = await import('./lazy.js');\n// import { d } from './commented.js';";
+  t.same(
+    [...sample.matchAll(STATIC_IMPORT)].map((m) => m[1]),
+    ['./a.js', '../b.js', './side.js', './all.js'],
+  );
   const graph = new Map([
     ['a', ['b']],
     ['b', ['c', 'x']],
@@ -143,5 +152,9 @@ t.test('the cycle checker sees a cycle when there is one', async (t) => {
     ['z', ['y']],
     ['s', ['s']],
   ]);
-  t.same(cyclesOf(graph), [['a', 'b', 'c', 'a'], ['s', 's'], ['y', 'z', 'y']]);
+  t.same(cyclesOf(graph), [
+    ['a', 'b', 'c', 'a'],
+    ['s', 's'],
+    ['y', 'z', 'y'],
+  ]);
 });

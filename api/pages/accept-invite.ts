@@ -58,17 +58,32 @@ export async function submitInvite(deps: AcceptDeps, body: unknown, ip: string):
       case 404:
         return refused(404, 'This invite link is not valid', `${brokenLinkText} If it still does not work, ask the person who invited you for a new invite.`);
       case 410:
-        return refused(410, 'This invite can no longer be used', 'It has already been accepted, was withdrawn, or has expired. Ask the person who invited you for a new invite.');
+        return refused(
+          410,
+          'This invite can no longer be used',
+          'It has already been accepted, was withdrawn, or has expired. Ask the person who invited you for a new invite.',
+        );
       case 409:
-        return refused(409, 'This address already has an account', 'The e-mail address this invite was sent to already belongs to a Mailpath account, so the invite cannot create another. Ask the person who invited you to invite a different address.');
+        return refused(
+          409,
+          'This address already has an account',
+          'The e-mail address this invite was sent to already belongs to a Mailpath account, so the invite cannot create another. Ask the person who invited you to invite a different address.',
+        );
       case 403:
-        return refused(403, 'This workspace is suspended', 'Signing in to it is blocked for now, so the invite cannot be accepted. The invite stays valid until it expires; contact support.');
+        return refused(
+          403,
+          'This workspace is suspended',
+          'Signing in to it is blocked for now, so the invite cannot be accepted. The invite stays valid until it expires; contact support.',
+        );
       default:
         throw err;
     }
   }
   return {
     status: 200,
-    html: renderPage('Your account is ready', notice('done', 'Welcome to the team', 'Sign in with the e-mail address this invite was sent to and the password you just chose.')),
+    html: renderPage(
+      'Your account is ready',
+      notice('done', 'Welcome to the team', 'Sign in with the e-mail address this invite was sent to and the password you just chose.'),
+    ),
   };
 }

@@ -11,7 +11,10 @@ import { RESET_PATH, showResetForm, submitReset } from './reset-password.js';
 const FORM_BODY_LIMIT = 16 * 1024;
 
 function send(reply: FastifyReply, answer: PageAnswer): FastifyReply {
-  return reply.code(answer.status).headers(answer.headers ?? {}).send(answer.html);
+  return reply
+    .code(answer.status)
+    .headers(answer.headers ?? {})
+    .send(answer.html);
 }
 
 /**
@@ -33,7 +36,8 @@ export const accountPages: FastifyPluginAsyncZod = async (app) => {
   });
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = err instanceof AppError ? err : undefined;
-    const clientStatus = err.code?.startsWith('FST_') && err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : undefined;
+    const clientStatus =
+      err.code?.startsWith('FST_') && err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : undefined;
     const status = appError?.status ?? clientStatus ?? 500;
     // The error only: the request's URL and body carry the token.
     if (status >= 500) request.log.error({ err }, 'account page failed');

@@ -32,7 +32,10 @@ const BODY_LIMIT = 16 * 1024;
 const MAX_TOKEN_LENGTH = 8192;
 
 function page(reply: FastifyReply, answer: PageAnswer): FastifyReply {
-  return reply.code(answer.status).headers({ ...PAGE_HEADERS, ...answer.headers }).send(answer.html);
+  return reply
+    .code(answer.status)
+    .headers({ ...PAGE_HEADERS, ...answer.headers })
+    .send(answer.html);
 }
 
 function tokenOf(request: FastifyRequest): string {
@@ -71,7 +74,8 @@ export const trackingPages: FastifyPluginAsyncZod = async (app) => {
   app.addContentTypeParser('*', { parseAs: 'buffer', bodyLimit: BODY_LIMIT }, (_request, _body, done) => done(null, undefined));
   app.setErrorHandler((err: FastifyError, request, reply) => {
     const appError = err instanceof AppError ? err : undefined;
-    const clientStatus = err.code?.startsWith('FST_') && err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : undefined;
+    const clientStatus =
+      err.code?.startsWith('FST_') && err.statusCode !== undefined && err.statusCode >= 400 && err.statusCode < 500 ? err.statusCode : undefined;
     const status = appError?.status ?? clientStatus ?? 500;
     if (status >= 500) request.log.error({ err }, 'tracking endpoint failed');
     return page(reply, problemPage(status, appError));
@@ -97,7 +101,10 @@ export const trackingPages: FastifyPluginAsyncZod = async (app) => {
     const sendId = readOpenToken(ctx.linkKey, tokenOf(request));
     if (sendId) await record(request, { kind: 'open', sendId });
     // A bad token still gets an image (no broken-image icon in the message), with 404.
-    return reply.code(sendId ? 200 : 404).headers(PIXEL_HEADERS).send(PIXEL);
+    return reply
+      .code(sendId ? 200 : 404)
+      .headers(PIXEL_HEADERS)
+      .send(PIXEL);
   });
 
   // A wildcard, not a parameter: a click token holds its URL and is longer than a route parameter may be.

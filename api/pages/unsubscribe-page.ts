@@ -43,12 +43,14 @@ export function unsubscribedPage(recipient: string, before: boolean): PageAnswer
 
 /** A token that does not verify, or names a send that no longer exists. */
 export function brokenUnsubscribeLink(): PageAnswer {
-  const text = 'This unsubscribe link is incomplete or no longer valid. Open it again from the e-mail; if your e-mail program split it over two lines, copy the whole address into the browser.';
+  const text =
+    'This unsubscribe link is incomplete or no longer valid. Open it again from the e-mail; if your e-mail program split it over two lines, copy the whole address into the browser.';
   return { status: 404, html: renderPage('This link does not work', notice('problem', 'Nothing was changed', text)) };
 }
 
 /** A click link whose token does not verify: never a redirect. */
 export function brokenClickLink(): PageAnswer {
-  const text = 'This link is incomplete or damaged. Open it again from the e-mail; if your e-mail program split it over two lines, copy the whole address into the browser.';
+  const text =
+    'This link is incomplete or damaged. Open it again from the e-mail; if your e-mail program split it over two lines, copy the whole address into the browser.';
   return { status: 404, html: renderPage('This link does not work', notice('problem', 'Link not found', text)) };
 }

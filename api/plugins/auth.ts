@@ -34,8 +34,7 @@ const refused = () => new AppError('unauthenticated', 'invalid, revoked or expir
 
 async function lookUp(ctx: ApiContext, credential: string): Promise<AuthOutcome> {
   const principal =
-    (await ctx.credentials.resolve(credential)) ??
-    (ctx.credentials.isApiKey(credential) ? undefined : await resolveMailboxSession(ctx, credential));
+    (await ctx.credentials.resolve(credential)) ?? (ctx.credentials.isApiKey(credential) ? undefined : await resolveMailboxSession(ctx, credential));
   if (!principal) return { error: refused() };
   return { principal };
 }

@@ -15,7 +15,11 @@ const plugin: FastifyPluginAsync = async (app) => {
   app.addHook('onRequest', (_request, reply, done) => {
     if (!closing) return done();
     reply.header('connection', 'close');
-    done(new AppError('service_unavailable', 'the server is shutting down: send the request again (another instance answers it)', { headers: { 'retry-after': '1' } }));
+    done(
+      new AppError('service_unavailable', 'the server is shutting down: send the request again (another instance answers it)', {
+        headers: { 'retry-after': '1' },
+      }),
+    );
   });
 };
 

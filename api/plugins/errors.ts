@@ -131,7 +131,10 @@ const errorHandling: FastifyPluginAsyncZod = async (app) => {
       return reply.code(500).send({ ok: false, error: 'internal', message: 'internal server error' });
     }
     if (appError.status >= 500) request.log.error({ err }, appError.message);
-    return reply.code(appError.status).headers(appError.headers).send({ ok: false, error: appError.slug, message: appError.message, ...appError.details });
+    return reply
+      .code(appError.status)
+      .headers(appError.headers)
+      .send({ ok: false, error: appError.slug, message: appError.message, ...appError.details });
   });
 
   // Every route is registered after this root plugin, so the hook sees them all.
@@ -144,9 +147,14 @@ const errorHandling: FastifyPluginAsyncZod = async (app) => {
     // A route that serves this method may still call the not-found handler (a missing static file): that is a 404.
     if (methods.length > 0 && !methods.includes(request.method)) {
       // A known path asked with a method it is not served with (RFC 9110 15.5.6): say which ones it takes.
-      return reply.code(405).header('allow', methods.join(', ')).send({
-        ok: false, error: 'method_not_allowed', message: `${request.method} is not allowed on ${path}; allowed: ${methods.join(', ')}`,
-      });
+      return reply
+        .code(405)
+        .header('allow', methods.join(', '))
+        .send({
+          ok: false,
+          error: 'method_not_allowed',
+          message: `${request.method} is not allowed on ${path}; allowed: ${methods.join(', ')}`,
+        });
     }
     return reply.code(404).send({ ok: false, error: 'not_found', message: `no route ${request.method} ${path}` });
   });

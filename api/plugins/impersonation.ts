@@ -26,7 +26,12 @@ const impersonation: FastifyPluginAsyncZod = async (app) => {
       return done(new AppError('forbidden', "an impersonation token cannot manage the super-admin's own account"));
     }
     if (route.config.grantsAccess) {
-      return done(new AppError('forbidden', 'an impersonated session cannot grant lasting access (API keys, key scopes, invites, roles): it would outlast the impersonation token; a member of the tenant must do it'));
+      return done(
+        new AppError(
+          'forbidden',
+          'an impersonated session cannot grant lasting access (API keys, key scopes, invites, roles): it would outlast the impersonation token; a member of the tenant must do it',
+        ),
+      );
     }
     done();
   });

@@ -7,7 +7,7 @@ import { CONTEXT_PLUGIN } from './context.js';
 /** Why a parsed body is refused, or undefined. */
 type Refusal = 'too_deep' | 'proto' | 'constructor';
 
-const hasOwn = (o: object, key: string) => Object.prototype.hasOwnProperty.call(o, key);
+const hasOwn = (o: object, key: string) => Object.hasOwn(o, key);
 
 /**
  * Walks the parsed value level by level (no recursion, so no depth can overflow the stack), and stops at the first

@@ -74,8 +74,14 @@ const keyActivity: FastifyPluginAsyncZod = async (app) => {
   const recorder = new KeyActivityRecorder(ctx.sql, ctx.log, ctx.config.limits.key_activity.flush_interval_ms);
   const attribution = new RefusedKeyAttribution(ctx);
   app.decorate('keyActivity', recorder);
-  const callOf = (request: FastifyRequest, reply: FastifyReply, keyId: string): KeyCall =>
-    ({ keyId, at: epochMs(ctx.clock), route: routeLabel(request), status: reply.statusCode, latencyMs: reply.elapsedTime, ip: request.ip });
+  const callOf = (request: FastifyRequest, reply: FastifyReply, keyId: string): KeyCall => ({
+    keyId,
+    at: epochMs(ctx.clock),
+    route: routeLabel(request),
+    status: reply.statusCode,
+    latencyMs: reply.elapsedTime,
+    ip: request.ip,
+  });
   // A callback hook, not an async one: a guarded request's key is counted in memory at once; only a refused
   // request's key needs a (cached) look-up, and only that one waits for it.
   app.addHook('onResponse', (request: FastifyRequest, reply: FastifyReply, done: HookHandlerDoneFunction) => {

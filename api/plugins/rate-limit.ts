@@ -105,7 +105,13 @@ export async function addressRateHeaders(ctx: ApiContext, ip: string | undefined
  * Counts the request; sets the headers; throws 429 when a bucket is full. Without a promise in the common case
  * (tenant limits cached, every window already read by this process); a promise only when one needs the database.
  */
-export function applyRateLimit(ctx: ApiContext, request: FastifyRequest, reply: FastifyReply, config: FastifyContextConfig, principal: Principal | undefined): Promise<void> | undefined {
+export function applyRateLimit(
+  ctx: ApiContext,
+  request: FastifyRequest,
+  reply: FastifyReply,
+  config: FastifyContextConfig,
+  principal: Principal | undefined,
+): Promise<void> | undefined {
   const buckets = cachedBucketsFor(ctx, request, config, principal);
   const decision = buckets && ctx.rateLimiter.hitIfRead(buckets, principal?.tenant.id);
   if (decision) {
@@ -124,8 +130,12 @@ function answer(request: FastifyRequest, reply: FastifyReply, decision: Decision
   reply.headers(headers);
   counted.set(request.raw.socket, { res: reply.raw, headers });
   if (!decision.allowed) {
-    throw new AppError('rate_limited', `rate limit of ${state.bucket.limit} requests per ${windowName(state.bucket)} reached; retry after ${state.resetSeconds}s`, {
-      headers: { 'Retry-After': String(state.resetSeconds) },
-    });
+    throw new AppError(
+      'rate_limited',
+      `rate limit of ${state.bucket.limit} requests per ${windowName(state.bucket)} reached; retry after ${state.resetSeconds}s`,
+      {
+        headers: { 'Retry-After': String(state.resetSeconds) },
+      },
+    );
   }
 }

@@ -47,7 +47,7 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Verify the audit hash chain',
     description:
-      'Chains the committed audit rows not chained yet, then walks the whole chain (chain_seq 1, 2, …) and reports whether it is intact, how many rows verify, and the first broken link: the row, its position and what is wrong (a gap, a prev_hash that is not its predecessor\'s hash, or a hash that does not match its content).',
+      "Chains the committed audit rows not chained yet, then walks the whole chain (chain_seq 1, 2, …) and reports whether it is intact, how many rows verify, and the first broken link: the row, its position and what is wrong (a gap, a prev_hash that is not its predecessor's hash, or a hash that does not match its content).",
     response: z.object({
       intact: z.boolean(),
       rows: z.number().int().describe('Rows verified before the first broken link (all, when intact)'),
@@ -77,9 +77,9 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/admin/compliance/soc2/run-now',
     auth: 'super_admin',
     tags: TAGS,
-    summary: 'Write today\'s SOC 2 evidence pack now',
+    summary: "Write today's SOC 2 evidence pack now",
     description:
-      'Runs the evidence worker at once, past its 02:00 UTC hour gate and its once-a-day gate, overwriting today\'s pack; the tick is recorded for /admin/workers and audited (compliance.soc2_run_now). ' +
+      "Runs the evidence worker at once, past its 02:00 UTC hour gate and its once-a-day gate, overwriting today's pack; the tick is recorded for /admin/workers and audited (compliance.soc2_run_now). " +
       '503 worker_unavailable when SOC2_EVIDENCE_ENABLED is unset (the worker is not wired); 502 worker_failed when the run fails.',
     errors: [502, 503],
     response: z.object({ artifact: pack, elapsed_ms: z.number().int(), triggered: z.boolean() }),
@@ -105,7 +105,7 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/admin/compliance/soc2/today',
     auth: 'super_admin',
     tags: TAGS,
-    summary: 'Today\'s SOC 2 evidence pack',
+    summary: "Today's SOC 2 evidence pack",
     description: 'The pack of the current UTC day; 404 when it is not written yet (or SOC2_EVIDENCE_ENABLED is unset).',
     errors: [404],
     response: pack,
@@ -121,7 +121,7 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/admin/compliance/soc2/:date',
     auth: 'super_admin',
     tags: TAGS,
-    summary: 'A day\'s SOC 2 evidence pack',
+    summary: "A day's SOC 2 evidence pack",
     description: 'The pack of a UTC day (YYYY-MM-DD). 400 bad_request for a malformed date; 404 when that day has no pack.',
     // Checked in the handler, not by a params schema: the spec makes a malformed date segment 400 bad_request, not 422.
     params: z.object({ date: z.string().max(64).describe('UTC day, YYYY-MM-DD') }),
@@ -140,13 +140,17 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/admin/tenants/:id/soc2-evidence',
     auth: 'super_admin',
     tags: TAGS,
-    summary: 'A tenant\'s SOC 2 controls',
+    summary: "A tenant's SOC 2 controls",
     description:
       `The tenant's controls as of now (${CONTROL_NAMES.join(', ')}), each green, yellow or red with a note. A control Mailpath holds no data for is yellow and carries no value. ` +
-      'audit_log_hash_chain_intact verifies the platform\'s whole audit chain (it holds every tenant\'s rows). 404 for an unknown tenant.',
+      "audit_log_hash_chain_intact verifies the platform's whole audit chain (it holds every tenant's rows). 404 for an unknown tenant.",
     params: z.object({ id: z.string().max(64) }),
     errors: [404],
-    response: z.object({ tenant_id: z.string(), as_of: z.string(), controls: z.object(Object.fromEntries(CONTROL_NAMES.map((n) => [n, control])) as Record<(typeof CONTROL_NAMES)[number], typeof control>) }),
+    response: z.object({
+      tenant_id: z.string(),
+      as_of: z.string(),
+      controls: z.object(Object.fromEntries(CONTROL_NAMES.map((n) => [n, control])) as Record<(typeof CONTROL_NAMES)[number], typeof control>),
+    }),
     handler: async ({ params }) => {
       if (!isUuid(params.id) || !(await findTenantById(ctx.sql, params.id))) throw notFound('tenant');
       const asOf = ctx.clock.now();

@@ -61,7 +61,12 @@ export const adminDkimRoutes: FastifyPluginAsyncZod = async (app) => {
     response: z.object({ items: z.array(dkimRotation), limit: z.number().int(), offset: z.number().int() }),
     handler: async ({ query }) => ({
       items: (
-        await listRotations(ctx.sql, { limit: query.limit, offset: query.offset, includeRetired: query.include_retired, ...(query.tenant_id ? { tenantId: query.tenant_id } : {}) })
+        await listRotations(ctx.sql, {
+          limit: query.limit,
+          offset: query.offset,
+          includeRetired: query.include_retired,
+          ...(query.tenant_id ? { tenantId: query.tenant_id } : {}),
+        })
       ).map(presentRotation),
       limit: query.limit,
       offset: query.offset,
@@ -75,7 +80,7 @@ export const adminDkimRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Start a DKIM rotation on any domain',
     description:
-      'Starts a rotation on a tenant\'s domain (initiated_by admin), e.g. when a key may be compromised. Same rules as the tenant\'s rotate: ' +
+      "Starts a rotation on a tenant's domain (initiated_by admin), e.g. when a key may be compromised. Same rules as the tenant's rotate: " +
       'the new key signs only once every public resolver returns it; 409 while another rotation of the domain is in flight.',
     body: z.strictObject({ domain_id: z.string().max(64), reason: z.string().trim().max(500).optional() }),
     status: 202,
@@ -85,12 +90,7 @@ export const adminDkimRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   /** An operator transition on one rotation: same shape for confirm and rollback. */
-  const transition = (
-    verb: string,
-    summary: string,
-    description: string,
-    apply: (deps: DomainDeps, id: string, actor: AuditActor) => Promise<RotationView>,
-  ) =>
+  const transition = (verb: string, summary: string, description: string, apply: (deps: DomainDeps, id: string, actor: AuditActor) => Promise<RotationView>) =>
     defineRoute(app, {
       method: 'POST',
       url: `/admin/dkim-rotations/:id/${verb}`,

@@ -71,7 +71,6 @@ export const adminInboundWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     params: z.object({ id: z.string().max(64).describe('Tenant id'), delivery_id: z.string().max(64).describe('Delivery id') }),
     errors: [404],
     response: z.object({ id: z.string(), status: z.literal('pending') }),
-    handler: async ({ params, principal, ip }) =>
-      replayDeadLetter(ctx, params.id, params.delivery_id, actorOf(principal, ip)),
+    handler: async ({ params, principal, ip }) => replayDeadLetter(ctx, params.id, params.delivery_id, actorOf(principal, ip)),
   });
 };

@@ -84,7 +84,12 @@ export const adminIpWatchdogRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Release a quarantined address',
     description:
       'Ends the quarantine of a pool address before its cool-down (audited as ip_watchdog.release); outbound processes use it again within state_cache_ms. 404 for an address in no pool, 409 when it is not quarantined.',
-    params: z.object({ address: z.string().max(64).refine((v) => isIP(v) !== 0, 'expected an IPv4 or IPv6 address') }),
+    params: z.object({
+      address: z
+        .string()
+        .max(64)
+        .refine((v) => isIP(v) !== 0, 'expected an IPv4 or IPv6 address'),
+    }),
     errors: [404, 409, 422],
     response: z.object({ address: z.string(), released_at: timestamp, quarantined_at: timestamp, quarantined_until: timestamp, rule: z.string() }),
     handler: async ({ params, principal, ip }) => {

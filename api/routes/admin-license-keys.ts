@@ -2,7 +2,13 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf, type Principal } from '../../shared/accounts/auth/principal.js';
-import { bulkRevokeLicenseKeys, createLicenseKey, MAX_BULK_LICENSE_KEYS, revokeLicenseKey, type LicenseAdminCaller } from '../../shared/accounts/licenses/admin.js';
+import {
+  bulkRevokeLicenseKeys,
+  createLicenseKey,
+  MAX_BULK_LICENSE_KEYS,
+  revokeLicenseKey,
+  type LicenseAdminCaller,
+} from '../../shared/accounts/licenses/admin.js';
 import { listLicenseKeys, type LicenseKeyRow } from '../../shared/accounts/licenses/queries.js';
 import type { Clock } from '../../shared/kernel/clock.js';
 import { defineRoute } from '../route.js';
@@ -58,7 +64,8 @@ export const adminLicenseKeyRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'super_admin',
     tags: TAGS,
     summary: 'List license keys',
-    description: 'License keys, newest first, with their status (active, revoked, expired). Optional tenant_id filter; paged with limit (1..500, default 100) and offset.',
+    description:
+      'License keys, newest first, with their status (active, revoked, expired). Optional tenant_id filter; paged with limit (1..500, default 100) and offset.',
     query: z.object({
       tenant_id: z.uuid().optional().describe('Only the keys issued to this tenant'),
       limit: z.coerce.number().int().min(1).max(500).default(100).describe('Page size, 1..500'),

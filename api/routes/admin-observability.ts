@@ -12,20 +12,34 @@ const sendStatus = z.enum(['queued', 'deferred', 'sending', 'delivered', 'bounce
 
 const overview = z.object({
   as_of: timestamp,
-  tenants: z.object({ total: count, active: count, suspended: count, sandbox: count }).describe('Tenants by status; sandbox: tenants whose sends are simulated'),
+  tenants: z
+    .object({ total: count, active: count, suspended: count, sandbox: count })
+    .describe('Tenants by status; sandbox: tenants whose sends are simulated'),
   domains: z
-    .object({ total: count, verified: count, pending: count.describe('Never verified yet'), drifted: count.describe('Verified once, failing their last check') })
+    .object({
+      total: count,
+      verified: count,
+      pending: count.describe('Never verified yet'),
+      drifted: count.describe('Verified once, failing their last check'),
+    })
     .describe('Sending domains by verification state'),
   sends_24h: z.object({ total: count, by_status: z.record(sendStatus, count) }).describe('Sends created in the last 24 hours, by current status'),
   warmup: z
-    .object({ domains: count, paused: count, held: count.describe('Tier frozen by a super-admin'), by_tier: z.record(z.string(), count).describe('Domains per warm-up tier') })
+    .object({
+      domains: count,
+      paused: count,
+      held: count.describe('Tier frozen by a super-admin'),
+      by_tier: z.record(z.string(), count).describe('Domains per warm-up tier'),
+    })
     .describe('Domains in warm-up'),
   healthchecks: z
     .object({ tenants_checked: count, passing: count, warning: count, failing: count, last_run_at: timestamp.nullable() })
     .describe("Each tenant's latest health check, counted by verdict (pass, warn, fail)"),
   esp_scores: z
     .array(z.object({ provider: z.string(), score: z.number(), sample_size: count }))
-    .describe('Deliverability score (0..100, the trust-score formula) per mailbox provider over every tenant\'s mail of the last 30 days, best first; providers without outcomes are left out; sample_size is their sends'),
+    .describe(
+      "Deliverability score (0..100, the trust-score formula) per mailbox provider over every tenant's mail of the last 30 days, best first; providers without outcomes are left out; sample_size is their sends",
+    ),
   dns_drift: z
     .object({
       drifted: count,
@@ -49,7 +63,9 @@ const overview = z.object({
       pid: count,
       uptime_s: count,
       memory_mb: z.object({ rss: count, heap_used: count, heap_total: count, external: count }),
-      event_loop_delay_ms: z.object({ p50: z.number(), p99: z.number(), max: z.number() }).describe('Sampled from the first overview request this process served'),
+      event_loop_delay_ms: z
+        .object({ p50: z.number(), p99: z.number(), max: z.number() })
+        .describe('Sampled from the first overview request this process served'),
     })
     .describe('The process that answered (each process answers for itself)'),
   errors: z
@@ -63,7 +79,11 @@ const slowQueries = z.object({
   lookback_hours: count,
   warn_ms: z.number().describe('p99 at or above this: level warn (config/observability.yaml)'),
   error_ms: z.number().describe('p99 at or above this: level error'),
-  source: z.enum(['pg_stat_statements', 'mailpath']).describe("pg_stat_statements when the database has it loaded (p99 estimated as mean + 2.326 σ, capped at max; no windows), else Mailpath's own query timing"),
+  source: z
+    .enum(['pg_stat_statements', 'mailpath'])
+    .describe(
+      "pg_stat_statements when the database has it loaded (p99 estimated as mean + 2.326 σ, capped at max; no windows), else Mailpath's own query timing",
+    ),
   items: z.array(
     z.object({
       query: z.string().describe('Statement text (parameters as $n)'),
@@ -115,8 +135,12 @@ export const adminObservabilityRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       "The statements with the highest p99 latency over the lookback, each with its latest 5-minute window. From pg_stat_statements when the database has it loaded; otherwise from Mailpath's own query timing, which every process records per statement and 5-minute window and writes to the database. Out-of-range limit and hours are clamped silently.",
     query: z.object({
-      limit: clampedNumber.describe(`How many statements, ${SLOW_QUERY_LIMITS.limit.min}..${SLOW_QUERY_LIMITS.limit.max} (default ${SLOW_QUERY_LIMITS.limit.default}; clamped)`),
-      hours: clampedNumber.describe(`Lookback in hours, ${SLOW_QUERY_LIMITS.hours.min}..${SLOW_QUERY_LIMITS.hours.max} (default ${SLOW_QUERY_LIMITS.hours.default}; clamped)`),
+      limit: clampedNumber.describe(
+        `How many statements, ${SLOW_QUERY_LIMITS.limit.min}..${SLOW_QUERY_LIMITS.limit.max} (default ${SLOW_QUERY_LIMITS.limit.default}; clamped)`,
+      ),
+      hours: clampedNumber.describe(
+        `Lookback in hours, ${SLOW_QUERY_LIMITS.hours.min}..${SLOW_QUERY_LIMITS.hours.max} (default ${SLOW_QUERY_LIMITS.hours.default}; clamped)`,
+      ),
     }),
     response: slowQueries,
     handler: async ({ query }) => {

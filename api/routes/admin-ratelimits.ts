@@ -38,7 +38,10 @@ export const adminRateLimitRoutes: FastifyPluginAsyncZod = async (app) => {
       const report = await rateLimitUtilization({ sql: ctx.sql, clock: ctx.clock, defaultPerSec: ctx.config.limits.rate_limits.tenant_default_per_sec });
       return {
         as_of: report.as_of.toISOString(),
-        items: report.items.map(({ last_throttle_at, ...rest }) => ({ ...rest, ...(last_throttle_at ? { last_throttle_at: last_throttle_at.toISOString() } : {}) })),
+        items: report.items.map(({ last_throttle_at, ...rest }) => ({
+          ...rest,
+          ...(last_throttle_at ? { last_throttle_at: last_throttle_at.toISOString() } : {}),
+        })),
         errors: report.errors,
       };
     },

@@ -3,19 +3,33 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
 import { listSeeds, SEED_PROVIDERS, type SeedRow } from '../../shared/deliverability/seed-mailboxes/queries.js';
-import { bulkCreateSeeds, changeSeed, CONTROL, createSeed, removeSeed, seedHits, type BulkRowInput } from '../../shared/deliverability/seed-mailboxes/service.js';
+import {
+  bulkCreateSeeds,
+  changeSeed,
+  CONTROL,
+  createSeed,
+  removeSeed,
+  seedHits,
+  type BulkRowInput,
+} from '../../shared/deliverability/seed-mailboxes/service.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, statusResult, timestamp } from '../schemas/common.js';
 
 const TAGS = ['Super-admin: seed mailboxes'];
 
 const provider = z.enum(SEED_PROVIDERS).describe('The mailbox provider hosting the seed (custom: any other, e.g. one hosted here)');
-const label = z.string().trim().max(200).refine((v) => !CONTROL.test(v), 'must not contain control characters').nullable().describe('Operator text, at most 200 characters');
+const label = z
+  .string()
+  .trim()
+  .max(200)
+  .refine((v) => !CONTROL.test(v), 'must not contain control characters')
+  .nullable()
+  .describe('Operator text, at most 200 characters');
 const bounceMailboxId = z
   .string()
   .max(64)
   .nullable()
-  .describe('A POP3 bounce mailbox (/bounce-mailboxes, any tenant\'s) the seed\'s copies are fetched from, for a seed hosted elsewhere; null: none');
+  .describe("A POP3 bounce mailbox (/bounce-mailboxes, any tenant's) the seed's copies are fetched from, for a seed hosted elsewhere; null: none");
 
 const seed = z.object({
   id: z.string(),
@@ -51,14 +65,14 @@ const hit = z.object({
   campaign_name: z.string(),
   tenant_id: z.string(),
   email: z.string().describe('The seed address the copy went to'),
-  send_id: z.string().describe('The copy\'s send (its Message-ID is <send_id@MAILPATH_HOSTNAME>)'),
-  send_status: z.string().nullable().describe('The send\'s status; null while the copy is not handed to the send path'),
+  send_id: z.string().describe("The copy's send (its Message-ID is <send_id@MAILPATH_HOSTNAME>)"),
+  send_status: z.string().nullable().describe("The send's status; null while the copy is not handed to the send path"),
   sent_at: timestamp.nullable(),
   expected: z.enum(['inbox', 'none']).describe('inbox for a copy that left; none for one that never did (suppressed, simulated, invalid)'),
   observed: z
     .enum(['inbox', 'spam', 'pending', 'missing', 'not_sent'])
     .describe('inbox or spam once seen; pending until then; missing when unseen missing_after_hours (config/seedlist.yaml) after it left; not_sent'),
-  observed_source: z.enum(['mx', 'pop3']).nullable().describe('Where the copy was seen: the MX, or the seed\'s POP3 mailbox'),
+  observed_source: z.enum(['mx', 'pop3']).nullable().describe("Where the copy was seen: the MX, or the seed's POP3 mailbox"),
   observed_at: timestamp.nullable(),
 });
 
@@ -85,7 +99,8 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'super_admin',
     tags: TAGS,
     summary: 'Add a seed mailbox',
-    description: 'Adds an active seed. 409 conflict when the address is a seed already; 422 for an address that is not RFC 5322 (dot-atom) or an unknown provider or bounce mailbox. Audited as seedlist.create.',
+    description:
+      'Adds an active seed. 409 conflict when the address is a seed already; 422 for an address that is not RFC 5322 (dot-atom) or an unknown provider or bounce mailbox. Audited as seedlist.create.',
     body: z.object({ email: z.string().max(320), provider, label: label.optional(), bounce_mailbox_id: bounceMailboxId.optional() }).strict(),
     errors: [409, 422],
     response: seed,
@@ -112,7 +127,8 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'super_admin',
     tags: TAGS,
     summary: 'Change a seed mailbox',
-    description: 'Changes label and/or active (and bounce_mailbox_id); at least one is required (422 otherwise). Email and provider are immutable. Audited as seedlist.update with the before and after.',
+    description:
+      'Changes label and/or active (and bounce_mailbox_id); at least one is required (422 otherwise). Email and provider are immutable. Audited as seedlist.update with the before and after.',
     params: idParam('id'),
     body: z.object({ label: label.optional(), active: z.boolean().optional(), bounce_mailbox_id: bounceMailboxId.optional() }).strict(),
     errors: [404, 422],
@@ -141,7 +157,7 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/admin/seedlist/:id/hits',
     auth: 'super_admin',
     tags: TAGS,
-    summary: 'A seed\'s copies and their placement',
+    summary: "A seed's copies and their placement",
     description:
       'One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed\'s POP3 mailbox; spam when the copy carries a spam marker (docs/deliverability.md, "Seed mailboxes").',
     params: idParam('id'),

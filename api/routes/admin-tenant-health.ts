@@ -50,7 +50,13 @@ const healthRun = z.object({
     }),
   ),
 });
-const presentRun = (r: HealthRun) => ({ id: r.id, ran_at: r.ran_at.toISOString(), trigger: r.trigger, verdict: r.verdict, checks: r.checks as z.input<typeof healthRun>['checks'] });
+const presentRun = (r: HealthRun) => ({
+  id: r.id,
+  ran_at: r.ran_at.toISOString(),
+  trigger: r.trigger,
+  verdict: r.verdict,
+  checks: r.checks as z.input<typeof healthRun>['checks'],
+});
 
 export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
@@ -144,7 +150,7 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: "Run a tenant's health checks now",
     description:
       `Runs the checks of the daily ${TENANT_HEALTH_WORKER} worker for this tenant at once, ignoring its ${String(HEALTH_CHECK_HOUR_UTC).padStart(2, '0')}:00 UTC gate, and stores the run ` +
-      '(trigger run_now; it does not stand in for the day\'s scheduled run). Audited as tenant.health_check_run. 503 worker_unavailable when the worker is not wired; unknown tenant → 404.',
+      "(trigger run_now; it does not stand in for the day's scheduled run). Audited as tenant.health_check_run. 503 worker_unavailable when the worker is not wired; unknown tenant → 404.",
     params: idParam('id'),
     errors: [404, 503],
     response: z.object({ elapsed_ms: z.number().int(), triggered: z.literal(true), verdict: status, run: healthRun }),

@@ -1,7 +1,14 @@
 // Super-admin tenant settings: the plan, the sandbox flag and the API rate-limit override.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { changeTenantPlan, changeTenantSandbox, putTenantRateLimit, readTenantRateLimit, type RateLimitView, type TenantSettingsDeps } from '../../shared/accounts/tenants/settings.js';
+import {
+  changeTenantPlan,
+  changeTenantSandbox,
+  putTenantRateLimit,
+  readTenantRateLimit,
+  type RateLimitView,
+  type TenantSettingsDeps,
+} from '../../shared/accounts/tenants/settings.js';
 import type { FanoutQueueDeps } from '../../shared/campaigns/fanout-jobs.js';
 import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
@@ -42,7 +49,7 @@ export const adminTenantSettingsRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: "Change a tenant's plan",
     description:
       "Moves the tenant to another plan (its monthly send cap applies from the next send). This month's quota count is not reset: " +
-      'quota_used is the same count measured against the new cap. When the new cap leaves room, the tenant\'s campaigns paused at the quota ' +
+      "quota_used is the same count measured against the new cap. When the new cap leaves room, the tenant's campaigns paused at the quota " +
       '(waiting_reason quota_exceeded) go back to sending at once (campaigns_resumed). ' +
       'Audited as tenant.plan_changed (nothing written when the plan is the same). ' +
       'Unknown tenant → 404; unknown plan → 422 validation_error naming plan_id.',
@@ -68,7 +75,7 @@ export const adminTenantSettingsRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Put a tenant in the sandbox or take it out',
     description:
-      "While is_sandbox is true every outbound send of the tenant (API, SMTP submission, campaigns, and sends already queued) is recorded " +
+      'While is_sandbox is true every outbound send of the tenant (API, SMTP submission, campaigns, and sends already queued) is recorded ' +
       'in the simulated-sends store (status simulated) instead of delivered; it uses no quota. Audited as tenant.sandbox_enabled / ' +
       'tenant.sandbox_disabled when it changes. Applies at once in this process, within the credential cache time in the others. Unknown → 404.',
     params: idParam('id'),

@@ -82,7 +82,9 @@ export const adminTenantActionRoutes: FastifyPluginAsyncZod = async (app) => {
       errors: [404],
       response: z.object({ status: z.enum(['active', 'suspended']) }),
       handler: async ({ params, body, principal, ip }) => {
-        const change = await changeTenantStatus(adminDeps(ctx), callerOf(principal, ip), params.id, action, { reason: (body as { reason?: string } | undefined)?.reason });
+        const change = await changeTenantStatus(adminDeps(ctx), callerOf(principal, ip), params.id, action, {
+          reason: (body as { reason?: string } | undefined)?.reason,
+        });
         return { status: change.status };
       },
     });

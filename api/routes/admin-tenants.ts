@@ -113,7 +113,11 @@ export const adminTenantRoutes: FastifyPluginAsyncZod = async (app) => {
     query: listQuery,
     response: z.object({ items: z.array(tenant), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
     handler: async ({ query }) => {
-      const page = await listTenants(ctx.sql, { limit: query.limit, offset: query.offset, sort: query.sort }, { status: query.status, plan: query.plan, sandbox: query.sandbox, q: query.q });
+      const page = await listTenants(
+        ctx.sql,
+        { limit: query.limit, offset: query.offset, sort: query.sort },
+        { status: query.status, plan: query.plan, sandbox: query.sandbox, q: query.q },
+      );
       return { items: page.items.map(present), total: page.total, limit: query.limit, offset: query.offset };
     },
   });
@@ -153,7 +157,7 @@ export const adminTenantRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Delete a tenant with all its data',
     description:
-      "Deletes the tenant and every row of its data (users, keys, domains, contacts, lists, campaigns, sends, events, inbound mail…) in one " +
+      'Deletes the tenant and every row of its data (users, keys, domains, contacts, lists, campaigns, sends, events, inbound mail…) in one ' +
       "transaction. The audit log keeps its rows (it is an append-only hash chain) and gains a tenant.deleted row. The super-admin's own tenant → 403; unknown → 404.",
     params: idParam('id'),
     errors: [404],

@@ -53,11 +53,17 @@ const present = (tenantId: string, s: Schedule): z.input<typeof scheduleResponse
 
 const generateBody = z
   .object({
-    strategy: z.enum(['standard', 'aggressive', 'gentle']).optional().describe('Formal field set (required there): standard = the tier caps, gentle = half, aggressive = 1.5 times'),
+    strategy: z
+      .enum(['standard', 'aggressive', 'gentle'])
+      .optional()
+      .describe('Formal field set (required there): standard = the tier caps, gentle = half, aggressive = 1.5 times'),
     total_target_recipients: z.number().int().min(0).max(10_000_000).describe('Both field sets; at most 10,000,000'),
     domain_id: z.string().max(64).optional().describe('Formal field set: the verified domain dispatches send from (default: the oldest verified one)'),
     start_date: z.iso.date().optional().describe('Narrative field set: the date of day_offset 0 (default: today, UTC)'),
-    ramp_strategy: z.enum(['standard', 'conservative', 'aggressive']).optional().describe('Narrative field set: conservative = half the daily cap, aggressive = 1.5 times'),
+    ramp_strategy: z
+      .enum(['standard', 'conservative', 'aggressive'])
+      .optional()
+      .describe('Narrative field set: conservative = half the daily cap, aggressive = 1.5 times'),
   })
   .strict();
 
@@ -98,7 +104,8 @@ export const adminWarmupScheduleRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'super_admin',
     tags: TAGS,
     summary: 'Edit one schedule row',
-    description: 'Changes only the fields present (daily_target_recipients, template_slug, notes, send_status); day_offset outside 0..29 is 422. Audited as warmup.schedule_patch.',
+    description:
+      'Changes only the fields present (daily_target_recipients, template_slug, notes, send_status); day_offset outside 0..29 is 422. Audited as warmup.schedule_patch.',
     params: z.object({ id: z.string().max(64), day_offset: z.coerce.number().int().min(0).max(29) }),
     body: z
       .object({
@@ -123,7 +130,12 @@ export const adminWarmupScheduleRoutes: FastifyPluginAsyncZod = async (app) => {
       "Dispatches the row of today (day_offset = UTC days since start_date): its daily_target_recipients most engaged active contacts (most opens and clicks in 90 days) each get the row's template from the plan's domain, through the normal send path (warm-up gate, suppression, quota). Idempotent: a sent row is terminal and dispatching it again does nothing (triggered false); each recipient's send has an Idempotency-Key, so re-running a failed dispatch mails nobody twice. 404 without a plan, 409 when today is outside days 0..29. Audited as warmup.schedule_dispatch.",
     params: idParam('id'),
     errors: [404, 409],
-    response: z.object({ day_offset: z.number().int(), send_status: z.enum(SEND_STATUS), triggered: z.boolean(), result: z.record(z.string(), z.unknown()).nullable() }),
+    response: z.object({
+      day_offset: z.number().int(),
+      send_status: z.enum(SEND_STATUS),
+      triggered: z.boolean(),
+      result: z.record(z.string(), z.unknown()).nullable(),
+    }),
     handler: async ({ params, principal, ip }) => {
       const r = await dispatchToday(ctx, params.id, actorOf(principal, ip));
       return { ...r, send_status: r.send_status as (typeof SEND_STATUS)[number] };

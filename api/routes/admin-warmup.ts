@@ -94,7 +94,8 @@ const OVERRIDES: { action: OverrideAction; summary: string; description: string 
   {
     action: 'pause',
     summary: 'Pause a domain',
-    description: 'Defers every send of the domain (to 00:00 UTC, again each day) until resumed; the ramp leaves its tier alone meanwhile. 409 when already paused. Audited as warmup.pause.',
+    description:
+      'Defers every send of the domain (to 00:00 UTC, again each day) until resumed; the ramp leaves its tier alone meanwhile. 409 when already paused. Audited as warmup.pause.',
   },
   {
     action: 'resume',
@@ -119,7 +120,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Run the warm-up auto-ramp now',
     description:
-      "Applies the daily ramp to every verified domain at once, outside the 02:00 UTC schedule, judging the previous UTC day; a domain already judged for that day is left as it is (idempotent per tenant, domain and day). Recorded as a tick of the warmup-auto-ramp worker and audited as warmup.auto_ramp_run_now. 502 worker_failed when the run fails.",
+      'Applies the daily ramp to every verified domain at once, outside the 02:00 UTC schedule, judging the previous UTC day; a domain already judged for that day is left as it is (idempotent per tenant, domain and day). Recorded as a tick of the warmup-auto-ramp worker and audited as warmup.auto_ramp_run_now. 502 worker_failed when the run fails.',
     errors: [502],
     response: z.object({ elapsed_ms: z.number().int(), triggered: z.boolean(), result: z.record(z.string(), z.unknown()).nullable() }),
     handler: async ({ principal, ip }) => {
@@ -144,7 +145,8 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'super_admin',
     tags: TAGS,
     summary: "A tenant's warm-up",
-    description: "Each of the tenant's domains with its tier, daily cap, pause and freeze, and the tenant's last 100 moves (ramp verdicts with the rates they used, and overrides), newest first.",
+    description:
+      "Each of the tenant's domains with its tier, daily cap, pause and freeze, and the tenant's last 100 moves (ramp verdicts with the rates they used, and overrides), newest first.",
     params: idParam('id'),
     errors: [404],
     response: z.object({ tenant_id: z.string(), domains: z.array(domainState), moves: z.array(move) }),
@@ -183,7 +185,15 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
   const top = ctx.config.warmup.tier_caps.length - 1;
   const domainParams = z.object({ id: z.string().max(64).describe('Tenant id'), domain_id: z.string().max(64).describe('Sending domain id') });
 
-  for (const o of [...OVERRIDES, { action: 'hold' as const, summary: 'Hold (freeze) a domain\'s tier', description: 'Freezes the tier for `days` days: the auto-ramp neither promotes nor demotes it meanwhile (it may still pause it on bad bounces). days 0 lifts the freeze. Audited as warmup.hold.' }]) {
+  for (const o of [
+    ...OVERRIDES,
+    {
+      action: 'hold' as const,
+      summary: "Hold (freeze) a domain's tier",
+      description:
+        'Freezes the tier for `days` days: the auto-ramp neither promotes nor demotes it meanwhile (it may still pause it on bad bounces). days 0 lifts the freeze. Audited as warmup.hold.',
+    },
+  ]) {
     defineRoute(app, {
       method: 'POST',
       url: `/admin/tenants/:id/warmup/domains/:domain_id/${o.action}`,
@@ -222,13 +232,21 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'super_admin',
     tags: TAGS,
     summary: "A tenant's per-ESP sub-caps",
-    description: 'The per-(tenant, mailbox provider) daily sub-caps seeded from config/warmup.yaml (by the auto-ramp) or set by a super-admin. A provider without a row has no sub-cap.',
+    description:
+      'The per-(tenant, mailbox provider) daily sub-caps seeded from config/warmup.yaml (by the auto-ramp) or set by a super-admin. A provider without a row has no sub-cap.',
     params: idParam('id'),
     errors: [404],
-    response: z.object({ tenant_id: z.string(), enforce: z.boolean().describe('WARMUP_PER_ESP_ENFORCE: over-cap sends are deferred, not only counted'), items: z.array(espCap) }),
+    response: z.object({
+      tenant_id: z.string(),
+      enforce: z.boolean().describe('WARMUP_PER_ESP_ENFORCE: over-cap sends are deferred, not only counted'),
+      items: z.array(espCap),
+    }),
     handler: async ({ params }) => {
       await requireTenant(params.id);
-      const items = (await espCaps(ctx.sql, params.id)).map((c) => ({ provider: c.provider as z.infer<typeof espCap>['provider'], daily_limit: c.daily_limit }));
+      const items = (await espCaps(ctx.sql, params.id)).map((c) => ({
+        provider: c.provider as z.infer<typeof espCap>['provider'],
+        daily_limit: c.daily_limit,
+      }));
       return { tenant_id: params.id, enforce: ctx.config.warmup.per_esp_enforce, items };
     },
   });
@@ -239,7 +257,8 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'super_admin',
     tags: TAGS,
     summary: 'Set or remove a per-ESP sub-cap',
-    description: "Sets the tenant's daily sub-cap for one provider, or removes the row with daily_limit null (no sub-cap). The auto-ramp's seeding never overwrites a row. Audited as warmup.esp_cap_set.",
+    description:
+      "Sets the tenant's daily sub-cap for one provider, or removes the row with daily_limit null (no sub-cap). The auto-ramp's seeding never overwrites a row. Audited as warmup.esp_cap_set.",
     params: z.object({ id: z.string().max(64), provider: z.enum(MAILBOX_PROVIDERS) }),
     body: z.object({ daily_limit: z.number().int().min(0).max(10_000_000).nullable() }).strict(),
     errors: [404, 422],
@@ -293,7 +312,11 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async ({ params }) => {
       await requireTenant(params.id);
       const items = await reconciliation(ctx.sql, ctx.config.warmup, params.id, ctx.clock.now());
-      return { tenant_id: params.id, enforce: ctx.config.warmup.per_esp_enforce, items: items.map((i) => ({ ...i, provider: i.provider as (typeof MAILBOX_PROVIDERS)[number] })) };
+      return {
+        tenant_id: params.id,
+        enforce: ctx.config.warmup.per_esp_enforce,
+        items: items.map((i) => ({ ...i, provider: i.provider as (typeof MAILBOX_PROVIDERS)[number] })),
+      };
     },
   });
 };

@@ -26,7 +26,10 @@ const worker = z.object({
   env_gate: z.string().nullable().describe('The environment variable that switches the worker on, null when none does'),
   env_gate_active: z.boolean().describe('An environment flag currently keeps the worker from doing its work'),
   last_alert_at: timestamp.nullable(),
-  last_alert_event: z.enum(['failing', 'recovered']).nullable().describe('failing: N ticks failed in a row (config/workers.yaml); recovered: a success after that'),
+  last_alert_event: z
+    .enum(['failing', 'recovered'])
+    .nullable()
+    .describe('failing: N ticks failed in a row (config/workers.yaml); recovered: a success after that'),
 });
 
 export const adminWorkerRoutes: FastifyPluginAsyncZod = async (app) => {

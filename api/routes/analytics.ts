@@ -3,7 +3,14 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { COHORT_WEEKS, CohortRetention } from '../../shared/engagement/analytics/cohort.js';
 import { ESP_WINDOW_DAYS, espScores } from '../../shared/engagement/analytics/esp-scores.js';
-import { BLOCK_THRESHOLD, DEFERRAL_THRESHOLD, RECENT_DAYS, REFUSAL_WINDOW_MINUTES, SUPPRESSION_HOURS, espSuppressions } from '../../shared/engagement/analytics/esp-suppressions.js';
+import {
+  BLOCK_THRESHOLD,
+  DEFERRAL_THRESHOLD,
+  RECENT_DAYS,
+  REFUSAL_WINDOW_MINUTES,
+  SUPPRESSION_HOURS,
+  espSuppressions,
+} from '../../shared/engagement/analytics/esp-suppressions.js';
 import { LIVE_HOURS_MAX } from '../../shared/engagement/analytics/queries.js';
 import { ROLLUP_DEFAULT_DAYS, ROLLUP_MAX_DAYS, rollupReport } from '../../shared/engagement/analytics/rollup.js';
 import { tenantTrustScore } from '../../shared/engagement/analytics/trust.js';
@@ -19,7 +26,11 @@ const rfc3339 = z.iso.datetime({ offset: true });
 const cohortRow = z.object({
   week_start: z.string().describe('Monday (UTC) of the acquisition week, YYYY-MM-DD'),
   size: z.number().int().describe('Contacts created that week'),
-  active: z.array(z.number().int().nullable()).describe('Per week since acquisition (index 0 = the acquisition week): contacts of the cohort with at least one event of the metric; null = that week has not begun'),
+  active: z
+    .array(z.number().int().nullable())
+    .describe(
+      'Per week since acquisition (index 0 = the acquisition week): contacts of the cohort with at least one event of the metric; null = that week has not begun',
+    ),
   retention: z.array(share).describe('active / size per week, 4 decimals; null for weeks not begun (or an empty cohort)'),
 });
 
@@ -80,7 +91,13 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     query: z.object({
       cohort: z.enum(['acquisition_week']).default('acquisition_week').describe('Only acquisition_week in v1'),
       metric: z.enum(['opened', 'clicked', 'sent']).default('opened'),
-      weeks: z.coerce.number().int().min(COHORT_WEEKS.min).max(COHORT_WEEKS.max).default(COHORT_WEEKS.default).describe(`${COHORT_WEEKS.min}..${COHORT_WEEKS.max}, default ${COHORT_WEEKS.default}`),
+      weeks: z.coerce
+        .number()
+        .int()
+        .min(COHORT_WEEKS.min)
+        .max(COHORT_WEEKS.max)
+        .default(COHORT_WEEKS.default)
+        .describe(`${COHORT_WEEKS.min}..${COHORT_WEEKS.max}, default ${COHORT_WEEKS.default}`),
     }),
     response: z.object({
       cohort: z.literal('acquisition_week'),
@@ -138,7 +155,9 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
       `providers without outcomes after those with, other last. window_end is the end of the window (now).`,
     response: z.object({ items: z.array(espItem), window_end: timestamp }),
     handler: async ({ principal }) =>
-      ctx.queries.run(principal.tenant.id, 'analytics', (tx) => espScores({ sql: tx, clock: ctx.clock, classifier: ctx.providerClassifier }, principal.tenant.id)),
+      ctx.queries.run(principal.tenant.id, 'analytics', (tx) =>
+        espScores({ sql: tx, clock: ctx.clock, classifier: ctx.providerClassifier }, principal.tenant.id),
+      ),
   });
 
   defineRoute(app, {
@@ -179,6 +198,7 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
       basis: z.enum(['sends', 'no_sends']).describe('sends: computed from the 30-day outcomes; no_sends: the new-sender baseline'),
       updated_at: timestamp.describe('When the score was computed (it is computed on each call)'),
     }),
-    handler: async ({ principal }) => ctx.queries.run(principal.tenant.id, 'analytics', (tx) => tenantTrustScore({ sql: tx, clock: ctx.clock }, principal.tenant.id)),
+    handler: async ({ principal }) =>
+      ctx.queries.run(principal.tenant.id, 'analytics', (tx) => tenantTrustScore({ sql: tx, clock: ctx.clock }, principal.tenant.id)),
   });
 };

@@ -19,25 +19,33 @@ export const apiKeyActivityRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Requests per API key and day',
     description:
       'One item per non-revoked key: its requests per UTC day over the last `days` days (today included, oldest first), their total, ' +
-      'and when and from which address it was last used. Requests refused for the key (401 after revocation, 403, 429) count too.' + LAG,
+      'and when and from which address it was last used. Requests refused for the key (401 after revocation, 403, 429) count too.' +
+      LAG,
     query: z.object({ days: z.coerce.number().int().min(1).max(30).default(7).describe('Days to cover, 1..30') }),
     response: z.object({
       days: z.number().int(),
-      items: z.array(z.object({
-        key_id: z.string(),
-        name: z.string(),
-        prefix: z.string(),
-        total: z.number().int(),
-        series: z.array(day),
-        last_used_at: timestamp.nullable().describe('Updated at most once a minute'),
-        last_used_ip: z.string().nullable(),
-      })),
+      items: z.array(
+        z.object({
+          key_id: z.string(),
+          name: z.string(),
+          prefix: z.string(),
+          total: z.number().int(),
+          series: z.array(day),
+          last_used_at: timestamp.nullable().describe('Updated at most once a minute'),
+          last_used_ip: z.string().nullable(),
+        }),
+      ),
     }),
     handler: async ({ principal, query }) => ({
       days: query.days,
       items: (await keyUsage(ctx, principal.tenant.id, query.days)).map((u) => ({
-        key_id: u.key.id, name: u.key.name, prefix: u.key.prefix, total: u.total, series: u.series,
-        last_used_at: iso(u.key.last_used_at), last_used_ip: u.key.last_used_ip,
+        key_id: u.key.id,
+        name: u.key.name,
+        prefix: u.key.prefix,
+        total: u.total,
+        series: u.series,
+        last_used_at: iso(u.key.last_used_at),
+        last_used_ip: u.key.last_used_ip,
       })),
     }),
   });
@@ -52,7 +60,8 @@ export const apiKeyActivityRoutes: FastifyPluginAsyncZod = async (app) => {
       `Over the last ${ACTIVITY_DAYS} UTC days: requests per day, the ${TOP_ENDPOINTS} most called routes (method and pattern, with their ` +
       'failed answers), the answers per status code, the 95th percentile latency (estimated from latency buckets, so exact to the bucket: ' +
       'within about a third of the value), and whether the key looks suspicious, with the reasons: a burst of 401/403 answers, a client ' +
-      'address new to the key, an error-rate spike against its own baseline (thresholds in config/limits.yaml). Revoked keys are shown too.' + LAG,
+      'address new to the key, an error-rate spike against its own baseline (thresholds in config/limits.yaml). Revoked keys are shown too.' +
+      LAG,
     params: idParam('keyID'),
     errors: [404],
     response: z.object({
@@ -73,7 +82,7 @@ export const apiKeyActivityRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: "An API key's request counts now",
     description:
       'Requests made with the key in the current UTC minute (the rate-limit window), in the current minute and the 59 before it, ' +
-      'and since 00:00 UTC. Includes this process\'s unwritten counts; other processes\' last few seconds may be missing.',
+      "and since 00:00 UTC. Includes this process's unwritten counts; other processes' last few seconds may be missing.",
     params: idParam('keyID'),
     errors: [404],
     response: z.object({

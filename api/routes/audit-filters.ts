@@ -37,7 +37,7 @@ export const auditFilterRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Saved audit filters',
-    description: 'The calling user\'s saved audit filters, newest first (each user sees only their own).',
+    description: "The calling user's saved audit filters, newest first (each user sees only their own).",
     response: z.object({ items: z.array(filter) }),
     handler: async ({ principal }) => ({ items: (await listFilters(ctx.sql, principal.tenant.id, principal.user!.id)).map(view) }),
   });
@@ -67,7 +67,8 @@ export const auditFilterRoutes: FastifyPluginAsyncZod = async (app) => {
     role: 'viewer',
     tags: TAGS,
     summary: 'Delete a saved audit filter',
-    description: 'Deletes one of the calling user\'s saved filters. A teammate\'s filter is 403 forbidden (only the row\'s owner deletes it); another tenant\'s is 404.',
+    description:
+      "Deletes one of the calling user's saved filters. A teammate's filter is 403 forbidden (only the row's owner deletes it); another tenant's is 404.",
     params: idParam('id'),
     errors: [403, 404],
     response: statusResult,

@@ -52,7 +52,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Recent campaign audit log',
-    description: 'The tenant\'s campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed.',
+    description:
+      "The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed.",
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1..200'),
       offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
@@ -80,7 +81,10 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       `hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. ` +
       `The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (docs/audit.md). ` +
       `Owner role only, like the PDF; an API key needs audit:export and an owner as its maker.`,
-    query: z.object({ from: calendarDate.optional().describe('First UTC day (YYYY-MM-DD)'), to: calendarDate.optional().describe('Last UTC day (YYYY-MM-DD), inclusive') }),
+    query: z.object({
+      from: calendarDate.optional().describe('First UTC day (YYYY-MM-DD)'),
+      to: calendarDate.optional().describe('Last UTC day (YYYY-MM-DD), inclusive'),
+    }),
     errors: [403, 422],
     produces: 'text/csv; charset=utf-8',
     response: z.string().describe(AUDIT_COLUMNS.join(',')),
@@ -88,7 +92,9 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       const window = csvWindow(ctx.clock, query.from, query.to);
       if (window.since.getTime() >= window.until.getTime()) throw validationError('from', 'must be on or before to');
       // Within the export deadline and a tenant slot; the header line and first page are read before answering.
-      const lines = await ctx.queries.stream(principal.tenant.id, 'export', (tx) => auditCsv(tx, { tenantId: principal.tenant.id, ...window }), { prefetch: 2 });
+      const lines = await ctx.queries.stream(principal.tenant.id, 'export', (tx) => auditCsv(tx, { tenantId: principal.tenant.id, ...window }), {
+        prefetch: 2,
+      });
       reply.header('content-disposition', `attachment; filename="audit-events-${principal.tenant.slug}.csv"`);
       return Readable.from(lines);
     },
@@ -129,15 +135,24 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
       const since = query.since !== undefined ? new Date(query.since) : new Date(now.getTime() - CSV_DEFAULT_DAYS * 86_400_000);
       if (since.getTime() >= until.getTime()) throw validationError('since', 'must be before until');
       const selection: AuditSelection = {
-        tenantId: principal.tenant.id, since, until,
-        action: query.action, actionPrefix: query.action_prefix, resourceType: query.resource_type, resourceId: query.resource_id,
+        tenantId: principal.tenant.id,
+        since,
+        until,
+        action: query.action,
+        actionPrefix: query.action_prefix,
+        resourceType: query.resource_type,
+        resourceId: query.resource_id,
       };
       const rows = await ctx.queries.run(principal.tenant.id, 'export', async (tx) => {
         const rowCount = await countSelection(tx, selection);
         if (rowCount > query.limit) {
-          throw new AppError('bad_request', `the selection holds ${rowCount} audit rows; a PDF export holds at most ${query.limit}: narrow the window or the filters`, {
-            details: { limit: query.limit, row_count: rowCount },
-          });
+          throw new AppError(
+            'bad_request',
+            `the selection holds ${rowCount} audit rows; a PDF export holds at most ${query.limit}: narrow the window or the filters`,
+            {
+              details: { limit: query.limit, row_count: rowCount },
+            },
+          );
         }
         return selectRows(tx, selection, query.limit);
       });

@@ -40,7 +40,12 @@ export const twoFactorRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Checks a current code of the pending secret and enables 2FA. Returns 8 single-use recovery codes: this is the only time ' +
       'they are shown (they are stored as bcrypt hashes). A wrong code is 401; 409 when nothing is pending or 2FA is already on.',
-    body: z.strictObject({ code: z.string().trim().regex(/^\d{6}$/, 'must be the 6-digit code') }),
+    body: z.strictObject({
+      code: z
+        .string()
+        .trim()
+        .regex(/^\d{6}$/, 'must be the 6-digit code'),
+    }),
     errors: [409],
     response: z.object({ enabled_at: timestamp, recovery_codes: z.array(z.string()).length(8) }),
     handler: ({ principal, body, ip }) => verifyTotpEnrollment(ctx, principal.user!.id, body.code, ip),

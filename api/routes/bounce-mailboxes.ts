@@ -29,7 +29,7 @@ const mailbox = z.object({
   port: z.number().int(),
   username: z.string(),
   enabled: z.boolean().describe('Polled only while true'),
-  delete_after_read: z.boolean().describe('Fetched messages are deleted on the server (at the end of the poll\'s session)'),
+  delete_after_read: z.boolean().describe("Fetched messages are deleted on the server (at the end of the poll's session)"),
   poll_interval_s: z.number().int().describe('Seconds between polls (the poller ticks every minute)'),
   use_tls_implicit: z.boolean().describe('TLS from the first byte (POP3S, port 995); false: plain POP3 (port 110)'),
   last_polled_at: timestamp.nullable().describe('When the last poll ended; null before the first'),
@@ -67,7 +67,10 @@ const fields = {
   password: z.string().max(1024).describe('Sealed at rest (AES-256-GCM under the master key), never returned'),
   enabled: z.boolean().describe('Default true'),
   delete_after_read: z.boolean().describe('Default false: fetched messages stay on the server (remembered by UIDL, never fetched twice)'),
-  poll_interval_s: z.number().int().describe(`Seconds between polls, from the configured minimum (60) to ${MAX_POLL_INTERVAL_S}; default ${DEFAULT_POLL_INTERVAL_S}`),
+  poll_interval_s: z
+    .number()
+    .int()
+    .describe(`Seconds between polls, from the configured minimum (60) to ${MAX_POLL_INTERVAL_S}; default ${DEFAULT_POLL_INTERVAL_S}`),
   use_tls_implicit: z.boolean().describe('Default true'),
 };
 
@@ -83,7 +86,7 @@ export const bounceMailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List the bounce mailboxes',
-    description: 'The tenant\'s POP3 bounce mailboxes, newest first, with the outcome of their last poll. Passwords are never shown.' + SCOPE_NOTE,
+    description: `The tenant's POP3 bounce mailboxes, newest first, with the outcome of their last poll. Passwords are never shown.${SCOPE_NOTE}`,
     response: z.object({ items: z.array(mailbox) }),
     handler: async ({ principal }) => ({ items: (await listTenantBounceMailboxes(ctx, principal.tenant.id)).map(present) }),
   });
@@ -97,11 +100,12 @@ export const bounceMailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Add a bounce mailbox',
     description:
-      'A POP3 mailbox elsewhere that receives bounces (DSNs) and feedback-loop reports (ARF) for the tenant\'s mail. Every poll_interval_s ' +
+      "A POP3 mailbox elsewhere that receives bounces (DSNs) and feedback-loop reports (ARF) for the tenant's mail. Every poll_interval_s " +
       'Mailpath logs in, fetches the messages it has not fetched before (by UIDL, also across restarts) and hands each to the same ' +
-      'bounce and complaint intake as the MX; a report there may only concern the tenant\'s own sends. name, host, port, username and ' +
+      "bounce and complaint intake as the MX; a report there may only concern the tenant's own sends. name, host, port, username and " +
       `password are required; 422 validation_error names a bad field. At most ${MAX_MAILBOXES_PER_TENANT} per tenant. ` +
-      'Nothing is checked against the server here: call POST /bounce-mailboxes/{mailboxID}/verify.' + SCOPE_NOTE,
+      'Nothing is checked against the server here: call POST /bounce-mailboxes/{mailboxID}/verify.' +
+      SCOPE_NOTE,
     body: z.strictObject({
       name: fields.name,
       host: fields.host,
@@ -125,7 +129,7 @@ export const bounceMailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Read a bounce mailbox',
-    description: 'The mailbox\'s settings (without its password) and the outcome of its last poll.' + SCOPE_NOTE,
+    description: `The mailbox's settings (without its password) and the outcome of its last poll.${SCOPE_NOTE}`,
     params: mailboxId,
     errors: [404],
     response: mailbox,
@@ -142,7 +146,8 @@ export const bounceMailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Change a bounce mailbox',
     description:
       'Changes the fields given (a new password replaces the sealed one); the others keep their value. The mailbox is polled at the next ' +
-      'tick (within a minute) when enabled.' + SCOPE_NOTE,
+      'tick (within a minute) when enabled.' +
+      SCOPE_NOTE,
     params: mailboxId,
     body: z.strictObject({
       name: fields.name.optional(),
@@ -169,7 +174,7 @@ export const bounceMailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Delete a bounce mailbox',
-    description: 'Stops polling it and forgets its settings and the UIDLs it fetched; the reports already fetched stay recorded.' + SCOPE_NOTE,
+    description: `Stops polling it and forgets its settings and the UIDLs it fetched; the reports already fetched stay recorded.${SCOPE_NOTE}`,
     params: mailboxId,
     errors: [404],
     response: statusResult,
@@ -190,7 +195,8 @@ export const bounceMailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Performs a real connect and login (USER/PASS) with the stored settings, then QUIT: nothing is fetched or deleted. ' +
       '{ok: true, error: null}, or {ok: false, error} saying why not: the host refused by the address policy or unresolvable, ' +
-      'the server unreachable or silent, TLS failing, or the login refused (the server\'s words).' + SCOPE_NOTE,
+      "the server unreachable or silent, TLS failing, or the login refused (the server's words)." +
+      SCOPE_NOTE,
     params: mailboxId,
     errors: [404],
     response: z.object({ ok: z.boolean(), error: z.string().nullable() }),

@@ -4,7 +4,16 @@ import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
 import { abResults, finalizeAbTest, type AbResult } from '../../shared/campaigns/ab-test-results.js';
 import { campaignEventPage } from '../../shared/campaigns/events-feed.js';
-import { campaignStats, clickHeatmap, HEATMAP_URLS, parseBatchIds, STATS_BATCH_MAX, statsBatch, TREND_HOURS, type CampaignStats } from '../../shared/campaigns/stats.js';
+import {
+  campaignStats,
+  clickHeatmap,
+  HEATMAP_URLS,
+  parseBatchIds,
+  STATS_BATCH_MAX,
+  statsBatch,
+  TREND_HOURS,
+  type CampaignStats,
+} from '../../shared/campaigns/stats.js';
 import { EVENT_TYPES, type EventRow } from '../../shared/engagement/events/queries.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
@@ -49,7 +58,7 @@ const stats = z.object({
   ...rates,
   countries: z
     .array(z.object({ country: z.string().nullable(), unique_opens: int, unique_human_opens: int, unique_clicks: int, unique_human_clicks: int }))
-    .describe('Unique opens and clicks by the contact\'s country field (null: none), most opens first'),
+    .describe("Unique opens and clicks by the contact's country field (null: none), most opens first"),
   hourly_trend: z
     .array(z.object({ hour: timestamp, delivered: int, opens: int, clicks: int, unsubscribes: int, bounces: int, complaints: int }))
     .describe(`The last ${TREND_HOURS} hours (UTC, the current one last), every hour present`),
@@ -115,7 +124,7 @@ const campaignEvent = z.object({
   id: z.string(),
   type: z.enum(EVENT_TYPES),
   subtype: z.string().nullable(),
-  message_id: z.string().nullable().describe('The send\'s id'),
+  message_id: z.string().nullable().describe("The send's id"),
   rfc_message_id: z.string().nullable(),
   contact_id: z.string().nullable(),
   recipient: z.string(),
@@ -149,7 +158,7 @@ export const campaignStatsRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Stats of many campaigns',
     description:
       `ids: 1..${STATS_BATCH_MAX} comma-separated campaign ids (400 bad_request otherwise). Each of the caller's campaigns among them, newest first, ` +
-      'with its counters and rates; a campaign without events has zero counts; unknown ids and other tenants\' campaigns are absent.',
+      "with its counters and rates; a campaign without events has zero counts; unknown ids and other tenants' campaigns are absent.",
     query: z.object({ ids: z.string().max(100_000).optional().describe('Comma-separated campaign ids') }),
     errors: [400],
     response: z.object({ items: z.array(z.object({ ...header, ...counts, ...rates })) }),
@@ -176,7 +185,7 @@ export const campaignStatsRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns/:id/events',
     summary: 'Campaign events',
     description:
-      'The campaign\'s events, newest first: send, delivered, deferred, bounce, dropped, complaint, open, click, unsubscribe. Filter by type, since ' +
+      "The campaign's events, newest first: send, delivered, deferred, bounce, dropped, complaint, open, click, unsubscribe. Filter by type, since " +
       'and recipient. Cursor pages: pass next_cursor as ?after= (limit 1..200, default 50).',
     params: campaignId,
     query: cursorPagination.extend({
@@ -214,8 +223,8 @@ export const campaignStatsRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns/:id/ab-results',
     summary: 'A/B test results',
     description:
-      'Both variants\' sent, delivered, open and click counts and rates, the declared winner, and a recommendation from a two-proportion z-test on ' +
-      'the campaign\'s ab_metric (human opens or clicks over delivered): whether the difference is significant at 95 % and, if not, about how many ' +
+      "Both variants' sent, delivered, open and click counts and rates, the declared winner, and a recommendation from a two-proportion z-test on " +
+      "the campaign's ab_metric (human opens or clicks over delivered): whether the difference is significant at 95 % and, if not, about how many " +
       'more sends per variant it needs. has_ab_test is false (variants null) without an A/B split.',
     params: campaignId,
     errors: [404],

@@ -47,13 +47,23 @@ const fields = {
   preheader_text: text('Preheader (Liquid): the hidden first line of the HTML body inboxes show after the subject'),
   body_html: text('HTML body (Liquid, output HTML-escaped); may be left to the template'),
   body_text: text('Plain-text body (Liquid); may be left to the template'),
-  from_email: z.string().max(1000).nullable().optional().describe('Sender address at a verified sending domain of the tenant; when unset, the default sender (GET /settings/sender)'),
-  from_name: short('Sender display name; when unset, the stored default sender\'s'),
-  reply_to: z.string().max(1000).nullable().optional().describe('Reply-To address; when unset, the stored default sender\'s'),
+  from_email: z
+    .string()
+    .max(1000)
+    .nullable()
+    .optional()
+    .describe('Sender address at a verified sending domain of the tenant; when unset, the default sender (GET /settings/sender)'),
+  from_name: short("Sender display name; when unset, the stored default sender's"),
+  reply_to: z.string().max(1000).nullable().optional().describe("Reply-To address; when unset, the stored default sender's"),
   list_id: id('Target list (exactly one of list_id and segment_id)'),
   segment_id: id('Target segment, evaluated when sending starts'),
   template_id: id('A stored template supplying the subject and bodies the campaign leaves empty'),
-  ab_split_pct: z.number().int().nullable().optional().describe('A/B test: the share of the target (1..100 %) split evenly between subject (a) and subject_b (b); null: no test'),
+  ab_split_pct: z
+    .number()
+    .int()
+    .nullable()
+    .optional()
+    .describe('A/B test: the share of the target (1..100 %) split evenly between subject (a) and subject_b (b); null: no test'),
   ab_metric: z.enum(['open', 'click']).optional().describe('What decides the A/B test (default open)'),
   send_time_optimization: z.boolean().optional().describe('Stored toggle only: per-contact send times do not exist yet'),
   utm_tagging: z.boolean().optional().describe('Append utm_source, utm_medium and utm_campaign to the links of body_html at send time'),
@@ -84,7 +94,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/campaigns',
     summary: 'List campaigns',
-    description: 'The tenant\'s campaigns, newest first, each with its progress (bodies left out: has_body_html, has_body_text). q: a case-insensitive substring of the name or the subject (blank: all). limit (1..200, default 50) and offset page the list; total counts the matches.',
+    description:
+      "The tenant's campaigns, newest first, each with its progress (bodies left out: has_body_html, has_body_text). q: a case-insensitive substring of the name or the subject (blank: all). limit (1..200, default 50) and offset page the list; total counts the matches.",
     query: pagination.extend({ q: z.string().max(1000).optional().describe('Text the name or subject contains, any case') }),
     response: z.object({ items: z.array(campaignSummary), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
     handler: async ({ principal, query }) => {
@@ -98,7 +109,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/campaigns',
     summary: 'Create a campaign',
-    description: 'A new draft. name is required; the target is exactly one of list_id and segment_id (422 otherwise). Liquid parts are parsed now (422 naming the field). Answers 200 with the campaign.',
+    description:
+      'A new draft. name is required; the target is exactly one of list_id and segment_id (422 otherwise). Liquid parts are parsed now (422 naming the field). Answers 200 with the campaign.',
     body: z.strictObject(fields),
     response: campaign,
     handler: async ({ principal, body, ip }) => presentCampaign(await createCampaign(ctx, principal.tenant.id, actorOf(principal, ip), body)),
@@ -121,12 +133,14 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'PATCH',
     url: '/campaigns/:id',
     summary: 'Change a campaign',
-    description: 'Changes the fields given, while the campaign is a draft or scheduled (409 after). Giving list_id switches the target to that list (segment_id cleared) and the other way round; both at once, or clearing the target, is 422.',
+    description:
+      'Changes the fields given, while the campaign is a draft or scheduled (409 after). Giving list_id switches the target to that list (segment_id cleared) and the other way round; both at once, or clearing the target, is 422.',
     params: campaignId,
     body: z.strictObject(fields),
     errors: [404, 409],
     response: campaign,
-    handler: async ({ principal, params, body, ip }) => presentCampaign(await changeCampaign(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body)),
+    handler: async ({ principal, params, body, ip }) =>
+      presentCampaign(await changeCampaign(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body)),
   });
 
   defineRoute(app, {
@@ -149,7 +163,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/campaigns/:id/duplicate',
     summary: 'Duplicate a campaign',
-    description: 'A new draft named "<name> (copy)" with the original\'s subject, bodies, preheader, template, target, sender, A/B, UTM and tracking settings and MD5 list (any status; never its schedule or progress).',
+    description:
+      'A new draft named "<name> (copy)" with the original\'s subject, bodies, preheader, template, target, sender, A/B, UTM and tracking settings and MD5 list (any status; never its schedule or progress).',
     params: campaignId,
     status: 201,
     errors: [404],
@@ -165,7 +180,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'POST',
     url: '/campaigns/:id/schedule',
     summary: 'Schedule a campaign',
-    description: 'A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, a From address at a verified domain: its from_email or the default sender, 422 when neither, 412 while the tenant has no verified domain; content) and is checked again then (failed if it no longer is). 409 unless draft.',
+    description:
+      'A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, a From address at a verified domain: its from_email or the default sender, 422 when neither, 412 while the tenant has no verified domain; content) and is checked again then (failed if it no longer is). 409 unless draft.',
     params: campaignId,
     body: z.strictObject({ scheduled_at: z.string().max(100).describe('When to start (RFC 3339 with a zone)') }),
     errors: [404, 409, 412],
@@ -202,9 +218,9 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
       'send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). ' +
       'Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); ' +
       'the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % ' +
-      'of the cap): this month\'s usage when answered (the campaign\'s sends count as its fan-out queues them). At or over the cap a live ' +
-      'send starts nothing: 402 quota_exceeded. The answer\'s forecast says how many go today and when the rest goes, as ' +
-      'GET /campaigns/{id}/forecast (null when the target could not be counted within the tenant\'s query budget).',
+      "of the cap): this month's usage when answered (the campaign's sends count as its fan-out queues them). At or over the cap a live " +
+      "send starts nothing: 402 quota_exceeded. The answer's forecast says how many go today and when the rest goes, as " +
+      "GET /campaigns/{id}/forecast (null when the target could not be counted within the tenant's query budget).",
     params: campaignId,
     status: 202,
     errors: [402, 404, 409, 412],
@@ -227,12 +243,12 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     ...read,
     method: 'GET',
     url: '/campaigns/:id/forecast',
-    summary: 'Forecast a campaign\'s send',
+    summary: "Forecast a campaign's send",
     description:
       'What sending the campaign now will do (or, while it sends, what is left): its recipients, how many go out today under the ' +
-      'sending domain\'s warm-up allowance and the month\'s quota, what holds the rest back, and the sends per UTC day until the last ' +
+      "sending domain's warm-up allowance and the month's quota, what holds the rest back, and the sends per UTC day until the last " +
       'goes, assuming the tier holds. A sending or paused campaign is forecast in the mode it was started in, any other in the ' +
-      'caller\'s (a test key: simulated, nothing counted). Counting the target is a tenant-shaped query: 429 past the tenant\'s query ' +
+      "caller's (a test key: simulated, nothing counted). Counting the target is a tenant-shaped query: 429 past the tenant's query " +
       'budget, 422 when the segment is too expensive. 422 when the campaign has no sender at all (see PUT /settings/sender).',
     params: campaignId,
     errors: [404],
@@ -241,9 +257,24 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
   });
 
   for (const [action, run, summary, description] of [
-    ['pause', pauseCampaign, 'Pause a sending campaign', 'A sending campaign stops after the batch in hand (409 unless sending). Nothing queued is taken back.'],
-    ['resume', resumeCampaign, 'Resume a paused campaign', 'A paused campaign (paused by a caller, at the monthly quota: waiting_reason quota_exceeded, or over the render budget: waiting_reason render_budget with paused_reason) goes on where it stopped (409 unless paused); recipients left pending by the render budget are rendered again.'],
-    ['cancel', cancelCampaign, 'Cancel a campaign', 'A draft, scheduled, sending or paused campaign is cancelled for good (409 otherwise); its unsent recipients become skipped (cancelled) shortly after.'],
+    [
+      'pause',
+      pauseCampaign,
+      'Pause a sending campaign',
+      'A sending campaign stops after the batch in hand (409 unless sending). Nothing queued is taken back.',
+    ],
+    [
+      'resume',
+      resumeCampaign,
+      'Resume a paused campaign',
+      'A paused campaign (paused by a caller, at the monthly quota: waiting_reason quota_exceeded, or over the render budget: waiting_reason render_budget with paused_reason) goes on where it stopped (409 unless paused); recipients left pending by the render budget are rendered again.',
+    ],
+    [
+      'cancel',
+      cancelCampaign,
+      'Cancel a campaign',
+      'A draft, scheduled, sending or paused campaign is cancelled for good (409 otherwise); its unsent recipients become skipped (cancelled) shortly after.',
+    ],
   ] as const) {
     defineRoute(app, {
       ...write,
@@ -263,11 +294,13 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'PATCH',
     url: '/campaigns/:id/md5-list',
     summary: 'Attach or clear an MD5 suppression list',
-    description: 'list_id: one of the tenant\'s MD5 lists (422 otherwise): recipients whose address (lower-cased, MD5) is on it are skipped when sending; null clears it. Draft or scheduled only (409 after).',
+    description:
+      "list_id: one of the tenant's MD5 lists (422 otherwise): recipients whose address (lower-cased, MD5) is on it are skipped when sending; null clears it. Draft or scheduled only (409 after).",
     params: campaignId,
     body: z.strictObject({ list_id: z.string().max(64).nullable().describe('An MD5 list id, or null') }),
     errors: [404, 409],
     response: campaign,
-    handler: async ({ principal, params, body, ip }) => presentCampaign(await setMd5List(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body.list_id)),
+    handler: async ({ principal, params, body, ip }) =>
+      presentCampaign(await setMd5List(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body.list_id)),
   });
 };

@@ -25,7 +25,7 @@ const TYPE_NOTE =
   'datetime (RFC 3339 with a zone, stored as UTC ISO), boolean, select (one of options), email (normalized like contact addresses), ' +
   'url (absolute http or https), phone (digits with an optional +, spaces, dots, dashes, parentheses).';
 
-const type = z.enum(FIELD_TYPES).describe('Immutable. ' + TYPE_NOTE);
+const type = z.enum(FIELD_TYPES).describe(`Immutable. ${TYPE_NOTE}`);
 const options = z
   .array(z.string().max(MAX_OPTION_LENGTH))
   .max(MAX_OPTIONS)
@@ -34,10 +34,10 @@ const options = z
 
 const field = z.object({
   id: z.string(),
-  key: z.string().describe('The name values are stored under in a contact\'s custom_fields; immutable'),
+  key: z.string().describe("The name values are stored under in a contact's custom_fields; immutable"),
   label: z.string(),
   type: z.enum(FIELD_TYPES),
-  options: z.array(z.string()).nullable().describe('A select field\'s options; null for other types'),
+  options: z.array(z.string()).nullable().describe("A select field's options; null for other types"),
   required: z.boolean().describe('Every new contact must have a value, and no contact can remove its value'),
   position: z.number().int().describe('Display order: ascending, ties by creation'),
   created_at: timestamp,
@@ -68,7 +68,7 @@ export const contactCustomFieldRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List custom fields',
-    description: 'The tenant\'s custom-field catalog in display order (position, then creation).',
+    description: "The tenant's custom-field catalog in display order (position, then creation).",
     response: z.object({ items: z.array(field) }),
     handler: async ({ principal }) => ({ items: (await listFields(ctx.sql, principal.tenant.id)).map(present) }),
   });
@@ -117,13 +117,12 @@ export const contactCustomFieldRoutes: FastifyPluginAsyncZod = async (app) => {
       options: options.optional(),
       required: z.boolean().optional(),
       position: z.number().int().min(0).max(MAX_POSITION).optional().describe(`0..${MAX_POSITION}`),
-      key: z.string().max(100).optional().describe('Immutable: only the field\'s own key is accepted'),
-      type: z.string().max(100).optional().describe('Immutable: only the field\'s own type is accepted'),
+      key: z.string().max(100).optional().describe("Immutable: only the field's own key is accepted"),
+      type: z.string().max(100).optional().describe("Immutable: only the field's own type is accepted"),
     }),
     errors: [404],
     response: field,
-    handler: async ({ principal, params, body, ip }) =>
-      present(await changeField(ctx, principal.tenant.id, actorOf(principal, ip), params.fieldID, body)),
+    handler: async ({ principal, params, body, ip }) => present(await changeField(ctx, principal.tenant.id, actorOf(principal, ip), params.fieldID, body)),
   });
 
   defineRoute(app, {

@@ -68,7 +68,10 @@ const present = (r: ImportRow): z.input<typeof importSummary> => ({
 /** The format of the body's content type; anything else is 415 (a JSON array names NDJSON as the way). */
 function formatOf(contentType: string | undefined): ImportFormat {
   const [type = '', ...params] = (contentType ?? '').split(';').map((p) => p.trim().toLowerCase());
-  const charset = params.find((p) => p.startsWith('charset='))?.slice('charset='.length).replace(/"/g, '');
+  const charset = params
+    .find((p) => p.startsWith('charset='))
+    ?.slice('charset='.length)
+    .replace(/"/g, '');
   if (charset && charset !== 'utf-8' && charset !== 'utf8') throw new AppError('unsupported_media_type', 'the file must be UTF-8 (charset=utf-8)');
   const format = FILE_TYPES[type];
   if (format) return format;
@@ -99,16 +102,23 @@ export const contactImportRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'The request body is the file: `text/csv` (a header line, then one contact per line) or `application/x-ndjson` ' +
       '(one JSON object per line, keys as in the contact API). It is streamed into storage as it arrives (up to ' +
-      'imports.max_file_bytes, 1 GiB by default) and imported in the background: the answer is 202 with the import\'s id; ' +
+      "imports.max_file_bytes, 1 GiB by default) and imported in the background: the answer is 202 with the import's id; " +
       'follow it with GET /contacts/imports/{id}. Options are query parameters: `mapping` (a JSON object header → ' +
       'target: email, status, a reserved column, custom_fields.<key>, or null to ignore the column; unmapped headers ' +
       'matching a column or catalog key by name map themselves, any other column fails the file), `on_existing` ' +
       '(update or skip; default update), `list_id` (add every imported contact to this list), `delimiter` (CSV, one ' +
       'character or "tab"; default ,).',
     query: z.object({
-      mapping: z.string().max(100_000).optional().describe('JSON object: header → target, e.g. {"E-mail Address":"email","Plan":"custom_fields.plan","Notes":null}'),
-      on_existing: z.enum(['update', 'skip']).default('update').describe('What happens to contacts that already exist: update them (default) or leave them as they are'),
-      list_id: z.uuid().optional().describe('A list of the tenant: every valid row\'s contact is added to it'),
+      mapping: z
+        .string()
+        .max(100_000)
+        .optional()
+        .describe('JSON object: header → target, e.g. {"E-mail Address":"email","Plan":"custom_fields.plan","Notes":null}'),
+      on_existing: z
+        .enum(['update', 'skip'])
+        .default('update')
+        .describe('What happens to contacts that already exist: update them (default) or leave them as they are'),
+      list_id: z.uuid().optional().describe("A list of the tenant: every valid row's contact is added to it"),
       delimiter: z.string().max(8).optional().describe('CSV field delimiter: one character, or "tab"; default ","'),
     }),
     consumes: Object.keys(FILE_TYPES),
@@ -119,7 +129,12 @@ export const contactImportRoutes: FastifyPluginAsyncZod = async (app) => {
       const deadline = exemptFromRequestDeadline(request.raw.socket);
       try {
         const format = formatOf(request.headers['content-type']);
-        const options = { mapping: parseMapping(query.mapping), on_existing: query.on_existing, list_id: query.list_id ?? null, delimiter: parseDelimiter(query.delimiter) };
+        const options = {
+          mapping: parseMapping(query.mapping),
+          on_existing: query.on_existing,
+          list_id: query.list_id ?? null,
+          delimiter: parseDelimiter(query.delimiter),
+        };
         const row = await startImport(ctx, {
           tenantId: principal.tenant.id,
           apiKeyId: principal.kind === 'api_key' ? principal.key!.id : null,
@@ -146,7 +161,7 @@ export const contactImportRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List imports',
-    description: 'The tenant\'s imports, newest first, with their progress. Cursor pagination: pass next_cursor as ?after=.',
+    description: "The tenant's imports, newest first, with their progress. Cursor pagination: pass next_cursor as ?after=.",
     query: cursorPagination,
     list: true,
     response: importSummary,
@@ -181,10 +196,10 @@ export const contactImportRoutes: FastifyPluginAsyncZod = async (app) => {
     scope: 'contacts:read',
     rateLimit: 'read',
     tags: TAGS,
-    summary: 'Download an import\'s invalid rows',
+    summary: "Download an import's invalid rows",
     description:
       'Every invalid row as CSV with the columns line,reason, by line. A cell that a spreadsheet would read as a formula ' +
-      '(starting with = + - @) is prefixed with \' so it stays text.',
+      "(starting with = + - @) is prefixed with ' so it stays text.",
     params: importId,
     errors: [404],
     produces: 'text/csv; charset=utf-8',

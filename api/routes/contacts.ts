@@ -45,17 +45,27 @@ const present = (c: ContactView): z.input<typeof contact> => ({
 });
 
 const profileIn = Object.fromEntries(
-  PROFILE_COLUMN_NAMES.map((c) => [c, z.string().max(PROFILE_COLUMNS[c] + 100).nullable().optional().describe(`At most ${PROFILE_COLUMNS[c]} characters, one line; empty or null clears it`)]),
+  PROFILE_COLUMN_NAMES.map((c) => [
+    c,
+    z
+      .string()
+      .max(PROFILE_COLUMNS[c] + 100)
+      .nullable()
+      .optional()
+      .describe(`At most ${PROFILE_COLUMNS[c]} characters, one line; empty or null clears it`),
+  ]),
 ) as Record<ProfileColumn, z.ZodOptional<z.ZodNullable<z.ZodString>>>;
 
 const email = z.string().max(1000).describe('An address local@domain; stored trimmed and lower-cased with the domain in IDNA (ASCII) form, unique per account');
 const status = z.enum(CONTACT_STATUSES).describe('active or unsubscribed (deleted only through DELETE). Becoming unsubscribed stamps unsubscribed_at');
 const customFields = z
   .record(z.string(), z.unknown())
-  .describe('Values keyed by the catalog\'s keys, checked against each field\'s type (422 naming the key); null removes a value');
+  .describe("Values keyed by the catalog's keys, checked against each field's type (422 naming the key); null removes a value");
 
 const WRITE_NOTE =
-  'Profile columns: ' + PROFILE_COLUMN_NAMES.join(', ') + ' (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only ' +
+  'Profile columns: ' +
+  PROFILE_COLUMN_NAMES.join(', ') +
+  ' (strings, trimmed; timezone an IANA zone name). best_send_hour is read-only ' +
   '(400 unexpected field). custom_fields keys must be in the custom-field catalog; required fields must be given when a contact is created ' +
   'and can never be removed.';
 
@@ -72,12 +82,15 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'List contacts',
     description:
-      'The tenant\'s contacts, newest first. status: active, unsubscribed, deleted or all (default: active and unsubscribed). q: text the ' +
+      "The tenant's contacts, newest first. status: active, unsubscribed, deleted or all (default: active and unsubscribed). q: text the " +
       'address contains (lower-cased; % and _ are plain characters). limit (1..200, default 50) and offset page the list. total is exact ' +
       `without q; with q matches are counted up to ${SEARCH_COUNT_CAP.toLocaleString('en-US')}, and total_is_capped is true when there are more.`,
     query: pagination.extend({
       q: z.string().max(254).optional().describe('Lower-case text the address contains; blank = all'),
-      status: z.enum([...CONTACT_STATUSES, 'all']).optional().describe('Default: active and unsubscribed (deleted excluded)'),
+      status: z
+        .enum([...CONTACT_STATUSES, 'all'])
+        .optional()
+        .describe('Default: active and unsubscribed (deleted excluded)'),
     }),
     response: z.object({
       items: z.array(contact),
@@ -163,7 +176,7 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Delete a contact',
     description:
       'Sets the status to deleted and takes the contact out of every list. The row stays (GET /contacts?status=deleted), so its history ' +
-      'and suppressions keep working; adding the address again restores it. To remove the person\'s data, erase the contact instead.',
+      "and suppressions keep working; adding the address again restores it. To remove the person's data, erase the contact instead.",
     params: contactId,
     errors: [404],
     response: statusResult,
@@ -182,8 +195,8 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Erase a contact (GDPR)',
     description:
-      'Removes the person\'s data for good: the address, every profile column and custom field are cleared, status becomes deleted, ' +
-      'erased_at is set and the contact leaves every list; only a SHA-256 hash of the address is kept. The address\'s suppression entry ' +
+      "Removes the person's data for good: the address, every profile column and custom field are cleared, status becomes deleted, " +
+      "erased_at is set and the contact leaves every list; only a SHA-256 hash of the address is kept. The address's suppression entry " +
       'keeps only that hash (reason erased), or one is added, so mail to the address is still dropped. In the message log (sends, ' +
       'events) the address becomes erased:<12 hex digits>, and the stored messages and subjects are dropped; sends still waiting are ' +
       'dropped. Audited as contact.erased with the contact id only. Cannot be undone.',
@@ -211,10 +224,16 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
       'Suppression entries of the address are separate and stay until lifted (DELETE /suppressions/{id}).',
     params: contactId,
     body: z.strictObject({
-      reason: z.string().trim().min(1).max(RESUBSCRIBE_REASON_MAX).describe(`Why the person may be mailed again (their consent), 1..${RESUBSCRIBE_REASON_MAX} characters`),
+      reason: z
+        .string()
+        .trim()
+        .min(1)
+        .max(RESUBSCRIBE_REASON_MAX)
+        .describe(`Why the person may be mailed again (their consent), 1..${RESUBSCRIBE_REASON_MAX} characters`),
     }),
     errors: [404, 409],
     response: contact,
-    handler: async ({ principal, params, body, ip }) => present(await resubscribeContact(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body.reason)),
+    handler: async ({ principal, params, body, ip }) =>
+      present(await resubscribeContact(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body.reason)),
   });
 };

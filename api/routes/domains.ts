@@ -39,7 +39,9 @@ const domain = z.object({
         'superseded: another account proved control of the name first, so this claim is closed and never verifies',
     ),
   can_send: z.boolean(),
-  owned_at: timestamp.nullable().describe('When this claim proved control of the name (its own DKIM record was found in DNS); only the owning claim can send or receive'),
+  owned_at: timestamp
+    .nullable()
+    .describe('When this claim proved control of the name (its own DKIM record was found in DNS); only the owning claim can send or receive'),
   expires_at: timestamp.nullable().describe('A claim that does not own its name is removed at the first re-check after this; null once owned'),
   superseded_at: timestamp.nullable(),
   claim_reason: z.string().nullable().describe('Why this claim does not own its name (yet); null once it does'),
@@ -114,7 +116,7 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List sending domains',
-    description: 'The tenant\'s domains, newest first, with each record\'s verification state. Cursor pagination: pass next_cursor as ?after=.',
+    description: "The tenant's domains, newest first, with each record's verification state. Cursor pagination: pass next_cursor as ?after=.",
     query: cursorPagination,
     list: true,
     response: domain,
@@ -154,7 +156,8 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Read a sending domain',
-    description: 'Per record: the expected value, the value found at the last check, whether it verified and when it was last checked; plus the DKIM key and any rotation in flight.',
+    description:
+      'Per record: the expected value, the value found at the last check, whether it verified and when it was last checked; plus the DKIM key and any rotation in flight.',
     params: domainId,
     errors: [404],
     response: domain,
@@ -168,12 +171,12 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     scope: 'domains:write',
     rateLimit: 'write',
     tags: TAGS,
-    summary: 'Check the domain\'s DNS records now',
+    summary: "Check the domain's DNS records now",
     description:
-      'Looks up every record through the configured resolvers and stores the outcome. Finding this claim\'s DKIM record proves control of the name: ' +
+      "Looks up every record through the configured resolvers and stores the outcome. Finding this claim's DKIM record proves control of the name: " +
       'the claim then owns it unless another claim owns it already. The domain can send once it owns the name and SPF, DKIM and DMARC all verify. ' +
       'A superseded claim is answered as it stands, without look-ups. ' +
-      'A look-up that times out or fails is reported as the record\'s error and never verifies a record (nor un-verifies one that was verified).',
+      "A look-up that times out or fails is reported as the record's error and never verifies a record (nor un-verifies one that was verified).",
     params: domainId,
     errors: [404],
     response: domain,
@@ -188,7 +191,8 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Delete a sending domain',
-    description: 'Deletes the domain with its DKIM keys and rotations. It can no longer send; when it owned the name, another claim may now prove control and own it.',
+    description:
+      'Deletes the domain with its DKIM keys and rotations. It can no longer send; when it owned the name, another claim may now prove control and own it.',
     params: domainId,
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),
@@ -205,7 +209,7 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     scope: 'domains:write',
     rateLimit: 'write',
     tags: TAGS,
-    summary: 'Rotate the domain\'s DKIM key',
+    summary: "Rotate the domain's DKIM key",
     description:
       'Generates a new key under a new selector and answers with the rotation in state publishing and its dns_record to publish. ' +
       'The current key keeps signing until every public resolver returns the new record (checked every 30 minutes); then the new key signs ' +
@@ -216,9 +220,7 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [404, 409],
     response: dkimRotation,
     handler: async ({ principal, params, body, ip }) =>
-      presentRotation(
-        await startRotation(ctx, principal.tenant.id, params.id, actorOf(principal, ip), { reason: body.reason || null, initiatedBy: 'tenant' }),
-      ),
+      presentRotation(await startRotation(ctx, principal.tenant.id, params.id, actorOf(principal, ip), { reason: body.reason || null, initiatedBy: 'tenant' })),
   });
 
   defineRoute(app, {
@@ -228,7 +230,7 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     scope: 'domains:read',
     rateLimit: 'read',
     tags: TAGS,
-    summary: 'List the domain\'s DKIM rotations',
+    summary: "List the domain's DKIM rotations",
     description: 'Every rotation of the domain, newest first, including finished and rolled-back ones.',
     params: domainId,
     query: z.object({ limit: z.coerce.number().int().min(1).max(200).default(50) }),

@@ -16,7 +16,7 @@ export const engagementExportRoutes: FastifyPluginAsyncZod = async (app) => {
     scope: ['campaigns:read', 'audit:export'],
     rateLimit: 'read',
     tags: ['Campaigns'],
-    summary: 'Export a campaign\'s engagement events as CSV',
+    summary: "Export a campaign's engagement events as CSV",
     description:
       `Every event of the campaign (send, delivered, deferred, bounce, dropped, open, click, complaint, unsubscribe) from since to now, oldest first, ` +
       `streamed as it is read (any size, constant memory). Columns: ${COLUMNS.join(', ')}. sequence_step is empty (campaigns are single messages); ` +
@@ -34,7 +34,9 @@ export const engagementExportRoutes: FastifyPluginAsyncZod = async (app) => {
       const window = exportWindow(ctx.clock, query.since === undefined ? undefined : new Date(query.since));
       // The cursor reads within the export deadline, holding one of the tenant's heavy-query slots until the download ends;
       // the header line and first page are read before answering, so a refusal or a deadline there is its own status.
-      const lines = await ctx.queries.stream(principal.tenant.id, 'export', (tx) => engagementCsv(tx, principal.tenant.id, campaign.id, window), { prefetch: 2 });
+      const lines = await ctx.queries.stream(principal.tenant.id, 'export', (tx) => engagementCsv(tx, principal.tenant.id, campaign.id, window), {
+        prefetch: 2,
+      });
       reply.header('content-disposition', `attachment; filename="campaign-${campaign.id}-engagement.csv"`);
       return Readable.from(lines);
     },

@@ -93,7 +93,10 @@ const presentDelivery = (d: DeliveryRow): z.input<typeof delivery> => ({
 
 const url = z.string().max(MAX_URL_LENGTH).describe('https URL with a host resolving only to public addresses (checked again before every POST)');
 const description = z.string().max(10_000).nullable().describe(`At most ${MAX_DESCRIPTION_LENGTH} characters once trimmed; null or blank: none`);
-const eventTypes = z.array(eventType).max(WEBHOOK_EVENT_TYPES.length * 2).describe(`At least one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
+const eventTypes = z
+  .array(eventType)
+  .max(WEBHOOK_EVENT_TYPES.length * 2)
+  .describe(`At least one of ${WEBHOOK_EVENT_TYPES.join(', ')}`);
 const webhookId = idParam('id');
 
 export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -107,7 +110,7 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List event webhooks',
-    description: 'The tenant\'s event webhook endpoints, newest first, without secrets. Cursor pagination: pass next_cursor as ?after=.',
+    description: "The tenant's event webhook endpoints, newest first, without secrets. Cursor pagination: pass next_cursor as ?after=.",
     query: cursorPagination,
     list: true,
     response: endpoint,
@@ -185,7 +188,7 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Read an event webhook',
-    description: 'The endpoint without its secret. 404 for another tenant\'s endpoint.',
+    description: "The endpoint without its secret. 404 for another tenant's endpoint.",
     params: webhookId,
     errors: [404],
     response: endpoint,
@@ -282,7 +285,7 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Delivery log of an event webhook',
     description:
       'One row per event queued for the endpoint, newest first: status, attempts, the last response code and duration, the last error, the body. ' +
-      'Filter with ?status=. 404 for another tenant\'s endpoint.',
+      "Filter with ?status=. 404 for another tenant's endpoint.",
     params: webhookId,
     query: cursorPagination.extend({ status: deliveryStatus.optional() }),
     list: true,

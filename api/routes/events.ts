@@ -10,7 +10,7 @@ export const event = z.object({
   id: z.string(),
   type: z.enum(EVENT_TYPES),
   subtype: z.string().nullable().describe('bounce: hard (the address is suppressed) or soft'),
-  message_id: z.string().nullable().describe('The send\'s id (as POST /transactional/send answered)'),
+  message_id: z.string().nullable().describe("The send's id (as POST /transactional/send answered)"),
   rfc_message_id: z.string().nullable().describe('The Message-ID header of the message'),
   recipient: z.string(),
   detail: z.record(z.string(), z.unknown()).describe('What happened: remote reply, deferral time and reason, drop reason'),
@@ -39,7 +39,7 @@ export const eventRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: ['Events'],
     summary: 'List events',
     description:
-      'Every message\'s events, newest first: send (accepted), deferred (warm-up cap or a temporary failure), delivered, bounce ' +
+      "Every message's events, newest first: send (accepted), deferred (warm-up cap or a temporary failure), delivered, bounce " +
       '(subtype hard or soft), dropped (suppressed recipient). Filter by type, since, message_id (the send id, or the Message-ID header) ' +
       'and recipient. Cursor pagination: pass next_cursor as ?after=.',
     query: cursorPagination.extend({

@@ -14,7 +14,11 @@ const TAGS = ['Goals'];
 
 const fields = {
   name: z.string().max(1000).describe(`1..${MAX_NAME_LENGTH} characters once trimmed; unique within the account, compared without case`),
-  match_type: z.enum(MATCH_TYPES).describe('exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time engine) finds a match in it'),
+  match_type: z
+    .enum(MATCH_TYPES)
+    .describe(
+      'exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time engine) finds a match in it',
+    ),
   match_value: z
     .string()
     .max(MAX_MATCH_VALUE * 2)
@@ -22,8 +26,18 @@ const fields = {
       `The URL or prefix (at most ${MAX_MATCH_VALUE} characters, compared as written), or the regex: at most ${MAX_PATTERN} characters, compilable, ` +
         `no backreferences or lookaround (lookahead, lookbehind), repeat counts at most 1000, compiled size at most ${MAX_PROGRAM_SIZE}`,
     ),
-  revenue_cents: z.number().int().min(0).max(1e12).nullable().describe('Revenue per conversion in cents; with revenue_param, the fallback when the URL has no usable value; null: 0'),
-  revenue_param: z.string().max(1000).nullable().describe('A query parameter of the clicked URL holding the amount in major units with at most 2 decimals (49.99 → 4999 cents); null: fixed revenue only'),
+  revenue_cents: z
+    .number()
+    .int()
+    .min(0)
+    .max(1e12)
+    .nullable()
+    .describe('Revenue per conversion in cents; with revenue_param, the fallback when the URL has no usable value; null: 0'),
+  revenue_param: z
+    .string()
+    .max(1000)
+    .nullable()
+    .describe('A query parameter of the clicked URL holding the amount in major units with at most 2 decimals (49.99 → 4999 cents); null: fixed revenue only'),
 };
 
 const goal = z.object({
@@ -57,7 +71,7 @@ const conversions = z.object({
     .array(
       z.object({
         goal_id: z.string().nullable().describe('Null for goals deleted after the click'),
-        goal_name: z.string().describe('The goal\'s current name, or \'(deleted goal)\''),
+        goal_name: z.string().describe("The goal's current name, or '(deleted goal)'"),
         conversions: z.number().int(),
         unique_converters: z.number().int(),
         revenue_cents: z.number().int(),
@@ -78,7 +92,7 @@ export const goalRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/goals',
     summary: 'List goals',
-    description: 'The tenant\'s goals, newest first. Cursor pagination: pass next_cursor as ?after=.',
+    description: "The tenant's goals, newest first. Cursor pagination: pass next_cursor as ?after=.",
     query: cursorPagination,
     list: true,
     response: goal,
@@ -120,7 +134,8 @@ export const goalRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'PATCH',
     url: '/goals/:id',
     summary: 'Change a goal',
-    description: 'Only the fields sent change; null clears revenue_cents or revenue_param. Applies to clicks from now on: recorded conversions keep their revenue.',
+    description:
+      'Only the fields sent change; null clears revenue_cents or revenue_param. Applies to clicks from now on: recorded conversions keep their revenue.',
     params: goalId,
     body: z.strictObject({
       name: fields.name.optional(),
@@ -139,7 +154,7 @@ export const goalRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'DELETE',
     url: '/goals/:id',
     summary: 'Delete a goal',
-    description: 'Its past conversions stay in campaign reports under goal_id null and goal_name \'(deleted goal)\'.',
+    description: "Its past conversions stay in campaign reports under goal_id null and goal_name '(deleted goal)'.",
     params: goalId,
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),
@@ -153,10 +168,10 @@ export const goalRoutes: FastifyPluginAsyncZod = async (app) => {
     ...read,
     method: 'GET',
     url: '/campaigns/:id/goal-conversions',
-    summary: 'A campaign\'s goal conversions',
+    summary: "A campaign's goal conversions",
     description:
-      'Conversions of the campaign\'s recipients: total_conversions, unique_converters (distinct contacts), revenue_cents, and by_goal sorted by revenue descending. ' +
-      'A goal deleted after the click appears with goal_id null and goal_name \'(deleted goal)\'. Clicks flagged as a link scanner\'s are not conversions.',
+      "Conversions of the campaign's recipients: total_conversions, unique_converters (distinct contacts), revenue_cents, and by_goal sorted by revenue descending. " +
+      "A goal deleted after the click appears with goal_id null and goal_name '(deleted goal)'. Clicks flagged as a link scanner's are not conversions.",
     params: idParam('id'),
     errors: [404],
     response: conversions,

@@ -53,8 +53,8 @@ export const licenseRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'The license signing public key',
     description:
-      'The Ed25519 public key (a JWK) license keys are signed with, so a self-hosted instance can check a key\'s signature and expiry ' +
-      'offline with any JOSE library (alg EdDSA; the kid is in the key\'s header). Revocation is only seen online, through POST /license/validate.',
+      "The Ed25519 public key (a JWK) license keys are signed with, so a self-hosted instance can check a key's signature and expiry " +
+      "offline with any JOSE library (alg EdDSA; the kid is in the key's header). Revocation is only seen online, through POST /license/validate.",
     response: z.object({
       kid: z.string(),
       alg: z.literal('EdDSA'),

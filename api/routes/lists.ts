@@ -22,7 +22,10 @@ import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js'
 
 const TAGS = ['Lists'];
 
-const name = z.string().max(1000).describe(`1..${MAX_NAME_LENGTH} characters once surrounding spaces are dropped; unique within the account, compared without case`);
+const name = z
+  .string()
+  .max(1000)
+  .describe(`1..${MAX_NAME_LENGTH} characters once surrounding spaces are dropped; unique within the account, compared without case`);
 const description = z.string().max(10_000).nullable().describe(`At most ${MAX_DESCRIPTION_LENGTH} characters once trimmed; null or blank: none`);
 
 const list = z.object({
@@ -37,11 +40,11 @@ const list = z.object({
 const contactStatus = z.enum(CONTACT_STATUSES);
 
 const member = z.object({
-  id: z.string().describe('The contact\'s id'),
-  email: z.string().nullable().describe('The contact\'s address; null once the contact was erased'),
+  id: z.string().describe("The contact's id"),
+  email: z.string().nullable().describe("The contact's address; null once the contact was erased"),
   first_name: z.string().nullable(),
   last_name: z.string().nullable(),
-  status: contactStatus.describe('The contact\'s status: deleted contacts can stay members, and sends skip them'),
+  status: contactStatus.describe("The contact's status: deleted contacts can stay members, and sends skip them"),
   added_at: timestamp,
 });
 
@@ -73,21 +76,23 @@ const batchBody = z
 function batchResult<S extends readonly [string, ...string[]]>(statuses: S) {
   const status = z.enum(statuses);
   return z.object({
-    results: z.array(
-      z.object({
-        input: z.string().describe('The entry as sent'),
-        field: z.enum(['contact_ids', 'emails']).describe('The array the entry came from'),
-        contact_id: z.string().nullable().describe('The contact the entry names; null when invalid or not found'),
-        status,
-        message: z.string().nullable().describe('Why, for invalid, not_found and deleted entries; null otherwise'),
-      }),
-    ).describe('One result per entry, contact_ids first then emails, each in the order sent'),
+    results: z
+      .array(
+        z.object({
+          input: z.string().describe('The entry as sent'),
+          field: z.enum(['contact_ids', 'emails']).describe('The array the entry came from'),
+          contact_id: z.string().nullable().describe('The contact the entry names; null when invalid or not found'),
+          status,
+          message: z.string().nullable().describe('Why, for invalid, not_found and deleted entries; null otherwise'),
+        }),
+      )
+      .describe('One result per entry, contact_ids first then emails, each in the order sent'),
     totals: z.object(Object.fromEntries(statuses.map((s) => [s, z.number().int()])) as Record<S[number], z.ZodNumber>),
   });
 }
 
 const listId = idParam('id');
-const memberParams = z.object({ id: z.string().max(64).describe('The list\'s id'), contactID: z.string().max(64).describe('The contact\'s id') });
+const memberParams = z.object({ id: z.string().max(64).describe("The list's id"), contactID: z.string().max(64).describe("The contact's id") });
 
 export const listRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
@@ -99,7 +104,7 @@ export const listRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List lists',
-    description: 'The tenant\'s static contact lists, newest first, each with its exact member_count. Cursor pagination: pass next_cursor as ?after=.',
+    description: "The tenant's static contact lists, newest first, each with its exact member_count. Cursor pagination: pass next_cursor as ?after=.",
     query: cursorPagination,
     list: true,
     response: list,
@@ -183,8 +188,8 @@ export const listRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'List members',
     description:
-      'The list\'s members in the order they were added (a member added while you page appears on a later page), each with the ' +
-      'contact\'s id, address, name and status. ?status= keeps one contact status. total is the member_count (with ?status=, the ' +
+      "The list's members in the order they were added (a member added while you page appears on a later page), each with the " +
+      "contact's id, address, name and status. ?status= keeps one contact status. total is the member_count (with ?status=, the " +
       'members of that status). Cursor pagination: pass next_cursor as ?after=.',
     params: listId,
     query: cursorPagination.extend({ status: contactStatus.optional().describe('Only members whose contact has this status') }),
@@ -222,7 +227,7 @@ export const listRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Add a contact to a list',
     description:
       'Puts the contact in the list; idempotent: already_member says whether it was there (its added_at is kept). ' +
-      'An unknown contact (or another account\'s) is 404; a deleted contact is 409 (restore it first). To add by address, use the batch.',
+      "An unknown contact (or another account's) is 404; a deleted contact is 409 (restore it first). To add by address, use the batch.",
     params: memberParams,
     errors: [404, 409],
     response: member.extend({ already_member: z.boolean().describe('True when the contact was in the list before this call') }),

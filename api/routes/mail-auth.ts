@@ -14,7 +14,7 @@ export const mailAuthRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Consume a mailbox invite',
     description:
       'Sets the password of the invited mailbox and returns a 24-hour session JWT limited to it: it reads, marks and deletes that ' +
-      'mailbox\'s messages under /mail/messages and is refused (403) everywhere else. user_id is the mailbox id (a mailbox user is ' +
+      "mailbox's messages under /mail/messages and is refused (403) everywhere else. user_id is the mailbox id (a mailbox user is " +
       'the mailbox itself, not a user of the tenant). The token works once: an unknown token is 404, a used, replaced or expired one 410. ' +
       'Passwords follow the registration rules (at least 10 characters mixing two character classes); a weak one is 422 and consumes nothing.',
     body: z.strictObject({

@@ -49,7 +49,7 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Creates a mailbox at an address of a verified domain of the tenant; mail the MX accepts for it is kept and read through /mail/messages. ' +
       'The address is trimmed and lower-cased; its local part takes ASCII letters, digits and inner . _ - (no %, !, + or quoted forms). ' +
-      'A malformed address, a domain that is not the tenant\'s, or one not verified yet is 422 naming address; an address that is already a mailbox anywhere is 409.' +
+      "A malformed address, a domain that is not the tenant's, or one not verified yet is 422 naming address; an address that is already a mailbox anywhere is 409." +
       ACCESS,
     body: z.strictObject({
       address: z.string().max(1000).describe('local@domain, the domain verified for this tenant'),
@@ -71,7 +71,7 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List workspace mailboxes',
-    description: 'The tenant\'s mailboxes, newest first. Cursor pagination: pass next_cursor as ?after=.' + ACCESS,
+    description: `The tenant's mailboxes, newest first. Cursor pagination: pass next_cursor as ?after=.${ACCESS}`,
     query: cursorPagination,
     list: true,
     response: mailbox,
@@ -89,7 +89,7 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Read a workspace mailbox',
-    description: 'One mailbox of the tenant.' + ACCESS,
+    description: `One mailbox of the tenant.${ACCESS}`,
     params: mailboxId,
     errors: [404],
     response: mailbox,
@@ -106,8 +106,7 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Delete a workspace mailbox',
-    description:
-      'Deletes the mailbox with all its messages and invites; its sessions stop working at once and mail to the address is no longer kept for it.' + ACCESS,
+    description: `Deletes the mailbox with all its messages and invites; its sessions stop working at once and mail to the address is no longer kept for it.${ACCESS}`,
     params: mailboxId,
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),

@@ -22,7 +22,7 @@ const item = z.object({
   subject: z.string().nullable(),
   received_at: timestamp,
   seen: z.boolean(),
-  size_bytes: z.number().int().describe('Size of the stored message, Mailpath\'s trace headers included'),
+  size_bytes: z.number().int().describe("Size of the stored message, Mailpath's trace headers included"),
 });
 
 const presentItem = (m: MessageListRow): z.output<typeof item> => ({
@@ -38,8 +38,13 @@ const presentItem = (m: MessageListRow): z.output<typeof item> => ({
 const address = z.object({ name: z.string().nullable(), address: z.string().nullable() });
 
 const detail = item.omit({ from: true }).extend({
-  envelope: z.object({ mail_from: z.string().describe('SMTP MAIL FROM; empty for a null sender'), rcpt_to: z.string().describe('The envelope recipient: this mailbox') }),
-  headers: z.array(z.object({ name: z.string(), value: z.string() })).describe('Every header field in order, unfolded, values as sent (encoded-words not decoded)'),
+  envelope: z.object({
+    mail_from: z.string().describe('SMTP MAIL FROM; empty for a null sender'),
+    rcpt_to: z.string().describe('The envelope recipient: this mailbox'),
+  }),
+  headers: z
+    .array(z.object({ name: z.string(), value: z.string() }))
+    .describe('Every header field in order, unfolded, values as sent (encoded-words not decoded)'),
   from: z.array(address).describe('The From header, parsed (untrusted)'),
   to: z.array(address),
   cc: z.array(address),
@@ -50,14 +55,20 @@ const detail = item.omit({ from: true }).extend({
   references: z.array(z.string()),
   text: z.string().nullable().describe('The text/plain body; null when there is none (HTML is not converted)'),
   html: z.string().nullable().describe('The text/html body as sent (cid: links kept; sanitize before rendering)'),
-  attachments: z.array(z.object({
-    filename: z.string().nullable(),
-    content_type: z.string(),
-    size: z.number().int(),
-    content_id: z.string().nullable().describe('Content-ID without angle brackets, for cid: links'),
-    disposition: z.string().nullable(),
-  })).describe('Metadata only; fetch the raw message for the content'),
-  authentication_results: z.array(z.string()).describe('Authentication-Results values, top first: the first is Mailpath\'s own, any below came with the message'),
+  attachments: z
+    .array(
+      z.object({
+        filename: z.string().nullable(),
+        content_type: z.string(),
+        size: z.number().int(),
+        content_id: z.string().nullable().describe('Content-ID without angle brackets, for cid: links'),
+        disposition: z.string().nullable(),
+      }),
+    )
+    .describe('Metadata only; fetch the raw message for the content'),
+  authentication_results: z
+    .array(z.string())
+    .describe("Authentication-Results values, top first: the first is Mailpath's own, any below came with the message"),
   body_parsed: z.boolean().describe(`False for messages over ${PARSE_MAX_BYTES} bytes: only the headers were read; use the raw download`),
 });
 
@@ -76,8 +87,9 @@ function rawRoute(app: ApiInstance): void {
       tags: TAGS,
       summary: 'Download a message as received',
       description:
-        'The stored message byte for byte as `message/rfc822` (not JSON): the sender\'s message with Mailpath\'s Received and ' +
-        'Authentication-Results headers on top. Errors are JSON envelopes as elsewhere.' + ACCESS,
+        "The stored message byte for byte as `message/rfc822` (not JSON): the sender's message with Mailpath's Received and " +
+        'Authentication-Results headers on top. Errors are JSON envelopes as elsewhere.' +
+        ACCESS,
       security: [{ bearerJwt: [] }, { apiKey: [] }],
       params: messageId,
       response: {
@@ -93,12 +105,14 @@ function rawRoute(app: ApiInstance): void {
     },
     handler: async (request, reply) => {
       const raw = await getRawMessage(ctx, messageScopeOf(request.principal!), request.params.id);
-      return reply
-        .header('content-type', 'message/rfc822')
-        .header('content-disposition', `attachment; filename="${request.params.id}.eml"`)
-        .header('x-content-type-options', 'nosniff')
-        // A Buffer skips the serializer; the schema's binary string only documents it.
-        .send(raw as unknown as string);
+      return (
+        reply
+          .header('content-type', 'message/rfc822')
+          .header('content-disposition', `attachment; filename="${request.params.id}.eml"`)
+          .header('x-content-type-options', 'nosniff')
+          // A Buffer skips the serializer; the schema's binary string only documents it.
+          .send(raw as unknown as string)
+      );
     },
   });
 }
@@ -112,11 +126,12 @@ export const mailMessageRoutes: FastifyPluginAsyncZod = async (app) => {
     scope: 'unrestricted',
     rateLimit: 'read',
     tags: TAGS,
-    summary: 'List a mailbox\'s messages',
+    summary: "List a mailbox's messages",
     description:
       'Messages of one mailbox, newest first. mailbox_id is required with a user session or API key; a mailbox session may leave it out ' +
       '(naming another mailbox is 404). q searches the From header and the subject (case-insensitive text they contain); unread=true ' +
-      'lists only unseen messages, unread=false only seen ones. total counts the matches. Cursor pagination: pass next_cursor as ?after=.' + ACCESS,
+      'lists only unseen messages, unread=false only seen ones. total counts the matches. Cursor pagination: pass next_cursor as ?after=.' +
+      ACCESS,
     query: cursorPagination.extend({
       mailbox_id: z.string().max(64).optional().describe('The mailbox; optional for a mailbox session'),
       q: z.string().max(200).optional().describe('Text the From header or subject contains (case-insensitive)'),
@@ -142,7 +157,8 @@ export const mailMessageRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'One message, parsed: the header fields (all, and the common ones decoded), addresses, bodies, attachment metadata and the ' +
       'Authentication-Results. Reading does not mark it seen (PATCH does). Inbound mail is untrusted: Mailpath does not enforce SPF, DKIM ' +
-      `or DMARC on it. Messages over ${PARSE_MAX_BYTES} bytes are read for their headers only (body_parsed false).` + ACCESS,
+      `or DMARC on it. Messages over ${PARSE_MAX_BYTES} bytes are read for their headers only (body_parsed false).` +
+      ACCESS,
     params: messageId,
     errors: [404],
     response: detail,
@@ -163,7 +179,7 @@ export const mailMessageRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Mark a message read or unread',
-    description: 'Sets seen: true marks the message read, false unread.' + ACCESS,
+    description: `Sets seen: true marks the message read, false unread.${ACCESS}`,
     params: messageId,
     body: z.strictObject({ seen: z.boolean() }),
     errors: [404],
@@ -179,7 +195,7 @@ export const mailMessageRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Delete a message',
-    description: 'Removes the message from its mailbox.' + ACCESS,
+    description: `Removes the message from its mailbox.${ACCESS}`,
     params: messageId,
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),

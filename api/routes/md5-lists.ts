@@ -58,7 +58,7 @@ export const md5ListRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List MD5 suppression lists',
-    description: 'The tenant\'s MD5 lists, newest first. Cursor pagination: pass next_cursor as ?after=.',
+    description: "The tenant's MD5 lists, newest first. Cursor pagination: pass next_cursor as ?after=.",
     query: cursorPagination,
     list: true,
     response: md5List,

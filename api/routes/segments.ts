@@ -41,7 +41,9 @@ const name = z.string().max(MAX_NAME_LENGTH).describe('Shown in lists; surroundi
 const definition = z.record(z.string(), z.unknown()).describe(LANGUAGE);
 const staleRules = z
   .array(z.object({ path: z.string(), problem: z.string() }))
-  .describe('Rules of the saved definition whose custom field or list has since been deleted (or whose field changed type): each matches no contact until the segment is updated');
+  .describe(
+    'Rules of the saved definition whose custom field or list has since been deleted (or whose field changed type): each matches no contact until the segment is updated',
+  );
 
 const segment = z.object({
   id: z.string(),
@@ -75,7 +77,7 @@ export const segmentRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'List segments',
-    description: 'The tenant\'s segments, newest first, with their definitions. Cursor pagination: pass next_cursor as ?after=.',
+    description: "The tenant's segments, newest first, with their definitions. Cursor pagination: pass next_cursor as ?after=.",
     query: cursorPagination,
     list: true,
     response: segment,
@@ -144,7 +146,8 @@ export const segmentRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Count the contacts of a segment',
     description:
       'How many contacts the saved segment selects now (nothing is sent). A rule whose custom field or list was deleted after saving ' +
-      'matches no contact — a segment never grows because part of it vanished — and is listed in stale_rules. ' + DEADLINE_NOTE,
+      'matches no contact — a segment never grows because part of it vanished — and is listed in stale_rules. ' +
+      DEADLINE_NOTE,
     params: segmentId,
     errors: [404],
     response: z.object({ count: z.number().int(), stale_rules: staleRules }),

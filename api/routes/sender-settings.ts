@@ -15,8 +15,8 @@ const TAGS = ['Settings'];
  * campaign could name itself, at the same verified domains, so a key that may write campaigns may set it.
  */
 const EXTENSION =
-  'Not in the spec (an extension beside its /settings/inbound-webhook): the spec\'s campaign has no sender fields, so a campaign ' +
-  'without from_email takes the tenant\'s default sender, and from_name and reply_to it leaves empty the stored default\'s. ' +
+  "Not in the spec (an extension beside its /settings/inbound-webhook): the spec's campaign has no sender fields, so a campaign " +
+  "without from_email takes the tenant's default sender, and from_name and reply_to it leaves empty the stored default's. " +
   `Until one is stored the default is derived: ${DERIVED_LOCAL_PART}@ the tenant's oldest verified sending domain, named after the tenant. ` +
   'Warm-up schedule dispatches use the stored default when it is at the domain they warm up.';
 
@@ -54,11 +54,11 @@ export const senderSettingsRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     summary: 'Set the default sender',
     description:
-      'Replaces the stored default (absent from_name or reply_to: none). from_email must be at one of the tenant\'s verified sending ' +
+      "Replaces the stored default (absent from_name or reply_to: none). from_email must be at one of the tenant's verified sending " +
       `domains (422 validation_error naming from_email otherwise); reply_to any valid address; from_name one line, at most ${MAX_SHORT_TEXT} characters. ` +
       `Audited (sender.default_set). ${EXTENSION}`,
     body: z.strictObject({
-      from_email: z.string().max(1000).describe('An address at one of the tenant\'s verified sending domains'),
+      from_email: z.string().max(1000).describe("An address at one of the tenant's verified sending domains"),
       from_name: z.string().max(1000).nullable().optional().describe('Display name'),
       reply_to: z.string().max(1000).nullable().optional().describe('Reply-To address (any valid address)'),
     }),

@@ -16,11 +16,13 @@ const STATUSES = ['queued', 'deferred', 'dropped', 'simulated', 'sending', 'deli
 const send = z.object({
   id: z.string().describe('The message_id POST /transactional/send answered with'),
   message_id: z.string().describe('The RFC 5322 Message-ID header (without angle brackets)'),
-  source: z.enum(SEND_SOURCES).describe('proof: a campaign\'s proof (POST /campaigns/{id}/proof), outside its stats'),
+  source: z.enum(SEND_SOURCES).describe("proof: a campaign's proof (POST /campaigns/{id}/proof), outside its stats"),
   mode: z.enum(['live', 'test']).describe('test: sent with a test key, never delivered'),
   status: z
     .enum(STATUSES)
-    .describe('queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated (test key or sandbox)'),
+    .describe(
+      'queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated (test key or sandbox)',
+    ),
   envelope: z.object({
     mail_from: z.string().describe('The VERP envelope sender: bounces come back to it and map to this send'),
     rcpt_to: z.string(),
@@ -41,14 +43,14 @@ const attempt = z.object({
   outcome: z.enum(['delivered', 'deferred', 'bounced']),
   smtp_code: z.number().int().nullable(),
   enhanced_code: z.string().nullable(),
-  reply: z.string().nullable().describe('The remote server\'s reply'),
+  reply: z.string().nullable().describe("The remote server's reply"),
   duration_ms: z.number().int(),
 });
 
 const sendDetail = send.extend({
   gate_decisions: z.array(z.record(z.string(), z.unknown())).describe('Each gate that ran, in order, with its outcome'),
   attempts: z.array(attempt).describe('Delivery attempts, oldest first'),
-  events: z.array(event).describe('The send\'s events, oldest first'),
+  events: z.array(event).describe("The send's events, oldest first"),
 });
 
 const present = (s: SendRow): z.input<typeof send> => ({
@@ -89,7 +91,7 @@ function rawRoute(app: ApiInstance): void {
     schema: {
       operationId: operationIdOf('GET', '/sends/:id/raw'),
       tags: TAGS,
-      summary: 'Download a send\'s signed message',
+      summary: "Download a send's signed message",
       description:
         'The message exactly as it leaves (or, for a simulated send, would have left) Mailpath: composed, with its DKIM-Signature on top, ' +
         'as `message/rfc822` (not JSON). The same bytes are handed to the receiving server; the envelope is in GET /sends/{id}. ' +
@@ -109,12 +111,14 @@ function rawRoute(app: ApiInstance): void {
     },
     handler: async (request, reply) => {
       const message = await getSendMessage(ctx, request.principal!.tenant.id, request.params.id);
-      return reply
-        .header('content-type', 'message/rfc822')
-        .header('content-disposition', `attachment; filename="${request.params.id}.eml"`)
-        .header('x-content-type-options', 'nosniff')
-        // A Buffer skips the serializer; the schema's binary string only documents it.
-        .send(message as unknown as string);
+      return (
+        reply
+          .header('content-type', 'message/rfc822')
+          .header('content-disposition', `attachment; filename="${request.params.id}.eml"`)
+          .header('x-content-type-options', 'nosniff')
+          // A Buffer skips the serializer; the schema's binary string only documents it.
+          .send(message as unknown as string)
+      );
     },
   });
 }

@@ -16,7 +16,7 @@ const reason = z
   .enum(SUPPRESSION_REASONS)
   .describe(
     'hard_bounce and complaint are added automatically by the mail pipeline; unsubscribe by unsubscribe links; manual and spam_trap by hand; ' +
-    'erased by a contact erasure (the entry keeps only a hash of the address)',
+      'erased by a contact erasure (the entry keeps only a hash of the address)',
   );
 
 const addableReason = z
@@ -25,7 +25,10 @@ const addableReason = z
 
 const suppression = z.object({
   id: z.string(),
-  email: z.string().nullable().describe('Trimmed and lower-cased, the domain in its ASCII (IDNA) form; null for an erased person (reason erased), whose address is kept only as a hash'),
+  email: z
+    .string()
+    .nullable()
+    .describe('Trimmed and lower-cased, the domain in its ASCII (IDNA) form; null for an erased person (reason erased), whose address is kept only as a hash'),
   reason,
   source: z.enum(SUPPRESSION_SOURCES).describe('What added it: the API, bounce processing, a complaint report, an unsubscribe link or a contact erasure'),
   detail: z.string().nullable().describe('For automatic entries, e.g. the remote SMTP reply of a hard bounce'),
@@ -49,7 +52,7 @@ const bulkRow = z.object({
   input: z.string().describe('The address as sent'),
   email: z.string().nullable().describe('The stored form; null when invalid'),
   status: z.enum(['added', 'already_suppressed', 'invalid']),
-  id: z.string().nullable().describe('The suppression\'s id (new or existing); null when invalid'),
+  id: z.string().nullable().describe("The suppression's id (new or existing); null when invalid"),
   message: z.string().nullable().describe('Why the address is invalid; null otherwise'),
 });
 
@@ -66,7 +69,7 @@ export const suppressionRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'List suppressed addresses',
     description:
-      'The tenant\'s suppression list, newest first. Mail to a suppressed address is dropped before it is sent. ' +
+      "The tenant's suppression list, newest first. Mail to a suppressed address is dropped before it is sent. " +
       'Filter by reason, and search with q (case-insensitive text the address contains; a complete address also finds the erased entry ' +
       'of that address, listed with email null and reason erased). total counts the matches. ' +
       'Cursor pagination: pass next_cursor as ?after=.',
@@ -90,7 +93,7 @@ export const suppressionRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'read',
     tags: TAGS,
     summary: 'Read a suppression',
-    description: 'One entry of the tenant\'s suppression list, with why and by what it was added.',
+    description: "One entry of the tenant's suppression list, with why and by what it was added.",
     params: suppressionId,
     errors: [404],
     response: suppression,
@@ -149,9 +152,9 @@ export const suppressionRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Takes the address off the suppression list: mail to it is sent again. A later hard bounce or complaint suppresses it anew. ' +
       'The entry of an erased person (email null, reason erased) is 409 unless ?email= names the address it was made for: ' +
-      'an erasure is never lifted by accident. When ?email= is given it must be the entry\'s address (422 otherwise).',
+      "an erasure is never lifted by accident. When ?email= is given it must be the entry's address (422 otherwise).",
     params: suppressionId,
-    query: z.object({ email: emailField.optional().describe('The address of the entry; required to remove an erased person\'s entry') }),
+    query: z.object({ email: emailField.optional().describe("The address of the entry; required to remove an erased person's entry") }),
     errors: [404, 409],
     response: z.object({ deleted: z.boolean(), id: z.string() }),
     handler: async ({ principal, params, query, ip }) => {

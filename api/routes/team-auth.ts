@@ -13,7 +13,7 @@ export const teamAuthRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: ['Account'],
     summary: 'Accept a team invite',
     description:
-      'Creates the invited user (the invite\'s e-mail address and role) with this password and returns a session, like login. ' +
+      "Creates the invited user (the invite's e-mail address and role) with this password and returns a session, like login. " +
       'The token works once: an unknown token is 404; a used, revoked or expired one 410. Passwords follow the registration rules ' +
       '(at least 10 characters mixing two character classes, not containing the address or the tenant slug); a weak one is 422 and ' +
       'consumes nothing. An address that became a user elsewhere meanwhile is 409; a suspended tenant 403 (the invite stays unused).',

@@ -31,15 +31,24 @@ const member = z.object({
 });
 
 const presentInvite = (i: InviteRow) => ({
-  id: i.id, email: i.email, role: i.role, invited_by: i.invited_by, created_at: iso(i.created_at), expires_at: iso(i.expires_at),
+  id: i.id,
+  email: i.email,
+  role: i.role,
+  invited_by: i.invited_by,
+  created_at: iso(i.created_at),
+  expires_at: iso(i.expires_at),
 });
 
 const presentMember = (m: MemberRow) => ({
-  id: m.id, email: m.email, first_name: m.first_name, role: m.role, created_at: iso(m.created_at), two_factor_enabled: m.two_factor_enabled,
+  id: m.id,
+  email: m.email,
+  first_name: m.first_name,
+  role: m.role,
+  created_at: iso(m.created_at),
+  two_factor_enabled: m.two_factor_enabled,
 });
 
-const RULES =
-  ' Owners manage everyone; admins manage admins, developers and viewers but can neither give the owner role nor change or remove an owner (403).';
+const RULES = ' Owners manage everyone; admins manage admins, developers and viewers but can neither give the owner role nor change or remove an owner (403).';
 
 export const teamRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
@@ -56,7 +65,8 @@ export const teamRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Creates a single-use invite that expires after `team_invite_ttl_hours` (config/auth.yaml, 7 days). The answer carries the token ' +
       'and the accept link (on MAILPATH_PUBLIC_URL); when a system mailer is configured the link is also e-mailed (`email_sent`). ' +
-      'An address that already belongs to a user, or has a pending invite here, is 409.' + RULES,
+      'An address that already belongs to a user, or has a pending invite here, is 409.' +
+      RULES,
     body: z.strictObject({ email: z.email().max(254), role }),
     status: 201,
     errors: [409],
@@ -90,7 +100,7 @@ export const teamRoutes: FastifyPluginAsyncZod = async (app) => {
     role: 'admin',
     tags: TAGS,
     summary: 'Revoke an invite',
-    description: 'The token stops working at once (410 when tried). An accepted or already revoked invite is 404.' + RULES,
+    description: `The token stops working at once (410 when tried). An accepted or already revoked invite is 404.${RULES}`,
     params: idParam('id'),
     errors: [404],
     response: statusResult,
@@ -119,7 +129,7 @@ export const teamRoutes: FastifyPluginAsyncZod = async (app) => {
     role: 'admin',
     tags: TAGS,
     summary: "Change a member's role",
-    description: 'The tenant\'s last owner cannot be demoted (409): make another member owner first.' + RULES,
+    description: `The tenant's last owner cannot be demoted (409): make another member owner first.${RULES}`,
     params: idParam('id'),
     body: z.strictObject({ role }),
     errors: [404, 409],
@@ -140,7 +150,8 @@ export const teamRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Remove a member',
     description:
       'Deletes the user: their sessions stop working at once (in other processes within `credential_cache_ms`). ' +
-      'The tenant\'s last owner cannot be removed (409).' + RULES,
+      "The tenant's last owner cannot be removed (409)." +
+      RULES,
     params: idParam('id'),
     errors: [404, 409],
     response: statusResult,

@@ -99,7 +99,7 @@ export const templateRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'List templates',
     description:
-      'The tenant\'s templates, newest first, without their bodies (has_body_html / has_body_text say which exist; read one template for them). ' +
+      "The tenant's templates, newest first, without their bodies (has_body_html / has_body_text say which exist; read one template for them). " +
       'q filters on a case-insensitive substring of the name. Cursor pagination: pass next_cursor as ?after=.',
     query: cursorPagination.extend({ q: z.string().max(200).optional().describe('Case-insensitive substring of the name; blank = all') }),
     list: true,
@@ -156,8 +156,7 @@ export const templateRoutes: FastifyPluginAsyncZod = async (app) => {
     body: z.strictObject({ name: name.optional(), subject: subject.optional(), body_html: bodyHtml.optional(), body_text: bodyText.optional() }),
     errors: [404, 409],
     response: template,
-    handler: async ({ principal, params, body, ip }) =>
-      present(await changeTemplate(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body)),
+    handler: async ({ principal, params, body, ip }) => present(await changeTemplate(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body)),
   });
 
   defineRoute(app, {
@@ -191,7 +190,7 @@ export const templateRoutes: FastifyPluginAsyncZod = async (app) => {
       '(with its custom_fields, also reachable as custom_fields.<key>) is reserved for the recipient. Missing variables render empty. ' +
       'HTML output is escaped in the HTML body only; the subject is kept on one line. A render that fails or runs past its time or ' +
       'memory limit, or past the render budget of a request (config/render.yaml request_budget_ms), is 422 naming the part and the limit. ' +
-      'Renders run on render threads shared fairly between tenants: with too many of the tenant\'s renders already waiting, 429 rate_limited with Retry-After. Nothing is stored or sent.',
+      "Renders run on render threads shared fairly between tenants: with too many of the tenant's renders already waiting, 429 rate_limited with Retry-After. Nothing is stored or sent.",
     params: templateId,
     body: z.strictObject({
       variables: z.record(z.string(), z.unknown()).optional().describe('Values for {{ name }} outputs'),

@@ -21,15 +21,21 @@ const body = z.strictObject({
   from_email: z
     .string()
     .max(1000)
-    .describe('Sender address; its domain must be one of the tenant\'s verified sending domains (else 422); with a test key, any domain the tenant has added'),
+    .describe("Sender address; its domain must be one of the tenant's verified sending domains (else 422); with a test key, any domain the tenant has added"),
   from_name: z.string().max(1000).optional().describe('Display name of the sender (one line)'),
   subject: z.string().max(10_000).optional().describe('Subject (one line, at most 998 characters); required unless template_id is given'),
   body_text: z.string().optional().describe('Plain-text body'),
   body_html: z.string().optional().describe('HTML body; with body_text the message is multipart/alternative'),
   template_id: z.string().max(64).optional().describe('A stored template to render instead of subject/body_text/body_html'),
-  variables: z.record(z.string(), z.unknown()).optional().describe('Template variables; `custom_fields` is also exposed as custom_fields.<key>; contact.email is the recipient'),
+  variables: z
+    .record(z.string(), z.unknown())
+    .optional()
+    .describe('Template variables; `custom_fields` is also exposed as custom_fields.<key>; contact.email is the recipient'),
   reply_to: z.string().max(1000).optional().describe('Reply-To address'),
-  headers: z.record(z.string(), z.string()).optional().describe('Extra headers (e.g. X-Campaign). Identity, routing and MIME headers are refused; no line breaks'),
+  headers: z
+    .record(z.string(), z.string())
+    .optional()
+    .describe('Extra headers (e.g. X-Campaign). Identity, routing and MIME headers are refused; no line breaks'),
   attachments: z.array(attachment).optional().describe('Files to attach; count and decoded total size are capped (config/limits.yaml send)'),
   bounce_risk_check_enabled: z
     .boolean()
@@ -43,10 +49,12 @@ const body = z.strictObject({
 });
 
 const answer = z.object({
-  message_id: z.string().describe('The send\'s id: GET /sends/{id}, GET /events?message_id='),
+  message_id: z.string().describe("The send's id: GET /sends/{id}, GET /events?message_id="),
   status: z
     .enum(['queued', 'deferred', 'dropped', 'simulated'])
-    .describe('queued: accepted for delivery; deferred: over the warm-up cap, sent after 00:00 UTC; dropped: the recipient is suppressed; simulated: test key or sandbox tenant, never delivered'),
+    .describe(
+      'queued: accepted for delivery; deferred: over the warm-up cap, sent after 00:00 UTC; dropped: the recipient is suppressed; simulated: test key or sandbox tenant, never delivered',
+    ),
 });
 
 export const transactionalRoutes: FastifyPluginAsyncZod = async (app) => {
@@ -63,9 +71,9 @@ export const transactionalRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Sends one message to one recipient. The message passes the outbound gates in order (suspended tenant 403, test key → simulated, ' +
       'sandbox tenant → simulated, suppressed recipient → dropped, monthly quota 402, warm-up cap → deferred to 00:00 UTC), is composed ' +
-      '(Message-ID, Date, multipart/alternative), DKIM-signed with the domain\'s active key and committed with its delivery job before the 202. ' +
+      "(Message-ID, Date, multipart/alternative), DKIM-signed with the domain's active key and committed with its delivery job before the 202. " +
       '412 while the tenant has no domain with SPF, DKIM and DMARC verified; a test key may send from any domain the tenant has added ' +
-      '(simulated, signed with that domain\'s key: GET /sends/{id}/raw shows the message). Every answer carries X-Quota-Used, X-Quota-Cap, ' +
+      "(simulated, signed with that domain's key: GET /sends/{id}/raw shows the message). Every answer carries X-Quota-Used, X-Quota-Cap, " +
       'X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % of the cap). Idempotency-Key header (optional): the same key with the same body ' +
       'within 24 h returns the first answer (with Idempotent-Replayed: true); the same key with another body is 409.',
     body,

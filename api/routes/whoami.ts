@@ -13,9 +13,7 @@ const whoami = z.object({
     is_sandbox: z.boolean(),
     status: z.string(),
   }),
-  user: z
-    .object({ id: z.string(), email: z.string(), role: z.string(), is_super_admin: z.boolean(), first_name: z.string().nullable() })
-    .nullable(),
+  user: z.object({ id: z.string(), email: z.string(), role: z.string(), is_super_admin: z.boolean(), first_name: z.string().nullable() }).nullable(),
   key: z
     .object({
       id: z.string(),
@@ -39,7 +37,14 @@ export const whoamiRoutes: FastifyPluginAsyncZod = async (app) => {
     response: whoami,
     handler: async ({ principal: p }) => ({
       credential: p.kind === 'user' ? ('jwt' as const) : ('api_key' as const),
-      tenant: { id: p.tenant.id, name: p.tenant.name, slug: p.tenant.slug, plan_id: p.tenant.plan_id, is_sandbox: p.tenant.is_sandbox, status: p.tenant.status },
+      tenant: {
+        id: p.tenant.id,
+        name: p.tenant.name,
+        slug: p.tenant.slug,
+        plan_id: p.tenant.plan_id,
+        is_sandbox: p.tenant.is_sandbox,
+        status: p.tenant.status,
+      },
       user: p.user ?? null,
       key: p.key ?? null,
     }),

@@ -14,7 +14,7 @@ export const progress = z
         unsubscribed: count,
         deleted: count,
         suppressed: count.describe('On the suppression list (also dropped by the send gate after the target was fixed)'),
-        md5_listed: count.describe('On the campaign\'s MD5 list'),
+        md5_listed: count.describe("On the campaign's MD5 list"),
         invalid: count.describe('No usable address, or a message that could not be rendered or was too large'),
         cancelled: count.describe('Not sent because the campaign was cancelled'),
       })
@@ -60,13 +60,20 @@ const common = {
   finished_at: timestamp.nullable(),
   paused_at: timestamp.nullable(),
   cancelled_at: timestamp.nullable(),
-  waiting_reason: z.enum(WAITING_REASONS).nullable().describe('Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)'),
-  waiting_until: timestamp.nullable().describe('When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone'),
+  waiting_reason: z
+    .enum(WAITING_REASONS)
+    .nullable()
+    .describe('Why a sending campaign is not sending now, or why Mailpath paused it (quota_exceeded, render_budget: see paused_reason)'),
+  waiting_until: timestamp
+    .nullable()
+    .describe('When it goes on by itself (the next 00:00 UTC for warmup_cap, the next month for quota_exceeded); null when it waits for someone'),
   failure_reason: z.string().nullable(),
   paused_reason: z
     .string()
     .nullable()
-    .describe('Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise'),
+    .describe(
+      'Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise',
+    ),
   send_mode: z.enum(['live', 'test']).nullable().describe('test: started with a test key, every send simulated'),
   progress,
   created_at: timestamp,

@@ -2,8 +2,7 @@
 import { z } from 'zod';
 import { CALENDAR_DATE_SHAPE, isCalendarDate } from '../../shared/kernel/calendar-date.js';
 
-export const idParam = <K extends string>(name: K) =>
-  z.object({ [name]: z.string().max(64).describe('Identifier') } as Record<K, z.ZodString>);
+export const idParam = <K extends string>(name: K) => z.object({ [name]: z.string().max(64).describe('Identifier') } as Record<K, z.ZodString>);
 
 export const pagination = z.object({
   limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1..200'),
@@ -34,6 +33,4 @@ export const cursorPagination = z.object({
 });
 
 /** A boolean query flag: true/false (also 1/0). */
-export const queryFlag = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+export const queryFlag = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');

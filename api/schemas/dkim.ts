@@ -10,10 +10,12 @@ export const dkimRotation = z.object({
   tenant_id: z.string(),
   domain_id: z.string(),
   domain: z.string(),
-  state: z.enum(['pending', 'publishing', 'active', 'retiring', 'retired']).describe(
-    'pending: new key generated; publishing: waiting until every public resolver returns the new record; ' +
-      'active: the new key signs, the old one stays published until retire_after; retired: finished or rolled back (terminal)',
-  ),
+  state: z
+    .enum(['pending', 'publishing', 'active', 'retiring', 'retired'])
+    .describe(
+      'pending: new key generated; publishing: waiting until every public resolver returns the new record; ' +
+        'active: the new key signs, the old one stays published until retire_after; retired: finished or rolled back (terminal)',
+    ),
   reason: z.string().nullable(),
   initiated_by: z.enum(['tenant', 'admin', 'auto']),
   old_selector: z.string().nullable(),
@@ -26,9 +28,7 @@ export const dkimRotation = z.object({
   dns_published_at: timestamp.nullable().describe('When an operator confirmed the record is published'),
   dns_publish_status: z.enum(['awaiting_publication', 'provider_managed', 'confirmed_published', 'propagated']),
   error: z.string().nullable().describe('Why the last propagation check did not activate the rotation'),
-  resolver_results: z.array(
-    z.object({ resolver: z.string(), published: z.boolean(), found: z.string().nullable(), error: z.string().nullable() }),
-  ),
+  resolver_results: z.array(z.object({ resolver: z.string(), published: z.boolean(), found: z.string().nullable(), error: z.string().nullable() })),
   last_checked_at: timestamp.nullable(),
   created_at: timestamp,
   updated_at: timestamp,

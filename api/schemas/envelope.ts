@@ -22,10 +22,12 @@ export function okEnvelope<T extends z.ZodType>(data: T) {
 }
 
 export function listEnvelope<T extends z.ZodType>(item: T) {
-  return z.object({
-    ok: z.literal(true),
-    data: z.array(item),
-    next_cursor: z.string().nullable().describe('Pass as ?after= to get the next page; null on the last page'),
-    total: z.number().int().describe('Number of items matching the query'),
-  }).describe('Success: one page of items');
+  return z
+    .object({
+      ok: z.literal(true),
+      data: z.array(item),
+      next_cursor: z.string().nullable().describe('Pass as ?after= to get the next page; null on the last page'),
+      total: z.number().int().describe('Number of items matching the query'),
+    })
+    .describe('Success: one page of items');
 }

@@ -130,7 +130,12 @@ export async function startDeployment(o: DeploymentOptions): Promise<Deployment>
     const vault = new SealedBox(Buffer.from(masterKey, 'hex'));
     await sql`insert into plans (id, name, monthly_send_cap) values ('bench', 'Bench', 1000000000)`;
     const addTenant = async (slug: string): Promise<BenchTenant> => {
-      const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', { tenant_name: slug, tenant_slug: slug, email: `owner@${slug}.test`, password: 'Correct-horse-42' });
+      const register = await httpsJson(apiPort, 'POST', '/api/v1/auth/register', {
+        tenant_name: slug,
+        tenant_slug: slug,
+        email: `owner@${slug}.test`,
+        password: 'Correct-horse-42',
+      });
       const tenantId = register.data.tenant_id as string;
       await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
       const name = `${slug}.test`;
@@ -161,7 +166,11 @@ export async function postfixRelay(sinkPort: number, o: { messages: number; byte
   const machineBefore = machineBusySeconds();
   try {
     const started = performance.now();
-    await run(SMTP_SOURCE, ['-4', '-s', String(o.sessions), '-m', String(o.messages), '-l', String(o.bytes), '-f', 'a@example.test', '-t', 'b@example.test', `127.0.0.1:${listen}`], { maxBuffer: 1 << 24, timeout: 30 * 60_000 });
+    await run(
+      SMTP_SOURCE,
+      ['-4', '-s', String(o.sessions), '-m', String(o.messages), '-l', String(o.bytes), '-f', 'a@example.test', '-t', 'b@example.test', `127.0.0.1:${listen}`],
+      { maxBuffer: 1 << 24, timeout: 30 * 60_000 },
+    );
     const acceptedAt = performance.now();
     const doneAt = await waitFor(async () => o.messages - (await postfixQueued()), o.messages, 'Postfix queue drained');
     return {

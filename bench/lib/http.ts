@@ -40,7 +40,16 @@ export interface TimedAnswer {
  */
 export function timedRequest(
   port: number,
-  o: { method: string; path: string; agent: Agent; token?: string; body?: string | Buffer; contentType?: string; headers?: Record<string, string>; timeoutMs: number },
+  o: {
+    method: string;
+    path: string;
+    agent: Agent;
+    token?: string;
+    body?: string | Buffer;
+    contentType?: string;
+    headers?: Record<string, string>;
+    timeoutMs: number;
+  },
 ): Promise<TimedAnswer> {
   const headers: Record<string, string | number> = { ...o.headers, ...(o.token ? { authorization: `Bearer ${o.token}` } : {}) };
   if (o.body !== undefined) {
@@ -63,10 +72,13 @@ export function timedRequest(
       res.on('error', (err) => done(0, '', err.message));
     });
     // From the start, waiting for a socket of the agent and sending the body included (a socket timeout is only idleness).
-    const timer = setTimeout(() => {
-      done(0, '', `no answer within ${Math.round(o.timeoutMs)} ms`);
-      req.destroy();
-    }, Math.max(1, o.timeoutMs));
+    const timer = setTimeout(
+      () => {
+        done(0, '', `no answer within ${Math.round(o.timeoutMs)} ms`);
+        req.destroy();
+      },
+      Math.max(1, o.timeoutMs),
+    );
     req.on('error', (err) => done(0, '', err.message));
     req.end(o.body);
   });

@@ -32,6 +32,8 @@ const outcome = await runImport({ sql, boss, clock: systemClock, log, config }, 
 const seconds = (performance.now() - started) / 1000;
 const cpu = process.cpuUsage(cpu0);
 clearInterval(sampler);
-process.stdout.write(`${JSON.stringify({ outcome, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, ...peak })}\n`);
+process.stdout.write(
+  `${JSON.stringify({ outcome, seconds, cpuSeconds: (cpu.user + cpu.system) / 1e6, maxRssMiB: process.resourceUsage().maxRSS / 1024, ...peak })}\n`,
+);
 await boss.stop({ graceful: false, wait: true });
 await sql.end({ timeout: 5 });

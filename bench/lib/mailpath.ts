@@ -25,7 +25,11 @@ export interface Child {
 export async function startProcess(env: Record<string, string>, httpsPort: number | undefined): Promise<Child> {
   // BENCH_NODE_ARGS (e.g. "--cpu-prof --cpu-prof-dir=/tmp/prof") profiles the Mailpath processes.
   const nodeArgs = (process.env['BENCH_NODE_ARGS'] ?? '').split(' ').filter(Boolean);
-  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/main/cli.js', 'start'], { cwd: projectRoot(), env, stdio: ['ignore', 'ignore', 'inherit'] });
+  const child: ChildProcess = spawn(process.execPath, [...nodeArgs, 'dist/main/cli.js', 'start'], {
+    cwd: projectRoot(),
+    env,
+    stdio: ['ignore', 'ignore', 'inherit'],
+  });
   const exited = new Promise<void>((r) => child.once('exit', () => r()));
   const stop = async () => {
     if (child.exitCode === null && child.signalCode === null) {

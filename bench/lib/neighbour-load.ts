@@ -71,7 +71,15 @@ async function run(load: NeighbourLoad): Promise<NeighbourCounts> {
   const one = async (w: NeighbourWork, body: string | Buffer | undefined, take: () => Promise<boolean>) => {
     const c = (counts[w.name] ??= { statuses: {}, maxMs: 0 });
     while (await take()) {
-      const answer = await timedRequest(load.port, { method: w.method, path: w.path, agent, token: w.token, body, contentType: w.contentType, timeoutMs: load.timeoutMs });
+      const answer = await timedRequest(load.port, {
+        method: w.method,
+        path: w.path,
+        agent,
+        token: w.token,
+        body,
+        contentType: w.contentType,
+        timeoutMs: load.timeoutMs,
+      });
       c.statuses[answer.status] = (c.statuses[answer.status] ?? 0) + 1;
       c.maxMs = Math.max(c.maxMs, answer.ms);
       if (answer.status === 0 || answer.status >= 500) c.firstError ??= `${answer.status} ${answer.error ?? answer.body.slice(0, 200)}`;

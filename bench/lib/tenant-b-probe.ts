@@ -68,7 +68,14 @@ export async function probeTenantB(o: ProbeOptions): Promise<ProbeFigures> {
   const cutoff = end + o.graceMs;
   const left = () => Math.max(0, cutoff - performance.now());
   const api = (method: 'GET' | 'POST', path: string, body?: unknown): Promise<TimedAnswer> =>
-    timedRequest(o.port, { method, path: `/api/v1${path}`, agent, token: o.key, timeoutMs: left(), ...(body === undefined ? {} : { body: JSON.stringify(body) }) });
+    timedRequest(o.port, {
+      method,
+      path: `/api/v1${path}`,
+      agent,
+      token: o.key,
+      timeoutMs: left(),
+      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+    });
   const failed = (what: string, a: TimedAnswer) => {
     if (a.status >= 200 && a.status < 300) return false;
     const k = `${what} ${a.status}`;
@@ -114,16 +121,20 @@ export async function probeTenantB(o: ProbeOptions): Promise<ProbeFigures> {
       nextSend.at += o.sendEveryMs;
       const to = `b-${o.tag}-${++sends}@bench-dest.test`;
       inFlight.push(
-        api('POST', '/transactional/send', { to, from_email: o.from, subject: 'Your receipt', body_html: '<html><body><p>Thanks for your order.</p></body></html>', track_opens: true }).then(
-          async (a) => {
-            figures.sendMs.push(a.ms);
-            if (failed('POST /transactional/send', a)) return;
-            await opened((JSON.parse(a.body) as { data: { message_id: string } }).data.message_id, to).catch((err: unknown) => {
-              const k = `open not measured: ${err instanceof Error ? err.message : String(err)}`;
-              figures.failures[k] = (figures.failures[k] ?? 0) + 1;
-            });
-          },
-        ),
+        api('POST', '/transactional/send', {
+          to,
+          from_email: o.from,
+          subject: 'Your receipt',
+          body_html: '<html><body><p>Thanks for your order.</p></body></html>',
+          track_opens: true,
+        }).then(async (a) => {
+          figures.sendMs.push(a.ms);
+          if (failed('POST /transactional/send', a)) return;
+          await opened((JSON.parse(a.body) as { data: { message_id: string } }).data.message_id, to).catch((err: unknown) => {
+            const k = `open not measured: ${err instanceof Error ? err.message : String(err)}`;
+            figures.failures[k] = (figures.failures[k] ?? 0) + 1;
+          });
+        }),
       );
     }
     await sleep(Math.max(1, Math.min(nextWhoami.at, nextSend.at) - performance.now()));

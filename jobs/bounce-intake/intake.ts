@@ -52,7 +52,14 @@ export async function runBounceIntake(deps: IntakeDeps, recipientId: unknown): P
   const mapping = await mapReport({ sql: deps.sql, verpKey: deps.verpKey, hostname: deps.config.hostname }, mail, report);
   const at = deps.clock.now();
   const result = await deps.sql.begin((tx) => store(deps, tx, { mail, report, mapping, at }));
-  const facts = { recipientId, inboundMessageId: mail.inbound_message_id, rcpt: mail.recipient, report: report.kind, outcome: result.outcome, sendId: result.sendId };
+  const facts = {
+    recipientId,
+    inboundMessageId: mail.inbound_message_id,
+    rcpt: mail.recipient,
+    report: report.kind,
+    outcome: result.outcome,
+    sendId: result.sendId,
+  };
   if (result.outcome === 'forged') deps.log.warn(facts, 'bounce mail to a VERP address with a wrong signature; ignored');
   else if (result.outcome === 'test_send') deps.log.warn(facts, 'a report about a test-mode send (which never left); ignored');
   else if (report.kind === 'unknown') deps.log.info({ ...facts, reason: report.reason }, 'bounce mail that is not a report; recorded as handled');

@@ -21,7 +21,6 @@ export interface TestSendDeps {
   vault: SealedBox;
 }
 
-
 /** The local part of the synthetic recipient (X-MP-Inbound-Recipient) at MAILPATH_HOSTNAME. */
 export const TEST_RECIPIENT_LOCAL = 'webhook-test';
 

@@ -39,7 +39,11 @@ export class ThreadedHitRecorder implements HitSink {
   private closed: Promise<void> | undefined;
   private onClosed: (() => void) | undefined;
 
-  constructor(private readonly setup: RecorderThreadSetup, private readonly log: Logger, private readonly fallback: () => HitSink) {}
+  constructor(
+    private readonly setup: RecorderThreadSetup,
+    private readonly log: Logger,
+    private readonly fallback: () => HitSink,
+  ) {}
 
   /** Started with the first hit: a process whose API never sees one keeps no thread and no connections for it. */
   private started(): Worker {

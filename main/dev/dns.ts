@@ -29,15 +29,17 @@ const TTL = 0;
 
 export async function startDevDns(zone: Zone, port: number, log: Logger, host = '127.0.0.1'): Promise<DevDnsServer> {
   const handle: DnsHandler = (request, send) => {
-    void answer(request).then(
-      (response) => send(response),
-      (err: unknown) => {
-        log.warn({ err }, 'dev DNS: could not answer');
-        const failed = Packet.createResponseFromRequest(request);
-        failed.header.rcode = RCODE.SERVFAIL;
-        return send(failed);
-      },
-    ).catch(() => undefined); // a client that gave up has nowhere to receive the answer
+    void answer(request)
+      .then(
+        (response) => send(response),
+        (err: unknown) => {
+          log.warn({ err }, 'dev DNS: could not answer');
+          const failed = Packet.createResponseFromRequest(request);
+          failed.header.rcode = RCODE.SERVFAIL;
+          return send(failed);
+        },
+      )
+      .catch(() => undefined); // a client that gave up has nowhere to receive the answer
   };
 
   const answer = async (request: Packet): Promise<Packet> => {
@@ -100,10 +102,7 @@ export async function startDevDns(zone: Zone, port: number, log: Logger, host = 
       (stopping ??= (async () => {
         // Resolvers keep their TCP connections open; close would wait for them.
         for (const socket of connections) socket.destroy();
-        await Promise.all([
-          new Promise<void>((resolve) => udp.close(() => resolve())),
-          new Promise<void>((resolve) => tcp.close(() => resolve())),
-        ]);
+        await Promise.all([new Promise<void>((resolve) => udp.close(() => resolve())), new Promise<void>((resolve) => tcp.close(() => resolve()))]);
       })()),
   };
 }

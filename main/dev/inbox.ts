@@ -98,8 +98,18 @@ export async function startDevInbox(deps: { store: DevStore; log: Logger }, port
       const p = store.posts.find((x) => x.id === id);
       return p ? raw(res, p.content_type ?? 'application/octet-stream', p.body) : json(res, 404, { ok: false, error: `no webhook POST ${id}` });
     }
-    if (path === '/messages' && method === 'GET') return json(res, 200, [...store.messages].reverse().map((m) => presentMessage(m, base)));
-    if (path === '/webhooks' && method === 'GET') return json(res, 200, [...store.posts].reverse().map((p) => presentPost(p, base)));
+    if (path === '/messages' && method === 'GET')
+      return json(
+        res,
+        200,
+        [...store.messages].reverse().map((m) => presentMessage(m, base)),
+      );
+    if (path === '/webhooks' && method === 'GET')
+      return json(
+        res,
+        200,
+        [...store.posts].reverse().map((p) => presentPost(p, base)),
+      );
     if ((path === '/messages' || path === '/webhooks') && method === 'DELETE') {
       (path === '/messages' ? store.messages : store.posts).length = 0;
       return json(res, 200, { ok: true });

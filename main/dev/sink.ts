@@ -18,7 +18,15 @@ export interface DevSink {
 /** DKIM and DMARC verdicts as one word each plus what they were about, e.g. "pass (d=acme.localhost s=mp20261121)". */
 async function verdicts(raw: Buffer, mailFrom: string, resolver: DNSResolver, hostname: string): Promise<{ dkim: string; dmarc: string }> {
   try {
-    const result = await authenticate(raw, { ip: '127.0.0.1', helo: hostname, sender: mailFrom, mta: 'sink.localhost', resolver, disableArc: true, disableBimi: true });
+    const result = await authenticate(raw, {
+      ip: '127.0.0.1',
+      helo: hostname,
+      sender: mailFrom,
+      mta: 'sink.localhost',
+      resolver,
+      disableArc: true,
+      disableBimi: true,
+    });
     const first = result.dkim.results[0];
     const dkim = first ? `${first.status.result} (d=${first.signingDomain}${first.selector ? ` s=${first.selector}` : ''})` : 'none';
     const dmarc = result.dmarc ? result.dmarc.status.result : 'none';
@@ -28,7 +36,11 @@ async function verdicts(raw: Buffer, mailFrom: string, resolver: DNSResolver, ho
   }
 }
 
-export async function startDevSink(deps: { store: DevStore; dns: DnsResolver; hostname: string; log: Logger }, port: number, host = '127.0.0.1'): Promise<DevSink> {
+export async function startDevSink(
+  deps: { store: DevStore; dns: DnsResolver; hostname: string; log: Logger },
+  port: number,
+  host = '127.0.0.1',
+): Promise<DevSink> {
   const resolver = mailauthResolver(deps.dns, { ttlMs: 0, maxEntries: 1 }) as DNSResolver;
   const server = new SMTPServer({
     name: 'sink.localhost',
@@ -43,7 +55,10 @@ export async function startDevSink(deps: { store: DevStore; dns: DnsResolver; ho
         const read = await readData(stream, MAX_BYTES);
         if (read.sizeExceeded) return callback(Object.assign(new Error('message too large for the dev sink'), { responseCode: 552 }));
         const mailFrom = session.envelope.mailFrom ? session.envelope.mailFrom.address : '';
-        const [summary, checks] = await Promise.all([summarize(read.bytes), verdicts(read.bytes, mailFrom, resolver, session.hostNameAppearsAs ?? 'localhost')]);
+        const [summary, checks] = await Promise.all([
+          summarize(read.bytes),
+          verdicts(read.bytes, mailFrom, resolver, session.hostNameAppearsAs ?? 'localhost'),
+        ]);
         const caught = deps.store.addMessage({
           received_at: new Date(),
           mail_from: mailFrom,

@@ -36,7 +36,11 @@ export async function startDev(config: Config, log: Logger): Promise<RunningDev>
   const store = new DevStore();
   let db: Queryable | undefined;
   // The DNS server first, so nothing Mailpath does at start-up can ask before it answers.
-  const dns = await startDevDns(devZone(config, () => db), dev.dnsPort, log.child({ dev: 'dns' }));
+  const dns = await startDevDns(
+    devZone(config, () => db),
+    dev.dnsPort,
+    log.child({ dev: 'dns' }),
+  );
   const stops: (() => Promise<void>)[] = [() => dns.stop()];
   let stopping: Promise<void> | undefined;
   const stopAll = () =>

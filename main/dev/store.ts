@@ -63,7 +63,8 @@ export class DevStore {
 export async function summarize(raw: Buffer): Promise<HeaderSummary> {
   try {
     const parsed = await simpleParser(raw, { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
-    const text = (a: { text: string } | { text: string }[] | undefined) => (a === undefined ? null : Array.isArray(a) ? a.map((x) => x.text).join(', ') : a.text);
+    const text = (a: { text: string } | { text: string }[] | undefined) =>
+      a === undefined ? null : Array.isArray(a) ? a.map((x) => x.text).join(', ') : a.text;
     return { from: text(parsed.from), to: text(parsed.to), subject: parsed.subject ?? null, message_id: parsed.messageId ?? null };
   } catch {
     return { from: null, to: null, subject: null, message_id: null };

@@ -1,6 +1,16 @@
 // Runs a phase's handlers in priority order until one decides; a handler that throws, times out or answers nonsense fails closed (451 4.3.0).
 import type { Logger } from '../../shared/kernel/log.js';
-import { localFailure, PHASE_DEFAULTS, PHASES, type Decision, type FinalDecision, type Handler, type Phase, type PhaseContexts, type Plugin } from './phases.js';
+import {
+  localFailure,
+  PHASE_DEFAULTS,
+  PHASES,
+  type Decision,
+  type FinalDecision,
+  type Handler,
+  type Phase,
+  type PhaseContexts,
+  type Plugin,
+} from './phases.js';
 
 export interface EnabledPlugin {
   plugin: Plugin;
@@ -118,7 +128,8 @@ function invalidDecision(value: unknown): string | undefined {
       const code = d['code'];
       if (typeof code !== 'number' || !Number.isInteger(code) || Math.floor(code / 100) !== klass) return `code ${String(code)} is not ${klass}xx`;
       const enhanced = d['enhanced'];
-      if (typeof enhanced !== 'string' || !new RegExp(`^${klass}\\.\\d{1,3}\\.\\d{1,3}$`).test(enhanced)) return `enhanced code ${String(enhanced)} is not ${klass}.x.x`;
+      if (typeof enhanced !== 'string' || !new RegExp(`^${klass}\\.\\d{1,3}\\.\\d{1,3}$`).test(enhanced))
+        return `enhanced code ${String(enhanced)} is not ${klass}.x.x`;
       if (typeof d['text'] !== 'string' || CONTROL.test(d['text'])) return 'bad text';
       return undefined;
     }

@@ -59,7 +59,8 @@ function instrument(connection: SMTPConnection, server: SMTPServer, hooks: Conne
   connection.init = () => {
     connection._setListeners(() => {
       const max = server.options.maxClients;
-      if (max && server.connections.size > max) return connection.send(421, `4.3.2 ${connection.name} Too many connected clients, try again in a moment`, false);
+      if (max && server.connections.size > max)
+        return connection.send(421, `4.3.2 ${connection.name} Too many connected clients, try again in a moment`, false);
       pauseBeforeGreeting(connection, options);
     });
     limitSession(connection, options.maxSessionMs);

@@ -8,5 +8,6 @@ export function errorFor(decision: FinalDecision): SmtpError | undefined {
 }
 
 /** RFC 5321 §4.1.1.11: a parameter the server did not advertise (DSN's NOTIFY/RET, AUTH=, …) is refused, not ignored. */
-export const unsupportedParameter = (command: 'MAIL FROM' | 'RCPT TO', name: string) => smtpError(555, '5.5.4', `${command} parameter ${name} is not supported here`);
+export const unsupportedParameter = (command: 'MAIL FROM' | 'RCPT TO', name: string) =>
+  smtpError(555, '5.5.4', `${command} parameter ${name} is not supported here`);
 export const tooManyConnections = () => smtpError(421, '4.7.0', 'too many connections from your address, try again later');

@@ -77,15 +77,19 @@ export async function startMx(deps: MxDeps, catalogue: PluginCatalogue): Promise
     now: () => deps.clock.now().getTime(),
   });
   attachProtocolReplies(server, { authNeedsTls: false });
-  attachConnectionHooks(server, { helo }, {
-    greetingDelayMs: config.inbound.server.greeting_delay_ms,
-    pregreet,
-    onPregreet(outcome, remote, pausedMs) {
-      if (outcome === 'talked-early') log.info({ remote, pausedMs }, 'mx pregreet test: dropped a client that talked before the greeting');
-      else log.debug({ remote, pausedMs }, 'mx pregreet test: passed');
+  attachConnectionHooks(
+    server,
+    { helo },
+    {
+      greetingDelayMs: config.inbound.server.greeting_delay_ms,
+      pregreet,
+      onPregreet(outcome, remote, pausedMs) {
+        if (outcome === 'talked-early') log.info({ remote, pausedMs }, 'mx pregreet test: dropped a client that talked before the greeting');
+        else log.debug({ remote, pausedMs }, 'mx pregreet test: passed');
+      },
+      maxSessionMs: config.inbound.server.max_session_ms,
     },
-    maxSessionMs: config.inbound.server.max_session_ms,
-  });
+  );
   // Resets and failed handshakes of single clients are routine; a listener failure surfaces from listen().
   server.on('error', (err) => log.debug({ err }, 'mx connection error'));
   countSessions(server, deps.metrics, 'mx');

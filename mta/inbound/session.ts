@@ -103,7 +103,10 @@ export function sessionHandlers(ctx: MxSessionContext): Handlers & ConnectionHoo
       perAddress.set(session.remoteAddress, open + 1);
       counted.set(session.id, session.remoteAddress);
       const state = stateOf(session);
-      reply(ctx.runner.run('connect', { session: state.info }).then((o) => errorFor(o.decision)), callback);
+      reply(
+        ctx.runner.run('connect', { session: state.info }).then((o) => errorFor(o.decision)),
+        callback,
+      );
     },
 
     onSecure(socket, session, callback) {

@@ -83,10 +83,13 @@ export class SubmissionRateLimit {
    * key sending over both HTTP and SMTP draws on one allowance, shared by every process.
    */
   async hit(submitter: Submitter): Promise<SmtpError | undefined> {
-    const decision = await this.limiter.hit([
-      callerBucket({ kind: 'api_key', id: submitter.keyId }, 'send', this.limits.per_minute),
-      ...tenantBuckets(submitter.tenant.id, await this.tenantLimits.get(submitter.tenant.id)),
-    ], submitter.tenant.id);
+    const decision = await this.limiter.hit(
+      [
+        callerBucket({ kind: 'api_key', id: submitter.keyId }, 'send', this.limits.per_minute),
+        ...tenantBuckets(submitter.tenant.id, await this.tenantLimits.get(submitter.tenant.id)),
+      ],
+      submitter.tenant.id,
+    );
     if (decision.allowed) return undefined;
     const { bucket, resetSeconds } = decision.reported;
     return smtpError(451, '4.7.1', `rate limit of ${bucket.limit} messages per ${windowName(bucket)} reached: retry after ${resetSeconds}s`);

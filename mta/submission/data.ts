@@ -57,9 +57,15 @@ export async function submitMessage(deps: SendingDeps, submitter: Submitter, rec
   if (refused.length === 0) return { reply: `2.0.0 Ok: queued as <${message.messageId}>`, ...stored };
   // SMTP has one reply for DATA: with some recipients accepted it must be 250, so the refusals
   // (the quota running out mid-message, typically) are named in its text and in the log.
-  deps.log.warn({ messageId: message.messageId, accepted: accepted.length, refused: refused.map((r) => `${r.responseCode} ${r.message}`) }, 'submission partly refused');
+  deps.log.warn(
+    { messageId: message.messageId, accepted: accepted.length, refused: refused.map((r) => `${r.responseCode} ${r.message}`) },
+    'submission partly refused',
+  );
   const first = refused[0]!;
-  const reply = truncate(`2.0.0 Ok: queued as <${message.messageId}> for ${accepted.length} of ${recipients.length} recipients; ${refused.length} refused: ${first.responseCode} ${first.message}`, 450);
+  const reply = truncate(
+    `2.0.0 Ok: queued as <${message.messageId}> for ${accepted.length} of ${recipients.length} recipients; ${refused.length} refused: ${first.responseCode} ${first.message}`,
+    450,
+  );
   return { reply, ...stored };
 }
 

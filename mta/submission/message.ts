@@ -49,7 +49,12 @@ export async function prepareMessage(data: Buffer, m: { hostname: string; now: D
   const sender = senderFields[0] && strictMailbox(senderFields[0], 'Sender');
   // RFC 6409 §8 lets the submission server drop blind-copy fields; they must never reach a recipient.
   const kept = fields.filter((f) => f.name !== 'bcc');
-  const parsed = await simpleParser(Buffer.concat([...kept.map((f) => f.raw), CRLF]), { skipHtmlToText: true, skipTextToHtml: true, skipImageLinks: true, skipTextLinks: true });
+  const parsed = await simpleParser(Buffer.concat([...kept.map((f) => f.raw), CRLF]), {
+    skipHtmlToText: true,
+    skipTextToHtml: true,
+    skipImageLinks: true,
+    skipTextLinks: true,
+  });
 
   const from = fromOf(fromAddress, parsed.from?.value ?? []);
   const added: Buffer[] = [];

@@ -110,38 +110,44 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
 
     onMailFrom(address: SMTPServerAddress, session, callback) {
       const log = logOf(session);
-      settle(async () => {
-        // The envelope sender is not checked: outbound mail leaves with a VERP bounce address.
-        if (ctx.stopping()) throw shuttingDown();
-        const state = stateOf(session);
-        if (!state) throw authRequired();
-        state.submitter = await fresh(state);
-        if (state.submitter.tenant.status === 'suspended') throw accountSuspended();
-        state.recipients = new Set();
-      }, observed(callback, (r) => log.mail(address.address ?? '', r)));
+      settle(
+        async () => {
+          // The envelope sender is not checked: outbound mail leaves with a VERP bounce address.
+          if (ctx.stopping()) throw shuttingDown();
+          const state = stateOf(session);
+          if (!state) throw authRequired();
+          state.submitter = await fresh(state);
+          if (state.submitter.tenant.status === 'suspended') throw accountSuspended();
+          state.recipients = new Set();
+        },
+        observed(callback, (r) => log.mail(address.address ?? '', r)),
+      );
     },
 
     onRcptTo(address: SMTPServerAddress, session, callback) {
       const log = logOf(session);
       let normalized: string | undefined;
-      settle(async () => {
-        const state = stateOf(session);
-        if (!state) throw authRequired();
-        let to: string;
-        try {
-          to = normalizeEmail(address.address, 'recipient');
-        } catch (err) {
-          throw badRecipient(err) ?? err;
-        }
-        normalized = to;
-        if (state.recipients.has(to)) return;
-        const max = deps.config.limits.submission.max_recipients;
-        if (state.recipients.size >= max) throw tooManyRecipients(max);
-        await checkQuota(state);
-        const limited = await ctx.rateLimit.hit(state.submitter);
-        if (limited) throw limited;
-        state.recipients.add(to);
-      }, observed(callback, (r) => log.rcpt(normalized ?? address.address, r)));
+      settle(
+        async () => {
+          const state = stateOf(session);
+          if (!state) throw authRequired();
+          let to: string;
+          try {
+            to = normalizeEmail(address.address, 'recipient');
+          } catch (err) {
+            throw badRecipient(err) ?? err;
+          }
+          normalized = to;
+          if (state.recipients.has(to)) return;
+          const max = deps.config.limits.submission.max_recipients;
+          if (state.recipients.size >= max) throw tooManyRecipients(max);
+          await checkQuota(state);
+          const limited = await ctx.rateLimit.hit(state.submitter);
+          if (limited) throw limited;
+          state.recipients.add(to);
+        },
+        observed(callback, (r) => log.rcpt(normalized ?? address.address, r)),
+      );
     },
 
     onData(stream: SMTPServerDataStream, session, callback) {
@@ -168,7 +174,10 @@ export function sessionHandlers(ctx: SessionContext): Handlers {
       })();
       ctx.track(work);
       const stored = () => (submitted ? { send_ids: submitted.sendIds, message_id: submitted.messageId } : undefined);
-      settle(() => work, observed(callback, (r) => log.data(r, size, r.code < 400 ? stored() : undefined), 450));
+      settle(
+        () => work,
+        observed(callback, (r) => log.data(r, size, r.code < 400 ? stored() : undefined), 450),
+      );
     },
 
     onClose(session) {

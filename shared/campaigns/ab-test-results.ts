@@ -64,7 +64,14 @@ function variantOf(variant: 'a' | 'b', subject: string | null, c: StatCounters):
 async function resultOf(db: Queryable, row: CampaignRow): Promise<AbResult> {
   const base = { campaign_id: row.id, metric: row.ab_metric, winner: row.ab_winner, winner_declared_at: row.ab_winner_declared_at };
   if (row.ab_split_pct === null) {
-    return { ...base, has_ab_test: false, variant_a: null, variant_b: null, recommendation: 'This campaign has no A/B test (ab_split_pct is not set).', significance: null };
+    return {
+      ...base,
+      has_ab_test: false,
+      variant_a: null,
+      variant_b: null,
+      recommendation: 'This campaign has no A/B test (ab_split_pct is not set).',
+      significance: null,
+    };
   }
   const counters = await variantCounters(db, row.id);
   const a = counters.get('a') ?? ZERO_COUNTERS;
@@ -103,9 +110,12 @@ export async function finalizeAbTest(deps: LifecycleDeps, caller: Caller, id: st
   const { row, released } = await deps.sql.begin(async (tx) => {
     const current = await requireCampaign(tx, caller.tenantId, id, { lock: true });
     if (current.ab_split_pct === null) throw validationError('winner', 'the campaign has no A/B test (ab_split_pct is not set): there is no winner to declare');
-    if (current.ab_winner !== null) throw conflict(`the A/B test is finalized already: variant ${current.ab_winner} won at ${current.ab_winner_declared_at?.toISOString()}`);
-    if (!FINALIZE_FROM.includes(current.status)) throw conflict(`cannot finalize the A/B test of a campaign that is ${current.status}: only once it is ${FINALIZE_FROM.join(', ')}`);
-    if (current.targeted_at === null) throw conflict('the A/B split is not made yet: the recipients are still being fixed; finalize once the test portion is sending');
+    if (current.ab_winner !== null)
+      throw conflict(`the A/B test is finalized already: variant ${current.ab_winner} won at ${current.ab_winner_declared_at?.toISOString()}`);
+    if (!FINALIZE_FROM.includes(current.status))
+      throw conflict(`cannot finalize the A/B test of a campaign that is ${current.status}: only once it is ${FINALIZE_FROM.join(', ')}`);
+    if (current.targeted_at === null)
+      throw conflict('the A/B split is not made yet: the recipients are still being fixed; finalize once the test portion is sending');
     if (!(await declareWinner(tx, current.id, winner, at))) throw conflict('the A/B test is finalized already');
     // One batch of the remainder now; the fan-out releases the rest chunk by chunk as it goes (runFanout), so this
     // transaction stays short however large the remainder.

@@ -33,7 +33,11 @@ export function erfc(x: number): number {
     Math.exp(
       -z * z -
         1.26551223 +
-        t * (1.00002368 + t * (0.37409196 + t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
+        t *
+          (1.00002368 +
+            t *
+              (0.37409196 +
+                t * (0.09678418 + t * (-0.18628806 + t * (0.27886807 + t * (-1.13520398 + t * (1.48851587 + t * (-0.82215223 + t * 0.17087277)))))))),
     );
   return x >= 0 ? r : 2 - r;
 }
@@ -102,7 +106,12 @@ export function judge(metric: Metric, a: Arm, b: Arm): Significance {
   const leader: 'a' | 'b' | null = test.p_a > test.p_b ? 'a' : test.p_b > test.p_a ? 'b' : null;
   const base = { metric, z: round(test.z, 4), p_value: round(test.p_value, 4), significant: test.significant, leader };
   if (a.n <= 0 || b.n <= 0) {
-    return { ...base, needed_per_variant: null, more_per_variant: null, recommendation: `No result yet: both variants need delivered messages before their ${what}s can be compared.` };
+    return {
+      ...base,
+      needed_per_variant: null,
+      more_per_variant: null,
+      recommendation: `No result yet: both variants need delivered messages before their ${what}s can be compared.`,
+    };
   }
   if (test.significant) {
     const [hi, lo] = leader === 'a' ? [test.p_a, test.p_b] : [test.p_b, test.p_a];

@@ -28,7 +28,10 @@ const given = (value: string | null | undefined): string | null => (value !== nu
  * bodies a campaign leaves empty, part by part. subject_b and the preheader are only ever the campaign's (templates
  * have none). Without a template the campaign's own parts are all there is.
  */
-export function effectiveContent(campaign: Pick<CampaignRow, keyof EffectiveContent>, template: Pick<TemplateRow, 'subject' | 'body_html' | 'body_text'> | null): EffectiveContent {
+export function effectiveContent(
+  campaign: Pick<CampaignRow, keyof EffectiveContent>,
+  template: Pick<TemplateRow, 'subject' | 'body_html' | 'body_text'> | null,
+): EffectiveContent {
   return {
     subject: given(campaign.subject) ?? given(template?.subject),
     subject_b: given(campaign.subject_b),
@@ -71,7 +74,7 @@ function parseAs(source: string, part: TemplatePart, field: string): LiquidSourc
 export function prepareContent(content: EffectiveContent, abTest: boolean): PreparedContent {
   if (content.subject === null) throw validationError('subject', 'is required to send (set it, or a template_id whose template has one)');
   if (content.body_html === null && content.body_text === null) {
-    throw validationError('body_html', 'a campaign needs body_html, body_text or both to send (its own or its template\'s)');
+    throw validationError('body_html', "a campaign needs body_html, body_text or both to send (its own or its template's)");
   }
   if (abTest && content.subject_b === null) throw validationError('subject_b', 'is required to send an A/B test (ab_split_pct is set)');
   return {
@@ -150,7 +153,11 @@ export interface CampaignMessage {
  * unsubscribeOf: one token signed for 'unsubscribe' over the send id); and a Feedback-ID naming the campaign
  * and an opaque tag of the tenant for feedback-loop reports (feedback-id.ts). DKIM signs all three (shared/sending/dkim.ts).
  */
-export function bulkHeaders(links: LinkSettings, sendId: string, campaign: Pick<CampaignRow, 'id' | 'tenant_id'>): { headers: Record<string, string>; url: string } {
+export function bulkHeaders(
+  links: LinkSettings,
+  sendId: string,
+  campaign: Pick<CampaignRow, 'id' | 'tenant_id'>,
+): { headers: Record<string, string>; url: string } {
   const unsubscribe = unsubscribeOf({ sendId, linkKey: links.key, publicUrl: links.publicUrl, hostname: links.hostname });
   return { url: unsubscribe.url, headers: { ...unsubscribe.headers, 'Feedback-ID': feedbackId(links.key, campaign.id, campaign.tenant_id) } };
 }
@@ -223,7 +230,13 @@ function planMessage(input: CampaignMessageInput, at: ReturnType<typeof jobSourc
   const profile = { ...recipient.contact.profile, first_name: recipient.contact.first_name, last_name: recipient.contact.last_name };
   const context = renderContext({
     variables: { ...profile, email: recipient.email, unsubscribe_url: bulk.url },
-    contact: { email: recipient.email, first_name: recipient.contact.first_name, last_name: recipient.contact.last_name, custom_fields: recipient.customFields, profile },
+    contact: {
+      email: recipient.email,
+      first_name: recipient.contact.first_name,
+      last_name: recipient.contact.last_name,
+      custom_fields: recipient.customFields,
+      profile,
+    },
   });
   // With the tracking in the template, its reserved variables for this send (they win over anything of the contact's).
   const tracking = content.tracked ? content.tracked.plan.variables(links.key, recipient.sendId, ownerOf(campaign, links)) : {};

@@ -36,7 +36,11 @@ export const NO_SENDER =
 
 /** The tenant's name as a display name: one line, at most MAX_SHORT_TEXT characters (null when nothing is left). */
 function displayName(tenantName: string): string | null {
-  const line = tenantName.replace(/[\p{Cc}\u2028\u2029]+/gu, ' ').trim().slice(0, MAX_SHORT_TEXT).trim();
+  const line = tenantName
+    .replace(/[\p{Cc}\u2028\u2029]+/gu, ' ')
+    .trim()
+    .slice(0, MAX_SHORT_TEXT)
+    .trim();
   return line || null;
 }
 

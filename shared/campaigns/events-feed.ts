@@ -17,7 +17,12 @@ export interface CampaignEventQuery {
  * One page of the tenant's campaign's events (404 for another tenant's). No total: counting a large campaign's
  * events on every page would cost what the kept counters of GET /stats avoid; next_cursor says whether more follow.
  */
-export async function campaignEventPage(db: Queryable, tenantId: string, id: string, q: CampaignEventQuery): Promise<{ items: EventRow[]; next_cursor: string | null }> {
+export async function campaignEventPage(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  q: CampaignEventQuery,
+): Promise<{ items: EventRow[]; next_cursor: string | null }> {
   const row = await requireCampaign(db, tenantId, id);
   const after = q.after ? decodeCursor(q.after) : undefined;
   const rows = await campaignEvents(db, tenantId, row.id, {
@@ -27,6 +32,9 @@ export async function campaignEventPage(db: Queryable, tenantId: string, id: str
     limit: q.limit + 1,
     after,
   });
-  const page = pageOf(rows.map((r) => ({ ...r, created_at: r.occurred_at })), q.limit);
+  const page = pageOf(
+    rows.map((r) => ({ ...r, created_at: r.occurred_at })),
+    q.limit,
+  );
   return { items: page.items, next_cursor: page.next_cursor };
 }

@@ -79,7 +79,9 @@ export async function campaignSendInputs(deps: SendingDeps, ctx: BatchContext, e
       return err as AppError;
     }
   });
-  const toRender = entries.flatMap((e, i) => (typeof plans[i] === 'string' ? [{ i, input: { content: ctx.content, campaign: c, links, recipient: { ...e.recipient, email: plans[i] as string } } }] : []));
+  const toRender = entries.flatMap((e, i) =>
+    typeof plans[i] === 'string' ? [{ i, input: { content: ctx.content, campaign: c, links, recipient: { ...e.recipient, email: plans[i] as string } } }] : [],
+  );
   const r = deps.config.render;
   const messages = await renderCampaignMessages(
     { renderer: deps.renderer, budgetMs: r.campaign_batch_budget_ms, itemsPerJob: r.campaign_job_items },
@@ -103,7 +105,14 @@ function sendInput(ctx: BatchContext, entry: CampaignSendEntry, to: string, mess
     holdOnDefer: true,
     from: { address: ctx.sender.from_email, name: ctx.sender.from_name ?? undefined },
     to,
-    content: { kind: 'compose', subject: message.subject, html: message.html, text: message.text, replyTo: ctx.sender.reply_to ?? undefined, headers: message.headers },
+    content: {
+      kind: 'compose',
+      subject: message.subject,
+      html: message.html,
+      text: message.text,
+      replyTo: ctx.sender.reply_to ?? undefined,
+      headers: message.headers,
+    },
   };
 }
 
@@ -130,7 +139,8 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Bat
   const attempts: Attempt[] = [];
   const entries: { at: number; entry: CampaignSendEntry }[] = [];
   for (const recipient of recipients) {
-    if (recipient.send_status !== null) attempts.push(recipient.send_status === 'dropped' ? { recipient, kind: 'skipped', reason: 'suppressed' } : { recipient, kind: 'done' });
+    if (recipient.send_status !== null)
+      attempts.push(recipient.send_status === 'dropped' ? { recipient, kind: 'skipped', reason: 'suppressed' } : { recipient, kind: 'done' });
     else if (recipient.contact_status === null || recipient.contact_status === 'deleted') attempts.push({ recipient, kind: 'skipped', reason: 'deleted' });
     else if (recipient.contact_status === 'unsubscribed') attempts.push({ recipient, kind: 'skipped', reason: 'unsubscribed' });
     else {
@@ -149,7 +159,11 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Bat
       });
     }
   }
-  const inputs = await campaignSendInputs(deps, ctx, entries.map((e) => e.entry));
+  const inputs = await campaignSendInputs(
+    deps,
+    ctx,
+    entries.map((e) => e.entry),
+  );
   entries.forEach(({ at }, k) => {
     const recipient = attempts[at]!.recipient;
     const input = inputs[k]!;
@@ -218,7 +232,8 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Bat
   result.queued = sent.length;
   result.skipped = skipped.length;
   const mine = await finishBatch(deps.sql, batch, { skipped, sent, complete: result.released === 0 });
-  if (!mine) deps.log.warn({ campaignId: campaign.id, firstSeq: batch.firstSeq }, 'a campaign batch outlived its claim; the worker that took it over completes it');
+  if (!mine)
+    deps.log.warn({ campaignId: campaign.id, firstSeq: batch.firstSeq }, 'a campaign batch outlived its claim; the worker that took it over completes it');
   if (unexpected !== undefined) throw unexpected;
   return result;
 }

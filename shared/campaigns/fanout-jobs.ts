@@ -47,5 +47,9 @@ export async function enqueueFanout(deps: FanoutQueueDeps, db: Queryable, campai
 
 /** Enqueues one slot's continuation (a job whose slice of time ran out with work left). */
 export async function enqueueSlot(deps: FanoutQueueDeps, db: Queryable, job: FanoutJob, startAfter?: Date): Promise<void> {
-  await deps.boss.send(FANOUT_JOBS, job, { db: bossDb(db), singletonKey: keyOf(job.campaign_id, job.slot, startAfter), ...(startAfter ? { startAfter } : {}) } as never);
+  await deps.boss.send(FANOUT_JOBS, job, {
+    db: bossDb(db),
+    singletonKey: keyOf(job.campaign_id, job.slot, startAfter),
+    ...(startAfter ? { startAfter } : {}),
+  } as never);
 }

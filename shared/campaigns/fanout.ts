@@ -41,7 +41,14 @@ const HELD_CHUNK_BATCHES = 20;
 
 async function fail(deps: FanoutDeps, row: CampaignRow, reason: string): Promise<'failed'> {
   const at = deps.clock.now();
-  await transition(deps.sql, row.id, ['sending', 'scheduled'], 'failed', { failure_reason: reason, finished_at: at, waiting_reason: null, waiting_until: null }, at);
+  await transition(
+    deps.sql,
+    row.id,
+    ['sending', 'scheduled'],
+    'failed',
+    { failure_reason: reason, finished_at: at, waiting_reason: null, waiting_until: null },
+    at,
+  );
   deps.log.warn({ campaignId: row.id, reason }, 'campaign failed');
   return 'failed';
 }
@@ -217,12 +224,22 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     const tenant = await findTenantById(deps.sql, row.tenant_id);
     if (tenant) ctx.tenant = { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox };
     const result = await sendBatch(deps, ctx, batch);
-    log.info({ first: batch.firstSeq, last: batch.lastSeq, queued: result.queued, skipped: result.skipped, released: result.released, pid: process.pid }, 'campaign batch');
+    log.info(
+      { first: batch.firstSeq, last: batch.lastSeq, queued: result.queued, skipped: result.skipped, released: result.released, pid: process.pid },
+      'campaign batch',
+    );
     if (result.failure) return fail(deps, row, `its From address cannot send: ${result.failure}`);
     if (result.overBudget) {
       // The tenant's templates cost more than a batch may: paused with the reason, until the tenant resumes it.
       const at = deps.clock.now();
-      await transition(deps.sql, row.id, ['sending'], 'paused', { paused_at: at, waiting_reason: 'render_budget', waiting_until: null, paused_reason: result.overBudget }, at);
+      await transition(
+        deps.sql,
+        row.id,
+        ['sending'],
+        'paused',
+        { paused_at: at, waiting_reason: 'render_budget', waiting_until: null, paused_reason: result.overBudget },
+        at,
+      );
       log.warn({ reason: result.overBudget }, 'campaign paused: its renders exceeded the render budget');
       return 'paused';
     }

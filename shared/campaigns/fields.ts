@@ -79,7 +79,14 @@ function liquidPart(value: string | null, field: string, part: TemplatePart): st
 
 const address = (value: string | null, field: string): string | null => (blank(value) ? null : normalizeEmail(value!, field));
 
-async function ownedId(db: Queryable, tenantId: string, value: string | null, field: string, table: 'lists' | 'segments' | 'templates', what: string): Promise<string | null> {
+async function ownedId(
+  db: Queryable,
+  tenantId: string,
+  value: string | null,
+  field: string,
+  table: 'lists' | 'segments' | 'templates',
+  what: string,
+): Promise<string | null> {
   if (value === null) return null;
   if (!isUuid(value) || !(await tenantOwns(db, tenantId, table, value.toLowerCase()))) throw validationError(field, `no such ${what} in this account`);
   return value.toLowerCase();
@@ -109,17 +116,22 @@ export async function checkFields(db: Queryable, tenantId: string, input: Campai
   if (input.ab_metric !== undefined) out.ab_metric = input.ab_metric;
   if (input.ab_split_pct !== undefined) {
     const pct = input.ab_split_pct;
-    if (pct !== null && (!Number.isInteger(pct) || pct < 1 || pct > 100)) throw validationError('ab_split_pct', 'must be an integer from 1 to 100 (or null: no A/B test)');
+    if (pct !== null && (!Number.isInteger(pct) || pct < 1 || pct > 100))
+      throw validationError('ab_split_pct', 'must be an integer from 1 to 100 (or null: no A/B test)');
     out.ab_split_pct = pct;
   }
-  if (input.template_id !== undefined) out.template_id = await ownedId(db, tenantId, blank(input.template_id) ? null : input.template_id!, 'template_id', 'templates', 'template');
+  if (input.template_id !== undefined)
+    out.template_id = await ownedId(db, tenantId, blank(input.template_id) ? null : input.template_id!, 'template_id', 'templates', 'template');
 
   const listGiven = input.list_id !== undefined;
   const segmentGiven = input.segment_id !== undefined;
   if (listGiven && segmentGiven && input.list_id !== null && input.segment_id !== null) {
     throw validationError('list_id', 'give list_id or segment_id, not both: a campaign goes to one list or one segment');
   }
-  if ((listGiven && input.list_id === null && !(segmentGiven && input.segment_id !== null)) || (segmentGiven && input.segment_id === null && !(listGiven && input.list_id !== null))) {
+  if (
+    (listGiven && input.list_id === null && !(segmentGiven && input.segment_id !== null)) ||
+    (segmentGiven && input.segment_id === null && !(listGiven && input.list_id !== null))
+  ) {
     throw validationError(listGiven ? 'list_id' : 'segment_id', 'cannot be cleared: a campaign always has a target (give the other one to switch)');
   }
   if (listGiven && input.list_id !== null) {
@@ -137,7 +149,7 @@ export async function checkNewCampaign(db: Queryable, tenantId: string, input: C
   if (input.name === undefined) throw validationError('name', 'is required');
   const hasList = input.list_id !== undefined && input.list_id !== null;
   const hasSegment = input.segment_id !== undefined && input.segment_id !== null;
-  if (hasList === hasSegment) throw validationError('list_id', 'give exactly one of list_id or segment_id (the campaign\'s target)');
+  if (hasList === hasSegment) throw validationError('list_id', "give exactly one of list_id or segment_id (the campaign's target)");
   const fields = await checkFields(db, tenantId, input);
   return { ...NEW_CAMPAIGN, ...fields, name: fields.name! };
 }

@@ -111,7 +111,9 @@ async function audienceSize(deps: ForecastDeps, row: CampaignRow): Promise<numbe
   if (row.segment_id === null) return 0;
   const segment = await requireSegment(deps.sql, row.tenant_id, row.segment_id);
   const now = deps.clock.now();
-  return deps.queries.run(row.tenant_id, 'segment', async (tx) => (await selectDefinition(tx, row.tenant_id, segment.definition, { now, strict: false })).count());
+  return deps.queries.run(row.tenant_id, 'segment', async (tx) =>
+    (await selectDefinition(tx, row.tenant_id, segment.definition, { now, strict: false })).count(),
+  );
 }
 
 /** Recipients in all and those not yet handled: the fixed recipients once targeted, else the target as it stands. */
@@ -145,7 +147,18 @@ export async function forecastCampaign(deps: ForecastDeps, row: CampaignRow, mod
   if (mode === 'test' || !domain) {
     // Simulated (or, live, a domain that cannot send yet: the send is refused before anything is counted).
     const plan = planDays({ at, remaining, dailyCap: remaining, sentToday: 0, domainPaused: false, quotaCap: remaining, quotaUsed: 0 });
-    return { mode, recipients, remaining, today: plan.today, limited_by: null, warmup: null, quota: quotaView, days: plan.days, rest_starts_at: null, completes_on: plan.completesOn };
+    return {
+      mode,
+      recipients,
+      remaining,
+      today: plan.today,
+      limited_by: null,
+      warmup: null,
+      quota: quotaView,
+      days: plan.days,
+      rest_starts_at: null,
+      completes_on: plan.completesOn,
+    };
   }
   const state = await warmupState(deps.sql, domain.id);
   const tier = state ? effectiveTier(deps.config.warmup, state, at) : deps.config.warmup.initial_tier;

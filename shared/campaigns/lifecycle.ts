@@ -83,7 +83,14 @@ export async function scheduleCampaign(deps: LifecycleDeps, caller: Caller, id: 
   const current = await requireCampaign(deps.sql, caller.tenantId, id);
   requireStatus(current, 'schedule');
   await checkSendable(deps, current, caller.mode);
-  const row = await apply(deps, caller, id, 'schedule', () => ({ scheduled_at: scheduledAt, send_mode: caller.mode }), (tx, r) => enqueueFanout(deps, tx, r.id, scheduledAt));
+  const row = await apply(
+    deps,
+    caller,
+    id,
+    'schedule',
+    () => ({ scheduled_at: scheduledAt, send_mode: caller.mode }),
+    (tx, r) => enqueueFanout(deps, tx, r.id, scheduledAt),
+  );
   return viewOf(deps.sql, row);
 }
 
@@ -117,7 +124,12 @@ const startChange = (mode: 'live' | 'test', at: Date): StatusChange => ({
   targeted_at: null,
 });
 
-async function startSending(deps: LifecycleDeps, caller: Caller, id: string, remember?: (tx: Queryable, answer: SendAnswer) => Promise<void>): Promise<SendAnswer> {
+async function startSending(
+  deps: LifecycleDeps,
+  caller: Caller,
+  id: string,
+  remember?: (tx: Queryable, answer: SendAnswer) => Promise<void>,
+): Promise<SendAnswer> {
   const current = await requireCampaign(deps.sql, caller.tenantId, id);
   requireStatus(current, 'send');
   await checkSendable(deps, current, caller.mode);
@@ -133,11 +145,18 @@ async function startSending(deps: LifecycleDeps, caller: Caller, id: string, rem
     throw err;
   });
   let answer: SendAnswer | undefined;
-  await apply(deps, caller, id, 'send', () => startChange(caller.mode, at), async (tx, r) => {
-    await enqueueFanout(deps, tx, r.id);
-    answer = { campaign_id: r.id, status: r.status, forecast };
-    if (remember) await remember(tx, answer);
-  });
+  await apply(
+    deps,
+    caller,
+    id,
+    'send',
+    () => startChange(caller.mode, at),
+    async (tx, r) => {
+      await enqueueFanout(deps, tx, r.id);
+      answer = { campaign_id: r.id, status: r.status, forecast };
+      if (remember) await remember(tx, answer);
+    },
+  );
   return answer!;
 }
 
@@ -183,7 +202,14 @@ export async function pauseCampaign(deps: LifecycleDeps, caller: Caller, id: str
 
 /** POST /resume: a paused campaign (by a caller, at the quota, or over the render budget) goes on where it stopped; recipients left pending by the budget are rendered again. */
 export async function resumeCampaign(deps: LifecycleDeps, caller: Caller, id: string): Promise<CampaignView> {
-  const row = await apply(deps, caller, id, 'resume', () => ({ waiting_reason: null, waiting_until: null, paused_reason: null }), (tx, r) => enqueueFanout(deps, tx, r.id));
+  const row = await apply(
+    deps,
+    caller,
+    id,
+    'resume',
+    () => ({ waiting_reason: null, waiting_until: null, paused_reason: null }),
+    (tx, r) => enqueueFanout(deps, tx, r.id),
+  );
   return viewOf(deps.sql, row);
 }
 

@@ -56,7 +56,11 @@ export class ProofRefused extends Error {
 const EMPTY_PROFILE = Object.fromEntries(PROFILE_COLUMN_NAMES.map((k) => [k, null]));
 
 /** The recipient Liquid sees: the chosen contact (404 when it is not the tenant's), else nobody at the proof address. */
-async function renderedFor(db: Queryable, tenantId: string, contactId: string | undefined): Promise<Omit<CampaignRecipient, 'sendId' | 'variant' | 'email'> & { email?: string }> {
+async function renderedFor(
+  db: Queryable,
+  tenantId: string,
+  contactId: string | undefined,
+): Promise<Omit<CampaignRecipient, 'sendId' | 'variant' | 'email'> & { email?: string }> {
   if (contactId === undefined) return { contact: { first_name: null, last_name: null, profile: EMPTY_PROFILE }, customFields: {} };
   const contact = isUuid(contactId) ? await findContact(db, tenantId, contactId.toLowerCase()) : undefined;
   if (!contact || contact.email === null) throw notFound('contact');
@@ -133,7 +137,10 @@ export async function sendProof(deps: SendingDeps, caller: ProofCaller, id: stri
   return sent;
 }
 
-async function recordProof(tx: Queryable, p: { sendId: string; row: { id: string; tenant_id: string }; contactId: string | undefined; at: Date }): Promise<void> {
+async function recordProof(
+  tx: Queryable,
+  p: { sendId: string; row: { id: string; tenant_id: string }; contactId: string | undefined; at: Date },
+): Promise<void> {
   await tx`
     insert into campaign_proofs (send_id, campaign_id, tenant_id, contact_id, created_at)
     values (${p.sendId}, ${p.row.id}, ${p.row.tenant_id}, ${p.contactId?.toLowerCase() ?? null}, ${p.at})`;

@@ -34,9 +34,27 @@ export interface CampaignContent {
 }
 
 export const CONTENT_FIELDS = [
-  'name', 'subject', 'subject_b', 'preheader_text', 'body_html', 'body_text', 'from_email', 'from_name', 'reply_to',
-  'list_id', 'segment_id', 'template_id', 'ab_split_pct', 'ab_metric', 'send_time_optimization', 'utm_tagging',
-  'utm_source', 'utm_medium', 'utm_campaign', 'track_opens', 'track_clicks',
+  'name',
+  'subject',
+  'subject_b',
+  'preheader_text',
+  'body_html',
+  'body_text',
+  'from_email',
+  'from_name',
+  'reply_to',
+  'list_id',
+  'segment_id',
+  'template_id',
+  'ab_split_pct',
+  'ab_metric',
+  'send_time_optimization',
+  'utm_tagging',
+  'utm_source',
+  'utm_medium',
+  'utm_campaign',
+  'track_opens',
+  'track_clicks',
 ] as const satisfies readonly (keyof CampaignContent)[];
 
 export interface CampaignRow extends CampaignContent {
@@ -64,9 +82,27 @@ export interface CampaignRow extends CampaignContent {
 }
 
 const COLUMNS = [
-  'id', 'tenant_id', 'status', ...CONTENT_FIELDS, 'md5_list_id', 'ab_winner', 'ab_winner_declared_at', 'scheduled_at', 'started_at',
-  'finished_at', 'paused_at', 'cancelled_at', 'waiting_reason', 'waiting_until', 'failure_reason', 'paused_reason', 'target_cursor', 'targeted_at',
-  'send_mode', 'created_at', 'updated_at',
+  'id',
+  'tenant_id',
+  'status',
+  ...CONTENT_FIELDS,
+  'md5_list_id',
+  'ab_winner',
+  'ab_winner_declared_at',
+  'scheduled_at',
+  'started_at',
+  'finished_at',
+  'paused_at',
+  'cancelled_at',
+  'waiting_reason',
+  'waiting_until',
+  'failure_reason',
+  'paused_reason',
+  'target_cursor',
+  'targeted_at',
+  'send_mode',
+  'created_at',
+  'updated_at',
 ];
 const columns = (db: Queryable) => db(COLUMNS);
 
@@ -107,7 +143,11 @@ export async function campaignState(db: Queryable, id: string): Promise<Campaign
 }
 
 /** `q` (a LIKE pattern, already escaped) over name or subject, without case; newest first. */
-export async function listCampaigns(db: Queryable, tenantId: string, f: { like: string | undefined; limit: number; offset: number }): Promise<CampaignSummaryRow[]> {
+export async function listCampaigns(
+  db: Queryable,
+  tenantId: string,
+  f: { like: string | undefined; limit: number; offset: number },
+): Promise<CampaignSummaryRow[]> {
   return db<CampaignSummaryRow[]>`
     select ${summaryColumns(db)} from campaigns
     where tenant_id = ${tenantId} ${f.like === undefined ? db`` : db`and (name ilike ${f.like} or subject ilike ${f.like})`}
@@ -198,7 +238,12 @@ export async function recipientSeq(db: Queryable, id: string): Promise<number> {
  * Saves how far materializing the target got (and, at the end, when it finished) and the last position given out,
  * under the campaign's row lock.
  */
-export async function saveTargetPosition(db: Queryable, id: string, p: { cursor: string | null; done: boolean; recipientSeq: number }, at: Date): Promise<void> {
+export async function saveTargetPosition(
+  db: Queryable,
+  id: string,
+  p: { cursor: string | null; done: boolean; recipientSeq: number },
+  at: Date,
+): Promise<void> {
   await db`
     update campaigns set target_cursor = ${p.cursor}, targeted_at = ${p.done ? at : null}, recipient_seq = ${p.recipientSeq}, updated_at = ${at}
     where id = ${id}`;

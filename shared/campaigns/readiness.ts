@@ -27,7 +27,7 @@ export async function loadContent(db: Queryable, row: CampaignRow): Promise<Prep
 async function checkFromDomain(deps: ReadinessDeps, row: CampaignRow, mode: 'live' | 'test'): Promise<void> {
   const from = (await campaignSender(deps.sql, row, mode)).from_email;
   // Whose address it is, so a default sender whose domain stopped verifying is named as such.
-  const whose = row.from_email === null ? 'the default sender\'s domain' : 'its domain';
+  const whose = row.from_email === null ? "the default sender's domain" : 'its domain';
   const name = from.slice(from.lastIndexOf('@') + 1);
   const domains = await deps.lookups.tenantDomains(row.tenant_id);
   if (mode === 'test') {
@@ -39,7 +39,10 @@ async function checkFromDomain(deps: ReadinessDeps, row: CampaignRow, mode: 'liv
     throw new AppError('no_verified_domain', 'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains');
   }
   if (!sending.some((d) => d.name === name)) {
-    throw validationError('from_email', `${whose} ${name} is not a verified sending domain of this tenant${row.from_email === null ? ' (PUT /settings/sender to change it)' : ''}`);
+    throw validationError(
+      'from_email',
+      `${whose} ${name} is not a verified sending domain of this tenant${row.from_email === null ? ' (PUT /settings/sender to change it)' : ''}`,
+    );
   }
 }
 

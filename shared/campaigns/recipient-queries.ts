@@ -125,8 +125,18 @@ export interface CampaignCounters {
 }
 
 const COUNTER_COLUMNS = [
-  'targeted', 'skipped_unsubscribed', 'skipped_deleted', 'skipped_suppressed', 'skipped_md5', 'skipped_invalid', 'skipped_cancelled',
-  'queued', 'sent', 'delivered', 'deferred', 'failed',
+  'targeted',
+  'skipped_unsubscribed',
+  'skipped_deleted',
+  'skipped_suppressed',
+  'skipped_md5',
+  'skipped_invalid',
+  'skipped_cancelled',
+  'queued',
+  'sent',
+  'delivered',
+  'deferred',
+  'failed',
 ] as const satisfies readonly (keyof CampaignCounters)[];
 
 /** The progress counters of campaigns, summed over their variants (zeros for a campaign without any yet). */

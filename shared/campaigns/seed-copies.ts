@@ -29,14 +29,26 @@ export async function sendSeedCopies(deps: SendingDeps, ctx: BatchContext): Prom
   const lease = new Date(now.getTime() + deps.config.campaigns.fanout.claim_lease_seconds * 1000);
   const claimed = await claimSeedHits(deps.sql, campaign.id, deps.config.seedlist.claim_batch, now, lease);
   if (claimed.length === 0) return { sent: 0, released: 0 };
-  const done = await existingSends(deps.sql, claimed.map((h) => h.send_id));
+  const done = await existingSends(
+    deps.sql,
+    claimed.map((h) => h.send_id),
+  );
 
   const fresh = claimed.filter((hit) => !done.has(hit.send_id));
   // A seed is nobody: Liquid sees its address and empty profile fields (defaults apply).
   const inputs = await campaignSendInputs(
     deps,
     ctx,
-    fresh.map((hit) => ({ recipient: { sendId: hit.send_id, variant: null, email: hit.email, contact: { first_name: null, last_name: null, profile: EMPTY_PROFILE }, customFields: {} }, campaign: null })),
+    fresh.map((hit) => ({
+      recipient: {
+        sendId: hit.send_id,
+        variant: null,
+        email: hit.email,
+        contact: { first_name: null, last_name: null, profile: EMPTY_PROFILE },
+        customFields: {},
+      },
+      campaign: null,
+    })),
   );
   const inputOf = new Map(fresh.map((hit, k) => [hit.id, inputs[k]!]));
   const attempts = claimed.map((hit): { id: string; outcome: Promise<HoldingOutcome | 'exists' | 'invalid' | 'pending'> } => {

@@ -42,7 +42,10 @@ export async function requireCampaign(db: Queryable, tenantId: string, id: strin
 
 /** Campaign rows with their counters, read in one query for all of them. */
 export async function viewsOf<R extends Pick<CampaignRow, 'id'>>(db: Queryable, rows: R[]): Promise<CampaignView<R>[]> {
-  const counters = await campaignCounters(db, rows.map((r) => r.id));
+  const counters = await campaignCounters(
+    db,
+    rows.map((r) => r.id),
+  );
   return rows.map((row) => ({ row, counters: counters.get(row.id)! }));
 }
 
@@ -55,7 +58,15 @@ export async function createCampaign(deps: CampaignDeps, tenantId: string, actor
   const at = deps.clock.now();
   const row = await deps.sql.begin(async (tx) => {
     const created = await insertCampaign(tx, tenantId, content, at);
-    await writeAudit(tx, { tenantId, actor, action: 'campaign.created', resourceType: 'campaign', resourceId: created.id, metadata: { name: created.name }, at });
+    await writeAudit(tx, {
+      tenantId,
+      actor,
+      action: 'campaign.created',
+      resourceType: 'campaign',
+      resourceId: created.id,
+      metadata: { name: created.name },
+      at,
+    });
     return created;
   });
   return viewOf(deps.sql, row);
@@ -88,7 +99,15 @@ export async function changeCampaign(deps: CampaignDeps, tenantId: string, actor
     const fields = Object.keys(changes);
     if (fields.length === 0) return locked;
     const updated = (await updateCampaign(tx, tenantId, locked.id, changes, at))!;
-    await writeAudit(tx, { tenantId, actor, action: 'campaign.updated', resourceType: 'campaign', resourceId: locked.id, metadata: { name: updated.name, fields }, at });
+    await writeAudit(tx, {
+      tenantId,
+      actor,
+      action: 'campaign.updated',
+      resourceType: 'campaign',
+      resourceId: locked.id,
+      metadata: { name: updated.name, fields },
+      at,
+    });
     return updated;
   });
   return viewOf(deps.sql, row);
@@ -148,7 +167,15 @@ export async function setMd5List(deps: CampaignDeps, tenantId: string, actor: Au
     const locked = await requireCampaign(tx, tenantId, current.id, { lock: true });
     requireStatus(locked, 'edit');
     const updated = (await updateCampaign(tx, tenantId, locked.id, { md5_list_id: md5ListId }, at))!;
-    await writeAudit(tx, { tenantId, actor, action: 'campaign.md5_list_set', resourceType: 'campaign', resourceId: locked.id, metadata: { md5_list_id: md5ListId }, at });
+    await writeAudit(tx, {
+      tenantId,
+      actor,
+      action: 'campaign.md5_list_set',
+      resourceType: 'campaign',
+      resourceId: locked.id,
+      metadata: { md5_list_id: md5ListId },
+      at,
+    });
     return updated;
   });
   return viewOf(deps.sql, row);

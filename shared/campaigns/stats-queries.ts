@@ -21,8 +21,20 @@ export interface StatCounters {
 }
 
 export const STAT_COLUMNS = [
-  'sent', 'delivered', 'deferred', 'failed', 'hard_bounces', 'soft_bounces', 'complaints', 'unsubscribes',
-  'total_opens', 'unique_opens', 'unique_human_opens', 'total_clicks', 'unique_clicks', 'unique_human_clicks',
+  'sent',
+  'delivered',
+  'deferred',
+  'failed',
+  'hard_bounces',
+  'soft_bounces',
+  'complaints',
+  'unsubscribes',
+  'total_opens',
+  'unique_opens',
+  'unique_human_opens',
+  'total_clicks',
+  'unique_clicks',
+  'unique_human_clicks',
 ] as const satisfies readonly (keyof StatCounters)[];
 
 export const ZERO_COUNTERS = Object.fromEntries(STAT_COLUMNS.map((c) => [c, 0])) as unknown as StatCounters;

@@ -3,7 +3,17 @@ import type { Queryable } from '../db/connection.js';
 import { AppError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';
 import { requireCampaign } from './service.js';
-import { countryCounters, hourlyCounters, tenantCampaignCounters, topLinks, variantCounters, ZERO_COUNTERS, type CountryRow, type HourRow, type StatCounters } from './stats-queries.js';
+import {
+  countryCounters,
+  hourlyCounters,
+  tenantCampaignCounters,
+  topLinks,
+  variantCounters,
+  ZERO_COUNTERS,
+  type CountryRow,
+  type HourRow,
+  type StatCounters,
+} from './stats-queries.js';
 
 /** The spec's limits: stats-batch takes 1..500 ids; the heat map shows the top 100 URLs; the trend covers 72 hours. */
 export const STATS_BATCH_MAX = 500;
@@ -107,7 +117,11 @@ export function trendOf(rows: readonly HourRow[], now: Date): HourStats[] {
 export async function campaignStats(db: Queryable, tenantId: string, id: string, now: Date): Promise<CampaignStats> {
   const row = await requireCampaign(db, tenantId, id);
   const since = new Date(Math.floor(now.getTime() / HOUR_MS) * HOUR_MS - (TREND_HOURS - 1) * HOUR_MS);
-  const [variants, countries, hours] = await Promise.all([variantCounters(db, row.id), countryCounters(db, row.id, MAX_COUNTRIES), hourlyCounters(db, row.id, since)]);
+  const [variants, countries, hours] = await Promise.all([
+    variantCounters(db, row.id),
+    countryCounters(db, row.id, MAX_COUNTRIES),
+    hourlyCounters(db, row.id, since),
+  ]);
   const total = sumCounters(variants.values());
   return {
     campaign_id: row.id,

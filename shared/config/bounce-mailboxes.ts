@@ -8,7 +8,11 @@ export const bounceMailboxesSchema = z.strictObject({
   mailboxes_per_tenant_per_tick: z.number().int().min(1).max(1000),
   concurrent_polls: z.number().int().min(1).max(64),
   max_messages_per_poll: z.number().int().min(1).max(10_000),
-  max_message_bytes: z.number().int().min(1024).max(100 * 1024 * 1024),
+  max_message_bytes: z
+    .number()
+    .int()
+    .min(1024)
+    .max(100 * 1024 * 1024),
   min_poll_interval_s: z.number().int().min(60).max(86_400),
 });
 

@@ -3,10 +3,19 @@ import { z } from 'zod';
 
 export const deliverySchema = z.strictObject({
   retry: z.strictObject({
-    first_retry_minutes: z.number().positive().max(24 * 60),
+    first_retry_minutes: z
+      .number()
+      .positive()
+      .max(24 * 60),
     factor: z.number().min(1).max(10),
-    max_interval_minutes: z.number().positive().max(7 * 24 * 60),
-    max_age_hours: z.number().positive().max(30 * 24),
+    max_interval_minutes: z
+      .number()
+      .positive()
+      .max(7 * 24 * 60),
+    max_age_hours: z
+      .number()
+      .positive()
+      .max(30 * 24),
   }),
   destination: z.strictObject({
     max_connections: z.number().int().min(1).max(1000),

@@ -3,13 +3,7 @@ import { z } from 'zod';
 import type { Env } from './env.js';
 
 const devPort = (fallback: number) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, 'expected a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(1).max(65535))
-    .default(fallback);
+  z.string().trim().regex(/^\d+$/, 'expected a whole number').transform(Number).pipe(z.number().int().min(1).max(65535)).default(fallback);
 
 /** The dev pieces' ports; the defaults are the usual ones of local mail catchers (1025 SMTP, 8025 HTTP). */
 export const devEnvSchema = z.object({

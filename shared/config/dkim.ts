@@ -10,7 +10,11 @@ export const dkimSchema = z.strictObject({
     .min(1)
     .max(1440)
     .refine((m) => (m < 60 && 60 % m === 0) || (m % 60 === 0 && 24 % (m / 60) === 0), 'must divide an hour, or be whole hours dividing a day'),
-  retiring_grace_hours: z.number().int().min(0).max(24 * 90),
+  retiring_grace_hours: z
+    .number()
+    .int()
+    .min(0)
+    .max(24 * 90),
   max_key_age_days: z.number().int().min(1).max(3650).nullable(),
 });
 

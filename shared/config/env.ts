@@ -10,12 +10,7 @@ export type Role = (typeof ALL_ROLES)[number];
 
 /** A whole decimal number: z.coerce alone would take ' ' as 0 and '1e3' as 1000. */
 const wholeNumber = (min: number, max = Number.MAX_SAFE_INTEGER) =>
-  z
-    .string()
-    .trim()
-    .regex(/^\d+$/, 'expected a whole number')
-    .transform(Number)
-    .pipe(z.number().int().min(min).max(max));
+  z.string().trim().regex(/^\d+$/, 'expected a whole number').transform(Number).pipe(z.number().int().min(min).max(max));
 const port = wholeNumber(0, 65535);
 const boolFlag = z
   .string()
@@ -35,7 +30,12 @@ const dnsServer = z.string().refine((v) => {
 const commaList = <T extends z.ZodType<string, string>>(item: T) =>
   z
     .string()
-    .transform((s) => s.split(',').map((x) => x.trim()).filter(Boolean))
+    .transform((s) =>
+      s
+        .split(',')
+        .map((x) => x.trim())
+        .filter(Boolean),
+    )
     .pipe(z.array(item));
 
 const hostName = z
@@ -55,7 +55,10 @@ export function decodeMasterKey(text: string): Buffer | undefined {
 }
 
 export const envSchema = z.object({
-  DATABASE_URL: z.string().regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL').optional(),
+  DATABASE_URL: z
+    .string()
+    .regex(/^postgres(ql)?:\/\//, 'expected a postgres:// URL')
+    .optional(),
   MAILPATH_DATA_DIR: z.string().min(1).default('./data'),
   MAILPATH_HTTPS_PORT: port.default(8443),
   MAILPATH_HTTP_PORT: port.default(8080),
@@ -83,8 +86,14 @@ export const envSchema = z.object({
   MAILPATH_ADMIN_EMAIL: z.email().default('admin@mailpath.local'),
   MAILPATH_ADMIN_PASSWORD: z.string().min(10, 'at least 10 characters').optional(),
   MAILPATH_JWT_SECRET: z.string().min(32, 'at least 32 characters').optional(),
-  MAILPATH_LIVE_KEY_PREFIX: z.string().regex(/^[a-z0-9_]{3,16}$/).default('mp_live_'),
-  MAILPATH_TEST_KEY_PREFIX: z.string().regex(/^[a-z0-9_]{3,16}$/).default('mp_test_'),
+  MAILPATH_LIVE_KEY_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_]{3,16}$/)
+    .default('mp_live_'),
+  MAILPATH_TEST_KEY_PREFIX: z
+    .string()
+    .regex(/^[a-z0-9_]{3,16}$/)
+    .default('mp_test_'),
   MAILPATH_CHAT_WEBHOOK_URL: z.url().optional(),
   // Unset: platform e-mails (password reset, invites) are logged instead of sent.
   MAILPATH_SYSTEM_SENDER: z.email().optional(),

@@ -2,22 +2,42 @@
 import { z } from 'zod';
 
 export const inboundSchema = z.strictObject({
-  server: z.strictObject({
-    banner: z.string().max(100).regex(/^[\x20-\x7e]*$/, 'printable ASCII only'),
-    max_clients: z.number().int().min(1).max(100_000),
-    max_clients_per_address: z.number().int().min(1).max(100_000),
-    socket_timeout_ms: z.number().int().min(1000).max(3_600_000),
-    max_session_ms: z.number().int().min(1000).max(86_400_000),
-    greeting_delay_ms: z.number().int().min(0).max(30_000),
-    pregreet_wait_ms: z.number().int().min(0).max(30_000),
-    pregreet_ttl_seconds: z.number().int().min(0).max(30 * 86_400),
-  })
+  server: z
+    .strictObject({
+      banner: z
+        .string()
+        .max(100)
+        .regex(/^[\x20-\x7e]*$/, 'printable ASCII only'),
+      max_clients: z.number().int().min(1).max(100_000),
+      max_clients_per_address: z.number().int().min(1).max(100_000),
+      socket_timeout_ms: z.number().int().min(1000).max(3_600_000),
+      max_session_ms: z.number().int().min(1000).max(86_400_000),
+      greeting_delay_ms: z.number().int().min(0).max(30_000),
+      pregreet_wait_ms: z.number().int().min(0).max(30_000),
+      pregreet_ttl_seconds: z
+        .number()
+        .int()
+        .min(0)
+        .max(30 * 86_400),
+    })
     // The client is silent in the pause before the greeting, as it must be: the idle timeout would cut it.
-    .refine((s) => Math.max(s.greeting_delay_ms, s.pregreet_wait_ms) < s.socket_timeout_ms, 'greeting_delay_ms and pregreet_wait_ms must be shorter than socket_timeout_ms'),
+    .refine(
+      (s) => Math.max(s.greeting_delay_ms, s.pregreet_wait_ms) < s.socket_timeout_ms,
+      'greeting_delay_ms and pregreet_wait_ms must be shorter than socket_timeout_ms',
+    ),
   limits: z.strictObject({
-    max_message_bytes: z.number().int().min(1024).max(1024 * 1024 * 1024),
+    max_message_bytes: z
+      .number()
+      .int()
+      .min(1024)
+      .max(1024 * 1024 * 1024),
     max_recipients: z.number().int().min(1).max(10_000),
-    max_line_length: z.number().int().min(78).max(1024 * 1024).nullable(),
+    max_line_length: z
+      .number()
+      .int()
+      .min(78)
+      .max(1024 * 1024)
+      .nullable(),
   }),
   recipient_domains: z.strictObject({
     feedback_loop_local_part: z.string().regex(/^[a-z0-9][a-z0-9._+-]{0,63}$/, 'a lower-case local part (letters, digits, . _ + -)'),

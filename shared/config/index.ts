@@ -32,7 +32,20 @@ import { workersSchema, type WorkersConfig } from './workers.js';
 export { ALL_ROLES, decodeMasterKey, type Env, type Role } from './env.js';
 export { MX_PHASES } from './plugins.js';
 export type { DevConfig } from './dev.js';
-export type { AuthConfig, BounceRulesConfig, CampaignsConfig, DeliveryConfig, DkimConfig, DnsConfig, InboundConfig, LimitsConfig, PluginsConfig, TrackingConfig, WarmupConfig, WebhooksConfig };
+export type {
+  AuthConfig,
+  BounceRulesConfig,
+  CampaignsConfig,
+  DeliveryConfig,
+  DkimConfig,
+  DnsConfig,
+  InboundConfig,
+  LimitsConfig,
+  PluginsConfig,
+  TrackingConfig,
+  WarmupConfig,
+  WebhooksConfig,
+};
 export type { BounceMailboxesConfig, IpPoolsConfig, IpWatchdogConfig, NotifyConfig, ObservabilityConfig, RuntimeConfig, SeedlistConfig, WorkersConfig };
 export type { RenderConfig } from './render.js';
 export type { QueriesConfig, QueryKind } from './queries.js';
@@ -199,7 +212,9 @@ function applyFileOverrides(files: Record<string, unknown>, env: Env): void {
     if (file !== undefined) path[0] = file;
     // A typo in the file name would otherwise be dropped silently (unknown files are not validated).
     if (!(path[0]! in files) || path.some((p) => p === '')) {
-      throw new ConfigError(`Invalid configuration: ${name}: no such setting (expected MAILPATH_CONFIG__<FILE>__<KEY>, FILE one of ${Object.keys(files).join(', ').toUpperCase()})`);
+      throw new ConfigError(
+        `Invalid configuration: ${name}: no such setting (expected MAILPATH_CONFIG__<FILE>__<KEY>, FILE one of ${Object.keys(files).join(', ').toUpperCase()})`,
+      );
     }
     let value: unknown = raw;
     try {

@@ -18,7 +18,10 @@ export const ipPoolsSchema = z
   .superRefine((c, ctx) => {
     const known = (name: string) => Object.hasOwn(c.pools, name);
     if (c.default_pool !== null && !known(c.default_pool)) ctx.addIssue({ code: 'custom', path: ['default_pool'], message: `no pool named ${c.default_pool}` });
-    for (const [section, map] of [['tenants', c.tenants], ['domains', c.domains]] as const) {
+    for (const [section, map] of [
+      ['tenants', c.tenants],
+      ['domains', c.domains],
+    ] as const) {
       for (const [key, pool] of Object.entries(map)) {
         if (!known(pool)) ctx.addIssue({ code: 'custom', path: [section, key], message: `no pool named ${pool}` });
       }

@@ -15,7 +15,10 @@ const regex = z
   }, 'expected a regular expression');
 
 /** 5xx, 421, 55x: three places, each a digit or x, the first 4 or 5 (only refusals can be blocks). */
-const replyPattern = z.union([z.string(), z.number().int()]).transform(String).pipe(z.string().regex(/^[45][0-9x][0-9x]$/i, 'expected a reply code pattern such as 5xx or 421'));
+const replyPattern = z
+  .union([z.string(), z.number().int()])
+  .transform(String)
+  .pipe(z.string().regex(/^[45][0-9x][0-9x]$/i, 'expected a reply code pattern such as 5xx or 421'));
 
 /** 5.7.x, or a range of details within one class.subject: 5.7.606-5.7.649. */
 const enhancedPattern = z.string().refine((v) => {
@@ -25,7 +28,11 @@ const enhancedPattern = z.string().refine((v) => {
 }, 'expected an enhanced code pattern such as 5.7.x or a range such as 5.7.606-5.7.649');
 
 export const ipWatchdogSchema = z.strictObject({
-  cooldown_minutes: z.number().int().min(1).max(30 * 24 * 60),
+  cooldown_minutes: z
+    .number()
+    .int()
+    .min(1)
+    .max(30 * 24 * 60),
   state_cache_ms: z.number().int().min(0).max(600_000),
   rules: z
     .array(

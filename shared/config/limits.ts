@@ -53,14 +53,25 @@ export const limitsSchema = z.strictObject({
         error_rate_factor: z.number().min(1).max(100),
       }),
     })
-    .refine((a) => a.suspicious.new_address_recent_days + a.suspicious.new_address_lookback_days <= a.retention_days, 'suspicious.new_address_recent_days + new_address_lookback_days must not exceed retention_days'),
+    .refine(
+      (a) => a.suspicious.new_address_recent_days + a.suspicious.new_address_lookback_days <= a.retention_days,
+      'suspicious.new_address_recent_days + new_address_lookback_days must not exceed retention_days',
+    ),
   imports: z
     .strictObject({
       max_file_bytes: z.number().int().min(1024),
-      chunk_bytes: z.number().int().min(1024).max(64 * 1024 * 1024),
+      chunk_bytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(64 * 1024 * 1024),
       upload_timeout_ms: z.number().int().min(1000),
       upload_idle_timeout_ms: z.number().int().min(100),
-      max_record_bytes: z.number().int().min(1024).max(64 * 1024 * 1024),
+      max_record_bytes: z
+        .number()
+        .int()
+        .min(1024)
+        .max(64 * 1024 * 1024),
       batch_size: z.number().int().min(1).max(10_000),
       slice_seconds: z.number().int().min(1).max(3600),
       job_expire_seconds: z.number().int().min(1).max(86_400),

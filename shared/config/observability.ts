@@ -11,7 +11,11 @@ export const observabilitySchema = z.strictObject({
     flush_interval_seconds: z.number().int().min(1).max(3600),
     max_statements_per_window: z.number().int().min(10).max(100_000),
     samples_per_statement: z.number().int().min(10).max(10_000),
-    retention_hours: z.number().int().min(168).max(24 * 90),
+    retention_hours: z
+      .number()
+      .int()
+      .min(168)
+      .max(24 * 90),
   }),
   slow_queries: z.strictObject({
     warn_ms: z.number().min(0),

@@ -11,9 +11,7 @@ export const MX_PHASES = ['connect', 'helo', 'mail', 'rcpt', 'data', 'queue'] as
  */
 export function pluginsSchema(catalogue?: readonly string[]) {
   const name =
-    catalogue && catalogue.length > 0
-      ? z.enum(catalogue as [string, ...string[]])
-      : z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'expected a plugin name');
+    catalogue && catalogue.length > 0 ? z.enum(catalogue as [string, ...string[]]) : z.string().regex(/^[a-z][a-z0-9-]{0,63}$/, 'expected a plugin name');
   return z.strictObject({
     hook_timeout_ms: z.number().int().min(10).max(600_000),
     phase_timeout_ms: z.partialRecord(z.enum(MX_PHASES), z.number().int().min(10).max(600_000)).default({}),

@@ -2,7 +2,11 @@
 import { z } from 'zod';
 
 export const seedlistSchema = z.strictObject({
-  missing_after_hours: z.number().int().min(1).max(24 * 30),
+  missing_after_hours: z
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 30),
   claim_batch: z.number().int().min(1).max(1000),
   mx_cache_ms: z.number().int().min(0).max(600_000),
 });

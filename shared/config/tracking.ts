@@ -2,14 +2,18 @@
 import { z } from 'zod';
 
 /** A case-insensitive regular expression, checked to compile when the configuration loads. */
-const pattern = z.string().min(1).max(500).refine((source) => {
-  try {
-    new RegExp(source, 'i');
-    return true;
-  } catch {
-    return false;
-  }
-}, 'must be a valid regular expression');
+const pattern = z
+  .string()
+  .min(1)
+  .max(500)
+  .refine((source) => {
+    try {
+      new RegExp(source, 'i');
+      return true;
+    } catch {
+      return false;
+    }
+  }, 'must be a valid regular expression');
 
 export const trackingSchema = z.strictObject({
   machine_opens: z.strictObject({

@@ -95,7 +95,12 @@ export class TenantQueries {
    * resolves, so the caps, a deadline or any failure up to there still answer with their own status; a deadline
    * reached later ends the items with the error (the download is cut short).
    */
-  async stream<T>(tenantId: string, kind: HeavyKind, open: (tx: Queryable) => AsyncIterable<T>, options: { prefetch?: number } = {}): Promise<AsyncIterableIterator<T>> {
+  async stream<T>(
+    tenantId: string,
+    kind: HeavyKind,
+    open: (tx: Queryable) => AsyncIterable<T>,
+    options: { prefetch?: number } = {},
+  ): Promise<AsyncIterableIterator<T>> {
     const release = await this.admit(tenantId);
     // The time up to the first items counts against the tenant's budget: that is where the query does its work (a
     // slow download afterwards costs the server little).
@@ -172,7 +177,11 @@ export class TenantQueries {
     }
     const retry = { headers: { 'Retry-After': String(retryAfter) } };
     if (!(await this.tenants.take(tenantId, wait))) {
-      throw new AppError('rate_limited', `this account already runs ${perTenant} heavy queries (segment counts, searches, analytics, exports) at once: retry after ${retryAfter} s`, retry);
+      throw new AppError(
+        'rate_limited',
+        `this account already runs ${perTenant} heavy queries (segment counts, searches, analytics, exports) at once: retry after ${retryAfter} s`,
+        retry,
+      );
     }
     if (!(await this.process.take(wait))) {
       this.tenants.release(tenantId);

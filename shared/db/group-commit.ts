@@ -49,7 +49,10 @@ export class GroupCommit<T, R> {
       while (this.queue.length > 0) {
         const batch = this.queue.splice(0, this.maxBatch);
         try {
-          const results = await this.commit(batch.map((w) => w.item), false);
+          const results = await this.commit(
+            batch.map((w) => w.item),
+            false,
+          );
           batch.forEach((w, i) => w.resolve(results[i]!));
         } catch (err) {
           if (batch.length === 1) {

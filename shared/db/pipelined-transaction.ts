@@ -33,9 +33,7 @@ export async function pipelinedTransaction<R>(sql: Sql, body: (p: Pipeline) => P
   const tx = await sql.reserve();
   let open = true;
   // postgres.js sends a query once it is awaited or executed: BEGIN now, ahead of whatever body issues.
-  const begin = options.genericPlans
-    ? Promise.all([tx`begin`.execute(), tx`set local plan_cache_mode = force_generic_plan`.execute()])
-    : tx`begin`.execute();
+  const begin = options.genericPlans ? Promise.all([tx`begin`.execute(), tx`set local plan_cache_mode = force_generic_plan`.execute()]) : tx`begin`.execute();
   // Its failure is thrown by the statements behind it (and by settled()); this keeps it from being unhandled meanwhile.
   begin.catch(() => undefined);
   try {

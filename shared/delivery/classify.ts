@@ -12,10 +12,7 @@ export type SmtpOutcome =
   /** DNS answered that the domain cannot receive mail (null MX, no MX and no address). */
   | { kind: 'unroutable'; enhanced: string; text: string };
 
-export type Verdict =
-  | { result: 'delivered' }
-  | { result: 'temporary' }
-  | { result: 'bounce'; subtype: 'hard' | 'soft' };
+export type Verdict = { result: 'delivered' } | { result: 'temporary' } | { result: 'bounce'; subtype: 'hard' | 'soft' };
 
 export interface Classification {
   verdict: Verdict;

@@ -34,7 +34,13 @@ export function eventBase(send: EndedSend, at: Date): Omit<NewEvent, 'type' | 's
  * suppression's message_id holds the id of the send that caused it. An address the list cannot hold (checked before
  * any SQL) is logged and left: the outcome still stands.
  */
-export async function suppressRecipient(tx: Queryable, log: Logger, send: EndedSend, s: Pick<SuppressInput, 'reason' | 'source' | 'detail'>, at: Date): Promise<void> {
+export async function suppressRecipient(
+  tx: Queryable,
+  log: Logger,
+  send: EndedSend,
+  s: Pick<SuppressInput, 'reason' | 'source' | 'detail'>,
+  at: Date,
+): Promise<void> {
   try {
     await suppress(tx, send.tenant_id, { email: send.to_email, ...s, messageId: send.id, at });
   } catch (err) {

@@ -28,7 +28,10 @@ export function firstFields(message: Buffer, wanted: ReadonlySet<string>): Map<s
   while (start < head.length) {
     const newline = head.indexOf(0x0a, start);
     const end = newline < 0 ? head.length : newline + 1;
-    const line = head.subarray(start, end).toString('utf8').replace(/\r?\n$/, '');
+    const line = head
+      .subarray(start, end)
+      .toString('utf8')
+      .replace(/\r?\n$/, '');
     start = end;
     if (line === '') break; // the blank line that ends the header block
     if ((line[0] === ' ' || line[0] === '\t') && current) {
@@ -58,7 +61,10 @@ export function summarizeHeaders(message: Buffer): HeaderSummary {
 /** Trimmed, without NUL and other control characters PostgreSQL text or a list view cannot hold, bounded in length. */
 function clean(value: string | undefined): string | null {
   if (value === undefined) return null;
-  const text = value.replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '').replace(/\s+/g, ' ').trim();
+  const text = value
+    .replace(/[\x00-\x08\x0b-\x1f\x7f]/g, '')
+    .replace(/\s+/g, ' ')
+    .trim();
   return text === '' ? null : text.slice(0, MAX_VALUE_CHARS);
 }
 
@@ -72,7 +78,10 @@ export function decodeWords(value: string | undefined): string | undefined {
     const bytes =
       encoding.toUpperCase() === 'B'
         ? Buffer.from(text, 'base64')
-        : Buffer.from(text.replace(/_/g, ' ').replace(/=([0-9a-f]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))), 'latin1');
+        : Buffer.from(
+            text.replace(/_/g, ' ').replace(/=([0-9a-f]{2})/gi, (_m, hex: string) => String.fromCharCode(parseInt(hex, 16))),
+            'latin1',
+          );
     try {
       return new TextDecoder(charset.toLowerCase()).decode(bytes);
     } catch {

@@ -24,7 +24,14 @@ export interface RecipientFacts {
 export async function recipientFacts(db: Queryable, addresses: { address: string; domain: string }[]): Promise<RecipientFacts[]> {
   if (addresses.length === 0) return [];
   const rows = await db<
-    { i: string; domain_tenant_id: string | null; mx_verified: boolean; mailbox_id: string | null; mailbox_tenant_id: string | null; webhook_enabled: boolean }[]
+    {
+      i: string;
+      domain_tenant_id: string | null;
+      mx_verified: boolean;
+      mailbox_id: string | null;
+      mailbox_tenant_id: string | null;
+      webhook_enabled: boolean;
+    }[]
   >`
     select q.i,
            d.tenant_id as domain_tenant_id,

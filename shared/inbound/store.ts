@@ -67,7 +67,14 @@ export class InboundStore {
         sql.begin(async (tx) => {
           // Committed alone after its batch failed: the batch's COMMIT may have gone through with
           // its reply lost; then the rows are there and nothing is written twice.
-          const stored = retry ? new Set(await storedMessageIds(tx, items.map((i) => i.message.id))) : new Set<string>();
+          const stored = retry
+            ? new Set(
+                await storedMessageIds(
+                  tx,
+                  items.map((i) => i.message.id),
+                ),
+              )
+            : new Set<string>();
           const fresh = items.filter((i) => !stored.has(i.message.id));
           const webhook: InboundWebhookJob[] = fresh.flatMap((i) => i.deliveries.map((d) => ({ delivery_id: d.id })));
           // Both statements are sent at once (postgres.js pipelines them on the transaction's connection).

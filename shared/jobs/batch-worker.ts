@@ -53,20 +53,24 @@ export async function startBatchWorker<T extends object>(o: BatchWorkerOptions<T
   const ids: string[] = [];
   for (let i = 0; i < (o.workers ?? 1); i++) {
     let id = '';
-    id = await o.boss.work<T>(o.queue, { batchSize: o.batchSize, pollingIntervalSeconds: Math.max(MIN_POLL_SECONDS, o.pollIntervalMs / 1000) }, async (jobs) => {
-      // Jobs fetched while stopping go back to the queue (failed, so retried) rather than being completed unhandled.
-      if (stopping) throw new Error(`${o.name} is stopping`);
-      const batch = o.handleBatch(jobs, runJob);
-      inFlight.add(batch);
-      try {
-        await batch;
-      } finally {
-        inFlight.delete(batch);
-      }
-      // pg-boss sleeps out the polling interval after every batch; a full batch means a backlog,
-      // so the worker fetches again at once (the interval only paces an idle queue).
-      if (jobs.length >= o.batchSize && !stopping) o.boss.notifyWorker(id);
-    });
+    id = await o.boss.work<T>(
+      o.queue,
+      { batchSize: o.batchSize, pollingIntervalSeconds: Math.max(MIN_POLL_SECONDS, o.pollIntervalMs / 1000) },
+      async (jobs) => {
+        // Jobs fetched while stopping go back to the queue (failed, so retried) rather than being completed unhandled.
+        if (stopping) throw new Error(`${o.name} is stopping`);
+        const batch = o.handleBatch(jobs, runJob);
+        inFlight.add(batch);
+        try {
+          await batch;
+        } finally {
+          inFlight.delete(batch);
+        }
+        // pg-boss sleeps out the polling interval after every batch; a full batch means a backlog,
+        // so the worker fetches again at once (the interval only paces an idle queue).
+        if (jobs.length >= o.batchSize && !stopping) o.boss.notifyWorker(id);
+      },
+    );
     ids.push(id);
   }
   o.log.info({ workers: ids.length, batchSize: o.batchSize }, `${o.name} started`);

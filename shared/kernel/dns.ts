@@ -67,10 +67,7 @@ export function createResolver(servers: readonly string[] | undefined, options: 
         })),
       ),
     addresses: async (name) => {
-      const [v4, v6] = await Promise.all([
-        lookUp('A', name, (host) => resolver.resolve4(host)),
-        lookUp('AAAA', name, (host) => resolver.resolve6(host)),
-      ]);
+      const [v4, v6] = await Promise.all([lookUp('A', name, (host) => resolver.resolve4(host)), lookUp('AAAA', name, (host) => resolver.resolve6(host))]);
       return [...v4, ...v6];
     },
   };

@@ -20,7 +20,11 @@ export function normalizeEmail(input: string, field = 'email'): string {
   if (parts.length !== 2 || !parts[0] || !parts[1]) throw validationError(field, 'must be one address of the form local@domain');
   const [local, domain] = parts as [string, string];
   if (local.length > 64) throw validationError(field, 'has a local part (before @) longer than 64 characters');
-  if (!LOCAL_PART.test(local)) throw validationError(field, 'has an invalid local part (before @): ASCII letters, digits and !#$%&\'*+/=?^_`{|}~.- only, no leading, trailing or double dots');
+  if (!LOCAL_PART.test(local))
+    throw validationError(
+      field,
+      "has an invalid local part (before @): ASCII letters, digits and !#$%&'*+/=?^_`{|}~.- only, no leading, trailing or double dots",
+    );
   if (domain.endsWith('.')) throw validationError(`${field} domain`, 'must not end with a dot');
   const ascii = parseDomainName(domain, [], `${field} domain`).ascii;
   const email = `${local.toLowerCase()}@${ascii}`;

@@ -52,11 +52,9 @@ export class AppError extends Error {
 
 export const notFound = (what = 'resource') => new AppError('not_found', `${what} not found`);
 export const conflict = (message: string) => new AppError('conflict', message);
-export const validationError = (field: string, problem: string) =>
-  new AppError('validation_error', `${field}: ${problem}`);
+export const validationError = (field: string, problem: string) => new AppError('validation_error', `${field}: ${problem}`);
 /** A suspended tenant's users: at sign-in, at the 2FA challenge and with sessions they already hold. */
-export const accountSuspended = () =>
-  new AppError('forbidden', 'this account is suspended: signing in is blocked; contact support');
+export const accountSuspended = () => new AppError('forbidden', 'this account is suspended: signing in is blocked; contact support');
 
 /** True for PostgreSQL's unique_violation, optionally on one named constraint. */
 export function isUniqueViolation(err: unknown, constraint?: string): boolean {

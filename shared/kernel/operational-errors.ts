@@ -6,7 +6,13 @@ export class OperationalError extends Error {
 }
 
 /** The variables naming the ports Mailpath listens on: a listen failure names the one to change. */
-export type PortVariable = 'MAILPATH_HTTPS_PORT' | 'MAILPATH_HTTP_PORT' | 'MAILPATH_MX_PORT' | 'MAILPATH_SUBMISSION_PORT' | 'MAILPATH_SUBMISSION_TLS_PORT' | 'MAILPATH_METRICS_PORT';
+export type PortVariable =
+  | 'MAILPATH_HTTPS_PORT'
+  | 'MAILPATH_HTTP_PORT'
+  | 'MAILPATH_MX_PORT'
+  | 'MAILPATH_SUBMISSION_PORT'
+  | 'MAILPATH_SUBMISSION_TLS_PORT'
+  | 'MAILPATH_METRICS_PORT';
 
 /**
  * A listener that could not bind, as the operator reads it: the variable and port for a port in use
@@ -19,7 +25,9 @@ export function listenFailure(variable: PortVariable, port: number, host: string
     case 'EADDRINUSE':
       return new OperationalError(`${variable} ${port} is in use`, { cause: err });
     case 'EACCES':
-      return new OperationalError(`${variable} ${port} needs privileges to bind (EACCES): choose a port above 1023 or allow the program to bind it`, { cause: err });
+      return new OperationalError(`${variable} ${port} needs privileges to bind (EACCES): choose a port above 1023 or allow the program to bind it`, {
+        cause: err,
+      });
     case 'EADDRNOTAVAIL':
       return new OperationalError(`MAILPATH_BIND_HOST ${host} is not an address of this machine (EADDRNOTAVAIL)`, { cause: err });
     default:

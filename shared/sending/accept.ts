@@ -113,7 +113,10 @@ async function resolveSendingDomain(
   }
   const sending = domains.filter((d) => d.canSend);
   if (sending.length === 0) {
-    throw new AppError('no_verified_domain', 'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains (a test key may send from an added domain before that)');
+    throw new AppError(
+      'no_verified_domain',
+      'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains (a test key may send from an added domain before that)',
+    );
   }
   const domain = sending.find((d) => d.name === name);
   if (!domain) throw validationError(field, `its domain ${name} is not a verified sending domain of this tenant`);
@@ -249,7 +252,10 @@ async function prepareSend(deps: SendingDeps, input: AcceptInput, domainId: stri
       pending: {
         send,
         events: acceptanceEvents(send, final),
-        delivery: status === 'queued' || status === 'deferred' ? { startAfter: deferUntil, tenant: { status: input.tenant.status, is_sandbox: input.tenant.is_sandbox } } : undefined,
+        delivery:
+          status === 'queued' || status === 'deferred'
+            ? { startAfter: deferUntil, tenant: { status: input.tenant.status, is_sandbox: input.tenant.is_sandbox } }
+            : undefined,
         inTransaction: inTransaction ? (tx, stored) => inTransaction(tx, { send: stored, quota }) : undefined,
       },
       quota,
@@ -263,10 +269,7 @@ async function prepareSend(deps: SendingDeps, input: AcceptInput, domainId: stri
 
 async function signedMessage(deps: SendingDeps, input: AcceptInput, m: { domainId: string; messageId: string; at: Date }): Promise<Buffer> {
   const c = input.content;
-  const bytes =
-    c.kind === 'raw'
-      ? c.bytes
-      : await composeMessage({ ...c, from: input.from, to: input.to, messageId: m.messageId, date: m.at });
+  const bytes = c.kind === 'raw' ? c.bytes : await composeMessage({ ...c, from: input.from, to: input.to, messageId: m.messageId, date: m.at });
   const key = await deps.signingKeys.get(m.domainId);
   if (!key) throw new AppError('internal', 'the sending domain has no active DKIM key');
   const domain = input.from.address.slice(input.from.address.lastIndexOf('@') + 1);

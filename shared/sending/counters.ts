@@ -46,64 +46,99 @@ function groupBy<K>(keys: readonly K[], id: (k: K) => string): Map<string, numbe
  * send would have decided.
  */
 export function createSendCounters(db: Queryable, log: Logger, initialTier: number): SendCounters {
-  const quota = new GroupCommit<{ tenantId: string; month: string }, { used: number | undefined; cap: number }>(async (keys) => {
-    const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.month}`).values()];
-    const taken = await consumeMonthlyMany(db, groups.map((g) => ({ ...keys[g[0]!]!, want: g.length })));
-    const answers: { used: number | undefined; cap: number }[] = new Array(keys.length);
-    groups.forEach((g, gi) => {
-      const t = taken[gi]!;
-      const first = (t.used ?? 0) - t.granted + 1;
-      g.forEach((keyIndex, i) => (answers[keyIndex] = { used: i < t.granted ? first + i : undefined, cap: t.cap }));
-    });
-    return answers;
-  }, log, 'quota counts', MAX_BATCH);
+  const quota = new GroupCommit<{ tenantId: string; month: string }, { used: number | undefined; cap: number }>(
+    async (keys) => {
+      const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.month}`).values()];
+      const taken = await consumeMonthlyMany(
+        db,
+        groups.map((g) => ({ ...keys[g[0]!]!, want: g.length })),
+      );
+      const answers: { used: number | undefined; cap: number }[] = new Array(keys.length);
+      groups.forEach((g, gi) => {
+        const t = taken[gi]!;
+        const first = (t.used ?? 0) - t.granted + 1;
+        g.forEach((keyIndex, i) => (answers[keyIndex] = { used: i < t.granted ? first + i : undefined, cap: t.cap }));
+      });
+      return answers;
+    },
+    log,
+    'quota counts',
+    MAX_BATCH,
+  );
 
   // Read-mostly (a write only for a domain's first send), but batched the same way: one statement at a time.
-  const warmups = new GroupCommit<{ tenantId: string; domainId: string; at: Date }, WarmupRow>(async (keys) => {
-    const rows = await warmupsOf(db, keys, keys[0]!.at, initialTier);
-    return keys.map((k) => {
-      const row = rows.find((r) => r.domain_id === k.domainId);
-      if (!row) throw new Error(`no warm-up row for domain ${k.domainId}`);
-      return row;
-    });
-  }, log, 'warm-up reads', MAX_BATCH);
+  const warmups = new GroupCommit<{ tenantId: string; domainId: string; at: Date }, WarmupRow>(
+    async (keys) => {
+      const rows = await warmupsOf(db, keys, keys[0]!.at, initialTier);
+      return keys.map((k) => {
+        const row = rows.find((r) => r.domain_id === k.domainId);
+        if (!row) throw new Error(`no warm-up row for domain ${k.domainId}`);
+        return row;
+      });
+    },
+    log,
+    'warm-up reads',
+    MAX_BATCH,
+  );
 
-  const daily = new GroupCommit<{ tenantId: string; domainId: string; day: string; cap: number }, number | undefined>(async (keys) => {
-    const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.domainId}|${k.day}`).values()];
-    // Sends of one tick may have read different tiers if a tier changed in between: the lowest cap holds for all.
-    const taken = await consumeDailyMany(
-      db,
-      groups.map((g) => ({ ...keys[g[0]!]!, cap: Math.min(...g.map((i) => keys[i]!.cap)), want: g.length })),
-    );
-    const answers: (number | undefined)[] = new Array(keys.length);
-    groups.forEach((g, gi) => {
-      const t = taken[gi]!;
-      const first = (t.sent ?? 0) - t.granted + 1;
-      g.forEach((keyIndex, i) => (answers[keyIndex] = i < t.granted ? first + i : undefined));
-    });
-    return answers;
-  }, log, 'warm-up counts', MAX_BATCH);
-
-  // One batcher per mode (WARMUP_PER_ESP_ENFORCE is read once, but the gate passes it per send): a batch is one statement.
-  const espCounter = (enforce: boolean) =>
-    new GroupCommit<{ tenantId: string; provider: string; day: string }, { cap: number | null; sent: number | null }>(async (keys) => {
-      const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.provider}|${k.day}`).values()];
-      const taken = await takeEspMany(db, enforce, groups.map((g) => ({ ...keys[g[0]!]!, want: g.length })));
-      const answers: { cap: number | null; sent: number | null }[] = new Array(keys.length);
+  const daily = new GroupCommit<{ tenantId: string; domainId: string; day: string; cap: number }, number | undefined>(
+    async (keys) => {
+      const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.domainId}|${k.day}`).values()];
+      // Sends of one tick may have read different tiers if a tier changed in between: the lowest cap holds for all.
+      const taken = await consumeDailyMany(
+        db,
+        groups.map((g) => ({ ...keys[g[0]!]!, cap: Math.min(...g.map((i) => keys[i]!.cap)), want: g.length })),
+      );
+      const answers: (number | undefined)[] = new Array(keys.length);
       groups.forEach((g, gi) => {
         const t = taken[gi]!;
         const first = (t.sent ?? 0) - t.granted + 1;
-        g.forEach((keyIndex, i) => (answers[keyIndex] = { cap: t.cap, sent: i < t.granted ? first + i : null }));
+        g.forEach((keyIndex, i) => (answers[keyIndex] = i < t.granted ? first + i : undefined));
       });
       return answers;
-    }, log, 'per-ESP counts', MAX_BATCH);
+    },
+    log,
+    'warm-up counts',
+    MAX_BATCH,
+  );
+
+  // One batcher per mode (WARMUP_PER_ESP_ENFORCE is read once, but the gate passes it per send): a batch is one statement.
+  const espCounter = (enforce: boolean) =>
+    new GroupCommit<{ tenantId: string; provider: string; day: string }, { cap: number | null; sent: number | null }>(
+      async (keys) => {
+        const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.provider}|${k.day}`).values()];
+        const taken = await takeEspMany(
+          db,
+          enforce,
+          groups.map((g) => ({ ...keys[g[0]!]!, want: g.length })),
+        );
+        const answers: { cap: number | null; sent: number | null }[] = new Array(keys.length);
+        groups.forEach((g, gi) => {
+          const t = taken[gi]!;
+          const first = (t.sent ?? 0) - t.granted + 1;
+          g.forEach((keyIndex, i) => (answers[keyIndex] = { cap: t.cap, sent: i < t.granted ? first + i : null }));
+        });
+        return answers;
+      },
+      log,
+      'per-ESP counts',
+      MAX_BATCH,
+    );
   const esp = { advisory: espCounter(false), enforced: espCounter(true) };
 
-  const overCap = new GroupCommit<{ tenantId: string; domainId: string; provider: string; day: string; enforced: boolean }, void>(async (keys) => {
-    const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.domainId}|${k.provider}|${k.day}`).values()];
-    await recordOverCapMany(db, groups.map((g) => ({ ...keys[g[0]!]!, overCap: g.length, enforced: g.filter((i) => keys[i]!.enforced).length })));
-    return keys.map(() => undefined);
-  }, log, 'per-ESP over-cap counts', MAX_BATCH);
+  const overCap = new GroupCommit<{ tenantId: string; domainId: string; provider: string; day: string; enforced: boolean }, void>(
+    async (keys) => {
+      const groups = [...groupBy(keys, (k) => `${k.tenantId}|${k.domainId}|${k.provider}|${k.day}`).values()];
+      await recordOverCapMany(
+        db,
+        groups.map((g) => ({ ...keys[g[0]!]!, overCap: g.length, enforced: g.filter((i) => keys[i]!.enforced).length })),
+      );
+      return keys.map(() => undefined);
+    },
+    log,
+    'per-ESP over-cap counts',
+    MAX_BATCH,
+  );
 
   return {
     takeEsp: ({ enforce, ...t }) => (enforce ? esp.enforced : esp.advisory).write(t),

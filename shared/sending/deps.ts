@@ -46,7 +46,9 @@ export interface SendingDeps {
 }
 
 /** What the send path's batching objects are made from: the process's database, job queues, clock, resolver and keys. */
-export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey' | 'linkKey' | 'metrics' | 'renderer'> & { vault: SealedBox };
+export type SendingBase = Pick<SendingDeps, 'sql' | 'boss' | 'config' | 'clock' | 'log' | 'dns' | 'verpKey' | 'linkKey' | 'metrics' | 'renderer'> & {
+  vault: SealedBox;
+};
 
 /** The send path's own objects; each batches across every caller of the process, so build them once. */
 export function createSendingDeps(base: SendingBase): SendingDeps {

@@ -73,7 +73,9 @@ function signatureField(h: string, tags: SignatureTags, b: string): string {
  * relaxedHeaders write them; h= names the fields as cased in the message, joined by ': '.
  */
 export function headerSigning(head: string, signed: ReadonlySet<string>, tags: SignatureTags): HeaderSigning {
-  const chosen = fields(head).filter((f) => signed.has(f.key)).reverse();
+  const chosen = fields(head)
+    .filter((f) => signed.has(f.key))
+    .reverse();
   const h = chosen.map((f) => f.casedKey).join(': ');
   // A b= value as long as mailauth's placeholder, so the folding before it is what the signed field will have.
   const unsigned = relaxed(signatureField(h, tags, 'a'.repeat(73))).replace(/([;:\s]+b=)[^;]+/, '$1');

@@ -17,8 +17,21 @@ export interface DkimSigningKey {
  * loop trusts it only when signed).
  */
 const SIGNED_HEADERS = [
-  'from', 'to', 'cc', 'reply-to', 'subject', 'date', 'message-id', 'mime-version', 'content-type',
-  'content-transfer-encoding', 'list-unsubscribe', 'list-unsubscribe-post', 'feedback-id', 'in-reply-to', 'references',
+  'from',
+  'to',
+  'cc',
+  'reply-to',
+  'subject',
+  'date',
+  'message-id',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'list-unsubscribe',
+  'list-unsubscribe-post',
+  'feedback-id',
+  'in-reply-to',
+  'references',
 ];
 const SIGNED = new Set(SIGNED_HEADERS);
 /** With a callback, Node signs on the libuv thread pool: the RSA work leaves the event loop. */
@@ -60,7 +73,9 @@ export function relaxedBodyHash(body: Buffer): string | undefined {
     return hash.digest('base64');
   }
   const lines = body.toString('latin1').replace(WSP_RUN, ' ').replace(SPACE_AT_LINE_END, '\r\n').replace(TRAILING_LINE_BREAKS, '');
-  return createHash('sha256').update(lines.length > 0 ? `${lines}\r\n` : '', 'latin1').digest('base64');
+  return createHash('sha256')
+    .update(lines.length > 0 ? `${lines}\r\n` : '', 'latin1')
+    .digest('base64');
 }
 
 function bodyHashOf(body: Buffer): string {

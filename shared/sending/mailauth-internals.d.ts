@@ -15,7 +15,11 @@ declare module 'mailauth/lib/tools.js' {
 }
 
 declare module 'mailauth/lib/dkim/body/index.js' {
-  export function dkimBody(canonicalization: string, hashAlgo: string, maxBodyLength: number | false): {
+  export function dkimBody(
+    canonicalization: string,
+    hashAlgo: string,
+    maxBodyLength: number | false,
+  ): {
     update(chunk: Buffer): void;
     digest(encoding: 'base64'): string;
   };

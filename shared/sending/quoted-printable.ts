@@ -7,7 +7,7 @@ const MAX_LINE = 76;
 const HEX = '0123456789ABCDEF';
 
 /** '=XX' for each UTF-8 byte of one character (a lone surrogate is written as U+FFFD, as Buffer.from writes it). */
-function escape(char: string): string {
+function escapeChar(char: string): string {
   const code = char.codePointAt(0)!;
   if (code < 0x80) return `=${HEX[code >> 4]}${HEX[code & 15]}`;
   let out = '';
@@ -44,7 +44,7 @@ export function quotedPrintable(text: string): string {
     if (i > 0) out.push('\r\n');
     let line = lines[i]!;
     NEEDS_ESCAPE.lastIndex = 0;
-    if (NEEDS_ESCAPE.test(line)) line = line.replace(NEEDS_ESCAPE, (c) => (c === '=' ? '=3D' : escape(c)));
+    if (NEEDS_ESCAPE.test(line)) line = line.replace(NEEDS_ESCAPE, (c) => (c === '=' ? '=3D' : escapeChar(c)));
     const last = line.charCodeAt(line.length - 1);
     if (last === 0x20 || last === 0x09) line = `${line.slice(0, -1)}${last === 0x20 ? '=20' : '=09'}`;
     wrap(line, out);

@@ -5,16 +5,40 @@ import type { OutboundAttachment } from './compose.js';
 
 /** Headers the service writes itself: a sender setting them could forge identity, routing or MIME structure. */
 const RESERVED_HEADERS = new Set([
-  'from', 'sender', 'to', 'cc', 'bcc', 'reply-to', 'subject', 'date', 'message-id',
-  'mime-version', 'content-type', 'content-transfer-encoding', 'content-disposition', 'content-id',
+  'from',
+  'sender',
+  'to',
+  'cc',
+  'bcc',
+  'reply-to',
+  'subject',
+  'date',
+  'message-id',
+  'mime-version',
+  'content-type',
+  'content-transfer-encoding',
+  'content-disposition',
+  'content-id',
   // Trace and delivery fields (RFC 5321 §4.4, RFC 9228): written by the MTAs a message passes.
-  'return-path', 'received', 'delivered-to', 'x-original-to', 'envelope-to', 'original-recipient',
+  'return-path',
+  'received',
+  'delivered-to',
+  'x-original-to',
+  'envelope-to',
+  'original-recipient',
   // Where replies, bounces and receipts go (RFC 3798, legacy Errors-To / Return-Receipt-To): a
   // sender could redirect them away from the From address and the VERP bounce address.
-  'errors-to', 'return-receipt-to', 'disposition-notification-to', 'disposition-notification-options',
+  'errors-to',
+  'return-receipt-to',
+  'disposition-notification-to',
+  'disposition-notification-options',
   // Authentication results and signatures (RFC 8601, RFC 6376, RFC 8617): only verifiers and our signer write them.
-  'dkim-signature', 'domainkey-signature', 'authentication-results', 'received-spf',
-  'list-unsubscribe', 'list-unsubscribe-post',
+  'dkim-signature',
+  'domainkey-signature',
+  'authentication-results',
+  'received-spf',
+  'list-unsubscribe',
+  'list-unsubscribe-post',
 ]);
 
 /**
@@ -58,8 +82,13 @@ export function checkHeaders(headers: Record<string, string> | undefined, limits
   const seen = new Set<string>();
   for (const [name, value] of entries) {
     const lower = name.toLowerCase();
-    if (!FIELD_NAME.test(name)) throw validationError(`headers.${name}`, 'is not a valid header name (printable ASCII, no colon or space, at most 76 characters)');
-    if (isReservedHeader(name)) throw validationError(`headers.${name}`, 'is reserved (set by the service, or only by the mail servers and verifiers a message passes) and cannot be given; use the matching field (from_email, to, reply_to, subject) where there is one');
+    if (!FIELD_NAME.test(name))
+      throw validationError(`headers.${name}`, 'is not a valid header name (printable ASCII, no colon or space, at most 76 characters)');
+    if (isReservedHeader(name))
+      throw validationError(
+        `headers.${name}`,
+        'is reserved (set by the service, or only by the mail servers and verifiers a message passes) and cannot be given; use the matching field (from_email, to, reply_to, subject) where there is one',
+      );
     if (seen.has(lower)) throw validationError(`headers.${name}`, 'is given twice (header names are compared without case)');
     seen.add(lower);
     oneLine(value, `headers.${name}`, 998 - name.length - 2);
@@ -89,7 +118,8 @@ export function checkAttachments(attachments: AttachmentInput[] | undefined, lim
     if (total > limits.max_attachment_bytes) {
       throw validationError('attachments', `decoded attachments exceed the ${limits.max_attachment_bytes} bytes allowed`);
     }
-    if (a.content_type !== undefined && !MIME_TYPE.test(a.content_type)) throw validationError(`${field}.content_type`, 'must be a MIME type such as application/pdf');
+    if (a.content_type !== undefined && !MIME_TYPE.test(a.content_type))
+      throw validationError(`${field}.content_type`, 'must be a MIME type such as application/pdf');
     return { filename, content, ...(a.content_type ? { contentType: a.content_type } : {}) };
   });
 }

@@ -75,14 +75,27 @@ export function createSendWriter(deps: SendWriterDeps): SendWriter {
           // A message retried alone may be stored already (its batch committed, the reply was lost):
           // then it is answered from the stored rows and nothing is written twice.
           if (retry) {
-            const found = await findSends(tx, items.map((i) => i.send.id));
+            const found = await findSends(
+              tx,
+              items.map((i) => i.send.id),
+            );
             if (found.length > 0) {
               const byId = new Map(found.map((r) => [r.id, r]));
               return messages.map((message) => message.map((i) => byId.get(i.send.id)!));
             }
           }
-          const inserted = new Map((await insertSends(tx, items.map((i) => i.send))).map((r) => [r.id, r]));
-          await insertEvents(tx, items.flatMap((i) => i.events));
+          const inserted = new Map(
+            (
+              await insertSends(
+                tx,
+                items.map((i) => i.send),
+              )
+            ).map((r) => [r.id, r]),
+          );
+          await insertEvents(
+            tx,
+            items.flatMap((i) => i.events),
+          );
           const queued: QueuedDelivery[] = [];
           for (const item of items) {
             if (!item.delivery) continue;
@@ -104,7 +117,10 @@ export function createSendWriter(deps: SendWriterDeps): SendWriter {
         throw err;
       }
       const rows = new Map(stored.flat().map((r) => [r.id, r]));
-      local.settle(reserved, handed.map((item) => handedOver(item, rows.get(item.send.id)!)));
+      local.settle(
+        reserved,
+        handed.map((item) => handedOver(item, rows.get(item.send.id)!)),
+      );
       return stored;
     },
     log,

@@ -22,7 +22,22 @@ const BARE_LF = /(?<!\r)\n/g;
 // folded fields are kept, a bounded number of them.
 const names = new Map<string, string>();
 /** Fields nodemailer parses (addresses, ids, dates, MIME parameters); the others are text. */
-const STRUCTURED = new Set(['From', 'Sender', 'To', 'Cc', 'Bcc', 'Reply-To', 'Message-ID', 'In-Reply-To', 'Content-ID', 'References', 'Date', 'Content-Type', 'Content-Disposition', 'OTP-Token']);
+const STRUCTURED = new Set([
+  'From',
+  'Sender',
+  'To',
+  'Cc',
+  'Bcc',
+  'Reply-To',
+  'Message-ID',
+  'In-Reply-To',
+  'Content-ID',
+  'References',
+  'Date',
+  'Content-Type',
+  'Content-Disposition',
+  'OTP-Token',
+]);
 /** Printable ASCII that encodeWords leaves alone: no quote, nothing that looks like an encoded word. */
 const PLAIN_TEXT = /^(?!.*=\?)[\x20\x21\x23-\x7e]*$/;
 const fields = new Map<string, string[]>();
@@ -103,7 +118,10 @@ const partOf = (type: string, body: string): Part | undefined => {
  */
 export function simpleMessage(c: SimpleContent, boundary = `--_NmP-${boundaryId()}-Part_1`): Buffer | undefined {
   const parts: Part[] = [];
-  for (const [type, body] of [['text/plain', c.text], ['text/html', c.html]] as const) {
+  for (const [type, body] of [
+    ['text/plain', c.text],
+    ['text/html', c.html],
+  ] as const) {
     // An empty body is no part at all, as in nodemailer's composer.
     if (!body) continue;
     const part = partOf(type, body);

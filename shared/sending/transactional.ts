@@ -50,12 +50,13 @@ export interface TransactionalResult {
   replayed: boolean;
 }
 
-
 /** Key order does not change a request: the hash is over JSON with sorted keys. */
 function canonical(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (value !== null && typeof value === 'object') {
-    const entries = Object.entries(value).filter(([, v]) => v !== undefined).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    const entries = Object.entries(value)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
     return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   return JSON.stringify(value);
@@ -64,7 +65,12 @@ function canonical(value: unknown): string {
 /** The accepted send (or the stored answer of an earlier request with the same key), or a gate's refusal as data. */
 export type TransactionalOutcome = TransactionalResult | Refused;
 
-export async function sendTransactional(deps: SendingDeps, caller: Caller, request: TransactionalRequest, idempotencyKey?: string): Promise<TransactionalOutcome> {
+export async function sendTransactional(
+  deps: SendingDeps,
+  caller: Caller,
+  request: TransactionalRequest,
+  idempotencyKey?: string,
+): Promise<TransactionalOutcome> {
   if (idempotencyKey === undefined) return send(deps, caller, request);
   const at = deps.clock.now();
   const requestHash = createHash('sha256').update(canonical(request)).digest('hex');
@@ -157,7 +163,10 @@ async function contentOf(deps: SendingDeps, tenantId: string, to: string, r: Tra
     }
     const customFields = r.variables?.['custom_fields'];
     const contact = { email: to, custom_fields: customFields !== null && typeof customFields === 'object' ? (customFields as Record<string, unknown>) : {} };
-    const rendered = await renderStored(deps.sql, { renderer: deps.renderer, budgetMs: deps.config.render.request_budget_ms }, tenantId, r.template_id, { variables: r.variables, contact }).catch((err: unknown) => {
+    const rendered = await renderStored(deps.sql, { renderer: deps.renderer, budgetMs: deps.config.render.request_budget_ms }, tenantId, r.template_id, {
+      variables: r.variables,
+      contact,
+    }).catch((err: unknown) => {
       if (err instanceof AppError && err.slug === 'not_found') throw validationError('template_id', 'no such template');
       throw err;
     });

@@ -8,10 +8,7 @@ type ScheduleConfig = Pick<WebhooksConfig, 'retry_delays_seconds'>;
 export const RETRY_AFTER_MIN_SECONDS = 1;
 export const RETRY_AFTER_MAX_SECONDS = 24 * 3600;
 
-export type Decision =
-  | { kind: 'delivered' }
-  | { kind: 'retry'; at: Date; error: string }
-  | { kind: 'dead'; error: string };
+export type Decision = { kind: 'delivered' } | { kind: 'retry'; at: Date; error: string } | { kind: 'dead'; error: string };
 
 /** One more attempt than there are waits between them: the default six waits make the spec's 7 attempts. */
 export function maxAttempts(config: ScheduleConfig): number {

@@ -28,7 +28,9 @@ t.test('accepting creates the user with the invited role and returns a working s
   const login = await call(s.app, 'POST', '/auth/login', { body: { email: 'dana@example.test', password: PASSWORD } });
   t.equal(login.status, 200, 'the new user signs in with the password');
 
-  const [row] = await s.sql<{ accepted_at: Date | null; accepted_user_id: string }[]>`select accepted_at, accepted_user_id from team_invites where id = ${inv.id}`;
+  const [row] = await s.sql<
+    { accepted_at: Date | null; accepted_user_id: string }[]
+  >`select accepted_at, accepted_user_id from team_invites where id = ${inv.id}`;
   t.ok(row!.accepted_at);
   t.equal(row!.accepted_user_id, session.user_id);
   const [audit] = await s.sql<{ actor_type: string; actor_id: string; tenant_id: string; metadata: Record<string, unknown> }[]>`
@@ -45,7 +47,7 @@ t.test('a token works once; an unknown token is 404', async (t) => {
   const again = await accept(s.app, { token: inv.token, password: PASSWORD });
   t.equal(again.status, 410);
   t.equal(again.body.error, 'gone');
-  const unknown = await accept(s.app, { token: 'mpi_' + 'A'.repeat(43), password: PASSWORD });
+  const unknown = await accept(s.app, { token: `mpi_${'A'.repeat(43)}`, password: PASSWORD });
   t.equal(unknown.status, 404);
   t.equal(unknown.body.error, 'not_found');
   t.equal((await accept(s.app, { token: inv.token.slice(0, -1), password: PASSWORD })).status, 404, 'a truncated token names nothing');
@@ -83,7 +85,12 @@ t.test('bad input: unexpected fields and malformed JSON are 400, a weak or missi
   t.equal(extra.body.error, 'bad_request');
   t.equal((await call(s.app, 'POST', '/auth/accept-invite', { raw: '{"token":' })).status, 400);
   t.equal((await call(s.app, 'POST', '/auth/accept-invite', { raw: '[]' })).status, 400);
-  for (const [password, why] of [['short1A', 'too short'], ['alllowercaseletters', 'one class'], ['Jordan.smith-2024', 'contains the address'], ['Acme-team-2024!', 'contains the tenant slug']] as const) {
+  for (const [password, why] of [
+    ['short1A', 'too short'],
+    ['alllowercaseletters', 'one class'],
+    ['Jordan.smith-2024', 'contains the address'],
+    ['Acme-team-2024!', 'contains the tenant slug'],
+  ] as const) {
     const res = await accept(s.app, { token: inv.token, password });
     t.equal(res.status, 422, why);
     t.match(res.body.message, /^password: /);
@@ -121,7 +128,7 @@ t.test('an address that became a user meanwhile is 409 and leaves the invite unu
   t.equal((await s.sql`select tenant_id from users where email = 'race@example.test'`)[0]!.tenant_id !== owner.tenantId, true);
 });
 
-t.test('a suspended tenant\'s invite is refused with 403 and stays unused', async (t) => {
+t.test("a suspended tenant's invite is refused with 403 and stays unused", async (t) => {
   const s = await buildTestApp(t);
   const owner = await registerTenant(s.app);
   const inv = await inviteMember(s.app, owner.token, 'viewer');

@@ -70,7 +70,7 @@ t.test('weak passwords and bad slugs are 422 naming the field', async (t) => {
     [{ password: 'short1A' }, 'password'],
     [{ password: 'alllowercaseletters' }, 'password'],
     [{ password: '1234567890' }, 'password'],
-    [{ password: 'x'.repeat(80) + '1A' }, 'password'],
+    [{ password: `${'x'.repeat(80)}1A` }, 'password'],
     [{ tenant_slug: 'Bad_Slug' }, 'tenant_slug'],
     [{ tenant_slug: 'ab' }, 'tenant_slug'],
     [{ tenant_slug: '-leading' }, 'tenant_slug'],

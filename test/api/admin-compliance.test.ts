@@ -67,7 +67,11 @@ t.test('the evidence worker: 02:00 UTC hour gate, once a day, run-now past both 
   const now = await call(app, 'POST', '/admin/compliance/soc2/run-now', { token: admin });
   t.equal(now.status, 200);
   t.match(now.body.data, { triggered: true, elapsed_ms: Number, artifact: { date: '2026-05-04', generated_at: '2026-05-04T05:00:00.000Z' } });
-  t.equal((await call(app, 'GET', '/admin/compliance/soc2/today', { token: admin })).body.data.generated_at, '2026-05-04T05:00:00.000Z', 'run-now overwrites today\'s pack');
+  t.equal(
+    (await call(app, 'GET', '/admin/compliance/soc2/today', { token: admin })).body.data.generated_at,
+    '2026-05-04T05:00:00.000Z',
+    "run-now overwrites today's pack",
+  );
   const [audit] = await sql`select actor_type, resource_id from audit_events where action = 'compliance.soc2_run_now'`;
   t.match(audit, { actor_type: 'user', resource_id: '2026-05-04' }, 'run-now is audited');
 
@@ -97,7 +101,7 @@ t.test('the evidence worker: 02:00 UTC hour gate, once a day, run-now past both 
   t.equal(tickRow!['last_tick_outcome'], 'error');
 });
 
-t.test('chain verification and a tenant\'s controls: a tampered row is named and turns the control red', async (t) => {
+t.test("chain verification and a tenant's controls: a tampered row is named and turns the control red", async (t) => {
   const clock = new ManualClock(new Date('2026-05-04T12:00:00Z'));
   const { app, sql } = await buildTestApp(t, { clock });
   const admin = await superAdminToken(app);
@@ -125,7 +129,9 @@ t.test('chain verification and a tenant\'s controls: a tampered row is named and
   t.match(controls.audit_log_hash_chain_intact, { status: 'green', value: true });
   t.match(controls.suspicious_activity_last_24h, { status: 'yellow', value: 2 });
 
-  const [row] = await sql<{ id: string; chain_seq: string }[]>`select id, chain_seq from audit_events where action = 'tenant.registered' and tenant_id = ${tenant.tenantId}`;
+  const [row] = await sql<
+    { id: string; chain_seq: string }[]
+  >`select id, chain_seq from audit_events where action = 'tenant.registered' and tenant_id = ${tenant.tenantId}`;
   await sql`update audit_events set metadata = metadata || '{"tampered": true}' where id = ${row!.id}`;
   const broken = await call(app, 'GET', '/admin/audit/verify', { token: admin });
   t.match(broken.body.data, { intact: false, broken_at: row!.id, broken_seq: row!.chain_seq, reason: /hash does not match/ });

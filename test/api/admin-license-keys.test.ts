@@ -32,7 +32,10 @@ t.test('every license-key route is for super-admins only', async (t) => {
   for (const [method, url, body] of routes) {
     const none = await call(app, method, url, { body });
     t.equal(none.status, 401, `${method} ${url} without a credential → 401`);
-    for (const [label, token] of [['a tenant owner JWT', tenant.token], ['a tenant API key', apiKey.key]] as const) {
+    for (const [label, token] of [
+      ['a tenant owner JWT', tenant.token],
+      ['a tenant API key', apiKey.key],
+    ] as const) {
       const res = await call(app, method, url, { token, body });
       t.equal(res.status, 403, `${method} ${url} with ${label} → 403`);
       t.equal(res.body.error, 'forbidden');
@@ -63,13 +66,24 @@ t.test('issue, list, validate; a revoked key fails its next validation; revoking
   t.equal(listed.body.data.total, 2);
   t.same(listed.body.data.items.map((i: { id: string }) => i.id).sort(), [forTenant.body.data.id, open.body.data.id].sort());
   const filtered = await call(app, 'GET', `/admin/license-keys?tenant_id=${tenant.tenantId}`, { token: admin });
-  t.same(filtered.body.data.items.map((i: { id: string }) => i.id), [forTenant.body.data.id], 'tenant_id filter');
+  t.same(
+    filtered.body.data.items.map((i: { id: string }) => i.id),
+    [forTenant.body.data.id],
+    'tenant_id filter',
+  );
 
   const good = await validate(app, forTenant.body.data.key);
   t.same(good, {
     valid: true,
     reason: null,
-    license: { id: forTenant.body.data.id, plan_id: 'scale', tenant_id: tenant.tenantId, issued_at: T0.toISOString(), expires_at: '2032-05-01T10:00:00.000Z', issuer: 'https://localhost:8443' },
+    license: {
+      id: forTenant.body.data.id,
+      plan_id: 'scale',
+      tenant_id: tenant.tenantId,
+      issued_at: T0.toISOString(),
+      expires_at: '2032-05-01T10:00:00.000Z',
+      issuer: 'https://localhost:8443',
+    },
   });
   const created = await sql`select tenant_id, actor_type, metadata from audit_events where action = 'super_admin.license_key_created' order by id`;
   t.equal(created.length, 2, 'each issue is audited');
@@ -126,8 +140,22 @@ t.test('validation fails after expiry (injected clock) and for a tampered or for
   const key: string = res.body.data.key;
   t.equal((await validate(app, key)).valid, true, 'valid before its expiry');
 
-  t.same(await validate(app, tampered(key, (c) => (c['plan_id'] = 'scale'))), { valid: false, reason: 'invalid_signature', license: null }, 'plan changed');
-  t.same(await validate(app, tampered(key, (c) => delete c['exp'])), { valid: false, reason: 'invalid_signature', license: null }, 'expiry removed');
+  t.same(
+    await validate(
+      app,
+      tampered(key, (c) => (c['plan_id'] = 'scale')),
+    ),
+    { valid: false, reason: 'invalid_signature', license: null },
+    'plan changed',
+  );
+  t.same(
+    await validate(
+      app,
+      tampered(key, (c) => delete c['exp']),
+    ),
+    { valid: false, reason: 'invalid_signature', license: null },
+    'expiry removed',
+  );
   const [h, p, s] = key.split('.');
   const flipped = `${s![0] === 'A' ? 'B' : 'A'}${s!.slice(1)}`;
   t.same((await validate(app, `${h}.${p}.${flipped}`)).reason, 'invalid_signature', 'signature changed');
@@ -191,7 +219,11 @@ t.test('POST /admin/license-keys/bulk/revoke: per-row results, at most 200 keys,
   t.match(res.body.data, { revoked: 2, already_revoked: 1, not_found: 1 });
   const audit = await sql<{ resource_id: string; metadata: { bulk_request_id?: string } }[]>`
     select resource_id, metadata from audit_events where action = 'super_admin.license_key_revoked' order by id`;
-  t.same(audit.map((a) => a.resource_id), [keys[0]!.id, keys[1]!.id, keys[2]!.id], 'the already revoked key gained no new audit row');
+  t.same(
+    audit.map((a) => a.resource_id),
+    [keys[0]!.id, keys[1]!.id, keys[2]!.id],
+    'the already revoked key gained no new audit row',
+  );
   t.notOk(audit[0]!.metadata.bulk_request_id, 'the single revocation carries no bulk id');
   t.equal(audit[1]!.metadata.bulk_request_id, res.body.data.bulk_request_id);
   t.equal(audit[2]!.metadata.bulk_request_id, res.body.data.bulk_request_id);
@@ -202,7 +234,8 @@ t.test('bad input: the right slug and nothing written', async (t) => {
   const { app, sql } = await buildTestApp(t);
   const admin = await superAdminToken(app);
   const issued = (await call(app, 'POST', '/admin/license-keys', { token: admin, body: { plan_id: 'pro' } })).body.data;
-  const state = async () => (await sql`select count(*)::int as n, count(revoked_at)::int as revoked, (select count(*)::int from audit_events) as audit from license_keys`)[0];
+  const state = async () =>
+    (await sql`select count(*)::int as n, count(revoked_at)::int as revoked, (select count(*)::int from audit_events) as audit from license_keys`)[0];
   const before = await state();
   const cases: [label: string, url: string, options: Parameters<typeof call>[3], status: number, slug: string][] = [
     ['truncated JSON', '/admin/license-keys', { raw: '{"plan_id":"pr' }, 400, 'bad_request'],

@@ -40,7 +40,7 @@ t.test('the overview has every section', async (t) => {
   t.type(o.process.event_loop_delay_ms.p99, 'number');
 });
 
-t.test('health checks count each tenant\'s latest run by verdict; ESP scores cover every tenant\'s rolled-up outcomes', async (t) => {
+t.test("health checks count each tenant's latest run by verdict; ESP scores cover every tenant's rolled-up outcomes", async (t) => {
   const other = await registerTenant(app);
   const older = new Date(Date.now() - 2 * 86_400_000);
   const newer = new Date(Date.now() - 3_600_000);
@@ -108,7 +108,10 @@ t.test("slow queries come from Mailpath's own timing when pg_stat_statements is 
   t.equal(sleepy.level, 'ok');
   t.equal(sleepy.latest_window.calls, 5);
   t.equal(Date.parse(sleepy.latest_window.end) - Date.parse(sleepy.latest_window.start), 5 * 60_000, 'a 5-minute window');
-  t.ok(r.items.some((i: { query: string }) => i.query === 'select count(*) from tenants where status = $1'), 'unsafe statements (pg-boss) too');
+  t.ok(
+    r.items.some((i: { query: string }) => i.query === 'select count(*) from tenants where status = $1'),
+    'unsafe statements (pg-boss) too',
+  );
 });
 
 t.test('limit and hours out of range are clamped silently', async (t) => {

@@ -43,9 +43,9 @@ t.test('create, list, patch, delete: validation, the duplicate 409, audit rows',
 
   const dup = await post({ email: 'seed.one@gmail.com', provider: 'outlook' });
   t.equal(dup.status, 409);
-  t.equal(dup.body.error, 'conflict', 'the spec\'s slug for a duplicate seed email');
+  t.equal(dup.body.error, 'conflict', "the spec's slug for a duplicate seed email");
   t.equal((await post({ email: 'not an address', provider: 'gmail' })).status, 422);
-  t.equal((await post({ email: 'a@b.example', provider: 'hotmail' })).status, 422, 'provider from the spec\'s list');
+  t.equal((await post({ email: 'a@b.example', provider: 'hotmail' })).status, 422, "provider from the spec's list");
   t.equal((await post({ email: 'a@b.example' })).status, 422, 'provider required');
   t.equal((await post({ email: 'a@b.example', provider: 'custom', bounce_mailbox_id: ID })).status, 422, 'an unknown bounce mailbox');
   t.equal((await post({ email: 'a@b.example', provider: 'custom', surprise: 1 })).status, 400, 'unexpected field');
@@ -54,7 +54,10 @@ t.test('create, list, patch, delete: validation, the duplicate 409, audit rows',
 
   const list = await call(s.app, 'GET', '/admin/seedlist', { token: s.admin });
   t.equal(list.body.data.total, 2);
-  t.same(list.body.data.items.map((i: { email: string }) => i.email), ['seed.one@gmail.com', 'seed@proton.me']);
+  t.same(
+    list.body.data.items.map((i: { email: string }) => i.email),
+    ['seed.one@gmail.com', 'seed@proton.me'],
+  );
 
   const patch = (body: unknown, seedId = id) => call(s.app, 'PATCH', `/admin/seedlist/${seedId}`, { token: s.admin, body });
   const none = await patch({});
@@ -75,7 +78,10 @@ t.test('create, list, patch, delete: validation, the duplicate 409, audit rows',
   t.equal((await call(s.app, 'GET', `/admin/seedlist/${id}/hits`, { token: s.admin })).status, 404);
 
   const audits = await s.sql`select action, actor_type, tenant_id, resource_id, metadata from audit_events where action like 'seedlist.%' order by id`;
-  t.same(audits.map((a) => a['action']), ['seedlist.create', 'seedlist.create', 'seedlist.update', 'seedlist.update', 'seedlist.update', 'seedlist.delete']);
+  t.same(
+    audits.map((a) => a['action']),
+    ['seedlist.create', 'seedlist.create', 'seedlist.update', 'seedlist.update', 'seedlist.update', 'seedlist.delete'],
+  );
   t.match(audits[0], { actor_type: 'user', tenant_id: null, resource_id: id, metadata: { email: 'seed.one@gmail.com', provider: 'gmail' } });
   t.match(audits[2], { metadata: { before: { active: true }, after: { active: false } } });
 });
@@ -103,7 +109,10 @@ t.test('bulk: at most 500 rows, per-row results, duplicates and invalid rows nev
   ]);
   t.equal(res.status, 200, JSON.stringify(res.body));
   t.match(res.body.data, { inserted: 2, duplicates: 2, invalid: 6 });
-  t.same(res.body.data.results.map((r: { status: string }) => r.status), ['inserted', 'duplicate', 'invalid', 'invalid', 'duplicate', 'invalid', 'invalid', 'inserted', 'invalid', 'invalid']);
+  t.same(
+    res.body.data.results.map((r: { status: string }) => r.status),
+    ['inserted', 'duplicate', 'invalid', 'invalid', 'duplicate', 'invalid', 'invalid', 'inserted', 'invalid', 'invalid'],
+  );
   t.match(res.body.data.results[2], { index: 2, email: 'broken', error: /local@domain/ });
   t.match(res.body.data.results[3], { error: /provider/ });
   t.match(res.body.data.results[6], { error: /unexpected field extra/ });
@@ -129,7 +138,10 @@ t.test('hits: limit 1..200 default 25, offset; expected versus observed placemen
   const hours = (h: number) => new Date(Date.now() - h * 3_600_000);
   // Thirty campaigns' worth of copies is more than one default page: made directly, as the fan-out would.
   for (let i = 0; i < 30; i++) {
-    const [c] = i === 0 ? [campaign!] : await s.sql`insert into campaigns (tenant_id, name, status, created_at, updated_at) values (${s.tenant.tenantId}, ${`C${i}`}, 'sent', now(), now()) returning id`;
+    const [c] =
+      i === 0
+        ? [campaign!]
+        : await s.sql`insert into campaigns (tenant_id, name, status, created_at, updated_at) values (${s.tenant.tenantId}, ${`C${i}`}, 'sent', now(), now()) returning id`;
     await s.sql`insert into seed_hits (seed_id, campaign_id, tenant_id, email, send_id, send_state, created_at) values (${seedId}, ${c!['id']}, ${s.tenant.tenantId}, 'watch@gmail.com', gen_random_uuid(), 'pending', ${hours(30 - i)})`;
   }
   const page = (q: string) => call(s.app, 'GET', `/admin/seedlist/${seedId}/hits${q}`, { token: s.admin });

@@ -29,7 +29,10 @@ t.test('the plan, sandbox, rate-limit, activity and health routes are for super-
   for (const [method, url, body] of routes) {
     const none = await call(app, method, url, { body });
     t.equal(none.status, 401, `${method} ${url} without a credential → 401`);
-    for (const [label, token] of [['a tenant owner JWT', tenant.token], ['a tenant API key', key.key]] as const) {
+    for (const [label, token] of [
+      ['a tenant owner JWT', tenant.token],
+      ['a tenant API key', key.key],
+    ] as const) {
       const res = await call(app, method, url, { token, body });
       t.equal(res.status, 403, `${method} ${url} with ${label} → 403`);
       t.equal(res.body.error, 'forbidden');
@@ -52,10 +55,20 @@ t.test('GET /admin/tenants/{id}/activity: the last audit entries with actor and 
   t.equal(res.status, 200);
   const items = res.body.data.items;
   t.ok(items.length >= 2, 'the key creation and the suspension at least');
-  t.match(items[0], { event: 'tenant.suspended', actor: { type: 'user', label: 'root@mailpath.test' }, resource_type: 'tenant', resource_id: tenant.tenantId, metadata: { reason: 'abuse' } });
+  t.match(items[0], {
+    event: 'tenant.suspended',
+    actor: { type: 'user', label: 'root@mailpath.test' },
+    resource_type: 'tenant',
+    resource_id: tenant.tenantId,
+    metadata: { reason: 'abuse' },
+  });
   t.match(items[0].at, /^\d{4}-/);
   const ids = items.map((i: { id: string }) => Number(i.id));
-  t.same(ids, [...ids].sort((a, b) => b - a), 'newest first');
+  t.same(
+    ids,
+    [...ids].sort((a, b) => b - a),
+    'newest first',
+  );
   const keyEntry = items.find((i: { event: string }) => i.event.startsWith('api_key'));
   t.ok(keyEntry, 'the tenant’s own action is there');
   t.match(keyEntry, { actor: { type: 'user', label: tenant.email } });
@@ -64,7 +77,13 @@ t.test('GET /admin/tenants/{id}/activity: the last audit entries with actor and 
   t.equal((await call(s.app, 'GET', `/admin/tenants/${tenant.tenantId}/activity?limit=0`, { token: admin })).body.data.items.length, 1, 'limit=0 clamps to 1');
   t.equal((await call(s.app, 'GET', `/admin/tenants/${tenant.tenantId}/activity?limit=9999`, { token: admin })).status, 200, 'a large limit clamps');
   const other = await registerTenant(s.app);
-  t.same((await call(s.app, 'GET', `/admin/tenants/${other.tenantId}/activity`, { token: admin })).body.data.items.filter((i: { event: string }) => i.event === 'tenant.suspended'), [], 'another tenant’s entries stay out');
+  t.same(
+    (await call(s.app, 'GET', `/admin/tenants/${other.tenantId}/activity`, { token: admin })).body.data.items.filter(
+      (i: { event: string }) => i.event === 'tenant.suspended',
+    ),
+    [],
+    'another tenant’s entries stay out',
+  );
   t.equal((await call(s.app, 'GET', `/admin/tenants/${UNKNOWN}/activity`, { token: admin })).status, 404);
 });
 
@@ -100,7 +119,13 @@ t.test('health checks: run-now ignores the 06:00 UTC gate, stores the run, lists
   t.type(first.body.data.elapsed_ms, 'number');
   t.same(
     first.body.data.run.checks.map((c: { name: string; status: string }) => [c.name, c.status]),
-    [['dns_verified', 'pass'], ['bounce_rate', 'pass'], ['complaint_rate', 'pass'], ['quota', 'pass'], ['webhook_dead_letters', 'pass']],
+    [
+      ['dns_verified', 'pass'],
+      ['bounce_rate', 'pass'],
+      ['complaint_rate', 'pass'],
+      ['quota', 'pass'],
+      ['webhook_dead_letters', 'pass'],
+    ],
   );
 
   // The domain's records disappear (the drift check marks it) and a webhook delivery is dead-lettered.
@@ -114,7 +139,11 @@ t.test('health checks: run-now ignores the 06:00 UTC gate, stores the run, lists
   const list = await call(s.app, 'GET', url, { token: admin });
   t.equal(list.status, 200);
   t.match(list.body.data, { tenant_id: snd.tenant.tenantId, limit: 30, count: 2 });
-  t.same(list.body.data.items.map((r: { id: string }) => r.id), [second.body.data.run.id, first.body.data.run.id], 'newest first');
+  t.same(
+    list.body.data.items.map((r: { id: string }) => r.id),
+    [second.body.data.run.id, first.body.data.run.id],
+    'newest first',
+  );
   t.match((await call(s.app, 'GET', `${url}?limit=0`, { token: admin })).body.data, { limit: 1, count: 1 }, 'limit 0 clamps to 1');
   t.match((await call(s.app, 'GET', `${url}?limit=5000`, { token: admin })).body.data, { limit: 200, count: 2 }, 'limit 5000 clamps to 200');
   t.match((await call(s.app, 'GET', `${url}?limit=abc`, { token: admin })).body.data, { limit: 30 }, 'a limit that is no number takes the default');

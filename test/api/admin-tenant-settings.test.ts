@@ -10,7 +10,7 @@ import { CAMPAIGN_ENV, sender } from '../helpers/campaigns.js';
 const UNKNOWN = '00000000-0000-4000-8000-000000000000';
 
 async function auditActions(s: TestApp, tenantId: string, prefix: string): Promise<{ action: string; metadata: any; actor_type: string }[]> {
-  return s.sql`select action, metadata, actor_type from audit_events where tenant_id = ${tenantId} and action like ${prefix + '%'} order by id`;
+  return s.sql`select action, metadata, actor_type from audit_events where tenant_id = ${tenantId} and action like ${`${prefix}%`} order by id`;
 }
 
 t.test('PUT /admin/tenants/{id}/plan moves the tenant and keeps the month’s quota count', async (t) => {
@@ -22,7 +22,15 @@ t.test('PUT /admin/tenants/{id}/plan moves the tenant and keeps the month’s qu
 
   const res = await call(s.app, 'PUT', `/admin/tenants/${tenant.tenantId}/plan`, { token: admin, body: { plan_id: 'settings-test' } });
   t.equal(res.status, 200);
-  t.same(res.body.data, { tenant_id: tenant.tenantId, plan_id: 'settings-test', previous_plan_id: 'free', monthly_send_cap: 100000, quota_used: 1234, changed: true, campaigns_resumed: 0 });
+  t.same(res.body.data, {
+    tenant_id: tenant.tenantId,
+    plan_id: 'settings-test',
+    previous_plan_id: 'free',
+    monthly_send_cap: 100000,
+    quota_used: 1234,
+    changed: true,
+    campaigns_resumed: 0,
+  });
   const [row] = await s.sql<{ plan_id: string }[]>`select plan_id from tenants where id = ${tenant.tenantId}`;
   t.equal(row!.plan_id, 'settings-test');
   const [usage] = await s.sql<{ sent: number }[]>`select sent from tenant_monthly_usage where tenant_id = ${tenant.tenantId}`;
@@ -70,7 +78,11 @@ t.test('PUT /admin/tenants/{id}/sandbox intercepts the tenant’s sends, and let
   t.not(await send('after@example.test'), 'simulated', 'out of the sandbox sends are live again');
 
   const audit = await auditActions(s, snd.tenant.tenantId, 'tenant.sandbox');
-  t.same(audit.map((a) => a.action), ['tenant.sandbox_enabled', 'tenant.sandbox_disabled'], 'each flip audited');
+  t.same(
+    audit.map((a) => a.action),
+    ['tenant.sandbox_enabled', 'tenant.sandbox_disabled'],
+    'each flip audited',
+  );
   await call(s.app, 'PUT', `/admin/tenants/${snd.tenant.tenantId}/sandbox`, { token: admin, body: { is_sandbox: false } });
   t.equal((await auditActions(s, snd.tenant.tenantId, 'tenant.sandbox')).length, 2, 'no flip, no audit row');
 
@@ -90,7 +102,14 @@ t.test('GET/PUT /admin/tenants/{id}/rate-limit: the override applies at once, {}
 
   const initial = await call(s.app, 'GET', url, { token: admin });
   t.equal(initial.status, 200);
-  t.same(initial.body.data, { tenant_id: tenant.tenantId, api_requests_per_sec: null, api_requests_per_day: null, notes: null, default_per_sec: 50, updated_at: null });
+  t.same(initial.body.data, {
+    tenant_id: tenant.tenantId,
+    api_requests_per_sec: null,
+    api_requests_per_day: null,
+    notes: null,
+    default_per_sec: 50,
+    updated_at: null,
+  });
 
   // The tenant's override table was read (and cached for a minute) before the change: the PUT must drop that cache.
   clock.advance(2000);
@@ -115,7 +134,11 @@ t.test('GET/PUT /admin/tenants/{id}/rate-limit: the override applies at once, {}
   t.same(statuses, [200, 200, 429], 'the new cap of 2 per second applies at once');
 
   const reset = await call(s.app, 'PUT', url, { token: admin, body: {} });
-  t.same(reset.body.data, { tenant_id: tenant.tenantId, api_requests_per_sec: null, api_requests_per_day: null, notes: null, default_per_sec: 50, updated_at: null }, '{} resets');
+  t.same(
+    reset.body.data,
+    { tenant_id: tenant.tenantId, api_requests_per_sec: null, api_requests_per_day: null, notes: null, default_per_sec: 50, updated_at: null },
+    '{} resets',
+  );
   t.equal((await s.sql`select 1 from tenant_rate_limits where tenant_id = ${tenant.tenantId}`).length, 0, 'the override row is gone');
   clock.advance(2000);
   const after: number[] = [];
@@ -123,7 +146,10 @@ t.test('GET/PUT /admin/tenants/{id}/rate-limit: the override applies at once, {}
   t.same(after, [200, 200, 200], 'back on the default');
 
   const audit = await auditActions(s, tenant.tenantId, 'tenant.rate_limit');
-  t.same(audit.map((a) => a.action), ['tenant.rate_limit_set', 'tenant.rate_limit_reset']);
+  t.same(
+    audit.map((a) => a.action),
+    ['tenant.rate_limit_set', 'tenant.rate_limit_reset'],
+  );
   t.match(audit[0]!.metadata, { before: null, after: { api_requests_per_sec: 2, notes: 'noisy neighbour' } });
   t.match(audit[1]!.metadata, { before: { api_requests_per_sec: 2 }, after: null });
 
@@ -171,7 +197,11 @@ t.test('GET /admin/ratelimits: capacity, peak, utilization, recent 429s, sorted'
     'utilization desc, then throttle count desc (Busy before Full at 100%), then name',
   );
   t.match(mine[0], { capacity: 3, current: 3, utilization_pct: 100, recent_throttle_count: 2, last_throttle_at: clock.now().toISOString() });
-  t.same(mine[1], { tenant_id: full.tenantId, tenant_name: 'Full', capacity: 3, current: 3, utilization_pct: 100, recent_throttle_count: 0 }, 'last_throttle_at omitted without refusals');
+  t.same(
+    mine[1],
+    { tenant_id: full.tenantId, tenant_name: 'Full', capacity: 3, current: 3, utilization_pct: 100, recent_throttle_count: 0 },
+    'last_throttle_at omitted without refusals',
+  );
   t.match(mine[2], { capacity: 3, current: 1, utilization_pct: 33.3 });
   t.match(mine[3], { capacity: 10, current: 0, utilization_pct: 0, recent_throttle_count: 0 }, 'a tenant with an override is listed even idle');
 

@@ -38,7 +38,11 @@ async function populatedTenant(s: TestApp) {
   const key = await createKey(s.app, snd.tenant);
   const { listId } = await listOf(s.sql, snd.tenant.tenantId, ['a@example.test', 'b@example.test']);
   await createCampaign(s, token, { list_id: listId, from_email: snd.from });
-  t.equal((await call(s.app, 'POST', '/templates', { token, body: { name: 'Welcome', subject: 'Hi', body_text: 'Hello' } })).status < 300, true, 'template stored');
+  t.equal(
+    (await call(s.app, 'POST', '/templates', { token, body: { name: 'Welcome', subject: 'Hi', body_text: 'Hello' } })).status < 300,
+    true,
+    'template stored',
+  );
   t.equal((await call(s.app, 'POST', '/suppressions', { token, body: { email: 'gone@example.test' } })).status < 300, true, 'suppression stored');
   const sent = await call(s.app, 'POST', '/transactional/send', {
     token: key.key,
@@ -125,7 +129,10 @@ t.test('bulk actions: per-row results, one bulk_request_id, limits and aliases',
   const a = await registerTenant(app);
   const b = await registerTenant(app);
 
-  const res = await call(app, 'POST', '/admin/tenants/bulk-action', { token: admin, body: { tenant_ids: [a.tenantId, b.tenantId, UNKNOWN, platform, a.tenantId, 'junk'], action: 'suspend' } });
+  const res = await call(app, 'POST', '/admin/tenants/bulk-action', {
+    token: admin,
+    body: { tenant_ids: [a.tenantId, b.tenantId, UNKNOWN, platform, a.tenantId, 'junk'], action: 'suspend' },
+  });
   t.equal(res.status, 200, 'row failures keep the answer 200');
   const data = res.body.data;
   t.equal(data.action, 'suspend');
@@ -149,10 +156,16 @@ t.test('bulk actions: per-row results, one bulk_request_id, limits and aliases',
 
   const un = await call(app, 'POST', '/admin/tenants/bulk/unsuspend', { token: admin, body: { tenant_ids: [a.tenantId, b.tenantId] } });
   t.equal(un.status, 200);
-  t.same(un.body.data.results.map((r: { status: string }) => r.status), ['active', 'active']);
+  t.same(
+    un.body.data.results.map((r: { status: string }) => r.status),
+    ['active', 'active'],
+  );
   t.not(un.body.data.bulk_request_id, data.bulk_request_id, 'a new request, a new id');
   const unAudit = await sql<{ metadata: { bulk_request_id: string } }[]>`select metadata from audit_events where action = 'tenant.unsuspended'`;
-  t.same(unAudit.map((r) => r.metadata.bulk_request_id), [un.body.data.bulk_request_id, un.body.data.bulk_request_id]);
+  t.same(
+    unAudit.map((r) => r.metadata.bulk_request_id),
+    [un.body.data.bulk_request_id, un.body.data.bulk_request_id],
+  );
 
   const del = await call(app, 'POST', '/admin/tenants/bulk/delete', { token: admin, body: { tenant_ids: [b.tenantId, platform] } });
   t.equal(del.status, 200);

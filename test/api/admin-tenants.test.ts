@@ -32,7 +32,10 @@ t.test('every tenant route is for super-admins only', async (t) => {
     const none = await call(app, method, url, { body });
     t.equal(none.status, 401, `${method} ${url} without a credential → 401`);
     t.equal(none.body.error, 'unauthenticated');
-    for (const [label, token] of [['a tenant owner JWT', tenant.token], ['a tenant API key', key.key]] as const) {
+    for (const [label, token] of [
+      ['a tenant owner JWT', tenant.token],
+      ['a tenant API key', key.key],
+    ] as const) {
       const res = await call(app, method, url, { token, body });
       t.equal(res.status, 403, `${method} ${url} with ${label} → 403`);
       t.equal(res.body.error, 'forbidden');
@@ -136,4 +139,3 @@ t.test('GET /admin/tenants/{id} gives the operator detail', async (t) => {
   const empty = (await call(s.app, 'GET', `/admin/tenants/${fresh.tenantId}`, { token: admin })).body.data;
   t.match(empty, { sends_24h: 0, domains: [], rates: { sent: 0, bounce_rate: null, complaint_rate: null }, quota: { used: 0 } });
 });
-

@@ -16,7 +16,7 @@ t.test('run-now records the tick; a failing tick is 502 worker_failed and record
   t.equal(list.status, 200);
   const names = list.body.data.items.map((w: { name: string }) => w.name);
   t.same(names, WORKERS.map((w) => w.name).sort(), 'every scheduled worker, sorted by name');
-  t.ok(names.includes('ip-quarantine-expiry'), 'the IP watchdog\'s expiry worker among them');
+  t.ok(names.includes('ip-quarantine-expiry'), "the IP watchdog's expiry worker among them");
   for (const w of list.body.data.items) {
     // The SOC 2 evidence worker is the one with an env gate, off in tests unless SOC2_EVIDENCE_ENABLED is set.
     const gated = w.name === 'soc2-evidence';
@@ -68,19 +68,28 @@ t.test('idempotency-purge deletes answers older than 24 hours and keeps younger 
   const res = await call(app, 'POST', '/admin/workers/idempotency-purge/run-now', { token: admin });
   t.equal(res.status, 200);
   t.match(res.body.data, { outcome: 'ok', result: { deleted: 1 } });
-  t.same((await sql<{ key: string }[]>`select key from idempotency_keys`).map((r) => r.key), ['young']);
+  t.same(
+    (await sql<{ key: string }[]>`select key from idempotency_keys`).map((r) => r.key),
+    ['young'],
+  );
 });
 
 t.test('N failed ticks in a row raise one alert (audit row, last_alert_*, chat webhook); fewer do not; a success after it is announced', async (t) => {
   const chat = await startWebhookReceiver(t);
   const dns = await startDnsServer(t);
   const { app, sql, ctx } = await buildTestApp(t, {
-    env: { MAILPATH_DNS_SERVERS: dns.address, MAILPATH_PUBLIC_RESOLVERS: dns.address, MAILPATH_CHAT_WEBHOOK_URL: chat.url, MAILPATH_CONFIG__WORKERS__ALERT_AFTER_FAILURES: '3' },
+    env: {
+      MAILPATH_DNS_SERVERS: dns.address,
+      MAILPATH_PUBLIC_RESOLVERS: dns.address,
+      MAILPATH_CHAT_WEBHOOK_URL: chat.url,
+      MAILPATH_CONFIG__WORKERS__ALERT_AFTER_FAILURES: '3',
+    },
   });
   const notifier = await startChatNotifier(ctx);
   t.teardown(() => notifier.stop());
   const admin = await superAdminToken(app);
-  const rotator = async () => (await call(app, 'GET', '/admin/workers', { token: admin })).body.data.items.find((w: { name: string }) => w.name === 'dkim-rotator');
+  const rotator = async () =>
+    (await call(app, 'GET', '/admin/workers', { token: admin })).body.data.items.find((w: { name: string }) => w.name === 'dkim-rotator');
   const chatJobs = async () => (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${CHAT_JOBS}`)[0]!.n;
   const alerts = () => sql<{ actor_type: string; resource_id: string; metadata: Record<string, unknown> }[]>`
     select actor_type, resource_id, metadata from audit_events where action = 'worker.alert' order by id`;
@@ -94,7 +103,9 @@ t.test('N failed ticks in a row raise one alert (audit row, last_alert_*, chat w
 
   t.equal((await call(app, 'POST', '/admin/workers/dkim-rotator/run-now', { token: admin })).status, 502);
   t.match(await rotator(), { consecutive_failures: 3, last_alert_at: String, last_alert_event: 'failing' });
-  t.match(await alerts(), [{ actor_type: 'system', resource_id: 'dkim-rotator', metadata: { event: 'failing', consecutive_failures: 3, last_error: /dkim_rotations/ } }]);
+  t.match(await alerts(), [
+    { actor_type: 'system', resource_id: 'dkim-rotator', metadata: { event: 'failing', consecutive_failures: 3, last_error: /dkim_rotations/ } },
+  ]);
   const [alert] = await pollUntil('the alert at the chat webhook', () => (chat.requests.length >= 1 ? chat.requests : undefined));
   t.equal(alert!.method, 'POST');
   t.match(alert!.headers['content-type'], /application\/json/);

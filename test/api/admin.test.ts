@@ -22,7 +22,10 @@ t.test('every /admin route needs a super-admin user credential', async (t) => {
     t.equal(normal.status, 403, `${url} with a normal tenant's JWT → 403`);
     t.equal(normal.body.error, 'forbidden');
 
-    for (const [label, key] of [['a tenant key', tenantKey.key], ["the super-admin tenant's key", adminKey.key]] as const) {
+    for (const [label, key] of [
+      ['a tenant key', tenantKey.key],
+      ["the super-admin tenant's key", adminKey.key],
+    ] as const) {
       const res = await call(app, 'GET', url, { token: key });
       t.equal(res.status, 403, `${url} with ${label} → 403`);
       t.equal(res.body.error, 'forbidden');

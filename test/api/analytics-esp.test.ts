@@ -19,7 +19,13 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /** One send to `recipient` with its outcome events, `ageMs` ago (events only: the rollups read nothing else). */
-async function mail(tenantId: string, recipient: string, ageMs: number, outcome: 'delivered' | 'bounce', extra: ('open' | 'machine-open' | 'complaint')[] = []) {
+async function mail(
+  tenantId: string,
+  recipient: string,
+  ageMs: number,
+  outcome: 'delivered' | 'bounce',
+  extra: ('open' | 'machine-open' | 'complaint')[] = [],
+) {
   const at = new Date(clock.now().getTime() - ageMs);
   const insert = async (type: string, detail: Record<string, unknown> = {}) => sql`
     insert into events (id, tenant_id, type, subtype, send_id, recipient, detail, occurred_at)
@@ -45,11 +51,17 @@ const scores = async (key = ownerKey) => {
 };
 
 t.test('esp-scores: providers by domain and by MX host, scores, order, window', async (t) => {
-  dns.setMx('workspace.test', [{ exchange: 'aspmx.l.google.com', priority: 1 }, { exchange: 'alt1.aspmx.l.google.com', priority: 5 }]);
+  dns.setMx('workspace.test', [
+    { exchange: 'aspmx.l.google.com', priority: 1 },
+    { exchange: 'alt1.aspmx.l.google.com', priority: 5 },
+  ]);
   dns.setMx('m365.test', [{ exchange: 'm365-test.mail.protection.outlook.com', priority: 0 }]);
   dns.setMx('own-mx.test', [{ exchange: 'mx.own-mx.test', priority: 10 }]);
   // Proton is the best-priority host: it decides, whatever the backup is.
-  dns.setMx('mixed.test', [{ exchange: 'mail.protonmail.ch', priority: 10 }, { exchange: 'mx.other.example', priority: 20 }]);
+  dns.setMx('mixed.test', [
+    { exchange: 'mail.protonmail.ch', priority: 10 },
+    { exchange: 'mx.other.example', priority: 20 },
+  ]);
 
   // gmail: gmail.com and a Workspace domain; 10 delivered, 1 opened by a person, 1 by a machine.
   for (let i = 0; i < 5; i++) await mail(owner.tenantId, `g${i}@gmail.com`, 2 * HOUR, 'delivered', i === 0 ? ['open'] : i === 1 ? ['machine-open'] : []);
@@ -69,13 +81,41 @@ t.test('esp-scores: providers by domain and by MX host, scores, order, window', 
 
   const data = await scores();
   t.equal(data.window_end, clock.now().toISOString());
-  t.same(data.items.map((i) => i.esp), ['proton', 'gmail', 'outlook', 'aol', 'fastmail', 'icloud', 'yahoo', 'other'], 'by score, then unscored by name, other last');
+  t.same(
+    data.items.map((i) => i.esp),
+    ['proton', 'gmail', 'outlook', 'aol', 'fastmail', 'icloud', 'yahoo', 'other'],
+    'by score, then unscored by name, other last',
+  );
   const by = new Map(data.items.map((i) => [i.esp, i]));
-  t.same(by.get('gmail'), {
-    esp: 'gmail', sent: 10, delivered: 10, bounced: 0, complained: 0, engaged: 1,
-    delivery_rate: 1, bounce_rate: 0, complaint_rate: 0, engagement_rate: 0.1, score: 95, tier: 'excellent',
-  }, 'the machine open is not engagement; Workspace counts as gmail');
-  t.match(by.get('outlook'), { sent: 5, delivered: 4, bounced: 1, complained: 1, delivery_rate: 0.8, bounce_rate: 0.2, complaint_rate: 0.25, score: 0, tier: 'at-risk' });
+  t.same(
+    by.get('gmail'),
+    {
+      esp: 'gmail',
+      sent: 10,
+      delivered: 10,
+      bounced: 0,
+      complained: 0,
+      engaged: 1,
+      delivery_rate: 1,
+      bounce_rate: 0,
+      complaint_rate: 0,
+      engagement_rate: 0.1,
+      score: 95,
+      tier: 'excellent',
+    },
+    'the machine open is not engagement; Workspace counts as gmail',
+  );
+  t.match(by.get('outlook'), {
+    sent: 5,
+    delivered: 4,
+    bounced: 1,
+    complained: 1,
+    delivery_rate: 0.8,
+    bounce_rate: 0.2,
+    complaint_rate: 0.25,
+    score: 0,
+    tier: 'at-risk',
+  });
   t.match(by.get('proton'), { sent: 1, delivered: 1, engaged: 1, score: 100 });
   t.match(by.get('other'), { sent: 2, delivered: 1, bounced: 1, delivery_rate: 0.5 });
   t.match(by.get('yahoo'), { sent: 0, score: null, tier: null, delivery_rate: null });
@@ -125,8 +165,14 @@ t.test('esp-suppressions: active ones and those of the last 7 days, newest first
   const res = await call(app, 'GET', '/analytics/esp-suppressions', { token: ownerKey });
   t.equal(res.status, 200);
   t.equal(res.body.data.total, 4);
-  t.same(res.body.data.items.map((i: { id: string }) => i.id), [active, revoked, expiredRecently, longRunning]);
-  t.same(res.body.data.items.map((i: { active: boolean }) => i.active), [true, false, false, true]);
+  t.same(
+    res.body.data.items.map((i: { id: string }) => i.id),
+    [active, revoked, expiredRecently, longRunning],
+  );
+  t.same(
+    res.body.data.items.map((i: { active: boolean }) => i.active),
+    [true, false, false, true],
+  );
   t.match(res.body.data.items[0], { esp: 'gmail', reason: 'blocked', refusals: 10, window_minutes: 15, sample_reply: '550 5.7.1 blocked', revoked_at: null });
   const theirs = await call(app, 'GET', '/analytics/esp-suppressions', { token: otherKey });
   t.equal(theirs.body.data.total, 1, 'the other tenant sees only its own');

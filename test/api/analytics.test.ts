@@ -55,8 +55,11 @@ t.test('rollup: read from the rollup tables, refreshed by the worker; buckets, h
 
   const before = await get('/analytics/rollup?since=2026-05-06T00:00:00Z&until=2026-05-06T10:00:00Z&granularity=hour');
   t.equal(before.status, 200);
-  t.same(before.body.data.buckets[8], { start: '2026-05-06T08:00:00.000Z', sent: 2, bounced: 1, opened: 1, clicked: 1, complained: 1 },
-    'before the worker ran, an hour not rolled up yet is counted from its events: a read right after a send counts it');
+  t.same(
+    before.body.data.buckets[8],
+    { start: '2026-05-06T08:00:00.000Z', sent: 2, bounced: 1, opened: 1, clicked: 1, complained: 1 },
+    'before the worker ran, an hour not rolled up yet is counted from its events: a read right after a send counts it',
+  );
 
   const run = await runRollupWorker();
   t.equal(run.outcome, 'ok');
@@ -93,7 +96,10 @@ t.test('rollup: read from the rollup tables, refreshed by the worker; buckets, h
   t.equal((await sql`select count(*)::int as n from analytics_stale_hours`)[0]!['n'], 1);
   await runRollupWorker();
   const late = await get('/analytics/rollup?since=2026-05-03T00:00:00Z&until=2026-05-04T00:00:00Z');
-  t.same(late.body.data.buckets.map((b: { bounced: number }) => b.bounced), [1, 0]);
+  t.same(
+    late.body.data.buckets.map((b: { bounced: number }) => b.bounced),
+    [1, 0],
+  );
 
   // A click flagged as a scanner's afterwards (the "every link at once" rule) is re-counted.
   await sql`update events set detail = detail || '{"scanner": true}' where tenant_id = ${owner.tenantId} and type = 'click' and occurred_at = '2026-05-06T08:40:00Z'`;
@@ -102,7 +108,11 @@ t.test('rollup: read from the rollup tables, refreshed by the worker; buckets, h
   t.same(flagged.body.data.buckets, [{ start: '2026-05-06T08:00:00.000Z', sent: 2, bounced: 1, opened: 1, clicked: 0, complained: 1 }]);
 
   const theirs = await get('/analytics/rollup?since=2026-05-06T08:00:00Z&until=2026-05-06T08:00:00Z&granularity=hour', otherKey);
-  t.same(theirs.body.data.buckets, [{ start: '2026-05-06T08:00:00.000Z', sent: 1, bounced: 0, opened: 0, clicked: 0, complained: 0 }], 'each tenant sees only its own');
+  t.same(
+    theirs.body.data.buckets,
+    [{ start: '2026-05-06T08:00:00.000Z', sent: 1, bounced: 0, opened: 0, clicked: 0, complained: 0 }],
+    'each tenant sees only its own',
+  );
 });
 
 t.test(`rollup: at most the latest ${LIVE_HOURS_MAX} hours not rolled up yet are counted live; older ones wait for the worker`, async (t) => {
@@ -111,10 +121,18 @@ t.test(`rollup: at most the latest ${LIVE_HOURS_MAX} hours not rolled up yet are
   // One send in each of the 8 hours 00:00..07:00 of 2026-05-01, none rolled up.
   for (let h = 0; h < 8; h++) await event(tenant.tenantId, 'send', new Date(Date.parse('2026-05-01T00:30:00Z') + h * HOUR));
   const read = await get('/analytics/rollup?since=2026-05-01T00:00:00Z&until=2026-05-01T07:59:00Z&granularity=hour', key);
-  t.same(read.body.data.buckets.map((b: { sent: number }) => b.sent), [0, 0, 1, 1, 1, 1, 1, 1], `the latest ${LIVE_HOURS_MAX} are live`);
+  t.same(
+    read.body.data.buckets.map((b: { sent: number }) => b.sent),
+    [0, 0, 1, 1, 1, 1, 1, 1],
+    `the latest ${LIVE_HOURS_MAX} are live`,
+  );
   await runRollupWorker();
   const after = await get('/analytics/rollup?since=2026-05-01T00:00:00Z&until=2026-05-01T07:59:00Z&granularity=hour', key);
-  t.same(after.body.data.buckets.map((b: { sent: number }) => b.sent), [1, 1, 1, 1, 1, 1, 1, 1], 'the worker rolls all of them up');
+  t.same(
+    after.body.data.buckets.map((b: { sent: number }) => b.sent),
+    [1, 1, 1, 1, 1, 1, 1, 1],
+    'the worker rolls all of them up',
+  );
 });
 
 t.test('rollup: the range is capped at 90 days', async (t) => {
@@ -171,9 +189,25 @@ t.test('cohort retention: week boundaries, empty weeks, future cells, metrics', 
   });
 
   const clicked = (await get('/analytics/cohort-retention?weeks=4&metric=clicked', key)).body.data;
-  t.same(clicked.cohorts.map((c: { active: unknown[] }) => c.active), [[0, 0, 0, 0], [0, 0, 0, null], [1, 0, null, null], [0, null, null, null]]);
+  t.same(
+    clicked.cohorts.map((c: { active: unknown[] }) => c.active),
+    [
+      [0, 0, 0, 0],
+      [0, 0, 0, null],
+      [1, 0, null, null],
+      [0, null, null, null],
+    ],
+  );
   const sent = (await get('/analytics/cohort-retention?weeks=4&metric=sent', key)).body.data;
-  t.same(sent.cohorts.map((c: { active: unknown[] }) => c.active), [[1, 0, 0, 0], [0, 0, 0, null], [1, 0, null, null], [0, null, null, null]]);
+  t.same(
+    sent.cohorts.map((c: { active: unknown[] }) => c.active),
+    [
+      [1, 0, 0, 0],
+      [0, 0, 0, null],
+      [1, 0, null, null],
+      [0, null, null, null],
+    ],
+  );
 
   const defaults = (await get('/analytics/cohort-retention', key)).body.data;
   t.equal(defaults.max_weeks, 8);

@@ -11,7 +11,9 @@ const DAY = 86_400_000;
 /** A request made with an API key from a client address. */
 async function keyCall(s: TestApp, key: string, method: 'GET' | 'POST', url: string, options: { ip?: string; body?: unknown } = {}): Promise<number> {
   const res = await s.app.inject({
-    method, url: `/api/v1${url}`, remoteAddress: options.ip ?? '127.0.0.1',
+    method,
+    url: `/api/v1${url}`,
+    remoteAddress: options.ip ?? '127.0.0.1',
     headers: { authorization: `Bearer ${key}`, ...(options.body ? { 'content-type': 'application/json' } : {}) },
     ...(options.body ? { payload: JSON.stringify(options.body) } : {}),
   });
@@ -54,13 +56,27 @@ t.test('usage: requests per key and UTC day over 1..30 days, unrevoked keys only
   const res = await call(s.app, 'GET', '/api-keys/usage', { token: owner.token });
   t.equal(res.status, 200);
   t.equal(res.body.data.days, 7, 'default 7 days');
-  const items = res.body.data.items as { key_id: string; name: string; prefix: string; total: number; series: { date: string; count: number }[]; last_used_at: string; last_used_ip: string }[];
+  const items = res.body.data.items as {
+    key_id: string;
+    name: string;
+    prefix: string;
+    total: number;
+    series: { date: string; count: number }[];
+    last_used_at: string;
+    last_used_ip: string;
+  }[];
   t.same(items.map((i) => i.name).sort(), ['alpha', 'beta'], 'the revoked key is left out');
   const alpha = items.find((i) => i.key_id === a.id)!;
   t.equal(alpha.total, 6);
   t.match(alpha.prefix, /^mp_live_/);
-  t.same(alpha.series.map((d) => d.date), ['2030-06-09', '2030-06-10', '2030-06-11', '2030-06-12', '2030-06-13', '2030-06-14', '2030-06-15']);
-  t.same(alpha.series.map((d) => d.count), [0, 0, 0, 0, 2, 0, 4]);
+  t.same(
+    alpha.series.map((d) => d.date),
+    ['2030-06-09', '2030-06-10', '2030-06-11', '2030-06-12', '2030-06-13', '2030-06-14', '2030-06-15'],
+  );
+  t.same(
+    alpha.series.map((d) => d.count),
+    [0, 0, 0, 0, 2, 0, 4],
+  );
   t.ok(alpha.last_used_at, 'last use recorded');
   const beta = items.find((i) => i.key_id === b.id)!;
   t.equal(beta.total, 1);
@@ -102,7 +118,10 @@ t.test('activity: 30 days per day, top routes, status histogram, p95, not suspic
     { route: 'GET /templates', count: 2, errors: 0 },
     { route: 'GET /templates/:id', count: 1, errors: 1 },
   ]);
-  t.same(act.status_codes, [{ status: 200, count: 7 }, { status: 404, count: 1 }]);
+  t.same(act.status_codes, [
+    { status: 200, count: 7 },
+    { status: 404, count: 1 },
+  ]);
   t.type(act.p95_latency_ms, 'number');
   t.ok(act.p95_latency_ms > 0 && act.p95_latency_ms <= 10_000);
   t.same(act.suspicious, { flag: false, reasons: [] });
@@ -111,22 +130,40 @@ t.test('activity: 30 days per day, top routes, status histogram, p95, not suspic
   const empty = (await call(s.app, 'GET', `/api-keys/${fresh.id}/activity`, { token: owner.token })).body.data;
   t.equal(empty.p95_latency_ms, null, 'no requests: no latency');
   t.same(empty.top_endpoints, []);
-  t.equal(empty.calls_per_day.reduce((n: number, d: { count: number }) => n + d.count, 0), 0);
+  t.equal(
+    empty.calls_per_day.reduce((n: number, d: { count: number }) => n + d.count, 0),
+    0,
+  );
 });
 
 t.test('top endpoints stop at 10 routes', async (t) => {
   const { s, owner } = await setup(t);
   const a = await createKey(s.app, owner);
-  const urls = ['/whoami', '/templates', '/suppressions', '/events', '/sends', '/domains', '/api-keys', `/templates/${FAKE_ID}`,
-    `/suppressions/${FAKE_ID}`, `/sends/${FAKE_ID}`, `/domains/${FAKE_ID}`, '/settings/inbound-webhook'];
+  const urls = [
+    '/whoami',
+    '/templates',
+    '/suppressions',
+    '/events',
+    '/sends',
+    '/domains',
+    '/api-keys',
+    `/templates/${FAKE_ID}`,
+    `/suppressions/${FAKE_ID}`,
+    `/sends/${FAKE_ID}`,
+    `/domains/${FAKE_ID}`,
+    '/settings/inbound-webhook',
+  ];
   for (const url of urls) await keyCall(s, a.key, 'GET', url);
   await flush(s);
   const act = (await call(s.app, 'GET', `/api-keys/${a.id}/activity`, { token: owner.token })).body.data;
   t.equal(act.top_endpoints.length, 10);
-  t.equal(act.status_codes.reduce((n: number, c: { count: number }) => n + c.count, 0), 12);
+  t.equal(
+    act.status_codes.reduce((n: number, c: { count: number }) => n + c.count, 0),
+    12,
+  );
 });
 
-t.test('another tenant\'s key, an unknown key and a malformed id are 404', async (t) => {
+t.test("another tenant's key, an unknown key and a malformed id are 404", async (t) => {
   const { s, owner } = await setup(t);
   const other = await registerTenant(s.app);
   const theirs = await createKey(s.app, other);
@@ -179,17 +216,25 @@ t.test('refused calls of a known key count against it (403 scope or route, 401 o
   t.equal(await keyCall(s, reader.key, 'POST', '/auth/login', { body: { email: 'x@example.test', password: 'nope-nope-1' } }), 401, 'public route');
   t.equal((await call(s.app, 'DELETE', `/api-keys/${reader.id}`, { token: owner.token })).status, 200);
   await repeat(2, async () => t.equal(await keyCall(s, reader.key, 'GET', '/whoami'), 401));
-  t.equal(await keyCall(s, 'mp_live_' + 'x'.repeat(40), 'GET', '/whoami'), 401);
+  t.equal(await keyCall(s, `mp_live_${'x'.repeat(40)}`, 'GET', '/whoami'), 401);
   await flush(s);
 
   const act = (await call(s.app, 'GET', `/api-keys/${reader.id}/activity`, { token: owner.token })).body.data;
-  t.same(act.status_codes, [{ status: 401, count: 2 }, { status: 403, count: 2 }, { status: 404, count: 1 }], 'a revoked key\'s activity is still shown');
+  t.same(
+    act.status_codes,
+    [
+      { status: 401, count: 2 },
+      { status: 403, count: 2 },
+      { status: 404, count: 1 },
+    ],
+    "a revoked key's activity is still shown",
+  );
   t.same(act.top_endpoints.map((e: { route: string }) => e.route).sort(), ['GET (no such route)', 'GET /api-keys', 'GET /whoami', 'POST /templates']);
   const [all] = await s.sql<{ n: number }[]>`select sum(count)::int as n from api_key_activity`;
   t.equal(all!.n, 5, 'the unknown secret and the public route were not counted');
 });
 
-t.test('suspicious: a burst of 401/403s, a new client address, an error-rate spike against the key\'s baseline', async (t) => {
+t.test("suspicious: a burst of 401/403s, a new client address, an error-rate spike against the key's baseline", async (t) => {
   const { s, clock, owner } = await setup(t, {
     MAILPATH_CONFIG__LIMITS__KEY_ACTIVITY__SUSPICIOUS__AUTH_FAILURE_THRESHOLD: '3',
     MAILPATH_CONFIG__LIMITS__KEY_ACTIVITY__SUSPICIOUS__ERROR_RATE_MIN_REQUESTS: '5',

@@ -112,7 +112,11 @@ t.test('revoke: the key stops working at once and leaves the list', async (t) =>
   t.equal((await call(app, 'GET', '/whoami', { token: keep.key })).status, 200, 'other keys keep working');
 
   const list = await call(app, 'GET', '/api-keys', { token: owner.token });
-  t.same(list.body.data.items.map((k: { id: string }) => k.id), [keep.id], 'revoked keys are not listed');
+  t.same(
+    list.body.data.items.map((k: { id: string }) => k.id),
+    [keep.id],
+    'revoked keys are not listed',
+  );
 
   const again = await call(app, 'DELETE', `/api-keys/${gone.id}`, { token: owner.token });
   t.equal(again.status, 404, 'revoking twice is 404');
@@ -253,9 +257,16 @@ t.test('create, revoke and scope changes are audited on an intact hash chain', a
   const rows = await sql`
     select tenant_id, actor_type, actor_id, action, resource_type, resource_id, metadata, ip
     from audit_events where resource_type = 'api_key' order by id`;
-  t.same(rows.map((r) => r.action), ['api_key.created', 'api_key.scopes_changed', 'api_key.revoked']);
+  t.same(
+    rows.map((r) => r.action),
+    ['api_key.created', 'api_key.scopes_changed', 'api_key.revoked'],
+  );
   for (const r of rows) {
-    t.match(r, { tenant_id: owner.tenantId, actor_type: 'user', actor_id: owner.userId, resource_id: key.id, ip: '127.0.0.1' }, `${r.action} names tenant and actor`);
+    t.match(
+      r,
+      { tenant_id: owner.tenantId, actor_type: 'user', actor_id: owner.userId, resource_id: key.id, ip: '127.0.0.1' },
+      `${r.action} names tenant and actor`,
+    );
   }
   t.match(rows[0]!.metadata, { name: 'audited', mode: 'live', scopes: ['lists:read'] });
   t.same(rows[1]!.metadata, { before: ['lists:read'], after: ['lists:read', 'lists:write'] });
@@ -277,7 +288,10 @@ t.test('20 parallel key creations keep the audit chain intact', async (t) => {
   const results = await Promise.all(
     Array.from({ length: 20 }, (_, i) => call(app, 'POST', '/api-keys', { token: owner.token, body: { name: `parallel ${i}` } })),
   );
-  t.same(results.map((r) => r.status), Array(20).fill(201));
+  t.same(
+    results.map((r) => r.status),
+    Array(20).fill(201),
+  );
   t.equal(new Set(results.map((r) => r.body.data.key)).size, 20, 'distinct keys');
   const created = await sql`select id from audit_events where action = 'api_key.created'`;
   t.equal(created.length, 20);

@@ -54,7 +54,10 @@ async function pdfText(pdf: Buffer): Promise<string[]> {
 }
 
 t.test('GET /audit: the campaign audit rows, newest first, limit and offset echoed', async (t) => {
-  const c = await call(app, 'POST', '/campaigns', { token: owner.token, body: { name: 'Spring', subject: 'Hi', from_email: 'a@b.example', body_html: '<p>x</p>' } });
+  const c = await call(app, 'POST', '/campaigns', {
+    token: owner.token,
+    body: { name: 'Spring', subject: 'Hi', from_email: 'a@b.example', body_html: '<p>x</p>' },
+  });
   await audit(owner.tenantId, 'campaign.updated', new Date(clock.now().getTime() + 1000), {}, c.body.data?.id ?? 'c1');
   await audit(owner.tenantId, 'domain.created', clock.now());
   await audit(other.tenantId, 'campaign.created', clock.now());
@@ -64,7 +67,10 @@ t.test('GET /audit: the campaign audit rows, newest first, limit and offset echo
   const actions = res.body.data.data.map((r: { action: string }) => r.action);
   t.ok(actions.length >= 1 && actions.every((a: string) => a.startsWith('campaign.')), 'campaign rows only');
   t.equal(actions[0], 'campaign.updated', 'newest first');
-  t.notOk(res.body.data.data.some((r: { actor_id: string; action: string }) => r.action === 'campaign.created' && r.actor_id === null), 'not another tenant\'s');
+  t.notOk(
+    res.body.data.data.some((r: { actor_id: string; action: string }) => r.action === 'campaign.created' && r.actor_id === null),
+    "not another tenant's",
+  );
   const paged = await call(app, 'GET', '/audit?limit=1&offset=1', { token: owner.token });
   t.match(paged.body.data, { limit: 1, offset: 1 });
   t.ok(paged.body.data.data.length <= 1);
@@ -87,16 +93,31 @@ t.test('CSV: window by dates (default 30 days), escaping, oldest first, many cur
   const rows = rowsOf(res.body);
   const actions = rows.map((r) => r['action']);
   t.notOk(actions.includes('old.row'), 'the default window is the last 30 days');
-  t.notOk(actions.includes('foreign.row'), 'another tenant\'s rows never appear');
+  t.notOk(actions.includes('foreign.row'), "another tenant's rows never appear");
   t.equal(rows.filter((r) => r['action'] === 'bulk.row').length, CURSOR_ROWS * 2 + 5, 'every row across cursor pages');
-  t.same(rows.map((r) => r['time']), [...rows.map((r) => r['time'])].sort(), 'oldest first');
+  t.same(
+    rows.map((r) => r['time']),
+    [...rows.map((r) => r['time'])].sort(),
+    'oldest first',
+  );
   const injected = rows.find((r) => r['action'] === 'inject.row')!;
   t.equal(injected['resource_id'], "'+1-555", 'a leading + is neutralized');
   t.equal(injected['metadata'], '{"note":"=HYPERLINK(\\"http://evil\\")","who":"Zoë 東京"}', 'metadata as canonical JSON, Unicode kept');
   t.match(injected['hash'], /^[0-9a-f]{64}$/, 'the chain hash of the row');
 
-  const old = rowsOf((await get(`/audit-events.csv?from=${new Date(now - 41 * DAY).toISOString().slice(0, 10)}&to=${new Date(now - 39 * DAY).toISOString().slice(0, 10)}`, tenant.token)).body);
-  t.same(old.map((r) => r['action']), ['old.row'], 'from and to select whole UTC days');
+  const old = rowsOf(
+    (
+      await get(
+        `/audit-events.csv?from=${new Date(now - 41 * DAY).toISOString().slice(0, 10)}&to=${new Date(now - 39 * DAY).toISOString().slice(0, 10)}`,
+        tenant.token,
+      )
+    ).body,
+  );
+  t.same(
+    old.map((r) => r['action']),
+    ['old.row'],
+    'from and to select whole UTC days',
+  );
   t.equal((await get('/audit-events.csv?from=2026-05-04&to=2026-05-01', tenant.token)).statusCode, 422, 'from after to');
   t.equal((await get('/audit-events.csv?from=2026-13-01', tenant.token)).statusCode, 422, 'not a date');
   for (const bad of ['from=2026-02-30', 'to=2026-04-31', 'from=2026-00-10']) {
@@ -136,7 +157,9 @@ t.test("PDF and CSV: a key carries its maker's role; a developer or admin mintin
       t.match(res.json().message, `needs the owner role or higher; this API key's ceiling is ${role}`);
     }
   }
-  const [row] = await sql<{ role_ceiling: string }[]>`select role_ceiling from api_keys where tenant_id = ${owner.tenantId} and name = 'side door' order by created_at limit 1`;
+  const [row] = await sql<
+    { role_ceiling: string }[]
+  >`select role_ceiling from api_keys where tenant_id = ${owner.tenantId} and name = 'side door' order by created_at limit 1`;
   t.equal(row!.role_ceiling, 'admin', 'the ceiling is stored with the key');
   const ownersKey = await createKey(app, owner, { scopes: ['audit:export'] });
   t.equal((await get('/audit-events.csv', ownersKey.key)).statusCode, 200, "an owner's key does");
@@ -174,7 +197,7 @@ t.test('PDF: every page footer carries the digest the CSV recomputes; Unicode te
 
   // The same rows through the CSV: its data lines hashed are the digest (docs/audit.md's sha256sum one-liner).
   const csv = (await get(`/audit-events.csv?from=${day(from)}&to=${day(new Date(clock.now().getTime() + DAY))}`, tenant.token)).body;
-  t.equal(rowsOf(csv).length, 402, "the rows and the tenant.registered row");
+  t.equal(rowsOf(csv).length, 402, 'the rows and the tenant.registered row');
   const digest = csvDigest(csv);
   pages.forEach((page, i) => t.match(page, `Page ${i + 1} of ${pages.length} sha256 ${digest}`, `page ${i + 1} footer carries the digest`));
   const text = pages.join('\n');

@@ -19,8 +19,14 @@ t.test('save and list: each user sees their own, newest first', async (t) => {
   const b = await call(app, 'POST', '/audit-filters', { token: viewer.token, body: { name: 'Mine', definition: { q: 'x' } } });
   t.equal(b.status, 201, 'a viewer may save filters too');
   const list = await call(app, 'GET', '/audit-filters', { token: owner.token });
-  t.same(list.body.data.items.map((f: { name: string }) => f.name), ['Key changes']);
-  t.same((await call(app, 'GET', '/audit-filters', { token: viewer.token })).body.data.items.map((f: { name: string }) => f.name), ['Mine']);
+  t.same(
+    list.body.data.items.map((f: { name: string }) => f.name),
+    ['Key changes'],
+  );
+  t.same(
+    (await call(app, 'GET', '/audit-filters', { token: viewer.token })).body.data.items.map((f: { name: string }) => f.name),
+    ['Mine'],
+  );
 });
 
 t.test('validation: name and definition required, unknown definition fields refused', async (t) => {
@@ -47,15 +53,24 @@ t.test('at most 50 per user: the 51st is 422, concurrent saves included; another
   const owner = await registerTenant(app);
   const admin = await addMember(app, owner, 'admin');
   const results = await Promise.all(
-    Array.from({ length: FILTERS_PER_USER + 5 }, (_, i) => call(app, 'POST', '/audit-filters', { token: owner.token, body: { name: `f${i}`, definition: { q: `${i}` } } })),
+    Array.from({ length: FILTERS_PER_USER + 5 }, (_, i) =>
+      call(app, 'POST', '/audit-filters', { token: owner.token, body: { name: `f${i}`, definition: { q: `${i}` } } }),
+    ),
   );
   t.equal(results.filter((r) => r.status === 201).length, FILTERS_PER_USER, 'exactly 50 saved');
-  t.ok(results.filter((r) => r.status !== 201).every((r) => r.status === 422 && /at most 50/.test(r.body.message)), 'the rest are 422');
+  t.ok(
+    results.filter((r) => r.status !== 201).every((r) => r.status === 422 && /at most 50/.test(r.body.message)),
+    'the rest are 422',
+  );
   t.equal((await call(app, 'GET', '/audit-filters', { token: owner.token })).body.data.items.length, FILTERS_PER_USER);
   t.equal((await call(app, 'POST', '/audit-filters', { token: admin.token, body: { name: 'other user', definition } })).status, 201);
   const first = (await call(app, 'GET', '/audit-filters', { token: owner.token })).body.data.items[0];
   t.equal((await call(app, 'DELETE', `/audit-filters/${first.id}`, { token: owner.token })).status, 200);
-  t.equal((await call(app, 'POST', '/audit-filters', { token: owner.token, body: { name: 'after delete', definition } })).status, 201, 'room again after a delete');
+  t.equal(
+    (await call(app, 'POST', '/audit-filters', { token: owner.token, body: { name: 'after delete', definition } })).status,
+    201,
+    'room again after a delete',
+  );
 });
 
 t.test('delete: only the row owner; a teammate (even the owner role) is 403; another tenant 404; sessions only', async (t) => {

@@ -14,8 +14,7 @@ async function appAt(t: TestLike): Promise<TestApp & { clock: ManualClock }> {
 }
 
 /** The code of the step `offset` steps away from the clock's. */
-const codeAt = (secret: string, clock: ManualClock, offset = 0) =>
-  generate({ secret, epoch: Math.floor((clock.now().getTime() + offset * STEP_MS) / 1000) });
+const codeAt = (secret: string, clock: ManualClock, offset = 0) => generate({ secret, epoch: Math.floor((clock.now().getTime() + offset * STEP_MS) / 1000) });
 
 async function enable(test: TestApp & { clock: ManualClock }, user: TestTenant): Promise<{ secret: string; codes: string[] }> {
   const enrolled = await call(test.app, 'POST', '/auth/2fa/enroll', { token: user.token });
@@ -91,7 +90,10 @@ t.test('verify: wrong and malformed codes, a replaced pending secret, then 8 has
   const stored = await test.sql<{ code_hash: string }[]>`select code_hash from user_recovery_codes where user_id = ${user.userId}`;
   t.equal(stored.length, 8);
   for (const s of stored) t.match(s.code_hash, /^\$2[aby]\$04\$/, 'bcrypt at the configured cost');
-  t.notOk(stored.some((s) => codes.some((c) => s.code_hash.includes(c.replace('-', '')))), 'no plaintext stored');
+  t.notOk(
+    stored.some((s) => codes.some((c) => s.code_hash.includes(c.replace('-', '')))),
+    'no plaintext stored',
+  );
 
   const status = await call(test.app, 'GET', '/auth/2fa/status', { token: user.token });
   t.same(status.body.data, { enabled: true, enabled_at: ok.body.data.enabled_at, recovery_codes_remaining: 8 });
@@ -117,7 +119,12 @@ t.test('login asks for the code; the challenge token is no session; a code works
   t.equal(login.body.data.requires_totp, true);
   const pending = login.body.data.totp_session_token;
 
-  for (const [method, url] of [['GET', '/whoami'], ['GET', '/auth/2fa/status'], ['GET', '/api-keys'], ['POST', '/auth/2fa/enroll']] as const) {
+  for (const [method, url] of [
+    ['GET', '/whoami'],
+    ['GET', '/auth/2fa/status'],
+    ['GET', '/api-keys'],
+    ['POST', '/auth/2fa/enroll'],
+  ] as const) {
     const res = await call(test.app, method, url, { token: pending });
     t.equal(res.status, 401, `the challenge token is refused as a bearer on ${method} ${url}`);
   }
@@ -154,11 +161,15 @@ t.test('challenge tokens: expired, tampered, a session instead, another user', a
   const otherSecret = (await enable(test, other)).secret;
   const pending = await challengeToken(test.app, user);
 
-  const tampered = await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: `${pending.slice(0, -4)}AAAA`, code: await codeAt(secret, test.clock, 1) } });
+  const tampered = await call(test.app, 'POST', '/auth/2fa/challenge', {
+    body: { totp_session_token: `${pending.slice(0, -4)}AAAA`, code: await codeAt(secret, test.clock, 1) },
+  });
   t.equal(tampered.status, 401);
   const session = await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: user.token, code: await codeAt(secret, test.clock, 1) } });
   t.equal(session.status, 401, 'a session JWT is not a challenge token');
-  const crossed = await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: pending, code: await codeAt(otherSecret, test.clock, 1) } });
+  const crossed = await call(test.app, 'POST', '/auth/2fa/challenge', {
+    body: { totp_session_token: pending, code: await codeAt(otherSecret, test.clock, 1) },
+  });
   t.equal(crossed.status, 401, "another user's code does not open this user's challenge");
 
   test.clock.advance(301_000);
@@ -238,7 +249,12 @@ t.test('API keys and missing credentials cannot use the 2FA management routes; b
   const test = await appAt(t);
   const user = await registerTenant(test.app);
   const key = await createKey(test.app, user);
-  const routes = [['POST', '/auth/2fa/enroll', undefined], ['POST', '/auth/2fa/verify', { code: '123456' }], ['GET', '/auth/2fa/status', undefined], ['POST', '/auth/2fa/disable', { password: user.password }]] as const;
+  const routes = [
+    ['POST', '/auth/2fa/enroll', undefined],
+    ['POST', '/auth/2fa/verify', { code: '123456' }],
+    ['GET', '/auth/2fa/status', undefined],
+    ['POST', '/auth/2fa/disable', { password: user.password }],
+  ] as const;
   for (const [method, url, body] of routes) {
     const withKey = await call(test.app, method, url, { token: key.key, ...(body ? { body } : {}) });
     t.equal(withKey.status, 403, `${method} ${url} with an API key`);

@@ -54,14 +54,28 @@ function bodyCases(
       cases.push({ label: `missing ${f.name}`, credential, body: rest, status: 422, slug: 'validation_error', names: `${f.name}: is required` });
     }
     for (const w of f.wrong) {
-      cases.push({ label: `${f.name} = ${JSON.stringify(w).slice(0, 30)}`, credential, body: { ...valid, [f.name]: w }, status: 422, slug: 'validation_error', names: f.name });
+      cases.push({
+        label: `${f.name} = ${JSON.stringify(w).slice(0, 30)}`,
+        credential,
+        body: { ...valid, [f.name]: w },
+        status: 422,
+        slug: 'validation_error',
+        names: f.name,
+      });
     }
     if (f.oversize !== undefined) {
       cases.push({ label: `oversize ${f.name}`, credential, body: { ...valid, [f.name]: f.oversize }, status: 422, slug: 'validation_error', names: f.name });
     }
     // PostgreSQL text cannot hold NUL: refused up front, never a 500 from the database.
     if (f.nul !== undefined) {
-      cases.push({ label: `NUL in ${f.name}`, credential, body: { ...valid, [f.name]: f.nul }, status: 422, slug: 'validation_error', names: f.nulNames ?? f.name });
+      cases.push({
+        label: `NUL in ${f.name}`,
+        credential,
+        body: { ...valid, [f.name]: f.nul },
+        status: 422,
+        slug: 'validation_error',
+        names: f.nulNames ?? f.name,
+      });
     }
   }
   return cases;
@@ -120,7 +134,13 @@ t.test('bad input on every endpoint: right slug, nothing written', async (t) => 
           { name: 'tenant_name', required: true, wrong: [42, null, ['Acme'], ''], oversize: long(121), nul: 'Fresh\u0000Co' },
           { name: 'tenant_slug', required: true, wrong: [{}, 7, 'Bad Slug!', 'admin'], oversize: long(41), nul: 'fresh\u0000co' },
           { name: 'email', required: true, wrong: [true, 'not-an-email', 'a@'], oversize: `${long(250)}@example.test`, nul: 'fresh\u0000@example.test' },
-          { name: 'password', required: true, wrong: [12345678901, 'short', 'alllowercaseletters'], oversize: `Aa1${long(200)}`, nul: 'Correct-horse-42\u0000' },
+          {
+            name: 'password',
+            required: true,
+            wrong: [12345678901, 'short', 'alllowercaseletters'],
+            oversize: `Aa1${long(200)}`,
+            nul: 'Correct-horse-42\u0000',
+          },
           { name: 'first_name', required: false, wrong: [5, ''], oversize: long(101), nul: 'Ada\u0000' },
         ]),
         // A taken slug or email is a conflict, and also writes nothing.
@@ -146,11 +166,32 @@ t.test('bad input on every endpoint: right slug, nothing written', async (t) => 
         ...authCases('user', newKey),
         ...bodyCases('owner', newKey, [
           { name: 'name', required: true, wrong: [1, null, '', '   ', ['k']], oversize: long(101), nul: 'new\u0000key' },
-          { name: 'scopes', required: false, wrong: ['contacts:read', [1], [null], { 0: 'contacts:read' }], oversize: [long(65)], nul: ['contacts:read', 'lists:read\u0000'], nulNames: 'scopes.1' },
+          {
+            name: 'scopes',
+            required: false,
+            wrong: ['contacts:read', [1], [null], { 0: 'contacts:read' }],
+            oversize: [long(65)],
+            nul: ['contacts:read', 'lists:read\u0000'],
+            nulNames: 'scopes.1',
+          },
           { name: 'mode', required: false, wrong: ['production', 'LIVE', true] },
         ]),
-        { label: 'too many scopes', credential: 'owner', body: { ...newKey, scopes: Array(40).fill('contacts:read') }, status: 422, slug: 'validation_error', names: 'scopes' },
-        { label: 'unknown scope', credential: 'owner', body: { ...newKey, scopes: ['contacts:read', 'contacts:delete'] }, status: 400, slug: 'bad_request', names: 'contacts:delete' },
+        {
+          label: 'too many scopes',
+          credential: 'owner',
+          body: { ...newKey, scopes: Array(40).fill('contacts:read') },
+          status: 422,
+          slug: 'validation_error',
+          names: 'scopes',
+        },
+        {
+          label: 'unknown scope',
+          credential: 'owner',
+          body: { ...newKey, scopes: ['contacts:read', 'contacts:delete'] },
+          status: 400,
+          slug: 'bad_request',
+          names: 'contacts:delete',
+        },
         { label: 'wildcard scope', credential: 'owner', body: { ...newKey, scopes: ['*'] }, status: 400, slug: 'bad_request' },
       ],
     },
@@ -159,10 +200,26 @@ t.test('bad input on every endpoint: right slug, nothing written', async (t) => 
       url: `/api-keys/${ownerKey.id}/scopes`,
       cases: [
         ...authCases('user', scopes),
-        ...bodyCases('owner', scopes, [{ name: 'scopes', required: true, wrong: [null, 'lists:read', [1], {}], oversize: [long(65)], nul: ['\u0000'], nulNames: 'scopes.0' }]),
-        { label: 'unknown scope', credential: 'owner', body: { scopes: ['lists:read', 'lists:delete'] }, status: 400, slug: 'bad_request', names: 'lists:delete' },
+        ...bodyCases('owner', scopes, [
+          { name: 'scopes', required: true, wrong: [null, 'lists:read', [1], {}], oversize: [long(65)], nul: ['\u0000'], nulNames: 'scopes.0' },
+        ]),
+        {
+          label: 'unknown scope',
+          credential: 'owner',
+          body: { scopes: ['lists:read', 'lists:delete'] },
+          status: 400,
+          slug: 'bad_request',
+          names: 'lists:delete',
+        },
         { label: "another tenant's key", credential: 'other', body: scopes, status: 404, slug: 'not_found' },
-        { label: "own session, other tenant's key id", credential: 'owner', url: `/api-keys/${otherKey.id}/scopes`, body: scopes, status: 404, slug: 'not_found' },
+        {
+          label: "own session, other tenant's key id",
+          credential: 'owner',
+          url: `/api-keys/${otherKey.id}/scopes`,
+          body: scopes,
+          status: 404,
+          slug: 'not_found',
+        },
         { label: 'unknown id', credential: 'owner', url: `/api-keys/${unknownId}/scopes`, body: scopes, status: 404, slug: 'not_found' },
         { label: 'malformed id', credential: 'owner', url: '/api-keys/not-a-uuid/scopes', body: scopes, status: 404, slug: 'not_found' },
         { label: 'oversize id', credential: 'owner', url: `/api-keys/${long(65)}/scopes`, body: scopes, status: 422, slug: 'validation_error', names: 'keyID' },
@@ -189,9 +246,24 @@ t.test('bad input on every endpoint: right slug, nothing written', async (t) => 
       url: '/admin/tenants',
       cases: [
         ...authCases('super_admin'),
-        ...[['limit=bad', 'limit'], ['limit=0', 'limit'], ['limit=201', 'limit'], ['limit=1.5', 'limit'], ['limit=', 'limit'],
-          [`limit=${'9'.repeat(400)}`, 'limit'], ['offset=-1', 'offset'], ['offset=abc', 'offset']].map(
-          ([q, field]): Case => ({ label: `?${q!.slice(0, 20)}`, credential: 'admin', url: `/admin/tenants?${q}`, status: 422, slug: 'validation_error', names: field! }),
+        ...[
+          ['limit=bad', 'limit'],
+          ['limit=0', 'limit'],
+          ['limit=201', 'limit'],
+          ['limit=1.5', 'limit'],
+          ['limit=', 'limit'],
+          [`limit=${'9'.repeat(400)}`, 'limit'],
+          ['offset=-1', 'offset'],
+          ['offset=abc', 'offset'],
+        ].map(
+          ([q, field]): Case => ({
+            label: `?${q!.slice(0, 20)}`,
+            credential: 'admin',
+            url: `/admin/tenants?${q}`,
+            status: 422,
+            slug: 'validation_error',
+            names: field!,
+          }),
         ),
       ],
     },
@@ -225,7 +297,8 @@ t.test('bad input on every endpoint: right slug, nothing written', async (t) => 
       t.same(Object.keys(res.body ?? {}).sort(), ['error', 'message', 'ok'], `${label}: error envelope`);
       t.notMatch(String(res.body?.message), /\n\s*at |\/work\/|node_modules|\.[jt]s:\d+/, `${label}: no stack or paths`);
       if (c.names) {
-        const named = c.status === 422 ? new RegExp(`^${c.names.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`) : new RegExp(c.names.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
+        const named =
+          c.status === 422 ? new RegExp(`^${c.names.replace(/[.*+?^${}()|[\]\\]/g, '\\$&')}`) : new RegExp(c.names.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'));
         t.match(res.body?.message, named, `${label}: message names ${c.names}`);
       }
       t.same(await snapshot(sql), before, `${label}: nothing written`);

@@ -48,18 +48,29 @@ t.test('create, list, read, change, delete; the password is sealed at rest and n
 
   const list = await call(app, 'GET', '/bounce-mailboxes', { token: owner.token });
   t.equal(list.status, 200);
-  t.same(list.body.data.items.map((m: { id: string }) => m.id), [id], '{ items }');
+  t.same(
+    list.body.data.items.map((m: { id: string }) => m.id),
+    [id],
+    '{ items }',
+  );
   t.notOk(JSON.stringify(list.body).includes(PASSWORD));
   t.equal((await call(app, 'GET', `/bounce-mailboxes/${id}`, { token: owner.token })).body.data.id, id);
 
-  const changed = await call(app, 'PATCH', `/bounce-mailboxes/${id}`, { token: owner.token, body: { enabled: false, poll_interval_s: 600, password: 'new-pass-2' } });
+  const changed = await call(app, 'PATCH', `/bounce-mailboxes/${id}`, {
+    token: owner.token,
+    body: { enabled: false, poll_interval_s: 600, password: 'new-pass-2' },
+  });
   t.equal(changed.status, 200);
   t.match(changed.body.data, { enabled: false, poll_interval_s: 600, name: 'ISP bounces' }, 'only the fields given change');
   const [after] = await sql<{ password_sealed: Buffer }[]>`select password_sealed from bounce_mailboxes where id = ${id}`;
   t.notSame(after!.password_sealed, row!.password_sealed, 'a new password is sealed again');
 
   const audit = await sql<{ action: string }[]>`select action from audit_events where resource_id = ${id} order by created_at`;
-  t.same(audit.map((a) => a.action), ['bounce_mailbox.created', 'bounce_mailbox.updated'], 'audited');
+  t.same(
+    audit.map((a) => a.action),
+    ['bounce_mailbox.created', 'bounce_mailbox.updated'],
+    'audited',
+  );
 
   const deleted = await call(app, 'DELETE', `/bounce-mailboxes/${id}`, { token: owner.token });
   t.same([deleted.status, deleted.body.data], [200, { status: 'deleted' }]);
@@ -109,7 +120,8 @@ t.test('refusals name the field', async (t) => {
 
 t.test('verify: a real connect and login, {ok, error} saying why not', async (t) => {
   const { app, owner, body, pop } = await setup(t);
-  const create = async (over: Record<string, unknown>) => (await call(app, 'POST', '/bounce-mailboxes', { token: owner.token, body: body(over) })).body.data.id as string;
+  const create = async (over: Record<string, unknown>) =>
+    (await call(app, 'POST', '/bounce-mailboxes', { token: owner.token, body: body(over) })).body.data.id as string;
   const verify = async (id: string) => (await call(app, 'POST', `/bounce-mailboxes/${id}/verify`, { token: owner.token })).body.data;
 
   t.same(await verify(await create({})), { ok: true, error: null }, 'the right password logs in');
@@ -127,10 +139,15 @@ t.test('verify: a real connect and login, {ok, error} saying why not', async (t)
 t.test('verify against misbehaving servers: {ok: false, error} saying what went wrong, and the process lives and answers', async (t) => {
   // A short timeout_ms keeps the dripping server cheap; the client gives up at it, not at some idle gap.
   const { app, owner, body } = await setup(t, true, { MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '2000' });
-  const create = async (over: Record<string, unknown>) => (await call(app, 'POST', '/bounce-mailboxes', { token: owner.token, body: body(over) })).body.data.id as string;
+  const create = async (over: Record<string, unknown>) =>
+    (await call(app, 'POST', '/bounce-mailboxes', { token: owner.token, body: body(over) })).body.data.id as string;
   const rogues = [
     ...ROGUE_GREETINGS,
-    { name: 'a refused password', script: loggingIn((line, s) => line.startsWith('PASS') && (s.write('-ERR [AUTH] no\r\n'), true)), error: /^login: the server refused: \[AUTH\] no$/ },
+    {
+      name: 'a refused password',
+      script: loggingIn((line, s) => line.startsWith('PASS') && (s.write('-ERR [AUTH] no\r\n'), true)),
+      error: /^login: the server refused: \[AUTH\] no$/,
+    },
   ];
   for (const rogue of rogues) {
     const server = await startRoguePop3(t, rogue.script);
@@ -141,10 +158,15 @@ t.test('verify against misbehaving servers: {ok: false, error} saying what went 
     t.match(res.body.data, { ok: false, error: rogue.error }, `${rogue.name}: ${res.body.data?.error}`);
     t.ok(Date.now() - started < 10_000, `${rogue.name}: answered within 10 s`);
     t.equal(server.connections(), 1, `${rogue.name}: the server was reached`);
-    if ('floodBytes' in rogue) t.ok(server.bytesWritten() < rogue.floodBytes!, `${rogue.name}: the client hung up long before the end (${server.bytesWritten()} bytes were taken)`);
+    if ('floodBytes' in rogue)
+      t.ok(server.bytesWritten() < rogue.floodBytes!, `${rogue.name}: the client hung up long before the end (${server.bytesWritten()} bytes were taken)`);
     t.equal((await call(app, 'GET', '/whoami', { token: owner.token })).status, 200, `${rogue.name}: the process still answers`);
   }
-  t.same((await call(app, 'POST', `/bounce-mailboxes/${await create({})}/verify`, { token: owner.token })).body.data, { ok: true, error: null }, 'and a good server still verifies');
+  t.same(
+    (await call(app, 'POST', `/bounce-mailboxes/${await create({})}/verify`, { token: owner.token })).body.data,
+    { ok: true, error: null },
+    'and a good server still verifies',
+  );
 });
 
 t.test('the address policy: without allow_private_addresses a loopback host is refused at verify and poll', async (t) => {
@@ -177,7 +199,7 @@ t.test('scopes: domains:read reads, domains:write changes; other scopes are refu
   t.equal((await call(app, 'PATCH', `/bounce-mailboxes/${id}`, { token: writer, body: { enabled: false } })).status, 200, 'domains:write changes');
 });
 
-t.test('another tenant\'s mailbox is 404 on every route, and absent from its list', async (t) => {
+t.test("another tenant's mailbox is 404 on every route, and absent from its list", async (t) => {
   const { app, owner, body } = await setup(t);
   const id = (await call(app, 'POST', '/bounce-mailboxes', { token: owner.token, body: body() })).body.data.id;
   const other = await registerTenant(app);

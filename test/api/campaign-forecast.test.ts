@@ -32,12 +32,16 @@ t.test('planDays: the quota holds the rest to the next months; a paused domain p
   const plan = planDays({ ...base, at: endOfMonth, remaining: 3000, dailyCap: 5000, quotaCap: 1000, quotaUsed: 900 });
   t.equal(plan.today, 100);
   t.equal(plan.limitedBy, 'quota');
-  t.same(plan.days, [
-    { date: '2026-11-30', sends: 100 },
-    { date: '2026-12-01', sends: 1000 },
-    { date: '2027-01-01', sends: 1000 },
-    { date: '2027-02-01', sends: 900 },
-  ], 'each month\'s quota from its first day');
+  t.same(
+    plan.days,
+    [
+      { date: '2026-11-30', sends: 100 },
+      { date: '2026-12-01', sends: 1000 },
+      { date: '2027-01-01', sends: 1000 },
+      { date: '2027-02-01', sends: 900 },
+    ],
+    "each month's quota from its first day",
+  );
   t.same(plan.restStartsAt, new Date('2026-12-01T00:00:00Z'));
   t.equal(plan.completesOn, '2027-02-01');
 
@@ -56,12 +60,20 @@ t.test('GET /campaigns/{id}/forecast and the send answer: today under the tier c
   const before = await call(s.app, 'GET', `/campaigns/${c.id}/forecast`, { token: tenant.token });
   t.equal(before.status, 200);
   t.match(before.body.data, {
-    mode: 'live', recipients: 120, remaining: 120, today: 50, limited_by: 'warmup',
+    mode: 'live',
+    recipients: 120,
+    remaining: 120,
+    today: 50,
+    limited_by: 'warmup',
     warmup: { domain: domain.name, tier: 0, daily_cap: 50, sent_today: 0, paused: false },
     quota: { monthly_cap: 1_000_000, used: 0, resets_at: String },
-    completes_on: String, rest_starts_at: String,
+    completes_on: String,
+    rest_starts_at: String,
   });
-  t.same(before.body.data.days.map((d: { sends: number }) => d.sends), [50, 50, 20]);
+  t.same(
+    before.body.data.days.map((d: { sends: number }) => d.sends),
+    [50, 50, 20],
+  );
 
   const sent = await call(s.app, 'POST', `/campaigns/${c.id}/send`, { token: tenant.token });
   t.equal(sent.status, 202);
@@ -69,8 +81,12 @@ t.test('GET /campaigns/{id}/forecast and the send answer: today under the tier c
 
   await drain(s, c.id);
   const during = (await call(s.app, 'GET', `/campaigns/${c.id}/forecast`, { token: tenant.token })).body.data;
-  t.match(during, { recipients: 120, remaining: 70, today: 0, limited_by: 'warmup', warmup: { sent_today: 50 } }, 'what is left, after today\'s 50');
-  t.same(during.days.map((d: { sends: number }) => d.sends), [50, 20], 'from tomorrow');
+  t.match(during, { recipients: 120, remaining: 70, today: 0, limited_by: 'warmup', warmup: { sent_today: 50 } }, "what is left, after today's 50");
+  t.same(
+    during.days.map((d: { sends: number }) => d.sends),
+    [50, 20],
+    'from tomorrow',
+  );
   t.equal(new Date(during.rest_starts_at).getUTCHours(), 0, 'the rest starts at 00:00 UTC');
 
   await s.sql`update domain_warmup set tier = 2 where domain_id = ${domain.id}`;
@@ -98,7 +114,7 @@ t.test('a test key forecasts a simulated send; a key without campaigns:read gets
   await assertForeign404(t, s.app, other.token, [{ method: 'GET', url: `/campaigns/${c.id}/forecast` }]);
 });
 
-t.test('a segment target is counted within the tenant\'s query slots', async (t) => {
+t.test("a segment target is counted within the tenant's query slots", async (t) => {
   const s = await campaignApp(t);
   const { tenant } = await sender(s);
   const { listId } = await listOf(s.sql, tenant.tenantId, addresses('sg', 30));

@@ -58,14 +58,17 @@ t.test('the status changes are audited and say where from and to', async (t) => 
   await call(s.app, 'POST', `/campaigns/${c.id}/cancel`, { token });
   const rows = await sql<{ action: string; metadata: { from: string; to: string } }[]>`
     select action, metadata from audit_events where resource_id = ${c.id} and action <> 'campaign.created' order by id`;
-  t.same(rows.map((r) => `${r.action} ${r.metadata.from}→${r.metadata.to}`), [
-    'campaign.scheduled draft→scheduled',
-    'campaign.unscheduled scheduled→draft',
-    'campaign.send_started draft→sending',
-    'campaign.paused sending→paused',
-    'campaign.resumed paused→sending',
-    'campaign.cancelled sending→cancelled',
-  ]);
+  t.same(
+    rows.map((r) => `${r.action} ${r.metadata.from}→${r.metadata.to}`),
+    [
+      'campaign.scheduled draft→scheduled',
+      'campaign.unscheduled scheduled→draft',
+      'campaign.send_started draft→sending',
+      'campaign.paused sending→paused',
+      'campaign.resumed paused→sending',
+      'campaign.cancelled sending→cancelled',
+    ],
+  );
 });
 
 t.test('send: 202 {campaign_id, status}, the fan-out queued; what is not sendable is refused before anything changes', async (t) => {
@@ -158,7 +161,11 @@ t.test('Idempotency-Key on send: a repeat answers the first answer (replayed) an
   t.equal((await send(e.id, 'launch-2')).status, 202);
   // Keys of the transactional endpoint are apart.
   t.equal((await send(d.id, 'shared-key')).status, 202);
-  const tx = await call(s.app, 'POST', '/transactional/send', { token, headers: { 'idempotency-key': 'shared-key' }, body: { to: 'x@example.test', from_email: a.from, subject: 'S', body_text: 'B' } });
+  const tx = await call(s.app, 'POST', '/transactional/send', {
+    token,
+    headers: { 'idempotency-key': 'shared-key' },
+    body: { to: 'x@example.test', from_email: a.from, subject: 'S', body_text: 'B' },
+  });
   t.equal(tx.status, 202);
   const bad = await send(c.id, 'has space');
   t.same([bad.status, bad.body.error], [422, 'validation_error']);
@@ -196,6 +203,9 @@ t.test('send at or over the monthly cap: 402 quota_exceeded with the X-Quota-* h
   const res = await call(s.app, 'POST', `/campaigns/${c.id}/send`, { token: b.tenant.token });
   t.same([res.status, res.body.error], [402, 'quota_exceeded']);
   t.match(res.body.message, /monthly send cap of 1000000 is reached/);
-  t.same(['x-quota-used', 'x-quota-cap', 'x-quota-remaining'].map((h) => res.headers[h]), ['1000000', '1000000', '0']);
+  t.same(
+    ['x-quota-used', 'x-quota-cap', 'x-quota-remaining'].map((h) => res.headers[h]),
+    ['1000000', '1000000', '0'],
+  );
   t.equal((await call(s.app, 'GET', `/campaigns/${c.id}`, { token: b.tenant.token })).body.data.status, 'draft', 'the campaign is still a draft');
 });

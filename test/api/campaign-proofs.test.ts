@@ -20,10 +20,16 @@ t.test('a proof rendered for a contact goes to each address as a proof send; the
     body: { to: ['boss@example.org', 'Boss@Example.org', 'editor@example.org'], contact_id: ann },
   });
   t.equal(res.status, 202, JSON.stringify(res.body));
-  t.same(res.body.data.proofs.map((p: { to: string }) => p.to), ['boss@example.org', 'editor@example.org'], 'a repeated address counts once');
+  t.same(
+    res.body.data.proofs.map((p: { to: string }) => p.to),
+    ['boss@example.org', 'editor@example.org'],
+    'a repeated address counts once',
+  );
   t.ok(res.headers['x-quota-used'], 'the quota headers, as on every send');
 
-  const sends = await s.sql<{ id: string; source: string; campaign_id: string | null; contact_id: string | null; subject: string; to_email: string; message: Buffer }[]>`
+  const sends = await s.sql<
+    { id: string; source: string; campaign_id: string | null; contact_id: string | null; subject: string; to_email: string; message: Buffer }[]
+  >`
     select id, source, campaign_id, contact_id, subject, to_email, message from sends where tenant_id = ${tenant.tenantId} order by to_email`;
   t.equal(sends.length, 2);
   for (const send of sends) {
@@ -42,7 +48,7 @@ t.test('a proof rendered for a contact goes to each address as a proof send; the
   const [stats] = await s.sql<{ n: number }[]>`select count(*)::int as n from campaign_stats where campaign_id = ${c.id}`;
   t.equal(stats!.n, 0, 'no counter row for the campaign');
   const events = await call(s.app, 'GET', `/campaigns/${c.id}/events`, { token: tenant.token });
-  t.same(events.body.data.items, [], 'the campaign\'s events feed has none of it');
+  t.same(events.body.data.items, [], "the campaign's events feed has none of it");
   const audit = await s.sql`select metadata from audit_events where resource_id = ${c.id} and action = 'campaign.proof_sent'`;
   t.match(audit[0]?.['metadata'], { to: ['boss@example.org', 'editor@example.org'], contact_id: ann });
 
@@ -50,7 +56,7 @@ t.test('a proof rendered for a contact goes to each address as a proof send; the
   t.equal(detail.body.data.source, 'proof', 'GET /sends/{id} marks it as a proof');
 
   const unsubscribed = await applyUnsubscribe(s.sql, { sendId: sends[0]!.id, method: 'one_click', at: new Date() });
-  t.equal(unsubscribed.outcome, 'already', 'a proof\'s unsubscribe link changes nothing');
+  t.equal(unsubscribed.outcome, 'already', "a proof's unsubscribe link changes nothing");
   const [suppressed] = await s.sql<{ n: number }[]>`select count(*)::int as n from suppressions where tenant_id = ${tenant.tenantId}`;
   t.equal(suppressed!.n, 0, 'no address suppressed');
 });
@@ -82,7 +88,11 @@ t.test('without a contact it renders as nobody; limits and bad input are 422; th
   const noB = await call(s.app, 'POST', `/campaigns/${plainCampaign.id}/proof`, { token: tenant.token, body: { to: ['qa@example.org'], variant: 'b' } });
   t.match([noB.status, noB.body.message], [422, /variant/]);
   const noSubject = await createCampaign(s, tenant.token, { list_id: listId, ...CONTENT, subject: null });
-  t.equal((await call(s.app, 'POST', `/campaigns/${noSubject.id}/proof`, { token: tenant.token, body: { to: ['qa@example.org'] } })).status, 422, 'unsendable content is refused as a send is');
+  t.equal(
+    (await call(s.app, 'POST', `/campaigns/${noSubject.id}/proof`, { token: tenant.token, body: { to: ['qa@example.org'] } })).status,
+    422,
+    'unsendable content is refused as a send is',
+  );
 });
 
 t.test('scopes, isolation, a test key and the quota', async (t) => {
@@ -90,22 +100,27 @@ t.test('scopes, isolation, a test key and the quota', async (t) => {
   const { tenant } = await sender(s);
   const { listId } = await listOf(s.sql, tenant.tenantId, ['member@example.test']);
   const c = await createCampaign(s, tenant.token, { list_id: listId, ...CONTENT });
-  const proofOf = (token: string, body: Record<string, unknown> = { to: ['qa@example.org'] }) => call(s.app, 'POST', `/campaigns/${c.id}/proof`, { token, body });
+  const proofOf = (token: string, body: Record<string, unknown> = { to: ['qa@example.org'] }) =>
+    call(s.app, 'POST', `/campaigns/${c.id}/proof`, { token, body });
 
   const campaignsOnly = await createKey(s.app, tenant, { name: 'campaigns', scopes: ['campaigns:write'] });
-  t.match([(await proofOf(campaignsOnly.key)).status, (await proofOf(campaignsOnly.key)).body.error], [403, 'invalid_scope'], 'sending mail needs transactional:send too');
+  t.match(
+    [(await proofOf(campaignsOnly.key)).status, (await proofOf(campaignsOnly.key)).body.error],
+    [403, 'invalid_scope'],
+    'sending mail needs transactional:send too',
+  );
   const both = await createKey(s.app, tenant, { name: 'both', scopes: ['campaigns:write', 'transactional:send'] });
   t.equal((await proofOf(both.key)).status, 202);
 
   const testKey = await createKey(s.app, tenant, { name: 'test', mode: 'test' });
   const simulated = await proofOf(testKey.key);
-  t.equal(simulated.body.data.proofs[0].status, 'simulated', 'a test key\'s proof is simulated');
+  t.equal(simulated.body.data.proofs[0].status, 'simulated', "a test key's proof is simulated");
 
   const { other } = await twoTenants(s.app);
   await assertForeign404(t, s.app, other.token, [{ method: 'POST', url: `/campaigns/${c.id}/proof`, body: { to: ['qa@example.org'] } }]);
   const [foreignContact] = await insertContacts(s.sql, other.tenantId, ['theirs@example.test'], { first: 'Theirs' });
   const foreign = await proofOf(tenant.token, { to: ['qa@example.org'], contact_id: foreignContact });
-  t.match([foreign.status, foreign.body.error], [404, 'not_found'], 'another tenant\'s contact is 404');
+  t.match([foreign.status, foreign.body.error], [404, 'not_found'], "another tenant's contact is 404");
 
   await s.sql`update plans set monthly_send_cap = 1 where id = 'campaigns'`;
   const capped = await proofOf(tenant.token, { to: ['a@example.org', 'b@example.org'] });

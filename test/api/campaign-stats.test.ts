@@ -17,7 +17,8 @@ const HOUR = 3_600_000;
 const owner = await registerTenant(app);
 const other = await registerTenant(app);
 const lists = new Map<string, string>();
-for (const tenant of [owner, other]) lists.set(tenant.token, (await listOf(sql, tenant.tenantId, [`someone-${tenant.tenantId.slice(0, 8)}@dest.example`])).listId);
+for (const tenant of [owner, other])
+  lists.set(tenant.token, (await listOf(sql, tenant.tenantId, [`someone-${tenant.tenantId.slice(0, 8)}@dest.example`])).listId);
 /** A draft of the tenant through the API, targeting its list. */
 const createCampaign = (_: unknown, token: string, body: Record<string, unknown>) => createWithBody(s, token, { list_id: lists.get(token), ...body });
 
@@ -117,7 +118,7 @@ t.test('the counters are kept, not recounted: stats survive the events being gon
   });
 });
 
-t.test('countries follow the recipient\'s first clicks: a scanner burst takes its human click back there too', async (t) => {
+t.test("countries follow the recipient's first clicks: a scanner burst takes its human click back there too", async (t) => {
   const it = await campaignSend(ctx, { tenantId: owner.tenantId });
   await sql`update contacts set country = 'IT' where id = ${it.contactId}`;
   await delivered(it, new Date(clock.now().getTime() - HOUR));
@@ -126,8 +127,18 @@ t.test('countries follow the recipient\'s first clicks: a scanner burst takes it
   t.same(await country(), [{ country: 'IT', unique_opens: 0, unique_human_opens: 0, unique_clicks: 1, unique_human_clicks: 1 }], 'one click looks human');
   await hit(it.clicks[1]!);
   await hit(it.clicks[2]!);
-  t.same(await country(), [{ country: 'IT', unique_opens: 0, unique_human_opens: 0, unique_clicks: 1, unique_human_clicks: 0 }], 'every link at once: a scanner');
-  t.match((await get(`/campaigns/${it.campaignId}/stats`)).body.data, { unique_clicks: 1, unique_human_clicks: 0, total_clicks: 3, click_rate: 1, human_click_rate: 0 });
+  t.same(
+    await country(),
+    [{ country: 'IT', unique_opens: 0, unique_human_opens: 0, unique_clicks: 1, unique_human_clicks: 0 }],
+    'every link at once: a scanner',
+  );
+  t.match((await get(`/campaigns/${it.campaignId}/stats`)).body.data, {
+    unique_clicks: 1,
+    unique_human_clicks: 0,
+    total_clicks: 3,
+    click_rate: 1,
+    human_click_rate: 0,
+  });
 });
 
 t.test('a campaign without events has zero counts and rates, and a full trend of zeros', async (t) => {
@@ -138,7 +149,7 @@ t.test('a campaign without events has zero counts and rates, and a full trend of
   t.equal(stats.hourly_trend.length, 72);
 });
 
-t.test('stats-batch: the caller\'s campaigns among the ids, zeros for those without events, others absent', async (t) => {
+t.test("stats-batch: the caller's campaigns among the ids, zeros for those without events, others absent", async (t) => {
   const fresh = await createCampaign(s, owner.token, { name: 'Quiet' });
   const foreign = await createCampaign(s, other.token, { name: 'Not yours' });
   const unknown = '00000000-0000-4000-8000-000000000000';
@@ -146,9 +157,15 @@ t.test('stats-batch: the caller\'s campaigns among the ids, zeros for those with
   t.equal(res.status, 200);
   const items = res.body.data.items;
   t.same(items.map((i: any) => i.campaign_id).sort(), [campaignId, fresh.id].sort(), 'unknown and foreign ids absent, repeats once');
-  t.match(items.find((i: any) => i.campaign_id === campaignId), { sent: 3, unique_opens: 2, unique_clicks: 1, unsubscribes: 1, bounces: 1, complaints: 1, open_rate: 1, bounce_rate: 0.3333 });
-  t.match(items.find((i: any) => i.campaign_id === fresh.id), { campaign_name: 'Quiet', sent: 0, unique_opens: 0, unique_clicks: 0, unsubscribes: 0, bounces: 0, complaints: 0, open_rate: 0 });
-  t.same((await get(`/campaigns/stats-batch?ids=${foreign.id}`)).body.data.items, [], 'another tenant\'s campaign only: nothing');
+  t.match(
+    items.find((i: any) => i.campaign_id === campaignId),
+    { sent: 3, unique_opens: 2, unique_clicks: 1, unsubscribes: 1, bounces: 1, complaints: 1, open_rate: 1, bounce_rate: 0.3333 },
+  );
+  t.match(
+    items.find((i: any) => i.campaign_id === fresh.id),
+    { campaign_name: 'Quiet', sent: 0, unique_opens: 0, unique_clicks: 0, unsubscribes: 0, bounces: 0, complaints: 0, open_rate: 0 },
+  );
+  t.same((await get(`/campaigns/stats-batch?ids=${foreign.id}`)).body.data.items, [], "another tenant's campaign only: nothing");
 
   const many = Array.from({ length: 500 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
   t.equal((await get(`/campaigns/stats-batch?ids=${many.join(',')}`)).status, 200, '500 ids');
@@ -186,29 +203,51 @@ t.test('stats-batch over a real socket: 500 ids fit the request line (commas pla
   await app.listen({ host: '127.0.0.1', port: 0 });
   const port = (app.server.address() as AddressInfo).port;
   const others = Array.from({ length: 499 }, (_, i) => `00000000-0000-4000-8000-${String(i).padStart(12, '0')}`);
-  for (const [what, comma] of [['plain commas', ','], ['percent-encoded commas', '%2C']] as const) {
+  for (const [what, comma] of [
+    ['plain commas', ','],
+    ['percent-encoded commas', '%2C'],
+  ] as const) {
     const ok = await socketGet(port, `/api/v1/campaigns/stats-batch?ids=${[...others, campaignId].join(comma)}`, owner.token);
     t.equal(ok.status, 200, `500 ids, ${what}: 200`);
-    t.same(ok.body.data.items.map((i: any) => i.campaign_id), [campaignId], `500 ids, ${what}: the known one answered`);
-    const over = await socketGet(port, `/api/v1/campaigns/stats-batch?ids=${[...others, campaignId, '00000000-0000-4000-8000-999999999999'].join(comma)}`, owner.token);
+    t.same(
+      ok.body.data.items.map((i: any) => i.campaign_id),
+      [campaignId],
+      `500 ids, ${what}: the known one answered`,
+    );
+    const over = await socketGet(
+      port,
+      `/api/v1/campaigns/stats-batch?ids=${[...others, campaignId, '00000000-0000-4000-8000-999999999999'].join(comma)}`,
+      owner.token,
+    );
     t.same([over.status, over.body.error], [400, 'bad_request'], `501 ids, ${what}: 400 from the route, not 431 from the listener`);
   }
 });
 
-t.test('events: the campaign\'s feed newest first, delivery events included, filters and cursor pages', async (t) => {
+t.test("events: the campaign's feed newest first, delivery events included, filters and cursor pages", async (t) => {
   const all = (await get(`/campaigns/${campaignId}/events?limit=200`)).body.data;
   t.equal(all.next_cursor, null);
   const types = all.items.map((e: any) => e.type);
   t.same([...types].sort(), ['bounce', 'click', 'complaint', 'delivered', 'delivered', 'open', 'open', 'open', 'send', 'send', 'send', 'unsubscribe'].sort());
   const times = all.items.map((e: any) => Date.parse(e.occurred_at));
-  t.same(times, [...times].sort((a: number, b: number) => b - a), 'newest first');
-  t.match(all.items.find((e: any) => e.type === 'delivered'), { contact_id: /^[0-9a-f-]{36}$/, message_id: /^[0-9a-f-]{36}$/ });
+  t.same(
+    times,
+    [...times].sort((a: number, b: number) => b - a),
+    'newest first',
+  );
+  t.match(
+    all.items.find((e: any) => e.type === 'delivered'),
+    { contact_id: /^[0-9a-f-]{36}$/, message_id: /^[0-9a-f-]{36}$/ },
+  );
 
   const opens = (await get(`/campaigns/${campaignId}/events?type=open`)).body.data.items;
   t.equal(opens.length, 3);
   t.same(new Set(opens.map((e: any) => e.detail.machine)), new Set([true, false]));
   t.equal((await get(`/campaigns/${campaignId}/events?recipient=${encodeURIComponent(fr.email.toUpperCase())}&type=open`)).body.data.items.length, 2);
-  t.equal((await get(`/campaigns/${campaignId}/events?since=${encodeURIComponent(new Date(clock.now().getTime() - HOUR).toISOString())}`)).body.data.items.length, all.items.length - 3, 'since: not the events of two hours ago');
+  t.equal(
+    (await get(`/campaigns/${campaignId}/events?since=${encodeURIComponent(new Date(clock.now().getTime() - HOUR).toISOString())}`)).body.data.items.length,
+    all.items.length - 3,
+    'since: not the events of two hours ago',
+  );
 
   const seen: string[] = [];
   let after: string | null = null;
@@ -218,8 +257,12 @@ t.test('events: the campaign\'s feed newest first, delivery events included, fil
     after = res.body.data.next_cursor;
     if (!after) break;
   }
-  t.same(seen, all.items.map((e: any) => e.id), 'pages of 5 walk the same feed');
-  t.same(((await get(`/campaigns/${campaignId}/events?after=nonsense`)).body.error), 'bad_request');
+  t.same(
+    seen,
+    all.items.map((e: any) => e.id),
+    'pages of 5 walk the same feed',
+  );
+  t.same((await get(`/campaigns/${campaignId}/events?after=nonsense`)).body.error, 'bad_request');
   t.equal((await get(`/campaigns/${campaignId}/events?limit=201`)).status, 422);
 });
 
@@ -245,7 +288,18 @@ t.test('click heat map: URLs by clicks, pct_of_total over the returned set, at m
   const events: NewEvent[] = [];
   for (let i = 1; i <= 105; i++) {
     for (let n = 0; n <= i; n++) {
-      events.push({ tenant_id: fr.tenantId, type: 'click', subtype: null, send_id: fr.sendId, message_id: null, recipient: fr.email, detail: { url: `https://x.example/${i}` }, occurred_at: clock.now(), campaign_id: campaignId, contact_id: fr.contactId });
+      events.push({
+        tenant_id: fr.tenantId,
+        type: 'click',
+        subtype: null,
+        send_id: fr.sendId,
+        message_id: null,
+        recipient: fr.email,
+        detail: { url: `https://x.example/${i}` },
+        occurred_at: clock.now(),
+        campaign_id: campaignId,
+        contact_id: fr.contactId,
+      });
     }
   }
   await insertEvents(sql, events);
@@ -253,7 +307,11 @@ t.test('click heat map: URLs by clicks, pct_of_total over the returned set, at m
   t.equal(top.by_url.length, 100);
   t.same(top.by_url[0], { url: 'https://x.example/105', clicks: 106, pct_of_total: Math.round((106 / top.total_clicks) * 10_000) / 100 });
   t.equal(top.by_url[99].url, 'https://x.example/6');
-  t.equal(top.total_clicks, top.by_url.reduce((sum: number, u: any) => sum + u.clicks, 0), 'total over the returned set');
+  t.equal(
+    top.total_clicks,
+    top.by_url.reduce((sum: number, u: any) => sum + u.clicks, 0),
+    'total over the returned set',
+  );
   const pct = top.by_url.reduce((sum: number, u: any) => sum + u.pct_of_total, 0);
   t.ok(Math.abs(pct - 100) < 0.1, `the shares add up to 100 (${pct})`);
 });
@@ -261,7 +319,13 @@ t.test('click heat map: URLs by clicks, pct_of_total over the returned set, at m
 t.test('scopes: campaigns:read for the reads', async (t) => {
   const reader = await createKey(app, owner, { scopes: ['campaigns:read'] });
   const writer = await createKey(app, owner, { scopes: ['campaigns:write'] });
-  for (const url of [`/campaigns/${campaignId}/stats`, `/campaigns/stats-batch?ids=${campaignId}`, `/campaigns/${campaignId}/events`, `/campaigns/${campaignId}/click-heatmap`, `/campaigns/${campaignId}/ab-results`]) {
+  for (const url of [
+    `/campaigns/${campaignId}/stats`,
+    `/campaigns/stats-batch?ids=${campaignId}`,
+    `/campaigns/${campaignId}/events`,
+    `/campaigns/${campaignId}/click-heatmap`,
+    `/campaigns/${campaignId}/ab-results`,
+  ]) {
     t.equal((await get(url, reader.key)).status, 200, `GET ${url} with campaigns:read`);
     const res = await get(url, writer.key);
     t.same([res.status, res.body.error], [403, 'invalid_scope'], `GET ${url} needs campaigns:read`);
@@ -270,7 +334,7 @@ t.test('scopes: campaigns:read for the reads', async (t) => {
   t.same([res.status, res.body.error], [403, 'invalid_scope'], 'finalize needs campaigns:write');
 });
 
-t.test('another tenant\'s campaign is 404 on every route, a malformed id too', async (t) => {
+t.test("another tenant's campaign is 404 on every route, a malformed id too", async (t) => {
   await assertForeign404(t, app, other.token, [
     { method: 'GET', url: `/campaigns/${campaignId}/stats` },
     { method: 'GET', url: `/campaigns/${campaignId}/events` },

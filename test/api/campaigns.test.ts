@@ -13,7 +13,10 @@ const other = await registerTenant(s.app);
 const foreignList = (await listOf(sql, other.tenantId, ['o@example.test'])).listId;
 
 t.test('create: a draft with its defaults and zero progress, answered 200; audited', async (t) => {
-  const res = await call(s.app, 'POST', '/campaigns', { token, body: { name: '  Spring sale ', list_id: listId, subject: 'Hi {{ first_name }}', body_html: '<p>x</p>', from_email: ` ${a.from.toUpperCase()}` } });
+  const res = await call(s.app, 'POST', '/campaigns', {
+    token,
+    body: { name: '  Spring sale ', list_id: listId, subject: 'Hi {{ first_name }}', body_html: '<p>x</p>', from_email: ` ${a.from.toUpperCase()}` },
+  });
   t.equal(res.status, 200);
   const c = res.body.data;
   t.match(c, {
@@ -48,7 +51,15 @@ t.test('create: a draft with its defaults and zero progress, answered 200; audit
   t.same((await call(s.app, 'GET', `/campaigns/${c.id}`, { token })).body.data, c, 'read back as created');
   const [audit] = await sql<{ action: string }[]>`select action from audit_events where resource_type = 'campaign' and resource_id = ${c.id}`;
   t.equal(audit!.action, 'campaign.created');
-  const toggles = await createCampaign(s, token, { list_id: listId, send_time_optimization: true, track_opens: false, utm_tagging: true, utm_source: 'news', ab_split_pct: 20, subject_b: 'B' });
+  const toggles = await createCampaign(s, token, {
+    list_id: listId,
+    send_time_optimization: true,
+    track_opens: false,
+    utm_tagging: true,
+    utm_source: 'news',
+    ab_split_pct: 20,
+    subject_b: 'B',
+  });
   t.match(toggles, { send_time_optimization: true, track_opens: false, utm_tagging: true, utm_source: 'news', ab_split_pct: 20, subject_b: 'B' });
 });
 
@@ -90,7 +101,11 @@ t.test('create refusals: 422 naming the field, 400 for unknown fields; nothing s
 t.test('list: q over name or subject without case (blank: all), newest first, limit and offset, total', async (t) => {
   const tenant = await sender(s);
   const list = (await listOf(sql, tenant.tenant.tenantId, ['q@example.test'])).listId;
-  for (const [name, subject] of [['Alpha news', 'Weekly'], ['Beta', 'The ALPHA edition'], ['Gamma', 'Other']]) {
+  for (const [name, subject] of [
+    ['Alpha news', 'Weekly'],
+    ['Beta', 'The ALPHA edition'],
+    ['Gamma', 'Other'],
+  ]) {
     await createCampaign(s, tenant.tenant.token, { name, subject, list_id: list });
   }
   const names = async (query: string) => {
@@ -111,12 +126,18 @@ t.test('list: q over name or subject without case (blank: all), newest first, li
 
 t.test('PATCH: the fields given; the target switches between list and segment, never both, never none', async (t) => {
   const c = await createCampaign(s, token, { list_id: listId });
-  let res = await call(s.app, 'PATCH', `/campaigns/${c.id}`, { token, body: { name: 'Renamed', subject: 'New {{ first_name }}', preheader_text: 'Pre', utm_campaign: 'spring' } });
+  let res = await call(s.app, 'PATCH', `/campaigns/${c.id}`, {
+    token,
+    body: { name: 'Renamed', subject: 'New {{ first_name }}', preheader_text: 'Pre', utm_campaign: 'spring' },
+  });
   t.equal(res.status, 200);
   t.match(res.body.data, { name: 'Renamed', subject: 'New {{ first_name }}', preheader_text: 'Pre', utm_campaign: 'spring', list_id: listId });
   res = await call(s.app, 'PATCH', `/campaigns/${c.id}`, { token, body: { preheader_text: null, body_text: '' } });
   t.match(res.body.data, { preheader_text: null, body_text: null }, 'null and "" clear');
-  const seg = await call(s.app, 'POST', '/segments', { token, body: { name: 'All', definition: { op: 'AND', rules: [{ type: 'field', field: 'email', operator: 'exists' }] } } });
+  const seg = await call(s.app, 'POST', '/segments', {
+    token,
+    body: { name: 'All', definition: { op: 'AND', rules: [{ type: 'field', field: 'email', operator: 'exists' }] } },
+  });
   res = await call(s.app, 'PATCH', `/campaigns/${c.id}`, { token, body: { segment_id: seg.body.data.id } });
   t.match(res.body.data, { segment_id: seg.body.data.id, list_id: null }, 'a segment replaces the list');
   res = await call(s.app, 'PATCH', `/campaigns/${c.id}`, { token, body: { list_id: listId } });
@@ -132,13 +153,35 @@ t.test('PATCH: the fields given; the target switches between list and segment, n
     t.same([res.status, res.body.error], [422, 'validation_error'], JSON.stringify(body));
     t.match(res.body.message, message);
   }
-  const audits = await sql<{ metadata: { fields: string[] } }[]>`select metadata from audit_events where action = 'campaign.updated' and resource_id = ${c.id} order by id`;
-  t.same(audits.map((r) => r.metadata.fields.sort()), [['name', 'preheader_text', 'subject', 'utm_campaign'], ['body_text', 'preheader_text'], ['list_id', 'segment_id'], ['list_id', 'segment_id']]);
+  const audits = await sql<
+    { metadata: { fields: string[] } }[]
+  >`select metadata from audit_events where action = 'campaign.updated' and resource_id = ${c.id} order by id`;
+  t.same(
+    audits.map((r) => r.metadata.fields.sort()),
+    [
+      ['name', 'preheader_text', 'subject', 'utm_campaign'],
+      ['body_text', 'preheader_text'],
+      ['list_id', 'segment_id'],
+      ['list_id', 'segment_id'],
+    ],
+  );
 });
 
 t.test('DELETE a draft; duplicate copies the content into a new draft (201 {id, name, status})', async (t) => {
-  const c = await createCampaign(s, token, { name: 'Original', list_id: listId, subject: 'S', subject_b: 'SB', preheader_text: 'P', body_html: '<p>h</p>', body_text: 't', from_email: a.from, ab_split_pct: 10 });
-  const [md5] = await sql<{ id: string }[]>`insert into md5_lists (tenant_id, name, created_at, updated_at) values (${a.tenant.tenantId}, 'M', now(), now()) returning id`;
+  const c = await createCampaign(s, token, {
+    name: 'Original',
+    list_id: listId,
+    subject: 'S',
+    subject_b: 'SB',
+    preheader_text: 'P',
+    body_html: '<p>h</p>',
+    body_text: 't',
+    from_email: a.from,
+    ab_split_pct: 10,
+  });
+  const [md5] = await sql<
+    { id: string }[]
+  >`insert into md5_lists (tenant_id, name, created_at, updated_at) values (${a.tenant.tenantId}, 'M', now(), now()) returning id`;
   await call(s.app, 'PATCH', `/campaigns/${c.id}/md5-list`, { token, body: { list_id: md5!.id } });
   const dup = await call(s.app, 'POST', `/campaigns/${c.id}/duplicate`, { token });
   t.equal(dup.status, 201);
@@ -146,7 +189,18 @@ t.test('DELETE a draft; duplicate copies the content into a new draft (201 {id, 
   t.match(dup.body.data, { name: 'Original (copy)', status: 'draft' });
   t.not(dup.body.data.id, c.id);
   const copy = (await call(s.app, 'GET', `/campaigns/${dup.body.data.id}`, { token })).body.data;
-  t.match(copy, { subject: 'S', subject_b: 'SB', preheader_text: 'P', body_html: '<p>h</p>', body_text: 't', list_id: listId, from_email: a.from, ab_split_pct: 10, md5_list_id: md5!.id, scheduled_at: null });
+  t.match(copy, {
+    subject: 'S',
+    subject_b: 'SB',
+    preheader_text: 'P',
+    body_html: '<p>h</p>',
+    body_text: 't',
+    list_id: listId,
+    from_email: a.from,
+    ab_split_pct: 10,
+    md5_list_id: md5!.id,
+    scheduled_at: null,
+  });
   const long = await createCampaign(s, token, { name: 'x'.repeat(200), list_id: listId });
   const longCopy = await call(s.app, 'POST', `/campaigns/${long.id}/duplicate`, { token });
   t.equal(longCopy.body.data.name.length, 200);
@@ -159,10 +213,14 @@ t.test('DELETE a draft; duplicate copies the content into a new draft (201 {id, 
   t.equal((await call(s.app, 'GET', `/campaigns/${dup.body.data.id}`, { token })).status, 200, 'the copy stays');
 });
 
-t.test('md5-list: one of the tenant\'s MD5 lists or null; another tenant\'s is 422', async (t) => {
+t.test("md5-list: one of the tenant's MD5 lists or null; another tenant's is 422", async (t) => {
   const c = await createCampaign(s, token, { list_id: listId });
-  const [own] = await sql<{ id: string }[]>`insert into md5_lists (tenant_id, name, created_at, updated_at) values (${a.tenant.tenantId}, 'Own', now(), now()) returning id`;
-  const [foreign] = await sql<{ id: string }[]>`insert into md5_lists (tenant_id, name, created_at, updated_at) values (${other.tenantId}, 'Theirs', now(), now()) returning id`;
+  const [own] = await sql<
+    { id: string }[]
+  >`insert into md5_lists (tenant_id, name, created_at, updated_at) values (${a.tenant.tenantId}, 'Own', now(), now()) returning id`;
+  const [foreign] = await sql<
+    { id: string }[]
+  >`insert into md5_lists (tenant_id, name, created_at, updated_at) values (${other.tenantId}, 'Theirs', now(), now()) returning id`;
   let res = await call(s.app, 'PATCH', `/campaigns/${c.id}/md5-list`, { token, body: { list_id: own!.id } });
   t.same([res.status, res.body.data.md5_list_id], [200, own!.id]);
   for (const bad of [foreign!.id, 'nope']) {
@@ -196,7 +254,8 @@ t.test('scopes: campaigns:read reads, campaigns:write changes', async (t) => {
   ];
   for (const url of reads) {
     t.equal((await call(s.app, 'GET', url, { token: reader.key })).status, 200, `GET ${url} with campaigns:read`);
-    for (const key of [writer.key, lists.key]) t.same((await call(s.app, 'GET', url, { token: key })).body.error, 'invalid_scope', `GET ${url} needs campaigns:read`);
+    for (const key of [writer.key, lists.key])
+      t.same((await call(s.app, 'GET', url, { token: key })).body.error, 'invalid_scope', `GET ${url} needs campaigns:read`);
   }
   for (const [method, url, body] of writes) {
     for (const key of [reader.key, lists.key]) {
@@ -212,7 +271,7 @@ t.test('scopes: campaigns:read reads, campaigns:write changes', async (t) => {
   }
 });
 
-t.test('another tenant\'s campaign is 404 on every route, and absent from its list', async (t) => {
+t.test("another tenant's campaign is 404 on every route, and absent from its list", async (t) => {
   const c = await createCampaign(s, token, { list_id: listId, from_email: a.from });
   const future = new Date(Date.now() + 3_600_000).toISOString();
   await assertForeign404(t, s.app, other.token, [

@@ -23,7 +23,13 @@ async function tenantWithKeys(): Promise<{ tenant: TestTenant; live: string; tes
 
 /** A tracked transactional send; its click link's path and the send's id. */
 async function trackedSend(key: string, domain: string): Promise<{ id: string; click: string; status: string }> {
-  const body = { to: 'reader@dest.example', from_email: `news@${domain}`, subject: 'Hi', body_html: `<html><body><a href="${TARGET.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;')}">Deal</a></body></html>`, track_clicks: true };
+  const body = {
+    to: 'reader@dest.example',
+    from_email: `news@${domain}`,
+    subject: 'Hi',
+    body_html: `<html><body><a href="${TARGET.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/"/g, '&quot;')}">Deal</a></body></html>`,
+    track_clicks: true,
+  };
   const res = await call(app, 'POST', '/transactional/send', { token: key, body });
   if (res.status !== 202) throw new Error(`send: ${res.status} ${JSON.stringify(res.body)}`);
   const id = res.body.data.message_id as string;

@@ -17,20 +17,40 @@ async function field(token: string, body: Record<string, unknown>) {
 t.test('create, list in position order, change label, options, required and position, delete; audited', async (t) => {
   const owner = await registerTenant(app);
   const plan = await field(owner.token, { key: 'plan', label: ' Plan ', type: 'select', options: ['free', ' pro '], required: true });
-  t.match(plan, { id: String, key: 'plan', label: 'Plan', type: 'select', options: ['free', 'pro'], required: true, position: 0, created_at: String, updated_at: String });
+  t.match(plan, {
+    id: String,
+    key: 'plan',
+    label: 'Plan',
+    type: 'select',
+    options: ['free', 'pro'],
+    required: true,
+    position: 0,
+    created_at: String,
+    updated_at: String,
+  });
   const age = await field(owner.token, { key: 'age', label: 'Age', type: 'number' });
   t.match(age, { options: null, required: false, position: 1 });
   const list = await call(app, 'GET', '/contact-custom-fields', { token: owner.token });
   t.equal(list.status, 200);
-  t.same(list.body.data.items.map((f: { key: string }) => f.key), ['plan', 'age']);
+  t.same(
+    list.body.data.items.map((f: { key: string }) => f.key),
+    ['plan', 'age'],
+  );
 
   const moved = await call(app, 'PUT', `/contact-custom-fields/${age.id}`, { token: owner.token, body: { position: 0, label: 'Age (years)', required: true } });
   t.equal(moved.status, 200);
   t.match(moved.body.data, { key: 'age', label: 'Age (years)', required: true, position: 0 });
-  const reordered = await call(app, 'PUT', `/contact-custom-fields/${plan.id}`, { token: owner.token, body: { position: 5, options: ['free', 'pro', 'team'] } });
+  const reordered = await call(app, 'PUT', `/contact-custom-fields/${plan.id}`, {
+    token: owner.token,
+    body: { position: 5, options: ['free', 'pro', 'team'] },
+  });
   t.match(reordered.body.data, { position: 5, options: ['free', 'pro', 'team'] });
   const after = await call(app, 'GET', '/contact-custom-fields', { token: owner.token });
-  t.same(after.body.data.items.map((f: { key: string }) => f.key), ['age', 'plan'], 'position order');
+  t.same(
+    after.body.data.items.map((f: { key: string }) => f.key),
+    ['age', 'plan'],
+    'position order',
+  );
   const same = await call(app, 'PUT', `/contact-custom-fields/${plan.id}`, { token: owner.token, body: { key: 'plan', type: 'select' } });
   t.equal(same.status, 200, 'key and type with their own values are accepted');
 
@@ -40,8 +60,13 @@ t.test('create, list in position order, change label, options, required and posi
   t.equal((await call(app, 'DELETE', `/contact-custom-fields/${age.id}`, { token: owner.token })).status, 404, 'deleting twice');
   t.equal((await call(app, 'PUT', `/contact-custom-fields/not-a-uuid`, { token: owner.token, body: { label: 'x' } })).status, 404);
 
-  const audit = await sql<{ action: string }[]>`select action from audit_events where tenant_id = ${owner.tenantId} and resource_type = 'custom_field' order by id`;
-  t.same(audit.map((a) => a.action), ['custom_field.created', 'custom_field.created', 'custom_field.updated', 'custom_field.updated', 'custom_field.deleted']);
+  const audit = await sql<
+    { action: string }[]
+  >`select action from audit_events where tenant_id = ${owner.tenantId} and resource_type = 'custom_field' order by id`;
+  t.same(
+    audit.map((a) => a.action),
+    ['custom_field.created', 'custom_field.created', 'custom_field.updated', 'custom_field.updated', 'custom_field.deleted'],
+  );
 });
 
 t.test('key rules, reserved names, duplicates (409), select options, unknown and immutable fields', async (t) => {
@@ -95,7 +120,11 @@ t.test('key rules, reserved names, duplicates (409), select options, unknown and
     t.equal(res.status, status, JSON.stringify(body));
     t.match(res.body.message, message, JSON.stringify(body));
   }
-  t.same((await call(app, 'PUT', `/contact-custom-fields/${text.id}`, { token: owner.token, body: { options: null } })).body.data.options, null, 'null options on a text field');
+  t.same(
+    (await call(app, 'PUT', `/contact-custom-fields/${text.id}`, { token: owner.token, body: { options: null } })).body.data.options,
+    null,
+    'null options on a text field',
+  );
 });
 
 t.test(`a tenant holds at most ${MAX_CUSTOM_FIELDS} fields`, async (t) => {
@@ -106,7 +135,9 @@ t.test(`a tenant holds at most ${MAX_CUSTOM_FIELDS} fields`, async (t) => {
   const res = await create(owner.token, { key: 'one_more', label: 'X', type: 'text' });
   t.equal(res.status, 409);
   t.match(res.body.message, new RegExp(`${MAX_CUSTOM_FIELDS} fields`));
-  await call(app, 'DELETE', `/contact-custom-fields/${(await call(app, 'GET', '/contact-custom-fields', { token: owner.token })).body.data.items[0].id}`, { token: owner.token });
+  await call(app, 'DELETE', `/contact-custom-fields/${(await call(app, 'GET', '/contact-custom-fields', { token: owner.token })).body.data.items[0].id}`, {
+    token: owner.token,
+  });
   t.equal((await create(owner.token, { key: 'one_more', label: 'X', type: 'text' })).status, 201, 'room again after a delete');
 });
 

@@ -27,7 +27,13 @@ interface Answer {
 function slowPost(port: number, token: string, length: number, write: (req: ClientRequest) => Promise<void>): Promise<Answer | undefined> {
   return new Promise((resolve) => {
     const req = request(
-      { host: '127.0.0.1', port, method: 'POST', path: '/api/v1/contacts/imports', headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv', 'content-length': length } },
+      {
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: '/api/v1/contacts/imports',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv', 'content-length': length },
+      },
       (res) => {
         let text = '';
         res.on('data', (c: Buffer) => (text += c.toString()));
@@ -47,7 +53,8 @@ t.test('import uploads', async (t) => {
   const owner = await registerTenant(app);
 
   const importRow = async (id: string) => (await sql`select status, error, bytes::int, chunks from contact_imports where id = ${id}`)[0]!;
-  const latest = async () => (await sql`select id, status, error, bytes::int as bytes from contact_imports where tenant_id = ${owner.tenantId} order by created_at desc limit 1`)[0]!;
+  const latest = async () =>
+    (await sql`select id, status, error, bytes::int as bytes from contact_imports where tenant_id = ${owner.tenantId} order by created_at desc limit 1`)[0]!;
   const chunkCount = async (id: string) => (await sql`select count(*)::int as n from contact_import_chunks where import_id = ${id}`)[0]!.n;
 
   await t.test('the file is stored in chunks, a character split across two of them intact', async (t) => {
@@ -65,7 +72,7 @@ t.test('import uploads', async (t) => {
   });
 
   await t.test('a file over imports.max_file_bytes is 413 and leaves a failed import without chunks', async (t) => {
-    const up = await uploadImport(app, owner.token, 'email\n' + 'big@example.com\n'.repeat(2000));
+    const up = await uploadImport(app, owner.token, `email\n${'big@example.com\n'.repeat(2000)}`);
     t.equal(up.status, 413);
     t.equal(up.body.error, 'payload_too_large');
     const row = await latest();
@@ -101,7 +108,7 @@ t.test('import uploads', async (t) => {
     let sent!: ClientRequest;
     const answer = slowPost(port, owner.token, 10000, async (req) => {
       sent = req;
-      req.write('email\n' + 'cut@example.com\n'.repeat(200));
+      req.write(`email\n${'cut@example.com\n'.repeat(200)}`);
     });
     await sleep(300);
     sent.destroy();

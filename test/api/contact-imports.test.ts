@@ -27,7 +27,9 @@ t.test('contact imports', async (t) => {
         'not-an-address,Bob,US,free,1,no\n' +
         'carl@example.com,Carl,,free,many,no\n' +
         'dana@example.com,Dana,DE,,,\n' +
-        'erin@example.com,' + 'x'.repeat(201) + ',US,free,1,true\n',
+        'erin@example.com,' +
+        'x'.repeat(201) +
+        ',US,free,1,true\n',
     );
     t.match(out, { status: 'completed', rows_total: 5, rows_done: 5, inserted: 2, updated: 0, skipped: 0, invalid: 3, error: null });
     t.same(out.errors, [
@@ -86,13 +88,20 @@ t.test('contact imports', async (t) => {
     t.equal((await contactByEmail(sql, tenant, 'up@example.com')).first_name, 'New');
 
     // Rows 1 and 3 (same batch of 4) and row 6 (next batch) name the same address.
-    const dupes = 'email,first_name\ndup@example.com,First\na1@example.com,A\nDUP@example.com,Second\nb1@example.com,B\nc1@example.com,C\ndup@example.com,Third\n';
+    const dupes =
+      'email,first_name\ndup@example.com,First\na1@example.com,A\nDUP@example.com,Second\nb1@example.com,B\nc1@example.com,C\ndup@example.com,Third\n';
     const later = await run(dupes);
     t.match(later, { status: 'completed', rows_done: 6, inserted: 4, updated: 2, invalid: 0 });
     t.equal((await contactByEmail(sql, tenant, 'dup@example.com')).first_name, 'Third', 'the last row wins with update');
-    const first = await run(dupes.replace(/dup@/g, 'dup2@').replace(/DUP@/, 'DUP2@').replace(/[abc]1@/g, (m) => m.replace('1', '2')), {
-      query: { on_existing: 'skip' },
-    });
+    const first = await run(
+      dupes
+        .replace(/dup@/g, 'dup2@')
+        .replace(/DUP@/, 'DUP2@')
+        .replace(/[abc]1@/g, (m) => m.replace('1', '2')),
+      {
+        query: { on_existing: 'skip' },
+      },
+    );
     t.match(first, { status: 'completed', inserted: 4, updated: 0, skipped: 2 });
     t.equal((await contactByEmail(sql, tenant, 'dup2@example.com')).first_name, 'First', 'the first row wins with skip');
   });
@@ -104,7 +113,9 @@ t.test('contact imports', async (t) => {
     t.ok(st.unsubscribed_at);
     const back = await run('email,status,first_name\nst@example.com,active,Still\nok@example.com,active,Fine\n');
     t.match(back, { inserted: 1, updated: 0, invalid: 1 }, 'the re-subscribing row is a failure, not applied');
-    t.match(back.errors, [{ line: 2, reason: `status: st@example.com is unsubscribed; an import never re-subscribes (POST /contacts/${st.id}/resubscribe with a reason does)` }]);
+    t.match(back.errors, [
+      { line: 2, reason: `status: st@example.com is unsubscribed; an import never re-subscribes (POST /contacts/${st.id}/resubscribe with a reason does)` },
+    ]);
     t.match(await contactByEmail(sql, tenant, 'st@example.com'), { status: 'unsubscribed', first_name: null });
     await run('email,first_name\nst@example.com,Still\n');
     t.match(await contactByEmail(sql, tenant, 'st@example.com'), { status: 'unsubscribed', first_name: 'Still' }, 'a row without status still updates it');
@@ -152,7 +163,11 @@ t.test('contact imports', async (t) => {
     const bom = await run('\ufeffemail,first_name\r\nbom1@example.com,A\nbom2@example.com,B\r\n\r\nbom3@example.com,C');
     t.match(bom, { status: 'completed', rows_total: 3, inserted: 3, invalid: 0 }, 'BOM, CRLF/LF mix and a missing final newline are accepted');
 
-    const badUtf8 = Buffer.concat([Buffer.from('email,first_name\nu1@example.com,Ok\nu2@example.com,'), Buffer.from([0xc3, 0x28]), Buffer.from('\nu3@example.com,Zoë\n')]);
+    const badUtf8 = Buffer.concat([
+      Buffer.from('email,first_name\nu1@example.com,Ok\nu2@example.com,'),
+      Buffer.from([0xc3, 0x28]),
+      Buffer.from('\nu3@example.com,Zoë\n'),
+    ]);
     const utf = await run(badUtf8);
     t.match(utf, { status: 'completed', inserted: 2, invalid: 1 });
     t.same(utf.errors, [{ line: 3, reason: 'invalid UTF-8' }]);
@@ -160,7 +175,10 @@ t.test('contact imports', async (t) => {
 
     const count = await run('email,first_name\nc1x@example.com,A,extra\nc2x@example.com\nc3x@example.com,C\n');
     t.match(count, { inserted: 1, invalid: 2 });
-    t.same(count.errors, [{ line: 2, reason: 'has 3 fields, the header has 2' }, { line: 3, reason: 'has 1 field, the header has 2' }]);
+    t.same(count.errors, [
+      { line: 2, reason: 'has 3 fields, the header has 2' },
+      { line: 3, reason: 'has 1 field, the header has 2' },
+    ]);
 
     const nul = await run('email,first_name\nn1@example.com,A\u0000B\nn2@example.com,ok\n');
     t.same(nul.errors, [{ line: 2, reason: 'contains a NUL character' }]);
@@ -174,7 +192,9 @@ t.test('contact imports', async (t) => {
     t.match(headerOnly, { status: 'completed', rows_total: 0, rows_done: 0, inserted: 0 });
 
     // Rows 2..6 fill a batch and a half; the quote opened on line 7 is never closed.
-    const quote = await run('email,first_name\nq1@example.com,A\nq2@example.com,B\nq3@example.com,C\nq4@example.com,D\nq5@example.com,E\nq6@example.com,"F\nq7@example.com,G\n');
+    const quote = await run(
+      'email,first_name\nq1@example.com,A\nq2@example.com,B\nq3@example.com,C\nq4@example.com,D\nq5@example.com,E\nq6@example.com,"F\nq7@example.com,G\n',
+    );
     t.match(quote, { status: 'failed', rows_done: 5, inserted: 5 });
     t.match(quote.error, /^line 7: a quoted field is never closed/);
     t.match(quote.error, /the 5 row\(s\) before it were processed/);
@@ -186,11 +206,15 @@ t.test('contact imports', async (t) => {
     const quotedOk = await run('email,first_name\nqq@example.com,"Lee, ""Al"""\nqq2@example.com,"two\nlines"\n');
     t.match(quotedOk, { status: 'completed', inserted: 1, invalid: 1 }, 'quoted fields with delimiters, doubled quotes and line breaks parse');
     t.equal((await contactByEmail(sql, tenant, 'qq@example.com')).first_name, 'Lee, "Al"');
-    t.same(quotedOk.errors, [{ line: 3, reason: 'first_name: must be one line without control characters' }], 'a record spanning lines is reported at its first line');
+    t.same(
+      quotedOk.errors,
+      [{ line: 3, reason: 'first_name: must be one line without control characters' }],
+      'a record spanning lines is reported at its first line',
+    );
   });
 
   await t.test('an over-long line fails the file at its line with bounded memory', async (t) => {
-    const out = await run('email,first_name\nlong1@example.com,A\nlong2@example.com,' + 'y'.repeat(5 * 1024 * 1024) + '\nlong3@example.com,C\n');
+    const out = await run(`email,first_name\nlong1@example.com,A\nlong2@example.com,${'y'.repeat(5 * 1024 * 1024)}\nlong3@example.com,C\n`);
     t.match(out, { status: 'failed', rows_done: 1, inserted: 1 });
     t.match(out.error, /^line 3: the record is longer than the largest accepted/);
   });
@@ -258,7 +282,7 @@ t.test('contact imports', async (t) => {
     const rows: string[] = [];
     for (let i = 0; i < 130; i++) rows.push(i % 2 === 0 ? `{"email":"ok${i}@example.com"}` : `{"email":"bad${i}@example.com","=SUM(A${i})":"x"}`);
     rows.push('{"email":"last@example.com","a\\"b,c":1}');
-    const file = rows.join('\n') + '\n';
+    const file = `${rows.join('\n')}\n`;
     const up = await uploadImport(app, owner.token, file, { type: 'application/x-ndjson' });
     const id = up.body.data.id;
     const queued = await call(app, 'GET', `/contacts/imports/${id}`, { token: owner.token });

@@ -45,8 +45,18 @@ t.test('erase: personal data gone from contacts, sends, attempts and events; the
   const hash = sha256(address);
   const placeholder = `erased:${hash.toString('hex').slice(0, 12)}`;
   await call(app, 'POST', '/contact-custom-fields', { token: owner, body: { key: 'shoe_size', label: 'Shoe size', type: 'number' } });
-  const made = await contact(owner, { email: 'Erin.Example@Dest.example', first_name: 'Erin', last_name: 'Example', phone: '+47 1234', city: 'Oslo', crm_id: 'X9', custom_fields: { shoe_size: 39 } });
-  const [list] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${s.tenant.tenantId}, 'Newsletter', now(), now()) returning id`;
+  const made = await contact(owner, {
+    email: 'Erin.Example@Dest.example',
+    first_name: 'Erin',
+    last_name: 'Example',
+    phone: '+47 1234',
+    city: 'Oslo',
+    crm_id: 'X9',
+    custom_fields: { shoe_size: 39 },
+  });
+  const [list] = await sql<
+    { id: string }[]
+  >`insert into lists (tenant_id, name, created_at, updated_at) values (${s.tenant.tenantId}, 'Newsletter', now(), now()) returning id`;
   await sql`insert into list_members (list_id, contact_id, tenant_id, added_at) values (${list!.id}, ${made.id}, ${s.tenant.tenantId}, now())`;
 
   const waiting = await send(s, address, 'Your order, Erin');
@@ -67,7 +77,18 @@ t.test('erase: personal data gone from contacts, sends, attempts and events; the
   t.same(res.body.data, { status: 'erased' });
 
   const got = (await call(app, 'GET', `/contacts/${made.id}`, { token: owner })).body.data;
-  t.match(got, { id: made.id, email: null, first_name: null, last_name: null, phone: null, city: null, crm_id: null, status: 'deleted', erased_at: String, unsubscribed_at: null });
+  t.match(got, {
+    id: made.id,
+    email: null,
+    first_name: null,
+    last_name: null,
+    phone: null,
+    city: null,
+    crm_id: null,
+    status: 'deleted',
+    erased_at: String,
+    unsubscribed_at: null,
+  });
   t.same(got.custom_fields, {});
   const [row] = await sql<{ email_hash: Buffer; custom_fields: object; leftovers: number }[]>`
     select email_hash, custom_fields, num_nonnulls(email, first_name, last_name, phone, company, city, state, country, postal_code, title,
@@ -76,7 +97,10 @@ t.test('erase: personal data gone from contacts, sends, attempts and events; the
   t.same(row!.custom_fields, {}, 'no stored custom value, orphaned or not');
   t.equal(row!.leftovers, 0, 'every personal column is null');
   t.ok(row!.email_hash.equals(hash), 'the hash is kept');
-  t.same((await call(app, 'GET', '/contacts?status=deleted', { token: owner })).body.data.items.map((c: { id: string }) => c.id), [made.id]);
+  t.same(
+    (await call(app, 'GET', '/contacts?status=deleted', { token: owner })).body.data.items.map((c: { id: string }) => c.id),
+    [made.id],
+  );
   const [members] = await sql<{ n: number }[]>`select count(*)::int as n from list_members where contact_id = ${made.id}`;
   t.equal(members!.n, 0, 'out of every list');
 
@@ -95,12 +119,18 @@ t.test('erase: personal data gone from contacts, sends, attempts and events; the
          + (select count(*) from send_attempts a join sends x on x.id = a.send_id where x.tenant_id = ${s.tenant.tenantId} and a.reply ilike '%erin%')
          + (select count(*) from contacts where tenant_id = ${s.tenant.tenantId} and email ilike '%erin%')
          + (select count(*) from suppressions where tenant_id = ${s.tenant.tenantId} and email ilike '%erin%') as n`;
-  t.equal(Number(traces!.n), 0, 'the address appears nowhere in the tenant\'s contacts, sends, attempts, events or suppressions');
+  t.equal(Number(traces!.n), 0, "the address appears nowhere in the tenant's contacts, sends, attempts, events or suppressions");
   const events = await sql<{ recipient: string }[]>`select recipient from events where send_id in (${waiting.id}, ${delivered.id})`;
   t.ok(events.length >= 3 && events.every((e) => e.recipient === placeholder), 'events carry the placeholder');
 
-  const audit = await sql<{ resource_id: string; metadata: object }[]>`select resource_id, metadata from audit_events where tenant_id = ${s.tenant.tenantId} and action = 'contact.erased'`;
-  t.same(audit.map((a) => [a.resource_id, a.metadata]), [[made.id, {}]], 'audited with the contact id only');
+  const audit = await sql<
+    { resource_id: string; metadata: object }[]
+  >`select resource_id, metadata from audit_events where tenant_id = ${s.tenant.tenantId} and action = 'contact.erased'`;
+  t.same(
+    audit.map((a) => [a.resource_id, a.metadata]),
+    [[made.id, {}]],
+    'audited with the contact id only',
+  );
 
   const suppressions = await sql<{ email: string | null; email_hash: Buffer; reason: string; source: string; detail: string | null }[]>`
     select email, email_hash, reason, source, detail from suppressions where tenant_id = ${s.tenant.tenantId}`;
@@ -112,7 +142,11 @@ t.test('erase: personal data gone from contacts, sends, attempts and events; the
   t.match(listed.body.data, [{ email: null, reason: 'erased', source: 'erasure' }]);
   const entry = listed.body.data[0].id as string;
   t.match((await call(app, 'GET', `/suppressions/${entry}`, { token: owner })).body.data, { id: entry, email: null, reason: 'erased' });
-  t.same((await call(app, 'GET', `/suppressions?q=${encodeURIComponent('Erin.Example@dest.example')}`, { token: owner })).body.data.map((x: { id: string }) => x.id), [entry], 'found by its full address');
+  t.same(
+    (await call(app, 'GET', `/suppressions?q=${encodeURIComponent('Erin.Example@dest.example')}`, { token: owner })).body.data.map((x: { id: string }) => x.id),
+    [entry],
+    'found by its full address',
+  );
   t.equal((await call(app, 'GET', '/suppressions?q=erin', { token: owner })).body.total, 0, 'not by a part of it');
   t.equal((await call(app, 'GET', '/suppressions?reason=erased', { token: owner })).body.total, 1);
   const again = await call(app, 'POST', '/suppressions', { token: owner, body: { email: address } });
@@ -163,7 +197,10 @@ t.test('an unsubscribed contact is never mailed (transactional included), also o
   t.equal((await send(s, 'loud@dest.example')).status, 'queued', "another tenant's unsubscribed contact does not count");
   const [decision] = await sql<{ status_detail: string | null; gates: { gate: string; outcome: string; reason?: string }[] }[]>`
     select status_detail, gate_decisions as gates from sends where tenant_id = ${s.tenant.tenantId} and to_email = 'quiet@dest.example'`;
-  t.match(decision!.gates.find((g) => g.gate === 'suppression'), { outcome: 'drop', reason: 'suppressed' });
+  t.match(
+    decision!.gates.find((g) => g.gate === 'suppression'),
+    { outcome: 'drop', reason: 'suppressed' },
+  );
   const resubscribed = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: s.tenant.token, body: { reason: 'asked by e-mail' } });
   t.equal(resubscribed.status, 200);
   t.equal((await send(s, 'quiet@dest.example')).status, 'queued');

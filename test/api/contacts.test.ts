@@ -45,9 +45,22 @@ t.test('create normalises the address and profile, answers every reserved column
   t.equal(res.status, 201, JSON.stringify(res.body));
   const made = res.body.data;
   t.match(made, {
-    id: String, tenant_id: owner.tenantId, email: 'ann.lee+news@xn--bcher-kva.example', first_name: 'Ann', last_name: null,
-    timezone: 'Europe/Paris', crm_id: 'C-1', phone: null, crm_lead_id: null, status: 'active', best_send_hour: null,
-    unsubscribed_at: null, erased_at: null, created_at: String, updated_at: String, created: true,
+    id: String,
+    tenant_id: owner.tenantId,
+    email: 'ann.lee+news@xn--bcher-kva.example',
+    first_name: 'Ann',
+    last_name: null,
+    timezone: 'Europe/Paris',
+    crm_id: 'C-1',
+    phone: null,
+    crm_lead_id: null,
+    status: 'active',
+    best_send_hour: null,
+    unsubscribed_at: null,
+    erased_at: null,
+    created_at: String,
+    updated_at: String,
+    created: true,
   });
   t.same(made.custom_fields, { plan: 'pro', seats: 4, renews: '2027-01-31T09:00:00.000Z' }, 'datetimes stored as UTC');
   const got = await call(app, 'GET', `/contacts/${made.id}`, { token: owner.token });
@@ -61,7 +74,10 @@ t.test('create normalises the address and profile, answers every reserved column
 
 t.test('an existing address is 409 in any spelling; ?upsert=true updates it (200, created false); addresses are per tenant', async (t) => {
   const { owner, other } = await twoTenants(app);
-  await catalog(owner.token, [{ key: 'tier', label: 'Tier', type: 'text' }, { key: 'score', label: 'Score', type: 'number' }]);
+  await catalog(owner.token, [
+    { key: 'tier', label: 'Tier', type: 'text' },
+    { key: 'score', label: 'Score', type: 'number' },
+  ]);
   const first = await contact(owner.token, { email: 'dup@example.com', first_name: 'Dee', city: 'Oslo', custom_fields: { tier: 'gold', score: 1 } });
   for (const email of ['dup@example.com', 'DUP@Example.COM', ' dup@example.com ']) {
     const res = await post(owner.token, { email });
@@ -97,18 +113,26 @@ t.test('status: unsubscribed stamps unsubscribed_at, re-subscribing clears it; a
 
 t.test('PATCH: profile, email (normalised, unique), custom fields merged; deleted contacts cannot change', async (t) => {
   const owner = await registerTenant(app);
-  await catalog(owner.token, [{ key: 'plan', label: 'Plan', type: 'select', options: ['a', 'b'], required: true }, { key: 'note', label: 'Note', type: 'longtext' }]);
+  await catalog(owner.token, [
+    { key: 'plan', label: 'Plan', type: 'select', options: ['a', 'b'], required: true },
+    { key: 'note', label: 'Note', type: 'longtext' },
+  ]);
   const made = await contact(owner.token, { email: 'patch@example.com', company: 'Acme', custom_fields: { plan: 'a', note: 'hi' } });
   const other = await contact(owner.token, { email: 'taken@example.com', custom_fields: { plan: 'b' } });
   const res = await call(app, 'PATCH', `/contacts/${made.id}`, {
-    token: owner.token, body: { email: ' Patched@EXAMPLE.com', company: null, title: 'CTO', custom_fields: { plan: 'b', note: null } },
+    token: owner.token,
+    body: { email: ' Patched@EXAMPLE.com', company: null, title: 'CTO', custom_fields: { plan: 'b', note: null } },
   });
   t.equal(res.status, 200, JSON.stringify(res.body));
   t.match(res.body.data, { email: 'patched@example.com', company: null, title: 'CTO' });
   t.same(res.body.data.custom_fields, { plan: 'b' });
   const [hash] = await sql<{ ok: boolean }[]>`select email_hash = sha256(convert_to('patched@example.com', 'UTF8')) as ok from contacts where id = ${made.id}`;
   t.ok(hash!.ok, 'the hash follows the address');
-  t.same((await call(app, 'PATCH', `/contacts/${made.id}`, { token: owner.token, body: {} })).body.data.email, 'patched@example.com', 'an empty PATCH changes nothing');
+  t.same(
+    (await call(app, 'PATCH', `/contacts/${made.id}`, { token: owner.token, body: {} })).body.data.email,
+    'patched@example.com',
+    'an empty PATCH changes nothing',
+  );
 
   const taken = await call(app, 'PATCH', `/contacts/${made.id}`, { token: owner.token, body: { email: 'TAKEN@example.com' } });
   t.equal(taken.status, 409);
@@ -127,7 +151,10 @@ t.test('PATCH: profile, email (normalised, unique), custom fields merged; delete
 
 t.test('refusals: 422 naming the field, 400 for unexpected fields; nothing is written', async (t) => {
   const owner = await registerTenant(app);
-  await catalog(owner.token, [{ key: 'plan', label: 'Plan', type: 'select', options: ['a'], required: true }, { key: 'age', label: 'Age', type: 'number' }]);
+  await catalog(owner.token, [
+    { key: 'plan', label: 'Plan', type: 'select', options: ['a'], required: true },
+    { key: 'age', label: 'Age', type: 'number' },
+  ]);
   const ok = { email: 'ok@example.com', custom_fields: { plan: 'a' } };
   const cases: [Record<string, unknown>, number, RegExp][] = [
     [{ custom_fields: { plan: 'a' } }, 422, /^email: is required/],
@@ -165,7 +192,9 @@ t.test('refusals: 422 naming the field, 400 for unexpected fields; nothing is wr
 t.test('DELETE marks deleted (kept, out of lists); adding the address again restores the row', async (t) => {
   const owner = await registerTenant(app);
   const made = await contact(owner.token, { email: 'del@example.com', first_name: 'Old', status: 'unsubscribed' });
-  const [list] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${owner.tenantId}, 'L', now(), now()) returning id`;
+  const [list] = await sql<
+    { id: string }[]
+  >`insert into lists (tenant_id, name, created_at, updated_at) values (${owner.tenantId}, 'L', now(), now()) returning id`;
   await sql`insert into list_members (list_id, contact_id, tenant_id, added_at) values (${list!.id}, ${made.id}, ${owner.tenantId}, now())`;
   const del = await call(app, 'DELETE', `/contacts/${made.id}`, { token: owner.token });
   t.equal(del.status, 200);
@@ -222,7 +251,9 @@ t.test('totals at scale: read from the per-status counts; a search is counted up
     select ${owner.tenantId}, 'bulk' || i || '@example.com', case when i % 10 = 0 then 'unsubscribed' when i % 25 = 1 then 'deleted' else 'active' end,
            now() - i * interval '1 second', now()
     from generate_series(1, ${n}) as i`;
-  const expect = await sql<{ status: string; n: number }[]>`select status, count(*)::int as n from contacts where tenant_id = ${owner.tenantId} group by status`;
+  const expect = await sql<
+    { status: string; n: number }[]
+  >`select status, count(*)::int as n from contacts where tenant_id = ${owner.tenantId} group by status`;
   const of = (s: string) => expect.find((e) => e.status === s)?.n ?? 0;
   const res = await call(app, 'GET', '/contacts?limit=3', { token: owner.token });
   t.equal(res.body.data.total, of('active') + of('unsubscribed'));
@@ -274,7 +305,11 @@ t.test("another tenant's contact is 404 on every id route and untouched", async 
     { method: 'POST', url: `/contacts/${made.id}/resubscribe`, body: { reason: 'stolen consent' } },
   ]);
   t.same((await call(app, 'GET', '/contacts', { token: other.token })).body.data.items, []);
-  t.match((await call(app, 'GET', `/contacts/${made.id}`, { token: owner.token })).body.data, { email: 'mine@example.com', first_name: 'Mine', status: 'active' });
+  t.match((await call(app, 'GET', `/contacts/${made.id}`, { token: owner.token })).body.data, {
+    email: 'mine@example.com',
+    first_name: 'Mine',
+    status: 'active',
+  });
 });
 
 t.test('consent is not undone by accident: PATCH and upsert answer 409 naming the resubscribe action; nothing changes', async (t) => {
@@ -307,14 +342,19 @@ t.test('POST /contacts/{id}/resubscribe: needs a reason, sets active, audits act
   const extra = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: owner.token, body: { reason: 'ok', status: 'active' } });
   t.equal(extra.status, 400, 'unexpected field');
   const key = await createKey(app, owner, { scopes: ['contacts:write'] });
-  const res = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: key.key, body: { reason: '  Signed up again at the fair (form 2026-04)  ' } });
+  const res = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, {
+    token: key.key,
+    body: { reason: '  Signed up again at the fair (form 2026-04)  ' },
+  });
   t.equal(res.status, 200);
   t.match(res.body.data, { id: made.id, status: 'active', unsubscribed_at: null });
   const rows = await sql<{ actor_type: string; actor_id: string; resource_id: string; metadata: Record<string, unknown> }[]>`
     select actor_type, actor_id, resource_id, metadata from audit_events where tenant_id = ${owner.tenantId} and action = 'contact.resubscribed'`;
   t.equal(rows.length, 1);
   t.match(rows[0], {
-    actor_type: 'api_key', actor_id: key.id, resource_id: made.id,
+    actor_type: 'api_key',
+    actor_id: key.id,
+    resource_id: made.id,
     metadata: { reason: 'Signed up again at the fair (form 2026-04)', previous_status: 'unsubscribed', unsubscribed_at: made.unsubscribed_at },
   });
   const again = await call(app, 'POST', `/contacts/${made.id}/resubscribe`, { token: owner.token, body: { reason: 'twice' } });

@@ -40,7 +40,10 @@ t.test('revoked or deleted by another process: refused once the cached copy expi
   await sql`delete from api_key_activity where key_id = ${deleted.id}`;
   await sql`delete from api_keys where id = ${deleted.id}`;
   await sleep(CACHE_MS + 100);
-  for (const [label, key] of [['revoked', revoked.key], ['deleted', deleted.key]] as const) {
+  for (const [label, key] of [
+    ['revoked', revoked.key],
+    ['deleted', deleted.key],
+  ] as const) {
     const res = await whoami(key);
     t.equal(res.status, 401, `${label} → 401 within the bound`);
     t.equal(res.body.error, 'unauthenticated');

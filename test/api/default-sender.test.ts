@@ -9,16 +9,21 @@ const { sql } = s;
 
 /** A campaign exactly as the spec writes one: no from_email, from_name or reply_to. */
 async function specCampaign(token: string, listId: string): Promise<string> {
-  const res = await call(s.app, 'POST', '/campaigns', { token, body: { name: 'Spec-shaped', subject: 'Hello', body_html: '<p>Hi</p>', body_text: 'Hi', list_id: listId } });
+  const res = await call(s.app, 'POST', '/campaigns', {
+    token,
+    body: { name: 'Spec-shaped', subject: 'Hello', body_html: '<p>Hi</p>', body_text: 'Hi', list_id: listId },
+  });
   if (res.status !== 200) throw new Error(`create: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body.data.id;
 }
 
 const messagesOf = async (campaignId: string) =>
-  (await sql<{ message: Buffer; from_email: string }[]>`select message, from_email from sends where campaign_id = ${campaignId} order by to_email`).map((r) => ({
-    text: r.message.toString('latin1'),
-    from: r.from_email,
-  }));
+  (await sql<{ message: Buffer; from_email: string }[]>`select message, from_email from sends where campaign_id = ${campaignId} order by to_email`).map(
+    (r) => ({
+      text: r.message.toString('latin1'),
+      from: r.from_email,
+    }),
+  );
 
 const tenantName = async (tenantId: string) => (await sql<{ name: string }[]>`select name from tenants where id = ${tenantId}`)[0]!.name;
 
@@ -35,7 +40,10 @@ t.test('no sender set: a spec-shaped campaign is created, scheduled and sent fro
   const { listId } = await listOf(sql, a.tenant.tenantId, addresses('spec', 3));
   const id = await specCampaign(a.tenant.token, listId);
   t.equal((await readCampaign(s, a.tenant.token, id)).from_email, null, 'the campaign itself names no sender');
-  const scheduled = await call(s.app, 'POST', `/campaigns/${id}/schedule`, { token: a.tenant.token, body: { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() } });
+  const scheduled = await call(s.app, 'POST', `/campaigns/${id}/schedule`, {
+    token: a.tenant.token,
+    body: { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() },
+  });
   t.same([scheduled.status, scheduled.body.data?.status], [200, 'scheduled'], JSON.stringify(scheduled.body));
   // Its time comes: the fan-out checks it again and starts it.
   await sql`update campaigns set scheduled_at = now() - interval '1 second' where id = ${id}`;
@@ -53,7 +61,10 @@ t.test('no sender set: a spec-shaped campaign is created, scheduled and sent fro
   const now = await specCampaign(a.tenant.token, listId);
   await sendNow(s, a.tenant.token, now);
   t.equal(await drain(s, now), 'completed');
-  t.same((await messagesOf(now)).map((m) => m.from), Array(3).fill(`no-reply@${older.name}`));
+  t.same(
+    (await messagesOf(now)).map((m) => m.from),
+    Array(3).fill(`no-reply@${older.name}`),
+  );
 });
 
 t.test('PUT /settings/sender: validated, audited, and used by campaigns that leave the sender (or a part of it) empty', async (t) => {
@@ -62,7 +73,10 @@ t.test('PUT /settings/sender: validated, audited, and used by campaigns that lea
   await sql`insert into domains (tenant_id, name, unicode_name, created_at) values (${a.tenant.tenantId}, ${unverified}, ${unverified}, now())`;
   const put = (body: unknown) => call(s.app, 'PUT', '/settings/sender', { token: a.tenant.token, body });
   for (const [body, message] of [
-    [{ from_email: 'news@elsewhere.example' }, new RegExp(`^from_email: its domain elsewhere\\.example is not a verified sending domain of this tenant \\(verified: ${a.domain.name}\\)`)],
+    [
+      { from_email: 'news@elsewhere.example' },
+      new RegExp(`^from_email: its domain elsewhere\\.example is not a verified sending domain of this tenant \\(verified: ${a.domain.name}\\)`),
+    ],
     [{ from_email: `news@${unverified}` }, /^from_email: its domain .* is not a verified sending domain/],
     [{ from_email: 'not an address' }, /^from_email: /],
     [{ from_email: a.from, reply_to: 'nope' }, /^reply_to: /],
@@ -80,7 +94,9 @@ t.test('PUT /settings/sender: validated, audited, and used by campaigns that lea
   t.match(ok.body.data, { from_email: `hello@${a.domain.name}`, from_name: 'The Desk', reply_to: 'help@support.example', source: 'settings' });
   t.ok(ok.body.data.updated_at);
   t.same((await call(s.app, 'GET', '/settings/sender', { token: a.tenant.token })).body.data, ok.body.data, 'GET shows it');
-  const [audit] = await sql<{ metadata: Record<string, unknown> }[]>`select metadata from audit_events where tenant_id = ${a.tenant.tenantId} and action = 'sender.default_set'`;
+  const [audit] = await sql<
+    { metadata: Record<string, unknown> }[]
+  >`select metadata from audit_events where tenant_id = ${a.tenant.tenantId} and action = 'sender.default_set'`;
   t.same(audit!.metadata, { from_email: `hello@${a.domain.name}`, from_name: 'The Desk', reply_to: 'help@support.example' });
 
   const { listId } = await listOf(sql, a.tenant.tenantId, addresses('dflt', 2));
@@ -93,7 +109,9 @@ t.test('PUT /settings/sender: validated, audited, and used by campaigns that lea
   }
 
   // A campaign with its own address keeps it; the parts it leaves empty come from the stored default.
-  const own = (await call(s.app, 'POST', '/campaigns', { token: a.tenant.token, body: { name: 'Own', subject: 'S', body_text: 'B', list_id: listId, from_email: a.from } })).body.data.id;
+  const own = (
+    await call(s.app, 'POST', '/campaigns', { token: a.tenant.token, body: { name: 'Own', subject: 'S', body_text: 'B', list_id: listId, from_email: a.from } })
+  ).body.data.id;
   await sendNow(s, a.tenant.token, own);
   t.equal(await drain(s, own), 'completed');
   for (const m of await messagesOf(own)) {
@@ -120,18 +138,33 @@ t.test('PUT /settings/sender: validated, audited, and used by campaigns that lea
 
 t.test('neither a sender nor a verified domain: 422 naming both ways to fix it, at schedule and at send', async (t) => {
   const bare = await registerTenant(s.app);
-  t.same((await call(s.app, 'GET', '/settings/sender', { token: bare.token })).body.data, { from_email: null, from_name: null, reply_to: null, source: null, updated_at: null });
+  t.same((await call(s.app, 'GET', '/settings/sender', { token: bare.token })).body.data, {
+    from_email: null,
+    from_name: null,
+    reply_to: null,
+    source: null,
+    updated_at: null,
+  });
   const { listId } = await listOf(sql, bare.tenantId, ['b@example.test']);
   const id = await specCampaign(bare.token, listId);
   for (const [what, res] of [
     ['send', await call(s.app, 'POST', `/campaigns/${id}/send`, { token: bare.token })],
-    ['schedule', await call(s.app, 'POST', `/campaigns/${id}/schedule`, { token: bare.token, body: { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() } })],
+    [
+      'schedule',
+      await call(s.app, 'POST', `/campaigns/${id}/schedule`, { token: bare.token, body: { scheduled_at: new Date(Date.now() + 3_600_000).toISOString() } }),
+    ],
   ] as const) {
     t.same([res.status, res.body.error], [422, 'validation_error'], what);
-    t.match(res.body.message, /^from_email: is required to send .*set from_email on the campaign.*PUT \/settings\/sender.*verify a sending domain under \/domains/, res.body.message);
+    t.match(
+      res.body.message,
+      /^from_email: is required to send .*set from_email on the campaign.*PUT \/settings\/sender.*verify a sending domain under \/domains/,
+      res.body.message,
+    );
   }
-  t.equal((await call(s.app, 'PUT', '/settings/sender', { token: bare.token, body: { from_email: 'me@example.test' } })).body.message,
-    'from_email: its domain example.test is not a verified sending domain of this tenant (none is verified yet; verify one under /domains)');
+  t.equal(
+    (await call(s.app, 'PUT', '/settings/sender', { token: bare.token, body: { from_email: 'me@example.test' } })).body.message,
+    'from_email: its domain example.test is not a verified sending domain of this tenant (none is verified yet; verify one under /domains)',
+  );
   const [row] = await sql<{ status: string }[]>`select status from campaigns where id = ${id}`;
   t.equal(row!.status, 'draft');
 });
@@ -143,14 +176,17 @@ t.test('per tenant: another tenant neither sees nor sets it, and its campaigns k
   t.match((await call(s.app, 'GET', '/settings/sender', { token: b.tenant.token })).body.data, { from_email: `no-reply@${b.domain.name}`, source: 'derived' });
   const foreign = await call(s.app, 'PUT', '/settings/sender', { token: b.tenant.token, body: { from_email: a.from } });
   t.same([foreign.status, foreign.body.error], [422, 'validation_error'], "another tenant's domain is not B's to send from");
-  t.match((await call(s.app, 'DELETE', '/settings/sender', { token: b.tenant.token })), { status: 404 }, "B's clear does not touch A's");
+  t.match(await call(s.app, 'DELETE', '/settings/sender', { token: b.tenant.token }), { status: 404 }, "B's clear does not touch A's");
   t.match((await call(s.app, 'GET', '/settings/sender', { token: a.tenant.token })).body.data, { from_email: a.from, from_name: 'A', source: 'settings' });
 
   const { listId } = await listOf(sql, b.tenant.tenantId, ['bb@example.test']);
   const id = await specCampaign(b.tenant.token, listId);
   await sendNow(s, b.tenant.token, id);
   t.equal(await drain(s, id), 'completed');
-  t.same((await messagesOf(id)).map((m) => m.from), [`no-reply@${b.domain.name}`]);
+  t.same(
+    (await messagesOf(id)).map((m) => m.from),
+    [`no-reply@${b.domain.name}`],
+  );
 });
 
 t.test('scopes: campaigns:read reads it, campaigns:write sets it', async (t) => {
@@ -170,9 +206,16 @@ t.test('a warm-up dispatch sends from the stored default when it is at the domai
   const tpl = await call(s.app, 'POST', '/templates', { token: a.tenant.token, body: { name: 'Warm', subject: 'Hello', body_text: 'Hi' } });
   t.equal(tpl.status, 201);
   await listOf(sql, a.tenant.tenantId, ['warm@dest.example']);
-  t.equal((await call(s.app, 'POST', `${path}/generate`, { token: admin, body: { strategy: 'standard', total_target_recipients: 1000, domain_id: a.domain.id } })).status, 200);
+  t.equal(
+    (await call(s.app, 'POST', `${path}/generate`, { token: admin, body: { strategy: 'standard', total_target_recipients: 1000, domain_id: a.domain.id } }))
+      .status,
+    200,
+  );
   await call(s.app, 'PATCH', `${path}/0`, { token: admin, body: { daily_target_recipients: 1, template_slug: 'Warm' } });
-  await call(s.app, 'PUT', '/settings/sender', { token: a.tenant.token, body: { from_email: `desk@${a.domain.name}`, from_name: 'Desk', reply_to: 'r@support.example' } });
+  await call(s.app, 'PUT', '/settings/sender', {
+    token: a.tenant.token,
+    body: { from_email: `desk@${a.domain.name}`, from_name: 'Desk', reply_to: 'r@support.example' },
+  });
   const res = await call(s.app, 'POST', `${path}/dispatch-now`, { token: admin });
   t.match(res.body.data, { send_status: 'sent', result: { accepted: 1, from_email: `desk@${a.domain.name}` } }, JSON.stringify(res.body));
   const [send] = await sql<{ message: Buffer }[]>`select message from sends where tenant_id = ${a.tenant.tenantId}`;

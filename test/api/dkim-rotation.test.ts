@@ -43,10 +43,11 @@ async function verifiedDomain(s: Setup, name: string, token = s.owner.token) {
 }
 
 const tick = (s: Setup) => call(s.app, 'POST', '/admin/workers/dkim-rotator/run-now', { token: s.admin });
-const rotationOf = async (s: Setup, id: string) =>
-  (await s.sql<{ state: string }[]>`select state from dkim_rotations where id = ${id}`)[0]!.state;
+const rotationOf = async (s: Setup, id: string) => (await s.sql<{ state: string }[]>`select state from dkim_rotations where id = ${id}`)[0]!.state;
 const keyStates = async (s: Setup, domainId: string) =>
-  Object.fromEntries((await s.sql<{ selector: string; state: string }[]>`select selector, state from dkim_keys where domain_id = ${domainId}`).map((k) => [k.selector, k.state]));
+  Object.fromEntries(
+    (await s.sql<{ selector: string; state: string }[]>`select selector, state from dkim_keys where domain_id = ${domainId}`).map((k) => [k.selector, k.state]),
+  );
 
 t.test('a rotation goes live only when all three public resolvers return the new key, then the old key retires after its grace', async (t) => {
   const s = await setup(t);
@@ -57,7 +58,15 @@ t.test('a rotation goes live only when all three public resolvers return the new
   const started = await call(s.app, 'POST', `/domains/${d.id}/dkim/rotate`, { token: s.owner.token, body: { reason: 'yearly rotation' } });
   t.equal(started.status, 202);
   const r = started.body.data;
-  t.match(r, { state: 'publishing', reason: 'yearly rotation', initiated_by: 'tenant', old_selector: oldSelector, dns_provider_managed: false, dns_publish_status: 'awaiting_publication', dns_published_at: null });
+  t.match(r, {
+    state: 'publishing',
+    reason: 'yearly rotation',
+    initiated_by: 'tenant',
+    old_selector: oldSelector,
+    dns_provider_managed: false,
+    dns_publish_status: 'awaiting_publication',
+    dns_published_at: null,
+  });
   t.match(r.new_selector, /^mp20261122$/, 'dated selector of the rotation day');
   t.match(r.dns_record, { type: 'TXT', host: `${r.new_selector}._domainkey.rotate.example`, value: /^v=DKIM1; k=rsa; p=/ });
   t.notMatch(JSON.stringify(started.body), /PRIVATE KEY/);
@@ -86,7 +95,10 @@ t.test('a rotation goes live only when all three public resolvers return the new
   current = (await call(s.app, 'GET', `/domains/${d.id}/dkim/rotations/${r.id}`, { token: s.owner.token })).body.data;
   t.equal(current.state, 'publishing', 'two of three is not enough');
   t.match(current.error, new RegExp(`^2 of 3 public resolvers return the new record; ${s.resolvers[2]!.address.replace(/\./g, '\\.')}: no DKIM record`));
-  t.same(current.resolver_results.map((x: { published: boolean }) => x.published), [true, true, false]);
+  t.same(
+    current.resolver_results.map((x: { published: boolean }) => x.published),
+    [true, true, false],
+  );
   t.equal((await call(s.app, 'GET', `/domains/${d.id}`, { token: s.owner.token })).body.data.dkim.selector, oldSelector);
 
   // The operator confirms: stamped, error cleared, still publishing.
@@ -101,7 +113,13 @@ t.test('a rotation goes live only when all three public resolvers return the new
   run = await tick(s);
   t.match(run.body.data.result, { activated: 1 });
   current = (await call(s.app, 'GET', `/domains/${d.id}/dkim/rotations/${r.id}`, { token: s.owner.token })).body.data;
-  t.match(current, { state: 'active', activated_at: '2026-11-22T01:00:00.000Z', retire_after: '2026-11-22T03:00:00.000Z', error: null, dns_publish_status: 'propagated' });
+  t.match(current, {
+    state: 'active',
+    activated_at: '2026-11-22T01:00:00.000Z',
+    retire_after: '2026-11-22T03:00:00.000Z',
+    error: null,
+    dns_publish_status: 'propagated',
+  });
   t.notOk(current.dns_record, 'no record to publish once active');
   domain = (await call(s.app, 'GET', `/domains/${d.id}`, { token: s.owner.token })).body.data;
   t.equal(domain.dkim.selector, r.new_selector, 'the new key is the live signer');
@@ -134,16 +152,37 @@ t.test('a rotation goes live only when all three public resolvers return the new
     'dkim.rotation.retired',
   ]);
   for (const item of audit.body.data.items) {
-    t.match(item, { rotation_id: r.id, tenant_id: s.owner.tenantId, domain: 'rotate.example', old_selector: oldSelector, new_selector: r.new_selector, reason: 'yearly rotation' });
+    t.match(item, {
+      rotation_id: r.id,
+      tenant_id: s.owner.tenantId,
+      domain: 'rotate.example',
+      old_selector: oldSelector,
+      new_selector: r.new_selector,
+      reason: 'yearly rotation',
+    });
   }
   t.match(audit.body.data.items.map((i: { dns_publish_status: string }) => i.dns_publish_status).reverse(), [
-    'awaiting_publication', 'awaiting_publication', 'confirmed_published', 'propagated', 'propagated',
+    'awaiting_publication',
+    'awaiting_publication',
+    'confirmed_published',
+    'propagated',
+    'propagated',
   ]);
   t.same(audit.body.data.items.map((i: { from_state: string | null; to_state: string }) => [i.from_state, i.to_state]).reverse(), [
-    [null, 'pending'], ['pending', 'publishing'], ['publishing', 'publishing'], ['publishing', 'active'], ['active', 'retired'],
+    [null, 'pending'],
+    ['pending', 'publishing'],
+    ['publishing', 'publishing'],
+    ['publishing', 'active'],
+    ['active', 'retired'],
   ]);
-  t.match(audit.body.data.items.find((i: { action: string }) => i.action === 'dkim.rotation.confirm_published'), { actor_type: 'user' });
-  t.match(audit.body.data.items.find((i: { action: string }) => i.action === 'dkim.rotation.active'), { actor_type: 'system', actor_id: 'dkim-rotator' });
+  t.match(
+    audit.body.data.items.find((i: { action: string }) => i.action === 'dkim.rotation.confirm_published'),
+    { actor_type: 'user' },
+  );
+  t.match(
+    audit.body.data.items.find((i: { action: string }) => i.action === 'dkim.rotation.active'),
+    { actor_type: 'system', actor_id: 'dkim-rotator' },
+  );
 
   const after = await call(s.app, 'POST', `/domains/${d.id}/dkim/rotate`, { token: s.owner.token, body: {} });
   t.equal(after.status, 202, 'a new rotation once the last one is retired');
@@ -221,12 +260,19 @@ t.test('admin lists: in-flight by default, retired on request, filtered by tenan
   let res = await call(s.app, 'GET', '/admin/dkim-rotations', { token: s.admin });
   t.equal(res.status, 200);
   t.match(res.body.data, { limit: 100, offset: 0 });
-  t.same(res.body.data.items.map((i: { id: string }) => i.id), [rb.id], 'in-flight only');
+  t.same(
+    res.body.data.items.map((i: { id: string }) => i.id),
+    [rb.id],
+    'in-flight only',
+  );
   t.match(res.body.data.items[0], { state: 'publishing', dns_record: { host: rb.dns_record.host } });
   res = await call(s.app, 'GET', '/admin/dkim-rotations?include_retired=true', { token: s.admin });
   t.same(new Set(res.body.data.items.map((i: { id: string }) => i.id)), new Set([ra.id, rb.id]));
   res = await call(s.app, 'GET', `/admin/dkim-rotations?include_retired=true&tenant_id=${s.owner.tenantId}`, { token: s.admin });
-  t.same(res.body.data.items.map((i: { id: string }) => i.id), [ra.id]);
+  t.same(
+    res.body.data.items.map((i: { id: string }) => i.id),
+    [ra.id],
+  );
   res = await call(s.app, 'GET', '/admin/dkim-rotations?include_retired=true&limit=1&offset=1', { token: s.admin });
   t.equal(res.body.data.items.length, 1);
   t.equal((await call(s.app, 'GET', '/admin/dkim-rotations?limit=501', { token: s.admin })).status, 422);
@@ -242,7 +288,12 @@ t.test('admin lists: in-flight by default, retired on request, filtered by tenan
   t.equal(res.body.data.items.length, 2);
   t.equal((await call(s.app, 'GET', '/admin/dkim/rotations?since=yesterday', { token: s.admin })).status, 422);
 
-  for (const [method, url] of [['GET', '/admin/dkim-rotations'], ['GET', '/admin/dkim/rotations'], ['POST', `/admin/dkim-rotations/${rb.id}/rollback`], ['POST', `/admin/dkim-rotations/${rb.id}/confirm-published`]] as const) {
+  for (const [method, url] of [
+    ['GET', '/admin/dkim-rotations'],
+    ['GET', '/admin/dkim/rotations'],
+    ['POST', `/admin/dkim-rotations/${rb.id}/rollback`],
+    ['POST', `/admin/dkim-rotations/${rb.id}/confirm-published`],
+  ] as const) {
     t.equal((await call(s.app, method, url, { token: second.token })).status, 403, `${method} ${url} is super-admin only`);
   }
   t.equal(await rotationOf(s, rb.id), 'publishing', 'the refused calls changed nothing');
@@ -270,7 +321,7 @@ t.test('automatic rotation starts for keys older than dkim.max_key_age_days, onc
   t.equal(await countRows(s.sql, 'dkim_rotations'), 1);
 });
 
-t.test('a super-admin can start a rotation on any tenant\'s domain', async (t) => {
+t.test("a super-admin can start a rotation on any tenant's domain", async (t) => {
   const s = await setup(t);
   const d = await verifiedDomain(s, 'compromised.example');
   const res = await call(s.app, 'POST', '/admin/dkim-rotations', { token: s.admin, body: { domain_id: d.id, reason: 'key leaked' } });
@@ -279,6 +330,8 @@ t.test('a super-admin can start a rotation on any tenant\'s domain', async (t) =
   t.equal((await call(s.app, 'POST', '/admin/dkim-rotations', { token: s.admin, body: { domain_id: d.id } })).status, 409);
   t.equal((await call(s.app, 'POST', '/admin/dkim-rotations', { token: s.admin, body: { domain_id: 'nope' } })).status, 404);
   t.equal((await call(s.app, 'POST', '/admin/dkim-rotations', { token: s.owner.token, body: { domain_id: d.id } })).status, 403);
-  const [audit] = await s.sql<{ actor_type: string }[]>`select actor_type from audit_events where action = 'dkim.rotation.publishing' and resource_id = ${res.body.data.id}`;
+  const [audit] = await s.sql<
+    { actor_type: string }[]
+  >`select actor_type from audit_events where action = 'dkim.rotation.publishing' and resource_id = ${res.body.data.id}`;
   t.equal(audit!.actor_type, 'user');
 });

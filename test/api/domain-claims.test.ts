@@ -20,7 +20,13 @@ async function setup(t: TestLike, env: Record<string, string> = {}): Promise<Set
   const clock = new ManualClock(START);
   const built = await buildTestApp(t, {
     clock,
-    env: { MAILPATH_DNS_SERVERS: dns.address, MAILPATH_HOSTNAME: 'mx.mailpath.test', MAILPATH_CONFIG__DNS__TIMEOUT_MS: '150', MAILPATH_CONFIG__DNS__TRIES: '1', ...env },
+    env: {
+      MAILPATH_DNS_SERVERS: dns.address,
+      MAILPATH_HOSTNAME: 'mx.mailpath.test',
+      MAILPATH_CONFIG__DNS__TIMEOUT_MS: '150',
+      MAILPATH_CONFIG__DNS__TRIES: '1',
+      ...env,
+    },
   });
   return { ...built, dns, clock };
 }
@@ -35,7 +41,9 @@ const verify = async (s: Setup, token: string, id: string) => (await call(s.app,
 const read = async (s: Setup, token: string, id: string) => (await call(s.app, 'GET', `/domains/${id}`, { token })).body.data;
 const sendingNames = async (s: Setup, tenant: TestTenant) => (await createSendLookups(s.sql).sendingDomains(tenant.tenantId)).map((d) => d.name);
 const auditOf = (s: Setup, action: string, id: string) =>
-  s.sql<{ tenant_id: string; metadata: Record<string, unknown> }[]>`select tenant_id, metadata from audit_events where action = ${action} and resource_id = ${id}`;
+  s.sql<
+    { tenant_id: string; metadata: Record<string, unknown> }[]
+  >`select tenant_id, metadata from audit_events where action = ${action} and resource_id = ${id}`;
 
 /** The parts of a claim's answer that could tell one claim from another, ids and keys aside. */
 const visible = (d: Record<string, unknown>) => ({
@@ -48,77 +56,116 @@ const visible = (d: Record<string, unknown>) => ({
   records: (d['records'] as { kind: string; verified: boolean; error: string | null }[]).map((r) => [r.kind, r.verified, r.error]),
 });
 
-t.test('several tenants claim one name: each gets 201 and its own key, and none learns of the others (case and full-width variants are the same name)', async (t) => {
-  const s = await setup(t);
-  const [a, b, c] = [await registerTenant(s.app), await registerTenant(s.app), await registerTenant(s.app)];
-  const fresh = await claim(s, c.token, 'never-claimed.example');
-  const first = await claim(s, a.token, 'claimed.example');
-  const second = await claim(s, b.token, 'CLAIMED.Example.');
-  const third = await claim(s, c.token, 'ｃｌａｉｍｅｄ．ＥＸＡＭＰＬＥ');
-  for (const d of [first, second, third]) t.equal(d.name, 'claimed.example', 'one A-label name');
-  t.same(visible(second), visible(fresh), 'a claim of a name others claimed reads exactly like a claim of a name nobody claimed');
-  t.same(visible(third), visible(first));
-  t.match(first, { status: 'pending', can_send: false, owned_at: null, superseded_at: null, claim_reason: /^Pending: publishing this claim's DKIM record proves/ });
-  t.equal(Date.parse(first.expires_at), START.getTime() + 7 * DAY, 'expires claim_expiry_days (7) after it was added');
-  const keys = [first, second, third].map((d) => recordOf(d.records, 'dkim').value);
-  t.equal(new Set(keys).size, 3, 'each claim has its own DKIM key, so its own DKIM record');
-  t.equal(new Set([first, second, third].map((d) => recordOf(d.records, 'dkim').host)).size, 3, 'at its own selector');
-  t.same([first, second, third].map((d) => recordOf(d.records, 'spf').value), Array(3).fill('v=spf1 include:spf.mx.mailpath.test ~all'), 'SPF is the same for all: no proof');
-  const text = JSON.stringify([second, third]);
-  for (const other of [first.id, a.tenantId, a.slug]) t.notOk(text.includes(other), 'nothing of the first claimant in the later answers');
+t.test(
+  'several tenants claim one name: each gets 201 and its own key, and none learns of the others (case and full-width variants are the same name)',
+  async (t) => {
+    const s = await setup(t);
+    const [a, b, c] = [await registerTenant(s.app), await registerTenant(s.app), await registerTenant(s.app)];
+    const fresh = await claim(s, c.token, 'never-claimed.example');
+    const first = await claim(s, a.token, 'claimed.example');
+    const second = await claim(s, b.token, 'CLAIMED.Example.');
+    const third = await claim(s, c.token, 'ｃｌａｉｍｅｄ．ＥＸＡＭＰＬＥ');
+    for (const d of [first, second, third]) t.equal(d.name, 'claimed.example', 'one A-label name');
+    t.same(visible(second), visible(fresh), 'a claim of a name others claimed reads exactly like a claim of a name nobody claimed');
+    t.same(visible(third), visible(first));
+    t.match(first, {
+      status: 'pending',
+      can_send: false,
+      owned_at: null,
+      superseded_at: null,
+      claim_reason: /^Pending: publishing this claim's DKIM record proves/,
+    });
+    t.equal(Date.parse(first.expires_at), START.getTime() + 7 * DAY, 'expires claim_expiry_days (7) after it was added');
+    const keys = [first, second, third].map((d) => recordOf(d.records, 'dkim').value);
+    t.equal(new Set(keys).size, 3, 'each claim has its own DKIM key, so its own DKIM record');
+    t.equal(new Set([first, second, third].map((d) => recordOf(d.records, 'dkim').host)).size, 3, 'at its own selector');
+    t.same(
+      [first, second, third].map((d) => recordOf(d.records, 'spf').value),
+      Array(3).fill('v=spf1 include:spf.mx.mailpath.test ~all'),
+      'SPF is the same for all: no proof',
+    );
+    const text = JSON.stringify([second, third]);
+    for (const other of [first.id, a.tenantId, a.slug]) t.notOk(text.includes(other), 'nothing of the first claimant in the later answers');
 
-  for (const variant of ['claimed.example', 'Claimed.EXAMPLE', 'ｃｌａｉｍｅｄ．ｅｘａｍｐｌｅ', 'claimed。example']) {
-    const again = await call(s.app, 'POST', '/domains', { token: a.token, body: { name: variant } });
-    t.equal(again.status, 409, `${variant}: the same tenant twice`);
-    t.match(again.body, { error: 'conflict', message: /claimed\.example is already a domain of this account/ });
-  }
-  t.equal(await countRows(s.sql, 'domains'), 4, 'no claim was written by the refused requests');
-  t.equal((await call(s.app, 'GET', '/domains', { token: b.token })).body.total, 1, 'each tenant lists its own claim only');
-});
+    for (const variant of ['claimed.example', 'Claimed.EXAMPLE', 'ｃｌａｉｍｅｄ．ｅｘａｍｐｌｅ', 'claimed。example']) {
+      const again = await call(s.app, 'POST', '/domains', { token: a.token, body: { name: variant } });
+      t.equal(again.status, 409, `${variant}: the same tenant twice`);
+      t.match(again.body, { error: 'conflict', message: /claimed\.example is already a domain of this account/ });
+    }
+    t.equal(await countRows(s.sql, 'domains'), 4, 'no claim was written by the refused requests');
+    t.equal((await call(s.app, 'GET', '/domains', { token: b.token })).body.total, 1, 'each tenant lists its own claim only');
+  },
+);
 
-t.test('the claim whose own DKIM record is published wins; the others are superseded, say so without naming the winner, and can no longer verify', async (t) => {
-  const s = await setup(t);
-  const [squatter, owner] = [await registerTenant(s.app), await registerTenant(s.app)];
-  const squat = await claim(s, squatter.token, 'brand.example');
-  const real = await claim(s, owner.token, 'brand.example');
+t.test(
+  'the claim whose own DKIM record is published wins; the others are superseded, say so without naming the winner, and can no longer verify',
+  async (t) => {
+    const s = await setup(t);
+    const [squatter, owner] = [await registerTenant(s.app), await registerTenant(s.app)];
+    const squat = await claim(s, squatter.token, 'brand.example');
+    const real = await claim(s, owner.token, 'brand.example');
 
-  // Only the name's DNS controller (the owner) publishes: its own records, which include SPF, DMARC and MX that match the squatter's too.
-  publishRecords(s.dns, real.records);
-  const squatFirst = await verify(s, squatter.token, squat.id);
-  t.match(squatFirst, { status: 'pending', can_send: false, owned_at: null }, 'the squatter checking first gains nothing');
-  t.same(['spf', 'dmarc', 'mx'].map((k) => recordOf(squatFirst.records, k as 'spf').verified), [true, true, true], 'its SPF, DMARC and MX "verify": they prove nothing');
-  t.match(recordOf(squatFirst.records, 'dkim'), { verified: false, error: /^no DKIM record at mp\d{8}-[0-9a-f]{8}\._domainkey\.brand\.example/ }, 'its own DKIM record is what nobody published');
+    // Only the name's DNS controller (the owner) publishes: its own records, which include SPF, DMARC and MX that match the squatter's too.
+    publishRecords(s.dns, real.records);
+    const squatFirst = await verify(s, squatter.token, squat.id);
+    t.match(squatFirst, { status: 'pending', can_send: false, owned_at: null }, 'the squatter checking first gains nothing');
+    t.same(
+      ['spf', 'dmarc', 'mx'].map((k) => recordOf(squatFirst.records, k as 'spf').verified),
+      [true, true, true],
+      'its SPF, DMARC and MX "verify": they prove nothing',
+    );
+    t.match(
+      recordOf(squatFirst.records, 'dkim'),
+      { verified: false, error: /^no DKIM record at mp\d{8}-[0-9a-f]{8}\._domainkey\.brand\.example/ },
+      'its own DKIM record is what nobody published',
+    );
 
-  const won = await verify(s, owner.token, real.id);
-  t.match(won, { status: 'verified', can_send: true, owned_at: String, expires_at: null, superseded_at: null, claim_reason: null });
-  t.same(await sendingNames(s, owner), ['brand.example']);
+    const won = await verify(s, owner.token, real.id);
+    t.match(won, { status: 'verified', can_send: true, owned_at: String, expires_at: null, superseded_at: null, claim_reason: null });
+    t.same(await sendingNames(s, owner), ['brand.example']);
 
-  const lost = await read(s, squatter.token, squat.id);
-  t.match(lost, { status: 'superseded', can_send: false, owned_at: null, superseded_at: String, expires_at: squat.expires_at, claim_reason: /^Another account proved control of this name first/ });
-  const text = JSON.stringify(lost);
-  for (const other of [real.id, owner.tenantId, owner.slug, owner.email, recordOf(real.records, 'dkim').value]) t.notOk(text.includes(other), 'the winner is not named');
-  t.same(await sendingNames(s, squatter), []);
+    const lost = await read(s, squatter.token, squat.id);
+    t.match(lost, {
+      status: 'superseded',
+      can_send: false,
+      owned_at: null,
+      superseded_at: String,
+      expires_at: squat.expires_at,
+      claim_reason: /^Another account proved control of this name first/,
+    });
+    const text = JSON.stringify(lost);
+    for (const other of [real.id, owner.tenantId, owner.slug, owner.email, recordOf(real.records, 'dkim').value])
+      t.notOk(text.includes(other), 'the winner is not named');
+    t.same(await sendingNames(s, squatter), []);
 
-  // Even were its own records published now, a superseded claim is closed: no look-up, no verification.
-  publishRecords(s.dns, squat.records, ['dkim']);
-  const before = s.dns.queries();
-  const closed = await verify(s, squatter.token, squat.id);
-  t.match(closed, { status: 'superseded', can_send: false, owned_at: null });
-  t.equal(s.dns.queries(), before, 'a closed claim is not looked up');
-  t.equal((await call(s.app, 'POST', `/domains/${squat.id}/dkim/rotate`, { token: squatter.token, body: {} })).status, 409, 'nor can it rotate its key');
+    // Even were its own records published now, a superseded claim is closed: no look-up, no verification.
+    publishRecords(s.dns, squat.records, ['dkim']);
+    const before = s.dns.queries();
+    const closed = await verify(s, squatter.token, squat.id);
+    t.match(closed, { status: 'superseded', can_send: false, owned_at: null });
+    t.equal(s.dns.queries(), before, 'a closed claim is not looked up');
+    t.equal((await call(s.app, 'POST', `/domains/${squat.id}/dkim/rotate`, { token: squatter.token, body: {} })).status, 409, 'nor can it rotate its key');
 
-  t.same((await auditOf(s, 'domain.owned', real.id)).map((r) => [r.tenant_id, r.metadata]), [[owner.tenantId, { domain: 'brand.example' }]]);
-  t.same((await auditOf(s, 'domain.superseded', squat.id)).map((r) => [r.tenant_id, r.metadata]), [[squatter.tenantId, { domain: 'brand.example' }]], 'the loser\'s audit names no one');
+    t.same(
+      (await auditOf(s, 'domain.owned', real.id)).map((r) => [r.tenant_id, r.metadata]),
+      [[owner.tenantId, { domain: 'brand.example' }]],
+    );
+    t.same(
+      (await auditOf(s, 'domain.superseded', squat.id)).map((r) => [r.tenant_id, r.metadata]),
+      [[squatter.tenantId, { domain: 'brand.example' }]],
+      "the loser's audit names no one",
+    );
 
-  const admin = await superAdminToken(s.app);
-  const run = await call(s.app, 'POST', '/admin/workers/domain-recheck/run-now', { token: admin });
-  t.match(run.body.data.result, { checked: 1, verified: 1 }, 'the re-check skips closed claims');
+    const admin = await superAdminToken(s.app);
+    const run = await call(s.app, 'POST', '/admin/workers/domain-recheck/run-now', { token: admin });
+    t.match(run.body.data.result, { checked: 1, verified: 1 }, 'the re-check skips closed claims');
 
-  t.equal((await call(s.app, 'DELETE', `/domains/${squat.id}`, { token: squatter.token })).status, 200, 'the loser may delete its claim');
-  const reclaim = await claim(s, squatter.token, 'brand.example');
-  t.match(await verify(s, squatter.token, reclaim.id), { status: 'pending', can_send: false, owned_at: null }, 'claiming again takes nothing over');
-  t.same(await sendingNames(s, squatter), []);
-});
+    t.equal((await call(s.app, 'DELETE', `/domains/${squat.id}`, { token: squatter.token })).status, 200, 'the loser may delete its claim');
+    const reclaim = await claim(s, squatter.token, 'brand.example');
+    t.match(await verify(s, squatter.token, reclaim.id), { status: 'pending', can_send: false, owned_at: null }, 'claiming again takes nothing over');
+    t.same(await sendingNames(s, squatter), []);
+  },
+);
 
 t.test('a later claim of an owned name cannot take it over, not even while the owner drifts; it may win once the owner deletes the domain', async (t) => {
   const s = await setup(t);
@@ -177,7 +224,7 @@ t.test('claims that do not prove control expire; superseded ones too; owned ones
   t.equal((await call(s.app, 'GET', `/domains/${stale.id}`, { token: ka })).status, 404, 'removed');
   t.equal(await countRows(s.sql, 'dkim_keys', a.tenantId), 0, 'with its key');
   const [expired] = await auditOf(s, 'domain.expired', stale.id);
-  t.match(expired, { tenant_id: a.tenantId, metadata: { domain: 'stale.example', superseded: false } }, 'the expiry is audited in the claimant\'s tenant');
+  t.match(expired, { tenant_id: a.tenantId, metadata: { domain: 'stale.example', superseded: false } }, "the expiry is audited in the claimant's tenant");
   t.equal((await read(s, kb, loser.id)).status, 'superseded', 'shown until its own expiry');
 
   s.clock.set(new Date(START.getTime() + 4 * DAY));

@@ -45,7 +45,10 @@ t.test('adding a domain lists the exact records to publish and keeps the private
   t.match(d.dkim.selector, /^mp\d{8}-[0-9a-f]{8}$/, 'dated selector with a random suffix');
   t.equal(d.dkim.key_bits, 2048);
   const records: ApiRecord[] = d.records;
-  t.same(records.map((r) => r.kind), ['spf', 'dkim', 'dmarc', 'mx']);
+  t.same(
+    records.map((r) => r.kind),
+    ['spf', 'dkim', 'dmarc', 'mx'],
+  );
   t.match(recordOf(records, 'spf'), { type: 'TXT', host: 'mail.example.test', value: 'v=spf1 include:spf.mx.mailpath.test ~all', required_for_sending: true });
   const dkim = recordOf(records, 'dkim');
   t.equal(dkim.host, `${d.dkim.selector}._domainkey.mail.example.test`);
@@ -76,9 +79,29 @@ t.test('internationalized names are stored in IDNA form; malformed names are 422
   const idn = await addDomain(s, owner.token, 'Bücher.example');
   t.equal(idn.name, 'xn--bcher-kva.example');
   t.equal(idn.unicode_name, 'bücher.example');
-  const bad = ['', '  ', 'localhost', 'example', '192.0.2.1', '[2001:db8::1]', '2001:db8::1', 'http://example.com', 'example.com:25', 'user@example.com',
-    '*.example.com', 'exa mple.com', '-bad.example.com', 'bad-.example.com', 'under_score.example.com', `${'a'.repeat(64)}.example.com`,
-    `${'a.'.repeat(130)}com`, 'example.123', 'mx.mailpath.test', 'x.mx.mailpath.test', 'spf.mx.mailpath.test'];
+  const bad = [
+    '',
+    '  ',
+    'localhost',
+    'example',
+    '192.0.2.1',
+    '[2001:db8::1]',
+    '2001:db8::1',
+    'http://example.com',
+    'example.com:25',
+    'user@example.com',
+    '*.example.com',
+    'exa mple.com',
+    '-bad.example.com',
+    'bad-.example.com',
+    'under_score.example.com',
+    `${'a'.repeat(64)}.example.com`,
+    `${'a.'.repeat(130)}com`,
+    'example.123',
+    'mx.mailpath.test',
+    'x.mx.mailpath.test',
+    'spf.mx.mailpath.test',
+  ];
   for (const name of bad) {
     const res = await call(s.app, 'POST', '/domains', { token: owner.token, body: { name } });
     t.equal(res.status, 422, `${JSON.stringify(name)} → 422`);
@@ -94,7 +117,7 @@ t.test('a tenant claims a name once (409); other tenants may claim it too (see d
   const s = await setup(t);
   const { owner, other } = await twoTenants(s.app);
   const d = await addDomain(s, owner.token, 'shared.example');
-  t.equal((await call(s.app, 'POST', '/domains', { token: other.token, body: { name: 'SHARED.example' } })).status, 201, 'another tenant\'s claim');
+  t.equal((await call(s.app, 'POST', '/domains', { token: other.token, body: { name: 'SHARED.example' } })).status, 201, "another tenant's claim");
   const twice = await call(s.app, 'POST', '/domains', { token: owner.token, body: { name: 'shared.example' } });
   t.equal(twice.status, 409, 'twice by the same tenant');
   t.equal(twice.body.error, 'conflict');
@@ -106,7 +129,11 @@ t.test('a tenant claims a name once (409); other tenants may claim it too (see d
   t.equal(await countRows(s.sql, 'dkim_keys', owner.tenantId), 0, 'keys go with the domain');
   t.equal((await call(s.app, 'GET', `/domains/${d.id}`, { token: owner.token })).status, 404);
   t.equal((await call(s.app, 'DELETE', `/domains/${d.id}`, { token: owner.token })).status, 404, 'deleting twice');
-  t.equal((await call(s.app, 'POST', '/domains', { token: owner.token, body: { name: 'shared.example' } })).status, 201, 'the tenant may claim it again once deleted');
+  t.equal(
+    (await call(s.app, 'POST', '/domains', { token: owner.token, body: { name: 'shared.example' } })).status,
+    201,
+    'the tenant may claim it again once deleted',
+  );
 });
 
 t.test('verification: SPF, DKIM (split TXT) and DMARC make a domain sendable; MX only matters for inbound', async (t) => {
@@ -166,7 +193,7 @@ t.test('records that are present but wrong say why', async (t) => {
   t.equal(recordOf(res.body.data.records, 'spf').verified, true, 'include matched without regard to case or trailing dot');
 });
 
-t.test('a subdomain is covered by its parent\'s DMARC record', async (t) => {
+t.test("a subdomain is covered by its parent's DMARC record", async (t) => {
   const s = await setup(t);
   const owner = await registerTenant(s.app);
   const d = await addDomain(s, owner.token, 'news.brand.example');
@@ -255,10 +282,16 @@ t.test('list: cursor pages, newest first; a forged cursor is 400', async (t) => 
   const first = await call(s.app, 'GET', '/domains?limit=2', { token: owner.token });
   t.equal(first.status, 200);
   t.equal(first.body.total, 3);
-  t.same(first.body.data.map((d: { name: string }) => d.name), ['three.example', 'two.example']);
+  t.same(
+    first.body.data.map((d: { name: string }) => d.name),
+    ['three.example', 'two.example'],
+  );
   t.type(first.body.next_cursor, 'string');
   const second = await call(s.app, 'GET', `/domains?limit=2&after=${first.body.next_cursor}`, { token: owner.token });
-  t.same(second.body.data.map((d: { name: string }) => d.name), ['one.example']);
+  t.same(
+    second.body.data.map((d: { name: string }) => d.name),
+    ['one.example'],
+  );
   t.equal(second.body.next_cursor, null);
   for (const bad of ['nonsense', Buffer.from('2026-01-01T00:00:00.000Z|not-a-uuid').toString('base64url')]) {
     const res = await call(s.app, 'GET', `/domains?after=${bad}`, { token: owner.token });
@@ -277,7 +310,12 @@ t.test('scopes: domains:read reads, domains:write changes', async (t) => {
   const writer = await createKey(s.app, owner, { scopes: ['domains:write'] });
   t.equal((await call(s.app, 'GET', `/domains/${d.id}`, { token: reader.key })).status, 200);
   t.equal((await call(s.app, 'GET', '/domains', { token: reader.key })).status, 200);
-  for (const [method, url] of [['POST', '/domains'], ['POST', `/domains/${d.id}/verify`], ['DELETE', `/domains/${d.id}`], ['POST', `/domains/${d.id}/dkim/rotate`]] as const) {
+  for (const [method, url] of [
+    ['POST', '/domains'],
+    ['POST', `/domains/${d.id}/verify`],
+    ['DELETE', `/domains/${d.id}`],
+    ['POST', `/domains/${d.id}/dkim/rotate`],
+  ] as const) {
     const res = await call(s.app, method, url, { token: reader.key, ...(method === 'POST' && url === '/domains' ? { body: { name: 'x.example' } } : {}) });
     t.equal(res.status, 403, `${method} ${url} needs domains:write`);
     t.equal(res.body.error, 'invalid_scope');
@@ -287,7 +325,7 @@ t.test('scopes: domains:read reads, domains:write changes', async (t) => {
   t.equal((await call(s.app, 'GET', '/domains')).status, 401);
 });
 
-t.test('another tenant\'s domain and rotation ids are 404', async (t) => {
+t.test("another tenant's domain and rotation ids are 404", async (t) => {
   const s = await setup(t);
   const { owner, other } = await twoTenants(s.app);
   const d = await addDomain(s, owner.token, 'mine.example');

@@ -53,8 +53,15 @@ t.test('columns exactly, every event type in time order, opens and clicks from r
   t.equal(res.body.split('\r\n')[0], HEADER);
   const rows = rowsOf(res.body);
   // The send events are the send path's own (written when each send was accepted, at the same instant).
-  t.same(rows.map((r) => r['event_type']), ['delivered', 'bounce', 'send', 'send', 'open', 'click', 'complaint']);
-  t.same(rows.map((r) => r['time']), [...rows.map((r) => r['time'])].sort(), 'oldest first');
+  t.same(
+    rows.map((r) => r['event_type']),
+    ['delivered', 'bounce', 'send', 'send', 'open', 'click', 'complaint'],
+  );
+  t.same(
+    rows.map((r) => r['time']),
+    [...rows.map((r) => r['time'])].sort(),
+    'oldest first',
+  );
   t.match(rows[0], { contact_email: f.email, contact_id: f.contactId, sequence_step: '', user_agent: '', ip_truncated: '', bounce_subtype: '' });
   t.match(rows[1], { contact_email: g.email, contact_id: g.contactId, bounce_subtype: 'hard' });
   t.same(new Set([rows[2]!['contact_id'], rows[3]!['contact_id']]), new Set([f.contactId, g.contactId]));
@@ -71,11 +78,22 @@ t.test('since: the window starts there; default and cap 90 days, beyond is 422',
   await event(f, 'delivered', new Date(now - 2 * DAY));
   const all = rowsOf((await csv(f.campaignId!)).body);
   // The last send event is the send path's own, at acceptance (now).
-  t.same(all.map((r) => r['event_type']), ['send', 'delivered', 'send'], 'the default window is the last 90 days');
+  t.same(
+    all.map((r) => r['event_type']),
+    ['send', 'delivered', 'send'],
+    'the default window is the last 90 days',
+  );
   const recent = rowsOf((await csv(f.campaignId!, { since: new Date(now - 3 * DAY).toISOString() })).body);
-  t.same(recent.map((r) => r['event_type']), ['delivered', 'send']);
+  t.same(
+    recent.map((r) => r['event_type']),
+    ['delivered', 'send'],
+  );
   const offset = rowsOf((await csv(f.campaignId!, { since: '2026-05-01T12:00:00+02:00' })).body);
-  t.same(offset.map((r) => r['event_type']), ['delivered', 'send'], 'an offset is accepted');
+  t.same(
+    offset.map((r) => r['event_type']),
+    ['delivered', 'send'],
+    'an offset is accepted',
+  );
   const future = await csv(f.campaignId!, { since: new Date(now + DAY).toISOString() });
   t.equal(future.body, `${HEADER}\r\n`, 'nothing yet: the header alone');
 
@@ -87,14 +105,16 @@ t.test('since: the window starts there; default and cap 90 days, beyond is 422',
   t.equal(bad.statusCode, 422);
 });
 
-t.test('CSV injection: cells starting with = + - @ are prefixed with \', quotes and commas are quoted', async (t) => {
+t.test("CSV injection: cells starting with = + - @ are prefixed with ', quotes and commas are quoted", async (t) => {
   const f = await campaignSend(ctx, { tenantId: owner.tenantId });
   await markDelivered(sql, f.sendId, new Date(clock.now().getTime() - 3_600_000));
   const agents = ['=HYPERLINK("http://evil.example","x")', '+SUM(1,2)', '-2+3', '@cmd', 'Mozilla "quoted", with comma'];
   for (const ua of agents) await hit(f.open, ua);
   const res = await csv(f.campaignId!);
-  const uas = rowsOf(res.body).filter((r) => r['event_type'] === 'open').map((r) => r['user_agent']);
-  t.same(uas, ["'=HYPERLINK(\"http://evil.example\",\"x\")", "'+SUM(1,2)", "'-2+3", "'@cmd", 'Mozilla "quoted", with comma']);
+  const uas = rowsOf(res.body)
+    .filter((r) => r['event_type'] === 'open')
+    .map((r) => r['user_agent']);
+  t.same(uas, ['\'=HYPERLINK("http://evil.example","x")', "'+SUM(1,2)", "'-2+3", "'@cmd", 'Mozilla "quoted", with comma']);
   t.match(res.body, /\r\n[^\r\n]*,"'=HYPERLINK\(""http:\/\/evil\.example"",""x""\)",/, 'quoted with doubled quotes');
 });
 
@@ -109,7 +129,10 @@ t.test('many cursor pages: every event once, in order', async (t) => {
     from generate_series(1, ${n}) as i`;
   const rows = rowsOf((await csv(f.campaignId!)).body).filter((r) => r['event_type'] === 'open');
   t.equal(rows.length, n);
-  t.same(rows.map((r) => r['user_agent']), Array.from({ length: n }, (_, i) => `ua-${i + 1}`));
+  t.same(
+    rows.map((r) => r['user_agent']),
+    Array.from({ length: n }, (_, i) => `ua-${i + 1}`),
+  );
 });
 
 t.test('scopes: API keys need campaigns:read and audit:export; a session needs neither', async (t) => {
@@ -120,7 +143,7 @@ t.test('scopes: API keys need campaigns:read and audit:export; a session needs n
   const every = await createKey(app, owner);
   t.equal((await csv(f.campaignId!, { token: both.key })).statusCode, 200);
   t.equal((await csv(f.campaignId!, { token: every.key })).statusCode, 200, 'an unrestricted key');
-  t.equal((await csv(f.campaignId!)).statusCode, 200, 'the owner\'s session');
+  t.equal((await csv(f.campaignId!)).statusCode, 200, "the owner's session");
   for (const key of [readOnly.key, exportOnly.key]) {
     const res = await csv(f.campaignId!, { token: key });
     t.equal(res.statusCode, 403);
@@ -128,7 +151,7 @@ t.test('scopes: API keys need campaigns:read and audit:export; a session needs n
   }
 });
 
-t.test('isolation: another tenant\'s campaign is 404, with a session or a key', async (t) => {
+t.test("isolation: another tenant's campaign is 404, with a session or a key", async (t) => {
   const f = await campaignSend(ctx, { tenantId: owner.tenantId });
   const otherKey = await createKey(app, other, { scopes: ['campaigns:read', 'audit:export'] });
   for (const credential of [other.token, otherKey.key]) {

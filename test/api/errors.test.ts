@@ -114,7 +114,13 @@ t.test('every failure answers with the envelope and the right slug', async (t) =
     assertError(t, res, 422, 'validation_error', `${url} without ${field}`);
     t.match(res.body.message, new RegExp(`^${field}: is required`), `names missing ${field}`);
   }
-  assertError(t, await call(app, 'PATCH', '/api-keys/00000000-0000-4000-8000-000000000000/scopes', { ...auth, body: {} }), 422, 'validation_error', 'PATCH without scopes');
+  assertError(
+    t,
+    await call(app, 'PATCH', '/api-keys/00000000-0000-4000-8000-000000000000/scopes', { ...auth, body: {} }),
+    422,
+    'validation_error',
+    'PATCH without scopes',
+  );
 
   // Unknown paths: 404 not_found.
   for (const [method, url] of [
@@ -145,16 +151,16 @@ t.test('every failure answers with the envelope and the right slug', async (t) =
 
   // Wrong content type: 415.
   for (const type of ['application/x-www-form-urlencoded', 'application/xml', 'multipart/form-data; boundary=x', 'image/png']) {
-    assertError(
-      t,
-      await call(app, 'POST', '/api-keys', { ...auth, raw: 'name=x', headers: { 'content-type': type } }),
-      415,
-      'unsupported_media_type',
-      type,
-    );
+    assertError(t, await call(app, 'POST', '/api-keys', { ...auth, raw: 'name=x', headers: { 'content-type': type } }), 415, 'unsupported_media_type', type);
   }
   // JSON is the only accepted body type: text/plain is refused like any other.
-  assertError(t, await call(app, 'POST', '/api-keys', { ...auth, raw: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }), 415, 'unsupported_media_type', 'text/plain');
+  assertError(
+    t,
+    await call(app, 'POST', '/api-keys', { ...auth, raw: '{"name":"x"}', headers: { 'content-type': 'text/plain' } }),
+    415,
+    'unsupported_media_type',
+    'text/plain',
+  );
 
   // Body over the limit: 413.
   const big = await call(app, 'POST', '/api-keys', { ...auth, body: { name: 'x', pad: 'y'.repeat(BODY_LIMIT) } });
@@ -240,7 +246,10 @@ t.test('validation names every problem (up to ten), and an unknown field the kno
   t.same(knownKeysAt(schema, '/target'), ['list_id', 'segment_id'], 'through nullable and optional');
   t.same(knownKeysAt(schema, '/rules/3'), ['field', 'operator'], 'through default and an array');
   t.same(knownKeysAt(schema, '/nothing/here'), [], 'an unknown path: none');
-  const many = validationToAppError(Array.from({ length: 12 }, (_, i) => ({ keyword: 'invalid_type', instancePath: `/f${i}`, message: 'bad' })), 'body');
+  const many = validationToAppError(
+    Array.from({ length: 12 }, (_, i) => ({ keyword: 'invalid_type', instancePath: `/f${i}`, message: 'bad' })),
+    'body',
+  );
   t.match(many.message, /^f0: bad; f1: bad; .*; f9: bad \(and 2 more problems\)$/);
   t.equal(closest('x'.repeat(65), ['x'.repeat(64)]), undefined, 'a name too long to be a typo is not compared');
   t.equal(closest('from', ['from_email', 'subject']), undefined, 'a different word is no typo');

@@ -31,11 +31,15 @@ t.test('scopes: reads need events:read; changes need a session or an unrestricte
     const res = await call(s.app, method, url, { token: reader, ...(body ? { body } : {}) });
     t.match(res, { status: 403, body: { error: 'invalid_scope' } }, `a scoped key cannot ${method} ${url}`);
   }
-  t.equal((await call(s.app, 'POST', '/webhooks', { token: full, body: { url: 'http://127.0.0.1:9/', event_types: ['sent'] } })).status, 201, 'an unrestricted key can');
+  t.equal(
+    (await call(s.app, 'POST', '/webhooks', { token: full, body: { url: 'http://127.0.0.1:9/', event_types: ['sent'] } })).status,
+    201,
+    'an unrestricted key can',
+  );
   t.equal((await call(s.app, 'GET', '/webhooks', { token: reader })).body.total, 2);
 });
 
-t.test('another tenant\'s endpoints, deliveries and dead letters are 404 on every route, and absent from its lists', async (t) => {
+t.test("another tenant's endpoints, deliveries and dead letters are 404 on every route, and absent from its lists", async (t) => {
   const receiver = await startWebhookReceiver(t);
   const owner = await registerTenant(s.app);
   const other = await registerTenant(s.app);
@@ -74,7 +78,7 @@ t.test('POST /webhooks/{id}/test signs a test event like real ones and reports t
   t.match(ok.body.data, { delivered: true, http_status: 200, duration_ms: Number, error: null, webhook_id: String });
   const req = receiver.requests[0]!;
   t.equal(req.headers['webhook-id'], ok.body.data.webhook_id);
-  t.equal(verifyNode(secret, req), 1, 'signed with the endpoint\'s secret');
+  t.equal(verifyNode(secret, req), 1, "signed with the endpoint's secret");
   t.match(JSON.parse(req.body.toString()), { type: 'test', data: { webhook_id: id } });
 
   receiver.answerNext({ status: 500, body: 'boom' });
@@ -82,4 +86,3 @@ t.test('POST /webhooks/{id}/test signs a test event like real ones and reports t
   t.match(failed.body.data, { delivered: false, http_status: 500, error: 'HTTP 500: boom' });
   t.equal((await call(s.app, 'GET', `/webhooks/${id}/deliveries`, { token: tenant.token })).body.total, 0, 'tests are not in the delivery log');
 });
-

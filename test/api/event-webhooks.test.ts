@@ -42,8 +42,14 @@ t.test('create shows the secret once; read, list, change and delete, each audite
   const removed = await call(s.app, 'DELETE', `/webhooks/${id}`, { token: tenant.token });
   t.same(removed.body.data, { deleted: true, id });
   t.equal((await call(s.app, 'GET', `/webhooks/${id}`, { token: tenant.token })).status, 404);
-  const actions = await s.sql<{ action: string }[]>`select action from audit_events where resource_type = 'event_webhook' and tenant_id = ${tenant.tenantId} order by id`;
-  t.same(actions.map((a) => a.action), ['event_webhook.created', 'event_webhook.updated', 'event_webhook.deleted'], 'a change that changes nothing is not audited');
+  const actions = await s.sql<
+    { action: string }[]
+  >`select action from audit_events where resource_type = 'event_webhook' and tenant_id = ${tenant.tenantId} order by id`;
+  t.same(
+    actions.map((a) => a.action),
+    ['event_webhook.created', 'event_webhook.updated', 'event_webhook.deleted'],
+    'a change that changes nothing is not audited',
+  );
 });
 
 t.test('validation: event types, description, unexpected fields, the cap; deleting an endpoint deletes its deliveries', async (t) => {
@@ -61,7 +67,8 @@ t.test('validation: event types, description, unexpected fields, the cap; deleti
   t.match(noUrl, { status: 422, body: { error: 'validation_error', message: /url/ } });
 
   const ids: string[] = [];
-  for (let i = 0; i < MAX_ENDPOINTS_PER_TENANT; i++) ids.push((await createEndpoint(s.app, tenant, { url: `http://127.0.0.1:9/${i}`, event_types: ['sent'] })).id);
+  for (let i = 0; i < MAX_ENDPOINTS_PER_TENANT; i++)
+    ids.push((await createEndpoint(s.app, tenant, { url: `http://127.0.0.1:9/${i}`, event_types: ['sent'] })).id);
   t.match(await post({ url: 'http://127.0.0.1:9/x', event_types: ['sent'] }), { status: 409, body: { error: 'conflict' } });
 
   await recordEvents(s.sql, tenant.tenantId, ['send']);
@@ -70,7 +77,7 @@ t.test('validation: event types, description, unexpected fields, the cap; deleti
   t.equal(await countRows(s.sql, 'event_webhook_deliveries', tenant.tenantId), MAX_ENDPOINTS_PER_TENANT - 1);
 });
 
-t.test('the inbound webhook\'s URL policy: https only and public addresses, unless the operator allows loopback', async (t) => {
+t.test("the inbound webhook's URL policy: https only and public addresses, unless the operator allows loopback", async (t) => {
   const strict = await buildTestApp(t);
   const tenant = await registerTenant(strict.app);
   const post = (url: string) => call(strict.app, 'POST', '/webhooks', { token: tenant.token, body: { url, event_types: ['sent'] } });
@@ -84,7 +91,15 @@ t.test('the inbound webhook\'s URL policy: https only and public addresses, unle
 
 t.test('the routes are in the OpenAPI document', async (t) => {
   const doc = await call(s.app, 'GET', '/openapi.json');
-  for (const path of ['/webhooks', '/webhooks/{id}', '/webhooks/{id}/rotate-secret', '/webhooks/{id}/test', '/webhooks/{id}/deliveries', '/webhooks/dead-letters', '/webhooks/dead-letters/{id}/replay']) {
+  for (const path of [
+    '/webhooks',
+    '/webhooks/{id}',
+    '/webhooks/{id}/rotate-secret',
+    '/webhooks/{id}/test',
+    '/webhooks/{id}/deliveries',
+    '/webhooks/dead-letters',
+    '/webhooks/dead-letters/{id}/replay',
+  ]) {
     t.ok(doc.body.paths[`/api/v1${path}`] ?? doc.body.paths[path], `${path} documented`);
   }
 });

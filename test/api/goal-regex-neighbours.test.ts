@@ -3,7 +3,7 @@
 // is matched against, leaves another tenant's open recorded within a second (the default deployment: spool and thread).
 import t from 'tap';
 import { MAX_MATCHED_URL } from '../../shared/engagement/goals/rules.js';
-import { SpooledHitRecorder } from '../../shared/engagement/tracking/spooled-recorder.js';
+import type { SpooledHitRecorder } from '../../shared/engagement/tracking/spooled-recorder.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
 import { campaignSend, engagementEvents, HUMAN_UA, markDelivered } from '../helpers/tracking.js';
 
@@ -16,7 +16,13 @@ const neighbour = await registerTenant(app);
 /** The issue's pattern: O(n³) backtracking in JavaScript on a URL of a's that does not end in b. */
 const ISSUE_PATTERN = 'a{0,2000}a{0,2000}a{0,2000}b';
 /** The slowest shapes still accepted (near the program-size cap), measured on RE2JS: a DFA rebuilt per URL, or the NFA. */
-const WORST_ALLOWED = ['(.*a){49}', '(?i)[a-z]{0,40}[a-z]{0,40}[a-z]{0,40}\\d', '[a-z]{0,40}[a-z]{0,40}[a-z]{0,40}\\d', '(.*a.*b){1,24}x', '.*.*.*.*=.*.*.*.*b'];
+const WORST_ALLOWED = [
+  '(.*a){49}',
+  '(?i)[a-z]{0,40}[a-z]{0,40}[a-z]{0,40}\\d',
+  '[a-z]{0,40}[a-z]{0,40}[a-z]{0,40}\\d',
+  '(.*a.*b){1,24}x',
+  '.*.*.*.*=.*.*.*.*b',
+];
 
 const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'user-agent': HUMAN_UA }, remoteAddress: '203.0.113.77' });
 
@@ -31,14 +37,20 @@ t.test("the worst goal regexes at the longest URL: another tenant's open is reco
   for (const [i, pattern] of WORST_ALLOWED.entries()) {
     for (const [copy, prefix] of ['', 'x?', 'y?', 'w?'].entries()) {
       // Distinct patterns (each compiled and matched on its own), about the same cost.
-      const res = await call(app, 'POST', '/goals', { token: attacker.token, body: { name: `Worst ${i}.${copy}`, match_type: 'regex', match_value: `${prefix}${pattern}` } });
+      const res = await call(app, 'POST', '/goals', {
+        token: attacker.token,
+        body: { name: `Worst ${i}.${copy}`, match_type: 'regex', match_value: `${prefix}${pattern}` },
+      });
       t.equal(res.status, 201, pattern);
     }
   }
 
   const longest = `https://shop.example/?q=${'a'.repeat(MAX_MATCHED_URL - 'https://shop.example/?q='.length)}`;
   t.equal(longest.length, MAX_MATCHED_URL);
-  const own = await campaignSend(ctx, { tenantId: attacker.tenantId, body: `<html><body><a href="https://shop.example/?q=warm">w</a><a href="${longest}">x</a></body></html>` });
+  const own = await campaignSend(ctx, {
+    tenantId: attacker.tenantId,
+    body: `<html><body><a href="https://shop.example/?q=warm">w</a><a href="${longest}">x</a></body></html>`,
+  });
   const other = await campaignSend(ctx, { tenantId: neighbour.tenantId });
   const earlier = await campaignSend(ctx, { tenantId: neighbour.tenantId });
   for (const f of [own, other, earlier]) await markDelivered(sql, f.sendId, new Date(Date.now() - 3_600_000));

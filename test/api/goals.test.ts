@@ -71,7 +71,10 @@ t.test('CRUD: create, read, list, change, delete; duplicates 409, regexes RE2 ca
   const extra = await call(app, 'POST', '/goals', { token: owner.token, body: { name: 'Bad', match_type: 'exact', match_value: 'x', colour: 'red' } });
   t.equal(extra.status, 400, 'an unexpected field');
 
-  const changed = await call(app, 'PATCH', `/goals/${id}`, { token: owner.token, body: { match_type: 'regex', match_value: '^https://app\\.example/welcome', revenue_param: 'value' } });
+  const changed = await call(app, 'PATCH', `/goals/${id}`, {
+    token: owner.token,
+    body: { match_type: 'regex', match_value: '^https://app\\.example/welcome', revenue_param: 'value' },
+  });
   t.equal(changed.status, 200);
   t.match(changed.body.data, { name: 'Signup', match_type: 'regex', revenue_cents: 0, revenue_param: 'value' });
   const unsafePatch = await call(app, 'PATCH', `/goals/${id}`, { token: owner.token, body: { match_value: '(?=x)xy' } });
@@ -89,7 +92,13 @@ t.test('CRUD: create, read, list, change, delete; duplicates 409, regexes RE2 ca
 });
 
 t.test('conversions from real clicks: per goal, unique converters, revenue from the URL, scanners and other tenants left out, deleted goals', async (t) => {
-  const purchase = await createGoal({ name: 'Purchase', match_type: 'regex', match_value: '^https://shop\\.example/thanks\\?', revenue_cents: 100, revenue_param: 'value' });
+  const purchase = await createGoal({
+    name: 'Purchase',
+    match_type: 'regex',
+    match_value: '^https://shop\\.example/thanks\\?',
+    revenue_cents: 100,
+    revenue_param: 'value',
+  });
   const checkout = await createGoal({ name: 'Checkout', match_type: 'prefix', match_value: 'https://shop.example/checkout', revenue_cents: 250 });
   const blog = await createGoal({ name: 'Blog', match_type: 'exact', match_value: 'https://blog.example/post' });
   // Another tenant's goal on the same URLs converts nothing of the owner's.
@@ -168,7 +177,7 @@ t.test('scopes: campaigns:read reads goals and conversions, campaigns:write chan
   }
 });
 
-t.test('isolation: another tenant\'s goals and campaign conversions are 404', async (t) => {
+t.test("isolation: another tenant's goals and campaign conversions are 404", async (t) => {
   const goal = await createGoal({ name: 'Mine', match_type: 'exact', match_value: 'https://mine.example/' });
   const f = await recipient(owner.tenantId);
   const otherKey = await createKey(app, other);
@@ -180,6 +189,9 @@ t.test('isolation: another tenant\'s goals and campaign conversions are 404', as
       { method: 'GET', url: `/campaigns/${f.campaignId}/goal-conversions` },
     ]);
   }
-  t.equal((await call(app, 'GET', '/goals', { token: other.token })).body.data.some((g: { id: string }) => g.id === goal.id), false);
+  t.equal(
+    (await call(app, 'GET', '/goals', { token: other.token })).body.data.some((g: { id: string }) => g.id === goal.id),
+    false,
+  );
   t.equal((await call(app, 'GET', `/goals/${goal.id}`, { token: owner.token })).body.data.name, 'Mine', 'unchanged');
 });

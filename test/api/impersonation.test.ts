@@ -41,7 +41,8 @@ t.test('the token: claims, default and bounded lifetime, start audited', async (
   const unknown = await call(s.app, 'POST', '/admin/tenants/00000000-0000-4000-8000-000000000000/impersonate', { token: admin, body: {} });
   t.equal(unknown.status, 404);
   t.equal(unknown.body.error, 'not_found');
-  const started = await s.sql`select actor_id, metadata from audit_events where tenant_id = ${tenant.tenantId} and action = 'super_admin.impersonation_started'`;
+  const started =
+    await s.sql`select actor_id, metadata from audit_events where tenant_id = ${tenant.tenantId} and action = 'super_admin.impersonation_started'`;
   t.equal(started.length, 3, 'each token minted is audited');
   t.equal(started[0]!.actor_id, adminId);
 });

@@ -23,7 +23,7 @@ async function deadDelivery(s: Awaited<ReturnType<typeof setup>>, tenantId: stri
   return d;
 }
 
-t.test('the list holds only the tenant\'s dead deliveries, most recently dead first, with a cursor', async (t) => {
+t.test("the list holds only the tenant's dead deliveries, most recently dead first, with a cursor", async (t) => {
   const s = await setup(t);
   const owner = await registerTenant(s.app);
   const other = await registerTenant(s.app);
@@ -33,7 +33,8 @@ t.test('the list holds only the tenant\'s dead deliveries, most recently dead fi
   const dead = [first];
   for (let i = 0; i < 2; i++) dead.push(await deadDelivery(s, owner.tenantId));
   // Distinct dead_at values, so the order is the test's and not a tie broken by id.
-  for (const [i, d] of dead.entries()) await s.sql`update inbound_webhook_deliveries set dead_at = ${new Date(Date.UTC(2026, 2, 1, 10, i))} where id = ${d.deliveryId}`;
+  for (const [i, d] of dead.entries())
+    await s.sql`update inbound_webhook_deliveries set dead_at = ${new Date(Date.UTC(2026, 2, 1, 10, i))} where id = ${d.deliveryId}`;
   const delivered = await insertInboundDelivery(s.sql, owner.tenantId);
   await s.run(delivered.deliveryId);
   await insertInboundDelivery(s.sql, owner.tenantId);
@@ -41,8 +42,11 @@ t.test('the list holds only the tenant\'s dead deliveries, most recently dead fi
 
   const page1 = await call(s.app, 'GET', `${dlqUrl(owner.tenantId)}?limit=2`, { token: s.admin });
   t.equal(page1.status, 200);
-  t.equal(page1.body.total, 3, 'pending, delivered and other tenants\' rows are not counted');
-  t.same(page1.body.data.map((d: { id: string }) => d.id), [dead[2]!.deliveryId, dead[1]!.deliveryId]);
+  t.equal(page1.body.total, 3, "pending, delivered and other tenants' rows are not counted");
+  t.same(
+    page1.body.data.map((d: { id: string }) => d.id),
+    [dead[2]!.deliveryId, dead[1]!.deliveryId],
+  );
   t.match(page1.body.data[0], {
     id: dead[2]!.deliveryId,
     inbound_message_id: dead[2]!.messageId,
@@ -56,7 +60,10 @@ t.test('the list holds only the tenant\'s dead deliveries, most recently dead fi
   });
   t.type(page1.body.next_cursor, 'string');
   const page2 = await call(s.app, 'GET', `${dlqUrl(owner.tenantId)}?limit=2&after=${page1.body.next_cursor}`, { token: s.admin });
-  t.same(page2.body.data.map((d: { id: string }) => d.id), [first.deliveryId]);
+  t.same(
+    page2.body.data.map((d: { id: string }) => d.id),
+    [first.deliveryId],
+  );
   t.equal(page2.body.next_cursor, null);
   t.equal((await call(s.app, 'GET', `${dlqUrl(owner.tenantId)}?after=garbage`, { token: s.admin })).status, 400);
   t.equal((await call(s.app, 'GET', `${dlqUrl(owner.tenantId)}?limit=500`, { token: s.admin })).status, 422);
@@ -75,7 +82,11 @@ t.test('replay puts one dead delivery back: pending, attempts reset, a new job, 
   t.equal(res.status, 200);
   t.same(res.body.data, { id: d.deliveryId, status: 'pending' });
   t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: 0, dead_at: null, last_status: 410 });
-  t.same((await webhookJobs(s.sql, d.deliveryId)).map((j) => j.state), ['created'], 'a new job');
+  t.same(
+    (await webhookJobs(s.sql, d.deliveryId)).map((j) => j.state),
+    ['created'],
+    'a new job',
+  );
   const audit = await s.sql<{ actor_type: string; action: string; resource_id: string }[]>`
     select actor_type, action, resource_id from audit_events where tenant_id = ${owner.tenantId} and action = 'inbound_webhook.delivery_replayed'`;
   t.same(audit, [{ actor_type: 'user', action: 'inbound_webhook.delivery_replayed', resource_id: d.deliveryId }]);

@@ -42,13 +42,23 @@ t.test('the secret is revealed once on creation and once per rotation; reads and
 
   const created = await call(s.app, 'PATCH', URL_PATH, { token: owner.token, body: { webhook_url: 'https://hooks.acme.test/inbound', enabled: true } });
   t.equal(created.status, 200);
-  t.match(created.body.data, { webhook_url: 'https://hooks.acme.test/inbound', enabled: true, secret: SECRET, secret_revealed_once: true, secret_rotated_at: String });
+  t.match(created.body.data, {
+    webhook_url: 'https://hooks.acme.test/inbound',
+    enabled: true,
+    secret: SECRET,
+    secret_revealed_once: true,
+    secret_rotated_at: String,
+  });
   const first = created.body.data.secret as string;
 
   const read = await call(s.app, 'GET', URL_PATH, { token: owner.token });
   t.match(read.body.data, { webhook_url: 'https://hooks.acme.test/inbound', enabled: true, secret: null, secret_revealed_once: false });
   const changed = await call(s.app, 'PATCH', URL_PATH, { token: owner.token, body: { webhook_url: 'https://other.acme.test/in' } });
-  t.match(changed.body.data, { webhook_url: 'https://other.acme.test/in', enabled: true, secret: null, secret_revealed_once: false }, 'partial update keeps enabled');
+  t.match(
+    changed.body.data,
+    { webhook_url: 'https://other.acme.test/in', enabled: true, secret: null, secret_revealed_once: false },
+    'partial update keeps enabled',
+  );
 
   const rotated = await call(s.app, 'PATCH', `${URL_PATH}?rotate_secret=true`, { token: owner.token, body: {} });
   t.equal(rotated.status, 200);
@@ -64,8 +74,16 @@ t.test('the secret is revealed once on creation and once per rotation; reads and
   t.match(noop.body.data, { secret: null, secret_revealed_once: false });
   const audit = await s.sql<{ action: string; actor_id: string; metadata: Record<string, unknown> }[]>`
     select action, actor_id, metadata from audit_events where tenant_id = ${owner.tenantId} and resource_type = 'inbound_webhook' order by id`;
-  t.same(audit.map((a) => a.metadata['changed']), [['webhook_url', 'enabled'], ['webhook_url'], []], 'one row per change; the no-op wrote none');
-  t.match(audit, [{ action: 'inbound_webhook.updated', actor_id: owner.userId, metadata: { secret_created: true, secret_rotated: false } }, { metadata: { secret_created: false, secret_rotated: false } }, { metadata: { secret_rotated: true } }]);
+  t.same(
+    audit.map((a) => a.metadata['changed']),
+    [['webhook_url', 'enabled'], ['webhook_url'], []],
+    'one row per change; the no-op wrote none',
+  );
+  t.match(audit, [
+    { action: 'inbound_webhook.updated', actor_id: owner.userId, metadata: { secret_created: true, secret_rotated: false } },
+    { metadata: { secret_created: false, secret_rotated: false } },
+    { metadata: { secret_rotated: true } },
+  ]);
   t.notOk(JSON.stringify(audit).includes('whsec_'), 'no secret in the audit trail');
 });
 
@@ -134,7 +152,11 @@ t.test('who may call: sessions and unrestricted API keys; scoped keys get 403; e
   const other = await registerTenant(s.app);
   const full = await createKey(s.app, owner);
   const scoped = await createKey(s.app, owner, { scopes: ['transactional:send', 'domains:write'] });
-  for (const [method, url] of [['GET', URL_PATH], ['PATCH', URL_PATH], ['POST', `${URL_PATH}/test-send`]] as const) {
+  for (const [method, url] of [
+    ['GET', URL_PATH],
+    ['PATCH', URL_PATH],
+    ['POST', `${URL_PATH}/test-send`],
+  ] as const) {
     t.equal((await call(s.app, method, url, method === 'PATCH' ? { body: {} } : {})).status, 401, `${method} without credential`);
     const res = await call(s.app, method, url, { token: scoped.key, ...(method === 'PATCH' ? { body: { enabled: false } } : {}) });
     t.equal(res.status, 403, `${method} with a scoped key`);
@@ -168,14 +190,25 @@ t.test('test-send: a synthetic message signed like real mail, once, with each re
   t.match(ok.body.data, { delivered: true, http_status: 200, round_trip_ms: Number, error: null }, 'works while the webhook is still off');
   const req = receiver.requests[0]!;
   t.equal(req.headers['x-mp-inbound-sig'], `hmac-sha256=${createHmac('sha256', secret).update(req.body).digest('hex')}`);
-  t.match(req.headers, { 'content-type': 'message/rfc822', 'x-mp-inbound-tenant': owner.tenantId, 'x-mp-inbound-recipient': 'webhook-test@mx.mailpath.local', 'x-mp-inbound-test': 'true' });
+  t.match(req.headers, {
+    'content-type': 'message/rfc822',
+    'x-mp-inbound-tenant': owner.tenantId,
+    'x-mp-inbound-recipient': 'webhook-test@mx.mailpath.local',
+    'x-mp-inbound-test': 'true',
+  });
   const parsed = await simpleParser(req.body);
   t.equal(parsed.subject, 'Mailpath inbound webhook test');
   t.match(parsed.text, /test message from Mailpath/);
 
   const cases: [Parameters<typeof receiver.answer>[0], Record<string, unknown>][] = [
-    [{ status: 400, body: 'no thanks' }, { delivered: false, http_status: 400, error: 'HTTP 400: no thanks' }],
-    [{ status: 429, headers: { 'retry-after': '60' } }, { delivered: false, http_status: 429, error: 'HTTP 429' }],
+    [
+      { status: 400, body: 'no thanks' },
+      { delivered: false, http_status: 400, error: 'HTTP 400: no thanks' },
+    ],
+    [
+      { status: 429, headers: { 'retry-after': '60' } },
+      { delivered: false, http_status: 429, error: 'HTTP 429' },
+    ],
     [{ status: 500 }, { delivered: false, http_status: 500, error: 'HTTP 500' }],
     [{ hang: true }, { delivered: false, http_status: null, error: 'no answer within 0.5 s' }],
     [{ drop: true }, { delivered: false, http_status: null, error: /socket|closed/i }],
@@ -190,7 +223,11 @@ t.test('test-send: a synthetic message signed like real mail, once, with each re
   t.equal(await countRows(s.sql, 'inbound_webhook_deliveries'), 0, 'test-sends are not deliveries');
 
   await call(s.app, 'PATCH', URL_PATH, { token: owner.token, body: { webhook_url: 'http://127.0.0.1:9/closed' } });
-  t.match((await call(s.app, 'POST', `${URL_PATH}/test-send`, { token: owner.token })).body.data, { delivered: false, http_status: null, error: /ECONNREFUSED/ });
+  t.match((await call(s.app, 'POST', `${URL_PATH}/test-send`, { token: owner.token })).body.data, {
+    delivered: false,
+    http_status: null,
+    error: /ECONNREFUSED/,
+  });
   await call(s.app, 'PATCH', URL_PATH, { token: owner.token, body: { webhook_url: null } });
   t.equal((await call(s.app, 'POST', `${URL_PATH}/test-send`, { token: owner.token })).status, 409, 'URL removed');
   t.equal((await call(s.app, 'POST', `${URL_PATH}/test-send`, { token: owner.token, body: { x: 1 } })).status, 400, 'takes no body');

@@ -12,7 +12,15 @@ t.test('one member at a time: PUT is idempotent, GET reads the membership, DELET
 
   const put = await call(s.app, 'PUT', `/lists/${list.id}/members/${ada}`, { token: owner.token });
   t.equal(put.status, 200);
-  t.match(put.body.data, { id: ada, email: 'ada@example.test', first_name: 'Ada', last_name: 'Doe', status: 'active', already_member: false, added_at: String });
+  t.match(put.body.data, {
+    id: ada,
+    email: 'ada@example.test',
+    first_name: 'Ada',
+    last_name: 'Doe',
+    status: 'active',
+    already_member: false,
+    added_at: String,
+  });
   const again = await call(s.app, 'PUT', `/lists/${list.id}/members/${ada!.toUpperCase()}`, { token: owner.token });
   t.equal(again.status, 200);
   t.equal(again.body.data.already_member, true, 'a second PUT (id in any case) changes nothing');
@@ -42,7 +50,14 @@ t.test('one member at a time: PUT is idempotent, GET reads the membership, DELET
   t.equal(await countRows(s.sql, 'contacts', owner.tenantId), 2, 'contacts stay');
   const audits = await s.sql<{ action: string; metadata: { count: number } }[]>`
     select action, metadata from audit_events where resource_type = 'list' and resource_id = ${list.id} and action like 'list.members%' order by id`;
-  t.same(audits.map((a) => [a.action, a.metadata.count]), [['list.members_added', 1], ['list.members_removed', 1]], 'only real changes are audited');
+  t.same(
+    audits.map((a) => [a.action, a.metadata.count]),
+    [
+      ['list.members_added', 1],
+      ['list.members_removed', 1],
+    ],
+    'only real changes are audited',
+  );
 });
 
 t.test('batches: one result per entry for every status, repeats within a batch, totals', async (t) => {
@@ -62,7 +77,12 @@ t.test('batches: one result per entry for every status, repeats within a batch, 
     },
   });
   t.equal(res.status, 200);
-  const rows = res.body.data.results.map((r: { input: string; field: string; contact_id: string | null; status: string }) => [r.field, r.input, r.contact_id, r.status]);
+  const rows = res.body.data.results.map((r: { input: string; field: string; contact_id: string | null; status: string }) => [
+    r.field,
+    r.input,
+    r.contact_id,
+    r.status,
+  ]);
   t.same(rows, [
     ['contact_ids', a, a, 'already_member'],
     ['contact_ids', b, b, 'added'],
@@ -94,14 +114,31 @@ t.test('batches: one result per entry for every status, repeats within a batch, 
   t.equal(removed.status, 200);
   t.same(
     removed.body.data.results.map((r: { contact_id: string | null; status: string }) => [r.contact_id, r.status]),
-    [[a, 'removed'], [a, 'not_member'], [null, 'invalid'], [null, 'not_found'], [gone, 'not_member'], [b, 'removed'], [d, 'removed'], [null, 'invalid'], [null, 'not_found']],
+    [
+      [a, 'removed'],
+      [a, 'not_member'],
+      [null, 'invalid'],
+      [null, 'not_found'],
+      [gone, 'not_member'],
+      [b, 'removed'],
+      [d, 'removed'],
+      [null, 'invalid'],
+      [null, 'not_found'],
+    ],
   );
   t.same(removed.body.data.totals, { removed: 3, not_member: 2, not_found: 2, invalid: 2 });
   t.same(await memberCount(s.sql, list.id), { stored: 2, real: 2 });
 
   const audits = await s.sql<{ action: string; metadata: { count: number; contact_ids: string[] } }[]>`
     select action, metadata from audit_events where resource_id = ${list.id} and action like 'list.members%' order by id`;
-  t.same(audits.map((x) => [x.action, x.metadata.count]), [['list.members_added', 1], ['list.members_added', 4], ['list.members_removed', 3]]);
+  t.same(
+    audits.map((x) => [x.action, x.metadata.count]),
+    [
+      ['list.members_added', 1],
+      ['list.members_added', 4],
+      ['list.members_removed', 3],
+    ],
+  );
   t.same(audits[1]!.metadata.contact_ids, [b, c, d, unsub].sort(), 'the audit names the contacts added');
 
   for (const body of [{}, { contact_ids: [] }, { contact_ids: [], emails: [] }]) {
@@ -134,7 +171,10 @@ t.test('a batch holds at most 1,000 entries: 1,000 are added in one call, 1,001 
   }
   t.same(await memberCount(s.sql, list.id), { stored: 0, real: 0 }, 'nothing was added');
 
-  const res = await call(s.app, 'POST', `/lists/${list.id}/members/batch`, { token: owner.token, body: { contact_ids: ids.slice(0, 500), emails: emails.slice(500, 1000) } });
+  const res = await call(s.app, 'POST', `/lists/${list.id}/members/batch`, {
+    token: owner.token,
+    body: { contact_ids: ids.slice(0, 500), emails: emails.slice(500, 1000) },
+  });
   t.equal(res.status, 200);
   t.equal(res.body.data.results.length, 1000);
   t.equal(res.body.data.totals.added, 1000, '1,000 entries in one call');
@@ -154,8 +194,10 @@ t.test('member pages: every member exactly once in the order added, status filte
     await call(s.app, 'POST', `/lists/${list.id}/members/batch`, { token: owner.token, body: { contact_ids: part } });
   }
   await s.sql`update contacts set status = 'unsubscribed' where id = any(${ids.slice(5, 12)}::uuid[])`;
-  const expected = (await s.sql<{ contact_id: string }[]>`
-    select contact_id from list_members where list_id = ${list.id} order by added_at, contact_id`).map((r) => r.contact_id);
+  const expected = (
+    await s.sql<{ contact_id: string }[]>`
+    select contact_id from list_members where list_id = ${list.id} order by added_at, contact_id`
+  ).map((r) => r.contact_id);
 
   const seen: string[] = [];
   let url = `/lists/${list.id}/members?limit=7`;
@@ -181,7 +223,10 @@ t.test('member pages: every member exactly once in the order added, status filte
   t.same(Object.keys(first).sort(), ['added_at', 'email', 'first_name', 'id', 'last_name', 'status']);
 
   const unsub = await call(s.app, 'GET', `/lists/${list.id}/members?status=unsubscribed&limit=200`, { token: owner.token });
-  t.same(unsub.body.data.map((m: { id: string }) => m.id), expected.filter((id) => ids.slice(5, 12).includes(id)));
+  t.same(
+    unsub.body.data.map((m: { id: string }) => m.id),
+    expected.filter((id) => ids.slice(5, 12).includes(id)),
+  );
   t.equal(unsub.body.total, 7, 'total counts the status');
   t.ok(unsub.body.data.every((m: { status: string }) => m.status === 'unsubscribed'));
   const active = await call(s.app, 'GET', `/lists/${list.id}/members?status=active&limit=200`, { token: owner.token });
@@ -201,4 +246,3 @@ t.test('member pages: every member exactly once in the order added, status filte
   t.equal(await countRows(s.sql, 'list_members', owner.tenantId), 0);
   t.equal(await countRows(s.sql, 'contacts', owner.tenantId), 45);
 });
-

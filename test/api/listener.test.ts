@@ -155,13 +155,22 @@ const head = (lines: string[]) => `${lines.join('\r\n')}\r\n\r\n`;
 
 t.test('a body shorter than its Content-Length is answered 408 within the request timeout, not held', async (t) => {
   const { api, errors } = await start(t);
-  const stalled = await exchange('https', api.httpsPort, head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 100']) + '{"email":');
+  const stalled = await exchange(
+    'https',
+    api.httpsPort,
+    `${head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 100'])}{"email":`,
+  );
   assertAnswer(t, stalled, 408, 'request_timeout', 'short body');
   t.match(stalled.body.message, /did not arrive in full in time/);
   t.equal(stalled.headers['connection'], 'close');
 
   // A client trickling its body (one byte per 100 ms of 100) is cut off at the request timeout (1 s) all the same.
-  const slow = await exchange('https', api.httpsPort, head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 100']), ' '.repeat(100));
+  const slow = await exchange(
+    'https',
+    api.httpsPort,
+    head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 100']),
+    ' '.repeat(100),
+  );
   assertAnswer(t, slow, 408, 'request_timeout', 'trickled body');
 
   const noHeaders = await exchange('https', api.httpsPort, 'GET /api/v1/whoami HTTP/1.1\r\nHost: x\r\n');
@@ -192,10 +201,22 @@ t.test('oversized headers: 431 headers_too_large on both listeners', async (t) =
 t.test("requests Node's parser refuses: 400 bad_request in the envelope", async (t) => {
   const { api, errors } = await start(t);
   const cases: [string, string, RegExp][] = [
-    ['Content-Length not a number', head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: abc']), /Content-Length/],
-    ['two Content-Lengths', head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Length: 2', 'Content-Length: 3']) + '{}', /Content-Length/],
-    ['Content-Length with chunked', head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Length: 2', 'Transfer-Encoding: chunked']) + '{}', /Content-Length|Transfer-Encoding/],
-    ['a bad chunk size', head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Transfer-Encoding: chunked']) + 'zz\r\n{}\r\n0\r\n\r\n', /chunked/],
+    [
+      'Content-Length not a number',
+      head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: abc']),
+      /Content-Length/,
+    ],
+    ['two Content-Lengths', `${head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Length: 2', 'Content-Length: 3'])}{}`, /Content-Length/],
+    [
+      'Content-Length with chunked',
+      `${head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Length: 2', 'Transfer-Encoding: chunked'])}{}`,
+      /Content-Length|Transfer-Encoding/,
+    ],
+    [
+      'a bad chunk size',
+      `${head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Transfer-Encoding: chunked'])}zz\r\n{}\r\n0\r\n\r\n`,
+      /chunked/,
+    ],
     ['not HTTP', 'HELLO THERE\r\n\r\n', /malformed/],
     ['a space in the header name', head(['GET /api/v1/whoami HTTP/1.1', 'Host: x', 'Bad Header: 1']), /malformed/],
     ['raw bytes', '\u0000\u0001\u0002\r\n\r\n', /malformed/],
@@ -219,7 +240,18 @@ t.test("requests Node's parser refuses: 400 bad_request in the envelope", async 
 t.test('framework-level answers over a real socket: envelope and rate headers', async (t) => {
   const { api } = await start(t);
   const post = (body: string, extra: string[] = []) =>
-    exchange('https', api.httpsPort, head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Connection: close', 'Content-Type: application/json', `Content-Length: ${Buffer.byteLength(body)}`, ...extra]) + body);
+    exchange(
+      'https',
+      api.httpsPort,
+      head([
+        'POST /api/v1/auth/login HTTP/1.1',
+        'Host: x',
+        'Connection: close',
+        'Content-Type: application/json',
+        `Content-Length: ${Buffer.byteLength(body)}`,
+        ...extra,
+      ]) + body,
+    );
 
   const badUrl = await exchange('https', api.httpsPort, head(['GET /api/v1/whoami/%E0%A4%A HTTP/1.1', 'Host: x', 'Connection: close']));
   assertAnswer(t, badUrl, 400, 'bad_request', 'malformed percent-encoding');
@@ -236,7 +268,11 @@ t.test('framework-level answers over a real socket: envelope and rate headers', 
   assertAnswer(t, ctor, 400, 'bad_request', 'constructor.prototype');
   t.match(ctor.body.message, /"constructor" key/);
 
-  const declaredTooLarge = await exchange('https', api.httpsPort, head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Connection: close', 'Content-Type: application/json', `Content-Length: ${BODY_LIMIT + 1}`]));
+  const declaredTooLarge = await exchange(
+    'https',
+    api.httpsPort,
+    head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Connection: close', 'Content-Type: application/json', `Content-Length: ${BODY_LIMIT + 1}`]),
+  );
   assertAnswer(t, declaredTooLarge, 413, 'payload_too_large', 'Content-Length over the body limit');
   const sentTooLarge = await exchange(
     'https',
@@ -266,8 +302,16 @@ t.test('the redirect and the listener answers count against the address, and say
   const login = await exchange('https', api.httpsPort, head(['GET /api/v1/openapi.json HTTP/1.1', 'Host: x', 'Connection: close']));
   t.equal(login.status, 200);
   seen.push(assertRateHeaders(t, login, 'a public route'));
-  const stalled = await exchange('https', api.httpsPort, head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 10']) + '{');
+  const stalled = await exchange(
+    'https',
+    api.httpsPort,
+    `${head(['POST /api/v1/auth/login HTTP/1.1', 'Host: x', 'Content-Type: application/json', 'Content-Length: 10'])}{`,
+  );
   t.equal(stalled.status, 408);
   seen.push(assertRateHeaders(t, stalled, 'a stalled body, counted by the route it reached'));
-  t.same(seen, [0, 1, 2, 3, 4, 5].map((i) => afterRedirect - i), 'one address bucket: each answer counted once, the routes share it');
+  t.same(
+    seen,
+    [0, 1, 2, 3, 4, 5].map((i) => afterRedirect - i),
+    'one address bucket: each answer counted once, the routes share it',
+  );
 });

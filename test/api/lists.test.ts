@@ -31,7 +31,11 @@ t.test('create, read, list, rename and describe, delete; every change audited', 
 
   const page = await call(s.app, 'GET', '/lists', { token: owner.token });
   t.equal(page.status, 200);
-  t.same(page.body.data.map((l: { name: string }) => l.name), ['Bare', 'Monthly news'], 'newest first');
+  t.same(
+    page.body.data.map((l: { name: string }) => l.name),
+    ['Bare', 'Monthly news'],
+    'newest first',
+  );
   t.equal(page.body.total, 2);
   t.equal(page.body.next_cursor, null);
 
@@ -98,7 +102,7 @@ t.test('refusals: duplicate names 409, bad input 422 or 400, unknown ids 404; no
     }
   }
   await call(s.app, 'DELETE', `/lists/${first.id}`, { token: owner.token });
-  t.equal((await call(s.app, 'POST', '/lists', { token: owner.token, body: { name: 'customers' } })).status, 201, 'a deleted list\'s name is free again');
+  t.equal((await call(s.app, 'POST', '/lists', { token: owner.token, body: { name: 'customers' } })).status, 201, "a deleted list's name is free again");
 });
 
 t.test('list pages: newest first, cursor walk, limit bounds', async (t) => {
@@ -159,7 +163,7 @@ t.test('scopes: lists:read reads, lists:write changes', async (t) => {
   t.equal((await call(s.app, 'GET', '/lists')).status, 401);
 });
 
-t.test('another tenant\'s lists and contacts are 404 on every id route, and never join a list', async (t) => {
+t.test("another tenant's lists and contacts are 404 on every id route, and never join a list", async (t) => {
   const s = await app(t);
   const { owner, other } = await twoTenants(s.app);
   const mine = await addList(s, owner.token, { name: 'Private' });
@@ -191,15 +195,22 @@ t.test('another tenant\'s lists and contacts are 404 on every id route, and neve
     token: other.token,
     body: { contact_ids: [myContact, theirContact], emails: ['mine@example.test'] },
   });
-  t.same(batch.body.data.results.map((r: { status: string }) => r.status), ['not_found', 'added', 'not_found']);
+  t.same(
+    batch.body.data.results.map((r: { status: string }) => r.status),
+    ['not_found', 'added', 'not_found'],
+  );
   const removal = await call(s.app, 'POST', `/lists/${theirs.id}/members/batch-remove`, { token: other.token, body: { contact_ids: [myContact] } });
   t.same(removal.body.data.totals, { removed: 0, not_member: 0, not_found: 1, invalid: 0 });
   t.same(await memberCount(s.sql, theirs.id), { stored: 1, real: 1 });
   t.equal((await s.sql`select 1 from list_members where contact_id = ${myContact!} and list_id = ${theirs.id}`).length, 0);
 
   const listed = await call(s.app, 'GET', '/lists', { token: other.token });
-  t.same(listed.body.data.map((l: { name: string }) => l.name), ['Theirs'], 'only its own lists');
+  t.same(
+    listed.body.data.map((l: { name: string }) => l.name),
+    ['Theirs'],
+    'only its own lists',
+  );
   t.equal(listed.body.total, 1);
   const untouched = await call(s.app, 'GET', `/lists/${mine.id}`, { token: owner.token });
-  t.match(untouched.body.data, { name: 'Private', member_count: 1 }, 'the owner\'s list is unchanged');
+  t.match(untouched.body.data, { name: 'Private', member_count: 1 }, "the owner's list is unchanged");
 });

@@ -70,14 +70,24 @@ t.test('one client address failing against many accounts is throttled; other add
   t.equal(blocked.headers['retry-after'], '30');
   t.equal((await loginFrom(test.app, '10.0.0.2', user.email, user.password)).status, 200, 'the account itself is not locked');
 
-  const reset = await test.app.inject({ method: 'POST', url: '/api/v1/auth/password-reset/confirm', remoteAddress: '10.0.0.1', payload: { token: 'x'.repeat(43), new_password: 'Whatever-pass-1' } });
+  const reset = await test.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/password-reset/confirm',
+    remoteAddress: '10.0.0.1',
+    payload: { token: 'x'.repeat(43), new_password: 'Whatever-pass-1' },
+  });
   t.equal(reset.statusCode, 429, 'the locked address cannot try reset tokens either');
 });
 
 t.test('bad reset tokens count against the client address', async (t) => {
   const test = await appAt(t, { [`${P}MAX_FAILURES_PER_ADDRESS`]: '3' });
   const confirmFrom = (ip: string) =>
-    test.app.inject({ method: 'POST', url: '/api/v1/auth/password-reset/confirm', remoteAddress: ip, payload: { token: 'y'.repeat(43), new_password: 'Whatever-pass-1' } });
+    test.app.inject({
+      method: 'POST',
+      url: '/api/v1/auth/password-reset/confirm',
+      remoteAddress: ip,
+      payload: { token: 'y'.repeat(43), new_password: 'Whatever-pass-1' },
+    });
   for (let i = 0; i < 3; i++) t.equal((await confirmFrom('10.1.1.1')).statusCode, 400);
   t.equal((await confirmFrom('10.1.1.1')).statusCode, 429);
   t.equal((await confirmFrom('10.1.1.2')).statusCode, 400, 'another address is still answered');
@@ -87,12 +97,20 @@ t.test('wrong 2FA codes and wrong passwords at 2FA disable count against the acc
   const test = await appAt(t);
   const user = await registerTenant(test.app);
   const secret = (await call(test.app, 'POST', '/auth/2fa/enroll', { token: user.token })).body.data.secret;
-  await call(test.app, 'POST', '/auth/2fa/verify', { token: user.token, body: { code: await generate({ secret, epoch: Math.floor(test.clock.now().getTime() / 1000) }) } });
+  await call(test.app, 'POST', '/auth/2fa/verify', {
+    token: user.token,
+    body: { code: await generate({ secret, epoch: Math.floor(test.clock.now().getTime() / 1000) }) },
+  });
   const pending = (await login(test.app, user, user.password)).body.data.totp_session_token;
   const good = await generate({ secret, epoch: Math.floor(test.clock.now().getTime() / 1000) + 30 });
 
-  for (let i = 0; i < 3; i++) t.equal((await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: pending, code: '000000' } })).status, 401);
-  t.equal((await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: pending, code: 'zzzzz-zzzzz' } })).status, 401, 'a wrong recovery code');
+  for (let i = 0; i < 3; i++)
+    t.equal((await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: pending, code: '000000' } })).status, 401);
+  t.equal(
+    (await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: pending, code: 'zzzzz-zzzzz' } })).status,
+    401,
+    'a wrong recovery code',
+  );
   t.equal((await call(test.app, 'POST', '/auth/2fa/disable', { token: user.token, body: { password: WRONG } })).status, 401);
   const locked = await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: pending, code: good } });
   t.equal(locked.status, 429, 'a right code waits too: guessing codes does not pay');
@@ -125,7 +143,10 @@ t.test("a suspended tenant's users cannot sign in, finish a 2FA challenge or use
   const twoFactor = await registerTenant(test.app);
   const key = await createKey(test.app, user);
   const secret = (await call(test.app, 'POST', '/auth/2fa/enroll', { token: twoFactor.token })).body.data.secret;
-  await call(test.app, 'POST', '/auth/2fa/verify', { token: twoFactor.token, body: { code: await generate({ secret, epoch: Math.floor(test.clock.now().getTime() / 1000) }) } });
+  await call(test.app, 'POST', '/auth/2fa/verify', {
+    token: twoFactor.token,
+    body: { code: await generate({ secret, epoch: Math.floor(test.clock.now().getTime() / 1000) }) },
+  });
   const pending = (await login(test.app, twoFactor, twoFactor.password)).body.data.totp_session_token;
 
   const suspend = async (tenantId: string, status: 'active' | 'suspended') => {
@@ -146,7 +167,11 @@ t.test("a suspended tenant's users cannot sign in, finish a 2FA challenge or use
   const code = await generate({ secret, epoch: Math.floor(test.clock.now().getTime() / 1000) + 30 });
   const challenge = await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: pending, code } });
   t.equal(challenge.status, 403, 'a 2FA challenge started before the suspension');
-  t.equal((await call(test.app, 'GET', '/whoami', { token: key.key })).status, 200, 'API keys are not sessions: reads go on (sends are refused by the suspended gate)');
+  t.equal(
+    (await call(test.app, 'GET', '/whoami', { token: key.key })).status,
+    200,
+    'API keys are not sessions: reads go on (sends are refused by the suspended gate)',
+  );
 
   await suspend(user.tenantId, 'active');
   t.equal((await login(test.app, user, user.password)).status, 200, 'lifted by unsuspending');

@@ -38,7 +38,10 @@ t.test('consuming sets the password and returns a 24-hour session limited to the
   t.equal((await call(s.app, 'GET', `/mail/mailboxes/${box.id}`, { token: owner.token })).body.data.password_set, true);
   const audit = await s.sql<{ action: string; actor_type: string }[]>`
     select action, actor_type from audit_events where resource_id = ${box.id} order by id`;
-  t.same(audit.map((a) => a.action), ['mailbox.created', 'mailbox.invited', 'mailbox.invite_consumed']);
+  t.same(
+    audit.map((a) => a.action),
+    ['mailbox.created', 'mailbox.invited', 'mailbox.invite_consumed'],
+  );
 
   const list = await call(s.app, 'GET', '/mail/messages', { token: session.token });
   t.equal(list.status, 200, 'reads its mailbox without naming it');
@@ -53,7 +56,10 @@ t.test('a mailbox session sees its own mailbox only, and no other route', async 
   const session = await mailboxSession(s.app, owner.token, box.id);
 
   const list = await call(s.app, 'GET', '/mail/messages', { token: session });
-  t.same(list.body.data.map((m: { id: string }) => m.id), [mine.messageId]);
+  t.same(
+    list.body.data.map((m: { id: string }) => m.id),
+    [mine.messageId],
+  );
   t.equal((await call(s.app, 'GET', `/mail/messages/${mine.messageId}`, { token: session })).status, 200);
   t.equal((await call(s.app, 'GET', `/mail/messages/${mine.messageId}/raw`, { token: session })).status, 200);
   t.equal((await call(s.app, 'PATCH', `/mail/messages/${mine.messageId}`, { token: session, body: { seen: true } })).status, 200);
@@ -68,7 +74,7 @@ t.test('a mailbox session sees its own mailbox only, and no other route', async 
     t.equal(res.status, 404, `${method} ${url} of a sibling mailbox`);
     t.equal(res.body.error, 'not_found');
   }
-  t.equal((await s.sql`select seen from mailbox_messages where id = ${theirs.messageId}`)[0]!.seen, false, 'the sibling\'s message is untouched');
+  t.equal((await s.sql`select seen from mailbox_messages where id = ${theirs.messageId}`)[0]!.seen, false, "the sibling's message is untouched");
   t.equal((await call(s.app, 'DELETE', `/mail/messages/${mine.messageId}`, { token: session })).status, 200, 'deletes its own');
 
   // Every other route in the OpenAPI document that takes a credential refuses it: the default is closed.
@@ -97,7 +103,7 @@ t.test('single use: a second consume is 410; an unknown token 404; a replaced in
   const again = await consume(s, { token, new_password: 'Another-pass-77' });
   t.equal(again.status, 410);
   t.equal(again.body.error, 'gone');
-  const unknown = await consume(s, { token: 'mbi_' + 'A'.repeat(43), new_password: PASSWORD });
+  const unknown = await consume(s, { token: `mbi_${'A'.repeat(43)}`, new_password: PASSWORD });
   t.equal(unknown.status, 404);
   t.equal(unknown.body.error, 'not_found');
 
@@ -140,7 +146,7 @@ t.test('concurrent consumes of one token: exactly one wins', async (t) => {
   const winner = results.find((r) => r.status === 200)!;
   const index = results.indexOf(winner);
   const [row] = await s.sql<{ password_hash: string }[]>`select password_hash from mailboxes where id = ${box.id}`;
-  t.ok(await bcrypt.compare(`Racer-pass-${index}x`, row!.password_hash), 'the winner\'s password is the one set');
+  t.ok(await bcrypt.compare(`Racer-pass-${index}x`, row!.password_hash), "the winner's password is the one set");
   t.equal((await s.sql`select count(*)::int as n from audit_events where action = 'mailbox.invite_consumed'`)[0]!.n, 1);
 });
 

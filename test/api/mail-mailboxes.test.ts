@@ -22,10 +22,21 @@ async function tenantWithDomain(s: TestApp) {
 t.test('create, read, list, delete; addresses are trimmed and lower-cased; changes are audited', async (t) => {
   const s = await buildTestApp(t);
   const { owner, domain } = await tenantWithDomain(s);
-  const res = await call(s.app, 'POST', '/mail/mailboxes', { token: owner.token, body: { address: `  Sales.Team@${domain.toUpperCase()} `, display_name: ' Sales ' } });
+  const res = await call(s.app, 'POST', '/mail/mailboxes', {
+    token: owner.token,
+    body: { address: `  Sales.Team@${domain.toUpperCase()} `, display_name: ' Sales ' },
+  });
   t.equal(res.status, 201);
   const made = res.body.data;
-  t.match(made, { id: String, address: `sales.team@${domain}`, display_name: 'Sales', domain_id: String, password_set: false, created_at: String, updated_at: String });
+  t.match(made, {
+    id: String,
+    address: `sales.team@${domain}`,
+    display_name: 'Sales',
+    domain_id: String,
+    password_set: false,
+    created_at: String,
+    updated_at: String,
+  });
   const second = await createTestMailbox(s.app, owner.token, owner.tenantId, `support@${domain}`);
 
   const got = await call(s.app, 'GET', `/mail/mailboxes/${made.id}`, { token: owner.token });
@@ -35,10 +46,17 @@ t.test('create, read, list, delete; addresses are trimmed and lower-cased; chang
   const page1 = await call(s.app, 'GET', '/mail/mailboxes?limit=1', { token: owner.token });
   t.equal(page1.status, 200);
   t.equal(page1.body.total, 2);
-  t.same(page1.body.data.map((m: { id: string }) => m.id), [second.id], 'newest first');
+  t.same(
+    page1.body.data.map((m: { id: string }) => m.id),
+    [second.id],
+    'newest first',
+  );
   t.type(page1.body.next_cursor, 'string');
   const page2 = await call(s.app, 'GET', `/mail/mailboxes?limit=1&after=${page1.body.next_cursor}`, { token: owner.token });
-  t.same(page2.body.data.map((m: { id: string }) => m.id), [made.id]);
+  t.same(
+    page2.body.data.map((m: { id: string }) => m.id),
+    [made.id],
+  );
   t.equal(page2.body.next_cursor, null);
   t.equal((await call(s.app, 'GET', '/mail/mailboxes?after=bogus', { token: owner.token })).status, 400, 'a made-up cursor');
 
@@ -58,7 +76,10 @@ t.test('create, read, list, delete; addresses are trimmed and lower-cased; chang
   const audit = await s.sql<{ action: string; actor_type: string; actor_id: string; resource_id: string; metadata: Record<string, unknown> }[]>`
     select action, actor_type, actor_id, resource_id, metadata from audit_events
     where tenant_id = ${owner.tenantId} and resource_type = 'mailbox' order by id`;
-  t.same(audit.map((a) => a.action), ['mailbox.created', 'mailbox.created', 'mailbox.invited', 'mailbox.deleted', 'mailbox.created']);
+  t.same(
+    audit.map((a) => a.action),
+    ['mailbox.created', 'mailbox.created', 'mailbox.invited', 'mailbox.deleted', 'mailbox.created'],
+  );
   t.match(audit[0], { actor_type: 'user', actor_id: owner.userId, resource_id: made.id, metadata: { address: made.address } });
   t.match(audit[3], { resource_id: made.id, metadata: { address: made.address } });
 });
@@ -67,10 +88,30 @@ t.test('bad addresses are 422 naming address; nothing is written', async (t) => 
   const s = await buildTestApp(t);
   const { owner, domain } = await tenantWithDomain(s);
   const bad = [
-    '', '   ', 'plain', `@${domain}`, 'user@', `a@b@${domain}`, `a%b@${domain}`, `a!b@${domain}`, `"quoted"@${domain}`, `"a b"@${domain}`,
-    `a+tag@${domain}`, `.user@${domain}`, `user.@${domain}`, `us..er@${domain}`, `-user@${domain}`, `üser@${domain}`, `user name@${domain}`,
-    `${'a'.repeat(65)}@${domain}`, `user@${domain}.`, 'user@[192.0.2.1]', 'user@192.0.2.1', `user@${domain}\r\nBcc: x@example.org`,
-    `user\u200b@${domain}`, `(comment)user@${domain}`,
+    '',
+    '   ',
+    'plain',
+    `@${domain}`,
+    'user@',
+    `a@b@${domain}`,
+    `a%b@${domain}`,
+    `a!b@${domain}`,
+    `"quoted"@${domain}`,
+    `"a b"@${domain}`,
+    `a+tag@${domain}`,
+    `.user@${domain}`,
+    `user.@${domain}`,
+    `us..er@${domain}`,
+    `-user@${domain}`,
+    `üser@${domain}`,
+    `user name@${domain}`,
+    `${'a'.repeat(65)}@${domain}`,
+    `user@${domain}.`,
+    'user@[192.0.2.1]',
+    'user@192.0.2.1',
+    `user@${domain}\r\nBcc: x@example.org`,
+    `user\u200b@${domain}`,
+    `(comment)user@${domain}`,
   ];
   for (const address of bad) {
     const res = await call(s.app, 'POST', '/mail/mailboxes', { token: owner.token, body: { address } });
@@ -78,7 +119,10 @@ t.test('bad addresses are 422 naming address; nothing is written', async (t) => 
     t.equal(res.body.error, 'validation_error');
     t.match(res.body.message, /^address/);
   }
-  const name = await call(s.app, 'POST', '/mail/mailboxes', { token: owner.token, body: { address: `ok@${domain}`, display_name: 'Evil\r\nBcc: x@example.org' } });
+  const name = await call(s.app, 'POST', '/mail/mailboxes', {
+    token: owner.token,
+    body: { address: `ok@${domain}`, display_name: 'Evil\r\nBcc: x@example.org' },
+  });
   t.equal(name.status, 422);
   t.match(name.body.message, /^display_name/);
   t.equal((await call(s.app, 'POST', '/mail/mailboxes', { token: owner.token, body: { address: 42 } })).status, 422, 'not a string');
@@ -101,7 +145,7 @@ t.test('the domain must be a verified domain of the tenant', async (t) => {
   t.equal(unverified.status, 422);
   t.match(unverified.body.message, /^address: pending\.example is not verified/);
   const foreign = await call(s.app, 'POST', '/mail/mailboxes', { token: a.token, body: { address: `inbox@${bDomain}` } });
-  t.equal(foreign.status, 422, 'another tenant\'s verified domain');
+  t.equal(foreign.status, 422, "another tenant's verified domain");
   t.match(foreign.body.message, /is not a domain of this account/);
   const unknown = await call(s.app, 'POST', '/mail/mailboxes', { token: a.token, body: { address: 'inbox@nowhere.example' } });
   t.equal(unknown.status, 422);
@@ -133,7 +177,9 @@ t.test('an invite is a random token stored as its SHA-256, valid 72 hours; a new
   t.match(invite, { mailbox_id: box.id, address: box.address, token: /^mbi_[A-Za-z0-9_-]{43}$/, expires_at: String });
   const ttl = Date.parse(invite.expires_at) - before;
   t.ok(ttl >= 72 * 3600_000 && ttl < 72 * 3600_000 + 60_000, `expires in 72 h (${ttl} ms)`);
-  const [row] = await s.sql<{ token_hash: string; created_by: string | null; used_at: Date | null }[]>`select token_hash, created_by, used_at from mailbox_invites`;
+  const [row] = await s.sql<
+    { token_hash: string; created_by: string | null; used_at: Date | null }[]
+  >`select token_hash, created_by, used_at from mailbox_invites`;
   t.equal(row!.token_hash, createHash('sha256').update(invite.token).digest('hex'), 'only the hash is stored');
   t.equal(row!.created_by, owner.userId);
   t.notMatch(JSON.stringify(await s.sql`select * from mailbox_invites`), invite.token, 'the token is nowhere in the table');
@@ -164,7 +210,12 @@ t.test('callers: user sessions and unscoped keys; scoped keys 403; other tenants
   t.same(keyAudit, [{ actor_type: 'api_key', actor_id: unscoped.id }]);
 
   const scoped = await createKey(s.app, owner, { scopes: ['domains:read', 'domains:write', 'events:read'] });
-  for (const [method, url] of [['GET', '/mail/mailboxes'], ['GET', `/mail/mailboxes/${box.id}`], ['POST', `/mail/mailboxes/${box.id}/invite`], ['DELETE', `/mail/mailboxes/${box.id}`]] as const) {
+  for (const [method, url] of [
+    ['GET', '/mail/mailboxes'],
+    ['GET', `/mail/mailboxes/${box.id}`],
+    ['POST', `/mail/mailboxes/${box.id}/invite`],
+    ['DELETE', `/mail/mailboxes/${box.id}`],
+  ] as const) {
     const res = await call(s.app, method, url, { token: scoped.key });
     t.equal(res.status, 403, `${method} ${url} with a scoped key`);
     t.equal(res.body.error, 'invalid_scope');

@@ -24,8 +24,13 @@ t.test('list: newest first with the summary fields; mailbox_id required for tena
   t.equal(res.body.total, 2);
   t.equal(res.body.next_cursor, null);
   t.same(res.body.data[0], {
-    id: newer.messageId, mailbox_id: box.id, from: 'Bob <bob@else.example>', subject: 'Newer',
-    received_at: at(2).toISOString(), seen: true, size_bytes: newer.raw.length,
+    id: newer.messageId,
+    mailbox_id: box.id,
+    from: 'Bob <bob@else.example>',
+    subject: 'Newer',
+    received_at: at(2).toISOString(),
+    seen: true,
+    size_bytes: newer.raw.length,
   });
   t.same(ids(res), [newer.messageId, older.messageId]);
 
@@ -48,8 +53,12 @@ t.test('cursor pages cover every message once, even when times differ by a micro
   const seen: string[] = [];
   let after: string | null = null;
   for (let page = 0; page < 10; page++) {
-    const res: { status: number; body: { data: { id: string }[]; next_cursor: string | null; total: number } } =
-      await call(s.app, 'GET', `/mail/messages?mailbox_id=${box.id}&limit=2${after ? `&after=${after}` : ''}`, { token: owner.token });
+    const res: { status: number; body: { data: { id: string }[]; next_cursor: string | null; total: number } } = await call(
+      s.app,
+      'GET',
+      `/mail/messages?mailbox_id=${box.id}&limit=2${after ? `&after=${after}` : ''}`,
+      { token: owner.token },
+    );
     t.equal(res.status, 200);
     t.equal(res.body.total, 5);
     seen.push(...ids(res));
@@ -65,7 +74,8 @@ t.test('q searches From and subject case-insensitively; unread filters; PATCH ma
   const invoice = await deliverToMailbox(s.sql, box, { subject: 'Your INVOICE 42', receivedAt: at(1) });
   const carol = await deliverToMailbox(s.sql, box, { subject: 'Lunch', from: 'Carol <carol@Invoices.example>', receivedAt: at(2) });
   const plain = await deliverToMailbox(s.sql, box, { subject: '100% off', receivedAt: at(3), seen: true });
-  const q = (text: string, extra = '') => call(s.app, 'GET', `/mail/messages?mailbox_id=${box.id}&q=${encodeURIComponent(text)}${extra}`, { token: owner.token });
+  const q = (text: string, extra = '') =>
+    call(s.app, 'GET', `/mail/messages?mailbox_id=${box.id}&q=${encodeURIComponent(text)}${extra}`, { token: owner.token });
   t.same(ids(await q('invoice')), [carol.messageId, invoice.messageId], 'subject or From, any case');
   t.equal((await q('invoice')).body.total, 2);
   t.same(ids(await q('CAROL@')), [carol.messageId]);
@@ -93,31 +103,55 @@ t.test('a message reads parsed: headers, addresses, bodies, attachment metadata,
   const s = await buildTestApp(t);
   const { owner, box } = await setup(s);
   const msg = await deliverToMailbox(s.sql, box, {
-    from: 'Alice Sender <alice@sender.example>', cc: 'Dan <dan@cc.example>, eve@cc.example', subject: 'Grüße & report',
-    messageId: '<abc-123@sender.example>', date: new Date('2026-03-02T09:59:00Z'), receivedAt: at(1),
+    from: 'Alice Sender <alice@sender.example>',
+    cc: 'Dan <dan@cc.example>, eve@cc.example',
+    subject: 'Grüße & report',
+    messageId: '<abc-123@sender.example>',
+    date: new Date('2026-03-02T09:59:00Z'),
+    receivedAt: at(1),
   });
   const res = await call(s.app, 'GET', `/mail/messages/${msg.messageId}`, { token: owner.token });
   t.equal(res.status, 200);
   const m = res.body.data;
   t.match(m, {
-    id: msg.messageId, mailbox_id: box.id, subject: 'Grüße & report', seen: false, size_bytes: msg.raw.length, received_at: at(1).toISOString(),
+    id: msg.messageId,
+    mailbox_id: box.id,
+    subject: 'Grüße & report',
+    seen: false,
+    size_bytes: msg.raw.length,
+    received_at: at(1).toISOString(),
     from: [{ name: 'Alice Sender', address: 'alice@sender.example' }],
     to: [{ name: null, address: box.address }],
-    cc: [{ name: 'Dan', address: 'dan@cc.example' }, { name: null, address: 'eve@cc.example' }],
-    date: '2026-03-02T09:59:00.000Z', message_id: '<abc-123@sender.example>',
+    cc: [
+      { name: 'Dan', address: 'dan@cc.example' },
+      { name: null, address: 'eve@cc.example' },
+    ],
+    date: '2026-03-02T09:59:00.000Z',
+    message_id: '<abc-123@sender.example>',
     text: 'Hello,\nthe report is attached.\n',
     html: /<img src="cid:logo@example.org">/,
     envelope: { mail_from: 'bounce@sender.example', rcpt_to: box.address },
     body_parsed: true,
   });
-  t.same(m.attachments, [
-    { filename: 'logo.png', content_type: 'image/png', size: 8, content_id: 'logo@example.org', disposition: 'inline' },
-    { filename: 'report.pdf', content_type: 'application/pdf', size: 23, content_id: null, disposition: 'attachment' },
-  ], 'metadata only, no content, in message order (the inline image sits with the HTML)');
+  t.same(
+    m.attachments,
+    [
+      { filename: 'logo.png', content_type: 'image/png', size: 8, content_id: 'logo@example.org', disposition: 'inline' },
+      { filename: 'report.pdf', content_type: 'application/pdf', size: 23, content_id: null, disposition: 'attachment' },
+    ],
+    'metadata only, no content, in message order (the inline image sits with the HTML)',
+  );
   t.same(m.authentication_results, ['mx.mailpath.test; spf=pass smtp.mailfrom=sender.example; dkim=none; dmarc=none header.from=sender.example']);
-  t.same(m.headers.slice(0, 2).map((h: { name: string }) => h.name), ['Received', 'Authentication-Results'], 'our trace headers on top');
+  t.same(
+    m.headers.slice(0, 2).map((h: { name: string }) => h.name),
+    ['Received', 'Authentication-Results'],
+    'our trace headers on top',
+  );
   t.match(m.headers[0].value, /^from mail\.sender\.example .* by mx\.mailpath\.test with ESMTP;/, 'unfolded');
-  t.ok(m.headers.some((h: { name: string; value: string }) => h.name === 'Subject' && /=\?UTF-8\?/i.test(h.value)), 'raw header values, encoded-words kept');
+  t.ok(
+    m.headers.some((h: { name: string; value: string }) => h.name === 'Subject' && /=\?UTF-8\?/i.test(h.value)),
+    'raw header values, encoded-words kept',
+  );
   t.notOk(JSON.stringify(m).includes('JVBERi0'), 'no attachment content');
   t.equal((await call(s.app, 'GET', '/mail/messages/0b9c4d2e-1f3a-4b5c-8d6e-7f8091a2b3c4', { token: owner.token })).status, 404);
   t.equal((await call(s.app, 'GET', '/mail/messages/x', { token: owner.token })).status, 404);
@@ -133,7 +167,11 @@ t.test('raw answers the exact stored bytes as message/rfc822', async (t) => {
   t.equal(res.headers['x-content-type-options'], 'nosniff');
   t.ok(res.rawPayload.equals(msg.raw), 'byte for byte');
   t.ok(res.headers['x-ratelimit-limit'], 'rate-limit headers as everywhere');
-  const missing = await s.app.inject({ method: 'GET', url: '/api/v1/mail/messages/0b9c4d2e-1f3a-4b5c-8d6e-7f8091a2b3c4/raw', headers: { authorization: `Bearer ${owner.token}` } });
+  const missing = await s.app.inject({
+    method: 'GET',
+    url: '/api/v1/mail/messages/0b9c4d2e-1f3a-4b5c-8d6e-7f8091a2b3c4/raw',
+    headers: { authorization: `Bearer ${owner.token}` },
+  });
   t.equal(missing.statusCode, 404);
   t.match(missing.json(), { ok: false, error: 'not_found' }, 'errors stay JSON');
   const doc = (await call(s.app, 'GET', '/openapi.json')).body;

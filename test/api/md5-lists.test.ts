@@ -7,7 +7,12 @@ import { isListed } from '../../shared/audiences/md5-lists/service.js';
 const md5 = (text: string) => createHash('md5').update(text).digest('hex');
 
 async function uploadHashes(app: Parameters<typeof call>[0], token: string, id: string, body: string, type = 'text/plain') {
-  const res = await app.inject({ method: 'POST', url: `/api/v1/md5-lists/${id}/entries`, headers: { authorization: `Bearer ${token}`, 'content-type': type }, payload: body });
+  const res = await app.inject({
+    method: 'POST',
+    url: `/api/v1/md5-lists/${id}/entries`,
+    headers: { authorization: `Bearer ${token}`, 'content-type': type },
+    payload: body,
+  });
   return { status: res.statusCode, body: res.json() as any };
 }
 
@@ -37,7 +42,9 @@ t.test('MD5 suppression lists', async (t) => {
     t.same(again.body.data, { added: 1, duplicates: 1, invalid: 0, invalid_lines: [] }, 'hashes already stored are duplicates');
     const read = await call(app, 'GET', `/md5-lists/${id}`, { token: owner.token });
     t.equal(read.body.data.entry_count, 4, 'entry_count follows the entries');
-    const [stored] = await sql<{ n: number; len: number }[]>`select count(*)::int as n, max(length(hash))::int as len from md5_list_entries where list_id = ${id}`;
+    const [stored] = await sql<
+      { n: number; len: number }[]
+    >`select count(*)::int as n, max(length(hash))::int as len from md5_list_entries where list_id = ${id}`;
     t.match(stored, { n: 4, len: 16 }, 'stored as 16-byte values');
   });
 
@@ -45,7 +52,7 @@ t.test('MD5 suppression lists', async (t) => {
     const lines: string[] = [];
     for (let i = 0; i < 12_000; i++) lines.push(md5(`bulk${i}@example.com`));
     for (let i = 0; i < 15; i++) lines.push('zz');
-    const res = await uploadHashes(app, owner.token, id, lines.join('\n') + '\n');
+    const res = await uploadHashes(app, owner.token, id, `${lines.join('\n')}\n`);
     t.match(res.body.data, { added: 12_000, duplicates: 0, invalid: 15 });
     t.same(res.body.data.invalid_lines, [12001, 12002, 12003, 12004, 12005, 12006, 12007, 12008, 12009, 12010]);
   });
@@ -54,7 +61,7 @@ t.test('MD5 suppression lists', async (t) => {
     const listed = await isListed(sql, owner.tenantId, id, ['ann@example.com', 'bob@example.com', 'zed@example.com', 'bulk42@example.com', 'Carl@Example.com']);
     t.same([...listed].sort(), ['Carl@Example.com', 'ann@example.com', 'bob@example.com', 'bulk42@example.com'], 'md5 of the lower-cased address');
     const other = await registerTenant(app);
-    t.same([...(await isListed(sql, other.tenantId, id, ['ann@example.com']))], [], 'another tenant\'s list holds nothing for it');
+    t.same([...(await isListed(sql, other.tenantId, id, ['ann@example.com']))], [], "another tenant's list holds nothing for it");
     t.same([...(await isListed(sql, owner.tenantId, 'nope', ['ann@example.com']))], []);
     t.same([...(await isListed(sql, owner.tenantId, id, []))], []);
   });
@@ -75,7 +82,11 @@ t.test('MD5 suppression lists', async (t) => {
 
   await t.test('isolation and scopes', async (t) => {
     const other = await registerTenant(app);
-    for (const [method, url] of [['GET', `/md5-lists/${id}`], ['DELETE', `/md5-lists/${id}`], ['GET', '/md5-lists/not-a-uuid']] as const) {
+    for (const [method, url] of [
+      ['GET', `/md5-lists/${id}`],
+      ['DELETE', `/md5-lists/${id}`],
+      ['GET', '/md5-lists/not-a-uuid'],
+    ] as const) {
       const res = await call(app, method, url, { token: other.token });
       t.equal(res.status, 404, `${method} ${url}`);
       t.equal(res.body.error, 'not_found');

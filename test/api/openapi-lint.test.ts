@@ -59,7 +59,14 @@ t.test('file uploads declare their request bodies under the media types the hand
   const doc: Doc = (await call(app, 'GET', '/openapi.json')).body;
   const imports = doc.paths['/contacts/imports']!['post']!.requestBody!;
   t.equal(imports.required, true);
-  t.same(Object.keys(imports.content).sort(), ['application/csv', 'application/jsonl', 'application/ndjson', 'application/x-jsonlines', 'application/x-ndjson', 'text/csv']);
+  t.same(Object.keys(imports.content).sort(), [
+    'application/csv',
+    'application/jsonl',
+    'application/ndjson',
+    'application/x-jsonlines',
+    'application/x-ndjson',
+    'text/csv',
+  ]);
   t.same(imports.content['text/csv']!.schema, { type: 'string', format: 'binary', description: 'The file, sent as the request body' });
   const hashes = doc.paths['/md5-lists/{id}/entries']!['post']!.requestBody!;
   t.same(Object.keys(hashes.content).sort(), ['application/octet-stream', 'text/csv', 'text/plain']);
@@ -74,5 +81,8 @@ t.test('the shared error schema holds only ok, error and message; the PDF export
   const pdf400 = JSON.stringify(doc.paths['/audit-events/export.pdf']!['get']!.responses['400']);
   t.match(pdf400, /#\/components\/schemas\/OverLimitError/, 'the export names its over-limit answer');
   t.notMatch(JSON.stringify(doc.paths['/whoami']!['get']!.responses), /OverLimitError|row_count/, 'other routes do not');
-  t.notOk(Object.keys(doc.components.schemas).some((name) => name.endsWith('Input') && !JSON.stringify(doc).includes(`schemas/${name}"`)), 'no unused component');
+  t.notOk(
+    Object.keys(doc.components.schemas).some((name) => name.endsWith('Input') && !JSON.stringify(doc).includes(`schemas/${name}"`)),
+    'no unused component',
+  );
 });

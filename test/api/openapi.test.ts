@@ -18,7 +18,7 @@ function registeredRoutes(app: FastifyInstance): { method: string; url: string }
   const stack: string[] = [];
   const routes: { method: string; url: string }[] = [];
   for (const line of tree.split('\n')) {
-    const m = /^((?:[│ ] {3}|    )*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
+    const m = /^((?:[│ ] {3}| {4})*)(?:├── |└── )(.*?)(?: \(([A-Z, ]+)\))?$/.exec(line);
     if (!m) continue;
     const depth = m[1]!.length / 4;
     stack.length = depth;
@@ -58,7 +58,17 @@ t.test('every registered route is documented with summary, description and error
     (r) => METHODS.has(r.method) && r.url.startsWith(`${API}/`) && !r.url.startsWith(`${API}/docs`) && r.url !== `${API}/openapi.json`,
   );
   t.ok(routes.length >= 8, `found ${routes.length} API routes`);
-  const expected = ['POST /auth/register', 'POST /auth/login', 'GET /whoami', 'GET /api-keys', 'POST /api-keys', 'DELETE /api-keys/{keyID}', 'PATCH /api-keys/{keyID}/scopes', 'GET /admin/tenants', 'GET /admin/tenants/{id}'];
+  const expected = [
+    'POST /auth/register',
+    'POST /auth/login',
+    'GET /whoami',
+    'GET /api-keys',
+    'POST /api-keys',
+    'DELETE /api-keys/{keyID}',
+    'PATCH /api-keys/{keyID}/scopes',
+    'GET /admin/tenants',
+    'GET /admin/tenants/{id}',
+  ];
   const found = routes.map((r) => `${r.method} ${toDocPath(r.url)}`);
   for (const e of expected) t.ok(found.includes(e), `route tree has ${e}`);
 
@@ -73,10 +83,16 @@ t.test('every registered route is documented with summary, description and error
     t.ok(op.description?.length > 10);
     t.ok(op.tags?.length, `${r.method} ${path} is tagged`);
     const codes = Object.keys(op.responses);
-    t.ok(codes.some((c) => /^2\d\d$/.test(c)), `${r.method} ${path} documents its success`);
+    t.ok(
+      codes.some((c) => /^2\d\d$/.test(c)),
+      `${r.method} ${path} documents its success`,
+    );
     t.ok(codes.includes('422') && codes.includes('500'), `${r.method} ${path} documents errors`);
     for (const m of path.matchAll(/\{(\w+)\}/g)) {
-      t.ok(op.parameters?.some((p: { in: string; name: string }) => p.in === 'path' && p.name === m[1]), `${r.method} ${path} declares path parameter ${m[1]}`);
+      t.ok(
+        op.parameters?.some((p: { in: string; name: string }) => p.in === 'path' && p.name === m[1]),
+        `${r.method} ${path} declares path parameter ${m[1]}`,
+      );
     }
   }
 
@@ -89,7 +105,10 @@ t.test('every registered route is documented with summary, description and error
     }
   }
   t.notOk(doc.paths['/openapi.json'], 'the document route itself is hidden');
-  t.notOk(Object.keys(doc.paths).some((p) => p.startsWith('/docs')), 'the explorer routes are hidden');
+  t.notOk(
+    Object.keys(doc.paths).some((p) => p.startsWith('/docs')),
+    'the explorer routes are hidden',
+  );
 });
 
 t.test('every operation has a unique operationId and a tag, for client generators', async (t) => {
@@ -115,13 +134,30 @@ t.test('an explicit operationId overrides the derived one; a route without a tag
   const { app } = await buildTestApp(t);
   // Added before the app's first request, so the document includes them.
   defineRoute(app, {
-    method: 'GET', url: '/api/v1/test-named', auth: 'public', tags: ['Test'], summary: 'Named route', description: 'An explicitly named operation.',
-    operationId: 'fetchTheNamedThing', response: z.object({}), handler: async () => ({}),
+    method: 'GET',
+    url: '/api/v1/test-named',
+    auth: 'public',
+    tags: ['Test'],
+    summary: 'Named route',
+    description: 'An explicitly named operation.',
+    operationId: 'fetchTheNamedThing',
+    response: z.object({}),
+    handler: async () => ({}),
   });
-  t.throws(() => defineRoute(app, {
-    method: 'GET', url: '/api/v1/test-untagged', auth: 'public', tags: [], summary: 'Untagged', description: 'No tag at all.',
-    response: z.object({}), handler: async () => ({}),
-  }), /at least one tag/);
+  t.throws(
+    () =>
+      defineRoute(app, {
+        method: 'GET',
+        url: '/api/v1/test-untagged',
+        auth: 'public',
+        tags: [],
+        summary: 'Untagged',
+        description: 'No tag at all.',
+        response: z.object({}),
+        handler: async () => ({}),
+      }),
+    /at least one tag/,
+  );
   const doc = (await call(app, 'GET', '/openapi.json')).body;
   t.equal(doc.paths['/test-named'].get.operationId, 'fetchTheNamedThing');
   t.notOk(doc.paths['/test-untagged'], 'the untagged route was not registered');
@@ -141,7 +177,10 @@ t.test('the idempotent sends document Idempotency-Key and Idempotent-Replayed', 
     for (const [code, answer] of success) t.ok(answer.headers?.['Idempotent-Replayed'], `POST ${path} ${code} declares Idempotent-Replayed`);
     t.notOk(op.responses['422'].headers, 'error answers carry no replay header');
   }
-  t.notOk(doc.paths['/api-keys'].post.parameters?.some((p: { name: string }) => p.name === 'Idempotency-Key'), 'other writes do not claim it');
+  t.notOk(
+    doc.paths['/api-keys'].post.parameters?.some((p: { name: string }) => p.name === 'Idempotency-Key'),
+    'other writes do not claim it',
+  );
 });
 
 t.test('auth requirements are documented per route', async (t) => {

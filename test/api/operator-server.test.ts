@@ -41,8 +41,14 @@ t.test('API requests are measured per route template, never per raw URL; unknown
   t.match(scrape.type, /^text\/plain; version=0\.0\.4/);
   const counts = samples(scrape.body, 'mailpath_api_request_duration_seconds_count');
   t.ok(counts.includes('mailpath_api_request_duration_seconds_count{method="GET",route="/api/v1/whoami",status="200"} 3'), 'whoami: 3 under its template');
-  t.ok(counts.some((l) => l.startsWith('mailpath_api_request_duration_seconds_count{method="GET",route="/api/v1/domains/:id",status="404"}')), 'the id stays out of the label');
-  t.ok(counts.some((l) => l.startsWith('mailpath_api_request_duration_seconds_count{method="GET",route="unmatched",status="404"}')), 'unknown path: unmatched');
+  t.ok(
+    counts.some((l) => l.startsWith('mailpath_api_request_duration_seconds_count{method="GET",route="/api/v1/domains/:id",status="404"}')),
+    'the id stays out of the label',
+  );
+  t.ok(
+    counts.some((l) => l.startsWith('mailpath_api_request_duration_seconds_count{method="GET",route="unmatched",status="404"}')),
+    'unknown path: unmatched',
+  );
   t.notMatch(scrape.body, domainId, 'no raw id anywhere');
   t.notMatch(scrape.body, 'no-such-thing', 'no raw unknown path anywhere');
   t.match(scrape.body, /# HELP mailpath_smtp_sessions_total /, 'every family is described');
@@ -54,20 +60,42 @@ t.test('queue depth per job queue (the delivery queue among them) is read on scr
   const before = await get('/metrics');
   const waitingLine = (body: string) => samples(body, 'mailpath_queue_jobs_waiting').find((l) => l.includes(`queue="${DELIVERY_QUEUE_NAME}"`));
   t.ok(waitingLine(before.body), 'the delivery queue is listed even when idle');
-  t.ok(samples(before.body, 'mailpath_queue_jobs_waiting').some((l) => l.includes('queue="campaign-fanout"')), 'pg-boss queues too');
+  t.ok(
+    samples(before.body, 'mailpath_queue_jobs_waiting').some((l) => l.includes('queue="campaign-fanout"')),
+    'pg-boss queues too',
+  );
   // A send deferred for an hour: in the queue, waiting, held by no worker.
   const tenantId = await insertTenant(sql);
   const id = randomUUID();
   const at = new Date();
-  await ctx.writer.write([{
-    send: {
-      id, tenant_id: tenantId, domain_id: null, api_key_id: null, source: 'api', mode: 'live', status: 'deferred',
-      from_email: 'a@w.example', to_email: 'x@d.example', subject: 's', message_id: `${id}@mx.test`, envelope_from: 'b@mx.test',
-      gate_decisions: [], message: Buffer.from('m'), defer_until: null, status_detail: null, campaign_id: null, campaign_variant: null, contact_id: null, created_at: at,
+  await ctx.writer.write([
+    {
+      send: {
+        id,
+        tenant_id: tenantId,
+        domain_id: null,
+        api_key_id: null,
+        source: 'api',
+        mode: 'live',
+        status: 'deferred',
+        from_email: 'a@w.example',
+        to_email: 'x@d.example',
+        subject: 's',
+        message_id: `${id}@mx.test`,
+        envelope_from: 'b@mx.test',
+        gate_decisions: [],
+        message: Buffer.from('m'),
+        defer_until: null,
+        status_detail: null,
+        campaign_id: null,
+        campaign_variant: null,
+        contact_id: null,
+        created_at: at,
+      },
+      events: [],
+      delivery: { startAfter: new Date(at.getTime() + 3600_000), tenant: { status: 'active', is_sandbox: false } },
     },
-    events: [],
-    delivery: { startAfter: new Date(at.getTime() + 3600_000), tenant: { status: 'active', is_sandbox: false } },
-  }]);
+  ]);
   // The scrape cache (queue_depth_cache_ms) may hold the last read: a bounded wait for a fresh one.
   let line: string | undefined;
   for (let i = 0; i < 40; i++) {

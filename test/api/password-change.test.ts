@@ -83,7 +83,11 @@ t.test('a wrong current password is 401 and counts towards the sign-in throttle'
   t.equal((await test.sql`select 1 from audit_events where action = 'auth.password_changed'`).length, 0);
 
   test.clock.advance(31_000);
-  t.equal((await change(test, user.token, { current_password: user.password, new_password: NEW_PASSWORD })).statusCode, 200, 'after the lock the right password works');
+  t.equal(
+    (await change(test, user.token, { current_password: user.password, new_password: NEW_PASSWORD })).statusCode,
+    200,
+    'after the lock the right password works',
+  );
   t.equal((await login(test, user.email, NEW_PASSWORD)).status, 200, 'and the change cleared the account failures');
 });
 
@@ -91,7 +95,13 @@ t.test('a weak new password is 422 naming new_password, and changes nothing', as
   const test = await appAt(t);
   const user = await registerTenant(test.app, { tenant_slug: 'acme-pw-change' });
   const local = user.email.split('@')[0]!;
-  for (const [password, why] of [['short1A', 'too short'], ['alllowercaseletters', 'one class'], ['Acme-pw-change-9', 'contains the tenant slug'], [`X-${local}`, 'contains the address'], ['Password1234', 'common']] as const) {
+  for (const [password, why] of [
+    ['short1A', 'too short'],
+    ['alllowercaseletters', 'one class'],
+    ['Acme-pw-change-9', 'contains the tenant slug'],
+    [`X-${local}`, 'contains the address'],
+    ['Password1234', 'common'],
+  ] as const) {
     const res = await change(test, user.token, { current_password: user.password, new_password: password });
     t.equal(res.statusCode, 422, why);
     t.match(res.json(), { error: 'validation_error', message: /^new_password: / });
@@ -101,7 +111,11 @@ t.test('a weak new password is 422 naming new_password, and changes nothing', as
   const missing = await change(test, user.token, { current_password: user.password });
   t.equal(missing.statusCode, 422);
   t.match(missing.json().message, /^new_password/);
-  t.equal((await change(test, user.token, { current_password: user.password, new_password: NEW_PASSWORD, email: 'x@y.test' })).statusCode, 400, 'unexpected field');
+  t.equal(
+    (await change(test, user.token, { current_password: user.password, new_password: NEW_PASSWORD, email: 'x@y.test' })).statusCode,
+    400,
+    'unexpected field',
+  );
 });
 
 t.test('API keys and mailbox sessions get 403; no credential 401', async (t) => {
@@ -118,7 +132,11 @@ t.test('API keys and mailbox sessions get 403; no credential 401', async (t) => 
   const byMailbox = await change(test, mailbox, { current_password: 'Mailbox-pass-42', new_password: NEW_PASSWORD });
   t.equal(byMailbox.statusCode, 403);
 
-  const anonymous = await test.app.inject({ method: 'POST', url: '/api/v1/auth/password', payload: { current_password: user.password, new_password: NEW_PASSWORD } });
+  const anonymous = await test.app.inject({
+    method: 'POST',
+    url: '/api/v1/auth/password',
+    payload: { current_password: user.password, new_password: NEW_PASSWORD },
+  });
   t.equal(anonymous.statusCode, 401);
   t.equal((await login(test, user.email, user.password)).status, 200, 'nothing changed');
 });
@@ -141,5 +159,8 @@ t.test('the route is described in the OpenAPI document', async (t) => {
   t.match(op.description, /current_password/);
   t.match(op.description, /API keys get 403/);
   t.same(Object.keys(op.requestBody.content['application/json'].schema.properties).sort(), ['current_password', 'new_password']);
-  t.notOk(Object.keys(doc.paths).some((p) => /reset-password$|accept-invite$/.test(p) && !p.startsWith('/auth/')), 'the HTML pages are not API routes');
+  t.notOk(
+    Object.keys(doc.paths).some((p) => /reset-password$|accept-invite$/.test(p) && !p.startsWith('/auth/')),
+    'the HTML pages are not API routes',
+  );
 });

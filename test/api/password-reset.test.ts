@@ -33,7 +33,12 @@ async function resetApp(t: TestLike, env: Env = {}): Promise<ResetApp> {
     log: createLogger('info', stream),
     env: { MAILPATH_CONFIG__AUTH__PASSWORD_RESET__MIN_RESPONSE_MS: String(MIN_MS), ...env },
   });
-  const logs = () => lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+  const logs = () =>
+    lines
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, any>);
   return { ...app, clock, logs };
 }
 
@@ -43,7 +48,10 @@ async function requestToken(test: ResetApp, email: string): Promise<string> {
   const res = await call(test.app, 'POST', '/auth/password-reset/request', { body: { email } });
   if (res.status !== 200) throw new Error(`request failed: ${res.status}`);
   await test.ctx.systemMail.drain();
-  const mail = test.logs().slice(before).find((l) => l['system_mail']);
+  const mail = test
+    .logs()
+    .slice(before)
+    .find((l) => l['system_mail']);
   const token = /token=([A-Za-z0-9_-]{43})/.exec(systemMailText(mail))?.[1];
   if (!token) throw new Error('no reset e-mail was logged');
   return token;
@@ -75,7 +83,10 @@ t.test('the answer is the same, and never quicker than the floor, for known and 
   t.match(systemMailText(mails[0]), `https://localhost:8443/reset-password?token=${token}`, 'the outbox file carries the link');
   t.notOk(JSON.stringify(test.logs()).includes(token), 'the log does not');
   t.equal(mails[0]!['level'], 30, 'at info level');
-  t.notOk(rows.some((r) => r.token_hash.includes(token)), 'only the hash of the token is stored');
+  t.notOk(
+    rows.some((r) => r.token_hash.includes(token)),
+    'only the hash of the token is stored',
+  );
   t.equal((await test.sql`select 1 from sends`).length, 0, 'nothing sent');
   t.equal((await test.sql`select 1 from audit_events where action = 'auth.password_reset_requested'`).length, 2);
 });
@@ -106,17 +117,25 @@ t.test('confirm sets the password, ends earlier sessions and 2FA challenges, and
   t.equal(oldLogin.status, 401, 'the old password is gone');
   const newLogin = await call(test.app, 'POST', '/auth/login', { body: { email: user.email, password: NEW_PASSWORD } });
   t.equal(newLogin.body.data.requires_totp, true, 'the new password signs in, and 2FA stays on');
-  const done = await call(test.app, 'POST', '/auth/2fa/challenge', { body: { totp_session_token: newLogin.body.data.totp_session_token, code: await codeAt(1) } });
+  const done = await call(test.app, 'POST', '/auth/2fa/challenge', {
+    body: { totp_session_token: newLogin.body.data.totp_session_token, code: await codeAt(1) },
+  });
   t.equal((await call(test.app, 'GET', '/whoami', { token: done.body.data.token })).status, 200, 'new sessions work');
 
-  for (const [what, token] of [['the used token', first], ['another token mailed before', second]] as const) {
+  for (const [what, token] of [
+    ['the used token', first],
+    ['another token mailed before', second],
+  ] as const) {
     const again = await confirm(test, token, 'Another-secret-88');
     t.equal(again.status, 400, `${what} is refused`);
     t.equal(again.body.error, 'bad_request');
     t.match(again.body.message, /^token/);
   }
   const audit = await test.sql`select actor_id from audit_events where action = 'auth.password_reset_completed'`;
-  t.same(audit.map((a) => a['actor_id']), [user.userId]);
+  t.same(
+    audit.map((a) => a['actor_id']),
+    [user.userId],
+  );
 });
 
 t.test('sessions and 2FA challenges issued earlier in the same second as the reset end too; a session right after it works', async (t) => {
@@ -150,7 +169,11 @@ t.test('expired, unknown and malformed tokens; bad bodies', async (t) => {
   t.equal((await call(test.app, 'POST', '/auth/login', { body: { email: user.email, password: user.password } })).status, 200, 'password unchanged');
 
   t.equal((await confirm(test, 'A'.repeat(43))).status, 400, 'unknown token');
-  t.equal((await call(test.app, 'POST', '/auth/password-reset/confirm', { body: { token: 'x', new_password: NEW_PASSWORD, email: user.email } })).status, 400, 'unexpected field');
+  t.equal(
+    (await call(test.app, 'POST', '/auth/password-reset/confirm', { body: { token: 'x', new_password: NEW_PASSWORD, email: user.email } })).status,
+    400,
+    'unexpected field',
+  );
   const missing = await call(test.app, 'POST', '/auth/password-reset/confirm', { body: { new_password: NEW_PASSWORD } });
   t.equal(missing.status, 422);
   t.match(missing.body.message, /^token/);
@@ -191,7 +214,9 @@ t.test('with a system sender at a verified platform domain, the e-mail is a real
   t.equal((await call(test.app, 'POST', '/auth/password-reset/request', { body: { email: user.email } })).status, 200);
   await test.ctx.systemMail.drain();
 
-  const sends = await test.sql<{ id: string; tenant_id: string; from_email: string; to_email: string; status: string; message: Buffer; api_key_id: string | null }[]>`
+  const sends = await test.sql<
+    { id: string; tenant_id: string; from_email: string; to_email: string; status: string; message: Buffer; api_key_id: string | null }[]
+  >`
     select id, tenant_id, from_email, to_email, status, message, api_key_id from sends`;
   t.equal(sends.length, 1);
   const send = sends[0]!;
@@ -202,7 +227,10 @@ t.test('with a system sender at a verified platform domain, the e-mail is a real
   t.ok(parsed.headers.get('dkim-signature'), 'DKIM-signed like any send');
   const token = /https:\/\/localhost:8443\/reset-password\?token=([A-Za-z0-9_-]{43})/.exec(parsed.text ?? '')?.[1];
   t.ok(token, 'the body carries the link');
-  t.notOk(test.logs().some((l) => l['system_mail']), 'not logged instead');
+  t.notOk(
+    test.logs().some((l) => l['system_mail']),
+    'not logged instead',
+  );
 
   const admin = await call(test.app, 'POST', '/auth/login', { body: { email: 'root@mailpath.test', password: 'Root-password-123' } });
   const listed = await call(test.app, 'GET', `/sends/${send.id}`, { token: admin.body.data.token });

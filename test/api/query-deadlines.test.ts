@@ -40,7 +40,11 @@ async function assertCleanPool(t: Test, s: TestApp): Promise<void> {
     where datname = current_database() and pid <> pg_backend_pid() and state in ('active', 'idle in transaction', 'idle in transaction (aborted)')`;
   t.equal(open!.n, 0, 'no statement still runs and no transaction stays open on the server');
   const seen = await Promise.all([0, 1, 2, 3].map(() => s.sql<{ timeout: string }[]>`select current_setting('statement_timeout') as timeout, pg_sleep(0.05)`));
-  t.same(seen.map((r) => r[0]!.timeout), ['0', '0', '0', '0'], 'no connection kept a deadline');
+  t.same(
+    seen.map((r) => r[0]!.timeout),
+    ['0', '0', '0', '0'],
+    'no connection kept a deadline',
+  );
 }
 
 /** Holds an ACCESS EXCLUSIVE lock on a table in a transaction of its own until release(): whatever reads it waits. */
@@ -164,7 +168,11 @@ t.test("a tenant's heavy queries beyond its cap are 429 while another tenant's s
   } finally {
     await lock.release();
   }
-  t.same((await held).map((r) => r.status), [200, 200], 'the held queries answer once the lock is gone');
+  t.same(
+    (await held).map((r) => r.status),
+    [200, 200],
+    'the held queries answer once the lock is gone',
+  );
   t.equal((await call(s.app, 'GET', '/analytics/rollup', { token: a.token })).status, 200, "A's slots are free again");
   await assertCleanPool(t, s);
 });
@@ -234,11 +242,28 @@ t.test('a tenant-shaped query runs with its deadline and without parallel worker
   const s = await buildTestApp(t);
   const owner = await registerTenant(s.app);
   const queries = new TenantQueries(s.sql, loadConfig({}).queries);
-  const inside = await queries.run(owner.tenantId, 'segment', (tx) => tx<{ workers: string; timeout: string }[]>`
-    select current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout`);
+  const inside = await queries.run(
+    owner.tenantId,
+    'segment',
+    (tx) => tx<{ workers: string; timeout: string }[]>`
+    select current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout`,
+  );
   t.same(inside[0], { workers: '0', timeout: '5s' });
   // Every connection of the pool (four at once take all four) is back at the server's defaults.
-  const seen = await Promise.all([0, 1, 2, 3].map(() => s.sql<{ workers: string; timeout: string }[]>`
-    select current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout, pg_sleep(0.05)`));
-  t.same(seen.map((r) => [r[0]!.workers, r[0]!.timeout]), [['2', '0'], ['2', '0'], ['2', '0'], ['2', '0']], 'other queries keep the server defaults');
+  const seen = await Promise.all(
+    [0, 1, 2, 3].map(
+      () => s.sql<{ workers: string; timeout: string }[]>`
+    select current_setting('max_parallel_workers_per_gather') as workers, current_setting('statement_timeout') as timeout, pg_sleep(0.05)`,
+    ),
+  );
+  t.same(
+    seen.map((r) => [r[0]!.workers, r[0]!.timeout]),
+    [
+      ['2', '0'],
+      ['2', '0'],
+      ['2', '0'],
+      ['2', '0'],
+    ],
+    'other queries keep the server defaults',
+  );
 });

@@ -15,7 +15,12 @@ const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
 
 /** A send of the domain created `ageMs` ago, as the delivery path leaves it, with its later events. */
-async function seed(domainId: string, ageMs: number, status: string, o: { mode?: 'live' | 'test'; events?: [type: string, detail?: Record<string, unknown>][] } = {}) {
+async function seed(
+  domainId: string,
+  ageMs: number,
+  status: string,
+  o: { mode?: 'live' | 'test'; events?: [type: string, detail?: Record<string, unknown>][] } = {},
+) {
   const id = randomUUID();
   const at = new Date(clock.now().getTime() - ageMs);
   await sql`
@@ -38,7 +43,10 @@ async function signIn(tenant: typeof owner): Promise<void> {
 const reputation = async (token = owner.token) => {
   const res = await call(app, 'GET', '/reputation', { token });
   if (res.status !== 200) throw new Error(`reputation: ${res.status} ${JSON.stringify(res.body)}`);
-  return res.body.data as { generated_at: string; domains: { domain_id: string; domain: string; verified: boolean; windows: Record<string, unknown>[]; warmup: unknown; trust_score: any }[] };
+  return res.body.data as {
+    generated_at: string;
+    domains: { domain_id: string; domain: string; verified: boolean; windows: Record<string, unknown>[]; warmup: unknown; trust_score: any }[];
+  };
 };
 
 t.test('windows, rates, warm-up and trust score per domain', async (t) => {
@@ -87,9 +95,42 @@ t.test('windows, rates, warm-up and trust score per domain', async (t) => {
   const m = byId.get(mixed)!;
   t.equal(m.verified, true);
   t.same(m.windows, [
-    { days: 1, sent: 6, delivered: 5, bounced: 1, complained: 1, engaged: 1, delivery_rate: 0.8333, bounce_rate: 0.1667, complaint_rate: 0.2, engagement_rate: 0.2 },
-    { days: 7, sent: 9, delivered: 6, bounced: 3, complained: 1, engaged: 2, delivery_rate: 0.6667, bounce_rate: 0.3333, complaint_rate: 0.1667, engagement_rate: 0.3333 },
-    { days: 30, sent: 10, delivered: 7, bounced: 3, complained: 1, engaged: 2, delivery_rate: 0.7, bounce_rate: 0.3, complaint_rate: 0.1429, engagement_rate: 0.2857 },
+    {
+      days: 1,
+      sent: 6,
+      delivered: 5,
+      bounced: 1,
+      complained: 1,
+      engaged: 1,
+      delivery_rate: 0.8333,
+      bounce_rate: 0.1667,
+      complaint_rate: 0.2,
+      engagement_rate: 0.2,
+    },
+    {
+      days: 7,
+      sent: 9,
+      delivered: 6,
+      bounced: 3,
+      complained: 1,
+      engaged: 2,
+      delivery_rate: 0.6667,
+      bounce_rate: 0.3333,
+      complaint_rate: 0.1667,
+      engagement_rate: 0.3333,
+    },
+    {
+      days: 30,
+      sent: 10,
+      delivered: 7,
+      bounced: 3,
+      complained: 1,
+      engaged: 2,
+      delivery_rate: 0.7,
+      bounce_rate: 0.3,
+      complaint_rate: 0.1429,
+      engagement_rate: 0.2857,
+    },
   ]);
   t.same(m.warmup, { tier: 0, daily_cap: 50, sent_today: 1, remaining_today: 49 }, 'the real send went through the gate');
   t.same(m.trust_score, {
@@ -104,12 +145,30 @@ t.test('windows, rates, warm-up and trust score per domain', async (t) => {
   });
 
   const h = byId.get(healthy.id)!;
-  t.match(h.windows[2], { days: 30, sent: 100, delivered: 100, bounced: 0, complained: 0, engaged: 30, delivery_rate: 1, bounce_rate: 0, complaint_rate: 0, engagement_rate: 0.3 });
+  t.match(h.windows[2], {
+    days: 30,
+    sent: 100,
+    delivered: 100,
+    bounced: 0,
+    complained: 0,
+    engaged: 30,
+    delivery_rate: 1,
+    bounce_rate: 0,
+    complaint_rate: 0,
+    engagement_rate: 0.3,
+  });
   t.same(h.warmup, { tier: 3, daily_cap: 500, sent_today: 120, remaining_today: 380 });
   t.match(h.trust_score, { score: 100, tier: 'excellent' });
 
   const i = byId.get(idle.id)!;
-  t.same(i.windows.map((w) => [w['sent'], w['delivery_rate'], w['engagement_rate']]), [[0, null, null], [0, null, null], [0, null, null]]);
+  t.same(
+    i.windows.map((w) => [w['sent'], w['delivery_rate'], w['engagement_rate']]),
+    [
+      [0, null, null],
+      [0, null, null],
+      [0, null, null],
+    ],
+  );
   t.same(i.warmup, { tier: 0, daily_cap: 50, sent_today: 0, remaining_today: 50 });
   t.equal(i.trust_score, null, 'nothing sent in 30 days: no score');
 

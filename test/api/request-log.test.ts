@@ -9,14 +9,36 @@ t.test('redactUrl: secret names and secret-shaped values lose their value, the r
   t.equal(redactUrl('/reset-password?token=abc'), '/reset-password?token=[redacted]');
   t.equal(redactUrl('/x?page=2&limit=10'), '/x?page=2&limit=10', 'nothing secret: unchanged');
   t.equal(redactUrl('/x'), '/x');
-  for (const name of ['token', 'access_token', 'key', 'apiKey', 'api-key', 'code', 'password', 'passwd', 'pwd', 'secret', 'client_secret', 'signature', 'X-Amz-Signature', 'sig', 'x-sig', 'auth', 'Authorization']) {
+  for (const name of [
+    'token',
+    'access_token',
+    'key',
+    'apiKey',
+    'api-key',
+    'code',
+    'password',
+    'passwd',
+    'pwd',
+    'secret',
+    'client_secret',
+    'signature',
+    'X-Amz-Signature',
+    'sig',
+    'x-sig',
+    'auth',
+    'Authorization',
+  ]) {
     t.equal(redactUrl(`/x?${name}=s3cr3t&page=1`), `/x?${name}=[redacted]&page=1`, name);
   }
   t.notOk(isSecretName('design'), '`sig` inside a word is not a signature');
   t.equal(redactUrl('/x?to%6Ben=s3cr3t'), '/x?to%6Ben=[redacted]', 'a percent-encoded name is judged decoded');
   t.equal(redactUrl('/x?a=1&token=one&token=two'), '/x?a=1&token=[redacted]&token=[redacted]', 'every occurrence');
   t.equal(redactUrl('/x?token'), '/x?token', 'a name without a value has nothing to hide');
-  t.equal(redactUrl('/x?q=mp_live_abc', (v) => v.startsWith('mp_live_')), '/x?q=[redacted]', 'an API key under any name');
+  t.equal(
+    redactUrl('/x?q=mp_live_abc', (v) => v.startsWith('mp_live_')),
+    '/x?q=[redacted]',
+    'an API key under any name',
+  );
   t.equal(redactUrl('/x?q=eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.sig'), '/x?q=[redacted]', 'a JWT under any name');
 });
 
@@ -35,8 +57,15 @@ t.test('one line per request, query secrets redacted, the caller named, no Autho
   const unknown = await call(app, 'GET', '/no/such/path?password=hunter2');
   t.equal(unknown.status, 404);
 
-  const lines = text.split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, unknown>);
-  t.same(lines.map((l) => l['msg']), ['api request', 'api request', 'api request'], 'exactly one line per request');
+  const lines = text
+    .split('\n')
+    .filter(Boolean)
+    .map((l) => JSON.parse(l) as Record<string, unknown>);
+  t.same(
+    lines.map((l) => l['msg']),
+    ['api request', 'api request', 'api request'],
+    'exactly one line per request',
+  );
   t.match(lines[0], {
     level: 30,
     reqId: 'req-abc',

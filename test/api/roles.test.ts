@@ -39,8 +39,15 @@ t.test('each role reaches exactly the sample routes at or below it; refusals are
   // An owner-only route, as the audit PDF export will declare it: `role: 'owner'` in its definition.
   for (const method of ['GET', 'POST'] as const) {
     defineRoute(s.app, {
-      method, url: '/api/v1/test/owner-only', auth: 'any', role: 'owner', tags: ['Test'], summary: 'owner only', description: 'test',
-      response: z.object({ ok: z.boolean() }), handler: async () => ({ ok: true }),
+      method,
+      url: '/api/v1/test/owner-only',
+      auth: 'any',
+      role: 'owner',
+      tags: ['Test'],
+      summary: 'owner only',
+      description: 'test',
+      response: z.object({ ok: z.boolean() }),
+      handler: async () => ({ ok: true }),
     });
   }
   const owner = await registerTenant(s.app);
@@ -82,7 +89,11 @@ t.test("a key's role is its maker's when made (its ceiling): made by a member la
   const full = await call(s.app, 'POST', '/api-keys', { token: dev.token, body: { name: 'ci' } });
   const scoped = await call(s.app, 'POST', '/api-keys', { token: dev.token, body: { name: 'reader', scopes: ['templates:read'] } });
   t.equal((await call(s.app, 'PATCH', `/team/members/${dev.userId}`, { token: owner.token, body: { role: 'viewer' } })).status, 200);
-  t.equal((await call(s.app, 'POST', '/templates', { token: dev.token, body: { name: 'x', subject: 's', body_text: 't' } })).status, 403, 'the demoted user cannot write');
+  t.equal(
+    (await call(s.app, 'POST', '/templates', { token: dev.token, body: { name: 'x', subject: 's', body_text: 't' } })).status,
+    403,
+    'the demoted user cannot write',
+  );
   const byKey = await call(s.app, 'POST', '/templates', { token: full.body.data.key, body: { name: 'y', subject: 's', body_text: 't' } });
   t.equal(byKey.status, 201, 'the key can');
   const byScoped = await call(s.app, 'POST', '/templates', { token: scoped.body.data.key, body: { name: 'z', subject: 's', body_text: 't' } });

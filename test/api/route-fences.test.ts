@@ -57,9 +57,21 @@ function shortOf(rule: ScopeRule): string[] {
 
 t.test('the sweep sees the whole API', async (t) => {
   t.ok(routes.length > 150, `${routes.length} guarded routes`);
-  t.ok(routes.every((r) => r.url.startsWith(API_PREFIX)), 'all under the API prefix');
-  for (const [method, url] of [['POST', '/webhooks'], ['POST', '/mail/mailboxes'], ['PATCH', '/mail/messages/:id'], ['GET', '/audit'], ['PUT', '/settings/sender']]) {
-    t.ok(routes.some((r) => r.method === method && r.url === `${API_PREFIX}${url}`), `${method} ${url} is swept`);
+  t.ok(
+    routes.every((r) => r.url.startsWith(API_PREFIX)),
+    'all under the API prefix',
+  );
+  for (const [method, url] of [
+    ['POST', '/webhooks'],
+    ['POST', '/mail/mailboxes'],
+    ['PATCH', '/mail/messages/:id'],
+    ['GET', '/audit'],
+    ['PUT', '/settings/sender'],
+  ]) {
+    t.ok(
+      routes.some((r) => r.method === method && r.url === `${API_PREFIX}${url}`),
+      `${method} ${url} is swept`,
+    );
   }
 });
 
@@ -88,8 +100,14 @@ t.test('a key on a session-only or super-admin route: 403 forbidden before valid
 t.test("a key above its maker's role: 403 forbidden before validation (a developer's all-scopes key on admin and owner routes)", async (t) => {
   const key = await keyWith([], developer);
   const gated = routes.filter((r) => takesKeys(r) && !roleAtLeast('developer', r.config.role ?? 'viewer'));
-  t.ok(gated.some((r) => r.url === `${API_PREFIX}/audit-events/export.pdf`), 'the audit PDF is among them');
-  t.ok(gated.some((r) => r.url === `${API_PREFIX}/audit-events.csv`), 'and the audit CSV');
+  t.ok(
+    gated.some((r) => r.url === `${API_PREFIX}/audit-events/export.pdf`),
+    'the audit PDF is among them',
+  );
+  t.ok(
+    gated.some((r) => r.url === `${API_PREFIX}/audit-events.csv`),
+    'and the audit CSV',
+  );
   for (const r of gated) {
     const res = await refused(r, key, 'forbidden');
     t.equal(res.status, 403, res.message);
@@ -109,7 +127,11 @@ t.test('a session below the route role: 403 forbidden before validation', async 
 t.test('an impersonation token on a route granting lasting access: 403 forbidden before validation', async (t) => {
   const granting = routes.filter((r) => r.config.grantsAccess);
   t.same(granting.map((r) => `${r.method} ${r.url.slice(API_PREFIX.length)}`).sort(), [
-    'PATCH /api-keys/:keyID/scopes', 'PATCH /team/members/:id', 'POST /api-keys', 'POST /mail/mailboxes/:id/invite', 'POST /team/invites',
+    'PATCH /api-keys/:keyID/scopes',
+    'PATCH /team/members/:id',
+    'POST /api-keys',
+    'POST /mail/mailboxes/:id/invite',
+    'POST /team/invites',
   ]);
   for (const r of granting) {
     const res = await refused(r, impersonation, 'forbidden');
@@ -121,7 +143,11 @@ t.test('an impersonation token on a route granting lasting access: 403 forbidden
 // The sample the issue names, by hand: a key without the scope and a bad body is 403, never 422.
 t.test('POST /webhooks, POST /mail/mailboxes, PATCH /mail/messages/{id}: a scoped key with a bad body is 403, not 422', async (t) => {
   const key = (await createKey(s.app, owner, { scopes: ['transactional:send'] })).key;
-  for (const [method, url] of [['POST', '/webhooks'], ['POST', '/mail/mailboxes'], ['PATCH', '/mail/messages/00000000-0000-4000-8000-000000000000']] as const) {
+  for (const [method, url] of [
+    ['POST', '/webhooks'],
+    ['POST', '/mail/mailboxes'],
+    ['PATCH', '/mail/messages/00000000-0000-4000-8000-000000000000'],
+  ] as const) {
     const res = await call(s.app, method, url, { token: key, body: { url: 42, address: 42, seen: 'yes' } });
     t.equal(res.status, 403, `${method} ${url}`);
     t.equal(res.body.error, 'invalid_scope');

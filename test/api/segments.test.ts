@@ -14,7 +14,12 @@ async function addField(sql: Sql, tenantId: string, key: string, type: string): 
   await sql`insert into contact_custom_fields (tenant_id, key, label, type, created_at, updated_at) values (${tenantId}, ${key}, ${key}, ${type}, now(), now())`;
 }
 
-async function addContact(sql: Sql, tenantId: string, email: string, extra: { country?: string; status?: string; custom?: Record<string, unknown> } = {}): Promise<string> {
+async function addContact(
+  sql: Sql,
+  tenantId: string,
+  email: string,
+  extra: { country?: string; status?: string; custom?: Record<string, unknown> } = {},
+): Promise<string> {
   const [row] = await sql<{ id: string }[]>`
     insert into contacts (tenant_id, email, email_hash, country, status, custom_fields, created_at, updated_at)
     values (${tenantId}, ${email}, '\\x00', ${extra.country ?? null}, ${extra.status ?? 'active'}, ${sql.json((extra.custom ?? {}) as never)}, now(), now())
@@ -23,8 +28,11 @@ async function addContact(sql: Sql, tenantId: string, email: string, extra: { co
 }
 
 async function addList(sql: Sql, tenantId: string, members: string[] = []): Promise<string> {
-  const [row] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, ${randomUUID()}, now(), now()) returning id`;
-  for (const contactId of members) await sql`insert into list_members (list_id, contact_id, tenant_id, added_at) values (${row!.id}, ${contactId}, ${tenantId}, now())`;
+  const [row] = await sql<
+    { id: string }[]
+  >`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, ${randomUUID()}, now(), now()) returning id`;
+  for (const contactId of members)
+    await sql`insert into list_members (list_id, contact_id, tenant_id, added_at) values (${row!.id}, ${contactId}, ${tenantId}, now())`;
   return row!.id;
 }
 
@@ -74,12 +82,15 @@ t.test('create, read, list, update, delete; every change audited', async (t) => 
   t.equal((await call(s.app, 'DELETE', `/segments/${seg.id}`, { token: owner.token })).status, 404, 'deleting twice');
   const audits = await s.sql<{ action: string; metadata: Record<string, unknown> }[]>`
     select action, metadata from audit_events where resource_type = 'segment' and resource_id = ${seg.id} order by id`;
-  t.same(audits.map((a) => [a.action, a.metadata]), [
-    ['segment.created', { name: 'Pros' }],
-    ['segment.updated', { name: 'Pro plans', fields: ['name'] }],
-    ['segment.updated', { name: 'Pro plans', fields: ['definition'] }],
-    ['segment.deleted', { name: 'Pro plans' }],
-  ]);
+  t.same(
+    audits.map((a) => [a.action, a.metadata]),
+    [
+      ['segment.created', { name: 'Pros' }],
+      ['segment.updated', { name: 'Pro plans', fields: ['name'] }],
+      ['segment.updated', { name: 'Pro plans', fields: ['definition'] }],
+      ['segment.deleted', { name: 'Pro plans' }],
+    ],
+  );
 });
 
 t.test('pages newest first with a cursor and a total', async (t) => {
@@ -106,7 +117,11 @@ t.test('preview and count are evaluated when used', async (t) => {
   const { list } = await audience(s, owner);
   const preview = async (definition: unknown) => call(s.app, 'POST', '/segments/preview', { token: owner.token, body: { definition } });
   t.same((await preview(PROS)).body, { ok: true, data: { count: 1 } }, 'case-insensitive; the deleted pro is left out');
-  t.equal((await preview({ op: 'AND', rules: [field('status', 'in', ['active', 'deleted']), PROS] })).body.data.count, 2, 'naming status brings deleted contacts in');
+  t.equal(
+    (await preview({ op: 'AND', rules: [field('status', 'in', ['active', 'deleted']), PROS] })).body.data.count,
+    2,
+    'naming status brings deleted contacts in',
+  );
   t.equal((await preview({ op: 'OR', rules: [field('country', 'eq', 'us'), { type: 'list', operator: 'in', list_id: list }] })).body.data.count, 2);
   const opened = { op: 'AND', rules: [{ type: 'engagement', event: 'opened', operator: 'within', days: 30 }] };
   t.equal((await preview(opened)).body.data.count, 0);
@@ -114,7 +129,11 @@ t.test('preview and count are evaluated when used', async (t) => {
   const seg = await addSegment(s, owner.token, { name: 'Openers', definition: opened });
   await addOpen(s.sql, owner.tenantId, 'bob@example.test', 3);
   await addOpen(s.sql, owner.tenantId, 'ann@example.test', 45);
-  t.same((await call(s.app, 'GET', `/segments/${seg.id}/count`, { token: owner.token })).body.data, { count: 1, stale_rules: [] }, 'a later open counts: nothing is frozen at save');
+  t.same(
+    (await call(s.app, 'GET', `/segments/${seg.id}/count`, { token: owner.token })).body.data,
+    { count: 1, stale_rules: [] },
+    'a later open counts: nothing is frozen at save',
+  );
   t.equal(await countRows(s.sql, 'segments', owner.tenantId), 1, 'preview stored nothing');
 });
 
@@ -129,7 +148,10 @@ t.test('a field deleted after saving: the rule is stale, matches nothing, and is
   t.match(count.body.data, { count: 0, stale_rules: [{ path: 'definition.rules[0]', problem: /"plan" is not a field of the custom-field catalog/ }] });
   t.match((await call(s.app, 'GET', `/segments/${seg.id}`, { token: owner.token })).body.data.stale_rules, [{ path: 'definition.rules[0]' }]);
   t.match((await call(s.app, 'GET', '/segments', { token: owner.token })).body.data, [{ id: seg.id, stale_rules: [{ path: 'definition.rules[0]' }] }]);
-  const fix = await call(s.app, 'PATCH', `/segments/${seg.id}`, { token: owner.token, body: { definition: { op: 'AND', rules: [field('country', 'neq', 'fr')] } } });
+  const fix = await call(s.app, 'PATCH', `/segments/${seg.id}`, {
+    token: owner.token,
+    body: { definition: { op: 'AND', rules: [field('country', 'neq', 'fr')] } },
+  });
   t.same(fix.body.data.stale_rules, []);
 });
 
@@ -140,7 +162,10 @@ t.test('refusals: 422 naming the path, 400 for unexpected fields', async (t) => 
   const cases: [unknown, RegExp][] = [
     [{ op: 'AND', rules: [field('custom_fields.plan', 'gt', 'a')] }, /^definition\.rules\[0\]\.operator: gt does not apply/],
     [{ op: 'AND', rules: [field('custom_fields.nope', 'eq', 'a')] }, /^definition\.rules\[0\]\.field: "nope" is not a field/],
-    [{ op: 'OR', rules: [field('email', 'exists'), { op: 'AND', rules: [field('email', 'in', ['a', 1])] }] }, /^definition\.rules\[1\]\.rules\[0\]\.value\[1\]: must be a string/],
+    [
+      { op: 'OR', rules: [field('email', 'exists'), { op: 'AND', rules: [field('email', 'in', ['a', 1])] }] },
+      /^definition\.rules\[1\]\.rules\[0\]\.value\[1\]: must be a string/,
+    ],
     [{ op: 'AND', rules: [{ type: 'list', operator: 'in', list_id: randomUUID() }] }, /^definition\.rules\[0\]\.list_id: is not one of your lists/],
     [{ op: 'AND', rules: [field("email' or 1=1 --", 'exists')] }, /^definition\.rules\[0\]\.field: /],
     ['AND', /^definition: /],
@@ -155,7 +180,10 @@ t.test('refusals: 422 naming the path, 400 for unexpected fields', async (t) => 
       t.match(res.body, { error: 'validation_error', message });
     }
   }
-  t.match((await call(s.app, 'POST', '/segments', { token: owner.token, body: { name: ' ', definition: PROS } })).body, { error: 'validation_error', message: /^name: must not be blank/ });
+  t.match((await call(s.app, 'POST', '/segments', { token: owner.token, body: { name: ' ', definition: PROS } })).body, {
+    error: 'validation_error',
+    message: /^name: must not be blank/,
+  });
   t.equal((await call(s.app, 'POST', '/segments', { token: owner.token, body: { definition: PROS } })).status, 422, 'name is required');
   t.equal((await call(s.app, 'POST', '/segments', { token: owner.token, body: { name: 'x', definition: PROS, extra: 1 } })).status, 400);
   t.equal((await call(s.app, 'POST', '/segments/preview', { token: owner.token, body: { definition: PROS, name: 'x' } })).status, 400);
@@ -246,7 +274,11 @@ t.test("isolation: another tenant's segment is 404, its lists 422, its contacts 
     t.match([res.status, res.body.message], [422, /^definition\.rules\[0\]\.list_id: is not one of your lists/], `${method} ${url}`);
   }
   const count = async (definition: unknown) => (await call(s.app, 'POST', '/segments/preview', { token: owner.token, body: { definition } })).body.data.count;
-  t.equal(await count({ op: 'AND', rules: [field('email', 'exists')] }), 2, 'only the tenant\'s own (non-deleted) contacts');
-  t.equal(await count({ op: 'AND', rules: [{ type: 'engagement', event: 'opened', operator: 'within', days: 30 }] }), 0, 'the other tenant\'s open of the same address does not count');
+  t.equal(await count({ op: 'AND', rules: [field('email', 'exists')] }), 2, "only the tenant's own (non-deleted) contacts");
+  t.equal(
+    await count({ op: 'AND', rules: [{ type: 'engagement', event: 'opened', operator: 'within', days: 30 }] }),
+    0,
+    "the other tenant's open of the same address does not count",
+  );
   t.same((await call(s.app, 'GET', `/segments/${seg.id}`, { token: owner.token })).body.data.name, 'Pros', 'unchanged for its owner');
 });

@@ -46,12 +46,19 @@ t.test('add, read, list and remove; addresses are stored trimmed and lower-cased
   t.equal((await call(s.app, 'GET', `/suppressions/${made.id}`, { token: owner.token })).status, 404);
   t.equal((await call(s.app, 'DELETE', `/suppressions/${made.id}`, { token: owner.token })).status, 404, 'deleting twice');
   t.equal((await call(s.app, 'GET', '/suppressions/not-a-uuid', { token: owner.token })).status, 404, 'a malformed id names nothing');
-  t.equal((await call(s.app, 'POST', '/suppressions', { token: owner.token, body: { email: 'jane.doe+news@example.com' } })).status, 201, 'can be suppressed again');
+  t.equal(
+    (await call(s.app, 'POST', '/suppressions', { token: owner.token, body: { email: 'jane.doe+news@example.com' } })).status,
+    201,
+    'can be suppressed again',
+  );
 
   const audit = await s.sql<{ action: string; actor_type: string; actor_id: string; resource_id: string; metadata: Record<string, unknown> }[]>`
     select action, actor_type, actor_id, resource_id, metadata from audit_events
     where tenant_id = ${owner.tenantId} and resource_type = 'suppression' order by id`;
-  t.same(audit.map((a) => a.action), ['suppression.added', 'suppression.added', 'suppression.removed', 'suppression.added']);
+  t.same(
+    audit.map((a) => a.action),
+    ['suppression.added', 'suppression.added', 'suppression.removed', 'suppression.added'],
+  );
   t.match(audit[2], { actor_type: 'user', actor_id: owner.userId, resource_id: made.id, metadata: { email: 'jane.doe+news@example.com', reason: 'manual' } });
 });
 
@@ -72,13 +79,40 @@ t.test('invalid addresses are 422 naming email, header-injection attempts includ
   const s = await buildTestApp(t);
   const owner = await registerTenant(s.app);
   const bad = [
-    '', '   ', 'plain', '@example.com', 'user@', 'user@@example.com', 'a@b@example.com', 'user@localhost', 'user@example',
-    'user name@example.com', 'user@exa mple.com', '"quoted"@example.com', '.user@example.com', 'user.@example.com', 'us..er@example.com',
-    'user@example.com.', 'user@[192.0.2.1]', 'user@192.0.2.1', 'user@-bad.example.com', 'user@example.123', 'üser@example.com',
-    `${'a'.repeat(65)}@example.com`, `user@${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(60)}.com`,
-    'victim@example.com\r\nBcc: everyone@example.com', 'victim@example.com\nBcc: x@example.com', 'victim@example.com\r\n',
-    '\r\nvictim@example.com', 'victim@example.com\rX-Injected: 1', 'victim@example.com\u2028Bcc: x@example.com', 'user@example.com\u0085',
-    'victim%0d%0a@example.com\u000b', '\u00a0user@example.com', 'us\u200ber@example.com', 'user@exa\u00admple.com',
+    '',
+    '   ',
+    'plain',
+    '@example.com',
+    'user@',
+    'user@@example.com',
+    'a@b@example.com',
+    'user@localhost',
+    'user@example',
+    'user name@example.com',
+    'user@exa mple.com',
+    '"quoted"@example.com',
+    '.user@example.com',
+    'user.@example.com',
+    'us..er@example.com',
+    'user@example.com.',
+    'user@[192.0.2.1]',
+    'user@192.0.2.1',
+    'user@-bad.example.com',
+    'user@example.123',
+    'üser@example.com',
+    `${'a'.repeat(65)}@example.com`,
+    `user@${'a'.repeat(63)}.${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(60)}.com`,
+    'victim@example.com\r\nBcc: everyone@example.com',
+    'victim@example.com\nBcc: x@example.com',
+    'victim@example.com\r\n',
+    '\r\nvictim@example.com',
+    'victim@example.com\rX-Injected: 1',
+    'victim@example.com\u2028Bcc: x@example.com',
+    'user@example.com\u0085',
+    'victim%0d%0a@example.com\u000b',
+    '\u00a0user@example.com',
+    'us\u200ber@example.com',
+    'user@exa\u00admple.com',
     `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(58)}.com`,
   ];
   for (const email of bad) {
@@ -87,7 +121,11 @@ t.test('invalid addresses are 422 naming email, header-injection attempts includ
     t.equal(res.body.error, 'validation_error');
     t.match(res.body.message, /^email\b/, 'the message names the field');
   }
-  t.equal((await call(s.app, 'POST', '/suppressions', { token: owner.token, body: { email: 'a@example.com', reason: 'bored' } })).status, 422, 'unknown reason');
+  t.equal(
+    (await call(s.app, 'POST', '/suppressions', { token: owner.token, body: { email: 'a@example.com', reason: 'bored' } })).status,
+    422,
+    'unknown reason',
+  );
   t.equal((await call(s.app, 'POST', '/suppressions', { token: owner.token, body: { email: 42 } })).status, 422, 'wrong type');
   t.equal((await call(s.app, 'POST', '/suppressions', { token: owner.token, body: { email: 'a@example.com', note: 'x' } })).status, 400, 'unknown field');
   t.equal((await call(s.app, 'POST', '/suppressions', { token: owner.token, body: { email: 'a\u0000@example.com' } })).status, 422, 'NUL');
@@ -95,7 +133,11 @@ t.test('invalid addresses are 422 naming email, header-injection attempts includ
   const longest = `${'a'.repeat(64)}@${'b'.repeat(63)}.${'c'.repeat(63)}.${'d'.repeat(57)}.com`;
   t.equal(longest.length, 254);
   t.equal((await add(s, owner.token, longest)).email, longest, '254 characters is the cap, not over it');
-  t.equal((await add(s, owner.token, "o'brien!#$%&*+/=?^_`{|}~-x@sub.example.co.uk")).email, "o'brien!#$%&*+/=?^_`{|}~-x@sub.example.co.uk", 'every atext character is fine');
+  t.equal(
+    (await add(s, owner.token, "o'brien!#$%&*+/=?^_`{|}~-x@sub.example.co.uk")).email,
+    "o'brien!#$%&*+/=?^_`{|}~-x@sub.example.co.uk",
+    'every atext character is fine',
+  );
 });
 
 t.test('bulk: one result per address in order, with totals', async (t) => {
@@ -124,7 +166,11 @@ t.test('bulk: one result per address in order, with totals', async (t) => {
 
   const again = await call(s.app, 'POST', '/suppressions/bulk', { token: owner.token, body: { emails: ['new2@example.com', 'bad'] } });
   t.same(again.body.data.totals, { added: 0, already_suppressed: 1, invalid: 1 });
-  t.equal((await s.sql`select 1 from audit_events where action = 'suppression.added' and resource_id is null`).length, 1, 'no audit row when nothing was added');
+  t.equal(
+    (await s.sql`select 1 from audit_events where action = 'suppression.added' and resource_id is null`).length,
+    1,
+    'no audit row when nothing was added',
+  );
 
   const many = Array.from({ length: 1000 }, (_, i) => `user${i}@bulk.example`);
   const full = await call(s.app, 'POST', '/suppressions/bulk', { token: owner.token, body: { emails: many } });
@@ -227,7 +273,7 @@ t.test('scopes: suppressions:read reads, suppressions:write changes', async (t) 
   t.equal((await call(s.app, 'GET', '/suppressions')).status, 401);
 });
 
-t.test('another tenant\'s suppressions are 404 and stay out of its list', async (t) => {
+t.test("another tenant's suppressions are 404 and stay out of its list", async (t) => {
   const s = await buildTestApp(t);
   const { owner, other } = await twoTenants(s.app);
   const mine = await add(s, owner.token, 'private@example.com');
@@ -243,7 +289,11 @@ t.test('another tenant\'s suppressions are 404 and stay out of its list', async 
   const list = await call(s.app, 'GET', '/suppressions?q=private', { token: otherKey.key });
   t.same(list.body.data, []);
   t.equal(list.body.total, 0);
-  t.equal((await call(s.app, 'POST', '/suppressions', { token: other.token, body: { email: 'private@example.com' } })).status, 201, 'each tenant has its own list');
+  t.equal(
+    (await call(s.app, 'POST', '/suppressions', { token: other.token, body: { email: 'private@example.com' } })).status,
+    201,
+    'each tenant has its own list',
+  );
   t.equal((await call(s.app, 'GET', `/suppressions/${mine.id}`, { token: owner.token })).status, 200, 'still there for its owner');
   t.equal(await countRows(s.sql, 'suppressions', owner.tenantId), 1);
 });

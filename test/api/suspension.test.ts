@@ -43,14 +43,23 @@ t.test('suspended: sends and logins refused with clear errors; unsuspended: ever
   const snd = await sender(s);
   const key = await createKey(s.app, snd.tenant);
   const tenantId = snd.tenant.tenantId;
-  const apiSend = (to: string) => call(s.app, 'POST', '/transactional/send', { token: key.key, body: { from_email: snd.from, to, subject: 'Hi', body_text: 'Hi' } });
+  const apiSend = (to: string) =>
+    call(s.app, 'POST', '/transactional/send', { token: key.key, body: { from_email: snd.from, to, subject: 'Hi', body_text: 'Hi' } });
   const login = () => call(s.app, 'POST', '/auth/login', { body: { email: snd.tenant.email, password: snd.tenant.password } });
 
   // A campaign mid-fan-out and a scheduled one, both waiting on the suspension.
   const { listId } = await listOf(s.sql, tenantId, ['r1@example.test', 'r2@example.test', 'r3@example.test']);
   const running = await createCampaign(s, snd.tenant.token, { list_id: listId, from_email: snd.from });
   const scheduled = await createCampaign(s, snd.tenant.token, { list_id: listId, from_email: snd.from, name: 'Later' });
-  t.equal((await call(s.app, 'POST', `/campaigns/${scheduled.id}/schedule`, { token: snd.tenant.token, body: { scheduled_at: new Date(Date.now() + 60_000).toISOString() } })).status, 200);
+  t.equal(
+    (
+      await call(s.app, 'POST', `/campaigns/${scheduled.id}/schedule`, {
+        token: snd.tenant.token,
+        body: { scheduled_at: new Date(Date.now() + 60_000).toISOString() },
+      })
+    ).status,
+    200,
+  );
 
   // Launched before the suspension; its fan-out runs after it.
   await sendNow(s, snd.tenant.token, running.id);
@@ -76,7 +85,11 @@ t.test('suspended: sends and logins refused with clear errors; unsuspended: ever
   t.equal(blockedSend.status, 403, 'API send → 403');
   t.equal(blockedSend.body.error, 'forbidden');
   t.match(blockedSend.body.message, /suspended/);
-  await t.rejects(smtpSend(key.key, snd.from, 'reader@example.test'), { responseCode: 550, message: /550 5\.7\.1 account suspended/ }, 'SMTP submission → 550 5.7.1');
+  await t.rejects(
+    smtpSend(key.key, snd.from, 'reader@example.test'),
+    { responseCode: 550, message: /550 5\.7\.1 account suspended/ },
+    'SMTP submission → 550 5.7.1',
+  );
   t.equal((await s.sql`select 1 from sends where tenant_id = ${tenantId}`).length, 0, 'nothing stored');
 
   t.equal(await drain(s, running.id), 'waiting', 'the fan-out waits');

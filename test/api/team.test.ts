@@ -23,11 +23,14 @@ t.test('an invite returns the token and an accept link on MAILPATH_PUBLIC_URL, s
   t.ok(ttl > 167 * 3_600_000 && ttl <= 168 * 3_600_000 + 60_000, 'expires after team_invite_ttl_hours (168)');
   const [row] = await s.sql<{ token_hash: string }[]>`select token_hash from team_invites where id = ${inv.id}`;
   t.equal(row!.token_hash, createHash('sha256').update(inv.token).digest('hex'), 'only the SHA-256 of the token is stored');
-  const stored = await s.sql`select * from team_invites where row_to_json(team_invites)::text like ${'%' + inv.token + '%'}`;
+  const stored = await s.sql`select * from team_invites where row_to_json(team_invites)::text like ${`%${inv.token}%`}`;
   t.equal(stored.length, 0, 'the token itself is nowhere in the row');
 
   const list = await call(s.app, 'GET', '/team/invites', { token: owner.token });
-  t.same(list.body.data.items.map((i: { id: string }) => i.id), [inv.id]);
+  t.same(
+    list.body.data.items.map((i: { id: string }) => i.id),
+    [inv.id],
+  );
   t.notOk('token' in list.body.data.items[0], 'the list never shows the token');
 
   const revoked = await call(s.app, 'DELETE', `/team/invites/${inv.id}`, { token: owner.token });
@@ -39,7 +42,10 @@ t.test('an invite returns the token and an accept link on MAILPATH_PUBLIC_URL, s
 
   const audit = await s.sql<{ action: string; actor_id: string; metadata: Record<string, unknown> }[]>`
     select action, actor_id, metadata from audit_events where resource_id = ${inv.id} order by id`;
-  t.same(audit.map((a) => a.action), ['team.invite_created', 'team.invite_revoked']);
+  t.same(
+    audit.map((a) => a.action),
+    ['team.invite_created', 'team.invite_revoked'],
+  );
   t.equal(audit[0]!.actor_id, owner.userId);
   t.match(audit[0]!.metadata, { email: 'new.person@example.test', role: 'developer' });
   t.equal((await chainAndVerify(s.sql)).intact, true);
@@ -123,7 +129,7 @@ t.test('invites: existing users, pending duplicates, bad input and the owner rul
   t.equal((await call(s.app, 'GET', '/api-keys', { token: owner.token })).status, 200);
 });
 
-t.test('another tenant\'s invites and members are 404', async (t) => {
+t.test("another tenant's invites and members are 404", async (t) => {
   const s = await buildTestApp(t);
   const a = await registerTenant(s.app);
   const b = await registerTenant(s.app);
@@ -142,7 +148,10 @@ t.test('another tenant\'s invites and members are 404', async (t) => {
     t.equal(res.body.error, 'not_found');
   }
   t.same((await call(s.app, 'GET', '/team/invites', { token: b.token })).body.data.items, []);
-  t.same((await call(s.app, 'GET', '/team/members', { token: b.token })).body.data.items.map((m: { id: string }) => m.id), [b.userId]);
+  t.same(
+    (await call(s.app, 'GET', '/team/members', { token: b.token })).body.data.items.map((m: { id: string }) => m.id),
+    [b.userId],
+  );
   t.equal((await s.sql`select role from users where id = ${member.userId}`)[0]!.role, 'developer', 'untouched');
 });
 
@@ -153,7 +162,14 @@ t.test('members are listed with their role and 2FA state; role changes follow th
   const dev = await addMember(s.app, owner, 'developer');
   const list = await call(s.app, 'GET', '/team/members', { token: dev.token });
   t.equal(list.status, 200, 'any member may see the team');
-  t.same(list.body.data.items.map((m: { id: string; role: string }) => [m.id, m.role]), [[owner.userId, 'owner'], [admin.userId, 'admin'], [dev.userId, 'developer']]);
+  t.same(
+    list.body.data.items.map((m: { id: string; role: string }) => [m.id, m.role]),
+    [
+      [owner.userId, 'owner'],
+      [admin.userId, 'admin'],
+      [dev.userId, 'developer'],
+    ],
+  );
   t.match(list.body.data.items[0], { email: owner.email, first_name: 'Olga', created_at: String, two_factor_enabled: false });
   await s.sql`insert into user_totp (user_id, secret_sealed, enabled_at) values (${dev.userId}, '\\x00', now())`;
   const after = await call(s.app, 'GET', '/team/members', { token: owner.token });
@@ -174,8 +190,18 @@ t.test('members are listed with their role and 2FA state; role changes follow th
 
   const audit = await s.sql<{ metadata: { before: string; after: string }; actor_id: string }[]>`
     select metadata, actor_id from audit_events where action = 'team.role_changed' and resource_id = ${dev.userId} order by id`;
-  t.same(audit.map((a) => [a.metadata.before, a.metadata.after]), [['developer', 'admin'], ['admin', 'developer'], ['developer', 'owner']]);
-  t.same(audit.map((a) => a.actor_id), [admin.userId, admin.userId, owner.userId]);
+  t.same(
+    audit.map((a) => [a.metadata.before, a.metadata.after]),
+    [
+      ['developer', 'admin'],
+      ['admin', 'developer'],
+      ['developer', 'owner'],
+    ],
+  );
+  t.same(
+    audit.map((a) => a.actor_id),
+    [admin.userId, admin.userId, owner.userId],
+  );
 });
 
 t.test('the last owner can be neither demoted nor removed; with two, one may step down', async (t) => {
@@ -192,9 +218,16 @@ t.test('the last owner can be neither demoted nor removed; with two, one may ste
   t.equal((await call(s.app, 'DELETE', `/team/members/${owner.userId}`, { token: admin.token })).status, 403, 'an admin cannot remove an owner at all');
 
   await call(s.app, 'PATCH', `/team/members/${admin.userId}`, { token: owner.token, body: { role: 'owner' } });
-  t.equal((await call(s.app, 'PATCH', `/team/members/${owner.userId}`, { token: owner.token, body: { role: 'developer' } })).status, 200, 'two owners: one may step down');
+  t.equal(
+    (await call(s.app, 'PATCH', `/team/members/${owner.userId}`, { token: owner.token, body: { role: 'developer' } })).status,
+    200,
+    'two owners: one may step down',
+  );
   const owners = await s.sql`select id from users where tenant_id = ${owner.tenantId} and role = 'owner'`;
-  t.same(owners.map((o) => o.id), [admin.userId]);
+  t.same(
+    owners.map((o) => o.id),
+    [admin.userId],
+  );
 });
 
 t.test('two owners demoting each other at once: exactly one succeeds, one owner is left', async (t) => {
@@ -227,7 +260,7 @@ t.test('removing a member deletes the user, ends their sessions at once, and is 
   const res = await call(s.app, 'DELETE', `/team/members/${dev.userId}`, { token: admin.token });
   t.same(res.body, { ok: true, data: { status: 'removed' } });
   const after = await call(s.app, 'GET', '/whoami', { token: dev.token });
-  t.equal(after.status, 401, 'the removed member\'s session stops working');
+  t.equal(after.status, 401, "the removed member's session stops working");
   t.equal((await s.sql`select 1 from users where id = ${dev.userId}`).length, 0);
   t.equal((await call(s.app, 'GET', '/whoami', { token: key.body.data.key })).status, 200, 'keys belong to the tenant and keep working');
   t.equal((await call(s.app, 'DELETE', `/team/members/${dev.userId}`, { token: admin.token })).status, 404, 'removing twice');

@@ -86,7 +86,10 @@ t.test('Liquid is checked when saved: 422 naming the part, line and column; noth
   const s = await buildTestApp(t);
   const owner = await registerTenant(s.app);
   const cases: [Record<string, unknown>, RegExp][] = [
-    [{ body_html: '<p>\n  {% if contact.email %}unclosed</p>' }, /^body_html: Liquid syntax error at line 2, column 3: tag \{% if contact.email %\} not closed/],
+    [
+      { body_html: '<p>\n  {% if contact.email %}unclosed</p>' },
+      /^body_html: Liquid syntax error at line 2, column 3: tag \{% if contact.email %\} not closed/,
+    ],
     [{ subject: 'Hi {{ contact.first_name | shout }}' }, /^subject: Liquid syntax error at line 1, column 4: undefined filter: shout/],
     [{ body_text: 'a\nb\n{% nope %}' }, /^body_text: Liquid syntax error at line 3, column 1: tag "nope" not found/],
     [{ body_html: "{% include '/etc/passwd' %}" }, /^body_html: Liquid syntax error at line 1, column 1: the include tag is not supported/],
@@ -140,7 +143,11 @@ t.test('rendering: default, if on a literal, contact and custom fields, escaping
   t.equal(res.body.data.text, variables.note, 'not escaped in text');
   t.equal(res.body.data.subject, 'Order 7 Bcc: victim@example.test X: y', 'CR/LF stripped from the subject');
 
-  const textOnly = await addTemplate(s, owner.token, { name: 'Text only', subject: 's', body_text: '{{ custom_fields.plan }}/{{ contact.custom_fields.plan }}' });
+  const textOnly = await addTemplate(s, owner.token, {
+    name: 'Text only',
+    subject: 's',
+    body_text: '{{ custom_fields.plan }}/{{ contact.custom_fields.plan }}',
+  });
   res = await call(s.app, 'POST', `/templates/${textOnly.id}/render`, { token: owner.token, body: { contact } });
   t.same(res.body.data, { subject: 's', html: null, text: 'pro/pro' });
 
@@ -162,17 +169,31 @@ t.test('list: newest first without bodies, name search, cursor pages; a forged c
   const first = await call(s.app, 'GET', '/templates?limit=3', { token: owner.token });
   t.equal(first.status, 200);
   t.equal(first.body.total, 4);
-  t.same(first.body.data.map((d: { name: string }) => d.name), ['100% off', 'welcome b', 'Receipt']);
+  t.same(
+    first.body.data.map((d: { name: string }) => d.name),
+    ['100% off', 'welcome b', 'Receipt'],
+  );
   t.match(first.body.data[0], { subject: WELCOME.subject, has_body_html: true, has_body_text: true });
   t.notOk('body_html' in first.body.data[0], 'bodies are left out of lists');
   const second = await call(s.app, 'GET', `/templates?limit=3&after=${first.body.next_cursor}`, { token: owner.token });
-  t.same(second.body.data.map((d: { name: string }) => d.name), ['Welcome A']);
+  t.same(
+    second.body.data.map((d: { name: string }) => d.name),
+    ['Welcome A'],
+  );
   t.equal(second.body.next_cursor, null);
 
   const search = async (q: string) => (await call(s.app, 'GET', `/templates?q=${encodeURIComponent(q)}`, { token: owner.token })).body;
-  t.same((await search('WELCOME')).data.map((d: { name: string }) => d.name), ['welcome b', 'Welcome A'], 'case-insensitive, own tenant only');
+  t.same(
+    (await search('WELCOME')).data.map((d: { name: string }) => d.name),
+    ['welcome b', 'Welcome A'],
+    'case-insensitive, own tenant only',
+  );
   t.equal((await search('WELCOME')).total, 2, 'total counts the matches');
-  t.same((await search('%')).data.map((d: { name: string }) => d.name), ['100% off'], '% is a character, not a wildcard');
+  t.same(
+    (await search('%')).data.map((d: { name: string }) => d.name),
+    ['100% off'],
+    '% is a character, not a wildcard',
+  );
   t.equal((await search('  ')).total, 4, 'blank = all');
 
   for (const bad of ['nonsense', Buffer.from('2026-01-01T00:00:00.000Z|not-a-uuid').toString('base64url')]) {
@@ -209,7 +230,7 @@ t.test('scopes: templates:read reads and renders, templates:write changes', asyn
   t.equal((await call(s.app, 'GET', '/templates')).status, 401);
 });
 
-t.test('another tenant\'s template is 404 to a session and to an API key', async (t) => {
+t.test("another tenant's template is 404 to a session and to an API key", async (t) => {
   const s = await buildTestApp(t);
   const { owner, other }: { owner: TestTenant; other: TestTenant } = await twoTenants(s.app);
   const tpl = await addTemplate(s, owner.token);
@@ -227,5 +248,5 @@ t.test('another tenant\'s template is 404 to a session and to an API key', async
   await assertForeign404(t, s.app, other.token, requests);
   await assertForeign404(t, s.app, otherKey.key, requests);
   t.same((await call(s.app, 'GET', `/templates/${tpl.id}`, { token: owner.token })).body.data, tpl, 'unchanged for its owner');
-  t.equal((await call(s.app, 'GET', '/templates', { token: other.token })).body.total, 0, 'not in the other tenant\'s list');
+  t.equal((await call(s.app, 'GET', '/templates', { token: other.token })).body.total, 0, "not in the other tenant's list");
 });

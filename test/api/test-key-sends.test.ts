@@ -67,7 +67,7 @@ const message = (n: Newcomer, over: Record<string, unknown> = {}) => ({
 
 const raw = (id: string, token: string) => app.inject({ method: 'GET', url: `/api/v1/sends/${id}/raw`, headers: { authorization: `Bearer ${token}` } });
 
-t.test('a test key sends from an added, unverified domain: simulated, signed with the domain\'s key, the raw download is the stored message', async (t) => {
+t.test("a test key sends from an added, unverified domain: simulated, signed with the domain's key, the raw download is the stored message", async (t) => {
   const n = await newcomer();
   const res = await call(app, 'POST', '/transactional/send', { token: n.testKey, body: message(n) });
   t.equal(res.status, 202, JSON.stringify(res.body));
@@ -89,7 +89,11 @@ t.test('a test key sends from an added, unverified domain: simulated, signed wit
   t.ok(download.rawPayload.equals(stored!.message), 'byte for byte the stored message');
   const text = download.rawPayload.toString('utf8');
   const selector = n.domain.records.find((r) => r.kind === 'dkim')!.host.split('.')[0]!;
-  t.match(text, new RegExp(`^DKIM-Signature: [^]*d=${n.domain.name.replace(/\./g, '\\.')};[^]*s=${selector};`), "signed with the domain's key from its creation");
+  t.match(
+    text,
+    new RegExp(`^DKIM-Signature: [^]*d=${n.domain.name.replace(/\./g, '\\.')};[^]*s=${selector};`),
+    "signed with the domain's key from its creation",
+  );
   t.match(text, /\r\nFrom: Acme <hello@first-/);
   t.match(text, /\r\nTo: ann@dest\.example\r\n/);
   t.match(text, new RegExp(`\\r\\nMessage-ID: <${id}@mx\\.mailpath\\.local>\\r\\n`));
@@ -137,14 +141,17 @@ t.test('a live key still gets 412 until a domain is verified; unknown domains ar
   t.equal(count!.n, 1, 'nothing stored for the refusals');
 });
 
-t.test('the raw download: 404 for another tenant\'s send, an unknown id and a dropped send; events:read scope', async (t) => {
+t.test("the raw download: 404 for another tenant's send, an unknown id and a dropped send; events:read scope", async (t) => {
   const n = await newcomer();
   const sent = await call(app, 'POST', '/transactional/send', { token: n.testKey, body: message(n) });
   const id = sent.body.data.message_id as string;
   t.equal((await raw(id, n.tenant.token)).statusCode, 200, "the tenant's user session may download it");
 
   const other = await newcomer();
-  await assertForeign404(t, app, other.testKey, [{ method: 'GET', url: `/sends/${id}/raw` }, { method: 'GET', url: `/sends/${id}` }]);
+  await assertForeign404(t, app, other.testKey, [
+    { method: 'GET', url: `/sends/${id}/raw` },
+    { method: 'GET', url: `/sends/${id}` },
+  ]);
   await assertForeign404(t, app, other.tenant.token, [{ method: 'GET', url: `/sends/${id}/raw` }]);
   const unknown = await call(app, 'GET', `/sends/${randomUUID()}/raw`, { token: n.testKey });
   t.equal(unknown.status, 404);

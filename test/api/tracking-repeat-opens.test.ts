@@ -57,7 +57,10 @@ t.test("a person's open after only machine opens counts; a machine's after a per
   await open(f.open, 'Mozilla/5.0');
   await open(f.open);
   t.match(await campaignStats(sql, f.campaignId!), { total_opens: 2, unique_opens: 1, unique_human_opens: 1 });
-  t.same((await engagementEvents(sql, f.sendId, 'open')).map((e) => e.detail['machine']), [true, false]);
+  t.same(
+    (await engagementEvents(sql, f.sendId, 'open')).map((e) => e.detail['machine']),
+    [true, false],
+  );
 });
 
 t.test('opens of different messages are counted apart', async (t) => {

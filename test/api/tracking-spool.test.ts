@@ -22,7 +22,13 @@ t.test('an open and a click through the spool and the recorder thread: answered,
   t.equal(click.statusCode, 302);
   t.equal(click.headers['location'], 'https://shop.example/sale?id=1');
   await (ctx.hits as SpooledHitRecorder).idle();
-  t.same((await engagementEvents(sql, f.sendId)).map((e) => [e.type, e.detail['ip']]), [['open', '203.0.113.0'], ['click', '203.0.113.0']]);
+  t.same(
+    (await engagementEvents(sql, f.sendId)).map((e) => [e.type, e.detail['ip']]),
+    [
+      ['open', '203.0.113.0'],
+      ['click', '203.0.113.0'],
+    ],
+  );
   t.match(await campaignStats(sql, f.campaignId!), { total_opens: 1, unique_opens: 1, total_clicks: 1, unique_clicks: 1 });
   const dir = join(dataDir, HIT_SPOOL_DIR);
   t.ok(existsSync(dir));

@@ -8,7 +8,15 @@ import { campaignSend, campaignStats, engagementEvents, HUMAN_UA, markDelivered,
 
 const clock = new ManualClock(new Date('2026-05-04T10:00:00Z'));
 const lines: string[] = [];
-const log = createLogger('info', new Writable({ write: (chunk, _e, done) => { lines.push(String(chunk)); done(); } }));
+const log = createLogger(
+  'info',
+  new Writable({
+    write: (chunk, _e, done) => {
+      lines.push(String(chunk));
+      done();
+    },
+  }),
+);
 const s = await buildTestApp(t, { clock, log });
 const { app, ctx, sql } = s;
 
@@ -53,14 +61,21 @@ t.test('machine opens are flagged and counted apart: unique opens with and witho
   await hit(f.open, { ua: 'curl/8.5.0' });
   t.match(await campaignStats(sql, f.campaignId!), { total_opens: 3, unique_opens: 1, unique_human_opens: 0 }, 'opened, by machines only');
   const events = await engagementEvents(sql, f.sendId, 'open');
-  t.same(events.map((e) => [e.detail['machine'], e.detail['reasons']]), [
-    [true, ['machine_user_agent']],
-    [true, ['proxy_prefetch']],
-    [true, ['bot']],
-  ]);
+  t.same(
+    events.map((e) => [e.detail['machine'], e.detail['reasons']]),
+    [
+      [true, ['machine_user_agent']],
+      [true, ['proxy_prefetch']],
+      [true, ['bot']],
+    ],
+  );
   clock.advance(HOUR);
   await hit(f.open, { ua: 'Mozilla/5.0 (Windows NT 5.1; rv:11.0) Gecko Firefox/11.0 (via ggpht.com GoogleImageProxy)' });
-  t.match(await campaignStats(sql, f.campaignId!), { total_opens: 4, unique_opens: 1, unique_human_opens: 1 }, 'the proxy fetching later is the person reading');
+  t.match(
+    await campaignStats(sql, f.campaignId!),
+    { total_opens: 4, unique_opens: 1, unique_human_opens: 1 },
+    'the proxy fetching later is the person reading',
+  );
 
   const other = await campaignSend(ctx, { tenantId: f.tenantId, campaignId: f.campaignId! });
   await delivered(other.sendId);
@@ -86,7 +101,13 @@ t.test('a click: 302 to the signed destination, an event with its URL, and the c
     campaign_id: f.campaignId,
     contact_id: f.contactId,
     recipient: f.email,
-    detail: { user_agent: HUMAN_UA, ip: '203.0.113.0', url: 'https://shop.example/sale?id=1&utm_source=news&utm_medium=email&utm_campaign=spring', scanner: false, reasons: [] },
+    detail: {
+      user_agent: HUMAN_UA,
+      ip: '203.0.113.0',
+      url: 'https://shop.example/sale?id=1&utm_source=news&utm_medium=email&utm_campaign=spring',
+      scanner: false,
+      reasons: [],
+    },
   });
   t.match(await campaignStats(sql, f.campaignId!), { total_clicks: 3, unique_clicks: 1, unique_human_clicks: 1 });
 });
@@ -109,11 +130,14 @@ t.test('scanner clicks: a known scanner, a click seconds after delivery, every l
   await hit(burst.clicks[1]!);
   await hit(burst.clicks[2]!);
   const flagged = await engagementEvents(sql, burst.sendId, 'click');
-  t.same(flagged.map((e) => [e.detail['scanner'], e.detail['reasons']]), [
-    [true, ['all_links']],
-    [true, ['all_links']],
-    [true, ['all_links']],
-  ]);
+  t.same(
+    flagged.map((e) => [e.detail['scanner'], e.detail['reasons']]),
+    [
+      [true, ['all_links']],
+      [true, ['all_links']],
+      [true, ['all_links']],
+    ],
+  );
   t.match(await campaignStats(sql, burst.campaignId!), { total_clicks: 3, unique_clicks: 1, unique_human_clicks: 0 }, 'the human click is taken back');
   const [stamps] = await sql`select first_click_at, first_human_click_at from campaign_recipients where send_id = ${burst.sendId}`;
   t.ok(stamps!['first_click_at']);
@@ -136,11 +160,19 @@ t.test('concurrent clicks, in one commit or several, are judged as a whole: ever
   const f = await campaignSend(ctx);
   await delivered(f.sendId);
   clock.advance(1000);
-  const answers = await Promise.all(f.clicks.map((url) => app.inject({ method: 'GET', url, headers: { 'user-agent': HUMAN_UA }, remoteAddress: '198.51.100.9' })));
-  t.same(answers.map((a) => a.statusCode), [302, 302, 302]);
+  const answers = await Promise.all(
+    f.clicks.map((url) => app.inject({ method: 'GET', url, headers: { 'user-agent': HUMAN_UA }, remoteAddress: '198.51.100.9' })),
+  );
+  t.same(
+    answers.map((a) => a.statusCode),
+    [302, 302, 302],
+  );
   const events = await engagementEvents(sql, f.sendId, 'click');
   t.equal(events.length, 3);
-  t.ok(events.every((e) => e.detail['scanner'] === true), 'all flagged');
+  t.ok(
+    events.every((e) => e.detail['scanner'] === true),
+    'all flagged',
+  );
   t.match(await campaignStats(sql, f.campaignId!), { total_clicks: 3, unique_clicks: 1, unique_human_clicks: 0 });
 });
 
@@ -188,7 +220,13 @@ t.test('transactional sends: events without campaign, nothing counted for any ca
   await hit(f.open);
   await hit(f.clicks[0]!);
   const events = await engagementEvents(sql, f.sendId);
-  t.same(events.map((e) => [e.type, e.campaign_id, e.contact_id]), [['open', null, null], ['click', null, null]]);
+  t.same(
+    events.map((e) => [e.type, e.campaign_id, e.contact_id]),
+    [
+      ['open', null, null],
+      ['click', null, null],
+    ],
+  );
 });
 
 t.test("isolation: a send's tokens only ever touch that send and its campaign", async (t) => {
@@ -219,6 +257,12 @@ t.test('the request log never holds a tracking token', async (t) => {
   await hit(f.clicks[0]!);
   const token = f.clicks[0]!.slice(3);
   const logged = lines.filter((l) => l.includes('"api request"') || l.includes('api request'));
-  t.ok(logged.some((l) => l.includes('"/c/[redacted]"')), 'the path is logged without its token');
-  t.notOk(lines.some((l) => l.includes(token) || l.includes(f.open.slice(3))), 'no line holds a token');
+  t.ok(
+    logged.some((l) => l.includes('"/c/[redacted]"')),
+    'the path is logged without its token',
+  );
+  t.notOk(
+    lines.some((l) => l.includes(token) || l.includes(f.open.slice(3))),
+    'no line holds a token',
+  );
 });

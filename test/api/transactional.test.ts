@@ -25,7 +25,8 @@ interface Sender {
 async function sender(options: { verified?: boolean } = {}): Promise<Sender> {
   const tenant = await registerTenant(app);
   const { key, id } = await createKey(app, tenant, { scopes: ['transactional:send', 'events:read'] });
-  const domain = options.verified === false ? ({ id: '', name: 'unverified.example' } as SendingDomain) : await verifiedSendingDomain(sql, ctx.vault, tenant.tenantId);
+  const domain =
+    options.verified === false ? ({ id: '', name: 'unverified.example' } as SendingDomain) : await verifiedSendingDomain(sql, ctx.vault, tenant.tenantId);
   return { tenant, key, keyId: id, domain };
 }
 
@@ -63,13 +64,29 @@ t.test('202 queued: signed multipart message, quota headers, visible in /sends a
 
   const detail = await call(app, 'GET', `/sends/${id}`, { token: s.key });
   t.equal(detail.status, 200);
-  t.match(detail.body.data, { id, status: 'queued', source: 'api', mode: 'live', to: 'reader@dest.example', envelope: { rcpt_to: 'reader@dest.example', mail_from: /^b-[0-9a-f]{32}-/ } });
-  t.same(detail.body.data.gate_decisions.map((d: { gate: string }) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup']);
+  t.match(detail.body.data, {
+    id,
+    status: 'queued',
+    source: 'api',
+    mode: 'live',
+    to: 'reader@dest.example',
+    envelope: { rcpt_to: 'reader@dest.example', mail_from: /^b-[0-9a-f]{32}-/ },
+  });
+  t.same(
+    detail.body.data.gate_decisions.map((d: { gate: string }) => d.gate),
+    ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup'],
+  );
   t.same(detail.body.data.attempts, []);
-  t.same(detail.body.data.events.map((e: { type: string }) => e.type), ['send']);
+  t.same(
+    detail.body.data.events.map((e: { type: string }) => e.type),
+    ['send'],
+  );
 
   const list = await call(app, 'GET', '/sends?status=queued&recipient=READER@dest.example', { token: s.key });
-  t.same(list.body.data.map((x: { id: string }) => x.id), [id]);
+  t.same(
+    list.body.data.map((x: { id: string }) => x.id),
+    [id],
+  );
   t.equal(list.body.total, 1);
   const events = await call(app, 'GET', `/events?message_id=${id}&type=send`, { token: s.key });
   t.equal(events.body.total, 1);
@@ -140,7 +157,12 @@ t.test('a template renders per recipient: default filter, if on a field, contact
     },
   });
   t.equal(created.status, 201);
-  const res = await send(s, { to: 'reader@dest.example', from_email: `hello@${s.domain.name}`, template_id: created.body.data.id, variables: { country: 'FR', first_name: '<b>Ann</b>', custom_fields: { plan: 'gold' } } });
+  const res = await send(s, {
+    to: 'reader@dest.example',
+    from_email: `hello@${s.domain.name}`,
+    template_id: created.body.data.id,
+    variables: { country: 'FR', first_name: '<b>Ann</b>', custom_fields: { plan: 'gold' } },
+  });
   t.equal(res.status, 202, JSON.stringify(res.body));
   const [row] = await sql<{ message: Buffer; subject: string }[]>`select message, subject from sends where id = ${res.body.data.message_id}`;
   t.equal(row!.subject, 'Hi <b>Ann</b>');
@@ -154,7 +176,12 @@ t.test('a template renders per recipient: default filter, if on a field, contact
     token: s.tenant.token,
     body: { name: 'Heavy', subject: 'Hi', body_text: '{% for i in (1..100000) %}{{ chunk }}{% endfor %}' },
   });
-  const failed = await send(s, { to: 'x@dest.example', from_email: `hello@${s.domain.name}`, template_id: heavy.body.data.id, variables: { chunk: 'x'.repeat(100) } });
+  const failed = await send(s, {
+    to: 'x@dest.example',
+    from_email: `hello@${s.domain.name}`,
+    template_id: heavy.body.data.id,
+    variables: { chunk: 'x'.repeat(100) },
+  });
   t.equal(failed.status, 422, 'a Liquid render that fails at send time is 422');
   t.match(failed.body.message, /^body_text: /);
   const foreign = await sender();
@@ -233,7 +260,7 @@ t.test('Idempotency-Key: same body replays the first answer, another body is 409
   const simulated = await send(s, message(s, { to: 'mode@dest.example' }), { 'Idempotency-Key': 'per-mode' }, testKey);
   t.equal(simulated.body.data.status, 'simulated');
   const live = await send(s, message(s, { to: 'mode@dest.example' }), { 'Idempotency-Key': 'per-mode' });
-  t.equal(live.body.data.status, 'queued', 'a live key never replays a test key\'s simulated answer');
+  t.equal(live.body.data.status, 'queued', "a live key never replays a test key's simulated answer");
 });
 
 t.test('bounce_risk_check_enabled: no MX or A, null MX and suppressed recipients are 422; a domain with MX passes', async (t) => {
@@ -270,7 +297,7 @@ t.test('warm-up: 200 parallel sends against a cap of 50 let exactly 50 through, 
   t.equal(events.body.total, 150);
 });
 
-t.test('an automatic per-provider suppression in force defers the tenant\'s new mail to that provider until it expires', async (t) => {
+t.test("an automatic per-provider suppression in force defers the tenant's new mail to that provider until it expires", async (t) => {
   const s = await sender();
   const until = new Date(Date.now() + 4 * 3_600_000);
   await sql`insert into esp_suppressions (tenant_id, provider, reason, refusals, window_minutes, triggered_at, expires_at)
@@ -301,7 +328,9 @@ t.test('cursor pages of /sends and /events walk everything once', async (t) => {
   const seen: string[] = [];
   let after: string | null = null;
   for (let page = 0; page < 10; page++) {
-    const res: { body: { data: { id: string }[]; next_cursor: string | null } } = await call(app, 'GET', `/sends?limit=2${after ? `&after=${after}` : ''}`, { token: s.key });
+    const res: { body: { data: { id: string }[]; next_cursor: string | null } } = await call(app, 'GET', `/sends?limit=2${after ? `&after=${after}` : ''}`, {
+      token: s.key,
+    });
     seen.push(...res.body.data.map((x) => x.id));
     after = res.body.next_cursor;
     if (!after) break;
@@ -311,7 +340,9 @@ t.test('cursor pages of /sends and /events walk everything once', async (t) => {
   const events: string[] = [];
   after = null;
   for (let page = 0; page < 10; page++) {
-    const res: { body: { data: { id: string }[]; next_cursor: string | null } } = await call(app, 'GET', `/events?limit=3${after ? `&after=${after}` : ''}`, { token: s.key });
+    const res: { body: { data: { id: string }[]; next_cursor: string | null } } = await call(app, 'GET', `/events?limit=3${after ? `&after=${after}` : ''}`, {
+      token: s.key,
+    });
     events.push(...res.body.data.map((x) => x.id));
     after = res.body.next_cursor;
     if (!after) break;

@@ -9,7 +9,11 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const origin = `http://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
 
-const oneClick = (path: string, body: string | FormData = 'List-Unsubscribe=One-Click', headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' }) =>
+const oneClick = (
+  path: string,
+  body: string | FormData = 'List-Unsubscribe=One-Click',
+  headers: Record<string, string> = { 'content-type': 'application/x-www-form-urlencoded' },
+) =>
   fetch(origin + path, { method: 'POST', body, headers: { 'user-agent': 'Mozilla/5.0 (compatible; GoogleMailUnsubscribe)', ...headers }, redirect: 'manual' });
 
 const contactOf = async (id: string) =>

@@ -61,7 +61,12 @@ t.test('overrides: advance, demote, hold, pause, resume; each audited and record
   t.equal(demoteAt0.body.error, 'conflict');
   const adv = await post('advance', { reason: 'known sender, migrating from another ESP' });
   t.equal(adv.status, 200);
-  t.match(adv.body.data, { tier: 1, daily_cap: 100, paused: false, move: { source: 'override', action: 'advance', from_tier: 0, to_tier: 1, reason: 'known sender, migrating from another ESP' } });
+  t.match(adv.body.data, {
+    tier: 1,
+    daily_cap: 100,
+    paused: false,
+    move: { source: 'override', action: 'advance', from_tier: 0, to_tier: 1, reason: 'known sender, migrating from another ESP' },
+  });
   t.match((await post('demote')).body.data, { tier: 0, move: { action: 'demote', from_tier: 1, to_tier: 0 } });
   const hold = await post('hold', { days: 3 });
   t.equal(hold.status, 200);
@@ -81,13 +86,20 @@ t.test('overrides: advance, demote, hold, pause, resume; each audited and record
   t.equal((await post('advance', { surprise: 1 })).status, 400, 'unexpected field');
 
   const audits = await s.sql`select action, actor_type, tenant_id, resource_id, metadata from audit_events where action like 'warmup.%' order by id`;
-  t.same(audits.map((a) => a['action']), ['warmup.advance', 'warmup.demote', 'warmup.hold', 'warmup.pause', 'warmup.resume']);
+  t.same(
+    audits.map((a) => a['action']),
+    ['warmup.advance', 'warmup.demote', 'warmup.hold', 'warmup.pause', 'warmup.resume'],
+  );
   t.match(audits[0], { actor_type: 'user', tenant_id: s.tenant.tenantId, resource_id: s.domain.id, metadata: { from_tier: 0, to_tier: 1 } });
 
   const view = await call(s.app, 'GET', `/admin/tenants/${s.tenant.tenantId}/warmup`, { token: s.admin });
   t.equal(view.status, 200);
   t.match(view.body.data.domains, [{ domain_id: s.domain.id, tier: 0, daily_cap: 50, paused: false, held_until: '2026-11-28T10:00:00.000Z', verified: true }]);
-  t.same(view.body.data.moves.map((m: { action: string }) => m.action), ['resume', 'pause', 'freeze', 'demote', 'advance'], 'newest first');
+  t.same(
+    view.body.data.moves.map((m: { action: string }) => m.action),
+    ['resume', 'pause', 'freeze', 'demote', 'advance'],
+    'newest first',
+  );
 
   // Isolation: another tenant's domain under this tenant's id, unknown tenants and ids are 404.
   const other = await registerTenant(s.app);
@@ -100,25 +112,32 @@ t.test('overrides: advance, demote, hold, pause, resume; each audited and record
   t.equal((await call(s.app, 'POST', `/admin/tenants/${s.tenant.tenantId}/warmup/domains/nope/pause`, { token: s.admin, body: {} })).status, 404);
 });
 
-t.test('auto-ramp run-now: {elapsed_ms, triggered}, recorded as the worker\'s tick (02:00 UTC schedule) and audited; a same-day re-run moves nothing', async (t) => {
-  const s = await setup(t);
-  const run = await call(s.app, 'POST', '/admin/warmup/auto-ramp/run-now', { token: s.admin });
-  t.equal(run.status, 200);
-  t.match(run.body.data, { elapsed_ms: Number, triggered: true, result: { domains: 1, hold: 1, already_done: 0 } });
-  const again = await call(s.app, 'POST', '/admin/warmup/auto-ramp/run-now', { token: s.admin });
-  t.match(again.body.data.result, { domains: 1, hold: 0, already_done: 1 });
-  const workers = await call(s.app, 'GET', '/admin/workers', { token: s.admin });
-  const ramp = workers.body.data.items.find((w: { name: string }) => w.name === 'warmup-auto-ramp');
-  t.match(ramp, { last_tick_outcome: 'ok', interval_minutes: 1440, next_tick_estimate: '2026-11-26T02:00:00.000Z' });
-  const audits = await s.sql`select action from audit_events where action = 'warmup.auto_ramp_run_now'`;
-  t.equal(audits.length, 2);
-});
+t.test(
+  "auto-ramp run-now: {elapsed_ms, triggered}, recorded as the worker's tick (02:00 UTC schedule) and audited; a same-day re-run moves nothing",
+  async (t) => {
+    const s = await setup(t);
+    const run = await call(s.app, 'POST', '/admin/warmup/auto-ramp/run-now', { token: s.admin });
+    t.equal(run.status, 200);
+    t.match(run.body.data, { elapsed_ms: Number, triggered: true, result: { domains: 1, hold: 1, already_done: 0 } });
+    const again = await call(s.app, 'POST', '/admin/warmup/auto-ramp/run-now', { token: s.admin });
+    t.match(again.body.data.result, { domains: 1, hold: 0, already_done: 1 });
+    const workers = await call(s.app, 'GET', '/admin/workers', { token: s.admin });
+    const ramp = workers.body.data.items.find((w: { name: string }) => w.name === 'warmup-auto-ramp');
+    t.match(ramp, { last_tick_outcome: 'ok', interval_minutes: 1440, next_tick_estimate: '2026-11-26T02:00:00.000Z' });
+    const audits = await s.sql`select action from audit_events where action = 'warmup.auto_ramp_run_now'`;
+    t.equal(audits.length, 2);
+  },
+);
 
 t.test('per-ESP sub-caps advisory (default): over-cap sends go out and are counted as would-have-throttled', async (t) => {
   const s = await setup(t);
   const put = await call(s.app, 'PUT', `/admin/tenants/${s.tenant.tenantId}/warmup/esp-caps/gmail`, { token: s.admin, body: { daily_limit: 2 } });
   t.same(put.body.data, { tenant_id: s.tenant.tenantId, provider: 'gmail', daily_limit: 2 });
-  t.equal((await call(s.app, 'PUT', `/admin/tenants/${s.tenant.tenantId}/warmup/esp-caps/hotmail`, { token: s.admin, body: { daily_limit: 2 } })).status, 422, 'unknown provider');
+  t.equal(
+    (await call(s.app, 'PUT', `/admin/tenants/${s.tenant.tenantId}/warmup/esp-caps/hotmail`, { token: s.admin, body: { daily_limit: 2 } })).status,
+    422,
+    'unknown provider',
+  );
   for (const to of ['a@gmail.com', 'b@googlemail.com', 'c@gmail.com', 'd@yahoo.com']) {
     const r = await s.send(to);
     t.equal(r.body.data.status, 'queued', `${to} goes out`);
@@ -127,11 +146,37 @@ t.test('per-ESP sub-caps advisory (default): over-cap sends go out and are count
   t.equal(rec.status, 200);
   t.equal(rec.body.data.enforce, false);
   t.same(rec.body.data.items, [
-    { domain_id: s.domain.id, domain: s.domain.name, provider: 'gmail', tier: 0, per_domain_limit: 50, per_esp_limit: 2, effective_cap: 2, sent_24h: 3, would_have_throttled_count: 1, deferred_count: 0 },
-    { domain_id: s.domain.id, domain: s.domain.name, provider: 'yahoo', tier: 0, per_domain_limit: 50, per_esp_limit: null, effective_cap: 50, sent_24h: 1, would_have_throttled_count: 0, deferred_count: 0 },
+    {
+      domain_id: s.domain.id,
+      domain: s.domain.name,
+      provider: 'gmail',
+      tier: 0,
+      per_domain_limit: 50,
+      per_esp_limit: 2,
+      effective_cap: 2,
+      sent_24h: 3,
+      would_have_throttled_count: 1,
+      deferred_count: 0,
+    },
+    {
+      domain_id: s.domain.id,
+      domain: s.domain.name,
+      provider: 'yahoo',
+      tier: 0,
+      per_domain_limit: 50,
+      per_esp_limit: null,
+      effective_cap: 50,
+      sent_24h: 1,
+      would_have_throttled_count: 0,
+      deferred_count: 0,
+    },
   ]);
   const [third] = await s.sql`select gate_decisions from sends where to_email = 'c@gmail.com'`;
-  t.match(third!['gate_decisions'].find((d: { gate: string }) => d.gate === 'per_esp'), { gate: 'per_esp', outcome: 'continue', detail: { provider: 'gmail', would_have_throttled: true } }, 'the send records it');
+  t.match(
+    third!['gate_decisions'].find((d: { gate: string }) => d.gate === 'per_esp'),
+    { gate: 'per_esp', outcome: 'continue', detail: { provider: 'gmail', would_have_throttled: true } },
+    'the send records it',
+  );
   const audits = await s.sql`select action from audit_events where action = 'warmup.esp_cap_set'`;
   t.equal(audits.length, 1);
 });
@@ -149,12 +194,15 @@ t.test('per-ESP sub-caps enforced (WARMUP_PER_ESP_ENFORCE=true): over-cap sends 
   t.equal(counter!['sent'], 3, 'the deferred send took no warm-up allowance');
   const rec = await call(s.app, 'GET', `/admin/tenants/${s.tenant.tenantId}/warmup/reconciliation`, { token: s.admin });
   t.equal(rec.body.data.enforce, true);
-  t.match(rec.body.data.items.find((i: { provider: string }) => i.provider === 'gmail'), { per_esp_limit: 2, effective_cap: 2, would_have_throttled_count: 1, deferred_count: 1 });
+  t.match(
+    rec.body.data.items.find((i: { provider: string }) => i.provider === 'gmail'),
+    { per_esp_limit: 2, effective_cap: 2, would_have_throttled_count: 1, deferred_count: 1 },
+  );
   const caps = await call(s.app, 'GET', `/admin/tenants/${s.tenant.tenantId}/warmup/esp-caps`, { token: s.admin });
   t.same(caps.body.data, { tenant_id: s.tenant.tenantId, enforce: true, items: [{ provider: 'gmail', daily_limit: 2 }] });
 });
 
-t.test('advance and demote to a given tier: out of range 422, the wrong direction 409, audited; other tenants\' domains 404', async (t) => {
+t.test("advance and demote to a given tier: out of range 422, the wrong direction 409, audited; other tenants' domains 404", async (t) => {
   const s = await setup(t);
   const base = `/admin/tenants/${s.tenant.tenantId}/warmup/domains/${s.domain.id}`;
   const post = (action: string, body: unknown) => call(s.app, 'POST', `${base}/${action}`, { token: s.admin, body });
@@ -175,11 +223,14 @@ t.test('advance and demote to a given tier: out of range 422, the wrong directio
   t.equal((await post('advance', {})).status, 409, 'one step at the top is still 409');
   t.equal((await call(s.app, 'POST', `${base}/advance`, { token: s.tenant.token, body: { tier: 3 } })).status, 403, 'tenant owner');
   const audits = await s.sql`select action, metadata from audit_events where action like 'warmup.%' order by id`;
-  t.same(audits.map((a) => [a['action'], a['metadata'].from_tier, a['metadata'].to_tier, a['metadata'].requested_tier]), [
-    ['warmup.advance', 0, 5, 5],
-    ['warmup.demote', 5, 2, 2],
-    ['warmup.advance', 2, 10, 10],
-  ]);
+  t.same(
+    audits.map((a) => [a['action'], a['metadata'].from_tier, a['metadata'].to_tier, a['metadata'].requested_tier]),
+    [
+      ['warmup.advance', 0, 5, 5],
+      ['warmup.demote', 5, 2, 2],
+      ['warmup.advance', 2, 10, 10],
+    ],
+  );
 
   // Isolation: another tenant's domain under this tenant's id is 404 and keeps its tier.
   const other = await registerTenant(s.app);

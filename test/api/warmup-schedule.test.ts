@@ -17,9 +17,15 @@ const schedulePath = (tenantId: string) => `/admin/tenants/${tenantId}/warmup-sc
 const generate = (tenantId: string, body: unknown) => call(app, 'POST', `${schedulePath(tenantId)}/generate`, { token: admin, body });
 
 t.test('the curve: days 1-7 climb tiers 0-6, weeks 2-4 are tiers 7-9, then fully warm; targets stop at the total', async (t) => {
-  t.same(Array.from({ length: 30 }, (_, d) => tierOfDay(d)), [0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 10, 10]);
+  t.same(
+    Array.from({ length: 30 }, (_, d) => tierOfDay(d)),
+    [0, 1, 2, 3, 4, 5, 6, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 10, 10],
+  );
   t.same(dailyTargets(CAPS, 1, 1000).slice(0, 6), [50, 100, 250, 500, 100, 0]);
-  t.equal(dailyTargets(CAPS, 1, 1000).reduce((a, b) => a + b), 1000);
+  t.equal(
+    dailyTargets(CAPS, 1, 1000).reduce((a, b) => a + b),
+    1000,
+  );
   t.same(dailyTargets(CAPS, 0.5, 10_000_000).slice(0, 8), [25, 50, 125, 250, 500, 1250, 2500, 5000]);
   t.same(dailyTargets(CAPS, 1.5, 10_000_000).slice(0, 2), [75, 150]);
 });
@@ -33,19 +39,31 @@ t.test('generate accepts both field sets, overwrites the plan, and refuses mixtu
   t.equal(formal.status, 200, JSON.stringify(formal.body));
   t.match(formal.body.data.plan, { strategy: 'gentle', field_set: 'formal', total_target_recipients: 400, start_date: '2026-11-25', domain_id: null });
   t.equal(formal.body.data.items.length, 30);
-  t.same(formal.body.data.items.slice(0, 5).map((r: { daily_target_recipients: number }) => r.daily_target_recipients), [25, 50, 125, 200, 0]);
+  t.same(
+    formal.body.data.items.slice(0, 5).map((r: { daily_target_recipients: number }) => r.daily_target_recipients),
+    [25, 50, 125, 200, 0],
+  );
   t.match(formal.body.data.items[29], { day_offset: 29, date: '2026-12-24', send_status: 'pending', template_slug: null });
 
   await call(app, 'PATCH', `${schedulePath(tenant.tenantId)}/3`, { token: admin, body: { notes: 'old plan' } });
   const narrative = await generate(tenant.tenantId, { start_date: '2026-12-01', total_target_recipients: 10_000_000, ramp_strategy: 'aggressive' });
   t.equal(narrative.status, 200);
   t.match(narrative.body.data.plan, { strategy: 'aggressive', field_set: 'narrative', start_date: '2026-12-01' });
-  t.same(narrative.body.data.items.slice(0, 3).map((r: { daily_target_recipients: number }) => r.daily_target_recipients), [75, 150, 375]);
-  t.equal(narrative.body.data.items[3].notes, null, 'the old plan\'s rows are gone');
+  t.same(
+    narrative.body.data.items.slice(0, 3).map((r: { daily_target_recipients: number }) => r.daily_target_recipients),
+    [75, 150, 375],
+  );
+  t.equal(narrative.body.data.items[3].notes, null, "the old plan's rows are gone");
   t.equal(narrative.body.data.items[0].date, '2026-12-01');
   const conservative = await generate(tenant.tenantId, { start_date: '2026-12-01', total_target_recipients: 100, ramp_strategy: 'conservative' });
-  t.same(conservative.body.data.items.slice(0, 3).map((r: { daily_target_recipients: number }) => r.daily_target_recipients), [25, 50, 25]);
-  t.match((await generate(tenant.tenantId, { start_date: '2026-12-02', total_target_recipients: 10 })).body.data.plan, { strategy: 'standard', field_set: 'narrative' });
+  t.same(
+    conservative.body.data.items.slice(0, 3).map((r: { daily_target_recipients: number }) => r.daily_target_recipients),
+    [25, 50, 25],
+  );
+  t.match((await generate(tenant.tenantId, { start_date: '2026-12-02', total_target_recipients: 10 })).body.data.plan, {
+    strategy: 'standard',
+    field_set: 'narrative',
+  });
 
   const bad = async (body: unknown, status: number, field?: RegExp) => {
     const r = await generate(tenant.tenantId, body);
@@ -80,7 +98,8 @@ t.test('PATCH changes only the fields present; day_offset outside 0..29 is 422',
   t.match(p2.body.data, { daily_target_recipients: 7, template_slug: 'welcome', notes: 'first real batch' }, 'absent fields unchanged');
   const p3 = await call(app, 'PATCH', `${schedulePath(tenant.tenantId)}/2`, { token: admin, body: { notes: null, send_status: 'skipped' } });
   t.match(p3.body.data, { daily_target_recipients: 7, template_slug: 'welcome', notes: null, send_status: 'skipped' });
-  for (const off of ['30', '-1', 'x']) t.equal((await call(app, 'PATCH', `${schedulePath(tenant.tenantId)}/${off}`, { token: admin, body: { notes: 'x' } })).status, 422, `day_offset ${off}`);
+  for (const off of ['30', '-1', 'x'])
+    t.equal((await call(app, 'PATCH', `${schedulePath(tenant.tenantId)}/${off}`, { token: admin, body: { notes: 'x' } })).status, 422, `day_offset ${off}`);
   t.equal((await call(app, 'PATCH', `${schedulePath(tenant.tenantId)}/2`, { token: admin, body: { send_status: 'dispatching' } })).status, 422);
   t.equal((await call(app, 'PATCH', `${schedulePath(tenant.tenantId)}/2`, { token: admin, body: { daily_target_recipients: 1.5 } })).status, 422);
   const audits = await sql`select metadata from audit_events where tenant_id = ${tenant.tenantId} and action = 'warmup.schedule_patch' order by id`;
@@ -91,7 +110,10 @@ t.test('PATCH changes only the fields present; day_offset outside 0..29 is 422',
 t.test("dispatch-now sends today's row to the most engaged contacts once; sent is terminal", async (t) => {
   const tenant = await registerTenant(app);
   const domain = await verifiedSendingDomain(sql, ctx.vault, tenant.tenantId);
-  const tpl = await call(app, 'POST', '/templates', { token: tenant.token, body: { name: 'Warm welcome', subject: 'Hello {{ first_name }}', body_text: 'Hi {{ first_name }}' } });
+  const tpl = await call(app, 'POST', '/templates', {
+    token: tenant.token,
+    body: { name: 'Warm welcome', subject: 'Hello {{ first_name }}', body_text: 'Hi {{ first_name }}' },
+  });
   t.equal(tpl.status, 201, JSON.stringify(tpl.body));
   const contact = async (email: string, createdAt: string, opens = 0) => {
     await sql`insert into contacts (tenant_id, email, first_name, created_at, updated_at) values (${tenant.tenantId}, ${email}, ${email.split('@')[0]!}, ${createdAt}, ${createdAt})`;
@@ -110,14 +132,22 @@ t.test("dispatch-now sends today's row to the most engaged contacts once; sent i
   await call(app, 'PATCH', `${schedulePath(tenant.tenantId)}/0`, { token: admin, body: { daily_target_recipients: 2 } });
 
   const noTemplate = await dispatch();
-  t.match(noTemplate.body.data, { day_offset: 0, send_status: 'failed', triggered: true, result: { error: /template_slug/ } }, 'a row without a template fails and may be dispatched again');
+  t.match(
+    noTemplate.body.data,
+    { day_offset: 0, send_status: 'failed', triggered: true, result: { error: /template_slug/ } },
+    'a row without a template fails and may be dispatched again',
+  );
 
   await call(app, 'PATCH', `${schedulePath(tenant.tenantId)}/0`, { token: admin, body: { template_slug: 'warm welcome' } });
   const first = await dispatch();
   t.equal(first.status, 200);
   t.match(first.body.data, { day_offset: 0, send_status: 'sent', triggered: true, result: { recipients: 2, accepted: 2, from_email: `hello@${domain.name}` } });
   const sends = await sql`select to_email, subject, domain_id from sends where tenant_id = ${tenant.tenantId} order by to_email`;
-  t.same(sends.map((s) => s['to_email']), ['engaged@dest.example', 'oldest@dest.example'], 'the most engaged, then the longest-standing');
+  t.same(
+    sends.map((s) => s['to_email']),
+    ['engaged@dest.example', 'oldest@dest.example'],
+    'the most engaged, then the longest-standing',
+  );
   t.equal(sends[0]!['subject'], 'Hello engaged');
   t.equal(sends[0]!['domain_id'], domain.id);
 
@@ -132,5 +162,9 @@ t.test("dispatch-now sends today's row to the most engaged contacts once; sent i
   t.teardown(() => clock.set(new Date('2026-11-25T10:00:00Z')));
   // A fresh session at the new time (the first one's lifetime is measured on the test clock).
   const nextDay = await call(app, 'POST', `${schedulePath(tenant.tenantId)}/dispatch-now`, { token: await superAdminToken(app) });
-  t.match(nextDay.body.data, { day_offset: 1, triggered: true, send_status: 'sent', result: { recipients: 3, accepted: 3 } }, 'the next day dispatches its own row (template by id), to every active contact up to its target');
+  t.match(
+    nextDay.body.data,
+    { day_offset: 1, triggered: true, send_status: 'sent', result: { recipients: 3, accepted: 3 } },
+    'the next day dispatches its own row (template by id), to every active contact up to its target',
+  );
 });

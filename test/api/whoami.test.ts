@@ -5,7 +5,10 @@ import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js
 t.test('with an API key: key metadata and tenant, no user, never the secret', async (t) => {
   const { app } = await buildTestApp(t);
   const owner = await registerTenant(app);
-  const created = await call(app, 'POST', '/api-keys', { token: owner.token, body: { name: 'billing sync', scopes: ['contacts:read', 'lists:read'], mode: 'test' } });
+  const created = await call(app, 'POST', '/api-keys', {
+    token: owner.token,
+    body: { name: 'billing sync', scopes: ['contacts:read', 'lists:read'], mode: 'test' },
+  });
   const key = created.body.data;
 
   const res = await call(app, 'GET', '/whoami', { token: key.key });
@@ -29,7 +32,7 @@ t.test('with a session JWT: the user and tenant, no key', async (t) => {
   t.equal(res.body.data.tenant.id, owner.tenantId);
 });
 
-t.test("each credential sees its own tenant", async (t) => {
+t.test('each credential sees its own tenant', async (t) => {
   const { app } = await buildTestApp(t);
   const a = await registerTenant(app);
   const b = await registerTenant(app);

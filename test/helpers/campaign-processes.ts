@@ -13,7 +13,10 @@ export interface CampaignWorld {
 }
 
 /** A database and a sink the processes relay to, and the environment every process of the test starts with. */
-export async function campaignWorld(t: { teardown(fn: () => unknown): void }, overrides: Record<string, string> = {}): Promise<CampaignWorld & { masterKey: string }> {
+export async function campaignWorld(
+  t: { teardown(fn: () => unknown): void },
+  overrides: Record<string, string> = {},
+): Promise<CampaignWorld & { masterKey: string }> {
   const db = await createTestDatabase();
   const sql = postgres(db.url, { max: 4, onnotice: () => {} });
   t.teardown(async () => {
@@ -71,8 +74,17 @@ export async function setUpCampaign(world: CampaignWorld & { masterKey: string }
   const name = `fanout-${randomBytes(4).toString('hex')}.test`;
   const [domain] = await sql<{ id: string }[]>`
     insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;
-  await storeKey(sql, new SealedBox(Buffer.from(world.masterKey, 'hex')), { tenantId, domainId: domain!.id, selector: 's1', key: await generateDkimKey(1024), state: 'active', at: new Date() });
-  const [list] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'Everyone', now(), now()) returning id`;
+  await storeKey(sql, new SealedBox(Buffer.from(world.masterKey, 'hex')), {
+    tenantId,
+    domainId: domain!.id,
+    selector: 's1',
+    key: await generateDkimKey(1024),
+    state: 'active',
+    at: new Date(),
+  });
+  const [list] = await sql<
+    { id: string }[]
+  >`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'Everyone', now(), now()) returning id`;
   await sql`
     with c as (
       insert into contacts (tenant_id, email, first_name, created_at, updated_at)

@@ -65,16 +65,18 @@ export async function deliveryFixture(t: TestLike, options: { env?: Env; clock?:
     },
     async send(from, over = {}) {
       const to = over.to ?? recipient();
-      const result = accepted(await acceptSend(deps, {
-        tenant: from.tenant,
-        mode: 'live',
-        apiKeyId: null,
-        source: 'api',
-        from: { address: `news@${from.domain.name}` },
-        to,
-        content: { kind: 'compose', subject: 'Hello', text: 'Hi there' },
-        ...over,
-      }));
+      const result = accepted(
+        await acceptSend(deps, {
+          tenant: from.tenant,
+          mode: 'live',
+          apiKeyId: null,
+          source: 'api',
+          from: { address: `news@${from.domain.name}` },
+          to,
+          content: { kind: 'compose', subject: 'Hello', text: 'Hi there' },
+          ...over,
+        }),
+      );
       return { id: result.send.id, to };
     },
     settled: (id, statuses) =>

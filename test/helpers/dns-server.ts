@@ -74,7 +74,8 @@ export async function startDnsServer(t?: { teardown(fn: () => unknown): void }):
       const base = { name: question.name, class: Packet.CLASS.IN, ttl: TTL };
       if (question.type === Packet.TYPE.TXT) {
         // dns2 writes Buffers verbatim (its typings only admit strings), and would drop '' as a character-string.
-        for (const data of zone?.txt ?? []) response.answers.push(Packet.createResourceFromQuestion(question, { ...base, type: Packet.TYPE.TXT, data: data as unknown as string[] }));
+        for (const data of zone?.txt ?? [])
+          response.answers.push(Packet.createResourceFromQuestion(question, { ...base, type: Packet.TYPE.TXT, data: data as unknown as string[] }));
       } else if (question.type === Packet.TYPE.MX) {
         for (const mx of zone?.mx ?? []) response.answers.push(Packet.createResourceFromQuestion(question, { ...base, type: Packet.TYPE.MX, ...mx }));
       } else if (question.type === Packet.TYPE.A || question.type === Packet.TYPE.AAAA) {
@@ -134,10 +135,7 @@ export async function startDnsServer(t?: { teardown(fn: () => unknown): void }):
       stopping ??= (async () => {
         // c-ares keeps its TCP connections open, and dns2 holds idle ones for 10 s: close would wait for them.
         for (const socket of connections) socket.destroy();
-        await Promise.all([
-          new Promise<void>((resolve) => udp.close(() => resolve())),
-          new Promise<void>((resolve) => tcp.close(() => resolve())),
-        ]);
+        await Promise.all([new Promise<void>((resolve) => udp.close(() => resolve())), new Promise<void>((resolve) => tcp.close(() => resolve()))]);
       })();
       return stopping;
     },

@@ -37,8 +37,33 @@ export async function startDovecot(t: { teardown(fn: () => unknown): void }, use
   const [port, tlsPort] = [await freePort(), await freePort()];
   const [cert, key] = [join(dir, 'cert.pem'), join(dir, 'key.pem')];
   // An EC key: made at once (an RSA key generated in JavaScript takes seconds on a loaded machine).
-  execFileSync('openssl', ['req', '-x509', '-newkey', 'ec', '-pkeyopt', 'ec_paramgen_curve:prime256v1', '-nodes', '-subj', '/CN=localhost', '-days', '2', '-keyout', key, '-out', cert], { stdio: 'ignore' });
-  writeFileSync(join(dir, 'passwd'), Object.entries(users).map(([u, p]) => `${u}:{PLAIN}${p}::::::\n`).join(''));
+  execFileSync(
+    'openssl',
+    [
+      'req',
+      '-x509',
+      '-newkey',
+      'ec',
+      '-pkeyopt',
+      'ec_paramgen_curve:prime256v1',
+      '-nodes',
+      '-subj',
+      '/CN=localhost',
+      '-days',
+      '2',
+      '-keyout',
+      key,
+      '-out',
+      cert,
+    ],
+    { stdio: 'ignore' },
+  );
+  writeFileSync(
+    join(dir, 'passwd'),
+    Object.entries(users)
+      .map(([u, p]) => `${u}:{PLAIN}${p}::::::\n`)
+      .join(''),
+  );
   const home = (user: string) => join(dir, 'home', user);
   for (const user of Object.keys(users)) {
     for (const sub of ['new', 'cur', 'tmp']) mkdirSync(join(home(user), 'Maildir', sub), { recursive: true });

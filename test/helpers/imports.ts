@@ -40,7 +40,11 @@ export async function importFile(app: FastifyInstance, deps: ImportDeps, token: 
   return res.json().data as any;
 }
 
-export async function addCustomField(sql: Sql, tenantId: string, field: Partial<NewCustomField> & { key: string; type: NewCustomField['type'] }): Promise<void> {
+export async function addCustomField(
+  sql: Sql,
+  tenantId: string,
+  field: Partial<NewCustomField> & { key: string; type: NewCustomField['type'] },
+): Promise<void> {
   await insertCustomField(sql, tenantId, { label: field.key, options: null, required: false, position: 0, ...field }, new Date());
 }
 

@@ -20,12 +20,13 @@ export interface ComposeOptions {
 
 /** A real multipart message: text and HTML alternatives, an inline image and a PDF attachment, CRLF line ends. */
 export function composeInbound(o: ComposeOptions = {}): Promise<Buffer> {
-  const attachments = o.attachment === false
-    ? []
-    : [
-        o.attachment ?? { filename: 'report.pdf', content: Buffer.from('%PDF-1.4 test document\n'), contentType: 'application/pdf' },
-        { filename: 'logo.png', content: Buffer.from('89504e470d0a1a0a', 'hex'), contentType: 'image/png', cid: 'logo@example.org' },
-      ];
+  const attachments =
+    o.attachment === false
+      ? []
+      : [
+          o.attachment ?? { filename: 'report.pdf', content: Buffer.from('%PDF-1.4 test document\n'), contentType: 'application/pdf' },
+          { filename: 'logo.png', content: Buffer.from('89504e470d0a1a0a', 'hex'), contentType: 'image/png', cid: 'logo@example.org' },
+        ];
   return new MailComposer({
     from: o.from ?? 'Alice Sender <alice@sender.example>',
     to: o.to ?? 'inbox@acme.example',
@@ -36,7 +37,9 @@ export function composeInbound(o: ComposeOptions = {}): Promise<Buffer> {
     attachments,
     messageId: o.messageId ?? `<${randomUUID()}@sender.example>`,
     date: o.date ?? new Date('2026-03-02T10:00:00Z'),
-  }).compile().build();
+  })
+    .compile()
+    .build();
 }
 
 export interface StoreOptions {
@@ -56,7 +59,8 @@ export interface StoreOptions {
 export async function storeInbound(db: Queryable, o: StoreOptions): Promise<{ messageId: string; inboundId: string; raw: Buffer }> {
   const at = o.receivedAt ?? new Date();
   const auth = o.authResults ?? 'mx.mailpath.test; spf=pass smtp.mailfrom=sender.example; dkim=none; dmarc=none header.from=sender.example';
-  const trace = `Received: from mail.sender.example (mail.sender.example [192.0.2.10])\r\n\tby mx.mailpath.test with ESMTP; ${at.toUTCString()}\r\n` +
+  const trace =
+    `Received: from mail.sender.example (mail.sender.example [192.0.2.10])\r\n\tby mx.mailpath.test with ESMTP; ${at.toUTCString()}\r\n` +
     `Authentication-Results: ${auth}\r\n`;
   const raw = Buffer.concat([Buffer.from(trace), o.raw]);
   const inboundId = randomUUID();
@@ -83,8 +87,14 @@ export async function deliverToMailbox(
   const subject = o.subject ?? 'Quarterly report';
   const raw = await composeInbound({ ...o, from, subject, to: o.to ?? mailbox.address });
   return storeInbound(db, {
-    tenantId: mailbox.tenantId, mailboxId: mailbox.id, recipient: mailbox.address, raw, from, subject,
-    ...(o.receivedAt ? { receivedAt: o.receivedAt } : {}), ...(o.seen !== undefined ? { seen: o.seen } : {}),
+    tenantId: mailbox.tenantId,
+    mailboxId: mailbox.id,
+    recipient: mailbox.address,
+    raw,
+    from,
+    subject,
+    ...(o.receivedAt ? { receivedAt: o.receivedAt } : {}),
+    ...(o.seen !== undefined ? { seen: o.seen } : {}),
   });
 }
 

@@ -165,7 +165,9 @@ export function spawnMailpath(env: Record<string, string>, options: { outputFile
   let stderr = '';
   child.stdout?.on('data', (c: Buffer) => (stdout += c.toString()));
   child.stderr?.on('data', (c: Buffer) => (stderr += c.toString()));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    child.once('exit', (code, signal) => resolve({ code, signal })),
+  );
   return {
     child,
     stdout: () => stdout,

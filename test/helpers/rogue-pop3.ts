@@ -28,7 +28,11 @@ export const ROGUE_GREETINGS: { name: string; script: RogueScript; tls?: boolean
   { name: 'a bare - greeting, then close', script: { greet: (s) => s.end('-\r\n') }, error: /^login: the server refused/ },
   { name: 'a garbage greeting', script: { greet: (s) => s.write('HTTP/1.1 400 Bad Request\r\n\r\n') }, error: /^login: the server's answer is not POP3/ },
   { name: 'a greeting cut mid-line, then close', script: { greet: (s) => s.end('+OK Dovecot re') }, error: /^login: the server closed the connection/ },
-  { name: 'a login answer cut mid-line, then close', script: loggingIn((line, s) => line.startsWith('PASS') && (s.end('+O'), true)), error: /^login: the server closed the connection/ },
+  {
+    name: 'a login answer cut mid-line, then close',
+    script: loggingIn((line, s) => line.startsWith('PASS') && (s.end('+O'), true)),
+    error: /^login: the server closed the connection/,
+  },
   {
     name: 'a close during the TLS handshake',
     // The client's first bytes are its TLS ClientHello: the server hangs up on it.
@@ -36,7 +40,16 @@ export const ROGUE_GREETINGS: { name: string; script: RogueScript; tls?: boolean
     tls: true,
     error: /^login: .*during the TLS handshake$/,
   },
-  { name: 'a greeting dripping one byte a second', script: { greet: (s, c) => c.drip(s, `+OK ${'slow '.repeat(200)}\r\n`, 1000) }, error: /^login: the server did not answer within 2 s$/ },
+  {
+    name: 'a greeting dripping one byte a second',
+    script: { greet: (s, c) => c.drip(s, `+OK ${'slow '.repeat(200)}\r\n`, 1000) },
+    error: /^login: the server did not answer within 2 s$/,
+  },
   // More than the socket buffers of both ends can hold: the server cannot write it all unless the client keeps reading.
-  { name: 'a 16 MB greeting line', script: { greet: (s, c) => c.flood(s, '+OK ', FLOOD_BYTES, '\r\n') }, error: /^login: the server sent a line longer than 4096 bytes$/, floodBytes: FLOOD_BYTES },
+  {
+    name: 'a 16 MB greeting line',
+    script: { greet: (s, c) => c.flood(s, '+OK ', FLOOD_BYTES, '\r\n') },
+    error: /^login: the server sent a line longer than 4096 bytes$/,
+    floodBytes: FLOOD_BYTES,
+  },
 ];

@@ -68,7 +68,6 @@ export async function startRogueServer(t: { teardown(fn: () => unknown): void },
   return { port, connections: () => accepted, bytesWritten: () => written };
 }
 
-
 /** Writes `bytes` one byte per `everyMs` until the socket closes; its timer joins `timers` (cleared at teardown). */
 export function dripper(timers: Set<NodeJS.Timeout>): RogueControl['drip'] {
   return (socket, bytes, everyMs) => {
@@ -85,7 +84,12 @@ export function dripper(timers: Set<NodeJS.Timeout>): RogueControl['drip'] {
 }
 
 /** Listens on a free loopback port; at teardown every timer is cleared, every socket destroyed and the server closed. */
-export async function listenUntilTeardown(t: { teardown(fn: () => unknown): void }, server: Server, timers: Set<NodeJS.Timeout>, sockets: Set<Socket>): Promise<number> {
+export async function listenUntilTeardown(
+  t: { teardown(fn: () => unknown): void },
+  server: Server,
+  timers: Set<NodeJS.Timeout>,
+  sockets: Set<Socket>,
+): Promise<number> {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', () => resolve()));
   t.teardown(
     () =>

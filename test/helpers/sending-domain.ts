@@ -15,7 +15,12 @@ export interface SendingDomain {
 let sharedKey: Promise<GeneratedKey> | undefined;
 
 /** Inserts a verified domain (owning its name, verified_at set) for the tenant with an active key under selector `mptest`. */
-export async function verifiedSendingDomain(db: Queryable, vault: SealedBox, tenantId: string, name = `${randomUUID().slice(0, 8)}.example`): Promise<SendingDomain> {
+export async function verifiedSendingDomain(
+  db: Queryable,
+  vault: SealedBox,
+  tenantId: string,
+  name = `${randomUUID().slice(0, 8)}.example`,
+): Promise<SendingDomain> {
   const [row] = await db<{ id: string }[]>`
     insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at)
     values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;

@@ -84,7 +84,9 @@ export async function startSmtpSink(t: { teardown(fn: () => unknown): void }, op
   const destroy = (port: number) => sockets.get(port)?.all.forEach((s) => s.destroy());
   // The answer due after DATA, per session.
   const atData = new Map<string, SinkAnswer>();
-  const tls = options.tls ? await (certificate ??= generate([{ name: 'commonName', value: 'sink.mailpath.test' }], { keySize: 2048, algorithm: 'sha256' })) : undefined;
+  const tls = options.tls
+    ? await (certificate ??= generate([{ name: 'commonName', value: 'sink.mailpath.test' }], { keySize: 2048, algorithm: 'sha256' }))
+    : undefined;
 
   const sink = {} as SmtpSink;
   const apply = (answer: SinkAnswer, session: SMTPServerSession, callback: (err?: Error | null) => void): void => {

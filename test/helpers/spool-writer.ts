@@ -20,7 +20,15 @@ const spool = await HitSpool.open(dir!, { segmentHits: 3 });
 const spooled = new SpooledHitRecorder(spool, recorder, log, { maxPending: 1000, retryMs: 50, orphanScanMs: 60_000 });
 const count = Number(countText);
 for (let i = 0; i < count; i++) {
-  const outcome = await spooled.record({ kind: i % 2 ? 'click' : 'open', sendId: sendId!, url: i % 2 ? 'https://shop.example/a' : undefined, links: i % 2 ? 3 : undefined, userAgent: 'Mozilla/5.0', ip: '192.0.2.0', at: new Date(Date.UTC(2026, 4, 4, 10, 0, i)) });
+  const outcome = await spooled.record({
+    kind: i % 2 ? 'click' : 'open',
+    sendId: sendId!,
+    url: i % 2 ? 'https://shop.example/a' : undefined,
+    links: i % 2 ? 3 : undefined,
+    userAgent: 'Mozilla/5.0',
+    ip: '192.0.2.0',
+    at: new Date(Date.UTC(2026, 4, 4, 10, 0, i)),
+  });
   if (outcome !== 'spooled') throw new Error(`not spooled: ${outcome}`);
 }
 process.stdout.write(`spooled ${count}\n`);

@@ -43,7 +43,10 @@ async function tenantOf(deps: Deps, tenantId: string | undefined) {
 
 function linksOf(deps: Deps, html: string, sendId: string): Pick<TrackedSendFixture, 'open' | 'clicks' | 'unsubscribe'> {
   const base = linkBase(deps.config.publicUrl);
-  const paths = [...html.matchAll(/(?:href|src)="([^"]+)"/g)].map((m) => m[1]!.replace(/&amp;/g, '&')).filter((u) => u.startsWith(base)).map((u) => u.slice(base.length));
+  const paths = [...html.matchAll(/(?:href|src)="([^"]+)"/g)]
+    .map((m) => m[1]!.replace(/&amp;/g, '&'))
+    .filter((u) => u.startsWith(base))
+    .map((u) => u.slice(base.length));
   return {
     open: paths.find((p) => p.startsWith('/o/')) ?? '',
     clicks: paths.filter((p) => p.startsWith('/c/')),
@@ -57,7 +60,14 @@ function linksOf(deps: Deps, html: string, sendId: string): Pick<TrackedSendFixt
  */
 export async function campaignSend(
   deps: Deps,
-  o: { tenantId?: string; campaignId?: string; email?: string; variant?: 'a' | 'b' | null; body?: string; utm?: { source?: string; medium?: string; campaign?: string } } = {},
+  o: {
+    tenantId?: string;
+    campaignId?: string;
+    email?: string;
+    variant?: 'a' | 'b' | null;
+    body?: string;
+    utm?: { source?: string; medium?: string; campaign?: string };
+  } = {},
 ): Promise<TrackedSendFixture> {
   const { tenant, domain } = await tenantOf(deps, o.tenantId);
   const email = o.email ?? `reader-${randomUUID().slice(0, 8)}@dest.example`;
@@ -65,14 +75,27 @@ export async function campaignSend(
     insert into contacts (tenant_id, email, status, created_at, updated_at) values (${tenant.id}, ${email}, 'active', now(), now()) returning id`;
   const campaignId =
     o.campaignId ??
-    (await deps.sql<{ id: string }[]>`insert into campaigns (tenant_id, name, status, created_at, updated_at) values (${tenant.id}, 'Spring', 'sending', now(), now()) returning id`)[0]!.id;
+    (
+      await deps.sql<
+        { id: string }[]
+      >`insert into campaigns (tenant_id, name, status, created_at, updated_at) values (${tenant.id}, 'Spring', 'sending', now(), now()) returning id`
+    )[0]!.id;
   const sendId = randomUUID();
   const variant = o.variant ?? null;
   await deps.sql`
     insert into campaign_recipients (campaign_id, contact_id, tenant_id, email, variant, status, send_id, seq)
     values (${campaignId}, ${contact!.id}, ${tenant.id}, ${email}, ${variant}, 'pending', ${sendId},
             (select coalesce(max(seq), 0) + 1 from campaign_recipients where campaign_id = ${campaignId}))`;
-  const html = decorateHtml({ html: o.body ?? BODY, sendId, linkKey: deps.linkKey, owner: { tenantId: tenant.id, interstitial: tenant.is_sandbox }, publicUrl: deps.config.publicUrl, trackOpens: true, trackClicks: true, utm: o.utm });
+  const html = decorateHtml({
+    html: o.body ?? BODY,
+    sendId,
+    linkKey: deps.linkKey,
+    owner: { tenantId: tenant.id, interstitial: tenant.is_sandbox },
+    publicUrl: deps.config.publicUrl,
+    trackOpens: true,
+    trackClicks: true,
+    utm: o.utm,
+  });
   accepted(
     await acceptSend(deps, {
       tenant,
@@ -95,7 +118,15 @@ export async function plainSend(deps: Deps, o: { tenantId?: string; email?: stri
   const { tenant, domain } = await tenantOf(deps, o.tenantId);
   const email = o.email ?? `someone-${randomUUID().slice(0, 8)}@dest.example`;
   const sendId = randomUUID();
-  const html = decorateHtml({ html: BODY, sendId, linkKey: deps.linkKey, owner: { tenantId: tenant.id, interstitial: tenant.is_sandbox }, publicUrl: deps.config.publicUrl, trackOpens: true, trackClicks: true });
+  const html = decorateHtml({
+    html: BODY,
+    sendId,
+    linkKey: deps.linkKey,
+    owner: { tenantId: tenant.id, interstitial: tenant.is_sandbox },
+    publicUrl: deps.config.publicUrl,
+    trackOpens: true,
+    trackClicks: true,
+  });
   accepted(
     await acceptSend(deps, {
       tenant,

@@ -71,7 +71,10 @@ t.test('a failed start creates no super-admin; the next one shows the password o
   const started = text.indexOf('"msg":"mailpath started"');
   t.ok(started >= 0 && started < text.search(PASSWORD_LINE), "after the 'mailpath started' line");
   const logLines = text.split('\n').filter((l) => l.startsWith('{'));
-  t.notOk(logLines.some((l) => l.includes(passwords[0]!)), 'never in the JSON log');
+  t.notOk(
+    logLines.some((l) => l.includes(passwords[0]!)),
+    'never in the JSON log',
+  );
   const login = await https(Number(okEnv['MAILPATH_HTTPS_PORT']), 'POST', '/auth/login', { body: { email: 'admin@mailpath.local', password: passwords[0] } });
   t.equal(login.status, 200, 'the shown password signs the super-admin in');
   second.child.kill('SIGTERM');

@@ -12,13 +12,21 @@ let open = true;
 const { app, ctx, sql, config } = await buildTestApp(t, {
   env: { MAILPATH_DNS_SERVERS: `127.0.0.1:${port}`, MAILPATH_HOSTNAME: 'mx.mailpath.localhost' },
 });
-const dns = await startDevDns(devZone(config, () => (open ? sql : undefined)), port, createLogger('silent'));
+const dns = await startDevDns(
+  devZone(config, () => (open ? sql : undefined)),
+  port,
+  createLogger('silent'),
+);
 t.teardown(() => dns.stop());
 
 const resolver = new Resolver({ timeout: 2000, tries: 1 });
 resolver.setServers([dns.address]);
 const txt = async (name: string) => (await resolver.resolveTxt(name)).map((strings) => strings.join('')).sort();
-const failure = (p: Promise<unknown>) => p.then(() => 'answered', (err: { code?: string }) => err.code);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => 'answered',
+    (err: { code?: string }) => err.code,
+  );
 
 t.test('a domain added under .localhost: its records as listed, DKIM for each key still in use, and it verifies', async (t) => {
   const tenant = await registerTenant(app);

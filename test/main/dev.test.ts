@@ -135,7 +135,11 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
     if (listing?.[1] === 'messages') {
       caught = await listingUntil(block, (items) => ['Hello from dev', 'Over SMTP'].every((s) => subjects(items).includes(s)));
       for (const m of caught) {
-        t.match(m, { dkim: /^pass \(d=acme\.localhost s=mp\d{8}-[0-9a-f]{8}\)$/, dmarc: 'pass', mail_from: /^b-[0-9a-f]{32}-[0-9a-f]+@mx\.mailpath\.localhost$/ }, `${m.subject}: caught, DKIM and DMARC pass through the dev DNS`);
+        t.match(
+          m,
+          { dkim: /^pass \(d=acme\.localhost s=mp\d{8}-[0-9a-f]{8}\)$/, dmarc: 'pass', mail_from: /^b-[0-9a-f]{32}-[0-9a-f]+@mx\.mailpath\.localhost$/ },
+          `${m.subject}: caught, DKIM and DMARC pass through the dev DNS`,
+        );
       }
       t.same(caught.find((m) => m.subject === 'Over SMTP')?.['rcpt_to'], ['bob@example.org']);
       // Fetched now: the sink keeps the newest 1,000, and the campaign later in the section sends 2,000.
@@ -160,8 +164,12 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
       t.match(output, /^key mp_live_\S+, test key mp_test_\S+, domain [0-9a-f-]{36}$/m, 'registered, two keys and the domain');
       seen.add('setup');
     } else if (/\$TEST_KEY/.test(block)) {
-      t.match(output, /^simulated$/m, 'the test key\'s send is simulated');
-      t.match(output, /^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=acme\.localhost;[^]*? s=mp\d{8}-[0-9a-f]{8};[^]*\r\nSubject: First try\r\n/m, 'its signed message is downloadable before the domain is verified');
+      t.match(output, /^simulated$/m, "the test key's send is simulated");
+      t.match(
+        output,
+        /^DKIM-Signature: v=1; a=rsa-sha256; c=relaxed\/relaxed; d=acme\.localhost;[^]*? s=mp\d{8}-[0-9a-f]{8};[^]*\r\nSubject: First try\r\n/m,
+        'its signed message is downloadable before the domain is verified',
+      );
       seen.add('test key');
     } else if (/\/verify/.test(block)) {
       t.match(output, /^verified$/m, 'the domain verifies against the dev DNS');
@@ -184,7 +192,7 @@ t.test('the README "Watch it arrive" steps, pasted in order, each do what the RE
       t.match(output, /^queued\n2000$/m, 'the proof is queued; the forecast sends all 2,000 today');
       seen.add('proof and forecast');
     } else if (/campaigns\/\$CAMPAIGN\/send/.test(block)) {
-      t.match(output, /^2000\n2000\n2003$/m, 'the send\'s forecast, 2,000 delivered, and the sink caught them all');
+      t.match(output, /^2000\n2000\n2003$/m, "the send's forecast, 2,000 delivered, and the sink caught them all");
       seen.add('campaign');
     } else {
       t.fail(`a README block this test does not know how to check:\n${original}`);

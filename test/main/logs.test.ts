@@ -1,5 +1,6 @@
 // The operator's log of a real `mailpath start`: one line per SMTP transaction (MX and submission, accepted and refused), per failed AUTH, per connection without a transaction, per delivery attempt and per API request, and no secret anywhere in it.
-import { createRequire } from 'node:module'; const require = createRequire(import.meta.url);
+import { createRequire } from 'node:module';
+const require = createRequire(import.meta.url);
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
@@ -55,7 +56,9 @@ const ok = (res: HttpsAnswer, status: number, what: string) => {
   return res.body.data;
 };
 const owner = ok(
-  await https(proc.httpsPort, 'POST', '/auth/register', { body: { tenant_name: 'Logs', tenant_slug: 'logs-co', email: 'owner@logs.test', password: PASSWORD } }),
+  await https(proc.httpsPort, 'POST', '/auth/register', {
+    body: { tenant_name: 'Logs', tenant_slug: 'logs-co', email: 'owner@logs.test', password: PASSWORD },
+  }),
   201,
   'register',
 );
@@ -75,10 +78,15 @@ const lines = (): LogLine[] =>
     .filter((l) => l.startsWith('{'))
     .map((l) => JSON.parse(l) as LogLine);
 /** The log lines matching `pattern`, once at least one does (the process writes them as it goes). */
-const find = (what: string, test: (l: LogLine) => boolean) => pollUntil(what, () => {
-  const found = lines().filter(test);
-  return found.length > 0 ? found : undefined;
-}, 20_000);
+const find = (what: string, test: (l: LogLine) => boolean) =>
+  pollUntil(
+    what,
+    () => {
+      const found = lines().filter(test);
+      return found.length > 0 ? found : undefined;
+    },
+    20_000,
+  );
 
 /** One SMTP exchange: each command's reply. */
 async function exchange(port: number, commands: string[], options: { tls?: boolean; starttls?: boolean } = {}): Promise<{ code: number; text: string }[]> {
@@ -97,7 +105,8 @@ async function exchange(port: number, commands: string[], options: { tls?: boole
   return replies;
 }
 
-const message = (from: string, to: string) => `From: ${from}\r\nTo: ${to}\r\nSubject: log test\r\nMessage-ID: <${randomBytes(6).toString('hex')}@logs.test>\r\n\r\nhello\r\n.`;
+const message = (from: string, to: string) =>
+  `From: ${from}\r\nTo: ${to}\r\nSubject: log test\r\nMessage-ID: <${randomBytes(6).toString('hex')}@logs.test>\r\n\r\nhello\r\n.`;
 
 t.test('the MX: an accepted transaction, one refused at RCPT, and a connection without a transaction', async (t) => {
   const accepted = await exchange(proc.mxPort, ['MAIL FROM:<>', `RCPT TO:<fbl@${HOST}>`, 'DATA', message('abuse@isp.example', `fbl@${HOST}`)]);
@@ -108,7 +117,17 @@ t.test('the MX: an accepted transaction, one refused at RCPT, and a connection w
   await exchange(proc.mxPort, []);
 
   const [ok] = await find('the accepted MX transaction', (l) => l.msg === 'smtp transaction' && l.role === 'mx' && l['outcome'] === 'accepted');
-  t.match(ok, { client: '127.0.0.1', helo: 'client.logs.test', tls: false, from: '', rcpt: [`fbl@${HOST}`], rejected: [], stage: 'data', code: 250, inbound_id: storedId });
+  t.match(ok, {
+    client: '127.0.0.1',
+    helo: 'client.logs.test',
+    tls: false,
+    from: '',
+    rcpt: [`fbl@${HOST}`],
+    rejected: [],
+    stage: 'data',
+    code: 250,
+    inbound_id: storedId,
+  });
   t.ok((ok!['size'] as number) > 0, 'with the size received');
   const [no] = await find('the refused MX transaction', (l) => l.msg === 'smtp transaction' && l.role === 'mx' && l['outcome'] === 'refused');
   t.match(no, { from: 'spammer@elsewhere.example', rcpt: [], stage: 'rcpt', code: 550, reply: /relay access denied/, size: null });
@@ -119,16 +138,33 @@ t.test('the MX: an accepted transaction, one refused at RCPT, and a connection w
 
 t.test('submission: a 535 with the key prefix at most, a MAIL refused without AUTH, an accepted message with its send ids', async (t) => {
   const wrongKey = `mp_live_WRONGK${randomBytes(24).toString('base64url')}`;
-  const auth = await exchange(submissionPort, [`AUTH PLAIN ${Buffer.from(`\0${wrongKey}\0${wrongKey}`).toString('base64')}`, 'MAIL FROM:<a@b.example>'], { starttls: true });
-  t.same(auth.map((r) => r.code), [535, 530]);
+  const auth = await exchange(submissionPort, [`AUTH PLAIN ${Buffer.from(`\0${wrongKey}\0${wrongKey}`).toString('base64')}`, 'MAIL FROM:<a@b.example>'], {
+    starttls: true,
+  });
+  t.same(
+    auth.map((r) => r.code),
+    [535, 530],
+  );
   // Before STARTTLS AUTH is not offered, and MAIL is refused by the submission server itself.
-  t.same((await exchange(submissionPort, ['MAIL FROM:<a@b.example>'])).map((r) => r.code), [530]);
+  t.same(
+    (await exchange(submissionPort, ['MAIL FROM:<a@b.example>'])).map((r) => r.code),
+    [530],
+  );
   const sent = await exchange(
     submissionTlsPort,
-    [`AUTH PLAIN ${Buffer.from(`\0apikey\0${apiKey}`).toString('base64')}`, `MAIL FROM:<news@${domain.name}>`, 'RCPT TO:<ok@dest.test>', 'DATA', message(`news@${domain.name}`, 'ok@dest.test')],
+    [
+      `AUTH PLAIN ${Buffer.from(`\0apikey\0${apiKey}`).toString('base64')}`,
+      `MAIL FROM:<news@${domain.name}>`,
+      'RCPT TO:<ok@dest.test>',
+      'DATA',
+      message(`news@${domain.name}`, 'ok@dest.test'),
+    ],
     { tls: true },
   );
-  t.same(sent.map((r) => r.code), [235, 250, 250, 354, 250]);
+  t.same(
+    sent.map((r) => r.code),
+    [235, 250, 250, 354, 250],
+  );
 
   const [failed] = await find('the failed AUTH', (l) => l.msg === 'smtp auth failed');
   t.match(failed, { role: 'submission', client: '127.0.0.1', method: 'PLAIN', key_prefix: 'mp_live_WRONGK', code: 535, key_id: null });
@@ -145,7 +181,14 @@ t.test('submission: a 535 with the key prefix at most, a MAIL refused without AU
 });
 
 t.test('delivery attempts: one delivered, one bounced by a 550', async (t) => {
-  ok(await https(proc.httpsPort, 'POST', '/transactional/send', { token: apiKey, body: { to: 'bounce@dest.test', from_email: `news@${domain.name}`, subject: 'bounce me', body_text: 'x' } }), 202, 'send');
+  ok(
+    await https(proc.httpsPort, 'POST', '/transactional/send', {
+      token: apiKey,
+      body: { to: 'bounce@dest.test', from_email: `news@${domain.name}`, subject: 'bounce me', body_text: 'x' },
+    }),
+    202,
+    'send',
+  );
   const [delivered] = await find('the delivered attempt', (l) => l.msg === 'delivery attempt' && l['outcome'] === 'delivered');
   const [sent] = await sql<{ id: string }[]>`select id from sends where to_email = 'ok@dest.test'`;
   t.match(delivered, { role: 'outbound', send_id: sent!.id, to: 'ok@dest.test', host: '127.0.0.1', code: 250, attempt: 1 });
@@ -159,20 +202,34 @@ t.test('API requests: one line each, the query string secrets redacted, no heade
   t.ok(who.status >= 200, 'answered');
   ok(await https(proc.httpsPort, 'POST', '/auth/login', { body: { email: 'owner@logs.test', password: PASSWORD } }), 200, 'login');
   const [line] = await find('the request line', (l) => l.msg === 'api request' && String(l['url']).startsWith('/api/v1/whoami?'));
-  t.match(line, { method: 'GET', url: '/api/v1/whoami?token=[redacted]&key=[redacted]&page=2', status: who.status, principal: `api_key:${created.id}`, tenant_id: owner.tenant_id });
+  t.match(line, {
+    method: 'GET',
+    url: '/api/v1/whoami?token=[redacted]&key=[redacted]&page=2',
+    status: who.status,
+    principal: `api_key:${created.id}`,
+    tenant_id: owner.tenant_id,
+  });
   t.type(line!['ms'], 'number');
   t.ok(line!['reqId'], 'with the request id');
   const [login] = await find('the login line', (l) => l.msg === 'api request' && l['url'] === '/api/v1/auth/login');
   t.match(login, { method: 'POST', status: 200 });
   t.match(login, { principal: null, tenant_id: null }, 'a public route has no caller');
-  t.notOk(lines().some((l) => l.msg === 'incoming request' || l.msg === 'request completed'), "Fastify's own two lines are off");
+  t.notOk(
+    lines().some((l) => l.msg === 'incoming request' || l.msg === 'request completed'),
+    "Fastify's own two lines are off",
+  );
 });
 
 t.test('no secret anywhere in the log', async (t) => {
   if (process.env['PEEK']) require('node:fs').writeFileSync('/tmp/i13-peek.log', proc.log());
   const log = proc.log();
   t.ok(log.length > 0);
-  for (const [name, secret] of Object.entries({ 'the query token': QUERY_SECRET, 'the API key': apiKey, 'the session token': owner.token as string, 'the password': PASSWORD })) {
+  for (const [name, secret] of Object.entries({
+    'the query token': QUERY_SECRET,
+    'the API key': apiKey,
+    'the session token': owner.token as string,
+    'the password': PASSWORD,
+  })) {
     t.notOk(log.includes(secret), `${name} is not in the log`);
   }
   t.notOk(/authorization/i.test(log), 'no Authorization header');

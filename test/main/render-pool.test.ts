@@ -23,7 +23,8 @@ const config: RenderConfig = {
 const log = createLogger('silent');
 
 /** One filter chain in one output: liquidjs checks its time limit between nodes, never inside this (about 12 s of sorting). */
-const RUNAWAY = '{% assign s = "ab" %}{% for i in (1..20) %}{% assign s = s | append: s %}{% endfor %}{{ s | split: "" | sort | reverse | sort | reverse | sort | reverse | sort | size }}';
+const RUNAWAY =
+  '{% assign s = "ab" %}{% for i in (1..20) %}{% assign s = s | append: s %}{% endfor %}{{ s | split: "" | sort | reverse | sort | reverse | sort | reverse | sort | size }}';
 /** Nested loops over a variable: stopped by liquidjs at its time limit. */
 const LOOPS = '{% for i in items %}{% for j in items %}x{% endfor %}{% endfor %}';
 const items = Array.from({ length: 20_000 }, (_, i) => i);
@@ -57,28 +58,43 @@ t.test('a runaway filter chain is stopped at the deadline by ending its thread; 
   await pool.render(job('a', 'warm'));
   const before = answers[0]!.threadId;
   const report = await pool.render(job('a', RUNAWAY, 200));
-  t.same(report.items, [{ ok: false, field: 'body_text', message: 'body_text: rendering exceeded its time budget of 200 ms and was stopped', overBudget: true }]);
+  t.same(report.items, [
+    { ok: false, field: 'body_text', message: 'body_text: rendering exceeded its time budget of 200 ms and was stopped', overBudget: true },
+  ]);
   t.equal(answers.length, 1, 'the runaway job never answered: its thread was ended');
   const after = await pool.render(job('a', 'still {{ x }}', 1500, { x: 'here' }));
   t.same(after.items, [{ ok: true, outputs: ['still here'] }], 'the next job renders');
   t.not(answers[1]!.threadId, before, 'on a new thread');
 });
 
-t.test('a render past liquidjs\'s limit fails over budget naming the part and the limit, and the rest of the job is not rendered', { timeout: 30_000 }, async (t) => {
-  const { pool } = poolOf(t);
-  const report = await pool.render({
-    tenantId: 'a',
-    sources: [{ field: 'body_text', part: 'body_text', source: LOOPS }],
-    items: [0, 1, 2].map(() => ({ context: renderContext({ variables: { items } }), sources: [0] })),
-    budgetMs: 5000,
-  });
-  t.equal(report.items.length, 3);
-  t.match(report.items[0], { ok: false, field: 'body_text', overBudget: true, message: /^body_text: could not render at line \d+, column \d+: template render limit exceeded \(500 ms\)$/ });
-  t.same(report.items.slice(1).map((i) => i.ok === false && i.overBudget), [true, true], 'the others fail over budget too');
-  t.ok(report.elapsedMs < 5000, 'the others were not rendered');
-});
+t.test(
+  "a render past liquidjs's limit fails over budget naming the part and the limit, and the rest of the job is not rendered",
+  { timeout: 30_000 },
+  async (t) => {
+    const { pool } = poolOf(t);
+    const report = await pool.render({
+      tenantId: 'a',
+      sources: [{ field: 'body_text', part: 'body_text', source: LOOPS }],
+      items: [0, 1, 2].map(() => ({ context: renderContext({ variables: { items } }), sources: [0] })),
+      budgetMs: 5000,
+    });
+    t.equal(report.items.length, 3);
+    t.match(report.items[0], {
+      ok: false,
+      field: 'body_text',
+      overBudget: true,
+      message: /^body_text: could not render at line \d+, column \d+: template render limit exceeded \(500 ms\)$/,
+    });
+    t.same(
+      report.items.slice(1).map((i) => i.ok === false && i.overBudget),
+      [true, true],
+      'the others fail over budget too',
+    );
+    t.ok(report.elapsedMs < 5000, 'the others were not rendered');
+  },
+);
 
-t.test('tenants take turns: B\'s job runs in its turn, not after all of A\'s', { timeout: 60_000 }, async (t) => {
+t.test("tenants take turns: B's job runs in its turn, not after all of A's", { timeout: 60_000 }, async (t) => {
   const { pool } = poolOf(t, { per_tenant_running: 1 });
   const done: string[] = [];
   const heavy = (n: number) => pool.render(job('a', LOOPS, 1500, { items })).then(() => done.push(`a${n}`));
@@ -89,14 +105,21 @@ t.test('tenants take turns: B\'s job runs in its turn, not after all of A\'s', {
   t.same(done, ['a1', 'a2', 'b', 'a3', 'a4'], 'B had its turn');
 });
 
-t.test('a tenant\'s request renders past its queue bound are refused with 429 and Retry-After; waiting jobs are not', { timeout: 60_000 }, async (t) => {
+t.test("a tenant's request renders past its queue bound are refused with 429 and Retry-After; waiting jobs are not", { timeout: 60_000 }, async (t) => {
   const { pool } = poolOf(t, { per_tenant_running: 1, per_tenant_queued: 1, retry_after_seconds: 2 });
   const first = pool.render(job('a', LOOPS, 1500, { items }), { shed: true });
   const second = pool.render(job('a', LOOPS, 1500, { items }), { shed: true });
-  const refused = await pool.render(job('a', 'x'), { shed: true }).then(() => undefined, (err: AppError) => err);
+  const refused = await pool.render(job('a', 'x'), { shed: true }).then(
+    () => undefined,
+    (err: AppError) => err,
+  );
   t.match(refused, { slug: 'rate_limited', status: 429, headers: { 'Retry-After': '2' }, message: /too many template renders/ }, 'the third is refused');
   const campaign = pool.render(job('a', 'x'));
   const other = pool.render(job('b', 'x'), { shed: true });
   const reports = await Promise.all([first, second, campaign, other]);
-  t.same(reports.map((r) => r.items[0]!.ok), [false, false, true, true], 'a batch job waits instead, and another tenant is not refused');
+  t.same(
+    reports.map((r) => r.items[0]!.ok),
+    [false, false, true, true],
+    'a batch job waits instead, and another tenant is not refused',
+  );
 });

@@ -51,9 +51,12 @@ t.test('mailpath start with all five roles builds the session tokens, rate limit
   );
   t.same(config.roles, ['api', 'mx', 'submission', 'outbound', 'scheduler'], 'every role');
   const running = await startMailpath(config, createLogger('silent'));
-  t.same(running.roles.map((r) => r.name), config.roles);
+  t.same(
+    running.roles.map((r) => r.name),
+    config.roles,
+  );
   t.equal(tokens(), 1, 'session tokens made once (the API and submission share them)');
-  t.equal(limiters(), 1, 'one rate limiter: a key\'s HTTP and SMTP sends count in one place');
+  t.equal(limiters(), 1, "one rate limiter: a key's HTTP and SMTP sends count in one place");
   const ports = Object.assign({}, ...running.roles.map((r) => r.details)) as Record<string, number>;
   for (const name of ['httpsPort', 'httpPort', 'mxPort', 'starttlsPort', 'implicitTlsPort']) t.ok(ports[name]! > 0, `${name} bound`);
   t.ok(running.metricsPort! > 0, 'the operator port is bound whatever the roles');

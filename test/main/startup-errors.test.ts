@@ -12,7 +12,14 @@ import { seededDataDir } from '../helpers/embedded-data-dir.js';
 import { https, spawnMailpath, startMailpathProcess } from '../helpers/mailpath-process.js';
 import { freePort } from '../helpers/net.js';
 
-const PORT_VARIABLES = ['MAILPATH_HTTPS_PORT', 'MAILPATH_HTTP_PORT', 'MAILPATH_MX_PORT', 'MAILPATH_SUBMISSION_PORT', 'MAILPATH_SUBMISSION_TLS_PORT', 'MAILPATH_METRICS_PORT'] as const;
+const PORT_VARIABLES = [
+  'MAILPATH_HTTPS_PORT',
+  'MAILPATH_HTTP_PORT',
+  'MAILPATH_MX_PORT',
+  'MAILPATH_SUBMISSION_PORT',
+  'MAILPATH_SUBMISSION_TLS_PORT',
+  'MAILPATH_METRICS_PORT',
+] as const;
 const STACK_LINE = /^\s+at /m;
 
 /** A free port for every listener, none the same (nor one `taken` holds already). */
@@ -53,7 +60,10 @@ t.test('describeFatal: expected failures in one line, anything else with its sta
   const inUse = Object.assign(new Error('listen EADDRINUSE'), { code: 'EADDRINUSE' });
   t.equal(listenFailure('MAILPATH_HTTP_PORT', 8080, '0.0.0.0', inUse).message, 'MAILPATH_HTTP_PORT 8080 is in use');
   t.match(listenFailure('MAILPATH_MX_PORT', 25, '0.0.0.0', Object.assign(new Error('x'), { code: 'EACCES' })).message, /^MAILPATH_MX_PORT 25 needs privileges/);
-  t.match(listenFailure('MAILPATH_MX_PORT', 25, '10.9.9.9', Object.assign(new Error('x'), { code: 'EADDRNOTAVAIL' })).message, /^MAILPATH_BIND_HOST 10\.9\.9\.9 is not an address/);
+  t.match(
+    listenFailure('MAILPATH_MX_PORT', 25, '10.9.9.9', Object.assign(new Error('x'), { code: 'EADDRNOTAVAIL' })).message,
+    /^MAILPATH_BIND_HOST 10\.9\.9\.9 is not an address/,
+  );
   const odd = new Error('something else');
   t.equal(listenFailure('MAILPATH_MX_PORT', 25, '0.0.0.0', odd), odd, 'another listen failure is left as it is');
   const fileError = Object.assign(new Error("EACCES: permission denied, mkdir '/data/tls'"), { code: 'EACCES', syscall: 'mkdir', path: '/data/tls' });
@@ -108,7 +118,10 @@ t.test('a second process on the same data dir is refused, naming the first; afte
   const third = spawnMailpath({ ...thirdPorts, MAILPATH_DATA_DIR: dataDir, MAILPATH_ADMIN_PASSWORD: 'Root-password-123' });
   let up = false;
   for (let i = 0; i < 300 && !up && third.child.exitCode === null; i++) {
-    up = await https(Number(thirdPorts.MAILPATH_HTTPS_PORT), 'GET', '/whoami').then((r) => r.status === 401, () => false);
+    up = await https(Number(thirdPorts.MAILPATH_HTTPS_PORT), 'GET', '/whoami').then(
+      (r) => r.status === 401,
+      () => false,
+    );
     if (!up) await new Promise((r) => setTimeout(r, 200));
   }
   t.ok(up, `a new process starts on the data dir after the crash: ${third.stderr()}`);
@@ -118,7 +131,11 @@ t.test('a second process on the same data dir is refused, naming the first; afte
 
 t.test('an unreachable database: one line with its address, without the password', async (t) => {
   const port = await freePort();
-  const run = spawnMailpath({ ...(await ports()), DATABASE_URL: `postgres://mailpath:hunter2@127.0.0.1:${port}/mail?sslmode=disable`, MAILPATH_DATA_DIR: tempDir(t) });
+  const run = spawnMailpath({
+    ...(await ports()),
+    DATABASE_URL: `postgres://mailpath:hunter2@127.0.0.1:${port}/mail?sslmode=disable`,
+    MAILPATH_DATA_DIR: tempDir(t),
+  });
   t.same(await run.exit(), { code: 1, signal: null });
   t.equal(lastLine(run.stderr()), `mailpath: cannot reach the database at postgres://127.0.0.1:${port}/mail (ECONNREFUSED)`);
   t.notOk(run.stderr().includes('hunter2') || run.stdout().includes('hunter2'), 'the password is not printed');

@@ -40,7 +40,11 @@ t.test('every helper thread is lowered, the event loop is not', async (t) => {
   t.equal(after.get(String(process.pid)), mainNice, 'the event loop keeps its priority');
   const helpers = [...after].filter(([tid]) => tid !== String(process.pid));
   t.equal(helpers.length, lowered, 'every other thread was lowered');
-  t.same(helpers.filter(([, nice]) => nice !== helperNice(mainNice, 3)), [], `each now at nice ${helperNice(mainNice, 3)}`);
+  t.same(
+    helpers.filter(([, nice]) => nice !== helperNice(mainNice, 3)),
+    [],
+    `each now at nice ${helperNice(mainNice, 3)}`,
+  );
 
   // The pool still does its work (an RSA signature runs there).
   const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 1024 });

@@ -6,8 +6,20 @@ import limits, { longestLine } from '../../plugins/limits.js';
 import type { MxDeps } from '../../mta/inbound/deps.js';
 import type { Decision, PhaseContexts, Plugin, Recipient, Transaction } from '../../mta/hooks/phases.js';
 
-const pluginWith = (env: Env = {}): Plugin => limits({ config: loadConfig({ MAILPATH_CONFIG__INBOUND__LIMITS__MAX_MESSAGE_BYTES: '2048', MAILPATH_CONFIG__INBOUND__LIMITS__MAX_RECIPIENTS: '2', ...env }) } as MxDeps);
-const session = { id: 's', remoteAddress: '127.0.0.1', remotePort: 1, clientHostname: '[127.0.0.1]', secure: false, helo: 'c', protocol: 'ESMTP', log: createLogger('silent') };
+const pluginWith = (env: Env = {}): Plugin =>
+  limits({
+    config: loadConfig({ MAILPATH_CONFIG__INBOUND__LIMITS__MAX_MESSAGE_BYTES: '2048', MAILPATH_CONFIG__INBOUND__LIMITS__MAX_RECIPIENTS: '2', ...env }),
+  } as MxDeps);
+const session = {
+  id: 's',
+  remoteAddress: '127.0.0.1',
+  remotePort: 1,
+  clientHostname: '[127.0.0.1]',
+  secure: false,
+  helo: 'c',
+  protocol: 'ESMTP',
+  log: createLogger('silent'),
+};
 const tx = (mailParams: Record<string, string | true> = {}, recipients: string[] = []): Transaction => ({
   id: 'tx',
   mailFrom: 'a@b.example',
@@ -16,7 +28,8 @@ const tx = (mailParams: Record<string, string | true> = {}, recipients: string[]
   headers: [],
 });
 const signal = new AbortController().signal;
-const run = async <P extends 'mail' | 'rcpt' | 'data'>(plugin: Plugin, phase: P, ctx: PhaseContexts[P]): Promise<Decision> => (plugin.hooks[phase] as (c: PhaseContexts[P], s: AbortSignal) => Decision | Promise<Decision>)(ctx, signal);
+const run = async <P extends 'mail' | 'rcpt' | 'data'>(plugin: Plugin, phase: P, ctx: PhaseContexts[P]): Promise<Decision> =>
+  (plugin.hooks[phase] as (c: PhaseContexts[P], s: AbortSignal) => Decision | Promise<Decision>)(ctx, signal);
 const TOO_BIG = { kind: 'reject', code: 552, enhanced: '5.3.4' };
 
 t.test('MAIL: a declared SIZE over the limit is refused with 552 5.3.4; within it, or undeclared, goes on', async (t) => {
@@ -36,12 +49,18 @@ t.test('RCPT: past max_recipients 452 4.5.3; an address already in the transacti
     enhanced: '4.5.3',
     text: 'too many recipients: at most 2 per message',
   });
-  t.same(await run(plugin, 'rcpt', { session, transaction: tx({}, ['a@x.example', 'b@x.example']), recipient: recipient('B@x.example') }), { kind: 'continue' });
+  t.same(await run(plugin, 'rcpt', { session, transaction: tx({}, ['a@x.example', 'b@x.example']), recipient: recipient('B@x.example') }), {
+    kind: 'continue',
+  });
 });
 
 t.test('DATA: a message over the limit (counted or flagged by the server) is 552 5.3.4', async (t) => {
   const plugin = pluginWith();
-  const data = (size: number, sizeExceeded = false) => ({ session, transaction: tx(), message: { bytes: Buffer.alloc(sizeExceeded ? 0 : size, 'a'), size, sizeExceeded } });
+  const data = (size: number, sizeExceeded = false) => ({
+    session,
+    transaction: tx(),
+    message: { bytes: Buffer.alloc(sizeExceeded ? 0 : size, 'a'), size, sizeExceeded },
+  });
   t.same(await run(plugin, 'data', data(2048)), { kind: 'continue' });
   t.match(await run(plugin, 'data', data(2049)), TOO_BIG);
   t.match(await run(plugin, 'data', data(100, true)), TOO_BIG);

@@ -8,12 +8,25 @@ import { MX_HOST, startTestMx, tenantDomain } from '../mta/inbound/fixtures.js';
 
 const { deps, sql } = await startTestMx(t);
 const plugin = recipientDomains(deps);
-const session = { id: 's', remoteAddress: '127.0.0.1', remotePort: 1, clientHostname: '[127.0.0.1]', secure: false, helo: 'c.example', protocol: 'ESMTP', log: createLogger('silent') };
+const session = {
+  id: 's',
+  remoteAddress: '127.0.0.1',
+  remotePort: 1,
+  clientHostname: '[127.0.0.1]',
+  secure: false,
+  helo: 'c.example',
+  protocol: 'ESMTP',
+  log: createLogger('silent'),
+};
 
 /** Runs the plugin's RCPT handler for one address; returns the decision and the route it set. */
 async function rcpt(address: string, sourceRoute?: string) {
   const recipient: Recipient = { address, sourceRoute };
-  const ctx: PhaseContexts['rcpt'] = { session, transaction: { id: 'tx', mailFrom: 's@sender.example', mailParams: {}, recipients: [], headers: [] }, recipient };
+  const ctx: PhaseContexts['rcpt'] = {
+    session,
+    transaction: { id: 'tx', mailFrom: 's@sender.example', mailParams: {}, recipients: [], headers: [] },
+    recipient,
+  };
   const decision = await plugin.hooks.rcpt!(ctx, new AbortController().signal);
   return { decision, route: recipient.route };
 }
@@ -30,7 +43,11 @@ t.test('a verified domain without a usable webhook takes only its mailboxes: oth
   for (const webhook of ['disabled', 'no-url', 'none'] as const) {
     const d = await tenantDomain(sql, { webhook, mailboxes: ['ann'] });
     t.match(await rcpt(`bob@${d.name}`), { decision: NO_SUCH_USER, route: undefined }, `webhook ${webhook}: unknown user`);
-    t.same((await rcpt(`ann@${d.name}`)).route, { kind: 'tenant', tenantId: d.tenantId, mailboxId: d.mailboxIds['ann'], webhook: false }, `webhook ${webhook}: the mailbox`);
+    t.same(
+      (await rcpt(`ann@${d.name}`)).route,
+      { kind: 'tenant', tenantId: d.tenantId, mailboxId: d.mailboxIds['ann'], webhook: false },
+      `webhook ${webhook}: the mailbox`,
+    );
   }
 });
 
@@ -41,7 +58,10 @@ t.test('a mailbox at a verified domain with the webhook on gets both; the addres
 
 t.test('a workspace mailbox receives before its domain MX is verified; the webhook does not', async (t) => {
   const d = await tenantDomain(sql, { mxVerified: false, mailboxes: ['ann'] });
-  t.same(await rcpt(`ann@${d.name}`), { decision: { kind: 'accept' }, route: { kind: 'tenant', tenantId: d.tenantId, mailboxId: d.mailboxIds['ann'], webhook: false } });
+  t.same(await rcpt(`ann@${d.name}`), {
+    decision: { kind: 'accept' },
+    route: { kind: 'tenant', tenantId: d.tenantId, mailboxId: d.mailboxIds['ann'], webhook: false },
+  });
   t.match(await rcpt(`other@${d.name}`), { decision: RELAY_DENIED, route: undefined }, 'other addresses of an unverified domain are not ours');
 });
 
@@ -51,7 +71,11 @@ t.test('only the claim that owns a name receives: a pending claim of it, even wi
   t.match(await rcpt(`anyone@${name}`), { decision: RELAY_DENIED, route: undefined }, 'a name only claimed (MX verified, not owned) is not ours');
   const owner = await tenantDomain(sql, { name });
   t.not(owner.tenantId, squatter.tenantId);
-  t.same(await rcpt(`anyone@${name}`), { decision: { kind: 'accept' }, route: { kind: 'tenant', tenantId: owner.tenantId, mailboxId: null, webhook: true } }, 'the owner, and only it');
+  t.same(
+    await rcpt(`anyone@${name}`),
+    { decision: { kind: 'accept' }, route: { kind: 'tenant', tenantId: owner.tenantId, mailboxId: null, webhook: true } },
+    'the owner, and only it',
+  );
 });
 
 t.test('foreign domains and IP literals are relay attempts: 550 5.7.1', async (t) => {
@@ -62,10 +86,20 @@ t.test('foreign domains and IP literals are relay attempts: 550 5.7.1', async (t
 
 t.test('relay tricks are refused even at our own domains: %-hack, bang path, quoted @, source route', async (t) => {
   const d = await tenantDomain(sql, { mailboxes: ['user'] });
-  for (const address of [`user%other.example@${d.name}`, `other.example!user@${d.name}`, `"user@other.example"@${d.name}`, `user%other.example@${MX_HOST}`, `fbl%x@${MX_HOST}`]) {
+  for (const address of [
+    `user%other.example@${d.name}`,
+    `other.example!user@${d.name}`,
+    `"user@other.example"@${d.name}`,
+    `user%other.example@${MX_HOST}`,
+    `fbl%x@${MX_HOST}`,
+  ]) {
     t.match(await rcpt(address), { decision: RELAY_DENIED, route: undefined }, address);
   }
-  t.match(await rcpt(`user@${d.name}`, '@relay.example'), { decision: { ...RELAY_DENIED, text: /source route/ }, route: undefined }, 'a source route before a valid mailbox');
+  t.match(
+    await rcpt(`user@${d.name}`, '@relay.example'),
+    { decision: { ...RELAY_DENIED, text: /source route/ }, route: undefined },
+    'a source route before a valid mailbox',
+  );
 });
 
 t.test('our own addresses: signed VERP bounce addresses and the feedback-loop address are bounce recipients', async (t) => {
@@ -83,7 +117,8 @@ t.test('our own addresses: signed VERP bounce addresses and the feedback-loop ad
 
 t.test('postmaster (RFC 5321 §4.5.1), in any case, without a domain, at our host and at a served domain that takes no mail for it: bounce mail', async (t) => {
   const postmaster = { decision: { kind: 'accept' }, route: { kind: 'bounce', sendId: null } };
-  for (const address of ['postmaster', 'Postmaster', 'POSTMASTER', `postmaster@${MX_HOST}`, `PostMaster@${MX_HOST}`]) t.same(await rcpt(address), postmaster, address);
+  for (const address of ['postmaster', 'Postmaster', 'POSTMASTER', `postmaster@${MX_HOST}`, `PostMaster@${MX_HOST}`])
+    t.same(await rcpt(address), postmaster, address);
   const quiet = await tenantDomain(sql, { webhook: 'disabled', mailboxes: ['ann'] });
   t.same(await rcpt(`postmaster@${quiet.name}`), postmaster, 'a verified domain whose webhook is off');
   const own = await tenantDomain(sql, { webhook: 'disabled', mailboxes: ['postmaster'] });
@@ -94,7 +129,8 @@ t.test('postmaster (RFC 5321 §4.5.1), in any case, without a domain, at our hos
   const unverified = await tenantDomain(sql, { mxVerified: false, webhook: 'disabled' });
   t.match(await rcpt(`postmaster@${unverified.name}`), { decision: RELAY_DENIED }, 'a domain we do not serve (MX not verified) is not ours');
   t.match(await rcpt('postmaster@gmail.example'), { decision: RELAY_DENIED }, 'nor a foreign one');
-  for (const address of ['abuse', 'postmaster.x', 'x-postmaster']) t.match(await rcpt(address), { decision: NO_SUCH_USER }, `${address}: no other domainless address`);
+  for (const address of ['abuse', 'postmaster.x', 'x-postmaster'])
+    t.match(await rcpt(address), { decision: NO_SUCH_USER }, `${address}: no other domainless address`);
   t.match(await rcpt('postmaster', '@relay.example'), { decision: RELAY_DENIED }, 'a source route before it is still refused');
 });
 

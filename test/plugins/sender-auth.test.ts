@@ -35,7 +35,9 @@ async function deliver(mx: TestMx, to: string, data: string, from = 'bounce@sign
   const reply = await client.command(`${data}.`);
   await client.quit();
   const id = /queued as (\S+)/.exec(reply.text)?.[1];
-  const [row] = id ? await mx.sql<{ raw: Buffer; authentication_results: string }[]>`select raw, authentication_results from inbound_messages where id = ${id}` : [];
+  const [row] = id
+    ? await mx.sql<{ raw: Buffer; authentication_results: string }[]>`select raw, authentication_results from inbound_messages where id = ${id}`
+    : [];
   const header = row ? authenticationResults(row.raw.toString()) : undefined;
   return { reply, header, column: row?.authentication_results };
 }
@@ -44,7 +46,10 @@ t.test('a DKIM-signed message from a domain with SPF and DMARC: spf, dkim and dm
   const mx = await startTestMx(t);
   const d = await tenantDomain(mx.sql);
   publishSigner(mx);
-  const data = await signed({ From: 'Ann <ann@signer.example>', To: `x@${d.name}`, Subject: 'Signed', 'Message-ID': '<s1@signer.example>', Date: 'Sun, 22 Nov 2026 00:00:00 +0000' }, 'A signed body.\r\n');
+  const data = await signed(
+    { From: 'Ann <ann@signer.example>', To: `x@${d.name}`, Subject: 'Signed', 'Message-ID': '<s1@signer.example>', Date: 'Sun, 22 Nov 2026 00:00:00 +0000' },
+    'A signed body.\r\n',
+  );
   const { reply, header, column } = await deliver(mx, `x@${d.name}`, data);
   t.equal(reply.code, 250);
   t.match(header, new RegExp(`^Authentication-Results: ${MX_HOST.replace(/\./g, '\\.')};\\r\\n`), 'authserv-id is our host name');
@@ -83,13 +88,20 @@ t.test('a DNS server failing (SERVFAIL) or silent: temperror results, the messag
 
 t.test('checks slower than sender_auth.timeout_ms end as temperror, inside the hook timeout: stored, never 451', async (t) => {
   const mx = await startTestMx(t, {
-    env: { MAILPATH_CONFIG__INBOUND__SENDER_AUTH__TIMEOUT_MS: '150', MAILPATH_CONFIG__DNS__TIMEOUT_MS: '3000', MAILPATH_CONFIG__PLUGINS__HOOK_TIMEOUT_MS: '2000' },
+    env: {
+      MAILPATH_CONFIG__INBOUND__SENDER_AUTH__TIMEOUT_MS: '150',
+      MAILPATH_CONFIG__DNS__TIMEOUT_MS: '3000',
+      MAILPATH_CONFIG__PLUGINS__HOOK_TIMEOUT_MS: '2000',
+    },
   });
   const d = await tenantDomain(mx.sql);
   mx.dns.setMode('timeout');
   const { reply, header } = await deliver(mx, `x@${d.name}`, message({ From: 'ann@signer.example', Subject: 'slow DNS' }));
   t.equal(reply.code, 250);
-  t.equal(header, `Authentication-Results: ${MX_HOST};\r\n spf=temperror (checks timed out);\r\n dkim=temperror (checks timed out);\r\n dmarc=temperror (checks timed out)\r\n`);
+  t.equal(
+    header,
+    `Authentication-Results: ${MX_HOST};\r\n spf=temperror (checks timed out);\r\n dkim=temperror (checks timed out);\r\n dmarc=temperror (checks timed out)\r\n`,
+  );
 });
 
 t.test('authenticationResults picks the folded Authentication-Results field out of what mailauth proposes', async (t) => {

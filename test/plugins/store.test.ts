@@ -9,11 +9,23 @@ import { NOTHING_STORED, message, startTestMx, storedCounts, tenantDomain } from
 
 const { deps, sql } = await startTestMx(t);
 const plugin = storePlugin(deps);
-const session = { id: 's', remoteAddress: '192.0.2.7', remotePort: 1, clientHostname: '[192.0.2.7]', secure: true, helo: 'c.example', protocol: 'ESMTPS', log: createLogger('silent') };
+const session = {
+  id: 's',
+  remoteAddress: '192.0.2.7',
+  remotePort: 1,
+  clientHostname: '[192.0.2.7]',
+  secure: true,
+  helo: 'c.example',
+  protocol: 'ESMTPS',
+  log: createLogger('silent'),
+};
 const RECEIVED = 'Received: from c.example ([192.0.2.7])\r\n\tby mx.mailpath.test (Mailpath) with ESMTPS id x;\r\n\tSun, 22 Nov 2026 00:00:00 +0000\r\n';
 const AR = 'Authentication-Results: mx.mailpath.test;\r\n spf=none\r\n';
 
-function ctx(recipients: Recipient[], body = message({ From: 'Ann <ann@sender.example>', Subject: 'Stored', 'Message-ID': '<q1@sender.example>' })): PhaseContexts['queue'] {
+function ctx(
+  recipients: Recipient[],
+  body = message({ From: 'Ann <ann@sender.example>', Subject: 'Stored', 'Message-ID': '<q1@sender.example>' }),
+): PhaseContexts['queue'] {
   const bytes = Buffer.from(body);
   return {
     session,
@@ -40,27 +52,56 @@ t.test('one message to a webhook address, a mailbox with the webhook, a mailbox 
 
   const [m] = await sql`select * from inbound_messages where id = ${c.transaction.id}`;
   t.equal(m!['raw'].toString(), RECEIVED + AR + c.message.bytes.toString(), 'Received, then Authentication-Results, then the client bytes');
-  t.match(m, { remote_address: '192.0.2.7', helo: 'c.example', tls: true, mail_from: 'ann@sender.example', header_message_id: 'q1@sender.example', header_from: 'Ann <ann@sender.example>', subject: 'Stored', authentication_results: 'mx.mailpath.test; spf=none' });
+  t.match(m, {
+    remote_address: '192.0.2.7',
+    helo: 'c.example',
+    tls: true,
+    mail_from: 'ann@sender.example',
+    header_message_id: 'q1@sender.example',
+    header_from: 'Ann <ann@sender.example>',
+    subject: 'Stored',
+    authentication_results: 'mx.mailpath.test; spf=none',
+  });
   t.equal(m!['size_bytes'], m!['raw'].length);
 
-  const recipients = await sql<{ id: string; recipient: string; kind: string; tenant_id: string | null }[]>`select * from inbound_recipients where message_id = ${c.transaction.id}`;
+  const recipients = await sql<
+    { id: string; recipient: string; kind: string; tenant_id: string | null }[]
+  >`select * from inbound_recipients where message_id = ${c.transaction.id}`;
   const byAddress = new Map(recipients.map((x) => [x.recipient, x]));
   t.equal(recipients.length, 5);
   t.match(byAddress.get(`any@${hook.name}`), { kind: 'tenant', tenant_id: hook.tenantId });
   t.match(byAddress.get('fbl@mx.mailpath.test'), { kind: 'bounce', tenant_id: null });
 
-  const copies = await sql<{ mailbox_id: string; recipient: string; subject: string; header_from: string }[]>`select * from mailbox_messages where inbound_message_id = ${c.transaction.id} order by recipient`;
-  t.same(copies.map((x) => [x.mailbox_id, x.recipient]), [[hook.mailboxIds['ann'], `ann@${hook.name}`], [quiet.mailboxIds['bob'], `bob@${quiet.name}`]]);
+  const copies = await sql<
+    { mailbox_id: string; recipient: string; subject: string; header_from: string }[]
+  >`select * from mailbox_messages where inbound_message_id = ${c.transaction.id} order by recipient`;
+  t.same(
+    copies.map((x) => [x.mailbox_id, x.recipient]),
+    [
+      [hook.mailboxIds['ann'], `ann@${hook.name}`],
+      [quiet.mailboxIds['bob'], `bob@${quiet.name}`],
+    ],
+  );
   t.match(copies[0], { subject: 'Stored', header_from: 'Ann <ann@sender.example>' });
 
   const deliveries = await sql<{ id: string; inbound_recipient_id: string; status: string }[]>`
     select d.* from inbound_webhook_deliveries d join inbound_recipients x on x.id = d.inbound_recipient_id where x.message_id = ${c.transaction.id}`;
-  t.same(deliveries.map((d) => d.inbound_recipient_id).sort(), [byAddress.get(`any@${hook.name}`)!.id, byAddress.get(`ann@${hook.name}`)!.id].sort(), 'a webhook delivery for each webhook recipient');
+  t.same(
+    deliveries.map((d) => d.inbound_recipient_id).sort(),
+    [byAddress.get(`any@${hook.name}`)!.id, byAddress.get(`ann@${hook.name}`)!.id].sort(),
+    'a webhook delivery for each webhook recipient',
+  );
   t.ok(deliveries.every((d) => d.status === 'pending'));
-  const webhookJobs = await sql<{ id: string }[]>`select data->>'delivery_id' as id from pgboss.job where name = ${INBOUND_WEBHOOK_JOBS} and data->>'delivery_id' = any(${deliveries.map((d) => d.id)})`;
+  const webhookJobs = await sql<
+    { id: string }[]
+  >`select data->>'delivery_id' as id from pgboss.job where name = ${INBOUND_WEBHOOK_JOBS} and data->>'delivery_id' = any(${deliveries.map((d) => d.id)})`;
   t.equal(webhookJobs.length, 2, 'one job per delivery');
   const bounceJobs = await sql<{ id: string }[]>`select data->>'recipient_id' as id from pgboss.job where name = ${INBOUND_BOUNCE_JOBS}`;
-  t.same(bounceJobs.map((j) => j.id).sort(), [byAddress.get('b-x@mx.mailpath.test')!.id, byAddress.get('fbl@mx.mailpath.test')!.id].sort(), 'one bounce job per bounce recipient');
+  t.same(
+    bounceJobs.map((j) => j.id).sort(),
+    [byAddress.get('b-x@mx.mailpath.test')!.id, byAddress.get('fbl@mx.mailpath.test')!.id].sort(),
+    'one bounce job per bounce recipient',
+  );
 });
 
 t.test('a recipient accepted without a route: 451, nothing stored', async (t) => {
@@ -80,6 +121,9 @@ t.test('concurrent messages are committed together; one that cannot be stored fa
   const all = [...good.slice(0, 15), bad, ...good.slice(15)];
   const decisions = await Promise.all(all.map((c) => p.hooks.queue!(c, new AbortController().signal)));
   t.match(decisions[15], { kind: 'defer', code: 451 });
-  t.ok(decisions.filter((_, i) => i !== 15).every((x) => x.kind === 'accept'), 'the others are stored');
+  t.ok(
+    decisions.filter((_, i) => i !== 15).every((x) => x.kind === 'accept'),
+    'the others are stored',
+  );
   t.same(await storedCounts(fresh.sql), { ...NOTHING_STORED, inbound_messages: 30, inbound_recipients: 30, inbound_webhook_deliveries: 30, jobs: 30 });
 });

@@ -35,23 +35,20 @@ function https(port: number, method: string, path: string, options: { body?: unk
   if (payload !== undefined) headers['content-type'] = 'application/json';
   if (options.token) headers['authorization'] = `Bearer ${options.token}`;
   return new Promise((resolve, reject) => {
-    const req = httpsRequest(
-      { host: '127.0.0.1', port, method, path, headers, rejectUnauthorized: false, agent: false, timeout: 10_000 },
-      (res) => {
-        let text = '';
-        res.setEncoding('utf8');
-        res.on('data', (d: string) => (text += d));
-        res.on('end', () => {
-          let body: unknown = text;
-          try {
-            body = JSON.parse(text);
-          } catch {
-            // not JSON
-          }
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
-        });
-      },
-    );
+    const req = httpsRequest({ host: '127.0.0.1', port, method, path, headers, rejectUnauthorized: false, agent: false, timeout: 10_000 }, (res) => {
+      let text = '';
+      res.setEncoding('utf8');
+      res.on('data', (d: string) => (text += d));
+      res.on('end', () => {
+        let body: unknown = text;
+        try {
+          body = JSON.parse(text);
+        } catch {
+          // not JSON
+        }
+        resolve({ status: res.statusCode ?? 0, headers: res.headers, body });
+      });
+    });
     req.on('timeout', () => req.destroy(new Error('request timed out')));
     req.on('error', reject);
     req.end(payload);
@@ -80,15 +77,11 @@ interface Mailpath {
 /** Spawns `mailpath start` (compiled, or from source through tsx: helpers/cli.ts) with a clean Mailpath environment: no DATABASE_URL, so the embedded default. */
 function spawnMailpath(t: { teardown(fn: () => unknown): void }, env: Record<string, string>, options: { viaShell?: boolean } = {}): Mailpath {
   const base = Object.fromEntries(
-    Object.entries(process.env).filter(
-      ([k]) => !k.startsWith('MAILPATH_') && !k.startsWith('npm_') && k !== 'DATABASE_URL' && k !== 'NODE_OPTIONS',
-    ),
+    Object.entries(process.env).filter(([k]) => !k.startsWith('MAILPATH_') && !k.startsWith('npm_') && k !== 'DATABASE_URL' && k !== 'NODE_OPTIONS'),
   );
   const args = shippedMailpathArgs('start');
   // The trailing commands keep the shell as the parent (no exec), as npm's `sh -c` does.
-  const [command, argv] = options.viaShell
-    ? ['/bin/sh', ['-c', `"${process.execPath}" ${args.join(' ')}; status=$?; exit $status`]]
-    : [process.execPath, args];
+  const [command, argv] = options.viaShell ? ['/bin/sh', ['-c', `"${process.execPath}" ${args.join(' ')}; status=$?; exit $status`]] : [process.execPath, args];
   const child = spawn(command, argv, {
     cwd: projectRoot(),
     env: { ...base, ...env },
@@ -189,8 +182,20 @@ t.test('mailpath start on the embedded default serves the API and stops cleanly 
 
   const logLines = first.stdout().split('\n').filter(Boolean);
   t.ok(logLines.length > 0, 'logs on stdout');
-  t.ok(logLines.every((l) => { try { return typeof JSON.parse(l) === 'object'; } catch { return false; } }), 'every stdout line is a JSON log record');
-  t.ok(logLines.some((l) => JSON.parse(l).msg === 'mailpath stopped'), 'logs the graceful stop');
+  t.ok(
+    logLines.every((l) => {
+      try {
+        return typeof JSON.parse(l) === 'object';
+      } catch {
+        return false;
+      }
+    }),
+    'every stdout line is a JSON log record',
+  );
+  t.ok(
+    logLines.some((l) => JSON.parse(l).msg === 'mailpath stopped'),
+    'logs the graceful stop',
+  );
 
   const generated = [...first.stderr().matchAll(PASSWORD_LINE)].map((m) => m[1]!);
   t.equal(generated.length, 1, 'the generated super-admin password is printed on stderr at first start');
@@ -233,7 +238,12 @@ t.test('mailpath start on the embedded default serves the API and stops cleanly 
   }
   // On failure, what the orphan last logged says where its shutdown stalled.
   if (!orphanStopped) {
-    const status = existsSync(`/proc/${mailpathPid}/status`) ? readFileSync(`/proc/${mailpathPid}/status`, 'utf8').split('\n').filter((l) => /^(State|PPid)/.test(l)).join(' ') : 'gone';
+    const status = existsSync(`/proc/${mailpathPid}/status`)
+      ? readFileSync(`/proc/${mailpathPid}/status`, 'utf8')
+          .split('\n')
+          .filter((l) => /^(State|PPid)/.test(l))
+          .join(' ')
+      : 'gone';
     t.comment(`mailpath ${mailpathPid} (${status}), shell ${third.child.pid}; output tail:\n${third.stdout().slice(-1500)}\n${third.stderr().slice(-2000)}`);
   }
   t.ok(orphanStopped, 'mailpath shuts down gracefully once its launcher is gone, releasing the data dir');

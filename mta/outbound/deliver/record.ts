@@ -4,7 +4,13 @@ import type { Sql } from '../../../shared/db/connection.js';
 import { GroupCommit } from '../../../shared/db/group-commit.js';
 import { insertEvent, insertEvents, type NewEvent } from '../../../shared/engagement/events/queries.js';
 import type { Logger } from '../../../shared/kernel/log.js';
-import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
+import {
+  deliveredAlready,
+  markDelivered,
+  setDeliveryStatus,
+  type Delivered,
+  type DeliverySend,
+} from '../../../shared/sending/outbound-log/delivery-queries.js';
 import { insertAttempt } from '../../../shared/sending/outbound-log/queries.js';
 import { releaseQuota } from '../../../shared/limits/quota/usage.js';
 import { noteRefusal } from '../../../shared/engagement/analytics/esp-suppressions.js';
@@ -45,8 +51,14 @@ export function createDeliveredWriter(sql: Sql, log: Logger): DeliveredWriter {
         // Retried alone after its batch failed: the batch may have committed (reply lost).
         if (retry && (await deliveredAlready(tx, items[0]!.attempt.send_id))) return;
         await markDelivered(tx, items);
-        await insertEvents(tx, items.map((i) => i.event));
-        await dequeueDeliveries(tx, items.map((i) => i.attempt.send_id));
+        await insertEvents(
+          tx,
+          items.map((i) => i.event),
+        );
+        await dequeueDeliveries(
+          tx,
+          items.map((i) => i.attempt.send_id),
+        );
       });
       return items.map(() => undefined);
     },
@@ -61,10 +73,7 @@ export async function recordGone(deps: Pick<RecordDeps, 'sql'>, sendId: string):
 }
 
 /** What an attempt came to, as stored: delivered, deferred (with its retry time) or bounced (hard or soft). */
-export type RecordedOutcome =
-  | { outcome: 'delivered' }
-  | { outcome: 'deferred'; nextRetry: Date }
-  | { outcome: 'bounced'; bounce: 'hard' | 'soft' };
+export type RecordedOutcome = { outcome: 'delivered' } | { outcome: 'deferred'; nextRetry: Date } | { outcome: 'bounced'; bounce: 'hard' | 'soft' };
 
 /** Stores one attempt: its row, the send's new status, its event, its retry time or its removal from the queue, a suppression. */
 export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: MeasuredAttempt, delivered?: DeliveredWriter): Promise<RecordedOutcome> {
@@ -95,7 +104,8 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: Mea
     });
     return { outcome: 'delivered' };
   }
-  const retry = c.verdict.result === 'temporary' ? nextRetry(deps.config.delivery.retry, { createdAt: send.first_attempt_at ?? m.at, now: m.at, attempt }) : undefined;
+  const retry =
+    c.verdict.result === 'temporary' ? nextRetry(deps.config.delivery.retry, { createdAt: send.first_attempt_at ?? m.at, now: m.at, attempt }) : undefined;
   const bounce = c.verdict.result === 'bounce' ? c.verdict.subtype : retry?.kind === 'give_up' ? 'soft' : undefined;
   await deps.sql.begin(async (tx) => {
     await insertAttempt(tx, {
@@ -176,9 +186,19 @@ export async function recordSimulated(deps: RecordDeps, send: DeliverySend, at: 
 /** A warm-up deferral that wakes up over the cap again: deferred once more, due again then. */
 export async function recordRedeferral(deps: RecordDeps, send: DeliverySend, d: { at: Date; until: Date; detail: Record<string, unknown> }): Promise<void> {
   await deps.sql.begin(async (tx) => {
-    await setDeliveryStatus(tx, send.id, { status: 'deferred', at: d.at, deferUntil: d.until, detail: `deferred by the warm-up gate until ${d.until.toISOString()}` });
+    await setDeliveryStatus(tx, send.id, {
+      status: 'deferred',
+      at: d.at,
+      deferUntil: d.until,
+      detail: `deferred by the warm-up gate until ${d.until.toISOString()}`,
+    });
     await rescheduleDelivery(tx, send.id, d.until);
-    await insertEvent(tx, { ...eventBase(send, d.at), type: 'deferred', subtype: null, detail: { reason: 'warmup', until: d.until.toISOString(), ...d.detail } });
+    await insertEvent(tx, {
+      ...eventBase(send, d.at),
+      type: 'deferred',
+      subtype: null,
+      detail: { reason: 'warmup', until: d.until.toISOString(), ...d.detail },
+    });
   });
 }
 

@@ -76,7 +76,10 @@ export async function resolveRoute(
     return temporary(err);
   }
   if (addresses.length === 0) {
-    return { kind: 'fail', outcome: { kind: 'unroutable', enhanced: '5.1.2', text: `5.1.2 ${domain} has no MX and no address record: it cannot receive mail` } };
+    return {
+      kind: 'fail',
+      outcome: { kind: 'unroutable', enhanced: '5.1.2', text: `5.1.2 ${domain} has no MX and no address record: it cannot receive mail` },
+    };
   }
   return { kind: 'hops', hops: [{ host: domain, port: options.port, addresses }] };
 }

@@ -95,9 +95,11 @@ export async function startOutbound(deps: DeliveryDeps): Promise<RunningOutbound
     deliver: (items) => {
       if (stopping) {
         // Handed over while stopping: back to the queue for whichever worker comes next.
-        void releaseDeliveries(deps.sql, items.map((i) => i.send.id), deps.clock.now()).catch((err: unknown) =>
-          log.warn({ err }, 'could not give back sends handed over during the stop; they are taken again when their claim ends'),
-        );
+        void releaseDeliveries(
+          deps.sql,
+          items.map((i) => i.send.id),
+          deps.clock.now(),
+        ).catch((err: unknown) => log.warn({ err }, 'could not give back sends handed over during the stop; they are taken again when their claim ends'));
         return;
       }
       take(items.map((item) => ({ kind: 'handed', item })));

@@ -74,7 +74,11 @@ export class Transports {
       const text = String(info.response ?? '250 OK').trim();
       return { outcome: { kind: 'reply', code: Number(/^\d{3}/.exec(text)?.[0] ?? 250), text }, connectionLevel: false };
     } catch (err) {
-      if (signal.aborted) return { outcome: { kind: 'network', text: `gave up waiting for ${dest.host}: ${String(signal.reason ?? 'deadline passed')}` }, connectionLevel: false };
+      if (signal.aborted)
+        return {
+          outcome: { kind: 'network', text: `gave up waiting for ${dest.host}: ${String(signal.reason ?? 'deadline passed')}` },
+          connectionLevel: false,
+        };
       return outcomeOfError(err as NodemailerError);
     } finally {
       pooled.pending--;
@@ -165,7 +169,9 @@ function sendRaw(pool: SMTPPool, envelope: Envelope, raw: Buffer, signal: AbortS
       }),
   };
   return new Promise((resolve, reject) => {
-    pool.send({ data: { signal }, message } as never, (err: Error | null, info?: unknown) => (err ? reject(err) : resolve((info ?? {}) as { response?: string })));
+    pool.send({ data: { signal }, message } as never, (err: Error | null, info?: unknown) =>
+      err ? reject(err) : resolve((info ?? {}) as { response?: string }),
+    );
   });
 }
 

@@ -8,7 +8,16 @@ import { warmupGate } from '../../../shared/sending/gates/warmup.js';
 import type { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import { logAttempt } from './attempt-log.js';
 import { attemptFromPool } from './source.js';
-import { recordAttempt, recordDrop, recordFailure, recordGone, recordRedeferral, recordSimulated, type DeliveredWriter, type RecordedOutcome } from './record.js';
+import {
+  recordAttempt,
+  recordDrop,
+  recordFailure,
+  recordGone,
+  recordRedeferral,
+  recordSimulated,
+  type DeliveredWriter,
+  type RecordedOutcome,
+} from './record.js';
 import type { Transports } from './transports.js';
 
 export type DeliveryOutcome = 'skipped' | 'attempted' | 'dropped' | 'simulated' | 'redeferred' | 'failed';

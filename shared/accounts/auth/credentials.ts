@@ -94,16 +94,20 @@ export class CredentialResolver {
     const hash = hashApiKey(secret);
     let entry = this.keys.get(hash);
     if (!this.fresh(entry)) {
-      const [row] = await this.db<(TenantRow & { key_id: string; key_name: string; prefix: string; mode: KeyMode; scopes: string[]; role_ceiling: UserRole; revoked_at: Date | null })[]>`
+      const [row] = await this.db<
+        (TenantRow & { key_id: string; key_name: string; prefix: string; mode: KeyMode; scopes: string[]; role_ceiling: UserRole; revoked_at: Date | null })[]
+      >`
         select k.id as key_id, k.name as key_name, k.prefix, k.mode, k.scopes, k.role_ceiling, k.revoked_at,
                t.id, t.name, t.slug, t.plan_id, t.is_sandbox, t.is_super_admin, t.status
         from api_keys k join tenants t on t.id = k.tenant_id
         where k.key_hash = ${hash}`;
-      const value: KeyRecord | undefined = row && keyRecord(
-        { id: row.key_id, name: row.key_name, prefix: row.prefix, mode: row.mode, scopes: row.scopes, role: row.role_ceiling },
-        tenantOf(row),
-        row.revoked_at !== null,
-      );
+      const value: KeyRecord | undefined =
+        row &&
+        keyRecord(
+          { id: row.key_id, name: row.key_name, prefix: row.prefix, mode: row.mode, scopes: row.scopes, role: row.role_ceiling },
+          tenantOf(row),
+          row.revoked_at !== null,
+        );
       this.remember(this.keys, hash, value);
       entry = this.keys.get(hash)!;
     }
@@ -117,7 +121,9 @@ export class CredentialResolver {
     if (!claims || !isUuid(claims.userId) || !isUuid(claims.tenantId)) return undefined;
     let entry = this.users.get(claims.userId);
     if (!this.fresh(entry)) {
-      const [row] = await this.db<(TenantRow & { user_id: string; email: string; role: UserRole; user_super: boolean; first_name: string | null; sessions_valid_after: Date })[]>`
+      const [row] = await this.db<
+        (TenantRow & { user_id: string; email: string; role: UserRole; user_super: boolean; first_name: string | null; sessions_valid_after: Date })[]
+      >`
         select u.id as user_id, u.email, u.role, u.is_super_admin as user_super, u.first_name, u.sessions_valid_after,
                t.id, t.name, t.slug, t.plan_id, t.is_sandbox, t.is_super_admin, t.status
         from users u join tenants t on t.id = u.tenant_id
@@ -171,5 +177,13 @@ function keyRecord(key: NonNullable<Principal['key']>, tenant: TenantCols, revok
 }
 
 function tenantOf(row: TenantRow): TenantCols {
-  return { id: row.id, name: row.name, slug: row.slug, plan_id: row.plan_id, is_sandbox: row.is_sandbox, is_super_admin: row.is_super_admin, status: row.status };
+  return {
+    id: row.id,
+    name: row.name,
+    slug: row.slug,
+    plan_id: row.plan_id,
+    is_sandbox: row.is_sandbox,
+    is_super_admin: row.is_super_admin,
+    status: row.status,
+  };
 }

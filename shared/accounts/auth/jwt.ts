@@ -54,8 +54,7 @@ export class SessionTokens {
   private constructor(private readonly key: Uint8Array) {}
 
   static async create(config: Config): Promise<SessionTokens> {
-    const secret =
-      config.jwtSecret ?? (await loadOrCreate(config.dataDir, 'jwt-secret', () => randomBytes(48).toString('base64url')));
+    const secret = config.jwtSecret ?? (await loadOrCreate(config.dataDir, 'jwt-secret', () => randomBytes(48).toString('base64url')));
     return new SessionTokens(new TextEncoder().encode(secret));
   }
 
@@ -92,7 +91,13 @@ export class SessionTokens {
   /** The claims of a valid, unexpired mailbox session, or undefined for anything else (user sessions included). */
   async verifyMailbox(token: string, now: Date): Promise<MailboxClaims | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: MAILBOX_AUDIENCE, algorithms: ['HS256'], currentDate: now, requiredClaims: REQUIRED_CLAIMS });
+      const { payload } = await jwtVerify(token, this.key, {
+        issuer: ISSUER,
+        audience: MAILBOX_AUDIENCE,
+        algorithms: ['HS256'],
+        currentDate: now,
+        requiredClaims: REQUIRED_CLAIMS,
+      });
       const mailboxId = payload['mbx'];
       if (typeof mailboxId !== 'string' || payload.sub !== mailboxId || typeof payload['tid'] !== 'string') return undefined;
       return { mailboxId, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, issuedAtMs: issuedAtMs(payload), expiresAt: payload.exp ?? 0 };
@@ -120,7 +125,13 @@ export class SessionTokens {
   /** The claims of a valid, unexpired 2FA challenge token, or undefined for anything else (sessions included). */
   async verifyTotpChallenge(token: string, now: Date): Promise<SessionClaims | undefined> {
     try {
-      const { payload } = await jwtVerify(token, this.key, { issuer: ISSUER, audience: TOTP_AUDIENCE, algorithms: ['HS256'], currentDate: now, requiredClaims: REQUIRED_CLAIMS });
+      const { payload } = await jwtVerify(token, this.key, {
+        issuer: ISSUER,
+        audience: TOTP_AUDIENCE,
+        algorithms: ['HS256'],
+        currentDate: now,
+        requiredClaims: REQUIRED_CLAIMS,
+      });
       if (payload['pur'] !== TOTP_PURPOSE || typeof payload.sub !== 'string' || typeof payload['tid'] !== 'string') return undefined;
       return { userId: payload.sub, tenantId: payload['tid'], issuedAt: payload.iat ?? 0, issuedAtMs: issuedAtMs(payload), expiresAt: payload.exp ?? 0 };
     } catch (err) {

@@ -9,10 +9,7 @@ export interface ResetTokenRow {
 }
 
 /** Stores a token (its hash) and drops the user's tokens that can no longer be used. */
-export async function insertResetToken(
-  db: Queryable,
-  t: { userId: string; tokenHash: string; expiresAt: Date; ip: string | null; at: Date },
-): Promise<void> {
+export async function insertResetToken(db: Queryable, t: { userId: string; tokenHash: string; expiresAt: Date; ip: string | null; at: Date }): Promise<void> {
   await db`
     delete from password_reset_tokens
     where user_id = ${t.userId} and (used_at is not null or expires_at <= ${t.at}) and created_at < ${new Date(t.at.getTime() - 3_600_000)}`;

@@ -44,9 +44,7 @@ export async function signIn(deps: SignInDeps, input: { email: string; password:
   const keys = [accountKey(input.email), addressKey(ip)];
   await assertNotLocked(deps, keys);
   const user = await findUserByEmail(deps.sql, input.email);
-  const ok = user
-    ? await verifyPassword(input.password, user.password_hash)
-    : await burnPasswordCheck(input.password, deps.config.auth.bcrypt_cost);
+  const ok = user ? await verifyPassword(input.password, user.password_hash) : await burnPasswordCheck(input.password, deps.config.auth.bcrypt_cost);
   if (!user || !ok) {
     await recordFailure(deps, keys);
     throw new AppError('unauthenticated', 'invalid email or password');

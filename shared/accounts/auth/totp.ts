@@ -37,13 +37,7 @@ export function timeStepAt(at: Date): number {
  * The time step a 6-digit code belongs to, when it is valid within `windowSteps` steps of `at`
  * and later than `afterStep` (the last step accepted: a code is never taken twice); else undefined.
  */
-export async function matchTotpStep(
-  secret: string,
-  code: string,
-  at: Date,
-  windowSteps: number,
-  afterStep: number | null,
-): Promise<number | undefined> {
+export async function matchTotpStep(secret: string, code: string, at: Date, windowSteps: number, afterStep: number | null): Promise<number | undefined> {
   if (!looksLikeTotpCode(code)) return undefined;
   const result = await verify({
     secret,

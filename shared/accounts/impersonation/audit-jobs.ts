@@ -29,7 +29,13 @@ export interface ImpersonationActionJob {
  * and each run first checks the row is not already written.
  */
 export async function ensureImpersonationAuditJobs(sql: Sql): Promise<void> {
-  await createJobQueue(sql, IMPERSONATION_AUDIT_JOBS, { retryLimit: 50, retryDelay: 2, retryBackoff: true, expireInSeconds: 120, retentionMinutes: 7 * 24 * 60 });
+  await createJobQueue(sql, IMPERSONATION_AUDIT_JOBS, {
+    retryLimit: 50,
+    retryDelay: 2,
+    retryBackoff: true,
+    expireInSeconds: 120,
+    retentionMinutes: 7 * 24 * 60,
+  });
 }
 
 export interface ImpersonationAuditDeps {
@@ -48,7 +54,14 @@ export async function writeImpersonationAudit(sql: Sql, jobId: string, job: Impe
       action: IMPERSONATION_ACTION,
       resourceType: 'http_request',
       resourceId: job.request_id,
-      metadata: { job_id: jobId, impersonator_user_id: job.impersonator_user_id, method: job.method, route: job.route, path: job.path, status_code: job.status_code },
+      metadata: {
+        job_id: jobId,
+        impersonator_user_id: job.impersonator_user_id,
+        method: job.method,
+        route: job.route,
+        path: job.path,
+        status_code: job.status_code,
+      },
       at: new Date(job.at),
     });
     return 'written' as const;

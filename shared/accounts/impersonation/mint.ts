@@ -42,5 +42,12 @@ export async function mintImpersonationToken(
     metadata: { impersonator_user_id: caller.userId, ttl_minutes: ttlMinutes, expires_at: new Date(expiresAt * 1000).toISOString() },
     at: now,
   });
-  return { token, tenant_id: tenantId, is_impersonating: true, impersonator_user_id: caller.userId, ttl_minutes: ttlMinutes, expires_at: new Date(expiresAt * 1000) };
+  return {
+    token,
+    tenant_id: tenantId,
+    is_impersonating: true,
+    impersonator_user_id: caller.userId,
+    ttl_minutes: ttlMinutes,
+    expires_at: new Date(expiresAt * 1000),
+  };
 }

@@ -26,8 +26,9 @@ export interface ClientDayCount {
  */
 export async function upsertActivityMinutes(db: Queryable, rows: MinuteCount[]): Promise<void> {
   if (rows.length === 0) return;
-  const sorted = [...rows].sort((a, b) =>
-    a.keyId.localeCompare(b.keyId) || a.minute.getTime() - b.minute.getTime() || a.route.localeCompare(b.route) || a.status - b.status);
+  const sorted = [...rows].sort(
+    (a, b) => a.keyId.localeCompare(b.keyId) || a.minute.getTime() - b.minute.getTime() || a.route.localeCompare(b.route) || a.status - b.status,
+  );
   await db`
     insert into api_key_activity (key_id, minute, route, status, count, latency_ms_sum, latency_buckets)
     select u.key_id, u.minute, u.route, u.status, u.count, u.latency_sum, u.buckets::int[]

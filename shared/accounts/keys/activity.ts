@@ -5,9 +5,7 @@ import type { Sql } from '../../db/connection.js';
 import { notFound } from '../../kernel/errors.js';
 import { isUuid } from '../../kernel/ids.js';
 import { percentile } from './activity-histogram.js';
-import {
-  dailyCounts, findTenantKey, latencyTotals, listUnrevokedKeys, statusCounts, topRoutes, windowCounts, type ActivityKey,
-} from './activity-queries.js';
+import { dailyCounts, findTenantKey, latencyTotals, listUnrevokedKeys, statusCounts, topRoutes, windowCounts, type ActivityKey } from './activity-queries.js';
 import type { KeyActivityRecorder } from './activity-recorder.js';
 import { judgeKey, type Suspicion } from './activity-suspicious.js';
 
@@ -47,7 +45,11 @@ export interface KeyUsage {
 export async function keyUsage(deps: ActivityDeps, tenantId: string, days: number): Promise<KeyUsage[]> {
   const now = deps.clock.now();
   const keys = await listUnrevokedKeys(deps.sql, tenantId);
-  const rows = await dailyCounts(deps.sql, keys.map((k) => k.id), utcDayStart(now, days - 1));
+  const rows = await dailyCounts(
+    deps.sql,
+    keys.map((k) => k.id),
+    utcDayStart(now, days - 1),
+  );
   const byKey = new Map<string, Map<string, number>>();
   for (const r of rows) {
     if (!byKey.has(r.key_id)) byKey.set(r.key_id, new Map());

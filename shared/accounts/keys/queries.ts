@@ -18,8 +18,7 @@ export interface ApiKeyRow {
   revoked_at: Date | null;
 }
 
-const columns = (db: Queryable) =>
-  db`id, tenant_id, name, prefix, mode, scopes, created_by_user_id, role_ceiling, created_at, last_used_at, revoked_at`;
+const columns = (db: Queryable) => db`id, tenant_id, name, prefix, mode, scopes, created_by_user_id, role_ceiling, created_at, last_used_at, revoked_at`;
 
 export async function insertApiKey(
   db: Queryable,

@@ -42,7 +42,14 @@ export async function createApiKey(
   const { key, prefix } = generateApiKey(mode === 'live' ? deps.config.keyPrefixes.live : deps.config.keyPrefixes.test);
   const row = await deps.sql.begin(async (tx) => {
     const created = await insertApiKey(tx, {
-      tenantId, name: input.name, prefix, mode, keyHash: hashApiKey(key), scopes, createdBy: creator.userId, roleCeiling: creator.role,
+      tenantId,
+      name: input.name,
+      prefix,
+      mode,
+      keyHash: hashApiKey(key),
+      scopes,
+      createdBy: creator.userId,
+      roleCeiling: creator.role,
     });
     await writeAudit(tx, {
       tenantId,

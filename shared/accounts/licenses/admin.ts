@@ -48,7 +48,14 @@ export async function createLicenseKey(deps: LicenseAdminDeps, caller: LicenseAd
   // Whole seconds: the token carries seconds, and the row must read back what the token says.
   const issuedAt = new Date(Math.floor(now.getTime() / 1000) * 1000);
   const expires = expiresAt ? new Date(Math.floor(expiresAt.getTime() / 1000) * 1000) : null;
-  const key = await signLicense(signing, { id, plan_id: input.plan_id, tenant_id: tenantId, issued_at: issuedAt, expires_at: expires, issuer: deps.config.publicUrl.origin });
+  const key = await signLicense(signing, {
+    id,
+    plan_id: input.plan_id,
+    tenant_id: tenantId,
+    issued_at: issuedAt,
+    expires_at: expires,
+    issuer: deps.config.publicUrl.origin,
+  });
   return deps.sql.begin(async (tx) => {
     const row = await insertLicenseKey(tx, {
       id,

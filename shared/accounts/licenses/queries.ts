@@ -57,7 +57,11 @@ export async function insertLicenseKey(
   return inserted!;
 }
 
-export async function listLicenseKeys(db: Queryable, page: { limit: number; offset: number }, filter: { tenantId?: string | undefined } = {}): Promise<{ items: LicenseKeyRow[]; total: number }> {
+export async function listLicenseKeys(
+  db: Queryable,
+  page: { limit: number; offset: number },
+  filter: { tenantId?: string | undefined } = {},
+): Promise<{ items: LicenseKeyRow[]; total: number }> {
   const where = filter.tenantId ? db`where tenant_id = ${filter.tenantId}` : db``;
   const items = await db<LicenseKeyRow[]>`
     select * from license_keys ${where} order by created_at desc, id desc limit ${page.limit} offset ${page.offset}`;

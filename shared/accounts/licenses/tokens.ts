@@ -21,7 +21,10 @@ export interface LicenseClaims {
 const seconds = (d: Date) => Math.floor(d.getTime() / 1000);
 
 export async function signLicense(key: LicenseSigningKey, claims: LicenseClaims): Promise<string> {
-  const payload: JWTPayload & { plan_id: string; tenant_id?: string } = { plan_id: claims.plan_id, ...(claims.tenant_id ? { tenant_id: claims.tenant_id } : {}) };
+  const payload: JWTPayload & { plan_id: string; tenant_id?: string } = {
+    plan_id: claims.plan_id,
+    ...(claims.tenant_id ? { tenant_id: claims.tenant_id } : {}),
+  };
   const jwt = new SignJWT(payload)
     .setProtectedHeader({ alg: LICENSE_ALGORITHM, typ: LICENSE_TOKEN_TYPE, kid: key.kid })
     .setJti(claims.id)
@@ -52,7 +55,12 @@ export function licenseKid(token: string): string | undefined {
  */
 export async function verifyLicenseToken(token: string, publicKey: KeyObject, now: Date): Promise<VerifiedToken> {
   try {
-    const { payload } = await jwtVerify(token, publicKey, { algorithms: [LICENSE_ALGORITHM], typ: LICENSE_TOKEN_TYPE, currentDate: now, requiredClaims: ['jti', 'iat'] });
+    const { payload } = await jwtVerify(token, publicKey, {
+      algorithms: [LICENSE_ALGORITHM],
+      typ: LICENSE_TOKEN_TYPE,
+      currentDate: now,
+      requiredClaims: ['jti', 'iat'],
+    });
     if (typeof payload['plan_id'] !== 'string' || typeof payload.jti !== 'string') return { ok: false, reason: 'malformed' };
     const tenant = payload['tenant_id'];
     return {

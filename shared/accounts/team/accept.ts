@@ -39,12 +39,21 @@ export async function acceptInvite(
       const claimed = await claimInvite(tx, tokenHash, at);
       if (!claimed) throw gone();
       const created = await insertUser(tx, {
-        tenantId: claimed.tenant_id, email: claimed.email, passwordHash, role: claimed.role, firstName: input.first_name ?? null,
+        tenantId: claimed.tenant_id,
+        email: claimed.email,
+        passwordHash,
+        role: claimed.role,
+        firstName: input.first_name ?? null,
       });
       await setInviteUser(tx, claimed.id, created.id);
       await writeAudit(tx, {
-        tenantId: claimed.tenant_id, actor: { type: 'user', id: created.id, ip }, action: 'team.invite_accepted',
-        resourceType: 'team_invite', resourceId: claimed.id, metadata: { email: claimed.email, role: claimed.role, user_id: created.id }, at,
+        tenantId: claimed.tenant_id,
+        actor: { type: 'user', id: created.id, ip },
+        action: 'team.invite_accepted',
+        resourceType: 'team_invite',
+        resourceId: claimed.id,
+        metadata: { email: claimed.email, role: claimed.role, user_id: created.id },
+        at,
       });
       return created;
     });

@@ -10,7 +10,16 @@ import type { UserRole } from '../auth/users.js';
 import { AppError, conflict, notFound } from '../../kernel/errors.js';
 import { isUuid } from '../../kernel/ids.js';
 import { canManageRole } from './roles.js';
-import { findInvite, findPendingInviteByEmail, insertInvite, listPendingInvites, lockTeam, revokeInvite, userExistsWithEmail, type InviteRow } from './queries.js';
+import {
+  findInvite,
+  findPendingInviteByEmail,
+  insertInvite,
+  listPendingInvites,
+  lockTeam,
+  revokeInvite,
+  userExistsWithEmail,
+  type InviteRow,
+} from './queries.js';
 
 export interface TeamDeps {
   sql: Sql;
@@ -57,7 +66,8 @@ export async function createInvite(
   actor: TeamActor,
   input: { email: string; role: UserRole },
 ): Promise<CreatedInvite> {
-  if (!canManageRole(actor.role, input.role)) throw new AppError('forbidden', `a${actor.role === 'admin' ? 'n' : ''} ${actor.role} cannot invite with the ${input.role} role`);
+  if (!canManageRole(actor.role, input.role))
+    throw new AppError('forbidden', `a${actor.role === 'admin' ? 'n' : ''} ${actor.role} cannot invite with the ${input.role} role`);
   const email = input.email.trim().toLowerCase();
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   const at = deps.clock.now();
@@ -69,12 +79,22 @@ export async function createInvite(
       throw conflict('this e-mail address already has a pending invite; revoke it first to send a new one');
     }
     const row = await insertInvite(tx, {
-      tenantId: tenant.id, email, role: input.role, tokenHash: hashInviteToken(token),
-      invitedBy: actor.audit.type === 'user' ? actor.audit.id : null, at, expiresAt,
+      tenantId: tenant.id,
+      email,
+      role: input.role,
+      tokenHash: hashInviteToken(token),
+      invitedBy: actor.audit.type === 'user' ? actor.audit.id : null,
+      at,
+      expiresAt,
     });
     await writeAudit(tx, {
-      tenantId: tenant.id, actor: actor.audit, action: 'team.invite_created', resourceType: 'team_invite', resourceId: row.id,
-      metadata: { email, role: input.role, expires_at: expiresAt.toISOString() }, at,
+      tenantId: tenant.id,
+      actor: actor.audit,
+      action: 'team.invite_created',
+      resourceType: 'team_invite',
+      resourceId: row.id,
+      metadata: { email, role: input.role, expires_at: expiresAt.toISOString() },
+      at,
     });
     return row;
   });
@@ -113,8 +133,13 @@ export async function revokeTeamInvite(deps: TeamDeps, tenantId: string, actor: 
     if (!canManageRole(actor.role, invite.role)) throw new AppError('forbidden', `only an owner can revoke an invite with the ${invite.role} role`);
     const revoked = (await revokeInvite(tx, tenantId, id, at))!;
     await writeAudit(tx, {
-      tenantId, actor: actor.audit, action: 'team.invite_revoked', resourceType: 'team_invite', resourceId: id,
-      metadata: { email: invite.email, role: invite.role }, at,
+      tenantId,
+      actor: actor.audit,
+      action: 'team.invite_revoked',
+      resourceType: 'team_invite',
+      resourceId: id,
+      metadata: { email: invite.email, role: invite.role },
+      at,
     });
     return revoked;
   });

@@ -11,8 +11,7 @@ export function listTeam(deps: TeamDeps, tenantId: string): Promise<MemberRow[]>
   return listMembers(deps.sql, tenantId);
 }
 
-const lastOwner = (what: string) =>
-  conflict(`${what} the tenant's last owner: make another member owner first`);
+const lastOwner = (what: string) => conflict(`${what} the tenant's last owner: make another member owner first`);
 
 /** The member of this tenant (404 otherwise) whom the actor may manage (403 otherwise). */
 function checkTarget(actor: TeamActor, member: MemberRow | undefined): MemberRow {
@@ -35,8 +34,13 @@ export async function changeRole(deps: TeamDeps, tenantId: string, actor: TeamAc
     if (member.role === 'owner' && (await countOwners(tx, tenantId)) <= 1) throw lastOwner('cannot demote');
     await setMemberRole(tx, tenantId, memberId, role, at);
     await writeAudit(tx, {
-      tenantId, actor: actor.audit, action: 'team.role_changed', resourceType: 'user', resourceId: memberId,
-      metadata: { email: member.email, before: member.role, after: role }, at,
+      tenantId,
+      actor: actor.audit,
+      action: 'team.role_changed',
+      resourceType: 'user',
+      resourceId: memberId,
+      metadata: { email: member.email, before: member.role, after: role },
+      at,
     });
     return { ...member, role };
   });
@@ -52,8 +56,13 @@ export async function removeMember(deps: TeamDeps, tenantId: string, actor: Team
     if (member.role === 'owner' && (await countOwners(tx, tenantId)) <= 1) throw lastOwner('cannot remove');
     await deleteMember(tx, tenantId, memberId);
     await writeAudit(tx, {
-      tenantId, actor: actor.audit, action: 'team.member_removed', resourceType: 'user', resourceId: memberId,
-      metadata: { email: member.email, role: member.role }, at,
+      tenantId,
+      actor: actor.audit,
+      action: 'team.member_removed',
+      resourceType: 'user',
+      resourceId: memberId,
+      metadata: { email: member.email, role: member.role },
+      at,
     });
     return member;
   });

@@ -61,6 +61,9 @@ export function requireRole(principal: Principal, required: UserRole): void {
     throw new AppError('forbidden', `this action needs the ${required} role or higher; your role is ${principal.user!.role}`);
   }
   if (principal.kind === 'api_key' && !roleAtLeast(principal.key!.role, required)) {
-    throw new AppError('forbidden', `this action needs the ${required} role or higher; this API key's ceiling is ${principal.key!.role}, the role of the user who made it`);
+    throw new AppError(
+      'forbidden',
+      `this action needs the ${required} role or higher; this API key's ceiling is ${principal.key!.role}, the role of the user who made it`,
+    );
   }
 }

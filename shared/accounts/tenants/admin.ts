@@ -70,7 +70,11 @@ export async function changeTenantStatus(
       action: action === 'suspend' ? 'tenant.suspended' : 'tenant.unsuspended',
       resourceType: 'tenant',
       resourceId: tenantId,
-      metadata: { previous_status: row.status, ...(reason && action === 'suspend' ? { reason } : {}), ...(options.bulkRequestId ? { bulk_request_id: options.bulkRequestId } : {}) },
+      metadata: {
+        previous_status: row.status,
+        ...(reason && action === 'suspend' ? { reason } : {}),
+        ...(options.bulkRequestId ? { bulk_request_id: options.bulkRequestId } : {}),
+      },
       at,
     });
     const text =
@@ -142,7 +146,13 @@ export interface BulkResult {
  * Applies one action to each tenant, each in its own transaction: a row's failure (unknown tenant, the
  * super-admin tenant) is reported in its result and the others go on. Ids repeated in the request are done once.
  */
-export async function bulkTenantAction(deps: TenantAdminDeps, caller: TenantAdminCaller, tenantIds: readonly string[], action: BulkAction, reason?: string): Promise<BulkResult> {
+export async function bulkTenantAction(
+  deps: TenantAdminDeps,
+  caller: TenantAdminCaller,
+  tenantIds: readonly string[],
+  action: BulkAction,
+  reason?: string,
+): Promise<BulkResult> {
   const bulkRequestId = randomUUID();
   const results: BulkRow[] = [];
   for (const tenantId of [...new Set(tenantIds)]) {

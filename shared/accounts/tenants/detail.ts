@@ -28,12 +28,24 @@ export interface TenantDetail {
     bounce_rate: number | null;
     complaint_rate: number | null;
   };
-  domains: { id: string; name: string; verified: boolean; verified_at: Date | null; drifted: boolean; warmup_tier: number; warmup_daily_cap: number; last_send_at: Date | null }[];
+  domains: {
+    id: string;
+    name: string;
+    verified: boolean;
+    verified_at: Date | null;
+    drifted: boolean;
+    warmup_tier: number;
+    warmup_daily_cap: number;
+    last_send_at: Date | null;
+  }[];
 }
 
 const ratio = (n: number, d: number) => (d === 0 ? null : Math.round((n / d) * 10_000) / 10_000);
 
-export async function tenantDetail(deps: { sql: Queryable; clock: Clock; config: { warmup: WarmupConfig } }, tenantId: string): Promise<TenantDetail | undefined> {
+export async function tenantDetail(
+  deps: { sql: Queryable; clock: Clock; config: { warmup: WarmupConfig } },
+  tenantId: string,
+): Promise<TenantDetail | undefined> {
   const tenant = await getTenantSummary(deps.sql, tenantId);
   if (!tenant) return undefined;
   const now = deps.clock.now();
@@ -51,7 +63,12 @@ export async function tenantDetail(deps: { sql: Queryable; clock: Clock; config:
     plan: { id: tenant.plan_id, name: plan?.plan_name ?? tenant.plan_id, monthly_send_cap: cap },
     quota: { month: month.slice(0, 7), used, cap, remaining: Math.max(0, cap - used), used_pct: cap === 0 ? null : Math.round((used / cap) * 1000) / 10 },
     sends_24h: sends24h,
-    rates: { window_days: RATES_WINDOW_DAYS, ...counts, bounce_rate: ratio(counts.bounces, counts.sent), complaint_rate: ratio(counts.complaints, counts.sent) },
+    rates: {
+      window_days: RATES_WINDOW_DAYS,
+      ...counts,
+      bounce_rate: ratio(counts.bounces, counts.sent),
+      complaint_rate: ratio(counts.complaints, counts.sent),
+    },
     domains: domains.map((d) => ({
       id: d.id,
       name: d.name,

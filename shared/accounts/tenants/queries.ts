@@ -16,10 +16,7 @@ export interface Tenant {
   updated_at: Date;
 }
 
-export async function insertTenant(
-  db: Queryable,
-  t: { name: string; slug: string; planId?: string; isSuperAdmin?: boolean },
-): Promise<Tenant> {
+export async function insertTenant(db: Queryable, t: { name: string; slug: string; planId?: string; isSuperAdmin?: boolean }): Promise<Tenant> {
   const [row] = await db<Tenant[]>`
     insert into tenants (name, slug, plan_id, is_super_admin)
     values (${t.name}, ${t.slug}, ${t.planId ?? 'free'}, ${t.isSuperAdmin ?? false})

@@ -68,7 +68,15 @@ export async function changeTenantPlan(
       });
     }
     const cap = plan.monthly_send_cap;
-    return { tenant_id: tenantId, plan_id: planId, previous_plan_id: row.plan_id, monthly_send_cap: cap, quota_used: used, changed, campaigns_resumed: resumed.length };
+    return {
+      tenant_id: tenantId,
+      plan_id: planId,
+      previous_plan_id: row.plan_id,
+      monthly_send_cap: cap,
+      quota_used: used,
+      changed,
+      campaigns_resumed: resumed.length,
+    };
   });
   if (result.changed) deps.forgetTenant?.(tenantId);
   return result;
@@ -79,7 +87,12 @@ export async function changeTenantPlan(
  * and sends already queued when it was flipped) is recorded in the simulated-sends store instead of delivered.
  * Unknown → 404. Audited when it changes.
  */
-export async function changeTenantSandbox(deps: TenantSettingsDeps, caller: TenantAdminCaller, tenantId: string, isSandbox: boolean): Promise<{ tenant_id: string; is_sandbox: boolean }> {
+export async function changeTenantSandbox(
+  deps: TenantSettingsDeps,
+  caller: TenantAdminCaller,
+  tenantId: string,
+  isSandbox: boolean,
+): Promise<{ tenant_id: string; is_sandbox: boolean }> {
   if (!isUuid(tenantId)) throw notFound('tenant');
   const at = deps.clock.now();
   const changed = await deps.sql.begin(async (tx) => {

@@ -13,7 +13,11 @@ export class SuspendedTenants {
   private readAt = Number.NEGATIVE_INFINITY;
   private reading: Promise<void> | undefined;
 
-  constructor(private readonly db: Queryable, private readonly log: Logger, private readonly maxAgeMs: number) {}
+  constructor(
+    private readonly db: Queryable,
+    private readonly log: Logger,
+    private readonly maxAgeMs: number,
+  ) {}
 
   async has(tenantId: string): Promise<boolean> {
     if (performance.now() - this.readAt >= this.maxAgeMs) await (this.reading ??= this.read().finally(() => (this.reading = undefined)));

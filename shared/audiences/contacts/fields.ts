@@ -2,9 +2,30 @@
 
 /** Every reserved column name of the spec: none of them can be a custom field's key. */
 export const RESERVED_COLUMNS = [
-  'email', 'first_name', 'last_name', 'phone', 'company', 'city', 'state', 'country', 'postal_code', 'title', 'timezone',
-  'mobile_phone', 'email_format', 'confirmed_status', 'mobile_status', 'crm_id', 'crm_contact_id', 'crm_lead_id',
-  'status', 'id', 'tenant_id', 'created_at', 'updated_at', 'custom_fields',
+  'email',
+  'first_name',
+  'last_name',
+  'phone',
+  'company',
+  'city',
+  'state',
+  'country',
+  'postal_code',
+  'title',
+  'timezone',
+  'mobile_phone',
+  'email_format',
+  'confirmed_status',
+  'mobile_status',
+  'crm_id',
+  'crm_contact_id',
+  'crm_lead_id',
+  'status',
+  'id',
+  'tenant_id',
+  'created_at',
+  'updated_at',
+  'custom_fields',
 ] as const;
 
 /**

@@ -21,7 +21,19 @@ export type ContactRow = {
 /** The unique key of a tenant's addresses (by hash, so an erased row keeps its address's place). */
 export const CONTACT_HASH_KEY = 'contacts_tenant_hash_key';
 
-const COLUMNS = ['id', 'tenant_id', 'email', ...PROFILE_COLUMN_NAMES, 'status', 'custom_fields', 'best_send_hour', 'unsubscribed_at', 'erased_at', 'created_at', 'updated_at'];
+const COLUMNS = [
+  'id',
+  'tenant_id',
+  'email',
+  ...PROFILE_COLUMN_NAMES,
+  'status',
+  'custom_fields',
+  'best_send_hour',
+  'unsubscribed_at',
+  'erased_at',
+  'created_at',
+  'updated_at',
+];
 
 const columns = (db: Queryable) => db(COLUMNS);
 
@@ -178,9 +190,13 @@ export async function updateContact(db: Queryable, tenantId: string, id: string,
   const [row] = await db<ContactRow[]>`
     update contacts set ${db(values)},
       custom_fields = (custom_fields || ${db.json(c.customFields.set as never)}::jsonb) - ${c.customFields.remove}::text[]
-      ${status === undefined ? db`` : db`, status = ${status},
+      ${
+        status === undefined
+          ? db``
+          : db`, status = ${status},
         unsubscribed_at = case when ${status}::text = 'unsubscribed'
-          then case when status = 'unsubscribed' then coalesce(unsubscribed_at, ${at}::timestamptz) else ${at}::timestamptz end end`}
+          then case when status = 'unsubscribed' then coalesce(unsubscribed_at, ${at}::timestamptz) else ${at}::timestamptz end end`
+      }
     where tenant_id = ${tenantId} and id = ${id}
     returning ${columns(db)}`;
   return row;

@@ -119,7 +119,8 @@ export async function createContact(
   return deps.sql.begin(async (tx) => {
     const [existing] = await findContactsByEmails(tx, tenantId, [checked.email]);
     const live = existing !== undefined && existing.status !== 'deleted';
-    if (live && !options.upsert) throw conflict(`a contact with the address ${checked.email} already exists (id ${existing.id}); add ?upsert=true to update it`);
+    if (live && !options.upsert)
+      throw conflict(`a contact with the address ${checked.email} already exists (id ${existing.id}); add ?upsert=true to update it`);
     if (live && existing.status === 'unsubscribed' && checked.status === 'active') throw resubscribeConflict(existing.id);
     const write = live ? checked : checkContactWrite(catalog, input, { creating: true });
     const [result] = await upsertContacts(tx, tenantId, [write], { onExisting: options.upsert ? 'update' : 'skip', at });
@@ -133,7 +134,7 @@ export async function createContact(
 export function resubscribeConflict(id: string): AppError {
   return conflict(
     `this contact is unsubscribed: a write cannot make it active again; re-subscribing needs the person's consent, ` +
-    `recorded with POST /contacts/${id}/resubscribe and a reason`,
+      `recorded with POST /contacts/${id}/resubscribe and a reason`,
   );
 }
 
@@ -151,10 +152,15 @@ export async function resubscribeContact(deps: ContactDeps, tenantId: string, ac
   const at = deps.clock.now();
   return deps.sql.begin(async (tx) => {
     const current = await requireContact(tx, tenantId, id, { lock: true });
-    if (current.status !== 'unsubscribed') throw conflict(`only an unsubscribed contact can be re-subscribed; this one is ${current.erased_at ? 'erased' : current.status}`);
+    if (current.status !== 'unsubscribed')
+      throw conflict(`only an unsubscribed contact can be re-subscribed; this one is ${current.erased_at ? 'erased' : current.status}`);
     const row = (await markResubscribed(tx, tenantId, id, at))!;
     await writeAudit(tx, {
-      tenantId, actor, action: 'contact.resubscribed', resourceType: 'contact', resourceId: id,
+      tenantId,
+      actor,
+      action: 'contact.resubscribed',
+      resourceType: 'contact',
+      resourceId: id,
       metadata: { reason: text, previous_status: current.status, unsubscribed_at: current.unsubscribed_at?.toISOString() ?? null },
       at,
     });
@@ -180,8 +186,12 @@ export async function changeContact(deps: ContactDeps, tenantId: string, id: str
       if (current.status === 'deleted') throw conflict('this contact is deleted: add the address again with POST /contacts to restore it');
       if (current.status === 'unsubscribed' && changes.status === 'active') throw resubscribeConflict(id);
       if (changes.email === current.email) delete changes.email;
-      const nothing = changes.email === undefined && changes.status === undefined && Object.keys(changes.profile).length === 0 &&
-        Object.keys(changes.customFields.set).length === 0 && changes.customFields.remove.length === 0;
+      const nothing =
+        changes.email === undefined &&
+        changes.status === undefined &&
+        Object.keys(changes.profile).length === 0 &&
+        Object.keys(changes.customFields.set).length === 0 &&
+        changes.customFields.remove.length === 0;
       const row = nothing ? current : (await updateContact(tx, tenantId, id, changes, at))!;
       return view(catalog, row);
     });

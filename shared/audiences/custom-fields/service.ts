@@ -110,7 +110,8 @@ export async function createField(deps: CustomFieldDeps, tenantId: string, actor
       await tx`select pg_advisory_xact_lock(${CATALOG_LOCK_CLASS}, hashtext(${tenantId}))`;
       const existing = await listCustomFields(tx, tenantId);
       if (existing.some((f) => f.key === key)) throw duplicateKey(key);
-      if (existing.length >= MAX_CUSTOM_FIELDS) throw conflict(`the catalog already holds ${MAX_CUSTOM_FIELDS} fields, the most a tenant may have; delete one first`);
+      if (existing.length >= MAX_CUSTOM_FIELDS)
+        throw conflict(`the catalog already holds ${MAX_CUSTOM_FIELDS} fields, the most a tenant may have; delete one first`);
       await clearStoredValues(tx, tenantId, key);
       const row = await insertCustomField(
         tx,
@@ -119,7 +120,13 @@ export async function createField(deps: CustomFieldDeps, tenantId: string, actor
         at,
       );
       await writeAudit(tx, {
-        tenantId, actor, action: 'custom_field.created', resourceType: 'custom_field', resourceId: row.id, metadata: { key, type: row.type }, at,
+        tenantId,
+        actor,
+        action: 'custom_field.created',
+        resourceType: 'custom_field',
+        resourceId: row.id,
+        metadata: { key, type: row.type },
+        at,
       });
       return row;
     });
@@ -156,7 +163,13 @@ export async function changeField(deps: CustomFieldDeps, tenantId: string, actor
     if (fields.length === 0) return current;
     const row = (await updateCustomField(tx, tenantId, id, change, at))!;
     await writeAudit(tx, {
-      tenantId, actor, action: 'custom_field.updated', resourceType: 'custom_field', resourceId: id, metadata: { key: row.key, fields }, at,
+      tenantId,
+      actor,
+      action: 'custom_field.updated',
+      resourceType: 'custom_field',
+      resourceId: id,
+      metadata: { key: row.key, fields },
+      at,
     });
     return row;
   });
@@ -170,7 +183,13 @@ export async function removeField(deps: CustomFieldDeps, tenantId: string, actor
     const current = await findCustomField(tx, tenantId, id);
     if (!current || !(await deleteCustomField(tx, tenantId, id))) throw notFound('custom field');
     await writeAudit(tx, {
-      tenantId, actor, action: 'custom_field.deleted', resourceType: 'custom_field', resourceId: id, metadata: { key: current.key }, at,
+      tenantId,
+      actor,
+      action: 'custom_field.deleted',
+      resourceType: 'custom_field',
+      resourceId: id,
+      metadata: { key: current.key },
+      at,
     });
   });
 }

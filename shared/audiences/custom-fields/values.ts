@@ -50,7 +50,12 @@ export function checkValue(field: FieldDefinition, value: unknown, path: string,
       return s.length > LONGTEXT_MAX ? fail(`is longer than ${LONGTEXT_MAX} characters`) : s;
     }
     case 'number': {
-      const n = typeof value === 'number' ? value : source === 'text' && typeof value === 'string' && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value.trim()) ? Number(value.trim()) : NaN;
+      const n =
+        typeof value === 'number'
+          ? value
+          : source === 'text' && typeof value === 'string' && /^-?\d+(\.\d+)?([eE][-+]?\d+)?$/.test(value.trim())
+            ? Number(value.trim())
+            : NaN;
       if (typeof value !== 'number' && source === 'json') fail('must be a number');
       return Number.isFinite(n) ? n : fail('must be a finite number');
     }

@@ -73,7 +73,10 @@ async function refuseResubscribes(ctx: BatchContext, tx: Queryable, valid: Impor
   return valid.filter((row) => {
     const id = row.status === 'active' ? unsubscribed.get(row.email) : undefined;
     if (id === undefined) return true;
-    errors.push({ line: row.line, reason: `status: ${row.email} is unsubscribed; an import never re-subscribes (POST /contacts/${id}/resubscribe with a reason does)` });
+    errors.push({
+      line: row.line,
+      reason: `status: ${row.email} is unsubscribed; an import never re-subscribes (POST /contacts/${id}/resubscribe with a reason does)`,
+    });
     return false;
   });
 }
@@ -82,7 +85,13 @@ async function refuseResubscribes(ctx: BatchContext, tx: Queryable, valid: Impor
  * Writes `rows` (the records after `rowsDone`, in order) and advances the progress, all or nothing. Throws
  * Superseded when the import's rows_done is no longer `rowsDone` (another worker wrote this batch) or it is not running.
  */
-export async function writeBatch(ctx: BatchContext, rowsDone: number, rows: CheckedRow[], end: BatchEnd, at: Date): Promise<UpsertCounts & { invalid: number }> {
+export async function writeBatch(
+  ctx: BatchContext,
+  rowsDone: number,
+  rows: CheckedRow[],
+  end: BatchEnd,
+  at: Date,
+): Promise<UpsertCounts & { invalid: number }> {
   return ctx.sql.begin(async (tx) => {
     // The commit does not wait for its WAL flush: a PostgreSQL crash may lose the last batches, but each with its
     // progress (the rerun applies them again), and anything later that is flushed (the job's completion) flushes them too.
@@ -95,7 +104,17 @@ export async function writeBatch(ctx: BatchContext, rowsDone: number, rows: Chec
       return { inserted: 0, updated: 0, skipped: 0, invalid: 0 };
     }
     const errors: RowError[] = rows.flatMap((r) => (r.ok ? [] : [{ line: r.line, reason: r.reason }]));
-    const valid = await refuseResubscribes(ctx, tx, await checkRequired(ctx, tx, rows.flatMap((r) => (r.ok ? [r.row] : [])), errors), errors);
+    const valid = await refuseResubscribes(
+      ctx,
+      tx,
+      await checkRequired(
+        ctx,
+        tx,
+        rows.flatMap((r) => (r.ok ? [r.row] : [])),
+        errors,
+      ),
+      errors,
+    );
     const counts: UpsertCounts = { inserted: 0, updated: 0, skipped: 0 };
     for (const round of rounds(valid)) {
       const groups = new Map<string, ImportWrite[]>();

@@ -23,7 +23,7 @@ export function resolveName(
   mapping: Record<string, string | null>,
   catalogKeys: ReadonlySet<string>,
 ): Target | { kind: 'unknown' } | { kind: 'not_in_catalog'; key: string } {
-  if (Object.prototype.hasOwnProperty.call(mapping, name)) {
+  if (Object.hasOwn(mapping, name)) {
     const mapped = mapping[name];
     if (mapped === null || mapped === undefined) return { kind: 'ignore' };
     const target = parseTarget(mapped)!;
@@ -42,7 +42,11 @@ export function resolveName(
 const quoted = (names: string[]) => names.map((n) => JSON.stringify(n)).join(', ');
 
 /** Delimiters a file may use instead of the one it was read with, as ?delimiter= names them. */
-const OTHER_DELIMITERS: [string, string][] = [[';', ';'], ['\t', 'tab'], ['|', '|']];
+const OTHER_DELIMITERS: [string, string][] = [
+  [';', ';'],
+  ['\t', 'tab'],
+  ['|', '|'],
+];
 
 /**
  * When the header reads as if split at the wrong delimiter (a header of one column holding ";", a tab or "|", such
@@ -95,7 +99,8 @@ export function planColumns(headers: string[], mapping: Record<string, string | 
   if (!targets.some((t) => t.kind === 'email')) {
     return `no column holds the email address: name one "email" or map it with ?mapping={"<header>":"email"} (header: ${quoted(headers.slice(0, 50))})${delimiterHint(headers)}`;
   }
-  if (notInCatalog.length > 0) return `column(s) map to custom fields the catalog does not have: ${notInCatalog.join(', ')} (define them under /contact-custom-fields)`;
+  if (notInCatalog.length > 0)
+    return `column(s) map to custom fields the catalog does not have: ${notInCatalog.join(', ')} (define them under /contact-custom-fields)`;
   if (unknown.length > 0) {
     return `column(s) that are neither a contact column nor a custom field: ${quoted(unknown)}; map each with ?mapping= to a column, custom_fields.<key>, or null to ignore it`;
   }

@@ -1,7 +1,10 @@
 // Splits a byte stream into lines (LF, the CR of a CRLF left to the caller) in bounded memory: an over-long line is reported, not held.
 
 /** The lines of a byte stream (LF or CRLF), each at most maxBytes: a longer line comes back as `tooLong` without its bytes. */
-export async function* lines(chunks: AsyncIterable<Buffer>, maxBytes: number): AsyncGenerator<{ line: number; bytes: Buffer } | { line: number; tooLong: true }> {
+export async function* lines(
+  chunks: AsyncIterable<Buffer>,
+  maxBytes: number,
+): AsyncGenerator<{ line: number; bytes: Buffer } | { line: number; tooLong: true }> {
   let parts: Buffer[] = [];
   let size = 0;
   let tooLong = false;

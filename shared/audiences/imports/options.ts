@@ -15,17 +15,12 @@ export interface ImportOptions {
 }
 
 /** Where one column's values go. */
-export type Target =
-  | { kind: 'email' }
-  | { kind: 'status' }
-  | { kind: 'profile'; column: ProfileColumn }
-  | { kind: 'custom'; key: string }
-  | { kind: 'ignore' };
+export type Target = { kind: 'email' } | { kind: 'status' } | { kind: 'profile'; column: ProfileColumn } | { kind: 'custom'; key: string } | { kind: 'ignore' };
 
 const CUSTOM_KEY = /^[a-z][a-z0-9_]{0,49}$/;
 const MAPPING_MAX = 500;
 
-const isProfile = (name: string): name is ProfileColumn => Object.prototype.hasOwnProperty.call(PROFILE_COLUMNS, name);
+const isProfile = (name: string): name is ProfileColumn => Object.hasOwn(PROFILE_COLUMNS, name);
 
 /**
  * A mapping's target, by name: email, status, a profile column, `custom_fields.<key>` or a bare custom-field key.
@@ -110,5 +105,8 @@ export function parseDelimiter(text: string | undefined): string {
 
 /** A header as it maps itself when the mapping does not name it: trimmed, lower-cased, spaces and dashes as _. */
 export function headerAsName(header: string): string {
-  return header.trim().toLowerCase().replace(/[\s-]+/g, '_');
+  return header
+    .trim()
+    .toLowerCase()
+    .replace(/[\s-]+/g, '_');
 }

@@ -119,7 +119,7 @@ export function checkJsonRow(
     // No prototype: a key named __proto__ is checked (and refused) like any other.
     const custom: Record<string, unknown> = Object.create(null) as Record<string, unknown>;
     for (const [key, raw] of Object.entries(value)) {
-      if (key === 'custom_fields' && !Object.prototype.hasOwnProperty.call(mapping, key)) {
+      if (key === 'custom_fields' && !Object.hasOwn(mapping, key)) {
         if (raw === null || typeof raw !== 'object' || Array.isArray(raw)) throw validationError('custom_fields', 'must be an object');
         for (const [k, v] of Object.entries(raw as Record<string, unknown>)) custom[k] = v;
         continue;
@@ -137,7 +137,8 @@ export function checkJsonRow(
       else custom[target.key] = raw;
     }
     if (email === undefined) throw validationError('email', 'is required');
-    for (const v of Object.values(custom)) if (typeof v === 'string' && hasNul(v)) return { ok: false, line, reason: 'custom_fields: contains a NUL character' };
+    for (const v of Object.values(custom))
+      if (typeof v === 'string' && hasNul(v)) return { ok: false, line, reason: 'custom_fields: contains a NUL character' };
     const changes = checkCustomFields(catalog, custom, { creating: false, source: 'text' });
     return { ok: true, row: { line, email, profile, status, set: changes.set, customKeys: [...Object.keys(changes.set), ...changes.remove] } };
   } catch (err) {

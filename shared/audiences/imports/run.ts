@@ -57,7 +57,9 @@ async function* checkedRows(deps: ImportDeps, ctx: BatchContext, format: ImportF
   let any = false;
   for await (const item of ndjsonRecords(chunks, { maxRecordBytes: limits.max_record_bytes })) {
     any = true;
-    yield item.error !== undefined ? { ok: false, line: item.line, reason: item.error } : checkJsonRow(ctx.options.mapping, ctx.catalog, catalogKeys, item.line, item.value);
+    yield item.error !== undefined
+      ? { ok: false, line: item.line, reason: item.error }
+      : checkJsonRow(ctx.options.mapping, ctx.catalog, catalogKeys, item.line, item.value);
   }
   if (!any) yield { fileError: 'the file is empty: an NDJSON import needs one JSON object per line' };
 }

@@ -12,8 +12,17 @@ import type { Logger } from '../../kernel/log.js';
 import { enqueueImport } from './jobs.js';
 import { mappedCustomKeys, type ImportOptions } from './options.js';
 import {
-  countImports, failUpload, findImport, firstRowErrors, insertChunk, insertImportWithinCap, listImports, markQueued,
-  type ImportFormat, type ImportRow, type RowError,
+  countImports,
+  failUpload,
+  findImport,
+  firstRowErrors,
+  insertChunk,
+  insertImportWithinCap,
+  listImports,
+  markQueued,
+  type ImportFormat,
+  type ImportRow,
+  type RowError,
 } from './queries.js';
 import { listExists } from './upsert.js';
 import { fixedChunks, UploadFailure, uploadPieces } from './upload.js';
@@ -39,7 +48,8 @@ async function checkOptions(deps: ImportServiceDeps, tenantId: string, options: 
   if (keys.length > 0) {
     const catalog = new Set((await listCustomFields(deps.sql, tenantId)).map((f) => f.key));
     const missing = keys.filter((k) => !catalog.has(k));
-    if (missing.length > 0) throw validationError('mapping', `custom field(s) not in the catalog: ${missing.join(', ')} (define them under /contact-custom-fields)`);
+    if (missing.length > 0)
+      throw validationError('mapping', `custom field(s) not in the catalog: ${missing.join(', ')} (define them under /contact-custom-fields)`);
   }
 }
 
@@ -67,7 +77,11 @@ export async function startImport(
   let bytes = 0;
   let chunks = 0;
   try {
-    const pieces = uploadPieces(input.body, { maxBytes: limits.max_file_bytes, timeoutMs: limits.upload_timeout_ms, idleTimeoutMs: limits.upload_idle_timeout_ms });
+    const pieces = uploadPieces(input.body, {
+      maxBytes: limits.max_file_bytes,
+      timeoutMs: limits.upload_timeout_ms,
+      idleTimeoutMs: limits.upload_idle_timeout_ms,
+    });
     for await (const chunk of fixedChunks(pieces, limits.chunk_bytes)) {
       await insertChunk(deps.sql, row.id, chunks, chunk);
       chunks++;

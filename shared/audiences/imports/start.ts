@@ -47,7 +47,12 @@ export async function startImportWorker(deps: ImportDeps): Promise<RunningImport
             // The last attempt: the import says why it stopped instead of staying 'running' for ever.
             const meta = await deps.boss.getJobById(IMPORT_JOBS, job.id).catch(() => null);
             if (meta && meta.retryCount >= meta.retryLimit) {
-              await markFailed(deps.sql, job.data.import_id, `the import stopped after ${meta.retryCount + 1} attempts: ${(err as Error).message}`, deps.clock.now());
+              await markFailed(
+                deps.sql,
+                job.data.import_id,
+                `the import stopped after ${meta.retryCount + 1} attempts: ${(err as Error).message}`,
+                deps.clock.now(),
+              );
             }
             throw err;
           }

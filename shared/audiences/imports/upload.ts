@@ -45,7 +45,8 @@ export async function* uploadPieces(body: Readable, limits: UploadLimits): Async
     if (step === 'late') {
       // The read still pending fails when the connection closes: nothing waits for it any more.
       next.catch(() => undefined);
-      const why = left <= limits.idleTimeoutMs ? `the upload took longer than ${limits.timeoutMs / 1000} s` : `the upload stalled for ${limits.idleTimeoutMs / 1000} s`;
+      const why =
+        left <= limits.idleTimeoutMs ? `the upload took longer than ${limits.timeoutMs / 1000} s` : `the upload stalled for ${limits.idleTimeoutMs / 1000} s`;
       throw new UploadFailure(why, new AppError('request_timeout', why));
     }
     if (step.done) return;

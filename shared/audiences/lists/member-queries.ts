@@ -36,9 +36,7 @@ export interface ContactRefs {
 
 const addedUs = (db: Queryable) => db`(extract(epoch from m.added_at) * 1000000)::bigint::text`;
 const afterPosition = (db: Queryable, after: MemberPosition | undefined) =>
-  after
-    ? db`and (m.added_at, m.contact_id) > (timestamptz 'epoch' + ${after.us}::bigint * interval '1 microsecond', ${after.contactId}::uuid)`
-    : db``;
+  after ? db`and (m.added_at, m.contact_id) > (timestamptz 'epoch' + ${after.us}::bigint * interval '1 microsecond', ${after.contactId}::uuid)` : db``;
 const statusFilter = (db: Queryable, statuses: readonly ContactStatus[] | undefined) =>
   statuses ? db`and c.status = any(${statuses as string[]}::text[])` : db``;
 
@@ -94,8 +92,7 @@ export async function deleteMembers(db: Queryable, tenantId: string, listId: str
     from found f left join removed r on r.contact_id = f.id`;
 }
 
-const memberColumns = (db: Queryable) =>
-  db`c.id, c.email, c.first_name, c.last_name, c.status, m.added_at, ${addedUs(db)} as added_us`;
+const memberColumns = (db: Queryable) => db`c.id, c.email, c.first_name, c.last_name, c.status, m.added_at, ${addedUs(db)} as added_us`;
 
 /** One member of a list (the list already checked to be the tenant's), or undefined when the contact is not in it. */
 export async function findMember(db: Queryable, listId: string, contactId: string): Promise<MemberRow | undefined> {

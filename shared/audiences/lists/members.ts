@@ -83,7 +83,10 @@ function parseBatch(input: BatchInput): Parsed {
   const emails = input.emails ?? [];
   if (ids.length + emails.length === 0) throw validationError('contact_ids', `give contact_ids, emails or both (1..${MAX_BATCH} entries in all)`);
   if (ids.length + emails.length > MAX_BATCH) {
-    throw validationError(emails.length > 0 ? 'emails' : 'contact_ids', `contact_ids and emails hold at most ${MAX_BATCH} entries in all (got ${ids.length + emails.length}); split the batch`);
+    throw validationError(
+      emails.length > 0 ? 'emails' : 'contact_ids',
+      `contact_ids and emails hold at most ${MAX_BATCH} entries in all (got ${ids.length + emails.length}); split the batch`,
+    );
   }
   const entry = (input: string, field: BatchRow<string>['field'], key: string | null, message: string | null): Entry => ({
     row: { input, field, contact_id: null, status: key === null ? 'invalid' : 'pending', message },
@@ -109,11 +112,7 @@ function parseBatch(input: BatchInput): Parsed {
  * Gives each valid entry its outcome from the contacts the statement matched. A contact named twice in one batch
  * (twice, or by id and by address) gets `unchanged` after its first entry: only the first entry made the change.
  */
-function settle<S extends string>(
-  parsed: Parsed,
-  matched: MatchedContact[],
-  outcome: { changed: S; unchanged: S; notFound: S; deleted?: S },
-): BatchRow<S>[] {
+function settle<S extends string>(parsed: Parsed, matched: MatchedContact[], outcome: { changed: S; unchanged: S; notFound: S; deleted?: S }): BatchRow<S>[] {
   const byId = new Map(matched.map((m) => [m.id, m]));
   const byEmail = new Map(matched.flatMap((m) => (m.email ? [[m.email, m] as const] : [])));
   const done = new Set<string>();
@@ -148,7 +147,11 @@ async function audit(db: Queryable, tenantId: string, actor: AuditActor, listId:
   await writeAudit(db, { tenantId, actor, action, resourceType: 'list', resourceId: listId, metadata: { count: ids.length, contact_ids: ids }, at });
 }
 
-const changedIds = (matched: MatchedContact[]) => matched.filter((m) => m.changed).map((m) => m.id).sort();
+const changedIds = (matched: MatchedContact[]) =>
+  matched
+    .filter((m) => m.changed)
+    .map((m) => m.id)
+    .sort();
 
 /**
  * Adds up to MAX_BATCH contacts, named by id or address, in one insert statement. Each entry gets its outcome:
@@ -169,7 +172,13 @@ export async function addMembers(deps: ListDeps, tenantId: string, actor: AuditA
 }
 
 /** Removes up to MAX_BATCH contacts in one delete statement: removed, not_member (also a repeat), not_found or invalid each. */
-export async function removeMembers(deps: ListDeps, tenantId: string, actor: AuditActor, listId: string, input: BatchInput): Promise<BatchResult<RemoveStatus>> {
+export async function removeMembers(
+  deps: ListDeps,
+  tenantId: string,
+  actor: AuditActor,
+  listId: string,
+  input: BatchInput,
+): Promise<BatchResult<RemoveStatus>> {
   const parsed = parseBatch(input);
   const at = deps.clock.now();
   const matched = await deps.sql.begin(async (tx) => {
@@ -266,7 +275,10 @@ export async function listMemberIdPage(
   const after = page.after ? decodeMemberCursor(page.after) : undefined;
   const rows = await memberIdsAfter(db, tenantId, listId, { limit: page.limit, after, statuses: page.statuses });
   const last = rows[rows.length - 1];
-  return { ids: rows.map((r) => r.contact_id), next: rows.length === page.limit && last ? encodeMemberCursor({ us: last.added_us, contactId: last.contact_id }) : null };
+  return {
+    ids: rows.map((r) => r.contact_id),
+    next: rows.length === page.limit && last ? encodeMemberCursor({ us: last.added_us, contactId: last.contact_id }) : null,
+  };
 }
 
 /** Every member contact id of a tenant's list, `batchSize` at a time, in keyset order (one query per batch). */

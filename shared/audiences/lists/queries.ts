@@ -37,23 +37,14 @@ export async function insertList(db: Queryable, tenantId: string, c: ListContent
  * `lock: 'key share'` only keeps it from being deleted until the transaction ends, without blocking the
  * member_count updates of concurrent membership changes (they take a weaker lock than a delete).
  */
-export async function findList(
-  db: Queryable,
-  tenantId: string,
-  id: string,
-  options: { lock?: 'update' | 'key share' } = {},
-): Promise<ListRow | undefined> {
+export async function findList(db: Queryable, tenantId: string, id: string, options: { lock?: 'update' | 'key share' } = {}): Promise<ListRow | undefined> {
   const lock = options.lock === 'update' ? db`for update` : options.lock === 'key share' ? db`for key share` : db``;
   const [row] = await db<ListRow[]>`select ${columns(db)} from lists where tenant_id = ${tenantId} and id = ${id} ${lock}`;
   return row;
 }
 
 /** A page of a tenant's lists, newest first, after a (created_at, id) keyset position. */
-export async function listLists(
-  db: Queryable,
-  tenantId: string,
-  page: { limit: number; after?: { at: Date; id: string } | undefined },
-): Promise<ListRow[]> {
+export async function listLists(db: Queryable, tenantId: string, page: { limit: number; after?: { at: Date; id: string } | undefined }): Promise<ListRow[]> {
   const after = page.after;
   return db<ListRow[]>`
     select ${columns(db)} from lists

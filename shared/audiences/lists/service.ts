@@ -115,7 +115,13 @@ export async function removeList(deps: ListDeps, tenantId: string, actor: AuditA
     const row = await deleteList(tx, tenantId, id);
     if (!row) throw notFound('list');
     await writeAudit(tx, {
-      tenantId, actor, action: 'list.deleted', resourceType: 'list', resourceId: id, metadata: { name: row.name, member_count: row.member_count }, at,
+      tenantId,
+      actor,
+      action: 'list.deleted',
+      resourceType: 'list',
+      resourceId: id,
+      metadata: { name: row.name, member_count: row.member_count },
+      at,
     });
   });
 }

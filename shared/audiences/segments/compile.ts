@@ -231,8 +231,11 @@ function engagementCondition(sql: Queryable, node: EngagementNode, scope: Scope)
     const found = sql`exists (select 1 from ${events} and e.recipient = c.email)`;
     return node.operator === 'within' ? found : sql`not ${found}`;
   }
-  const alias = scope.joins.alias(`engagement:${node.event}:${node.days}`, (j) => sql`
-    left join (select distinct e.recipient from ${events}) ${j} on ${j}.recipient = c.email`);
+  const alias = scope.joins.alias(
+    `engagement:${node.event}:${node.days}`,
+    (j) => sql`
+    left join (select distinct e.recipient from ${events}) ${j} on ${j}.recipient = c.email`,
+  );
   return node.operator === 'within' ? sql`(${alias}.recipient is not null)` : sql`(${alias}.recipient is null)`;
 }
 
@@ -244,8 +247,11 @@ function listCondition(sql: Queryable, node: ListNode, scope: Scope): Fragment {
     return node.operator === 'in' ? member : sql`not ${member}`;
   }
   // (list_id, contact_id) is the primary key: at most one row per contact.
-  const alias = scope.joins.alias(`list:${node.listId}`, (j) => sql`
-    left join list_members ${j} on ${j}.list_id = ${node.listId}::uuid and ${j}.contact_id = c.id and ${j}.tenant_id = ${tenantId}::uuid`);
+  const alias = scope.joins.alias(
+    `list:${node.listId}`,
+    (j) => sql`
+    left join list_members ${j} on ${j}.list_id = ${node.listId}::uuid and ${j}.contact_id = c.id and ${j}.tenant_id = ${tenantId}::uuid`,
+  );
   return node.operator === 'in' ? sql`(${alias}.contact_id is not null)` : sql`(${alias}.contact_id is null)`;
 }
 

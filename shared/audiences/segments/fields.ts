@@ -11,8 +11,17 @@ export type ValueKind = 'text' | 'status' | 'number' | 'boolean' | 'date' | 'dat
 const TEXT_OPERATORS = ['eq', 'neq', 'contains', 'not_contains', 'starts_with', 'ends_with', 'in', 'not_in', 'exists', 'not_exists'] as const;
 const NUMBER_OPERATORS = ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'exists', 'not_exists'] as const;
 const DATE_OPERATORS = [
-  'on', 'not_on', 'before', 'after', 'on_or_before', 'on_or_after',
-  'within_last_days', 'not_within_last_days', 'within_next_days', 'exists', 'not_exists',
+  'on',
+  'not_on',
+  'before',
+  'after',
+  'on_or_before',
+  'on_or_after',
+  'within_last_days',
+  'not_within_last_days',
+  'within_next_days',
+  'exists',
+  'not_exists',
 ] as const;
 
 /** The operators each kind accepts. */

@@ -31,7 +31,11 @@ export async function findSegment(db: Queryable, tenantId: string, id: string, o
 }
 
 /** A page of a tenant's segments, newest first, after a (created_at, id) keyset position. */
-export async function listSegments(db: Queryable, tenantId: string, page: { limit: number; after?: { at: Date; id: string } | undefined }): Promise<SegmentRow[]> {
+export async function listSegments(
+  db: Queryable,
+  tenantId: string,
+  page: { limit: number; after?: { at: Date; id: string } | undefined },
+): Promise<SegmentRow[]> {
   const after = page.after;
   return db<SegmentRow[]>`
     select ${columns(db)} from segments
@@ -45,7 +49,13 @@ export async function countSegments(db: Queryable, tenantId: string): Promise<nu
   return row!.n;
 }
 
-export async function updateSegment(db: Queryable, tenantId: string, id: string, segment: { name: string; definition: StoredGroup }, at: Date): Promise<SegmentRow | undefined> {
+export async function updateSegment(
+  db: Queryable,
+  tenantId: string,
+  id: string,
+  segment: { name: string; definition: StoredGroup },
+  at: Date,
+): Promise<SegmentRow | undefined> {
   const [row] = await db<SegmentRow[]>`
     update segments set name = ${segment.name}, definition = ${db.json(segment.definition as never)}, updated_at = ${at}
     where tenant_id = ${tenantId} and id = ${id}
@@ -78,7 +88,7 @@ async function scanning<T>(db: Queryable, run: (tx: Queryable) => Promise<T>): P
     await tx`select set_config('jit', 'off', true), set_config('work_mem', ${SCAN_WORK_MEM}, true)`;
     return run(tx);
   };
-  return 'savepoint' in db ? withSettings(db) : (db as Sql).begin(withSettings) as Promise<T>;
+  return 'savepoint' in db ? withSettings(db) : ((db as Sql).begin(withSettings) as Promise<T>);
 }
 
 /** How many contacts a compiled condition (compile.ts) selects. */
@@ -100,11 +110,18 @@ export interface MatchingContact {
  * contacts_tenant_created_idx — after a keyset position. Contacts created while pages are read sort before
  * the first page and are not picked up, so a walk through the pages is a stable set.
  */
-export async function pageMatching(db: Queryable, segment: CompiledSegment, page: { limit: number; after?: { at: Date; id: string } | undefined }): Promise<MatchingContact[]> {
+export async function pageMatching(
+  db: Queryable,
+  segment: CompiledSegment,
+  page: { limit: number; after?: { at: Date; id: string } | undefined },
+): Promise<MatchingContact[]> {
   const after = page.after;
-  return scanning(db, (tx) => tx<MatchingContact[]>`
+  return scanning(
+    db,
+    (tx) => tx<MatchingContact[]>`
     select c.id, c.email, c.created_at from contacts c ${segment.joins}
     where ${segment.where} ${after ? tx`and (c.created_at, c.id) < (${after.at}, ${after.id}::uuid)` : tx``}
     order by c.created_at desc, c.id desc
-    limit ${page.limit}`);
+    limit ${page.limit}`,
+  );
 }

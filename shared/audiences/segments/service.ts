@@ -164,7 +164,11 @@ export async function getSegment(db: Queryable, tenantId: string, id: string): P
   return viewSegment(db, tenantId, await requireSegment(db, tenantId, id));
 }
 
-export async function listSegmentPage(db: Queryable, tenantId: string, page: { limit: number; after?: string | undefined }): Promise<{ items: SegmentView[]; next_cursor: string | null; total: number }> {
+export async function listSegmentPage(
+  db: Queryable,
+  tenantId: string,
+  page: { limit: number; after?: string | undefined },
+): Promise<{ items: SegmentView[]; next_cursor: string | null; total: number }> {
   const rows = await listSegments(db, tenantId, { limit: page.limit + 1, after: page.after ? decodeCursor(page.after) : undefined });
   const items = rows.slice(0, page.limit);
   const last = items[items.length - 1];

@@ -58,8 +58,8 @@ function likeContains(text: string): string {
 
 const filtered = (db: Queryable, f: SuppressionFilter) =>
   db`${f.reason ? db`and reason = ${f.reason}` : db``} ${
-    f.q && f.exact ? db`and (email like ${likeContains(f.q)} or email_hash = ${hashOf(db, f.exact)})`
-    : f.q ? db`and email like ${likeContains(f.q)}` : db``}`;
+    f.q && f.exact ? db`and (email like ${likeContains(f.q)} or email_hash = ${hashOf(db, f.exact)})` : f.q ? db`and email like ${likeContains(f.q)}` : db``
+  }`;
 
 /** Inserts a row; a second row for the same address is a unique violation (SUPPRESSION_EMAIL_KEY or SUPPRESSION_HASH_KEY). */
 export async function insertSuppression(db: Queryable, s: NewSuppression): Promise<SuppressionRow> {

@@ -106,8 +106,13 @@ export async function addSuppression(
     return await deps.sql.begin(async (tx) => {
       const row = await insertSuppression(tx, { tenantId, email, reason: input.reason, source: 'api', detail: null, messageId: null, at });
       await writeAudit(tx, {
-        tenantId, actor, action: 'suppression.added', resourceType: 'suppression', resourceId: row.id,
-        metadata: { email, reason: row.reason, source: row.source }, at,
+        tenantId,
+        actor,
+        action: 'suppression.added',
+        resourceType: 'suppression',
+        resourceId: row.id,
+        metadata: { email, reason: row.reason, source: row.source },
+        at,
       });
       return row;
     });
@@ -152,11 +157,19 @@ export async function addSuppressions(
   const { added, existing } = await deps.sql.begin(async (tx) => {
     const added = await insertManyIfAbsent(tx, tenantId, distinct, { reason: input.reason, source: 'api', at });
     const fresh = new Set(added.map((a) => a.email));
-    const existing = await findSuppressionsByEmail(tx, tenantId, distinct.filter((e) => !fresh.has(e)));
+    const existing = await findSuppressionsByEmail(
+      tx,
+      tenantId,
+      distinct.filter((e) => !fresh.has(e)),
+    );
     if (added.length > 0) {
       await writeAudit(tx, {
-        tenantId, actor, action: 'suppression.added', resourceType: 'suppression',
-        metadata: { bulk: true, reason: input.reason, source: 'api', count: added.length, emails: added.map((a) => a.email) }, at,
+        tenantId,
+        actor,
+        action: 'suppression.added',
+        resourceType: 'suppression',
+        metadata: { bulk: true, reason: input.reason, source: 'api', count: added.length, emails: added.map((a) => a.email) },
+        at,
       });
     }
     return { added, existing };
@@ -210,8 +223,13 @@ export async function removeSuppression(deps: SuppressionDeps, tenantId: string,
     const row = await deleteSuppression(tx, tenantId, id);
     if (!row) throw notFound('suppression');
     await writeAudit(tx, {
-      tenantId, actor, action: 'suppression.removed', resourceType: 'suppression', resourceId: id,
-      metadata: { email: row.email, reason: row.reason, source: row.source }, at,
+      tenantId,
+      actor,
+      action: 'suppression.removed',
+      resourceType: 'suppression',
+      resourceId: id,
+      metadata: { email: row.email, reason: row.reason, source: row.source },
+      at,
     });
   });
 }

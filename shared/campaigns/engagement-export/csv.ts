@@ -19,7 +19,8 @@ export function exportWindow(clock: Clock, since: Date | undefined): { since: Da
   const until = clock.now();
   const earliest = new Date(until.getTime() - MAX_WINDOW_DAYS * DAY);
   if (since === undefined) return { since: earliest, until };
-  if (since.getTime() < earliest.getTime()) throw validationError('since', `the window is capped at ${MAX_WINDOW_DAYS} days: since must be ${earliest.toISOString()} or later`);
+  if (since.getTime() < earliest.getTime())
+    throw validationError('since', `the window is capped at ${MAX_WINDOW_DAYS} days: since must be ${earliest.toISOString()} or later`);
   return { since, until };
 }
 
@@ -29,7 +30,16 @@ export function exportWindow(clock: Clock, since: Date | undefined): { since: Da
  * truncated (/24 or /48); bounce_subtype only on bounces.
  */
 export function csvLine(e: ExportEvent): string {
-  const cells = [e.occurred_at.toISOString(), e.type, e.recipient, e.contact_id ?? '', '', e.user_agent ?? '', e.ip ?? '', e.type === 'bounce' ? (e.subtype ?? '') : ''];
+  const cells = [
+    e.occurred_at.toISOString(),
+    e.type,
+    e.recipient,
+    e.contact_id ?? '',
+    '',
+    e.user_agent ?? '',
+    e.ip ?? '',
+    e.type === 'bounce' ? (e.subtype ?? '') : '',
+  ];
   return `${cells.map(csvCell).join(',')}\r\n`;
 }
 

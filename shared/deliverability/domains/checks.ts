@@ -46,7 +46,8 @@ export function checkSpf(dns: DnsResolver, domain: string, include: string): Pro
   return guarded(async () => {
     const spf = (await dns.txt(domain)).filter((t) => /^v=spf1(\s|$)/i.test(t.trim()));
     if (spf.length === 0) return fail(`no SPF record (v=spf1) at ${domain}`);
-    if (spf.length > 1) return fail(`${spf.length} SPF records at ${domain}: receivers treat that as an error (RFC 7208 permerror); merge them into one`, spf.join(' | '));
+    if (spf.length > 1)
+      return fail(`${spf.length} SPF records at ${domain}: receivers treat that as an error (RFC 7208 permerror); merge them into one`, spf.join(' | '));
     const record = spf[0]!;
     const includes = record
       .trim()

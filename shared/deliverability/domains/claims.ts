@@ -50,7 +50,15 @@ export async function decideClaim(tx: Queryable, domain: DomainRow, provenNow: b
  */
 export async function auditClaim(tx: Queryable, domain: DomainRow, decision: ClaimDecision, actor: AuditActor, at: Date): Promise<void> {
   if (decision.outcome !== 'won') return;
-  await writeAudit(tx, { tenantId: domain.tenant_id, actor, action: 'domain.owned', resourceType: 'domain', resourceId: domain.id, metadata: { domain: domain.name }, at });
+  await writeAudit(tx, {
+    tenantId: domain.tenant_id,
+    actor,
+    action: 'domain.owned',
+    resourceType: 'domain',
+    resourceId: domain.id,
+    metadata: { domain: domain.name },
+    at,
+  });
   for (const loser of decision.superseded) {
     await writeAudit(tx, {
       tenantId: loser.tenant_id,
@@ -104,12 +112,14 @@ export async function expireStaleClaims(deps: DomainDeps): Promise<number> {
 export function claimReason(domain: DomainRow, records: RecordRow[]): string | null {
   if (domain.owned_at) return null;
   if (domain.superseded_at) {
-    return 'Another account proved control of this name first by publishing its own DKIM record, so this claim is closed and can no longer verify. ' +
-      'Delete it; otherwise it is removed at expires_at.';
+    return (
+      'Another account proved control of this name first by publishing its own DKIM record, so this claim is closed and can no longer verify. ' +
+      'Delete it; otherwise it is removed at expires_at.'
+    );
   }
   // A claim whose own DKIM record verified without winning found the name owned: shown only to whoever published it (the name's DNS controller).
   if (records.find((r) => r.kind === 'dkim')?.verified) {
-    return 'This claim\'s DKIM record is published, but at the last check the name was owned by another account; this claim can own it only once that account deletes the domain.';
+    return "This claim's DKIM record is published, but at the last check the name was owned by another account; this claim can own it only once that account deletes the domain.";
   }
-  return 'Pending: publishing this claim\'s DKIM record proves that this account controls the name. Until then it cannot send, and it is removed at expires_at.';
+  return "Pending: publishing this claim's DKIM record proves that this account controls the name. Until then it cannot send, and it is removed at expires_at.";
 }

@@ -52,14 +52,10 @@ export interface DkimKeyRow {
 
 const domainColumns = (db: Queryable) =>
   db`id, tenant_id, name, unicode_name, verified_at, drifted_at, last_checked_at, created_at, owned_at, superseded_at, expires_at`;
-const keyColumns = (db: Queryable) =>
-  db`id, tenant_id, domain_id, selector, key_bits, public_key, state, created_at, activated_at, retiring_at, retired_at`;
+const keyColumns = (db: Queryable) => db`id, tenant_id, domain_id, selector, key_bits, public_key, state, created_at, activated_at, retiring_at, retired_at`;
 
 /** A new claim: pending (not owned) until its DKIM record is found, removed after `expiresAt` otherwise. */
-export async function insertDomain(
-  db: Queryable,
-  d: { tenantId: string; name: string; unicodeName: string; at: Date; expiresAt: Date },
-): Promise<DomainRow> {
+export async function insertDomain(db: Queryable, d: { tenantId: string; name: string; unicodeName: string; at: Date; expiresAt: Date }): Promise<DomainRow> {
   const [row] = await db<DomainRow[]>`
     insert into domains (tenant_id, name, unicode_name, created_at, expires_at)
     values (${d.tenantId}, ${d.name}, ${d.unicodeName}, ${d.at}, ${d.expiresAt})
@@ -81,11 +77,7 @@ export async function findDomainById(db: Queryable, id: string): Promise<DomainR
 }
 
 /** A page of a tenant's domains, newest first, after a (created_at, id) keyset position. */
-export async function listDomains(
-  db: Queryable,
-  tenantId: string,
-  page: { limit: number; after?: { at: Date; id: string } },
-): Promise<DomainRow[]> {
+export async function listDomains(db: Queryable, tenantId: string, page: { limit: number; after?: { at: Date; id: string } }): Promise<DomainRow[]> {
   const after = page.after;
   return db<DomainRow[]>`
     select ${domainColumns(db)} from domains
@@ -105,11 +97,7 @@ export async function deleteDomain(db: Queryable, tenantId: string, id: string):
   return row;
 }
 
-export async function updateDomainStatus(
-  db: Queryable,
-  id: string,
-  s: { verifiedAt: Date | null; driftedAt: Date | null; checkedAt: Date },
-): Promise<void> {
+export async function updateDomainStatus(db: Queryable, id: string, s: { verifiedAt: Date | null; driftedAt: Date | null; checkedAt: Date }): Promise<void> {
   await db`update domains set verified_at = ${s.verifiedAt}, drifted_at = ${s.driftedAt}, last_checked_at = ${s.checkedAt} where id = ${id}`;
 }
 
@@ -242,7 +230,10 @@ export async function pointDkimRecord(db: Queryable, domainId: string, r: Expect
  * Every open claim of these tenants (A-label names; superseded claims left out) and whether it may send now:
  * only a claim that owns its name (proved control) with SPF, DKIM and DMARC verified, not drifted. One query for many senders.
  */
-export async function tenantDomainsOf(db: Queryable, tenantIds: readonly string[]): Promise<(Pick<DomainRow, 'id' | 'name' | 'tenant_id'> & { can_send: boolean })[]> {
+export async function tenantDomainsOf(
+  db: Queryable,
+  tenantIds: readonly string[],
+): Promise<(Pick<DomainRow, 'id' | 'name' | 'tenant_id'> & { can_send: boolean })[]> {
   if (tenantIds.length === 0) return [];
   return db<(Pick<DomainRow, 'id' | 'name' | 'tenant_id'> & { can_send: boolean })[]>`
     select id, name, tenant_id, (verified_at is not null and owned_at is not null) as can_send from domains

@@ -55,6 +55,8 @@ export function zoneLine(record: ExpectedRecord): string {
   const data =
     record.type === 'MX'
       ? `${record.priority ?? MX_PRIORITY} ${record.value}.`
-      : txtStrings(record.value).map((s) => `"${s.replace(/["\\]/g, '\\$&')}"`).join(' ');
+      : txtStrings(record.value)
+          .map((s) => `"${s.replace(/["\\]/g, '\\$&')}"`)
+          .join(' ');
   return `${record.host}. 3600 IN ${record.type} ${data}`;
 }

@@ -77,7 +77,12 @@ export async function lockRotation(db: Queryable, id: string): Promise<RotationR
 export async function updateRotation(
   db: Queryable,
   id: string,
-  fields: Partial<Pick<RotationRow, 'state' | 'dns_published_at' | 'error' | 'resolver_results' | 'last_checked_at' | 'activated_at' | 'retire_after' | 'retired_at' | 'rolled_back_at'>>,
+  fields: Partial<
+    Pick<
+      RotationRow,
+      'state' | 'dns_published_at' | 'error' | 'resolver_results' | 'last_checked_at' | 'activated_at' | 'retire_after' | 'retired_at' | 'rolled_back_at'
+    >
+  >,
   at: Date,
 ): Promise<void> {
   const values: Record<string, unknown> = { ...fields, updated_at: at };
@@ -103,10 +108,7 @@ export async function rotationsInStates(db: Queryable, states: RotationState[], 
 }
 
 /** The admin list: in-flight rotations (or all), newest first. */
-export async function listRotations(
-  db: Queryable,
-  f: { limit: number; offset: number; tenantId?: string; includeRetired: boolean },
-): Promise<RotationView[]> {
+export async function listRotations(db: Queryable, f: { limit: number; offset: number; tenantId?: string; includeRetired: boolean }): Promise<RotationView[]> {
   return db<RotationView[]>`
     ${viewSelect(db)}
     where true

@@ -39,7 +39,7 @@ async function propagation(deps: DomainDeps, rotation: RotationView): Promise<Re
 function describeWaiting(results: ResolverResult[]): string {
   const missing = results.filter((r) => !r.published);
   const seen = results.length - missing.length;
-  return `${seen} of ${results.length} public resolvers return the new record; ` + missing.map((r) => `${r.resolver}: ${r.error ?? 'not found'}`).join('; ');
+  return `${seen} of ${results.length} public resolvers return the new record; ${missing.map((r) => `${r.resolver}: ${r.error ?? 'not found'}`).join('; ')}`;
 }
 
 /** publishing → active when every resolver returns the new TXT: the new key signs, the old one retires after the grace period. */
@@ -66,7 +66,13 @@ async function checkPublishing(deps: DomainDeps, rotation: RotationView): Promis
     );
     const record = dkimRecord(rotation.domain_name, { selector: rotation.new_selector, publicKey: rotation.new_public_key });
     await replaceDkimRecord(tx, row.domain_id, record, results[0]!.found ?? record.value, at);
-    await auditRotation(tx, row.id, { action: 'dkim.rotation.active', from: 'publishing', actor: ROTATOR, at, extra: { resolvers: results.map((r) => r.resolver) } });
+    await auditRotation(tx, row.id, {
+      action: 'dkim.rotation.active',
+      from: 'publishing',
+      actor: ROTATOR,
+      at,
+      extra: { resolvers: results.map((r) => r.resolver) },
+    });
     return 'activated';
   });
 }

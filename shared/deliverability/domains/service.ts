@@ -74,7 +74,15 @@ export async function createDomain(deps: DomainDeps, tenantId: string, actor: Au
         row.id,
         expectedRecords(row.name, { selector, publicKey: key.publicKey }, { spfInclude: deps.config.spfInclude, mailHost: deps.config.hostname }),
       );
-      await writeAudit(tx, { tenantId, actor, action: 'domain.created', resourceType: 'domain', resourceId: row.id, metadata: { domain: row.name, selector }, at });
+      await writeAudit(tx, {
+        tenantId,
+        actor,
+        action: 'domain.created',
+        resourceType: 'domain',
+        resourceId: row.id,
+        metadata: { domain: row.name, selector },
+        at,
+      });
       return row;
     });
   } catch (err) {

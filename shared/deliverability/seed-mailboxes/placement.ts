@@ -3,7 +3,16 @@ import type { Queryable } from '../../db/connection.js';
 import { firstFields } from '../../inbound/headers.js';
 import { activeSeedsByEmail, recordPlacement, seedsOfMailbox, type Placement } from './queries.js';
 
-const FIELDS = new Set(['message-id', 'feedback-id', 'x-spam-flag', 'x-spam-status', 'authentication-results', 'x-folder', 'x-mailpath-folder', 'x-gmail-labels']);
+const FIELDS = new Set([
+  'message-id',
+  'feedback-id',
+  'x-spam-flag',
+  'x-spam-status',
+  'authentication-results',
+  'x-folder',
+  'x-mailpath-folder',
+  'x-gmail-labels',
+]);
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 const SPAM_FOLDER = /\b(spam|junk|bulk)\b/i;
 

@@ -42,7 +42,13 @@ async function checkMailbox(deps: SeedlistDeps, id: string | null | undefined, f
   if (!isUuid(id) || !(await bounceMailboxExists(deps.sql, id))) throw validationError(field, 'names no bounce mailbox');
 }
 
-const auditOf = (seed: SeedRow) => ({ email: seed.email, provider: seed.provider, label: seed.label, active: seed.active, bounce_mailbox_id: seed.bounce_mailbox_id });
+const auditOf = (seed: SeedRow) => ({
+  email: seed.email,
+  provider: seed.provider,
+  label: seed.label,
+  active: seed.active,
+  bounce_mailbox_id: seed.bounce_mailbox_id,
+});
 
 /** Adds one seed: 409 conflict when its address is listed already. */
 export async function createSeed(deps: SeedlistDeps, actor: AuditActor, input: SeedInput): Promise<SeedRow> {
@@ -51,8 +57,20 @@ export async function createSeed(deps: SeedlistDeps, actor: AuditActor, input: S
   const at = deps.clock.now();
   try {
     return await deps.sql.begin(async (tx) => {
-      const seed = await insertSeed(tx, { email, provider: input.provider, label: input.label ?? null, bounce_mailbox_id: input.bounce_mailbox_id ?? null }, at);
-      await writeAudit(tx, { tenantId: null, actor, action: 'seedlist.create', resourceType: 'seed_mailbox', resourceId: seed.id, metadata: auditOf(seed), at });
+      const seed = await insertSeed(
+        tx,
+        { email, provider: input.provider, label: input.label ?? null, bounce_mailbox_id: input.bounce_mailbox_id ?? null },
+        at,
+      );
+      await writeAudit(tx, {
+        tenantId: null,
+        actor,
+        action: 'seedlist.create',
+        resourceType: 'seed_mailbox',
+        resourceId: seed.id,
+        metadata: auditOf(seed),
+        at,
+      });
       return seed;
     });
   } catch (err) {
@@ -94,7 +112,8 @@ function checkRow(row: BulkRowInput, mailboxes: Set<string>): NewSeed | string {
   if (typeof provider !== 'string' || !(SEED_PROVIDERS as readonly string[]).includes(provider)) return `provider: one of ${SEED_PROVIDERS.join(', ')}`;
   const rawLabel = row['label'] ?? null;
   const label = typeof rawLabel === 'string' ? rawLabel.trim() : rawLabel;
-  if (label !== null && (typeof label !== 'string' || label.length > 200 || CONTROL.test(label))) return 'label: a string of at most 200 characters, without control characters';
+  if (label !== null && (typeof label !== 'string' || label.length > 200 || CONTROL.test(label)))
+    return 'label: a string of at most 200 characters, without control characters';
   const mailbox = row['bounce_mailbox_id'] ?? null;
   if (mailbox !== null && (typeof mailbox !== 'string' || !mailboxes.has(mailbox))) return 'bounce_mailbox_id: names no bounce mailbox';
   return { email, provider: provider as SeedProvider, label: label as string | null, bounce_mailbox_id: mailbox as string | null };
@@ -106,7 +125,11 @@ function checkRow(row: BulkRowInput, mailboxes: Set<string>): NewSeed | string {
  * One audit row names the batch and its counts.
  */
 export async function bulkCreateSeeds(deps: SeedlistDeps, actor: AuditActor, rows: readonly BulkRowInput[]): Promise<BulkResult> {
-  const wanted = [...new Set(rows.map((r) => (r && typeof r === 'object' ? r['bounce_mailbox_id'] : undefined)).filter((v): v is string => typeof v === 'string' && isUuid(v)))];
+  const wanted = [
+    ...new Set(
+      rows.map((r) => (r && typeof r === 'object' ? r['bounce_mailbox_id'] : undefined)).filter((v): v is string => typeof v === 'string' && isUuid(v)),
+    ),
+  ];
   const mailboxes = await existingBounceMailboxes(deps.sql, wanted);
   const checked = rows.map((row) => checkRow(row, mailboxes));
   const valid = checked.filter((c): c is NewSeed => typeof c !== 'string');
@@ -138,7 +161,13 @@ export async function bulkCreateSeeds(deps: SeedlistDeps, actor: AuditActor, row
       actor,
       action: 'seedlist.bulk_create',
       resourceType: 'seed_mailbox',
-      metadata: { rows: rows.length, inserted: result.inserted, duplicates: result.duplicates, invalid: result.invalid, ids: [...inserted.values()].map((s) => s.id) },
+      metadata: {
+        rows: rows.length,
+        inserted: result.inserted,
+        duplicates: result.duplicates,
+        invalid: result.invalid,
+        ids: [...inserted.values()].map((s) => s.id),
+      },
       at,
     });
     return result;
@@ -157,7 +186,15 @@ export async function changeSeed(deps: SeedlistDeps, actor: AuditActor, id: stri
     const before = await findSeed(tx, id);
     if (!before) throw notFound('seed mailbox');
     const seed = (await updateSeed(tx, id, change, at))!;
-    await writeAudit(tx, { tenantId: null, actor, action: 'seedlist.update', resourceType: 'seed_mailbox', resourceId: id, metadata: { before: auditOf(before), after: auditOf(seed) }, at });
+    await writeAudit(tx, {
+      tenantId: null,
+      actor,
+      action: 'seedlist.update',
+      resourceType: 'seed_mailbox',
+      resourceId: id,
+      metadata: { before: auditOf(before), after: auditOf(seed) },
+      at,
+    });
     return seed;
   });
 }
@@ -198,4 +235,3 @@ export async function seedHits(deps: SeedlistDeps, id: string, page: { limit: nu
   const now = deps.clock.now();
   return { total, items: items.map((hit) => ({ hit, ...placementOf(hit, now, deps.config.seedlist.missing_after_hours) })) };
 }
-

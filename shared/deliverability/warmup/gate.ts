@@ -21,7 +21,11 @@ export interface WarmupCounters {
  * The tier a domain's next send is judged at: its row's, or the initial tier once it has been idle longer than
  * reset_after_idle_days (receivers forget a quiet sender; a domain demoted below the initial tier stays there).
  */
-export function effectiveTier(config: Pick<WarmupConfig, 'reset_after_idle_days' | 'initial_tier'>, row: Pick<WarmupRow, 'tier' | 'last_send_at'>, at: Date): number {
+export function effectiveTier(
+  config: Pick<WarmupConfig, 'reset_after_idle_days' | 'initial_tier'>,
+  row: Pick<WarmupRow, 'tier' | 'last_send_at'>,
+  at: Date,
+): number {
   const idle = row.last_send_at !== null && at.getTime() - row.last_send_at.getTime() > config.reset_after_idle_days * DAY_MS;
   return idle && row.tier > config.initial_tier ? config.initial_tier : row.tier;
 }

@@ -66,7 +66,10 @@ export async function releaseEsp(db: Queryable, t: { tenantId: string; provider:
 }
 
 /** Sends over the sub-cap per sending domain: deferred (enforced) or only counted (advisory), several counted at once. */
-export async function recordOverCapMany(db: Queryable, rows: { tenantId: string; domainId: string; provider: string; day: string; overCap: number; enforced: number }[]): Promise<void> {
+export async function recordOverCapMany(
+  db: Queryable,
+  rows: { tenantId: string; domainId: string; provider: string; day: string; overCap: number; enforced: number }[],
+): Promise<void> {
   if (rows.length === 0) return;
   await db`
     insert into warmup_esp_throttles as w (tenant_id, domain_id, provider, day, over_cap, enforced)
@@ -89,7 +92,11 @@ export async function setEspCap(db: Queryable, tenantId: string, provider: strin
 }
 
 /** Live sends of the tenant since `since`, per sending domain and recipient domain (classified into providers by the caller). */
-export async function sendsByRecipientDomain(db: Queryable, tenantId: string, since: Date): Promise<{ domain_id: string; recipient_domain: string; sent: number }[]> {
+export async function sendsByRecipientDomain(
+  db: Queryable,
+  tenantId: string,
+  since: Date,
+): Promise<{ domain_id: string; recipient_domain: string; sent: number }[]> {
   return db<{ domain_id: string; recipient_domain: string; sent: number }[]>`
     select domain_id, lower(split_part(to_email, '@', 2)) as recipient_domain, count(*)::int as sent
     from sends
@@ -99,7 +106,11 @@ export async function sendsByRecipientDomain(db: Queryable, tenantId: string, si
 }
 
 /** Over-cap counts per (sending domain, provider) for the UTC days from `fromDay`. */
-export async function overCapCounts(db: Queryable, tenantId: string, fromDay: string): Promise<{ domain_id: string; provider: string; over_cap: number; enforced: number }[]> {
+export async function overCapCounts(
+  db: Queryable,
+  tenantId: string,
+  fromDay: string,
+): Promise<{ domain_id: string; provider: string; over_cap: number; enforced: number }[]> {
   return db<{ domain_id: string; provider: string; over_cap: number; enforced: number }[]>`
     select domain_id, provider, sum(over_cap)::int as over_cap, sum(enforced)::int as enforced
     from warmup_esp_throttles where tenant_id = ${tenantId} and day >= ${fromDay}

@@ -15,12 +15,7 @@ export interface WarmupRow {
  * Each domain's warm-up row, created at the initial tier on first use (a new domain starts cold). One
  * round trip for any number of domains, no write once the rows exist.
  */
-export async function warmupsOf(
-  db: Queryable,
-  domains: { tenantId: string; domainId: string }[],
-  at: Date,
-  initialTier: number,
-): Promise<WarmupRow[]> {
+export async function warmupsOf(db: Queryable, domains: { tenantId: string; domainId: string }[], at: Date, initialTier: number): Promise<WarmupRow[]> {
   if (domains.length === 0) return [];
   const ids = domains.map((d) => d.domainId);
   const rows = await db<WarmupRow[]>`

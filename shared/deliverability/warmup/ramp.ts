@@ -36,7 +36,12 @@ export async function runAutoRamp(deps: RampDeps): Promise<RampSummary> {
   const domains = await verifiedDomains(deps.sql);
   summary.esp_caps_seeded = await seedEspCaps(deps.sql, [...new Set(domains.map((d) => d.tenant_id))], config.per_esp_caps);
   // Create the rows of domains that never sent (they start at the initial tier) before locking them one by one.
-  await warmupsOf(deps.sql, domains.map((d) => ({ tenantId: d.tenant_id, domainId: d.domain_id })), now, config.initial_tier);
+  await warmupsOf(
+    deps.sql,
+    domains.map((d) => ({ tenantId: d.tenant_id, domainId: d.domain_id })),
+    now,
+    config.initial_tier,
+  );
 
   for (const d of domains) {
     summary.domains++;
@@ -46,12 +51,16 @@ export async function runAutoRamp(deps: RampDeps): Promise<RampSummary> {
       const row = await lockWarmup(tx, d.domain_id);
       if (!row) return undefined;
       const lastActive = row.last_send_at ?? row.tier_changed_at;
-      const verdict = decide(config, {
-        tier: row.tier,
-        paused: row.paused_at !== null,
-        held: row.held_until !== null && row.held_until > now,
-        idleDays: (now.getTime() - lastActive.getTime()) / DAY_MS,
-      }, rates);
+      const verdict = decide(
+        config,
+        {
+          tier: row.tier,
+          paused: row.paused_at !== null,
+          held: row.held_until !== null && row.held_until > now,
+          idleDays: (now.getTime() - lastActive.getTime()) / DAY_MS,
+        },
+        rates,
+      );
       const move = await insertMove(tx, {
         tenantId: d.tenant_id,
         domainId: d.domain_id,
@@ -67,7 +76,8 @@ export async function runAutoRamp(deps: RampDeps): Promise<RampSummary> {
       });
       if (!move) return 'already_done' as const;
       if (verdict.toTier !== row.tier) await setTier(tx, d.domain_id, verdict.toTier, now);
-      if (verdict.action === 'pause') await setPaused(tx, d.domain_id, { at: now, reason: `auto-ramp: bounce rate ${(rates.bounce_rate * 100).toFixed(2)}% on ${ratesDay}` });
+      if (verdict.action === 'pause')
+        await setPaused(tx, d.domain_id, { at: now, reason: `auto-ramp: bounce rate ${(rates.bounce_rate * 100).toFixed(2)}% on ${ratesDay}` });
       return verdict.action;
     });
     if (action === undefined) continue;

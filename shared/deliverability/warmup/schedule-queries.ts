@@ -55,7 +55,7 @@ export interface RowPatch {
 
 /** Changes only the fields present in `patch`; undefined when the tenant has no such row. */
 export async function patchRow(db: Queryable, tenantId: string, dayOffset: number, patch: RowPatch, at: Date): Promise<ScheduleRow | undefined> {
-  const has = (k: keyof RowPatch) => Object.prototype.hasOwnProperty.call(patch, k) && patch[k] !== undefined;
+  const has = (k: keyof RowPatch) => Object.hasOwn(patch, k) && patch[k] !== undefined;
   const [row] = await db<ScheduleRow[]>`
     update warmup_schedule_rows set
       daily_target_recipients = ${has('daily_target_recipients') ? patch.daily_target_recipients! : db`daily_target_recipients`},
@@ -81,7 +81,14 @@ export async function claimRow(db: Queryable, tenantId: string, dayOffset: numbe
   return row;
 }
 
-export async function finishRow(db: Queryable, tenantId: string, dayOffset: number, status: 'sent' | 'failed', result: Record<string, unknown>, at: Date): Promise<ScheduleRow> {
+export async function finishRow(
+  db: Queryable,
+  tenantId: string,
+  dayOffset: number,
+  status: 'sent' | 'failed',
+  result: Record<string, unknown>,
+  at: Date,
+): Promise<ScheduleRow> {
   const [row] = await db<ScheduleRow[]>`
     update warmup_schedule_rows set send_status = ${status}, dispatch_result = ${db.json(result as never)}, updated_at = ${at}
     where tenant_id = ${tenantId} and day_offset = ${dayOffset}
@@ -93,7 +100,12 @@ export async function finishRow(db: Queryable, tenantId: string, dayOffset: numb
  * The tenant's most engaged active contacts: most opens and clicks in the 90 days before `at`, then
  * oldest first (a long-standing contact is the safer bet for a new domain).
  */
-export async function mostEngagedContacts(db: Queryable, tenantId: string, limit: number, at: Date): Promise<{ id: string; email: string; first_name: string | null; last_name: string | null }[]> {
+export async function mostEngagedContacts(
+  db: Queryable,
+  tenantId: string,
+  limit: number,
+  at: Date,
+): Promise<{ id: string; email: string; first_name: string | null; last_name: string | null }[]> {
   if (limit <= 0) return [];
   return db<{ id: string; email: string; first_name: string | null; last_name: string | null }[]>`
     select c.id, c.email, c.first_name, c.last_name

@@ -11,8 +11,18 @@ import { sendTransactional } from '../../sending/transactional.js';
 import { findTenantById } from '../../accounts/tenants/queries.js';
 import { capForTier, utcDay } from './tiers.js';
 import {
-  claimRow, dispatchDomain, finishRow, mostEngagedContacts, patchRow, planOf, replacePlan, scheduleRows, templateIdBySlug,
-  type PlanRow, type RowPatch, type ScheduleRow,
+  claimRow,
+  dispatchDomain,
+  finishRow,
+  mostEngagedContacts,
+  patchRow,
+  planOf,
+  replacePlan,
+  scheduleRows,
+  templateIdBySlug,
+  type PlanRow,
+  type RowPatch,
+  type ScheduleRow,
 } from './schedule-queries.js';
 
 export const SCHEDULE_DAYS = 30;
@@ -79,7 +89,8 @@ export async function generateSchedule(deps: Deps, tenantId: string, input: Gene
   await requireTenant(deps, tenantId);
   const narrative = input.ramp_strategy !== undefined || input.start_date !== undefined;
   if (input.strategy !== undefined && input.ramp_strategy !== undefined) throw validationError('ramp_strategy', 'give strategy or ramp_strategy, not both');
-  if (!narrative && input.strategy === undefined) throw validationError('strategy', 'is required (standard, aggressive or gentle), or give the start_date / ramp_strategy field set');
+  if (!narrative && input.strategy === undefined)
+    throw validationError('strategy', 'is required (standard, aggressive or gentle), or give the start_date / ramp_strategy field set');
   const strategy = input.strategy ?? input.ramp_strategy ?? 'standard';
   if (input.domain_id !== undefined) {
     const domain = isUuid(input.domain_id) ? await dispatchDomain(deps.sql, tenantId, input.domain_id) : undefined;
@@ -89,22 +100,32 @@ export async function generateSchedule(deps: Deps, tenantId: string, input: Gene
   const startDate = input.start_date ?? utcDay(now);
   const targets = dailyTargets(deps.config.warmup, MULTIPLIER[strategy]!, input.total_target_recipients);
   await deps.sql.begin(async (tx) => {
-    await replacePlan(tx, {
-      tenant_id: tenantId,
-      strategy,
-      field_set: narrative ? 'narrative' : 'formal',
-      total_target_recipients: input.total_target_recipients,
-      start_date: startDate,
-      domain_id: input.domain_id ?? null,
-      at: now,
-    }, targets);
+    await replacePlan(
+      tx,
+      {
+        tenant_id: tenantId,
+        strategy,
+        field_set: narrative ? 'narrative' : 'formal',
+        total_target_recipients: input.total_target_recipients,
+        start_date: startDate,
+        domain_id: input.domain_id ?? null,
+        at: now,
+      },
+      targets,
+    );
     await writeAudit(tx, {
       tenantId,
       actor,
       action: 'warmup.schedule_generate',
       resourceType: 'warmup_schedule',
       resourceId: tenantId,
-      metadata: { strategy, field_set: narrative ? 'narrative' : 'formal', total_target_recipients: input.total_target_recipients, start_date: startDate, domain_id: input.domain_id ?? null },
+      metadata: {
+        strategy,
+        field_set: narrative ? 'narrative' : 'formal',
+        total_target_recipients: input.total_target_recipients,
+        start_date: startDate,
+        domain_id: input.domain_id ?? null,
+      },
       at: now,
     });
   });
@@ -112,7 +133,13 @@ export async function generateSchedule(deps: Deps, tenantId: string, input: Gene
 }
 
 /** Changes the fields present on one row; audited with the fields changed. */
-export async function patchScheduleRow(deps: Deps, tenantId: string, dayOffset: number, patch: RowPatch, actor: AuditActor): Promise<ScheduleRow & { date: string | null }> {
+export async function patchScheduleRow(
+  deps: Deps,
+  tenantId: string,
+  dayOffset: number,
+  patch: RowPatch,
+  actor: AuditActor,
+): Promise<ScheduleRow & { date: string | null }> {
   await requireTenant(deps, tenantId);
   const now = deps.clock.now();
   const row = await deps.sql.begin(async (tx) => {
@@ -157,7 +184,8 @@ export async function dispatchToday(deps: SendingDeps, tenantId: string, actor: 
   if (!plan) throw notFound('warm-up schedule (generate one first)');
   const now = deps.clock.now();
   const dayOffset = Math.floor((Date.parse(`${utcDay(now)}T00:00:00Z`) - Date.parse(`${plan.start_date}T00:00:00Z`)) / DAY_MS);
-  if (dayOffset < 0 || dayOffset >= SCHEDULE_DAYS) throw conflict(`today is day ${dayOffset} of the schedule starting ${plan.start_date}: no row (0..29) to dispatch`);
+  if (dayOffset < 0 || dayOffset >= SCHEDULE_DAYS)
+    throw conflict(`today is day ${dayOffset} of the schedule starting ${plan.start_date}: no row (0..29) to dispatch`);
   const claimed = await claimRow(deps.sql, tenantId, dayOffset, now, new Date(now.getTime() - STALE_DISPATCH_MS));
   if (!claimed) {
     const current = (await scheduleRows(deps.sql, tenantId)).find((r) => r.day_offset === dayOffset)!;

@@ -16,7 +16,10 @@ export interface ConnectDeps {
 export const passwordContext = (mailboxId: string) => `bounce-mailbox:${mailboxId}`;
 
 /** Logged in, or a Pop3Error saying why not (a refused host is one too: the tenant can fix it). */
-export async function openSession(deps: ConnectDeps, mailbox: Pick<BounceMailboxRow, 'id' | 'host' | 'port' | 'username' | 'password_sealed' | 'use_tls_implicit'>): Promise<Pop3Session> {
+export async function openSession(
+  deps: ConnectDeps,
+  mailbox: Pick<BounceMailboxRow, 'id' | 'host' | 'port' | 'username' | 'password_sealed' | 'use_tls_implicit'>,
+): Promise<Pop3Session> {
   const policy = deps.config.bounceMailboxes;
   let address: string;
   try {

@@ -15,7 +15,6 @@ import { openSession } from './connect.js';
 import { observeInMailbox } from '../../deliverability/seed-mailboxes/placement.js';
 import { claimDueMailboxes, fetchedUidls, forgetGoneUidls, markUidlFetched, recordPoll, type BounceMailboxRow } from './queries.js';
 
-
 export interface PollerDeps {
   sql: Sql;
   boss: Boss;
@@ -109,7 +108,11 @@ export async function pollMailbox(deps: PollerDeps, mailbox: BounceMailboxRow): 
 
 async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3Session, result: PollResult, budgetEndsAt: number): Promise<void> {
   const messages = await session.list();
-  const seen = await fetchedUidls(deps.sql, mailbox.id, messages.map((m) => m.uidl));
+  const seen = await fetchedUidls(
+    deps.sql,
+    mailbox.id,
+    messages.map((m) => m.uidl),
+  );
   const { max_messages_per_poll: perPoll, max_message_bytes: maxBytes } = deps.config.bounceMailboxes;
   let taken = 0;
   for (const message of messages) {
@@ -131,14 +134,24 @@ async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3S
   }
   // The server no longer has what it does not list: forget those UIDLs (after DELE they go at QUIT,
   // and are forgotten at the next poll, which no longer sees them).
-  await forgetGoneUidls(deps.sql, mailbox.id, messages.map((m) => m.uidl));
+  await forgetGoneUidls(
+    deps.sql,
+    mailbox.id,
+    messages.map((m) => m.uidl),
+  );
 }
 
 /**
  * Fetches one message and stores it with its UIDL mark in one transaction: either both are written or
  * neither, so a crash before the commit fetches it again and one after it never does.
  */
-async function fetchOne(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3Session, message: Pop3Message, maxBytes: number): Promise<'stored' | 'too_big' | 'seen'> {
+async function fetchOne(
+  deps: PollerDeps,
+  mailbox: BounceMailboxRow,
+  session: Pop3Session,
+  message: Pop3Message,
+  maxBytes: number,
+): Promise<'stored' | 'too_big' | 'seen'> {
   const at = deps.clock.now();
   if (message.size > maxBytes) {
     const marked = await markUidlFetched(deps.sql, { mailboxId: mailbox.id, uidl: message.uidl, inboundMessageId: null, at });

@@ -46,7 +46,9 @@ export class Pop3Wire {
       this.head = this.head.length === 0 ? chunk : Buffer.concat([this.head, chunk]);
       this.pump();
     });
-    socket.on('error', (err: NodeJS.ErrnoException) => this.fail(new Pop3WireError(`${err.code ? `${err.code} (${err.message})` : err.message}${this.during()}`)));
+    socket.on('error', (err: NodeJS.ErrnoException) =>
+      this.fail(new Pop3WireError(`${err.code ? `${err.code} (${err.message})` : err.message}${this.during()}`)),
+    );
     socket.on('end', () => this.fail(new Pop3WireError(`the server closed the connection${this.during()}`)));
     socket.on('close', () => this.fail(new Pop3WireError(`the connection was closed${this.during()}`)));
   }

@@ -37,7 +37,10 @@ export const MAX_LISTING_BYTES = 4 * 1024 * 1024;
 
 /** The server's own words, as one line of printable text of bounded length (it ends up in an API answer). */
 function serverText(line: Buffer): string {
-  const text = line.toString('latin1').replace(/[^\x20-\x7e]+/g, ' ').trim();
+  const text = line
+    .toString('latin1')
+    .replace(/[^\x20-\x7e]+/g, ' ')
+    .trim();
   return text.length > 200 ? `${text.slice(0, 200)}…` : text;
 }
 

@@ -62,7 +62,10 @@ function checkText(field: string, value: string, max: number): string {
 }
 
 function checkHost(value: string): string {
-  const host = value.trim().toLowerCase().replace(/^\[(.*)\]$/, '$1');
+  const host = value
+    .trim()
+    .toLowerCase()
+    .replace(/^\[(.*)\]$/, '$1');
   if (isIP(host) === 0 && !HOST_NAME.test(host)) throw validationError('host', 'must be a host name (pop.example.com) or an IP address');
   return host.replace(/\.$/, '');
 }
@@ -143,7 +146,13 @@ export async function getBounceMailbox(deps: Pick<BounceMailboxDeps, 'sql'>, ten
 }
 
 /** Changes the fields given (a new password is sealed again); the mailbox is polled at the next tick. */
-export async function changeBounceMailbox(deps: BounceMailboxDeps, tenantId: string, actor: AuditActor, id: string, changes: BounceMailboxChanges): Promise<BounceMailboxRow> {
+export async function changeBounceMailbox(
+  deps: BounceMailboxDeps,
+  tenantId: string,
+  actor: AuditActor,
+  id: string,
+  changes: BounceMailboxChanges,
+): Promise<BounceMailboxRow> {
   if (!isUuid(id)) throw notFound('bounce mailbox');
   const fields = checked(deps, id, changes);
   const at = deps.clock.now();
@@ -151,7 +160,15 @@ export async function changeBounceMailbox(deps: BounceMailboxDeps, tenantId: str
     const row = await updateBounceMailbox(tx, tenantId, id, fields, at);
     if (!row) throw notFound('bounce mailbox');
     const changed = Object.keys(changes).filter((k) => (changes as Record<string, unknown>)[k] !== undefined);
-    await writeAudit(tx, { tenantId, actor, action: 'bounce_mailbox.updated', resourceType: 'bounce_mailbox', resourceId: id, metadata: { ...auditFields(row), fields: changed }, at });
+    await writeAudit(tx, {
+      tenantId,
+      actor,
+      action: 'bounce_mailbox.updated',
+      resourceType: 'bounce_mailbox',
+      resourceId: id,
+      metadata: { ...auditFields(row), fields: changed },
+      at,
+    });
     return row;
   });
 }

@@ -18,7 +18,6 @@ export interface ApplyContext {
   origin: { inbound_message_id: string; mapped_by: MappedBy };
 }
 
-
 /** The DSN entry in the words delivery events use (reply, smtp_code, enhanced_code, remote_host), plus the DSN's own. */
 function dsnFacts(dsn: Dsn, entry: DsnRecipient): Record<string, unknown> {
   const basic = entry.diagnostic ? /^\s*([245]\d\d)\b/.exec(entry.diagnostic)?.[1] : undefined;

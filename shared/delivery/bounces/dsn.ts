@@ -88,7 +88,10 @@ function diagnosticOf(value: string | null): string | null {
 
 /** The action named (its first word: some MTAs add a comment), or one implied by the status class when it is missing or unknown. */
 function actionOf(value: string | null, status: string | null): DsnAction | undefined {
-  const word = value?.trim().split(/[\s(;]/)[0]?.toLowerCase();
+  const word = value
+    ?.trim()
+    .split(/[\s(;]/)[0]
+    ?.toLowerCase();
   if (word && (DSN_ACTIONS as readonly string[]).includes(word)) return word as DsnAction;
   if (status?.startsWith('5')) return 'failed';
   if (status?.startsWith('4')) return 'delayed';

@@ -40,7 +40,12 @@ function entriesFor(recipients: DsnRecipient[], to: string): DsnRecipient[] {
   return own.length > 0 ? own : recipients;
 }
 
-export function decideEffect(rules: BounceRulesConfig, report: Exclude<Report, { kind: 'unknown' }>, send: ReportSend, c: { complainedBefore: boolean }): Effect {
+export function decideEffect(
+  rules: BounceRulesConfig,
+  report: Exclude<Report, { kind: 'unknown' }>,
+  send: ReportSend,
+  c: { complainedBefore: boolean },
+): Effect {
   // A test-key message never left the MTA: whatever claims to report on it is not believed.
   if (send.mode !== 'live') return { effect: 'none', outcome: 'test_send' };
   if (!LEFT.has(send.status)) return { effect: 'none', outcome: 'not_sent' };

@@ -98,7 +98,8 @@ export async function originalHeaders(mail: ParsedMail): Promise<OriginalHeaders
   const part = partOf(mail, ORIGINAL_TYPES);
   if (!part) return null;
   // A headers-only part may lack the blank line that ends a header block.
-  const content = part.content.length > 0 && !/\r?\n\r?\n/.test(part.content.toString('latin1')) ? Buffer.concat([part.content, Buffer.from('\r\n\r\n')]) : part.content;
+  const content =
+    part.content.length > 0 && !/\r?\n\r?\n/.test(part.content.toString('latin1')) ? Buffer.concat([part.content, Buffer.from('\r\n\r\n')]) : part.content;
   const original = await simpleParser(content, OPTIONS);
   const returnPath = original.headers.get('return-path');
   const toObjects = original.to === undefined ? [] : Array.isArray(original.to) ? original.to : [original.to];

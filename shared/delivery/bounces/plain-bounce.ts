@@ -31,7 +31,8 @@ export async function parsePlainBounce(mail: ParsedMail, envelope: { mailFrom: s
 /** The recipients a plain-text bounce reports, or [] when the message does not look like a bounce or names no SMTP failure. */
 function plainBounce(mail: ParsedMail, envelope: { mailFrom: string }): DsnRecipient[] {
   const from = mail.from?.value[0]?.address ?? '';
-  const looksLikeBounce = BOUNCE_SENDER.test(from) || BOUNCE_SUBJECT.test(mail.subject ?? '') || (envelope.mailFrom === '' && BOUNCE_SUBJECT.test(mail.text ?? ''));
+  const looksLikeBounce =
+    BOUNCE_SENDER.test(from) || BOUNCE_SUBJECT.test(mail.subject ?? '') || (envelope.mailFrom === '' && BOUNCE_SUBJECT.test(mail.text ?? ''));
   if (!looksLikeBounce) return [];
   const lines = (mail.text ?? '').slice(0, MAX_TEXT).replace(/\r\n?/g, '\n').split('\n');
   const reply = findReply(lines);

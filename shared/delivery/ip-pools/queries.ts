@@ -133,8 +133,7 @@ export async function activeQuarantines(db: Queryable, at: Date): Promise<Quaran
     from ip_quarantines where quarantined_until > ${at}`;
 }
 
-const EVENT_COLUMNS = (db: Queryable) =>
-  db`id::text, occurred_at, kind, address, pool, rule, reply, destination, send_id, quarantined_until, actor_id`;
+const EVENT_COLUMNS = (db: Queryable) => db`id::text, occurred_at, kind, address, pool, rule, reply, destination, send_id, quarantined_until, actor_id`;
 
 /** The last `limit` events, newest first. */
 export async function recentWatchdogEvents(db: Queryable, limit: number): Promise<WatchdogEventRow[]> {

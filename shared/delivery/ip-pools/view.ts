@@ -53,7 +53,11 @@ export async function watchdogView(deps: ViewDeps): Promise<{ pools: PoolMemberV
  * Releases a quarantined pool address now (audited). 404 for an address that is in no pool,
  * 409 when it is not quarantined. Outbound processes see the release within state_cache_ms.
  */
-export async function releaseQuarantine(deps: ViewDeps, rawAddress: string, actor: AuditActor): Promise<{ address: string; released_at: Date; quarantine: QuarantineRow }> {
+export async function releaseQuarantine(
+  deps: ViewDeps,
+  rawAddress: string,
+  actor: AuditActor,
+): Promise<{ address: string; released_at: Date; quarantine: QuarantineRow }> {
   const address = rawAddress.toLowerCase();
   const inPool = Object.values(deps.config.ipPools.pools).some((members) => members.includes(address));
   if (!inPool) throw notFound('pool address');

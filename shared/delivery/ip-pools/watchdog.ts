@@ -80,7 +80,11 @@ export class IpWatchdog {
    * quarantined for the cool-down (once: a quarantine in force is left as it is). Returns the
    * rule that matched, or null.
    */
-  async observe(source: { pool: string; address: string }, reply: ReplySeen, facts: { destination: string | null; sendId: string | null }): Promise<string | null> {
+  async observe(
+    source: { pool: string; address: string },
+    reply: ReplySeen,
+    facts: { destination: string | null; sendId: string | null },
+  ): Promise<string | null> {
     const rule = this.blockRule(reply);
     if (rule === null) return null;
     const at = this.deps.clock.now();
@@ -99,7 +103,10 @@ export class IpWatchdog {
     const known = this.quarantined.get(source.address);
     if (row) {
       this.quarantined.set(source.address, row.quarantined_until);
-      this.deps.log.warn({ address: source.address, pool: source.pool, rule, reply: reply.text, destination: facts.destination, until: row.quarantined_until.toISOString() }, 'source address quarantined');
+      this.deps.log.warn(
+        { address: source.address, pool: source.pool, rule, reply: reply.text, destination: facts.destination, until: row.quarantined_until.toISOString() },
+        'source address quarantined',
+      );
     } else if (known === undefined || known.getTime() <= at.getTime()) {
       this.loadedAt = Number.NEGATIVE_INFINITY;
     }

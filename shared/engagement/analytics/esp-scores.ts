@@ -32,7 +32,10 @@ const rate = (n: number, d: number) => (d === 0 ? null : Math.round(Math.min(1, 
  * Every provider is listed: scored ones by score descending (ties by name), then unscored ones, `other` always last.
  * tenantId null: every tenant's mail together (the platform overview).
  */
-export async function espScores(deps: { sql: Queryable; clock: Clock; classifier: ProviderClassifier }, tenantId: string | null): Promise<{ items: EspScore[]; window_end: string }> {
+export async function espScores(
+  deps: { sql: Queryable; clock: Clock; classifier: ProviderClassifier },
+  tenantId: string | null,
+): Promise<{ items: EspScore[]; window_end: string }> {
   const until = deps.clock.now();
   const since = new Date(until.getTime() - ESP_WINDOW_DAYS * 86_400_000);
   const rows = await domainOutcomes(deps.sql, tenantId, since, until);

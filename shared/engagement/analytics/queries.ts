@@ -101,7 +101,11 @@ export interface RollupBucket {
  * has not refreshed since their last event (marked in analytics_stale_hours: the current hour, right after a send)
  * are counted from their events instead, each one index range scan: a read right after a send counts it.
  */
-export async function rollupBuckets(db: Queryable, tenantId: string, w: { since: Date; until: Date; unit: 'hour' | 'day'; includeMachine: boolean }): Promise<RollupBucket[]> {
+export async function rollupBuckets(
+  db: Queryable,
+  tenantId: string,
+  w: { since: Date; until: Date; unit: 'hour' | 'day'; includeMachine: boolean },
+): Promise<RollupBucket[]> {
   const step = w.unit === 'hour' ? '1 hour' : '1 day';
   return db<RollupBucket[]>`
     with series as (
@@ -173,7 +177,13 @@ export interface CohortCell {
  * week offset, how many of them had at least one event of the metric (human only for opens and clicks, not dropped
  * for sends). Events reach contacts by address; the tenant's events of the window come from events_engagement_window_idx.
  */
-export async function cohortActivity(db: Queryable, tenantId: string, metric: CohortMetric, start: Date, until: Date): Promise<{ sizes: { cohort: number; contacts: number }[]; cells: CohortCell[] }> {
+export async function cohortActivity(
+  db: Queryable,
+  tenantId: string,
+  metric: CohortMetric,
+  start: Date,
+  until: Date,
+): Promise<{ sizes: { cohort: number; contacts: number }[]; cells: CohortCell[] }> {
   const filter =
     metric === 'sent'
       ? db`coalesce(e.detail ->> 'status', '') <> 'dropped'`
@@ -227,7 +237,10 @@ export async function activeEspSuppressions(db: Queryable, now: Date): Promise<{
 }
 
 /** Adds one refusal to its window's counter; returns the window's counts after it. */
-export async function countRefusal(db: Queryable, r: { tenantId: string; provider: string; windowStart: Date; kind: 'block' | 'deferral' }): Promise<{ blocks: number; deferrals: number }> {
+export async function countRefusal(
+  db: Queryable,
+  r: { tenantId: string; provider: string; windowStart: Date; kind: 'block' | 'deferral' },
+): Promise<{ blocks: number; deferrals: number }> {
   const block = r.kind === 'block' ? 1 : 0;
   const [row] = await db<{ blocks: number; deferrals: number }[]>`
     insert into esp_refusal_windows (tenant_id, provider, window_start, blocks, deferrals)
@@ -241,7 +254,16 @@ export async function countRefusal(db: Queryable, r: { tenantId: string; provide
 /** Raises a suppression unless one of the provider is still open (not revoked, not expired); true when raised. */
 export async function raiseEspSuppression(
   db: Queryable,
-  s: { tenantId: string; provider: string; reason: 'blocked' | 'deferral_storm'; refusals: number; windowMinutes: number; sampleReply: string | null; at: Date; expiresAt: Date },
+  s: {
+    tenantId: string;
+    provider: string;
+    reason: 'blocked' | 'deferral_storm';
+    refusals: number;
+    windowMinutes: number;
+    sampleReply: string | null;
+    at: Date;
+    expiresAt: Date;
+  },
 ): Promise<boolean> {
   const rows = await db`
     insert into esp_suppressions (tenant_id, provider, reason, refusals, window_minutes, sample_reply, triggered_at, expires_at)

@@ -38,7 +38,14 @@ export async function rollupReport(deps: { sql: Queryable; clock: Clock }, tenan
   const { since, until } = rollupWindow(deps.clock, q);
   const rows = await rollupBuckets(deps.sql, tenantId, { since, until, unit: q.granularity, includeMachine: q.includeMachine });
   return {
-    buckets: rows.map((r) => ({ start: r.start.toISOString(), sent: r.sent, bounced: r.bounced, opened: r.opened, clicked: r.clicked, complained: r.complained })),
+    buckets: rows.map((r) => ({
+      start: r.start.toISOString(),
+      sent: r.sent,
+      bounced: r.bounced,
+      opened: r.opened,
+      clicked: r.clicked,
+      complained: r.complained,
+    })),
     granularity: q.granularity,
     since: since.toISOString(),
     until: until.toISOString(),

@@ -37,8 +37,17 @@ export async function writeEvents(db: Queryable, events: readonly EventToWrite[]
 export async function insertEvents(db: Queryable, events: NewEvent[]): Promise<void> {
   if (events.length === 0) return;
   const rows = events.map((e) => ({
-    id: randomUUID(), tenant_id: e.tenant_id, type: e.type, subtype: e.subtype, send_id: e.send_id, message_id: e.message_id,
-    recipient: e.recipient, detail: e.detail, occurred_at: e.occurred_at, campaign_id: e.campaign_id ?? null, contact_id: e.contact_id ?? null,
+    id: randomUUID(),
+    tenant_id: e.tenant_id,
+    type: e.type,
+    subtype: e.subtype,
+    send_id: e.send_id,
+    message_id: e.message_id,
+    recipient: e.recipient,
+    detail: e.detail,
+    occurred_at: e.occurred_at,
+    campaign_id: e.campaign_id ?? null,
+    contact_id: e.contact_id ?? null,
   }));
   await writeEvents(db, rows);
   await enqueueFeedEvents(db, rows);

@@ -24,6 +24,9 @@ export async function listEventPage(sql: Sql, tenantId: string, q: EventQuery): 
     recipient: q.recipient?.trim().toLowerCase() || undefined,
   };
   const rows = await listEvents(sql, tenantId, { ...filter, limit: q.limit + 1, after });
-  const page = pageOf(rows.map((r) => ({ ...r, created_at: r.occurred_at })), q.limit);
+  const page = pageOf(
+    rows.map((r) => ({ ...r, created_at: r.occurred_at })),
+    q.limit,
+  );
   return { items: page.items, next_cursor: page.next_cursor, total: await countEvents(sql, tenantId, filter) };
 }

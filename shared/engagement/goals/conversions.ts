@@ -64,7 +64,17 @@ export interface GoalConversionsReport {
 export async function campaignGoalConversions(db: Queryable, tenantId: string, campaignId: string): Promise<GoalConversionsReport> {
   const { all, byGoal } = await campaignConversionTotals(db, tenantId, campaignId);
   const sorted = [...byGoal].sort(
-    (a, b) => b.revenue_cents - a.revenue_cents || b.conversions - a.conversions || (a.goal_id === null ? 1 : 0) - (b.goal_id === null ? 1 : 0) || a.goal_name.localeCompare(b.goal_name),
+    (a, b) =>
+      b.revenue_cents - a.revenue_cents ||
+      b.conversions - a.conversions ||
+      (a.goal_id === null ? 1 : 0) - (b.goal_id === null ? 1 : 0) ||
+      a.goal_name.localeCompare(b.goal_name),
   );
-  return { campaign_id: campaignId, total_conversions: all.conversions, unique_converters: all.unique_converters, revenue_cents: all.revenue_cents, by_goal: sorted };
+  return {
+    campaign_id: campaignId,
+    total_conversions: all.conversions,
+    unique_converters: all.unique_converters,
+    revenue_cents: all.revenue_cents,
+    by_goal: sorted,
+  };
 }

@@ -110,7 +110,11 @@ export interface GoalTotals {
  * A campaign's conversions per goal (a deleted goal's together under goal_id null), and over all goals: clicks
  * a link scanner made (events.detail.scanner, which can be set after the click) are left out.
  */
-export async function campaignConversionTotals(db: Queryable, tenantId: string, campaignId: string): Promise<{ all: Omit<GoalTotals, 'goal_id' | 'goal_name'>; byGoal: GoalTotals[] }> {
+export async function campaignConversionTotals(
+  db: Queryable,
+  tenantId: string,
+  campaignId: string,
+): Promise<{ all: Omit<GoalTotals, 'goal_id' | 'goal_name'>; byGoal: GoalTotals[] }> {
   const rows = await db<(GoalTotals & { overall: boolean })[]>`
     with human as (
       select c.goal_id, c.goal_name, c.revenue_cents, coalesce(c.contact_id, c.send_id) as converter

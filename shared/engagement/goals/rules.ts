@@ -50,21 +50,32 @@ export function checkPattern(pattern: string): RE2JS {
   const field = 'match_value';
   if (pattern.length > MAX_PATTERN) throw validationError(field, `a regex must be at most ${MAX_PATTERN} characters`);
   const divergent = divergentEscape(pattern);
-  if (divergent === 'k') throw validationError(field, 'backreferences (\\k<name>) are not supported in a goal regex (it runs in linear time); for a plain k drop the backslash');
-  if (divergent) throw validationError(field, `\\${divergent} means a plain ${divergent} in JavaScript but something else to the linear-time engine goal regexes run on: drop the backslash`);
+  if (divergent === 'k')
+    throw validationError(field, 'backreferences (\\k<name>) are not supported in a goal regex (it runs in linear time); for a plain k drop the backslash');
+  if (divergent)
+    throw validationError(
+      field,
+      `\\${divergent} means a plain ${divergent} in JavaScript but something else to the linear-time engine goal regexes run on: drop the backslash`,
+    );
   let re: RE2JS;
   try {
     re = compileRe2(pattern);
   } catch (err) {
     const reason = (err as Error).message.replace(/^error parsing regexp: /, '');
     if (isJavaScriptRegex(pattern)) {
-      throw validationError(field, `uses a feature goal regexes do not support (they run in linear time: no backreferences, lookahead or lookbehind, repeat counts at most 1000): ${reason}`);
+      throw validationError(
+        field,
+        `uses a feature goal regexes do not support (they run in linear time: no backreferences, lookahead or lookbehind, repeat counts at most 1000): ${reason}`,
+      );
     }
     throw validationError(field, `not a valid regular expression: ${reason}`);
   }
   const size = re.programSize();
   if (size > MAX_PROGRAM_SIZE) {
-    throw validationError(field, `the regex is too large to match on every click (size ${size}, at most ${MAX_PROGRAM_SIZE}): use smaller repeat counts such as {0,20}`);
+    throw validationError(
+      field,
+      `the regex is too large to match on every click (size ${size}, at most ${MAX_PROGRAM_SIZE}): use smaller repeat counts such as {0,20}`,
+    );
   }
   return re;
 }

@@ -18,7 +18,10 @@ export class Segment {
   settled = 0;
   /** No more hits go in: it is deleted once all of them are settled. */
   sealed = false;
-  constructor(readonly path: string, readonly handle: FileHandle | undefined) {}
+  constructor(
+    readonly path: string,
+    readonly handle: FileHandle | undefined,
+  ) {}
 }
 
 const SUFFIX = '.hits';
@@ -69,7 +72,16 @@ export function decodeSegment(text: string): SpooledHit[] {
   const hits: SpooledHit[] = [];
   for (const line of lines) {
     if (line === '') continue;
-    const r = JSON.parse(line) as { id: string; kind: Hit['kind']; sendId: string; url?: string; links?: number; userAgent: string; ip: string | null; at: number };
+    const r = JSON.parse(line) as {
+      id: string;
+      kind: Hit['kind'];
+      sendId: string;
+      url?: string;
+      links?: number;
+      userAgent: string;
+      ip: string | null;
+      at: number;
+    };
     hits.push({ id: r.id, hit: { kind: r.kind, sendId: r.sendId, url: r.url, links: r.links, userAgent: r.userAgent, ip: r.ip, at: new Date(r.at) } });
   }
   return hits;
@@ -95,7 +107,10 @@ export class HitSpool {
   private flushing: Promise<void> | undefined;
   private closed = false;
 
-  private constructor(readonly dir: string, private readonly options: SpoolOptions) {}
+  private constructor(
+    readonly dir: string,
+    private readonly options: SpoolOptions,
+  ) {}
 
   static async open(dir: string, options: SpoolOptions): Promise<HitSpool> {
     await mkdir(dir, { recursive: true, mode: 0o700 });

@@ -44,5 +44,8 @@ export function truncateIp(address: string | undefined): string | null {
   if (groups.slice(0, 5).every((g) => g === 0) && groups[5] === 0xffff) {
     return `${groups[6]! >> 8}.${groups[6]! & 0xff}.${groups[7]! >> 8}.0`;
   }
-  return `${groups.slice(0, 3).map((g) => g.toString(16)).join(':')}::`;
+  return `${groups
+    .slice(0, 3)
+    .map((g) => g.toString(16))
+    .join(':')}::`;
 }

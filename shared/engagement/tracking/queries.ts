@@ -106,7 +106,15 @@ export async function writeRecipientStamps(db: Queryable, rows: readonly Recipie
     where r.send_id = v.send_id`;
 }
 
-export const STAT_COUNTERS = ['total_opens', 'unique_opens', 'unique_human_opens', 'total_clicks', 'unique_clicks', 'unique_human_clicks', 'unsubscribes'] as const;
+export const STAT_COUNTERS = [
+  'total_opens',
+  'unique_opens',
+  'unique_human_opens',
+  'total_clicks',
+  'unique_clicks',
+  'unique_human_clicks',
+  'unsubscribes',
+] as const;
 export type StatCounter = (typeof STAT_COUNTERS)[number];
 
 /** Changes to one campaign_stats row (variant '' outside an A/B test portion); a counter may go down (a click reclassified). */
@@ -177,7 +185,10 @@ export interface EngagementEvent {
 export async function insertEngagementEvents(db: Queryable, events: readonly EngagementEvent[]): Promise<void> {
   if (events.length === 0) return;
   await writeEvents(db, events);
-  await enqueueFeedEvents(db, events.map((e) => ({ ...e, subtype: null })));
+  await enqueueFeedEvents(
+    db,
+    events.map((e) => ({ ...e, subtype: null })),
+  );
 }
 
 /** Which of these event ids are stored. */

@@ -89,7 +89,12 @@ interface KnownClick {
 export class HitRecorder implements HitSink {
   private readonly group: GroupCommit<Planned, HitOutcome>;
 
-  constructor(private readonly sql: Sql, private readonly log: Logger, private readonly rules: TrafficRules, options: RecorderOptions) {
+  constructor(
+    private readonly sql: Sql,
+    private readonly log: Logger,
+    private readonly rules: TrafficRules,
+    options: RecorderOptions,
+  ) {
     this.group = new GroupCommit<Planned, HitOutcome>((items, retry) => this.commit(items, retry), log, 'tracking hits', options.maxBatch, options.concurrency);
   }
 
@@ -132,7 +137,12 @@ export class HitRecorder implements HitSink {
     const [storedIds, locked, recent, opened, stamps, goals, subscribed] = await Promise.all([
       // Committed alone after its batch failed: the batch's COMMIT may have gone through with its reply lost;
       // replayed from the spool: the process that spooled it may have committed it before it stopped.
-      retry || items.some((i) => i.replay) ? storedEventIds(tx, items.map((i) => i.eventId)) : [],
+      retry || items.some((i) => i.replay)
+        ? storedEventIds(
+            tx,
+            items.map((i) => i.eventId),
+          )
+        : [],
       lockTrackedSends(tx, sendIds),
       recentClicks(tx, clickSends, since),
       recentOpens(tx, openSends, opensSince),
@@ -218,7 +228,8 @@ class Judgement {
       event.detail = { ...base, machine: verdict.flagged, reasons: verdict.reasons };
       if (delta) delta.total_opens! += 1;
       if (stamp && delta && stamp.first_open_at === null) this.stamp(stamp, 'first_open_at', hit.at, delta, 'unique_opens');
-      if (stamp && delta && !verdict.flagged && stamp.first_human_open_at === null) this.stamp(stamp, 'first_human_open_at', hit.at, delta, 'unique_human_opens');
+      if (stamp && delta && !verdict.flagged && stamp.first_human_open_at === null)
+        this.stamp(stamp, 'first_human_open_at', hit.at, delta, 'unique_human_opens');
       return;
     }
     const verdict = this.rules.click(facts);
@@ -280,7 +291,13 @@ class Judgement {
     return true;
   }
 
-  private stamp(stamp: RecipientStamps, column: 'first_open_at' | 'first_human_open_at' | 'first_click_at' | 'first_human_click_at', at: Date, delta: StatDelta, counter: 'unique_opens' | 'unique_human_opens' | 'unique_clicks' | 'unique_human_clicks'): void {
+  private stamp(
+    stamp: RecipientStamps,
+    column: 'first_open_at' | 'first_human_open_at' | 'first_click_at' | 'first_human_click_at',
+    at: Date,
+    delta: StatDelta,
+    counter: 'unique_opens' | 'unique_human_opens' | 'unique_clicks' | 'unique_human_clicks',
+  ): void {
     stamp[column] = at;
     this.changed.add(stamp.send_id);
     delta[counter]! += 1;
@@ -314,7 +331,16 @@ class Judgement {
     const key = `${campaignId}/${variant}`;
     let delta = this.stats.get(key);
     if (!delta) {
-      delta = { campaign_id: campaignId, variant, total_opens: 0, unique_opens: 0, unique_human_opens: 0, total_clicks: 0, unique_clicks: 0, unique_human_clicks: 0 };
+      delta = {
+        campaign_id: campaignId,
+        variant,
+        total_opens: 0,
+        unique_opens: 0,
+        unique_human_opens: 0,
+        total_clicks: 0,
+        unique_clicks: 0,
+        unique_human_clicks: 0,
+      };
       this.stats.set(key, delta);
     }
     return delta;

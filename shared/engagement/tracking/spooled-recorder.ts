@@ -34,7 +34,12 @@ export class SpooledHitRecorder implements HitSink {
   private orphansLeft = false;
   private idleWaiters: (() => void)[] = [];
 
-  constructor(private readonly spool: HitSpool, private readonly recorder: HitSink, private readonly log: Logger, private readonly options: SpooledRecorderOptions) {
+  constructor(
+    private readonly spool: HitSpool,
+    private readonly recorder: HitSink,
+    private readonly log: Logger,
+    private readonly options: SpooledRecorderOptions,
+  ) {
     this.retryDelay = options.retryMs;
     this.scanTimer = setInterval(() => void this.replayOrphans(), options.orphanScanMs);
     this.scanTimer.unref();

@@ -109,9 +109,22 @@ export function trackTemplate(source: string, o: TemplateTracking): TrackedTempl
   if (regions.some((r) => found.comments.some(([s, e]) => r.start < e && r.end > s))) return undefined;
   const liquidIn = (start: number, end: number) => regions.some((r) => r.start < end && r.end > start);
   for (const link of found.links) {
-    if (liquidIn(link.start, link.end) && !UNSUBSCRIBE_ONLY.test(source.slice(link.start, link.end).replace(/^["']|["']$/g, '').trim())) return undefined;
+    if (
+      liquidIn(link.start, link.end) &&
+      !UNSUBSCRIBE_ONLY.test(
+        source
+          .slice(link.start, link.end)
+          .replace(/^["']|["']$/g, '')
+          .trim(),
+      )
+    )
+      return undefined;
   }
-  const targets = trackedTargets(found.links.filter((l) => !liquidIn(l.start, l.end)), base, params);
+  const targets = trackedTargets(
+    found.links.filter((l) => !liquidIn(l.start, l.end)),
+    base,
+    params,
+  );
   if (targets.some((t) => depthAt(steps, t.start) !== 0 || /<body/i.test(t.url))) return undefined;
   if (o.trackOpens && depthAt(steps, found.bodyClose) !== 0) return undefined;
 

@@ -64,7 +64,12 @@ export function withUtm(url: string, params: readonly [string, string][]): strin
   const fragment = hashAt < 0 ? '' : url.slice(hashAt);
   const queryAt = beforeHash.indexOf('?');
   const query = queryAt < 0 ? '' : beforeHash.slice(queryAt + 1);
-  const present = new Set(query.split(/[&;]/).filter((p) => p !== '').map(decodedName));
+  const present = new Set(
+    query
+      .split(/[&;]/)
+      .filter((p) => p !== '')
+      .map(decodedName),
+  );
   const added = params.filter(([name]) => !present.has(name)).map(([name, value]) => `${name}=${encodeURIComponent(value)}`);
   if (added.length === 0) return url;
   const joiner = queryAt < 0 ? '?' : query === '' || query.endsWith('&') ? '' : '&';

@@ -37,12 +37,7 @@ export interface Invite {
 }
 
 /** Issues a new invite for the mailbox; every earlier unused invite of it stops working (410 when tried). */
-export async function createInvite(
-  deps: MailboxDeps,
-  tenantId: string,
-  actor: AuditActor,
-  mailboxId: string,
-): Promise<Invite> {
+export async function createInvite(deps: MailboxDeps, tenantId: string, actor: AuditActor, mailboxId: string): Promise<Invite> {
   const token = `${TOKEN_PREFIX}${randomBytes(32).toString('base64url')}`;
   const at = deps.clock.now();
   const expiresAt = new Date(at.getTime() + INVITE_TTL_MS);
@@ -51,12 +46,22 @@ export async function createInvite(
     const replaced = await expireOpenInvites(tx, mailbox.id, at);
     const id = randomUUID();
     await insertInvite(tx, {
-      id, tenantId, mailboxId: mailbox.id, tokenHash: hashInviteToken(token), expiresAt,
-      createdBy: actor.type === 'user' ? actor.id : null, at,
+      id,
+      tenantId,
+      mailboxId: mailbox.id,
+      tokenHash: hashInviteToken(token),
+      expiresAt,
+      createdBy: actor.type === 'user' ? actor.id : null,
+      at,
     });
     await writeAudit(tx, {
-      tenantId, actor, action: 'mailbox.invited', resourceType: 'mailbox', resourceId: mailbox.id,
-      metadata: { address: mailbox.address, invite_id: id, expires_at: expiresAt.toISOString(), replaced }, at,
+      tenantId,
+      actor,
+      action: 'mailbox.invited',
+      resourceType: 'mailbox',
+      resourceId: mailbox.id,
+      metadata: { address: mailbox.address, invite_id: id, expires_at: expiresAt.toISOString(), replaced },
+      at,
     });
     return { mailbox_id: mailbox.id, address: mailbox.address, token, expires_at: expiresAt };
   });
@@ -93,14 +98,22 @@ export async function consumeInvite(deps: InviteDeps, input: { token: string; ne
     if (!claimed) return undefined;
     const updated = await setMailboxPassword(tx, claimed.mailbox_id, passwordHash, at);
     await writeAudit(tx, {
-      tenantId: claimed.tenant_id, actor: { type: 'system', id: null, ip }, action: 'mailbox.invite_consumed',
-      resourceType: 'mailbox', resourceId: claimed.mailbox_id, metadata: { address: updated?.address ?? null, invite_id: claimed.id }, at,
+      tenantId: claimed.tenant_id,
+      actor: { type: 'system', id: null, ip },
+      action: 'mailbox.invite_consumed',
+      resourceType: 'mailbox',
+      resourceId: claimed.mailbox_id,
+      metadata: { address: updated?.address ?? null, invite_id: claimed.id },
+      at,
     });
     return updated;
   });
   if (!row) throw gone();
   const { token, expiresAt } = await deps.tokens.issueMailbox({
-    mailboxId: row.id, tenantId: row.tenant_id, ttlSeconds: MAILBOX_SESSION_TTL_SECONDS, now: at,
+    mailboxId: row.id,
+    tenantId: row.tenant_id,
+    ttlSeconds: MAILBOX_SESSION_TTL_SECONDS,
+    now: at,
   });
   return { token, user_id: row.id, tenant_id: row.tenant_id, mailbox_id: row.id, address: row.address, expires_at: expiresAt };
 }

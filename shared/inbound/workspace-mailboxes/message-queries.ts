@@ -36,8 +36,7 @@ const listColumns = (db: Queryable) =>
   db`m.id, m.mailbox_id, m.header_from, m.subject, m.received_at,
      (extract(epoch from m.received_at) * 1000000)::bigint::text as received_us, m.seen, i.size_bytes`;
 
-const scoped = (db: Queryable, s: MessageScope) =>
-  db`m.tenant_id = ${s.tenantId} ${s.mailboxId ? db`and m.mailbox_id = ${s.mailboxId}` : db``}`;
+const scoped = (db: Queryable, s: MessageScope) => db`m.tenant_id = ${s.tenantId} ${s.mailboxId ? db`and m.mailbox_id = ${s.mailboxId}` : db``}`;
 
 /** LIKE treats % and _ as wildcards; a search for them means the characters themselves. */
 function likeContains(text: string): string {

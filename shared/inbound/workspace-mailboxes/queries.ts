@@ -22,8 +22,7 @@ export interface InviteRow {
   used_at: Date | null;
 }
 
-const columns = (db: Queryable) =>
-  db`id, tenant_id, domain_id, address, display_name, password_hash is not null as password_set, created_at, updated_at`;
+const columns = (db: Queryable) => db`id, tenant_id, domain_id, address, display_name, password_hash is not null as password_set, created_at, updated_at`;
 
 /** The tenant's domain of this (ASCII, lower-case) name: a mailbox address must be at one. */
 export async function findTenantDomainByName(
@@ -97,7 +96,15 @@ export async function findMailboxForSession(
     address: row.address,
     // updated_at only moves when a password is set (mailboxes are not edited otherwise).
     password_set_at: row.password_set ? row.updated_at : null,
-    tenant: { id: row.id, name: row.name, slug: row.slug, plan_id: row.plan_id, is_sandbox: row.is_sandbox, is_super_admin: row.is_super_admin, status: row.status },
+    tenant: {
+      id: row.id,
+      name: row.name,
+      slug: row.slug,
+      plan_id: row.plan_id,
+      is_sandbox: row.is_sandbox,
+      is_super_admin: row.is_super_admin,
+      status: row.status,
+    },
   };
 }
 

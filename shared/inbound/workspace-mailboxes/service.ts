@@ -51,8 +51,13 @@ export async function createMailbox(
     return await deps.sql.begin(async (tx) => {
       const row = await insertMailbox(tx, { id: randomUUID(), tenantId, domainId: domain.id, address: parsed.address, displayName, at });
       await writeAudit(tx, {
-        tenantId, actor, action: 'mailbox.created', resourceType: 'mailbox', resourceId: row.id,
-        metadata: { address: row.address, domain_id: domain.id }, at,
+        tenantId,
+        actor,
+        action: 'mailbox.created',
+        resourceType: 'mailbox',
+        resourceId: row.id,
+        metadata: { address: row.address, domain_id: domain.id },
+        at,
       });
       return row;
     });

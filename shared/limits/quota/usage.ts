@@ -7,7 +7,6 @@ export interface Quota {
   cap: number;
 }
 
-
 /** The month's usage and plan cap of each tenant (one round trip for any number); a tenant without a plan has cap 0. */
 export async function monthlyUsages(db: Queryable, tenantIds: readonly string[], month: string): Promise<Map<string, Quota>> {
   const rows = await db<{ id: string; sent: number | null; cap: number }[]>`

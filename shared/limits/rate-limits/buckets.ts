@@ -7,11 +7,7 @@ import type { EffectiveTenantLimits } from './tenant-limits.js';
 export type RateCategory = keyof Config['limits']['rate_limits']['per_minute'];
 
 /** Who is counted: an API key, a user session, a mailbox session, or (unauthenticated) a client address. */
-export type RateCaller =
-  | { kind: 'api_key'; id: string }
-  | { kind: 'user'; id: string }
-  | { kind: 'mailbox'; id: string }
-  | { kind: 'address'; ip: string };
+export type RateCaller = { kind: 'api_key'; id: string } | { kind: 'user'; id: string } | { kind: 'mailbox'; id: string } | { kind: 'address'; ip: string };
 
 const PREFIX: Record<RateCaller['kind'], string> = { api_key: 'key', user: 'user', mailbox: 'mailbox', address: 'ip' };
 

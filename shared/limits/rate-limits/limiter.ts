@@ -173,7 +173,10 @@ export class RateLimiter {
     let read = this.firstReads.get(key);
     if (!read) {
       const windows = s.previous.read ? [s.current] : [s.current, s.previous];
-      read = readCounters(this.db, windows.map((w) => ({ bucket: w.bucket.id, windowStart: new Date(w.windowStart) })))
+      read = readCounters(
+        this.db,
+        windows.map((w) => ({ bucket: w.bucket.id, windowStart: new Date(w.windowStart) })),
+      )
         .then((counts) => {
           for (const w of windows) {
             w.synced = Math.max(w.synced, counts.get(counterKey(w.bucket.id, w.windowStart)) ?? 0);
@@ -229,12 +232,8 @@ export class RateLimiter {
     await this.throttles.flush(this.db).catch((err) => this.log.warn({ err }, 'rate-limit refusals not recorded yet'));
     if (now - this.lastCleanup > 60_000) {
       this.lastCleanup = now;
-      await deleteExpiredCounters(this.db, new Date(now - RETENTION_MS)).catch((err) =>
-        this.log.warn({ err }, 'rate-limit counter cleanup failed'),
-      );
-      await deleteExpiredThrottles(this.db, new Date(now - THROTTLE_RETENTION_MS)).catch((err) =>
-        this.log.warn({ err }, 'rate-limit refusal cleanup failed'),
-      );
+      await deleteExpiredCounters(this.db, new Date(now - RETENTION_MS)).catch((err) => this.log.warn({ err }, 'rate-limit counter cleanup failed'));
+      await deleteExpiredThrottles(this.db, new Date(now - THROTTLE_RETENTION_MS)).catch((err) => this.log.warn({ err }, 'rate-limit refusal cleanup failed'));
     }
   }
 }

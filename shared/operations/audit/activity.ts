@@ -17,7 +17,18 @@ export interface ActivityEntry {
  */
 export async function tenantActivity(db: Queryable, tenantId: string, limit: number): Promise<ActivityEntry[]> {
   const rows = await db<
-    { id: string; created_at: Date; action: string; actor_type: 'user' | 'api_key' | 'system'; actor_id: string | null; label: string | null; ip: string | null; resource_type: string | null; resource_id: string | null; metadata: Record<string, unknown> }[]
+    {
+      id: string;
+      created_at: Date;
+      action: string;
+      actor_type: 'user' | 'api_key' | 'system';
+      actor_id: string | null;
+      label: string | null;
+      ip: string | null;
+      resource_type: string | null;
+      resource_id: string | null;
+      metadata: Record<string, unknown>;
+    }[]
   >`
     select a.id::text, a.created_at, a.action, a.actor_type, a.actor_id, a.ip, a.resource_type, a.resource_id, a.metadata,
       -- The cast only for a uuid-shaped id, so each look-up is a primary-key probe and a malformed id is no error.

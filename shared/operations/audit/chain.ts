@@ -42,8 +42,15 @@ type IsoContent = Omit<AuditContent, 'created_at'> & { created_at: string };
  */
 export function contentJson(c: IsoContent): string {
   if (
-    c.action === undefined || c.actor_id === undefined || c.actor_type === undefined || c.created_at === undefined || c.ip === undefined ||
-    c.metadata === undefined || c.resource_id === undefined || c.resource_type === undefined || c.tenant_id === undefined
+    c.action === undefined ||
+    c.actor_id === undefined ||
+    c.actor_type === undefined ||
+    c.created_at === undefined ||
+    c.ip === undefined ||
+    c.metadata === undefined ||
+    c.resource_id === undefined ||
+    c.resource_type === undefined ||
+    c.tenant_id === undefined
   ) {
     return canonicalJson(c);
   }
@@ -60,5 +67,7 @@ export function auditHash(content: AuditContent, prevHash: string): string {
 
 /** The same hash from content whose created_at is already its ISO 8601 text (the verifier reads it so, skipping Date round trips). */
 export function auditHashIso(content: IsoContent, prevHash: string): string {
-  return createHash('sha256').update(`${prevHash}\n${contentJson(content)}`).digest('hex');
+  return createHash('sha256')
+    .update(`${prevHash}\n${contentJson(content)}`)
+    .digest('hex');
 }

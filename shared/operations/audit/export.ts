@@ -19,7 +19,18 @@ const DAY = 86_400_000;
  * so spreadsheets keep them as text. hash is empty until the appender has chained the row.
  */
 export function auditCsvLine(r: AuditRow): string {
-  const cells = [r.id, r.created_at.toISOString(), r.action, r.actor_type, r.actor_id ?? '', r.resource_type ?? '', r.resource_id ?? '', r.ip ?? '', canonicalJson(r.metadata), r.hash ?? ''];
+  const cells = [
+    r.id,
+    r.created_at.toISOString(),
+    r.action,
+    r.actor_type,
+    r.actor_id ?? '',
+    r.resource_type ?? '',
+    r.resource_id ?? '',
+    r.ip ?? '',
+    canonicalJson(r.metadata),
+    r.hash ?? '',
+  ];
   return `${cells.map(csvCell).join(',')}\r\n`;
 }
 

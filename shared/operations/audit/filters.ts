@@ -35,9 +35,16 @@ export async function listFilters(db: Queryable, tenantId: string, userId: strin
 export const filterBytes = (name: string, definition: FilterDefinition) => Buffer.byteLength(name) + Buffer.byteLength(canonicalJson(definition));
 
 /** Saves a filter: 422 over 4 KB or past 50 per user (the count checked under a lock on the user, so racing saves cannot pass 50). */
-export async function createFilter(sql: Sql, clock: Clock, who: { tenantId: string; userId: string }, name: string, definition: FilterDefinition): Promise<AuditFilter> {
+export async function createFilter(
+  sql: Sql,
+  clock: Clock,
+  who: { tenantId: string; userId: string },
+  name: string,
+  definition: FilterDefinition,
+): Promise<AuditFilter> {
   const bytes = filterBytes(name, definition);
-  if (bytes > FILTER_MAX_BYTES) throw validationError('definition', `a saved filter is at most ${FILTER_MAX_BYTES} bytes (name and definition as JSON); this one is ${bytes}`);
+  if (bytes > FILTER_MAX_BYTES)
+    throw validationError('definition', `a saved filter is at most ${FILTER_MAX_BYTES} bytes (name and definition as JSON); this one is ${bytes}`);
   return sql.begin(async (tx) => {
     await tx`select 1 from users where id = ${who.userId} for update`;
     const [count] = await tx<{ n: number }[]>`select count(*)::int as n from audit_filters where user_id = ${who.userId}`;

@@ -80,7 +80,10 @@ export async function renderAuditPdf(rows: readonly AuditRow[], heading: PdfHead
   const digest = rowsDigest(rows);
   // The bottom margin keeps the footer's room free even when a long row flows onto the next page by itself.
   const doc = new PDFDocument({
-    size: 'A4', layout: 'landscape', margins: { top: MARGIN, left: MARGIN, right: MARGIN, bottom: MARGIN + FOOTER_HEIGHT }, bufferPages: true,
+    size: 'A4',
+    layout: 'landscape',
+    margins: { top: MARGIN, left: MARGIN, right: MARGIN, bottom: MARGIN + FOOTER_HEIGHT },
+    bufferPages: true,
     info: { Title: `Mailpath audit export ${heading.tenant}`, Author: 'Mailpath' },
   });
   for (const f of list) doc.registerFont(f.name, f.file);
@@ -88,12 +91,16 @@ export async function renderAuditPdf(rows: readonly AuditRow[], heading: PdfHead
   /** Writes one paragraph, switching fonts within it where a character needs another font. */
   const paragraph = (text: string) => {
     const runs = fontRuns(list, text);
-    runs.forEach((run, i) => doc.font(run.font).text(run.text, i === 0 ? MARGIN : undefined, i === 0 ? doc.y : undefined, { width, continued: i < runs.length - 1 }));
+    runs.forEach((run, i) =>
+      doc.font(run.font).text(run.text, i === 0 ? MARGIN : undefined, i === 0 ? doc.y : undefined, { width, continued: i < runs.length - 1 }),
+    );
   };
   doc.fontSize(FONT_SIZE + 4);
   paragraph(`Mailpath audit export: ${heading.tenant}`);
   doc.fontSize(FONT_SIZE);
-  const filters = Object.entries(heading.selection).map(([k, v]) => `${k}=${v}`).join('  ');
+  const filters = Object.entries(heading.selection)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('  ');
   paragraph(`Generated ${heading.generatedAt.toISOString()}; ${rows.length} rows; ${filters}`);
   paragraph(`Each row is its CSV line (${AUDIT_COLUMNS.join(',')}); the digest is sha256 over the rows' lines concatenated, each ending in CRLF.`);
   doc.moveDown();
@@ -112,7 +119,9 @@ export async function renderAuditPdf(rows: readonly AuditRow[], heading: PdfHead
     // Writing below the bottom margin would make pdfkit open a new page: lift the margin while the footer is drawn.
     const margin = doc.page.margins.bottom;
     doc.page.margins.bottom = 0;
-    doc.font(list[0]!.name).text(`Page ${i + 1} of ${range.count} sha256 ${digest}`, MARGIN, doc.page.height - MARGIN - FONT_SIZE * 2, { width, lineBreak: false });
+    doc
+      .font(list[0]!.name)
+      .text(`Page ${i + 1} of ${range.count} sha256 ${digest}`, MARGIN, doc.page.height - MARGIN - FONT_SIZE * 2, { width, lineBreak: false });
     doc.page.margins.bottom = margin;
   }
   doc.end();

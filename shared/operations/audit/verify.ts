@@ -43,7 +43,13 @@ export const ROW_TEXT_COLUMNS = `id, chain_seq::text as chain_seq, tenant_id, ac
   metadata::text as metadata, ip, prev_hash, hash,
   to_char(created_at at time zone 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.MS"Z"') as created_at`;
 
-const broken = (rows: number, row: ChainedRowText, reason: string): ChainReport => ({ intact: false, rows, brokenAt: row.id, brokenSeq: row.chain_seq, reason });
+const broken = (rows: number, row: ChainedRowText, reason: string): ChainReport => ({
+  intact: false,
+  rows,
+  brokenAt: row.id,
+  brokenSeq: row.chain_seq,
+  reason,
+});
 
 /** One page of the chain from position `from`, in chain order (the unique index on chain_seq serves it). */
 function page(db: Queryable, from: bigint, size: number): Promise<ChainedRowText[]> {

@@ -28,13 +28,50 @@ export async function buildEvidencePack(sql: Sql, now: Date): Promise<EvidencePa
   const since = new Date(now.getTime() - DAY);
   const window = { since: since.toISOString(), until: now.toISOString() };
   const gather: Record<(typeof SECTIONS)[number], () => Promise<Record<string, unknown>>> = {
-    access_reviews: async () => ({ ...window, ...(await accessFacts(sql)), changes: await actionCounts(sql, since, now, ['team.', 'api_key.', 'super_admin.']) }),
-    change_management: async () => ({ ...window, changes: await actionCounts(sql, since, now, ['domain.', 'dkim.', 'template.', 'campaign.', 'warmup.', 'event_webhook.', 'inbound_webhook.', 'bounce_mailbox.', 'worker.run_now']) }),
-    incident_response: async () => ({ ...window, events: await actionCounts(sql, since, now, ['worker.alert', 'ip_watchdog.', 'tenant.suspended', 'tenant.unsuspended', 'tenant.deleted']) }),
-    suppression_discipline: async () => ({ ...window, ...(await suppressionTotals(sql)), changes: await actionCounts(sql, since, now, ['suppression.', 'contact.erased']) }),
-    auth_events: async () => ({ ...window, locked_accounts: await lockedAccounts(sql, now), events: await actionCounts(sql, since, now, ['auth.', 'team.invite_accepted']) }),
+    access_reviews: async () => ({
+      ...window,
+      ...(await accessFacts(sql)),
+      changes: await actionCounts(sql, since, now, ['team.', 'api_key.', 'super_admin.']),
+    }),
+    change_management: async () => ({
+      ...window,
+      changes: await actionCounts(sql, since, now, [
+        'domain.',
+        'dkim.',
+        'template.',
+        'campaign.',
+        'warmup.',
+        'event_webhook.',
+        'inbound_webhook.',
+        'bounce_mailbox.',
+        'worker.run_now',
+      ]),
+    }),
+    incident_response: async () => ({
+      ...window,
+      events: await actionCounts(sql, since, now, ['worker.alert', 'ip_watchdog.', 'tenant.suspended', 'tenant.unsuspended', 'tenant.deleted']),
+    }),
+    suppression_discipline: async () => ({
+      ...window,
+      ...(await suppressionTotals(sql)),
+      changes: await actionCounts(sql, since, now, ['suppression.', 'contact.erased']),
+    }),
+    auth_events: async () => ({
+      ...window,
+      locked_accounts: await lockedAccounts(sql, now),
+      events: await actionCounts(sql, since, now, ['auth.', 'team.invite_accepted']),
+    }),
   };
-  const pack: EvidencePack = { date: utcDate(now), generated_at: now.toISOString(), errors: [], access_reviews: null, change_management: null, incident_response: null, suppression_discipline: null, auth_events: null };
+  const pack: EvidencePack = {
+    date: utcDate(now),
+    generated_at: now.toISOString(),
+    errors: [],
+    access_reviews: null,
+    change_management: null,
+    incident_response: null,
+    suppression_discipline: null,
+    auth_events: null,
+  };
   for (const section of SECTIONS) {
     try {
       pack[section] = await gather[section]();

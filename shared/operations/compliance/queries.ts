@@ -37,7 +37,9 @@ export async function actionCounts(db: Queryable, since: Date, until: Date, pref
 }
 
 /** Users by role across tenants, super-admins, and owners/admins without an enabled second factor. */
-export async function accessFacts(db: Queryable): Promise<{ users_by_role: Record<string, number>; super_admins: number; privileged_without_2fa: number; active_api_keys: number }> {
+export async function accessFacts(
+  db: Queryable,
+): Promise<{ users_by_role: Record<string, number>; super_admins: number; privileged_without_2fa: number; active_api_keys: number }> {
   const roles = await db<{ role: string; n: number }[]>`select role, count(*)::int as n from users group by role order by role`;
   const [facts] = await db<{ super_admins: number; privileged_without_2fa: number; active_api_keys: number }[]>`
     select

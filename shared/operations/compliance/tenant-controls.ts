@@ -40,15 +40,23 @@ export async function tenantControls(deps: { sql: Sql; clock: Clock }, tenantId:
       'Mailpath seals DKIM private keys and TOTP secrets with its master key, but cannot observe whether the database storage itself is encrypted: no evidence recorded.',
     ),
     tls_only_ingress: noData('Mailpath records no evidence of the ingress path (load balancer, MX STARTTLS policy); no value is reported.'),
-    backup_success_last_24h: noData('Mailpath records no backup runs (backups are the database operator\'s): no evidence.'),
+    backup_success_last_24h: noData("Mailpath records no backup runs (backups are the database operator's): no evidence."),
     last_restore_drill: noData('Mailpath records no restore drills: no evidence.'),
     admin_mfa_coverage_pct:
       pct === undefined
         ? noData('The tenant has no owner or admin users.')
-        : { status: pct === 100 ? 'green' : pct >= 50 ? 'yellow' : 'red', value: pct, note: `${mfa.with_2fa} of ${mfa.privileged} owners and admins have two-factor sign-in enabled.` },
+        : {
+            status: pct === 100 ? 'green' : pct >= 50 ? 'yellow' : 'red',
+            value: pct,
+            note: `${mfa.with_2fa} of ${mfa.privileged} owners and admins have two-factor sign-in enabled.`,
+          },
     audit_log_hash_chain_intact: chain.intact
       ? { status: 'green', value: true, note: `All ${chain.rows} chained audit rows verify.` }
-      : { status: 'red', value: false, note: `The chain breaks at audit row ${chain.brokenAt} (position ${chain.brokenSeq}): ${chain.reason}; ${chain.rows} rows verify before it.` },
+      : {
+          status: 'red',
+          value: false,
+          note: `The chain breaks at audit row ${chain.brokenAt} (position ${chain.brokenSeq}): ${chain.reason}; ${chain.rows} rows verify before it.`,
+        },
     suspicious_activity_last_24h: {
       status: signIns.failures === 0 ? 'green' : signIns.failures < SUSPICIOUS_RED_AT && signIns.locked === 0 ? 'yellow' : 'red',
       value: signIns.failures,

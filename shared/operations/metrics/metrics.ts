@@ -34,8 +34,18 @@ export class Metrics {
 
   constructor(options: { processMetrics?: boolean } = {}) {
     const registers = [this.registry];
-    this.smtpSessions = new Counter({ name: 'mailpath_smtp_sessions_total', help: 'SMTP sessions opened, by listener (mx, submission).', labelNames: ['server'], registers });
-    this.smtpSessionsOpen = new Gauge({ name: 'mailpath_smtp_sessions_open', help: 'SMTP sessions open now, by listener (mx, submission).', labelNames: ['server'], registers });
+    this.smtpSessions = new Counter({
+      name: 'mailpath_smtp_sessions_total',
+      help: 'SMTP sessions opened, by listener (mx, submission).',
+      labelNames: ['server'],
+      registers,
+    });
+    this.smtpSessionsOpen = new Gauge({
+      name: 'mailpath_smtp_sessions_open',
+      help: 'SMTP sessions open now, by listener (mx, submission).',
+      labelNames: ['server'],
+      registers,
+    });
     this.messages = new Counter({
       name: 'mailpath_messages_total',
       help: 'Outbound messages: accepted for delivery, then each delivery attempt delivered, deferred (retry later) or bounced (hard, or soft after the last retry).',

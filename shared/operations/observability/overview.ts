@@ -20,8 +20,12 @@ const ms = (ns: number) => Math.round((Number.isFinite(ns) ? ns : 0) / 1e4) / 10
 const mb = (bytes: number) => Math.round(bytes / 1048576);
 
 export const SECTIONS = {
-  tenants: { compute: (d) => tenantCounts(d.sql), zero: () => ({ total: 0, active: 0, suspended: 0, sandbox: 0 }) } as Section<Awaited<ReturnType<typeof tenantCounts>>>,
-  domains: { compute: (d) => domainCounts(d.sql), zero: () => ({ total: 0, verified: 0, pending: 0, drifted: 0 }) } as Section<Awaited<ReturnType<typeof domainCounts>>>,
+  tenants: { compute: (d) => tenantCounts(d.sql), zero: () => ({ total: 0, active: 0, suspended: 0, sandbox: 0 }) } as Section<
+    Awaited<ReturnType<typeof tenantCounts>>
+  >,
+  domains: { compute: (d) => domainCounts(d.sql), zero: () => ({ total: 0, verified: 0, pending: 0, drifted: 0 }) } as Section<
+    Awaited<ReturnType<typeof domainCounts>>
+  >,
   sends_24h: {
     async compute(d) {
       const counts = await sendCountsSince(d.sql, new Date(d.clock.now().getTime() - 86_400_000));
@@ -30,10 +34,14 @@ export const SECTIONS = {
     },
     zero: () => ({ total: 0, by_status: Object.fromEntries(SEND_STATUSES.map((s) => [s, 0])) as Record<(typeof SEND_STATUSES)[number], number> }),
   } as Section<{ total: number; by_status: Record<(typeof SEND_STATUSES)[number], number> }>,
-  warmup: { compute: (d) => warmupCounts(d.sql), zero: () => ({ domains: 0, paused: 0, held: 0, by_tier: {} }) } as Section<Awaited<ReturnType<typeof warmupCounts>>>,
+  warmup: { compute: (d) => warmupCounts(d.sql), zero: () => ({ domains: 0, paused: 0, held: 0, by_tier: {} }) } as Section<
+    Awaited<ReturnType<typeof warmupCounts>>
+  >,
   healthchecks: healthChecksSection,
   esp_scores: espScoresSection,
-  dns_drift: { compute: (d) => dnsDrift(d.sql, 10), zero: () => ({ drifted: 0, last_checked_at: null, recent: [] }) } as Section<Awaited<ReturnType<typeof dnsDrift>>>,
+  dns_drift: { compute: (d) => dnsDrift(d.sql, 10), zero: () => ({ drifted: 0, last_checked_at: null, recent: [] }) } as Section<
+    Awaited<ReturnType<typeof dnsDrift>>
+  >,
   schema_drift: {
     async compute(d) {
       const expected = loadMigrations().map((m) => m.version);
@@ -51,7 +59,15 @@ export const SECTIONS = {
       };
     },
     zero: () => ({ expected: 0, applied: 0, latest_expected: null, latest_applied: null, missing: [], unknown: [], in_sync: false }),
-  } as Section<{ expected: number; applied: number; latest_expected: number | null; latest_applied: number | null; missing: number[]; unknown: number[]; in_sync: boolean }>,
+  } as Section<{
+    expected: number;
+    applied: number;
+    latest_expected: number | null;
+    latest_applied: number | null;
+    missing: number[];
+    unknown: number[];
+    in_sync: boolean;
+  }>,
   process: {
     async compute() {
       const memory = process.memoryUsage();
@@ -64,7 +80,12 @@ export const SECTIONS = {
       };
     },
     zero: () => ({ pid: 0, uptime_s: 0, memory_mb: { rss: 0, heap_used: 0, heap_total: 0, external: 0 }, event_loop_delay_ms: { p50: 0, p99: 0, max: 0 } }),
-  } as Section<{ pid: number; uptime_s: number; memory_mb: Record<'rss' | 'heap_used' | 'heap_total' | 'external', number>; event_loop_delay_ms: Record<'p50' | 'p99' | 'max', number> }>,
+  } as Section<{
+    pid: number;
+    uptime_s: number;
+    memory_mb: Record<'rss' | 'heap_used' | 'heap_total' | 'external', number>;
+    event_loop_delay_ms: Record<'p50' | 'p99' | 'max', number>;
+  }>,
 };
 
 type Sections = typeof SECTIONS;

@@ -43,7 +43,10 @@ export async function warmupCounts(sql: Queryable): Promise<{ domains: number; p
 }
 
 /** Domains that could send and stopped verifying, the newest drift first (at most `limit` named). */
-export async function dnsDrift(sql: Queryable, limit: number): Promise<{ drifted: number; last_checked_at: Date | null; recent: { domain: string; tenant_id: string; drifted_at: Date }[] }> {
+export async function dnsDrift(
+  sql: Queryable,
+  limit: number,
+): Promise<{ drifted: number; last_checked_at: Date | null; recent: { domain: string; tenant_id: string; drifted_at: Date }[] }> {
   const [counts] = await sql<{ drifted: number; last_checked_at: Date | null }[]>`
     select count(*) filter (where verified_at is null and drifted_at is not null)::int as drifted,
            max(last_checked_at) as last_checked_at

@@ -46,7 +46,18 @@ const round = (n: number | null) => (n === null ? 0 : Math.round(n * 100) / 100)
  */
 export async function slowestTimedQueries(sql: Queryable, since: Date, limit: number, windowMinutes: number): Promise<SlowQueryRow[]> {
   const rows = await sql<
-    { statement: string; calls: string; mean_ms: number | null; max_ms: number; p99_ms: number | null; w_start: Date; w_calls: string; w_mean_ms: number | null; w_max_ms: number; w_p99_ms: number | null }[]
+    {
+      statement: string;
+      calls: string;
+      mean_ms: number | null;
+      max_ms: number;
+      p99_ms: number | null;
+      w_start: Date;
+      w_calls: string;
+      w_mean_ms: number | null;
+      w_max_ms: number;
+      w_p99_ms: number | null;
+    }[]
   >`
     with recent as (
       select * from query_timings where window_start >= ${since}
@@ -124,5 +135,12 @@ export async function slowestStatStatements(sql: Queryable, limit: number): Prom
       limit $1`,
     [limit],
   );
-  return rows.map((r) => ({ query: r.query, calls: Number(r.calls), p99_ms: round(r.p99_ms), mean_ms: round(r.mean_ms), max_ms: round(r.max_ms), latest_window: null }));
+  return rows.map((r) => ({
+    query: r.query,
+    calls: Number(r.calls),
+    p99_ms: round(r.p99_ms),
+    mean_ms: round(r.mean_ms),
+    max_ms: round(r.max_ms),
+    latest_window: null,
+  }));
 }

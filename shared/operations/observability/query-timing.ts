@@ -34,7 +34,10 @@ export class QueryTimings {
   private readonly windows = new Map<number, Map<string, StatementTiming>>();
   private readonly hashes = new Map<string, string>();
 
-  constructor(private readonly options: TimingOptions, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly options: TimingOptions,
+    private readonly now: () => number = Date.now,
+  ) {}
 
   windowStartOf(at: number): number {
     const size = this.options.windowMinutes * 60_000;

@@ -24,7 +24,10 @@ export interface SlowQueryReport {
   error: string | null;
 }
 
-export async function slowQueryReport(deps: { sql: Queryable; clock: Clock; config: { observability: ObservabilityConfig } }, input: { limit?: number; hours?: number }): Promise<SlowQueryReport> {
+export async function slowQueryReport(
+  deps: { sql: Queryable; clock: Clock; config: { observability: ObservabilityConfig } },
+  input: { limit?: number; hours?: number },
+): Promise<SlowQueryReport> {
   const limit = clamp(input.limit, SLOW_QUERY_LIMITS.limit);
   const hours = clamp(input.hours, SLOW_QUERY_LIMITS.hours);
   const { warn_ms, error_ms } = deps.config.observability.slow_queries;

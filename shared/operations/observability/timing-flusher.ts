@@ -16,7 +16,13 @@ export interface RunningTimingFlusher {
  * loses nothing held for an open window (the next flush writes its counts again); a closed window's counts
  * are lost with it, which a report of slow statements can afford.
  */
-export function startTimingFlusher(sql: Sql, timings: QueryTimings, config: ObservabilityConfig['query_timing'], log: Logger, now: () => number = Date.now): RunningTimingFlusher {
+export function startTimingFlusher(
+  sql: Sql,
+  timings: QueryTimings,
+  config: ObservabilityConfig['query_timing'],
+  log: Logger,
+  now: () => number = Date.now,
+): RunningTimingFlusher {
   let running: Promise<void> | undefined;
   const flush = () =>
     (running ??= (async () => {

@@ -21,10 +21,21 @@ export function verdictOf(checks: readonly CheckResult[]): CheckStatus {
 const pct = (x: number) => `${Math.round(x * 10_000) / 100}%`;
 
 function rateCheck(name: string, what: string, count: number, sent: number, warn: number, fail: number, minSends: number): CheckResult {
-  if (sent === 0 || sent < minSends) return { name, status: 'pass', value: sent === 0 ? null : Math.round((count / sent) * 10_000) / 10_000, detail: `${sent} sends: too few to judge (${minSends} needed)` };
+  if (sent === 0 || sent < minSends)
+    return {
+      name,
+      status: 'pass',
+      value: sent === 0 ? null : Math.round((count / sent) * 10_000) / 10_000,
+      detail: `${sent} sends: too few to judge (${minSends} needed)`,
+    };
   const rate = count / sent;
   const status: CheckStatus = rate >= fail ? 'fail' : rate >= warn ? 'warn' : 'pass';
-  return { name, status, value: Math.round(rate * 10_000) / 10_000, detail: `${count} ${what} over ${sent} sends (${pct(rate)}; warn at ${pct(warn)}, fail at ${pct(fail)})` };
+  return {
+    name,
+    status,
+    value: Math.round(rate * 10_000) / 10_000,
+    detail: `${count} ${what} over ${sent} sends (${pct(rate)}; warn at ${pct(warn)}, fail at ${pct(fail)})`,
+  };
 }
 
 /** Runs every check of one tenant against the database as it is now. */
@@ -46,7 +57,12 @@ export async function evaluateTenantHealth(deps: { sql: Queryable; clock: Clock;
     drifted.length > 0
       ? { name: 'dns_verified', status: 'fail', value: drifted.length, detail: `DNS records no longer verified: ${drifted.join(', ')}` }
       : verified === 0
-        ? { name: 'dns_verified', status: 'warn', value: 0, detail: domains.length === 0 ? 'no sending domain' : 'no verified sending domain: live sends are refused' }
+        ? {
+            name: 'dns_verified',
+            status: 'warn',
+            value: 0,
+            detail: domains.length === 0 ? 'no sending domain' : 'no verified sending domain: live sends are refused',
+          }
         : { name: 'dns_verified', status: 'pass', value: 0, detail: `${verified} verified sending domain(s), none drifted` };
 
   const cap = plan?.monthly_send_cap ?? 0;

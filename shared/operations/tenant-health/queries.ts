@@ -95,7 +95,9 @@ export async function tenantsDueForDigest(db: Queryable, dayStart: Date, activeS
 }
 
 /** The platform's health at a glance: each tenant's latest run counted by verdict (the observability overview). */
-export async function healthCheckSummary(db: Queryable): Promise<{ tenants_checked: number; passing: number; warning: number; failing: number; last_run_at: Date | null }> {
+export async function healthCheckSummary(
+  db: Queryable,
+): Promise<{ tenants_checked: number; passing: number; warning: number; failing: number; last_run_at: Date | null }> {
   const [row] = await db<{ tenants_checked: number; passing: number; warning: number; failing: number; last_run_at: Date | null }[]>`
     with latest as (
       select distinct on (tenant_id) verdict, ran_at from tenant_health_checks order by tenant_id, ran_at desc, id desc

@@ -12,7 +12,11 @@ export type AlertEvent = 'failing' | 'recovered';
  * streak reaches alert_after_failures (once per streak), 'recovered' when a success ends a
  * streak that had alerted (if notify_recovery). Null otherwise.
  */
-export function alertFor(config: Pick<WorkersConfig, 'alert_after_failures' | 'notify_recovery'>, outcome: TickOutcome, streak: { before: number; after: number }): AlertEvent | null {
+export function alertFor(
+  config: Pick<WorkersConfig, 'alert_after_failures' | 'notify_recovery'>,
+  outcome: TickOutcome,
+  streak: { before: number; after: number },
+): AlertEvent | null {
   const n = config.alert_after_failures;
   if (outcome === 'error' && streak.before < n && streak.after >= n) return 'failing';
   if (outcome === 'ok' && streak.before >= n && config.notify_recovery) return 'recovered';

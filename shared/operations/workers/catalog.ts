@@ -50,7 +50,8 @@ export const TENANT_DIGEST_WORKER = 'tenant-digest';
 export const WORKERS: readonly ScheduledWorker[] = [
   {
     name: 'dkim-rotator',
-    description: 'Activates DKIM rotations once every public resolver returns the new key, retires old keys after their grace period, starts automatic rotations.',
+    description:
+      'Activates DKIM rotations once every public resolver returns the new key, retires old keys after their grace period, starts automatic rotations.',
     intervalMinutes: (deps) => deps.config.dkim.rotator_interval_minutes,
     run: async (deps) => ({ ...(await runRotator(deps)) }),
   },
@@ -114,7 +115,7 @@ export const WORKERS: readonly ScheduledWorker[] = [
   {
     name: 'soc2-evidence',
     description:
-      'Daily at 02:00 UTC, only when SOC2_EVIDENCE_ENABLED: writes the day\'s SOC 2 evidence pack (access reviews, change management, incident response, suppression discipline, auth events over the last 24 hours), once per UTC day.',
+      "Daily at 02:00 UTC, only when SOC2_EVIDENCE_ENABLED: writes the day's SOC 2 evidence pack (access reviews, change management, incident response, suppression discipline, auth events over the last 24 hours), once per UTC day.",
     intervalMinutes: () => 1440,
     offsetMinutes: 120,
     envGate: { variable: 'SOC2_EVIDENCE_ENABLED', enabled: (config) => config.flags.soc2EvidenceEnabled },
@@ -134,7 +135,7 @@ export const WORKERS: readonly ScheduledWorker[] = [
   {
     name: TENANT_DIGEST_WORKER,
     description:
-      "Daily from 09:00 IST (03:30 UTC; ticks every 30 minutes): one chat line per tenant that sent in the last 24 hours or whose last health check was not a pass " +
+      'Daily from 09:00 IST (03:30 UTC; ticks every 30 minutes): one chat line per tenant that sent in the last 24 hours or whose last health check was not a pass ' +
       '(sends, rates, quota, health), once per day (digest_last_posted_at); logged only without MAILPATH_CHAT_WEBHOOK_URL.',
     intervalMinutes: () => 30,
     run: (deps) => runDailyDigests(deps),

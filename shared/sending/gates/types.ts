@@ -34,9 +34,7 @@ export type GateName = 'suspended' | 'test_key' | 'sandbox' | 'suppression' | 'q
  * Why a gate refused a send, with the figures needed to say so. Protocol-free: each adapter maps it
  * to its own answer (the API to 403 / 402 with quota headers, SMTP submission to 550 / 552 5.2.2).
  */
-export type Refusal =
-  | { reason: 'tenant_suspended' }
-  | { reason: 'quota_exceeded'; used: number; cap: number };
+export type Refusal = { reason: 'tenant_suspended' } | { reason: 'quota_exceeded'; used: number; cap: number };
 
 export type GateDecision =
   | { gate: GateName; outcome: 'continue'; detail?: Record<string, unknown> }

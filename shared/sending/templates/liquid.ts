@@ -114,7 +114,11 @@ export function renderContext(input: RenderInput = {}): TemplateContext {
  * or nesting too large): the template's cost, not the recipient's data; a campaign pauses on these instead of skipping.
  */
 export class RenderFailure extends AppError {
-  constructor(readonly part: TemplatePart, problem: string, readonly overBudget: boolean) {
+  constructor(
+    readonly part: TemplatePart,
+    problem: string,
+    readonly overBudget: boolean,
+  ) {
     super('validation_error', `${part}: ${problem}`);
   }
 }
@@ -169,7 +173,8 @@ export function renderTemplate(template: ParsedTemplate | string, context: Templ
   } catch (err) {
     const failure = liquidFailure(parsed.part, 'could not render', err);
     // The time limit is named: it is the part's own or what was left of the caller's budget.
-    if (failure.message.endsWith('template render limit exceeded')) throw new RenderFailure(parsed.part, `${failure.message.slice(parsed.part.length + 2)} (${renderLimit} ms)`, true);
+    if (failure.message.endsWith('template render limit exceeded'))
+      throw new RenderFailure(parsed.part, `${failure.message.slice(parsed.part.length + 2)} (${renderLimit} ms)`, true);
     throw failure;
   }
   if (out.length > MAX_RENDERED_CHARS) throw new RenderFailure(parsed.part, `renders to more than ${MAX_RENDERED_CHARS} characters`, true);

@@ -49,7 +49,11 @@ export async function findEndpoint(db: Queryable, tenantId: string, id: string, 
   return row;
 }
 
-export async function listEndpoints(db: Queryable, tenantId: string, page: { limit: number; after: { at: Date; id: string } | undefined }): Promise<EndpointRow[]> {
+export async function listEndpoints(
+  db: Queryable,
+  tenantId: string,
+  page: { limit: number; after: { at: Date; id: string } | undefined },
+): Promise<EndpointRow[]> {
   return db<EndpointRow[]>`
     select * from event_webhooks where tenant_id = ${tenantId}
       ${page.after ? db`and (created_at, id) < (${page.after.at}, ${page.after.id})` : db``}
@@ -228,7 +232,11 @@ export async function countDeliveries(db: Queryable, tenantId: string, f: { webh
 }
 
 /** The tenant's dead letters, most recently dead first (keyset on dead_at, id). */
-export async function listDeadDeliveries(db: Queryable, tenantId: string, page: { limit: number; after: { at: Date; id: string } | undefined }): Promise<DeliveryRow[]> {
+export async function listDeadDeliveries(
+  db: Queryable,
+  tenantId: string,
+  page: { limit: number; after: { at: Date; id: string } | undefined },
+): Promise<DeliveryRow[]> {
   return db<DeliveryRow[]>`
     select * from event_webhook_deliveries
     where tenant_id = ${tenantId} and status = 'dead'

@@ -175,7 +175,15 @@ export async function changeEndpoint(deps: EndpointDeps, tenantId: string, actor
     const changed = (Object.keys(next) as (keyof typeof next)[]).filter((k) => JSON.stringify(next[k]) !== JSON.stringify(row[k]));
     if (changed.length === 0) return view(row, at);
     const updated = await updateEndpoint(tx, tenantId, id, { ...next, at });
-    await writeAudit(tx, { tenantId, actor, action: 'event_webhook.updated', resourceType: 'event_webhook', resourceId: id, metadata: { changed, ...next }, at });
+    await writeAudit(tx, {
+      tenantId,
+      actor,
+      action: 'event_webhook.updated',
+      resourceType: 'event_webhook',
+      resourceId: id,
+      metadata: { changed, ...next },
+      at,
+    });
     return view(updated, at);
   });
 }

@@ -73,7 +73,10 @@ async function attempt(deps: EventWebhookDeps, d: ClaimedDelivery): Promise<Atte
  * One pass: claims up to `limit` due deliveries and attempts them all at once. Returns how many
  * were claimed (a full batch means more may be waiting). Receiver outcomes are stored, never thrown.
  */
-export async function deliverDueEventWebhooks(deps: EventWebhookDeps, limit = deps.config.webhooks.workers.batch_size): Promise<{ claimed: number; outcomes: AttemptOutcome[] }> {
+export async function deliverDueEventWebhooks(
+  deps: EventWebhookDeps,
+  limit = deps.config.webhooks.workers.batch_size,
+): Promise<{ claimed: number; outcomes: AttemptOutcome[] }> {
   const now = deps.clock.now();
   const leaseUntil = new Date(now.getTime() + deps.config.webhooks.timeout_seconds * 1000 + LEASE_MARGIN_MS);
   const claimed = await claimDueDeliveries(deps.sql, { dueBy: now, leaseUntil, at: now, limit });

@@ -44,7 +44,12 @@ export async function listDeadLetters(
  * schedule), a new job, and an audit row, all in one transaction. 404 when the tenant is unknown
  * or the delivery is not one of its dead letters.
  */
-export async function replayDeadLetter(deps: DeadLetterDeps, tenantId: string, deliveryId: string, actor: AuditActor): Promise<{ id: string; status: 'pending' }> {
+export async function replayDeadLetter(
+  deps: DeadLetterDeps,
+  tenantId: string,
+  deliveryId: string,
+  actor: AuditActor,
+): Promise<{ id: string; status: 'pending' }> {
   await requireTenant(deps.sql, tenantId);
   if (!isUuid(deliveryId)) throw notFound('dead-lettered delivery');
   const at = deps.clock.now();

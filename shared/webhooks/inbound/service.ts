@@ -80,10 +80,7 @@ export async function updateWebhookSettingsFor(
     const webhookUrl = url === undefined ? row.webhook_url : url;
     const enabled = patch.enabled ?? (url === null ? false : row.enabled);
     if (enabled && webhookUrl === null) throw validationError('webhook_url', 'is required to enable the webhook');
-    const changed = [
-      ...(webhookUrl !== row.webhook_url ? ['webhook_url'] : []),
-      ...(enabled !== row.enabled ? ['enabled'] : []),
-    ];
+    const changed = [...(webhookUrl !== row.webhook_url ? ['webhook_url'] : []), ...(enabled !== row.enabled ? ['enabled'] : [])];
     const secret = created || options.rotateSecret ? generateSecret() : null;
     if (changed.length === 0 && secret === null) return view(row);
     const updated = await updateWebhookSettings(tx, tenantId, {

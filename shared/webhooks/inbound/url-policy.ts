@@ -64,12 +64,7 @@ function checkAddress(address: string, host: string, allowPrivate: boolean, reac
  * raced). Returns the address to connect to, so the connection never resolves the name again.
  * `reacher` names who connects, for the message ("webhooks", "bounce mailboxes").
  */
-export async function resolveAllowedHost(
-  host: string,
-  allowPrivate: boolean,
-  dns: DnsResolver,
-  reacher: string,
-): Promise<{ address: string; family: 4 | 6 }> {
+export async function resolveAllowedHost(host: string, allowPrivate: boolean, dns: DnsResolver, reacher: string): Promise<{ address: string; family: 4 | 6 }> {
   const literal = isIP(host);
   if (literal !== 0) {
     checkAddress(host, host, allowPrivate, reacher);

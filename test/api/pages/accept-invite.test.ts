@@ -29,7 +29,15 @@ const STRICT_HEADERS = {
 
 t.test('the accept link opens a form carrying the token; posting it creates the member with the invited role', async (t) => {
   const lines: string[] = [];
-  const log = createLogger('info', new Writable({ write: (chunk, _e, done) => { lines.push(String(chunk)); done(); } }));
+  const log = createLogger(
+    'info',
+    new Writable({
+      write: (chunk, _e, done) => {
+        lines.push(String(chunk));
+        done();
+      },
+    }),
+  );
   const s = await buildTestApp(t, { log });
   const owner = await registerTenant(s.app);
   const inv = await inviteMember(s.app, owner.token, 'developer', 'casey@example.test');
@@ -46,7 +54,10 @@ t.test('the accept link opens a form carrying the token; posting it creates the 
   t.match(page.body, '<form method="post" action="accept-invite">');
   t.match(page.body, `<input type="hidden" name="token" value="${inv.token}">`);
   t.equal(page.body.split(inv.token).length, 2, 'the token appears once, in the hidden field');
-  t.match(page.body, /<label for="first_name">First name \(optional\)<\/label>\n<input id="first_name" name="first_name" type="text" autocomplete="given-name"/);
+  t.match(
+    page.body,
+    /<label for="first_name">First name \(optional\)<\/label>\n<input id="first_name" name="first_name" type="text" autocomplete="given-name"/,
+  );
   t.match(page.body, /<label for="password">Password<\/label>/);
   t.match(page.body, /<label for="password_again">/);
   t.notMatch(page.body, /<script/);
@@ -59,11 +70,18 @@ t.test('the accept link opens a form carrying the token; posting it creates the 
   t.notMatch(res.body, /eyJ/, 'no session token on the page');
 
   const members = await call(s.app, 'GET', '/team/members', { token: owner.token });
-  t.match(members.body.data.items.find((m: { email: string }) => m.email === 'casey@example.test'), { role: 'developer', first_name: 'Casey' }, 'the member exists');
+  t.match(
+    members.body.data.items.find((m: { email: string }) => m.email === 'casey@example.test'),
+    { role: 'developer', first_name: 'Casey' },
+    'the member exists',
+  );
   const login = await call(s.app, 'POST', '/auth/login', { body: { email: 'casey@example.test', password: PASSWORD } });
   t.equal(login.status, 200, 'and signs in with the chosen password');
   t.equal((await s.sql`select 1 from audit_events where action = 'team.invite_accepted'`).length, 1);
-  t.notOk(lines.slice(logged).some((l) => l.includes(inv.token)), 'no log line of the page requests holds the token');
+  t.notOk(
+    lines.slice(logged).some((l) => l.includes(inv.token)),
+    'no log line of the page requests holds the token',
+  );
 
   const again = await submit(s.app, inv.token);
   t.equal(again.statusCode, 410, 'a used invite');

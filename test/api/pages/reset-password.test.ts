@@ -33,7 +33,10 @@ async function pageApp(t: TestLike, env: Env = {}): Promise<PageApp> {
 async function mailedToken(test: PageApp, email: string): Promise<string> {
   await call(test.app, 'POST', '/auth/password-reset/request', { body: { email } });
   await test.ctx.systemMail.drain();
-  const mail = test.logLines().reverse().find((l) => l.includes('"system_mail"'));
+  const mail = test
+    .logLines()
+    .reverse()
+    .find((l) => l.includes('"system_mail"'));
   const token = /reset-password\?token=([A-Za-z0-9_-]{43})/.exec(systemMailText(mail ? JSON.parse(mail) : undefined))?.[1];
   if (!token) throw new Error('no reset e-mail was logged');
   return token;
@@ -55,14 +58,22 @@ const submit = (app: FastifyInstance, token: string, password = NEW_PASSWORD, ag
 function checkHeaders(t: Test, res: Awaited<ReturnType<typeof getPage>>, what: string): void {
   const style = /<style>([^<]*)<\/style>/.exec(res.body)?.[1] ?? '';
   const hash = createHash('sha256').update(style, 'utf8').digest('base64');
-  t.equal(res.headers['content-security-policy'], `default-src 'none'; style-src 'sha256-${hash}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`, `${what}: strict CSP`);
-  t.match(res.headers, {
-    'content-type': 'text/html; charset=utf-8',
-    'x-frame-options': 'DENY',
-    'referrer-policy': 'no-referrer',
-    'cache-control': 'no-store',
-    'x-content-type-options': 'nosniff',
-  }, `${what}: headers`);
+  t.equal(
+    res.headers['content-security-policy'],
+    `default-src 'none'; style-src 'sha256-${hash}'; form-action 'self'; frame-ancestors 'none'; base-uri 'none'`,
+    `${what}: strict CSP`,
+  );
+  t.match(
+    res.headers,
+    {
+      'content-type': 'text/html; charset=utf-8',
+      'x-frame-options': 'DENY',
+      'referrer-policy': 'no-referrer',
+      'cache-control': 'no-store',
+      'x-content-type-options': 'nosniff',
+    },
+    `${what}: headers`,
+  );
   t.notMatch(res.body, /<script|https?:\/\//i, `${what}: no script, no outside resource`);
 }
 
@@ -80,7 +91,10 @@ t.test('GET shows an accessible form carrying the token in a hidden field only; 
   t.match(res.body, '<form method="post" action="reset-password">', 'posts to the page path, without the token in the URL');
   t.match(res.body, `<input type="hidden" name="token" value="${token}">`);
   t.equal(res.body.split(token).length, 2, 'the token appears once, in the hidden field');
-  t.match(res.body, /<label for="new_password">New password<\/label>\n<input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength="10"/);
+  t.match(
+    res.body,
+    /<label for="new_password">New password<\/label>\n<input id="new_password" name="new_password" type="password" autocomplete="new-password" required minlength="10"/,
+  );
   t.match(res.body, /<label for="new_password_again">/);
   t.match(res.body, /<button type="submit">/);
 
@@ -88,7 +102,10 @@ t.test('GET shows an accessible form carrying the token in a hidden field only; 
   const logged = lines.map((l) => JSON.parse(l)).find((l) => l.msg === 'api request');
   t.equal(logged?.method, 'GET', 'the request is logged');
   t.equal(logged?.url, '/reset-password?token=[redacted]', 'its URL with the token redacted');
-  t.notOk(lines.some((l) => l.includes(token)), 'no log line of the page request holds the token');
+  t.notOk(
+    lines.some((l) => l.includes(token)),
+    'no log line of the page request holds the token',
+  );
 
   t.equal((await test.app.inject({ method: 'HEAD', url: `/reset-password?token=${token}` })).statusCode, 200, 'HEAD answers too');
 });
@@ -105,7 +122,13 @@ t.test('POST with a mailed token sets the password: the new one signs in, earlie
   t.match(res.body, /<h1>Password changed<\/h1>/);
   t.match(res.body, /role="status"/);
   t.notOk(res.body.includes(token), 'the token is not echoed');
-  t.notOk(test.logLines().slice(before).some((l) => l.includes(token) || l.includes(NEW_PASSWORD)), 'neither token nor password logged');
+  t.notOk(
+    test
+      .logLines()
+      .slice(before)
+      .some((l) => l.includes(token) || l.includes(NEW_PASSWORD)),
+    'neither token nor password logged',
+  );
 
   t.equal((await call(test.app, 'POST', '/auth/login', { body: { email: user.email, password: NEW_PASSWORD } })).status, 200, 'the new password signs in');
   t.equal((await call(test.app, 'POST', '/auth/login', { body: { email: user.email, password: user.password } })).status, 401, 'the old one does not');
@@ -192,7 +215,17 @@ t.test('broken, unknown and expired links; what cannot be read; hostile input is
 t.test('page requests count against the public rate-limit bucket of the client address, with the JSON endpoints', async (t) => {
   const test = await pageApp(t, { MAILPATH_CONFIG__LIMITS__RATE_LIMITS__PER_MINUTE__PUBLIC: '3' });
   const ip = '10.20.30.40';
-  t.equal((await test.app.inject({ method: 'POST', url: '/api/v1/auth/password-reset/confirm', remoteAddress: ip, payload: { token: 'x', new_password: NEW_PASSWORD } })).statusCode, 400);
+  t.equal(
+    (
+      await test.app.inject({
+        method: 'POST',
+        url: '/api/v1/auth/password-reset/confirm',
+        remoteAddress: ip,
+        payload: { token: 'x', new_password: NEW_PASSWORD },
+      })
+    ).statusCode,
+    400,
+  );
   t.equal((await test.app.inject({ method: 'GET', url: '/reset-password?token=x', remoteAddress: ip })).statusCode, 200);
   t.equal((await postPage(test.app, { token: 'x', new_password: 'a', new_password_again: 'b' }, ip)).statusCode, 422);
   const limited = await postPage(test.app, { token: 'x', new_password: 'a', new_password_again: 'b' }, ip);
@@ -200,7 +233,11 @@ t.test('page requests count against the public rate-limit bucket of the client a
   checkHeaders(t, limited, '429');
   t.ok(Number(limited.headers['retry-after']) > 0, 'Retry-After');
   t.match(limited.body, /Too many attempts from your network\. Wait \d+ seconds?, then try again\./);
-  t.equal((await postPage(test.app, { token: 'x', new_password: 'a', new_password_again: 'b' }, '10.20.30.41')).statusCode, 422, 'another address has its own bucket');
+  t.equal(
+    (await postPage(test.app, { token: 'x', new_password: 'a', new_password_again: 'b' }, '10.20.30.41')).statusCode,
+    422,
+    'another address has its own bucket',
+  );
 });
 
 t.test('bad tokens posted through the page count towards the sign-in throttle of the address', async (t) => {

@@ -15,30 +15,74 @@ interface DsnCase {
 
 const DSNS: Record<string, DsnCase> = {
   'dsn-gmail-5.1.1.eml': {
-    outcome: 'bounce_hard', status: 'bounced', detail: /^550 5\.1\.1 The email account that you tried to reach does not exist\./,
-    event: { type: 'bounce', subtype: 'hard', detail: { source: 'dsn', action: 'failed', enhanced_code: '5.1.1', smtp_code: 550, reporting_mta: 'googlemail.com', mapped_by: 'verp' } },
+    outcome: 'bounce_hard',
+    status: 'bounced',
+    detail: /^550 5\.1\.1 The email account that you tried to reach does not exist\./,
+    event: {
+      type: 'bounce',
+      subtype: 'hard',
+      detail: { source: 'dsn', action: 'failed', enhanced_code: '5.1.1', smtp_code: 550, reporting_mta: 'googlemail.com', mapped_by: 'verp' },
+    },
     suppressed: true,
   },
   'dsn-outlook-5.1.10.eml': {
-    outcome: 'bounce_hard', status: 'bounced', detail: /^550 5\.1\.10 RESOLVER\.ADR\.RecipientNotFound/,
-    event: { type: 'bounce', subtype: 'hard', detail: { enhanced_code: '5.1.10' } }, suppressed: true,
+    outcome: 'bounce_hard',
+    status: 'bounced',
+    detail: /^550 5\.1\.10 RESOLVER\.ADR\.RecipientNotFound/,
+    event: { type: 'bounce', subtype: 'hard', detail: { enhanced_code: '5.1.10' } },
+    suppressed: true,
   },
-  'dsn-outlook-com-5.5.0.eml': { outcome: 'bounce_hard', status: 'bounced', detail: /^550 5\.5\.0/, event: { type: 'bounce', subtype: 'hard' }, suppressed: true },
+  'dsn-outlook-com-5.5.0.eml': {
+    outcome: 'bounce_hard',
+    status: 'bounced',
+    detail: /^550 5\.5\.0/,
+    event: { type: 'bounce', subtype: 'hard' },
+    suppressed: true,
+  },
   'dsn-postfix-5.1.1.eml': {
-    outcome: 'bounce_hard', status: 'bounced', detail: /Recipient address rejected: User unknown in local recipient table$/,
-    event: { type: 'bounce', subtype: 'hard', detail: { remote_host: 'mailstore1.example.org' } }, suppressed: true,
+    outcome: 'bounce_hard',
+    status: 'bounced',
+    detail: /Recipient address rejected: User unknown in local recipient table$/,
+    event: { type: 'bounce', subtype: 'hard', detail: { remote_host: 'mailstore1.example.org' } },
+    suppressed: true,
   },
-  'dsn-yahoo-553-policy.eml': { outcome: 'bounce_soft', status: 'bounced', detail: /^553 5\.7\.1 \[BL21\]/, event: { type: 'bounce', subtype: 'soft' }, suppressed: false },
-  'dsn-mailbox-full-5.2.2.eml': { outcome: 'bounce_soft', status: 'bounced', detail: /Mailbox full/, event: { type: 'bounce', subtype: 'soft', detail: { enhanced_code: '5.2.2' } }, suppressed: false },
+  'dsn-yahoo-553-policy.eml': {
+    outcome: 'bounce_soft',
+    status: 'bounced',
+    detail: /^553 5\.7\.1 \[BL21\]/,
+    event: { type: 'bounce', subtype: 'soft' },
+    suppressed: false,
+  },
+  'dsn-mailbox-full-5.2.2.eml': {
+    outcome: 'bounce_soft',
+    status: 'bounced',
+    detail: /Mailbox full/,
+    event: { type: 'bounce', subtype: 'soft', detail: { enhanced_code: '5.2.2' } },
+    suppressed: false,
+  },
   'bounce-yahoo-554.eml': {
-    outcome: 'bounce_hard', status: 'bounced', detail: /^554: delivery error: dd This user doesn't have a yahoo\.com account/,
-    event: { type: 'bounce', subtype: 'hard', detail: { source: 'plain_bounce', smtp_code: 554, enhanced_code: null } }, suppressed: true,
+    outcome: 'bounce_hard',
+    status: 'bounced',
+    detail: /^554: delivery error: dd This user doesn't have a yahoo\.com account/,
+    event: { type: 'bounce', subtype: 'hard', detail: { source: 'plain_bounce', smtp_code: 554, enhanced_code: null } },
+    suppressed: true,
   },
-  'bounce-exim-plain.eml': { outcome: 'bounce_hard', status: 'bounced', detail: /^550 5\.1\.1/, event: { type: 'bounce', subtype: 'hard', detail: { source: 'plain_bounce' } }, suppressed: true },
+  'bounce-exim-plain.eml': {
+    outcome: 'bounce_hard',
+    status: 'bounced',
+    detail: /^550 5\.1\.1/,
+    event: { type: 'bounce', subtype: 'hard', detail: { source: 'plain_bounce' } },
+    suppressed: true,
+  },
   // A warning: the remote side still retries, so only a deferred event; the send stays delivered.
   'dsn-delayed-4.4.1.eml': {
-    outcome: 'deferred', status: 'delivered',
-    event: { type: 'deferred', subtype: null, detail: { reason: 'delayed_dsn', action: 'delayed', enhanced_code: '4.4.1', reply: 'connect to mx.example.com[192.0.2.25]:25: Connection timed out' } },
+    outcome: 'deferred',
+    status: 'delivered',
+    event: {
+      type: 'deferred',
+      subtype: null,
+      detail: { reason: 'delayed_dsn', action: 'delayed', enhanced_code: '4.4.1', reply: 'connect to mx.example.com[192.0.2.25]:25: Connection timed out' },
+    },
     suppressed: false,
   },
   'auto-reply.eml': { outcome: 'unknown', status: 'delivered', event: null, suppressed: false },
@@ -60,7 +104,9 @@ for (const [name, want] of Object.entries(DSNS)) {
       t.match(after.events[0]!.detail, { inbound_message_id: String, mapped_by: 'verp' });
     } else t.same(after.events, [], 'no event');
     if (want.suppressed) {
-      t.match(after.suppressions, [{ tenant_id: send.tenantId, email: send.to, reason: 'hard_bounce', source: 'bounce', detail: after.status_detail, message_id: send.id }]);
+      t.match(after.suppressions, [
+        { tenant_id: send.tenantId, email: send.to, reason: 'hard_bounce', source: 'bounce', detail: after.status_detail, message_id: send.id },
+      ]);
     } else t.same(after.suppressions, [], 'not suppressed');
     t.match(await f.recipientRow(rcptId), { tenant_id: send.tenantId, outcome: want.outcome, send_id: send.id }, 'attributed and marked handled');
   });
@@ -80,8 +126,12 @@ for (const [name, mappedBy] of Object.entries(ARFS)) {
     t.equal(await f.run(rcptId), 'complaint');
     const after = await f.state(send);
     t.equal(after.status, 'delivered', 'a complaint does not change the status');
-    t.match(after.events, [{ type: 'complaint', subtype: null, detail: { source: 'arf', feedback_type: 'abuse', source_ip: '192.0.2.10', mapped_by: mappedBy } }]);
-    t.match(after.suppressions, [{ tenant_id: send.tenantId, email: send.to, reason: 'complaint', source: 'complaint', detail: /^abuse report from /, message_id: send.id }]);
+    t.match(after.events, [
+      { type: 'complaint', subtype: null, detail: { source: 'arf', feedback_type: 'abuse', source_ip: '192.0.2.10', mapped_by: mappedBy } },
+    ]);
+    t.match(after.suppressions, [
+      { tenant_id: send.tenantId, email: send.to, reason: 'complaint', source: 'complaint', detail: /^abuse report from /, message_id: send.id },
+    ]);
     t.match(await f.recipientRow(rcptId), { tenant_id: send.tenantId, outcome: 'complaint', send_id: send.id });
   });
 }

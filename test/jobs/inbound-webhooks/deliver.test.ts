@@ -103,7 +103,10 @@ t.test('a receiver streaming a body without end: the status decides at once, at 
   t.equal(failed.kind === 'answered' && failed.snippet.length, 300, 'only 300 characters of it kept');
   await Promise.all(closed);
   t.pass('the receiver saw both connections closed: nothing keeps reading the endless bodies');
-  t.ok(bytesSent < 64 * 1024 * 1024, `far less than the endless body was taken in (${bytesSent} bytes written by the receiver before its socket filled or closed)`);
+  t.ok(
+    bytesSent < 64 * 1024 * 1024,
+    `far less than the endless body was taken in (${bytesSent} bytes written by the receiver before its socket filled or closed)`,
+  );
 });
 
 t.test('a receiver that does not answer in time is a timeout; a dropped connection and a closed port are errors', async (t) => {
@@ -139,7 +142,11 @@ t.test('DNS rebinding: a host that passed the check at set-up but resolves to an
   for (const internal of [['127.0.0.1'], ['10.0.0.1'], ['::1'], ['::ffff:7f00:1'], ['93.184.216.34', '127.0.0.1']]) {
     server.setA('rebind.acme.test', internal);
     const result = await postToWebhook({ dns, webhooks: strictHttp }, post(url));
-    t.match(result, { kind: 'refused', error: /^webhook_url host rebind\.acme\.test resolves to an? [a-z]+( \(IPv4 inside IPv6\))? address, which webhooks may not reach$/ }, internal.join(','));
+    t.match(
+      result,
+      { kind: 'refused', error: /^webhook_url host rebind\.acme\.test resolves to an? [a-z]+( \(IPv4 inside IPv6\))? address, which webhooks may not reach$/ },
+      internal.join(','),
+    );
     for (const address of internal) t.notOk(result.kind === 'refused' && result.error.includes(address), `the refusal does not name ${address}`);
   }
   t.equal(receiver.connections(), 0, 'no connection was ever made');
@@ -148,7 +155,10 @@ t.test('DNS rebinding: a host that passed the check at set-up but resolves to an
 t.test('the policy applies at delivery too: http and literal internal addresses are refused under the shipped settings', async (t) => {
   const receiver = await startWebhookReceiver(t);
   t.match(await postToWebhook({ dns: noDns, webhooks: shipped }, post(receiver.url)), { kind: 'refused', error: 'webhook_url must be an https:// URL' });
-  t.match(await postToWebhook({ dns: noDns, webhooks: { ...shipped, allow_http: true } }, post(receiver.url)), { kind: 'refused', error: /is the loopback address 127\.0\.0\.1/ });
+  t.match(await postToWebhook({ dns: noDns, webhooks: { ...shipped, allow_http: true } }, post(receiver.url)), {
+    kind: 'refused',
+    error: /is the loopback address 127\.0\.0\.1/,
+  });
   t.equal(receiver.connections(), 0);
 });
 

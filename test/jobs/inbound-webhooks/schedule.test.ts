@@ -18,7 +18,10 @@ const failed = (error: string, timedOut = false): PostResult => ({ kind: 'failed
 
 t.test('the shipped schedule: 7 attempts, waits from 30 s growing to 24 h', async (t) => {
   t.equal(maxAttempts(config), 7);
-  t.same([1, 2, 3, 4, 5, 6].map((n) => backoffSeconds(config, n)), [30, 300, 1800, 7200, 21600, 86400]);
+  t.same(
+    [1, 2, 3, 4, 5, 6].map((n) => backoffSeconds(config, n)),
+    [30, 300, 1800, 7200, 21600, 86400],
+  );
   t.equal(backoffSeconds(config, 50), 86400, 'past the list the last wait repeats');
   t.equal(backoffSeconds(config, 0), 30);
   t.equal(config.timeout_seconds, 10, 'receivers get 10 s by default');
@@ -32,13 +35,26 @@ t.test('2xx is delivered, whatever the attempt', async (t) => {
 
 t.test('a 4xx other than 429 is dead at once; so is a redirect (never followed)', async (t) => {
   for (const status of [400, 401, 403, 404, 410, 413, 422]) {
-    t.same(decide(config, { attempt: 1, result: answered(status, { snippet: 'nope' }), now }), { kind: 'dead', error: `HTTP ${status}: nope (a 4xx answer is not retried)` }, String(status));
+    t.same(
+      decide(config, { attempt: 1, result: answered(status, { snippet: 'nope' }), now }),
+      { kind: 'dead', error: `HTTP ${status}: nope (a 4xx answer is not retried)` },
+      String(status),
+    );
   }
-  t.same(decide(config, { attempt: 1, result: answered(301), now }), { kind: 'dead', error: 'HTTP 301 (only a 2xx answer delivers; redirects are not followed)' });
+  t.same(decide(config, { attempt: 1, result: answered(301), now }), {
+    kind: 'dead',
+    error: 'HTTP 301 (only a 2xx answer delivers; redirects are not followed)',
+  });
 });
 
 t.test('5xx, timeouts, connection errors and refused addresses follow the backoff, then die after the 7th attempt', async (t) => {
-  const results: PostResult[] = [answered(500), answered(503, { snippet: 'down' }), failed('no answer within 10 s', true), failed('ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9'), { kind: 'refused', error: 'webhook_url host x resolves to a loopback address, which webhooks may not reach', durationMs: 1 }];
+  const results: PostResult[] = [
+    answered(500),
+    answered(503, { snippet: 'down' }),
+    failed('no answer within 10 s', true),
+    failed('ECONNREFUSED: connect ECONNREFUSED 127.0.0.1:9'),
+    { kind: 'refused', error: 'webhook_url host x resolves to a loopback address, which webhooks may not reach', durationMs: 1 },
+  ];
   for (const result of results) {
     const waits = [1, 2, 3, 4, 5, 6].map((attempt) => {
       const d = decide(config, { attempt, result, now });
@@ -52,10 +68,22 @@ t.test('5xx, timeouts, connection errors and refused addresses follow the backof
 
 t.test('429 waits what Retry-After says, clamped; without one (or unreadable) it takes the backoff; it counts as an attempt', async (t) => {
   t.same(decide(config, { attempt: 1, result: answered(429, { retryAfter: '120' }), now }), { kind: 'retry', at: inSeconds(120), error: 'HTTP 429' });
-  t.same(decide(config, { attempt: 3, result: answered(429, { retryAfter: 'Sun, 01 Mar 2026 11:00:00 GMT' }), now }), { kind: 'retry', at: inSeconds(3600), error: 'HTTP 429' });
+  t.same(decide(config, { attempt: 3, result: answered(429, { retryAfter: 'Sun, 01 Mar 2026 11:00:00 GMT' }), now }), {
+    kind: 'retry',
+    at: inSeconds(3600),
+    error: 'HTTP 429',
+  });
   t.same(decide(config, { attempt: 2, result: answered(429), now }), { kind: 'retry', at: inSeconds(300), error: 'HTTP 429' }, 'no Retry-After: backoff');
-  t.same(decide(config, { attempt: 2, result: answered(429, { retryAfter: 'soon' }), now }), { kind: 'retry', at: inSeconds(300), error: 'HTTP 429' }, 'unreadable: backoff');
-  t.same(decide(config, { attempt: 1, result: answered(429, { retryAfter: '9999999' }), now }), { kind: 'retry', at: inSeconds(86400), error: 'HTTP 429' }, 'at most 24 h');
+  t.same(
+    decide(config, { attempt: 2, result: answered(429, { retryAfter: 'soon' }), now }),
+    { kind: 'retry', at: inSeconds(300), error: 'HTTP 429' },
+    'unreadable: backoff',
+  );
+  t.same(
+    decide(config, { attempt: 1, result: answered(429, { retryAfter: '9999999' }), now }),
+    { kind: 'retry', at: inSeconds(86400), error: 'HTTP 429' },
+    'at most 24 h',
+  );
   t.match(decide(config, { attempt: 7, result: answered(429, { retryAfter: '5' }), now }), { kind: 'dead', error: 'HTTP 429 (gave up after 7 attempts)' });
 });
 
@@ -68,7 +96,8 @@ t.test('Retry-After: delay-seconds or any HTTP-date form, bounded to 1 s … 24 
   t.equal(retryAfterSeconds('Sun Mar  1 10:10:00 2026', now) !== undefined, true, 'asctime');
   t.equal(retryAfterSeconds('Sat, 28 Feb 2026 10:00:00 GMT', now), 1, 'a date in the past: as soon as allowed');
   t.equal(retryAfterSeconds('Fri, 01 Mar 2030 10:00:00 GMT', now), 86400);
-  for (const bad of [undefined, '', ' ', '-5', '1.5', '10s', 'tomorrow', '2026-03-01T11:00:00Z']) t.equal(retryAfterSeconds(bad, now), undefined, JSON.stringify(bad));
+  for (const bad of [undefined, '', ' ', '-5', '1.5', '10s', 'tomorrow', '2026-03-01T11:00:00Z'])
+    t.equal(retryAfterSeconds(bad, now), undefined, JSON.stringify(bad));
 });
 
 t.test('another schedule from config: attempts follow the list', async (t) => {
@@ -86,7 +115,10 @@ t.test('config/webhooks.yaml values are overridable by environment and validated
     MAILPATH_CONFIG__WEBHOOKS__RETRY_DELAYS_SECONDS: '[1,2,3]',
   }).webhooks;
   t.match(c, { timeout_seconds: 0.5, allow_http: true, allow_private_addresses: true, retry_delays_seconds: [1, 2, 3] });
-  t.throws(() => loadConfig({ MAILPATH_CONFIG__WEBHOOKS__RETRY_DELAYS_SECONDS: '[300,30]' }), /config\/webhooks\.retry_delays_seconds: each wait must be at least the one before/);
+  t.throws(
+    () => loadConfig({ MAILPATH_CONFIG__WEBHOOKS__RETRY_DELAYS_SECONDS: '[300,30]' }),
+    /config\/webhooks\.retry_delays_seconds: each wait must be at least the one before/,
+  );
   t.throws(() => loadConfig({ MAILPATH_CONFIG__WEBHOOKS__RETRY_DELAYS_SECONDS: '[30,90000]' }), /config\/webhooks\.retry_delays_seconds\.1/);
   t.throws(() => loadConfig({ MAILPATH_CONFIG__WEBHOOKS__TIMEOUT_SECONDS: '0' }), /config\/webhooks\.timeout_seconds/);
   t.throws(() => loadConfig({ MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'maybe' }), /config\/webhooks\.allow_http/);

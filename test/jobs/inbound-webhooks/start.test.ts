@@ -29,7 +29,9 @@ t.test('a job the MX queued is delivered by the running workers; a 500 queues th
   await ensureInboundJobs(app.sql, { expireInSeconds: 300 });
   const d = await insertInboundDelivery(app.sql, tenantId);
   await app.sql.begin((tx) => enqueueInboundJobs(deps.boss, tx, { webhook: [{ delivery_id: d.deliveryId }], bounce: [] }));
-  const delivered = await pollUntil('the delivery to be delivered', async () => ((await deliveryState(app.sql, d.deliveryId)).status === 'delivered' ? true : undefined));
+  const delivered = await pollUntil('the delivery to be delivered', async () =>
+    (await deliveryState(app.sql, d.deliveryId)).status === 'delivered' ? true : undefined,
+  );
   t.ok(delivered);
   t.equal(receiver.requests.length, 1);
   const req = receiver.requests[0]!;
@@ -45,7 +47,11 @@ t.test('a job the MX queued is delivered by the running workers; a 500 queues th
   t.equal(state.status, 'pending');
   const jobs = await webhookJobs(app.sql, failing.deliveryId);
   t.equal(jobs.length, 2, 'the first job and the retry');
-  t.same(jobs.filter((j) => j.state === 'created').map((j) => j.start_after), [state.next_attempt_at], 'the retry waits for next_attempt_at');
+  t.same(
+    jobs.filter((j) => j.state === 'created').map((j) => j.start_after),
+    [state.next_attempt_at],
+    'the retry waits for next_attempt_at',
+  );
   t.ok(state.next_attempt_at!.getTime() - state.last_attempt_at!.getTime() >= 30_000, 'the first wait is 30 s, counted from the failure');
 
   stopped = true;

@@ -36,11 +36,25 @@ t.test('a 2xx delivers: one signed POST of the stored bytes, the row says delive
   const s = await setup(t);
   const d = await insertInboundDelivery(s.sql, s.tenantId);
   t.equal(await s.run(d.deliveryId), 'delivered');
-  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'delivered', attempts: 1, last_status: 200, last_error: null, next_attempt_at: null, last_attempt_at: START, delivered_at: START, dead_at: null });
+  t.match(await deliveryState(s.sql, d.deliveryId), {
+    status: 'delivered',
+    attempts: 1,
+    last_status: 200,
+    last_error: null,
+    next_attempt_at: null,
+    last_attempt_at: START,
+    delivered_at: START,
+    dead_at: null,
+  });
   const req = s.receiver.requests[0]!;
   t.ok(req.body.equals(d.raw), 'the stored raw bytes');
   t.ok(signatureOk(req, s.secret), 'HMAC over the received bytes matches the tenant secret');
-  t.match(req.headers, { 'x-mp-inbound-tenant': s.tenantId, 'x-mp-inbound-recipient': d.recipient, 'x-mp-inbound-delivery': d.deliveryId, 'x-mp-inbound-attempt': '1' });
+  t.match(req.headers, {
+    'x-mp-inbound-tenant': s.tenantId,
+    'x-mp-inbound-recipient': d.recipient,
+    'x-mp-inbound-delivery': d.deliveryId,
+    'x-mp-inbound-attempt': '1',
+  });
 
   t.equal(await s.run(d.deliveryId), 'skipped', 'a second run of the job');
   t.equal(s.receiver.requests.length, 1, 'no second POST');
@@ -53,7 +67,10 @@ t.test('the same job twice at once makes one POST: the attempt is claimed', asyn
   const outcomes = await Promise.allSettled([s.run(d.deliveryId), s.run(d.deliveryId)]);
   const values = outcomes.map((o) => (o.status === 'fulfilled' ? o.value : (o.reason as Error).name)).sort();
   t.ok(values.includes('delivered'), JSON.stringify(values));
-  t.ok(values.every((v) => v === 'delivered' || v === 'skipped' || v === 'DeliveryNotDueError'), JSON.stringify(values));
+  t.ok(
+    values.every((v) => v === 'delivered' || v === 'skipped' || v === 'DeliveryNotDueError'),
+    JSON.stringify(values),
+  );
   t.equal(s.receiver.requests.length, 1);
   t.match(await deliveryState(s.sql, d.deliveryId), { status: 'delivered', attempts: 1 });
 });
@@ -63,7 +80,15 @@ t.test('a 4xx other than 429 is dead-lettered at once', async (t) => {
   s.receiver.answer({ status: 422, body: 'unknown mailbox' });
   const d = await insertInboundDelivery(s.sql, s.tenantId);
   t.equal(await s.run(d.deliveryId), 'dead');
-  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'dead', attempts: 1, last_status: 422, last_error: 'HTTP 422: unknown mailbox (a 4xx answer is not retried)', next_attempt_at: null, dead_at: START, delivered_at: null });
+  t.match(await deliveryState(s.sql, d.deliveryId), {
+    status: 'dead',
+    attempts: 1,
+    last_status: 422,
+    last_error: 'HTTP 422: unknown mailbox (a 4xx answer is not retried)',
+    next_attempt_at: null,
+    dead_at: START,
+    delivered_at: null,
+  });
   t.same(await webhookJobs(s.sql, d.deliveryId), [], 'no retry job');
   t.equal(await s.run(d.deliveryId), 'skipped');
   t.equal(s.receiver.requests.length, 1);
@@ -76,7 +101,11 @@ t.test('429 with Retry-After is deferred per the header; the next job runs then 
   t.equal(await s.run(d.deliveryId), 'retry');
   const due = new Date(START.getTime() + 120_000);
   t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: 1, last_status: 429, last_error: 'HTTP 429', next_attempt_at: due });
-  t.same((await webhookJobs(s.sql, d.deliveryId)).map((j) => j.start_after), [due], 'a new job starting after the Retry-After');
+  t.same(
+    (await webhookJobs(s.sql, d.deliveryId)).map((j) => j.start_after),
+    [due],
+    'a new job starting after the Retry-After',
+  );
 
   s.clock.set(new Date(due.getTime() - 10_000));
   await t.rejects(s.run(d.deliveryId), DeliveryNotDueError, 'a job before its time is sent back to the queue');
@@ -101,7 +130,13 @@ t.test('5xx: retried at +30 s, 5 min, 30 min, 2 h, 6 h, 24 h, and dead after the
     t.equal(await s.run(d.deliveryId), 'retry', `attempt ${i + 1}`);
     at = new Date(at.getTime() + delay * 1000);
     expected.push(at);
-    t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: i + 1, last_status: 503, last_error: 'HTTP 503: maintenance', next_attempt_at: at });
+    t.match(await deliveryState(s.sql, d.deliveryId), {
+      status: 'pending',
+      attempts: i + 1,
+      last_status: 503,
+      last_error: 'HTTP 503: maintenance',
+      next_attempt_at: at,
+    });
   }
   s.clock.set(at);
   t.equal(await s.run(d.deliveryId), 'dead', 'attempt 7');
@@ -114,8 +149,15 @@ t.test('5xx: retried at +30 s, 5 min, 30 min, 2 h, 6 h, 24 h, and dead after the
     last_attempt_at: at,
     dead_at: at,
   });
-  t.same((await webhookJobs(s.sql, d.deliveryId)).map((j) => j.start_after), expected, 'one job per retry, each starting at its next_attempt_at');
-  t.same(s.receiver.requests.map((r) => r.headers['x-mp-inbound-attempt']), ['1', '2', '3', '4', '5', '6', '7']);
+  t.same(
+    (await webhookJobs(s.sql, d.deliveryId)).map((j) => j.start_after),
+    expected,
+    'one job per retry, each starting at its next_attempt_at',
+  );
+  t.same(
+    s.receiver.requests.map((r) => r.headers['x-mp-inbound-attempt']),
+    ['1', '2', '3', '4', '5', '6', '7'],
+  );
   t.ok(s.receiver.requests.every((r) => signatureOk(r, s.secret)));
 });
 
@@ -124,7 +166,13 @@ t.test('a timeout or a refused connection is retried with no status recorded', a
   s.receiver.answerNext({ hang: true });
   const d = await insertInboundDelivery(s.sql, s.tenantId);
   t.equal(await s.run(d.deliveryId), 'retry');
-  t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: 1, last_status: null, last_error: 'no answer within 0.5 s', next_attempt_at: new Date(START.getTime() + 30_000) });
+  t.match(await deliveryState(s.sql, d.deliveryId), {
+    status: 'pending',
+    attempts: 1,
+    last_status: null,
+    last_error: 'no answer within 0.5 s',
+    next_attempt_at: new Date(START.getTime() + 30_000),
+  });
 
   await configureWebhook(s.sql, s.deps.vault, s.tenantId, { url: 'http://127.0.0.1:9/closed', secret: s.secret });
   s.clock.advance(30_000);

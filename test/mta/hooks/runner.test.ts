@@ -3,7 +3,17 @@ import t from 'tap';
 import { Writable } from 'node:stream';
 import { createLogger } from '../../../shared/kernel/log.js';
 import { HookRunner, type EnabledPlugin } from '../../../mta/hooks/runner.js';
-import { accept, defer, PHASE_DEFAULTS, proceed, reject, type Decision, type PhaseContexts, type PhaseHandlers, type Plugin } from '../../../mta/hooks/phases.js';
+import {
+  accept,
+  defer,
+  PHASE_DEFAULTS,
+  proceed,
+  reject,
+  type Decision,
+  type PhaseContexts,
+  type PhaseHandlers,
+  type Plugin,
+} from '../../../mta/hooks/phases.js';
 
 /** A logger whose records the test can read. */
 function capturingLog() {
@@ -18,7 +28,16 @@ function capturingLog() {
 }
 
 const plugin = (name: string, hooks: PhaseHandlers): Plugin => ({ name, hooks });
-const session = { id: 's1', remoteAddress: '127.0.0.1', remotePort: 1, clientHostname: '[127.0.0.1]', secure: false, helo: 'c.example', protocol: 'ESMTP', log: createLogger('silent') };
+const session = {
+  id: 's1',
+  remoteAddress: '127.0.0.1',
+  remotePort: 1,
+  clientHostname: '[127.0.0.1]',
+  secure: false,
+  helo: 'c.example',
+  protocol: 'ESMTP',
+  log: createLogger('silent'),
+};
 const transaction = () => ({ id: 'tx', mailFrom: 'a@b.example', mailParams: {}, recipients: [], headers: [] });
 const rcptCtx = (): PhaseContexts['rcpt'] => ({ session, transaction: transaction(), recipient: { address: 'x@y.example', sourceRoute: undefined } });
 const runner = (plugins: EnabledPlugin[], timeoutMs = 1000) => {
@@ -62,10 +81,16 @@ t.test('a handler that throws (at once or later) fails closed with 451 4.3.0, lo
   });
   const after = plugin('after', { rcpt: () => accept() });
   for (const failing of [later, atOnce]) {
-    const { runner: r, records } = runner([{ plugin: failing, priority: 1 }, { plugin: after, priority: 2 }]);
+    const { runner: r, records } = runner([
+      { plugin: failing, priority: 1 },
+      { plugin: after, priority: 2 },
+    ]);
     const outcome = await r.run('rcpt', rcptCtx());
     t.match(outcome, { decision: LOCAL_FAILURE, plugin: failing.name }, `${failing.name}: 451, never the next plugin's acceptance`);
-    t.ok(records.some((l) => l.level === 50 && l.plugin === failing.name && l.phase === 'rcpt'), 'the failure is logged as an error naming the plugin and phase');
+    t.ok(
+      records.some((l) => l.level === 50 && l.plugin === failing.name && l.phase === 'rcpt'),
+      'the failure is logged as an error naming the plugin and phase',
+    );
   }
 });
 
@@ -79,7 +104,13 @@ t.test('a handler past its timeout fails closed with 451, is aborted, and its la
         finishLate = resolve;
       }),
   });
-  const { runner: r, records } = runner([{ plugin: slow, priority: 1 }, { plugin: plugin('next', { data: () => accept() }), priority: 2 }], 30);
+  const { runner: r, records } = runner(
+    [
+      { plugin: slow, priority: 1 },
+      { plugin: plugin('next', { data: () => accept() }), priority: 2 },
+    ],
+    30,
+  );
   const outcome = await r.run('data', { session, transaction: transaction(), message: { bytes: Buffer.alloc(0), size: 0, sizeExceeded: false } });
   t.match(outcome, { decision: LOCAL_FAILURE, plugin: 'slow' });
   t.ok(aborted, 'the handler is told through its signal');
@@ -88,7 +119,9 @@ t.test('a handler past its timeout fails closed with 451, is aborted, and its la
   // A late rejection must not become an unhandled rejection either.
   const failingLate = plugin('failing-late', { data: () => new Promise<Decision>((_, rej) => setTimeout(() => rej(new Error('late')), 60)) });
   const { runner: r2 } = runner([{ plugin: failingLate, priority: 1 }], 20);
-  t.match(await r2.run('data', { session, transaction: transaction(), message: { bytes: Buffer.alloc(0), size: 0, sizeExceeded: false } }), { decision: LOCAL_FAILURE });
+  t.match(await r2.run('data', { session, transaction: transaction(), message: { bytes: Buffer.alloc(0), size: 0, sizeExceeded: false } }), {
+    decision: LOCAL_FAILURE,
+  });
   await new Promise((resolve) => setTimeout(resolve, 100));
 });
 
@@ -115,7 +148,10 @@ t.test('a malformed decision fails closed: wrong class of code, bad enhanced cod
     'accept',
   ];
   for (const answer of bad) {
-    const { runner: r } = runner([{ plugin: plugin('odd', { rcpt: () => answer as Decision }), priority: 1 }, { plugin: plugin('after', { rcpt: () => accept() }), priority: 2 }]);
+    const { runner: r } = runner([
+      { plugin: plugin('odd', { rcpt: () => answer as Decision }), priority: 1 },
+      { plugin: plugin('after', { rcpt: () => accept() }), priority: 2 },
+    ]);
     t.match(await r.run('rcpt', rcptCtx()), { decision: LOCAL_FAILURE, plugin: 'odd' }, JSON.stringify(answer) ?? 'undefined');
   }
   const { runner: fine } = runner([{ plugin: plugin('fine', { rcpt: () => defer(452, '4.5.3', 'too many') }), priority: 1 }]);

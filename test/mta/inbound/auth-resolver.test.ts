@@ -52,6 +52,9 @@ t.test('failures are never cached; concurrent asks share one look-up', async (t)
   server.setTxt('shared.example', ['x']);
   const before = server.queries();
   const answers = await Promise.all(Array.from({ length: 10 }, () => resolve('shared.example', 'TXT')));
-  t.same(answers, Array.from({ length: 10 }, () => [['x']]));
+  t.same(
+    answers,
+    Array.from({ length: 10 }, () => [['x']]),
+  );
   t.equal(server.queries() - before, 1, 'one query for ten concurrent asks');
 });

@@ -170,8 +170,14 @@ t.test('1,000 RCPTs (pipelined): the first 100 accepted, the rest 452 4.5.3; the
   const codes: number[] = [];
   for (let i = 0; i < 1000; i++) codes.push((await client.read()).code);
   t.equal(codes.filter((c) => c === 250).length, 100);
-  t.ok(codes.slice(0, 100).every((c) => c === 250), 'the first 100 in order');
-  t.ok(codes.slice(100).every((c) => c === 452), 'then 452 for each of the rest');
+  t.ok(
+    codes.slice(0, 100).every((c) => c === 250),
+    'the first 100 in order',
+  );
+  t.ok(
+    codes.slice(100).every((c) => c === 452),
+    'then 452 for each of the rest',
+  );
   const done = await data(client, 'Subject: to many\r\n\r\nhi\r\n');
   await client.quit();
   t.equal(done.code, 250);
@@ -180,53 +186,65 @@ t.test('1,000 RCPTs (pipelined): the first 100 accepted, the rest 452 4.5.3; the
   t.equal(n!.n, 100);
 });
 
-t.test('silent clients are cut by the idle timeout, trickling ones (slow-loris) by the session time limit: 421, and a message cut mid-DATA leaves nothing', async (t) => {
-  // No pregreet pause: it must be shorter than the idle timeout.
-  const strict = await startTestMx(t, { env: { MAILPATH_CONFIG__INBOUND__SERVER__SOCKET_TIMEOUT_MS: '1000', MAILPATH_CONFIG__INBOUND__SERVER__MAX_SESSION_MS: '3000', MAILPATH_CONFIG__INBOUND__SERVER__PREGREET_WAIT_MS: '0' } });
-  const d = await tenantDomain(strict.sql);
+t.test(
+  'silent clients are cut by the idle timeout, trickling ones (slow-loris) by the session time limit: 421, and a message cut mid-DATA leaves nothing',
+  async (t) => {
+    // No pregreet pause: it must be shorter than the idle timeout.
+    const strict = await startTestMx(t, {
+      env: {
+        MAILPATH_CONFIG__INBOUND__SERVER__SOCKET_TIMEOUT_MS: '1000',
+        MAILPATH_CONFIG__INBOUND__SERVER__MAX_SESSION_MS: '3000',
+        MAILPATH_CONFIG__INBOUND__SERVER__PREGREET_WAIT_MS: '0',
+      },
+    });
+    const d = await tenantDomain(strict.sql);
 
-  const { client: silent } = await RawSmtpClient.open(strict.port);
-  const idle = await silent.read();
-  t.equal(idle.code, 421, 'silent after the greeting: 421');
-  t.match(idle.text, /Timeout/);
-  await t.rejects(silent.command('NOOP'), /connection closed/);
+    const { client: silent } = await RawSmtpClient.open(strict.port);
+    const idle = await silent.read();
+    t.equal(idle.code, 421, 'silent after the greeting: 421');
+    t.match(idle.text, /Timeout/);
+    await t.rejects(silent.command('NOOP'), /connection closed/);
 
-  const client = await open(strict, `x@${d.name}`);
-  t.equal((await client.command('DATA')).code, 354);
-  await client.send('Subject: slow\r\n\r\nthe first line\r\n');
-  const cut = await client.read();
-  t.equal(cut.code, 421, 'silent in the middle of DATA: 421 and closed');
-  t.same(await storedCounts(strict.sql), NOTHING_STORED, 'the unfinished message left no row and no job');
+    const client = await open(strict, `x@${d.name}`);
+    t.equal((await client.command('DATA')).code, 354);
+    await client.send('Subject: slow\r\n\r\nthe first line\r\n');
+    const cut = await client.read();
+    t.equal(cut.code, 421, 'silent in the middle of DATA: 421 and closed');
+    t.same(await storedCounts(strict.sql), NOTHING_STORED, 'the unfinished message left no row and no job');
 
-  // One byte every 300 ms keeps the idle timeout (1 s) from ever firing: the session limit (3 s) ends it.
-  const loris = await open(strict, `x@${d.name}`);
-  t.equal((await loris.command('DATA')).code, 354);
-  const trickle = (async () => {
-    for (const byte of 'Subject: slow-loris\r\n\r\n' + 'z'.repeat(200)) {
-      try {
-        await loris.send(byte);
-      } catch {
-        return;
+    // One byte every 300 ms keeps the idle timeout (1 s) from ever firing: the session limit (3 s) ends it.
+    const loris = await open(strict, `x@${d.name}`);
+    t.equal((await loris.command('DATA')).code, 354);
+    const trickle = (async () => {
+      for (const byte of `Subject: slow-loris\r\n\r\n${'z'.repeat(200)}`) {
+        try {
+          await loris.send(byte);
+        } catch {
+          return;
+        }
+        await new Promise((r) => setTimeout(r, 300));
       }
-      await new Promise((r) => setTimeout(r, 300));
-    }
-  })();
-  const limit = await loris.read();
-  await trickle;
-  t.equal(limit.code, 421, 'cut');
-  t.match(limit.text, /^4\.4\.2 .*session time limit reached/, 'by the session limit, not the idle timeout: bytes kept arriving');
-  t.same(await storedCounts(strict.sql), NOTHING_STORED, 'nothing stored');
+    })();
+    const limit = await loris.read();
+    await trickle;
+    t.equal(limit.code, 421, 'cut');
+    t.match(limit.text, /^4\.4\.2 .*session time limit reached/, 'by the session limit, not the idle timeout: bytes kept arriving');
+    t.same(await storedCounts(strict.sql), NOTHING_STORED, 'nothing stored');
 
-  // Harmless commands forever (each answered, so never idle) meet the same limit.
-  const { client: chatty } = await RawSmtpClient.open(strict.port);
-  let last = 250;
-  for (let i = 0; i < 40 && last === 250; i++) {
-    last = await chatty.command('NOOP').then((r) => r.code, () => 0);
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  t.ok(last === 421 || last === 0, `NOOPs every 200 ms end with the session limit (${last})`);
-  chatty.destroy();
-});
+    // Harmless commands forever (each answered, so never idle) meet the same limit.
+    const { client: chatty } = await RawSmtpClient.open(strict.port);
+    let last = 250;
+    for (let i = 0; i < 40 && last === 250; i++) {
+      last = await chatty.command('NOOP').then(
+        (r) => r.code,
+        () => 0,
+      );
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    t.ok(last === 421 || last === 0, `NOOPs every 200 ms end with the session limit (${last})`);
+    chatty.destroy();
+  },
+);
 
 t.test('max_line_length set to 998: a longer line is refused at the end of DATA with 552 5.3.4', async (t) => {
   const strict = await startTestMx(t, { env: { MAILPATH_CONFIG__INBOUND__LIMITS__MAX_LINE_LENGTH: '998' } });

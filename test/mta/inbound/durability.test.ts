@@ -34,8 +34,15 @@ t.test('a client that disconnects in the middle of DATA (or before it) leaves no
   t.equal((await client.command(`${message({ Subject: 'whole' })}.`)).code, 250);
   await client.quit();
   const counts = await storedCounts(mx.sql);
-  t.same(counts, { ...NOTHING_STORED, inbound_messages: 1, inbound_recipients: 1, mailbox_messages: 1, inbound_webhook_deliveries: 1, jobs: 1 }, 'only the whole message');
-  t.same((await mx.sql`select mail_from from inbound_messages`).map((r) => r['mail_from']), ['whole@sender.example']);
+  t.same(
+    counts,
+    { ...NOTHING_STORED, inbound_messages: 1, inbound_recipients: 1, mailbox_messages: 1, inbound_webhook_deliveries: 1, jobs: 1 },
+    'only the whole message',
+  );
+  t.same(
+    (await mx.sql`select mail_from from inbound_messages`).map((r) => r['mail_from']),
+    ['whole@sender.example'],
+  );
 });
 
 t.test('every message answered 250 is there, with its pending webhook job, after a SIGKILL, and the restarted process POSTs it', async (t) => {
@@ -69,10 +76,23 @@ t.test('every message answered 250 is there, with its pending webhook job, after
   const accepted: string[] = [];
   let stop = false;
   const sender = async (n: number) => {
-    const transport = nodemailer.createTransport({ host: '127.0.0.1', port: first.mxPort, secure: false, ignoreTLS: true, pool: false, connectionTimeout: 5000, socketTimeout: 10000 });
+    const transport = nodemailer.createTransport({
+      host: '127.0.0.1',
+      port: first.mxPort,
+      secure: false,
+      ignoreTLS: true,
+      pool: false,
+      connectionTimeout: 5000,
+      socketTimeout: 10000,
+    });
     for (let i = 0; i < 40 && !stop; i++) {
       try {
-        const info = await transport.sendMail({ from: `s${n}@sender.example`, to: i % 2 ? `ann@${d.name}` : `hook@${d.name}`, subject: `m ${n}-${i}`, text: 'x'.repeat(2000) });
+        const info = await transport.sendMail({
+          from: `s${n}@sender.example`,
+          to: i % 2 ? `ann@${d.name}` : `hook@${d.name}`,
+          subject: `m ${n}-${i}`,
+          text: 'x'.repeat(2000),
+        });
         const id = /queued as ([0-9a-f-]{36})/.exec(info.response)?.[1];
         if (id) accepted.push(id);
         // Killed right after a 250: nothing may be lost that was acknowledged.
@@ -101,8 +121,14 @@ t.test('every message answered 250 is there, with its pending webhook job, after
       from inbound_messages m join inbound_recipients r on r.message_id = m.id
      where m.id = any(${accepted}::uuid[])`;
   t.equal(stored.length, accepted.length, 'every acknowledged message is stored');
-  t.ok(stored.every((s) => s.deliveries === 1 && s.jobs === 1), 'each with its pending webhook delivery and its job');
-  t.ok(stored.filter((s) => s.recipient.startsWith('ann@')).every((s) => s.copies === 1), 'mailbox recipients with their copy');
+  t.ok(
+    stored.every((s) => s.deliveries === 1 && s.jobs === 1),
+    'each with its pending webhook delivery and its job',
+  );
+  t.ok(
+    stored.filter((s) => s.recipient.startsWith('ann@')).every((s) => s.copies === 1),
+    'mailbox recipients with their copy',
+  );
   t.ok(stored.every((s) => s.recipient.length > 0));
 
   // The restarted process also runs the webhook workers (loopback receiver allowed for this test only).
@@ -124,12 +150,25 @@ t.test('every message answered 250 is there, with its pending webhook job, after
     },
     30_000,
   );
-  t.ok(accepted.every((id) => posted.has(id)), `all ${accepted.length} acknowledged messages were POSTed after the restart`);
+  t.ok(
+    accepted.every((id) => posted.has(id)),
+    `all ${accepted.length} acknowledged messages were POSTed after the restart`,
+  );
   const sign = (body: Buffer) => `hmac-sha256=${createHmac('sha256', secret).update(body).digest('hex')}`;
-  t.ok(receiver.requests.every((r) => r.headers['x-mp-inbound-sig'] === sign(r.body)), 'every POST verifies with the tenant secret');
+  t.ok(
+    receiver.requests.every((r) => r.headers['x-mp-inbound-sig'] === sign(r.body)),
+    'every POST verifies with the tenant secret',
+  );
 
   // The restarted process receives again.
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: second.mxPort, secure: false, ignoreTLS: true, connectionTimeout: 5000, socketTimeout: 10000 });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: second.mxPort,
+    secure: false,
+    ignoreTLS: true,
+    connectionTimeout: 5000,
+    socketTimeout: 10000,
+  });
   const info = await transport.sendMail({ from: 'after@sender.example', to: `ann@${d.name}`, subject: 'after the restart', text: 'hello' });
   transport.close();
   t.match(info.response, /^250 /);

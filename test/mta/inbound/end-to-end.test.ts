@@ -49,7 +49,8 @@ const proc = await startMailpathProcess({
 });
 t.teardown(() => proc.stop());
 
-const api = (method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<HttpsAnswer> => https(proc.httpsPort, method, path, options);
+const api = (method: string, path: string, options: { token?: string; body?: unknown } = {}): Promise<HttpsAnswer> =>
+  https(proc.httpsPort, method, path, options);
 const ok = (res: HttpsAnswer, status: number, what: string) => {
   if (res.status !== status) throw new Error(`${what}: ${res.status} ${JSON.stringify(res.body)}\n${proc.output()}`);
   return res.body.data;
@@ -66,7 +67,10 @@ async function sendRaw(to: string, raw: Buffer, from = ''): Promise<{ rcpt: numb
     if (rcpt.code !== 250) return { rcpt: rcpt.code, done: 0, text: rcpt.text };
     await client.command('DATA');
     // Dot-stuffing (RFC 5321 §4.5.2), the body ending in CRLF before the final dot.
-    const text = raw.toString('utf8').replace(/\r\n\./g, '\r\n..').replace(/^\./, '..');
+    const text = raw
+      .toString('utf8')
+      .replace(/\r\n\./g, '\r\n..')
+      .replace(/^\./, '..');
     const done = await client.command(`${text.endsWith('\r\n') ? text : `${text}\r\n`}.`);
     return { rcpt: rcpt.code, done: done.code, text: done.text };
   } finally {
@@ -100,7 +104,15 @@ t.test('set-up through the API: the domain is sendable and its MX verified, the 
 });
 
 t.test('SMTP → MX → one signed POST per tenant recipient at a real receiver, and the mailbox copy through /mail/messages', async (t) => {
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: proc.mxPort, secure: false, requireTLS: true, tls: { rejectUnauthorized: false }, connectionTimeout: 5000, socketTimeout: 15000 });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: proc.mxPort,
+    secure: false,
+    requireTLS: true,
+    tls: { rejectUnauthorized: false },
+    connectionTimeout: 5000,
+    socketTimeout: 15000,
+  });
   const info = await transport.sendMail({
     from: 'Ann Sender <ann@sender.example>',
     to: `support@${DOMAIN}`,
@@ -127,21 +139,36 @@ t.test('SMTP → MX → one signed POST per tenant recipient at a real receiver,
   }
   t.ok(requests[0]!.body.equals(requests[1]!.body), 'both carry the same stored message');
   const body = requests[0]!.body.toString('utf8');
-  t.match(body, new RegExp(`^Received: from \\S+ \\(\\[127\\.0\\.0\\.1\\]\\)\\r\\n\\tby ${HOST.replace(/\./g, '\\.')} \\(Mailpath\\) with ESMTPS id ${id}`), 'our Received header first, naming the stored id');
+  t.match(
+    body,
+    new RegExp(`^Received: from \\S+ \\(\\[127\\.0\\.0\\.1\\]\\)\\r\\n\\tby ${HOST.replace(/\./g, '\\.')} \\(Mailpath\\) with ESMTPS id ${id}`),
+    'our Received header first, naming the stored id',
+  );
   t.match(body, new RegExp(`\\r\\nAuthentication-Results: ${HOST.replace(/\./g, '\\.')};`), 'then our Authentication-Results');
   t.match(body, /\r\nSubject: Order 1234 arrived damaged\r\n/, "then the sender's message");
   const deliveries = await pollUntil('both deliveries recorded as delivered', async () => {
-    const rows = await sql<{ status: string; attempts: number; last_status: number }[]>`select status, attempts, last_status from inbound_webhook_deliveries where tenant_id = ${tenantId}`;
+    const rows = await sql<
+      { status: string; attempts: number; last_status: number }[]
+    >`select status, attempts, last_status from inbound_webhook_deliveries where tenant_id = ${tenantId}`;
     return rows.length === 2 && rows.every((r) => r.status === 'delivered') ? rows : undefined;
   });
-  t.match(deliveries, [{ attempts: 1, last_status: 200 }, { attempts: 1, last_status: 200 }]);
+  t.match(deliveries, [
+    { attempts: 1, last_status: 200 },
+    { attempts: 1, last_status: 200 },
+  ]);
 
   // The mailbox: only support@ has one; its reader sees the message through the API with the mailbox session.
   const list = await api('GET', '/mail/messages?unread=true', { token: session.token });
   t.equal(list.status, 200);
   t.equal(list.body.total, 1);
   const item = list.body.data[0];
-  t.match(item, { mailbox_id: mailbox.id, from: 'Ann Sender <ann@sender.example>', subject: 'Order 1234 arrived damaged', seen: false, size_bytes: requests[0]!.body.length });
+  t.match(item, {
+    mailbox_id: mailbox.id,
+    from: 'Ann Sender <ann@sender.example>',
+    subject: 'Order 1234 arrived damaged',
+    seen: false,
+    size_bytes: requests[0]!.body.length,
+  });
   const message = ok(await api('GET', `/mail/messages/${item.id}`, { token: session.token }), 200, 'read message');
   t.match(message, {
     from: [{ name: 'Ann Sender', address: 'ann@sender.example' }],
@@ -168,7 +195,14 @@ t.test('SMTP → MX → one signed POST per tenant recipient at a real receiver,
 t.test('a receiver answering 400 dead-letters at once; the super-admin lists the dead letter and replays it, and it is delivered', async (t) => {
   const before = receiver.requests.length;
   receiver.answerNext({ status: 400, body: 'unknown recipient' });
-  const transport = nodemailer.createTransport({ host: '127.0.0.1', port: proc.mxPort, secure: false, ignoreTLS: true, connectionTimeout: 5000, socketTimeout: 15000 });
+  const transport = nodemailer.createTransport({
+    host: '127.0.0.1',
+    port: proc.mxPort,
+    secure: false,
+    ignoreTLS: true,
+    connectionTimeout: 5000,
+    socketTimeout: 15000,
+  });
   await transport.sendMail({ from: 'bob@sender.example', to: `nobody@${DOMAIN}`, subject: 'will bounce off the webhook', text: 'x' });
   transport.close();
   await pollUntil('the 400 POST', () => (receiver.requests.length > before ? true : undefined), 20_000);
@@ -179,21 +213,38 @@ t.test('a receiver answering 400 dead-letters at once; the super-admin lists the
     return res.body.data?.length ? res.body : undefined;
   });
   t.equal(dlq.total, 1);
-  t.match(dlq.data[0], { recipient: `nobody@${DOMAIN}`, attempts: 1, last_status: 400, last_error: /^HTTP 400: unknown recipient/, dead_at: String, created_at: String });
+  t.match(dlq.data[0], {
+    recipient: `nobody@${DOMAIN}`,
+    attempts: 1,
+    last_status: 400,
+    last_error: /^HTTP 400: unknown recipient/,
+    dead_at: String,
+    created_at: String,
+  });
   t.equal(receiver.requests.length, before + 1, 'no retry after a 4xx');
   t.equal((await api('GET', `/admin/tenants/${tenantId}/inbound-webhook-dlq`, { token })).status, 403, 'the tenant itself may not read it');
 
   ok(await api('POST', `/admin/tenants/${tenantId}/inbound-webhook-dlq/${dlq.data[0].id}/replay`, { token: admin.token }), 200, 'replay');
-  const again = await pollUntil('the replayed POST', () => receiver.requests.slice(before + 1).find((r) => r.headers['x-mp-inbound-delivery'] === dlq.data[0].id), 20_000);
+  const again = await pollUntil(
+    'the replayed POST',
+    () => receiver.requests.slice(before + 1).find((r) => r.headers['x-mp-inbound-delivery'] === dlq.data[0].id),
+    20_000,
+  );
   t.equal(again.headers['x-mp-inbound-sig'], sign(again.body, webhook.secret));
   t.equal(again.headers['x-mp-inbound-attempt'], '1', 'a replay starts a fresh schedule');
-  await pollUntil('the dead-letter queue to be empty', async () => ((await api('GET', `/admin/tenants/${tenantId}/inbound-webhook-dlq`, { token: admin.token })).body.total === 0 ? true : undefined));
+  await pollUntil('the dead-letter queue to be empty', async () =>
+    (await api('GET', `/admin/tenants/${tenantId}/inbound-webhook-dlq`, { token: admin.token })).body.total === 0 ? true : undefined,
+  );
   t.pass('delivered on replay');
 });
 
 /** A live send from the tenant, delivered to the relay; its VERP envelope sender and Message-ID as the receiving side saw them. */
 async function deliveredSend(to: string): Promise<{ id: string; verp: string; messageId: string }> {
-  const accepted = ok(await api('POST', '/transactional/send', { token, body: { to, from_email: `news@${DOMAIN}`, subject: 'Your order', body_text: 'Shipped.' } }), 202, 'send');
+  const accepted = ok(
+    await api('POST', '/transactional/send', { token, body: { to, from_email: `news@${DOMAIN}`, subject: 'Your order', body_text: 'Shipped.' } }),
+    202,
+    'send',
+  );
   const arrived = await pollUntil(`the send to ${to} at the relay`, () => relay.messages.find((m) => m.to.includes(to)), 20_000);
   await pollUntil(`send ${accepted.message_id} delivered`, async () => {
     const res = await api('GET', `/sends/${accepted.message_id}`, { token });
@@ -215,14 +266,26 @@ t.test('a DSN mailed by the remote side to the VERP address of a delivered send:
   const stored = await sendRaw(send.verp, dsn);
   t.equal(stored.done, 250, `the MX took the DSN (${stored.text})`);
 
-  const bounced = await pollUntil('the send to be bounced', async () => {
-    const res = await api('GET', `/sends/${send.id}`, { token });
-    return res.body.data?.status === 'bounced' ? res.body.data : undefined;
-  }, 20_000);
-  t.ok(bounced.events.some((e: { type: string; subtype: string | null }) => e.type === 'bounce' && e.subtype === 'hard'), 'the send shows its hard bounce');
+  const bounced = await pollUntil(
+    'the send to be bounced',
+    async () => {
+      const res = await api('GET', `/sends/${send.id}`, { token });
+      return res.body.data?.status === 'bounced' ? res.body.data : undefined;
+    },
+    20_000,
+  );
+  t.ok(
+    bounced.events.some((e: { type: string; subtype: string | null }) => e.type === 'bounce' && e.subtype === 'hard'),
+    'the send shows its hard bounce',
+  );
   const events = await api('GET', `/events?type=bounce&message_id=${send.id}`, { token });
   t.equal(events.body.data.length, 1, 'one bounce event');
-  t.match(events.body.data[0], { type: 'bounce', subtype: 'hard', recipient: 'gone@dest.example', detail: { source: 'dsn', enhanced_code: '5.1.1', mapped_by: 'verp' } });
+  t.match(events.body.data[0], {
+    type: 'bounce',
+    subtype: 'hard',
+    recipient: 'gone@dest.example',
+    detail: { source: 'dsn', enhanced_code: '5.1.1', mapped_by: 'verp' },
+  });
   const suppressions = await api('GET', '/suppressions?q=gone@dest.example', { token });
   t.match(suppressions.body.data, [{ email: 'gone@dest.example', reason: 'hard_bounce' }], 'suppressed');
 });
@@ -232,12 +295,19 @@ t.test('an ARF report mailed to the feedback-loop address about a delivered send
   const report = fixture('arf-yahoo.eml', { VERP: send.verp, MESSAGE_ID: send.messageId, RECIPIENT: 'annoyed@dest.example', FBL: `fbl@${HOST}` });
   const stored = await sendRaw(`fbl@${HOST}`, report, 'feedback@yahoo.example');
   t.equal(stored.done, 250, `the MX took the report (${stored.text})`);
-  const complaint = await pollUntil('the complaint event', async () => {
-    const res = await api('GET', `/events?type=complaint&message_id=${send.id}`, { token });
-    return res.body.data?.length ? res.body.data : undefined;
-  }, 20_000);
+  const complaint = await pollUntil(
+    'the complaint event',
+    async () => {
+      const res = await api('GET', `/events?type=complaint&message_id=${send.id}`, { token });
+      return res.body.data?.length ? res.body.data : undefined;
+    },
+    20_000,
+  );
   t.match(complaint, [{ type: 'complaint', recipient: 'annoyed@dest.example' }]);
   const suppressions = await api('GET', '/suppressions?q=annoyed@dest.example', { token });
   t.match(suppressions.body.data, [{ email: 'annoyed@dest.example', reason: 'complaint' }]);
-  t.notOk(receiver.requests.some((r) => String(r.headers['x-mp-inbound-recipient']).endsWith(`@${HOST}`)), 'bounce mail is never POSTed to the tenant webhook');
+  t.notOk(
+    receiver.requests.some((r) => String(r.headers['x-mp-inbound-recipient']).endsWith(`@${HOST}`)),
+    'bounce mail is never POSTed to the tenant webhook',
+  );
 });

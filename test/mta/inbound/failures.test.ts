@@ -9,7 +9,11 @@ import { NOTHING_STORED, message, startTestMx, storedCounts, tenantDomain } from
 async function sendOne(port: number, to: string, subject: string) {
   const { client } = await RawSmtpClient.open(port);
   try {
-    const replies = [await client.command('EHLO client.example'), await client.command('MAIL FROM:<s@sender.example>'), await client.command(`RCPT TO:<${to}>`)];
+    const replies = [
+      await client.command('EHLO client.example'),
+      await client.command('MAIL FROM:<s@sender.example>'),
+      await client.command(`RCPT TO:<${to}>`),
+    ];
     if (replies[2]!.code !== 250) return replies;
     replies.push(await client.command('DATA'));
     replies.push(await client.command(`${message({ Subject: subject })}.`));

@@ -127,14 +127,15 @@ export async function tenantDomain(sql: Sql, options: TenantDomainOptions = {}):
   return { tenantId, domainId, name, mailboxIds };
 }
 
-export const countOf = async (sql: Sql, table: string): Promise<number> =>
-  (await sql<{ n: number }[]>`select count(*)::int as n from ${sql(table)}`)[0]!.n;
+export const countOf = async (sql: Sql, table: string): Promise<number> => (await sql<{ n: number }[]>`select count(*)::int as n from ${sql(table)}`)[0]!.n;
 
 /** Rows in every inbound table and inbound jobs: for "nothing was stored" assertions. */
 export async function storedCounts(sql: Sql): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of ['inbound_messages', 'inbound_recipients', 'mailbox_messages', 'inbound_webhook_deliveries']) counts[table] = await countOf(sql, table);
-  counts['jobs'] = (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name in (${INBOUND_WEBHOOK_JOBS}, ${INBOUND_BOUNCE_JOBS})`)[0]!.n;
+  counts['jobs'] = (
+    await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name in (${INBOUND_WEBHOOK_JOBS}, ${INBOUND_BOUNCE_JOBS})`
+  )[0]!.n;
   return counts;
 }
 
@@ -142,5 +143,7 @@ export const NOTHING_STORED = { inbound_messages: 0, inbound_recipients: 0, mail
 
 /** A small message with CRLF line endings. */
 export function message(headers: Record<string, string>, body = 'Hello.\r\n'): string {
-  return `${Object.entries(headers).map(([k, v]) => `${k}: ${v}`).join('\r\n')}\r\n\r\n${body}`;
+  return `${Object.entries(headers)
+    .map(([k, v]) => `${k}: ${v}`)
+    .join('\r\n')}\r\n\r\n${body}`;
 }

@@ -17,7 +17,20 @@ function swaks(to: string): Promise<{ rcptReply: string; status: number; output:
   return new Promise((resolve) => {
     execFile(
       SWAKS,
-      ['--server', `127.0.0.1:${mx.port}`, '--from', 'spammer@sender.example', '--to', to, '--helo', 'relay-tester.example', '--timeout', '10', '--body', 'relay test'],
+      [
+        '--server',
+        `127.0.0.1:${mx.port}`,
+        '--from',
+        'spammer@sender.example',
+        '--to',
+        to,
+        '--helo',
+        'relay-tester.example',
+        '--timeout',
+        '10',
+        '--body',
+        'relay test',
+      ],
       { timeout: 30_000 },
       (err, stdout, stderr) => {
         const output = `${stdout}${stderr}`;
@@ -67,7 +80,11 @@ t.test('a refused recipient beside an accepted one is not stored, and no relay t
   t.equal((await client.command(`${message({ Subject: 'mixed' })}.`)).code, 250);
   await client.quit();
   const recipients = await mx.sql<{ recipient: string }[]>`select recipient from inbound_recipients`;
-  t.same(recipients.map((r) => r.recipient), [`user@${ours.name}`], 'only our mailbox');
+  t.same(
+    recipients.map((r) => r.recipient),
+    [`user@${ours.name}`],
+    'only our mailbox',
+  );
   const counts = await storedCounts(mx.sql);
   t.same(counts, { ...NOTHING_STORED, inbound_messages: 1, inbound_recipients: 1, mailbox_messages: 1, inbound_webhook_deliveries: 1, jobs: 1 });
 });

@@ -39,7 +39,11 @@ t.test('as shipped: a 1 s pause for addresses not seen for a day; bad values ref
   t.match(c.inbound.server, { greeting_delay_ms: 0, pregreet_wait_ms: 1000, pregreet_ttl_seconds: 86400 });
   t.throws(() => loadConfig({ MAILPATH_CONFIG__INBOUND__SERVER__PREGREET_WAIT_MS: '-1' }), /config\/inbound\.server\.pregreet_wait_ms/);
   t.throws(() => loadConfig({ MAILPATH_CONFIG__INBOUND__SERVER__PREGREET_TTL_SECONDS: 'x' }), /config\/inbound\.server\.pregreet_ttl_seconds/);
-  t.throws(() => loadConfig({ MAILPATH_CONFIG__INBOUND__SERVER__SOCKET_TIMEOUT_MS: '1000' }), /config\/inbound\.server: greeting_delay_ms and pregreet_wait_ms must be shorter than socket_timeout_ms/, 'the client is silent in the pause');
+  t.throws(
+    () => loadConfig({ MAILPATH_CONFIG__INBOUND__SERVER__SOCKET_TIMEOUT_MS: '1000' }),
+    /config\/inbound\.server: greeting_delay_ms and pregreet_wait_ms must be shorter than socket_timeout_ms/,
+    'the client is silent in the pause',
+  );
 });
 
 t.test('through real sockets, with the shipped pause', async (t) => {
@@ -49,10 +53,20 @@ t.test('through real sockets, with the shipped pause', async (t) => {
   const body = message({ From: 'a@sender.example', To: `hello@${acme.name}`, Subject: 'early' });
 
   await t.test('a client talking before the greeting is told 421 and dropped before any hook runs; nothing stored; logged', async (t) => {
-    const received = await talkAtOnce(port, `EHLO eager.example\r\nMAIL FROM:<a@sender.example>\r\nRCPT TO:<hello@${acme.name}>\r\nDATA\r\n${body}.\r\nQUIT\r\n`);
-    t.match(received, new RegExp(`^421 4\\.5\\.0 ${MX_HOST.replace(/\./g, '\\.')} protocol error: talked before the greeting, closing connection\\r\\n$`), 'one reply: no 220, nothing answered after it');
+    const received = await talkAtOnce(
+      port,
+      `EHLO eager.example\r\nMAIL FROM:<a@sender.example>\r\nRCPT TO:<hello@${acme.name}>\r\nDATA\r\n${body}.\r\nQUIT\r\n`,
+    );
+    t.match(
+      received,
+      new RegExp(`^421 4\\.5\\.0 ${MX_HOST.replace(/\./g, '\\.')} protocol error: talked before the greeting, closing connection\\r\\n$`),
+      'one reply: no 220, nothing answered after it',
+    );
     t.same(await storedCounts(sql), NOTHING_STORED);
-    t.match(captured.records.find((r) => r.msg === 'mx pregreet test: dropped a client that talked before the greeting'), { level: 30, remote: '127.0.0.1' });
+    t.match(
+      captured.records.find((r) => r.msg === 'mx pregreet test: dropped a client that talked before the greeting'),
+      { level: 30, remote: '127.0.0.1' },
+    );
     t.equal(passes(captured.records), 0, 'an early talker does not pass');
     // Even a byte without a line end counts: the library alone only notices whole commands.
     t.match(await talkAtOnce(port, 'E'), /^421 4\.5\.0 /);
@@ -89,7 +103,9 @@ t.test('pregreet_wait_ms 0 turns the test off: greeted without it, nothing remem
 });
 
 t.test('connections of one address in the pause are capped at max_clients_per_address', async (t) => {
-  const { port } = await startTestMx(t, { env: { MAILPATH_CONFIG__INBOUND__SERVER__MAX_CLIENTS_PER_ADDRESS: '1', MAILPATH_CONFIG__INBOUND__SERVER__PREGREET_WAIT_MS: '5000' } });
+  const { port } = await startTestMx(t, {
+    env: { MAILPATH_CONFIG__INBOUND__SERVER__MAX_CLIENTS_PER_ADDRESS: '1', MAILPATH_CONFIG__INBOUND__SERVER__PREGREET_WAIT_MS: '5000' },
+  });
   const waiting = connect({ host: '127.0.0.1', port });
   t.teardown(() => waiting.destroy());
   await new Promise<void>((resolve) => waiting.once('connect', () => resolve()));

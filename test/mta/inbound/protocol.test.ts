@@ -57,16 +57,23 @@ print(json.dumps([[c, m.decode()] for c, m in r]))`);
     t.match(await client.command(`RCPT TO:<${to}>`), { code: 250, text: '2.1.5 Accepted' }, to);
   }
   t.match(await client.command('RCPT TO:<abuse>'), { code: 501 }, 'no other address without a domain');
-  t.match(await client.command(`RCPT TO:<abuse@${quiet.name}>`), { code: 550, text: '5.1.1 no such recipient here' }, 'only postmaster at a domain that takes no mail');
+  t.match(
+    await client.command(`RCPT TO:<abuse@${quiet.name}>`),
+    { code: 550, text: '5.1.1 no such recipient here' },
+    'only postmaster at a domain that takes no mail',
+  );
 });
 
-t.test('EHLO advertises ENHANCEDSTATUSCODES, and every other reply of a session (the library\'s own too) carries exactly one code', async (t) => {
+t.test("EHLO advertises ENHANCEDSTATUSCODES, and every other reply of a session (the library's own too) carries exactly one code", async (t) => {
   const { client, greeting } = await RawSmtpClient.open(mx.port);
   t.teardown(() => client.destroy());
   t.notMatch(greeting.text, /^\d\.\d/, 'none on the greeting (RFC 2034 §3)');
   const ehlo = await client.command('EHLO client.example');
   t.ok(ehlo.text.split('\n').includes('ENHANCEDSTATUSCODES'), ehlo.text);
-  t.notOk(ehlo.text.split('\n').some((l) => /^\d\.\d/.test(l)), 'none on EHLO lines (RFC 2034 §3)');
+  t.notOk(
+    ehlo.text.split('\n').some((l) => /^\d\.\d/.test(l)),
+    'none on EHLO lines (RFC 2034 §3)',
+  );
   const replies: [string, SmtpReply][] = [];
   const say = async (line: string) => {
     const reply = await client.command(line);
@@ -74,11 +81,28 @@ t.test('EHLO advertises ENHANCEDSTATUSCODES, and every other reply of a session 
     return reply;
   };
   for (const line of [
-    'NOOP', 'HELP', 'RSET', 'XYZZY', 'WIZ magic', 'DATA', 'RCPT TO:<ann@x.example>', 'VRFY', 'VRFY ann', 'EXPN staff',
-    `AUTH PLAIN ${Buffer.from('\0u\0p').toString('base64')}`, 'MAIL FROM:broken', 'MAIL FROM:<a@sender.example> SIZE=abc',
-    'MAIL FROM:<a@sender.example> RET=FULL', 'MAIL FROM:<a@sender.example>', 'MAIL FROM:<b@sender.example>', 'RCPT TO:<x@foreign.example>',
-    'RCPT TO:<ann@', `RCPT TO:<ann@${acme.name}> NOTIFY=NEVER`, `RCPT TO:<ann@${acme.name}>`,
-  ]) await say(line);
+    'NOOP',
+    'HELP',
+    'RSET',
+    'XYZZY',
+    'WIZ magic',
+    'DATA',
+    'RCPT TO:<ann@x.example>',
+    'VRFY',
+    'VRFY ann',
+    'EXPN staff',
+    `AUTH PLAIN ${Buffer.from('\0u\0p').toString('base64')}`,
+    'MAIL FROM:broken',
+    'MAIL FROM:<a@sender.example> SIZE=abc',
+    'MAIL FROM:<a@sender.example> RET=FULL',
+    'MAIL FROM:<a@sender.example>',
+    'MAIL FROM:<b@sender.example>',
+    'RCPT TO:<x@foreign.example>',
+    'RCPT TO:<ann@',
+    `RCPT TO:<ann@${acme.name}> NOTIFY=NEVER`,
+    `RCPT TO:<ann@${acme.name}>`,
+  ])
+    await say(line);
   t.equal((await say('DATA')).code, 354);
   await say(`${message({ Subject: 'codes' })}.`);
   await say('STARTTLS x');
@@ -89,11 +113,31 @@ t.test('EHLO advertises ENHANCEDSTATUSCODES, and every other reply of a session 
   t.same(
     replies.map(([, r]) => `${r.code} ${r.text.split(' ')[0]}`),
     [
-      '250 2.0.0', '214 2.0.0', '250 2.0.0', '500 5.5.2', '500 5.5.2', '503 5.5.1', '503 5.5.1', '501 5.5.4', '252 2.0.0', '502 5.5.1',
-      '502 5.5.1', '501 5.1.7', '501 5.5.4', '555 5.5.4', '250 2.1.0', '503 5.5.1', '550 5.7.1', '501 5.1.3', '555 5.5.4', '250 2.1.5',
-      '354 End', '250 2.0.0', '501 5.5.4',
+      '250 2.0.0',
+      '214 2.0.0',
+      '250 2.0.0',
+      '500 5.5.2',
+      '500 5.5.2',
+      '503 5.5.1',
+      '503 5.5.1',
+      '501 5.5.4',
+      '252 2.0.0',
+      '502 5.5.1',
+      '502 5.5.1',
+      '501 5.1.7',
+      '501 5.5.4',
+      '555 5.5.4',
+      '250 2.1.0',
+      '503 5.5.1',
+      '550 5.7.1',
+      '501 5.1.3',
+      '555 5.5.4',
+      '250 2.1.5',
+      '354 End',
+      '250 2.0.0',
+      '501 5.5.4',
     ],
-    'each reply\'s code, the precise one where we give it',
+    "each reply's code, the precise one where we give it",
   );
   t.match(await client.command('QUIT'), { code: 221, text: /^2\.0\.0 / });
 });

@@ -70,10 +70,11 @@ t.test('SMTPConnection#_setListeners(callback): sets the socket up and calls bac
   let calledBack = 0;
   onConnection(s.smtp, (c) => {
     const setListeners = c._setListeners.bind(c);
-    c._setListeners = (callback: () => void) => setListeners(() => {
-      calledBack++;
-      callback();
-    });
+    c._setListeners = (callback: () => void) =>
+      setListeners(() => {
+        calledBack++;
+        callback();
+      });
   });
   const { greeting } = await open(t, s.port);
   t.equal(greeting.code, 220);
@@ -93,36 +94,40 @@ t.test('SMTPConnection#connectionReady() sends the 220 greeting; #send(code, tex
   t.match(await client.read(), { code: 421, text: 'compat closing' }, WHERE);
 });
 
-t.test('SMTPConnection#_sendGreeting() writes the 220 once, after onConnect; #remoteAddress; a data listener prepended on #_socket sees bytes before the parser', async (t) => {
-  const order: string[] = [];
-  const s = await server(t);
-  s.smtp.onConnect = (_session, callback) => {
-    order.push('onConnect');
-    callback();
-  };
-  onConnection(s.smtp, (c) => {
-    t.type(c._sendGreeting, 'function', WHERE);
-    const greet = c._sendGreeting.bind(c);
-    c._sendGreeting = () => {
-      order.push('greeting');
-      greet();
+t.test(
+  'SMTPConnection#_sendGreeting() writes the 220 once, after onConnect; #remoteAddress; a data listener prepended on #_socket sees bytes before the parser',
+  async (t) => {
+    const order: string[] = [];
+    const s = await server(t);
+    s.smtp.onConnect = (_session, callback) => {
+      order.push('onConnect');
+      callback();
     };
-    c.init = () => c._setListeners(() => {
-      c._socket.prependListener('data', () => order.push('data'));
-      c.connectionReady();
+    onConnection(s.smtp, (c) => {
+      t.type(c._sendGreeting, 'function', WHERE);
+      const greet = c._sendGreeting.bind(c);
+      c._sendGreeting = () => {
+        order.push('greeting');
+        greet();
+      };
+      c.init = () =>
+        c._setListeners(() => {
+          c._socket.prependListener('data', () => order.push('data'));
+          c.connectionReady();
+        });
+      const parse = c._onCommand.bind(c);
+      c._onCommand = (command: Buffer, callback?: () => void) => {
+        order.push('command');
+        return parse(command, callback);
+      };
     });
-    const parse = c._onCommand.bind(c);
-    c._onCommand = (command: Buffer, callback?: () => void) => {
-      order.push('command');
-      return parse(command, callback);
-    };
-  });
-  const { client, greeting } = await open(t, s.port);
-  t.equal(greeting.code, 220, `_sendGreeting greets: ${WHERE}`);
-  t.equal(s.seen[0]!.remoteAddress, '127.0.0.1', WHERE);
-  t.match(await client.command('NOOP'), { code: 250 });
-  t.same(order, ['onConnect', 'greeting', 'data', 'command'], `the greeting after onConnect, our data listener before the parser: ${WHERE}`);
-});
+    const { client, greeting } = await open(t, s.port);
+    t.equal(greeting.code, 220, `_sendGreeting greets: ${WHERE}`);
+    t.equal(s.seen[0]!.remoteAddress, '127.0.0.1', WHERE);
+    t.match(await client.command('NOOP'), { code: 250 });
+    t.same(order, ['onConnect', 'greeting', 'data', 'command'], `the greeting after onConnect, our data listener before the parser: ${WHERE}`);
+  },
+);
 
 t.test('SMTPConnection#handler_EHLO and #handler_HELO(command, callback): answer the greeting command and call back', async (t) => {
   const s = await server(t);
@@ -224,7 +229,7 @@ t.test('SMTPConnection#_closing, #_closed, #_handlerPending, #_dataStream, #_par
   t.equal(connection._closed || connection._closing, true, WHERE);
 });
 
-t.test('the session types we keep state under are the library\'s session objects (WeakMap keys live as long as the session)', async (t) => {
+t.test("the session types we keep state under are the library's session objects (WeakMap keys live as long as the session)", async (t) => {
   let session: SMTPServerSession | undefined;
   const s = await server(t, {
     onMailFrom(_address, sess, callback) {
@@ -238,34 +243,44 @@ t.test('the session types we keep state under are the library\'s session objects
   t.equal(session, s.seen[0]!.session, `onMailFrom gets connection.session itself: ${WHERE}`);
 });
 
-t.test('the SMTPConnection methods protocol-replies.ts wraps or relies on are unchanged (send, _onCommand, _getHandler, _getEnhancedStatusCode, handler_MAIL, handler_RCPT)', async (t) => {
-  const pinned: Record<string, string> = {
-    send: 'd98a1668aa7323e4',
-    _onCommand: 'cba82a7fbac1c9e9',
-    _getHandler: '53530e7aea10a579',
-    _getEnhancedStatusCode: '47c803847813abf2',
-    handler_MAIL: 'd430b50f693cd4e3',
-    handler_RCPT: '75ede0fc2d41bf4a',
-  };
-  const prototype = SMTPConnection.prototype as unknown as Record<string, (...args: never[]) => unknown>;
-  for (const [name, hash] of Object.entries(pinned)) {
-    t.equal(fingerprint(prototype[name]!), hash, `SMTPConnection#${name} changed: re-check what the tests below pin of it, ${PROTOCOL}`);
-  }
-});
+t.test(
+  'the SMTPConnection methods protocol-replies.ts wraps or relies on are unchanged (send, _onCommand, _getHandler, _getEnhancedStatusCode, handler_MAIL, handler_RCPT)',
+  async (t) => {
+    const pinned: Record<string, string> = {
+      send: 'd98a1668aa7323e4',
+      _onCommand: 'cba82a7fbac1c9e9',
+      _getHandler: '53530e7aea10a579',
+      _getEnhancedStatusCode: '47c803847813abf2',
+      handler_MAIL: 'd430b50f693cd4e3',
+      handler_RCPT: '75ede0fc2d41bf4a',
+    };
+    const prototype = SMTPConnection.prototype as unknown as Record<string, (...args: never[]) => unknown>;
+    for (const [name, hash] of Object.entries(pinned)) {
+      t.equal(fingerprint(prototype[name]!), hash, `SMTPConnection#${name} changed: re-check what the tests below pin of it, ${PROTOCOL}`);
+    }
+  },
+);
 
-t.test('SMTPConnection#send(code, text, context): with ENHANCEDSTATUSCODES on, a code derived from the reply code alone goes first; context false sends the text as it is', async (t) => {
-  const s = await server(t, { hideENHANCEDSTATUSCODES: false });
-  const { client } = await open(t, s.port);
-  const c = s.seen[0]!;
-  c.send(550, 'derived');
-  t.match(await client.read(), { code: 550, text: '5.1.1 derived' }, `550 is always 5.1.1: ${PROTOCOL}`);
-  c.send(550, '5.7.1 ours');
-  t.match(await client.read(), { code: 550, text: '5.1.1 5.7.1 ours' }, `a code in the text is not seen (why protocol-replies sends such texts with false): ${PROTOCOL}`);
-  c.send(550, '5.7.1 ours', false);
-  t.match(await client.read(), { code: 550, text: '5.7.1 ours' }, PROTOCOL);
-  c.send(252, 'vrfy', 'VRFY');
-  t.match(await client.read(), { code: 252, text: '2.1.5 vrfy' }, `the library's VRFY code (why protocol-replies answers VRFY itself): ${PROTOCOL}`);
-});
+t.test(
+  'SMTPConnection#send(code, text, context): with ENHANCEDSTATUSCODES on, a code derived from the reply code alone goes first; context false sends the text as it is',
+  async (t) => {
+    const s = await server(t, { hideENHANCEDSTATUSCODES: false });
+    const { client } = await open(t, s.port);
+    const c = s.seen[0]!;
+    c.send(550, 'derived');
+    t.match(await client.read(), { code: 550, text: '5.1.1 derived' }, `550 is always 5.1.1: ${PROTOCOL}`);
+    c.send(550, '5.7.1 ours');
+    t.match(
+      await client.read(),
+      { code: 550, text: '5.1.1 5.7.1 ours' },
+      `a code in the text is not seen (why protocol-replies sends such texts with false): ${PROTOCOL}`,
+    );
+    c.send(550, '5.7.1 ours', false);
+    t.match(await client.read(), { code: 550, text: '5.7.1 ours' }, PROTOCOL);
+    c.send(252, 'vrfy', 'VRFY');
+    t.match(await client.read(), { code: 252, text: '2.1.5 vrfy' }, `the library's VRFY code (why protocol-replies answers VRFY itself): ${PROTOCOL}`);
+  },
+);
 
 t.test('SMTPConnection#_onCommand: a command disabled for the session is answered send(500, text, <its name>)', async (t) => {
   const s = await server(t);
@@ -309,20 +324,23 @@ t.test('SMTPConnection#_getHandler: a handler_<NAME> set on the connection itsel
   t.match(await client.command('VRFY someone'), { code: 252, text: 'own VRFY' }, PROTOCOL);
 });
 
-t.test('SMTPConnection#handler_MAIL: it hands on U-label domains; an accepted MAIL is session.envelope.mailFrom with args.SMTPUTF8 true, a refused one leaves false', async (t) => {
-  let handedOn = '';
-  const s = await server(t, {
-    onMailFrom(address, _session, callback) {
-      handedOn = address.address;
-      callback(address.address.startsWith('refused') ? Object.assign(new Error('no'), { responseCode: 550 }) : null);
-    },
-  });
-  const { client } = await open(t, s.port);
-  await client.command('EHLO client.example');
-  const c = s.seen[0]!;
-  t.match(await client.command('MAIL FROM:<refused@x.example> SMTPUTF8'), { code: 550 });
-  t.equal(c.session.envelope.mailFrom, false, `a refused MAIL leaves no sender (RCPT reads its parameters there): ${PROTOCOL}`);
-  t.match(await client.command('MAIL FROM:<a@xn--bcher-kva.example> SMTPUTF8'), { code: 250 });
-  t.equal(handedOn, 'a@bücher.example', `the A-label domain is handed on in U-labels (why protocol-replies reads the client's line): ${PROTOCOL}`);
-  t.match(c.session.envelope.mailFrom, { address: 'a@bücher.example', args: { SMTPUTF8: true } }, PROTOCOL);
-});
+t.test(
+  'SMTPConnection#handler_MAIL: it hands on U-label domains; an accepted MAIL is session.envelope.mailFrom with args.SMTPUTF8 true, a refused one leaves false',
+  async (t) => {
+    let handedOn = '';
+    const s = await server(t, {
+      onMailFrom(address, _session, callback) {
+        handedOn = address.address;
+        callback(address.address.startsWith('refused') ? Object.assign(new Error('no'), { responseCode: 550 }) : null);
+      },
+    });
+    const { client } = await open(t, s.port);
+    await client.command('EHLO client.example');
+    const c = s.seen[0]!;
+    t.match(await client.command('MAIL FROM:<refused@x.example> SMTPUTF8'), { code: 550 });
+    t.equal(c.session.envelope.mailFrom, false, `a refused MAIL leaves no sender (RCPT reads its parameters there): ${PROTOCOL}`);
+    t.match(await client.command('MAIL FROM:<a@xn--bcher-kva.example> SMTPUTF8'), { code: 250 });
+    t.equal(handedOn, 'a@bücher.example', `the A-label domain is handed on in U-labels (why protocol-replies reads the client's line): ${PROTOCOL}`);
+    t.match(c.session.envelope.mailFrom, { address: 'a@bücher.example', args: { SMTPUTF8: true } }, PROTOCOL);
+  },
+);

@@ -44,7 +44,10 @@ t.test('a valid mailto address: stored with its job before the 250, then the con
   const jobs = await sql`select data from pgboss.job where name = ${INBOUND_UNSUBSCRIBE_JOBS} and data->>'recipient_id' = ${row!.id}`;
   t.equal(jobs.length, 1, 'the job committed with the message');
 
-  const intake = await startUnsubscribeIntake({ ...deps, config: { ...deps.config, delivery: { ...deps.config.delivery, workers: { ...deps.config.delivery.workers, poll_interval_ms: 500 } } } });
+  const intake = await startUnsubscribeIntake({
+    ...deps,
+    config: { ...deps.config, delivery: { ...deps.config.delivery, workers: { ...deps.config.delivery.workers, poll_interval_ms: 500 } } },
+  });
   t.teardown(() => intake.stop());
   await pollUntil('the contact unsubscribed', async () => {
     const [c] = await sql`select status from contacts where id = ${f.contactId}`;

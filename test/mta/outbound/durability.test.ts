@@ -82,7 +82,14 @@ t.test('every message answered 202 before a SIGKILL is delivered after the resta
   await sql`update tenants set plan_id = 'crash' where id = ${tenantId}`;
   const [domain] = await sql<{ id: string }[]>`
     insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, 'crash.test', 'crash.test', now(), now(), now()) returning id`;
-  await storeKey(sql, new SealedBox(Buffer.from(masterKey, 'hex')), { tenantId, domainId: domain!.id, selector: 's1', key: await generateDkimKey(1024), state: 'active', at: new Date() });
+  await storeKey(sql, new SealedBox(Buffer.from(masterKey, 'hex')), {
+    tenantId,
+    domainId: domain!.id,
+    selector: 's1',
+    key: await generateDkimKey(1024),
+    state: 'active',
+    at: new Date(),
+  });
 
   // Load: SENDERS clients send until the kill; only 202 answers count as accepted.
   const accepted: string[] = [];
@@ -122,6 +129,10 @@ t.test('every message answered 202 before a SIGKILL is delivered after the resta
 
   const duplicates = [...received].filter(([, n]) => n > 1).map(([id]) => id);
   t.comment(`${duplicates.length} delivered twice (mid-delivery at the kill: ${inFlight.size})`);
-  t.same(duplicates.filter((id) => !inFlight.has(id)), [], 'only messages mid-delivery at the kill may arrive twice');
+  t.same(
+    duplicates.filter((id) => !inFlight.has(id)),
+    [],
+    'only messages mid-delivery at the kill may arrive twice',
+  );
   await second.stop();
 });

@@ -10,7 +10,13 @@ import { smtpError } from '../../../mta/smtp/replies.js';
 function setup(submission = false) {
   const out = new PassThrough();
   const lines: Record<string, unknown>[] = [];
-  out.on('data', (c: Buffer) => c.toString().split('\n').filter(Boolean).forEach((l) => lines.push(JSON.parse(l))));
+  out.on('data', (c: Buffer) =>
+    c
+      .toString()
+      .split('\n')
+      .filter(Boolean)
+      .forEach((l) => lines.push(JSON.parse(l))),
+  );
   const session = { id: 'sess1', remoteAddress: '192.0.2.7', hostNameAppearsAs: 'client.example' } as unknown as SMTPServerSession;
   const log = new SessionLog(createLogger('info', out), session, submission);
   // The stream hands data on asynchronously: read the lines after a turn of the event loop.
@@ -33,9 +39,25 @@ t.test('a transaction left before DATA is logged as abandoned when the next MAIL
   log.data({ code: 250, text: '2.0.0 Ok: queued as 42' }, 1234, { inbound_id: '42' });
   log.closed();
   const lines = await read();
-  t.same(lines.map((l) => l['msg']), ['smtp transaction', 'smtp transaction'], 'no connection line: the session had transactions');
+  t.same(
+    lines.map((l) => l['msg']),
+    ['smtp transaction', 'smtp transaction'],
+    'no connection line: the session had transactions',
+  );
   t.match(lines[0], { from: 'a@x.example', rcpt: ['b@y.example'], outcome: 'abandoned', stage: 'rcpt', code: null, size: null }, 'a repeated recipient once');
-  t.match(lines[1], { from: 'c@x.example', rcpt: ['d@y.example'], outcome: 'accepted', stage: 'data', code: 250, size: 1234, inbound_id: '42', session: 'sess1', client: '192.0.2.7', helo: 'client.example', tls: false });
+  t.match(lines[1], {
+    from: 'c@x.example',
+    rcpt: ['d@y.example'],
+    outcome: 'accepted',
+    stage: 'data',
+    code: 250,
+    size: 1234,
+    inbound_id: '42',
+    session: 'sess1',
+    client: '192.0.2.7',
+    helo: 'client.example',
+    tls: false,
+  });
   t.notOk('key_id' in lines[0]!, 'the MX names no key');
 });
 
@@ -74,7 +96,10 @@ t.test('submission: STARTTLS starts over, the key id follows AUTH, a session wit
   log.authenticated('key-1');
   log.closed();
   const lines = await read();
-  t.same(lines.map((l) => l['msg']), ['smtp transaction', 'smtp auth failed']);
+  t.same(
+    lines.map((l) => l['msg']),
+    ['smtp transaction', 'smtp auth failed'],
+  );
   t.match(lines[0], { from: 'early@x.example', outcome: 'abandoned', tls: false, key_id: null }, 'the transaction before STARTTLS ends there');
   t.match(lines[1], { method: 'PLAIN', key_prefix: 'mp_live_abcdef', code: 535, tls: { protocol: 'TLSv1.3', cipher: 'TLS_AES_128_GCM_SHA256' } });
 

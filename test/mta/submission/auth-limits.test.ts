@@ -55,7 +55,11 @@ t.test('failures over several sessions lock the address: 454 4.7.0 even for a co
   }
   // Four failures from 127.0.0.1 within the window: the address is locked for lockout_seconds (30).
   const locked = await session();
-  t.match(await locked.auth(key), { code: 454, text: /^4\.7\.0 too many failed authentication attempts from this address: retry after 30s/ }, 'the correct key does not reveal itself');
+  t.match(
+    await locked.auth(key),
+    { code: 454, text: /^4\.7\.0 too many failed authentication attempts from this address: retry after 30s/ },
+    'the correct key does not reveal itself',
+  );
   t.match(await locked.auth(WRONG), { code: 454 }, 'nor does a wrong one');
   t.match(await locked.auth(key), { code: 421 }, 'answers during the lock count towards the session limit');
   const [row] = await sql<{ failures: number }[]>`select failures from login_throttles where key = 'smtp-auth:127.0.0.1'`;

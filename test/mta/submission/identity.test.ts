@@ -53,15 +53,24 @@ t.test('display names may be encoded words or quoted text that looks like an add
   t.match(await submit(`From: =?utf-8?q?caf=C3=A9?= <news@${domain}>`), { code: 250 });
   t.match(await submit(`From: "CEO <ceo@evil.example>" <news@${domain}>`), { code: 250 });
   const rows = await sql<{ from_email: string }[]>`select from_email from sends where tenant_id = ${tenant.tenantId} order by created_at desc limit 2`;
-  t.same(rows.map((r) => r.from_email), [`news@${domain}`, `news@${domain}`]);
+  t.same(
+    rows.map((r) => r.from_email),
+    [`news@${domain}`, `news@${domain}`],
+  );
   t.equal(await stored(), before + 2);
 });
 
 t.test('a Sender outside the tenant sending domains is refused with 550 5.7.1; one at them is kept', async (t) => {
   const before = await stored();
-  t.match(await submit(`From: news@${domain}\r\nSender: ceo@evil.example`), { code: 550, text: /^5\.7\.1 Sender header: its domain evil\.example is not a verified sending domain/ });
+  t.match(await submit(`From: news@${domain}\r\nSender: ceo@evil.example`), {
+    code: 550,
+    text: /^5\.7\.1 Sender header: its domain evil\.example is not a verified sending domain/,
+  });
   t.match(await submit(`From: news@${domain}\r\nSender: <ops@${domain}>ceo@evil.example`), { code: 550, text: /^5\.6\.0 the Sender header has text/ });
-  t.match(await submit(`From: news@${domain}\r\nSender: ops@${domain}\r\nSender: ceo@evil.example`), { code: 550, text: /^5\.6\.0 the message has more than one Sender header/ });
+  t.match(await submit(`From: news@${domain}\r\nSender: ops@${domain}\r\nSender: ceo@evil.example`), {
+    code: 550,
+    text: /^5\.6\.0 the message has more than one Sender header/,
+  });
   t.equal(await stored(), before, 'nothing stored');
   t.match(await submit(`From: news@${domain}\r\nSender: Ops <ops@${domain}>`), { code: 250 });
   const [row] = await sql<{ message: Buffer }[]>`select message from sends where tenant_id = ${tenant.tenantId} order by created_at desc limit 1`;

@@ -65,7 +65,10 @@ t.test('a message over the size limit is refused with 552 5.3.4 and nothing is s
   t.equal((await client.command(`MAIL FROM:<${s.from}> SIZE=30000`)).code, 552, 'a declared size over the limit');
   t.equal((await client.command(`MAIL FROM:<${s.from}>`)).code, 250);
   t.equal((await client.command('RCPT TO:<big@dest.example>')).code, 250);
-  t.match(await data(client, s.from, 'x'.repeat(76).concat('\r\n').repeat(400)), { code: 552, text: /^5\.3\.4 message exceeds the fixed maximum message size of 20000 bytes/ });
+  t.match(await data(client, s.from, 'x'.repeat(76).concat('\r\n').repeat(400)), {
+    code: 552,
+    text: /^5\.3\.4 message exceeds the fixed maximum message size of 20000 bytes/,
+  });
   t.equal(await sendCount(s.tenantId), 0);
   // The session goes on: the next message is accepted.
   t.equal((await client.command(`MAIL FROM:<${s.from}>`)).code, 250);

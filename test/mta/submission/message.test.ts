@@ -5,7 +5,8 @@ import { replyForAppError, replyForRefusal } from '../../../mta/submission/repli
 import { AppError, validationError } from '../../../shared/kernel/errors.js';
 
 const now = new Date('2025-03-04T05:06:07Z');
-const prepare = (text: string | Buffer) => prepareMessage(Buffer.isBuffer(text) ? text : Buffer.from(text), { hostname: 'mx.mailpath.test', now, maxSubjectLength: 998 });
+const prepare = (text: string | Buffer) =>
+  prepareMessage(Buffer.isBuffer(text) ? text : Buffer.from(text), { hostname: 'mx.mailpath.test', now, maxSubjectLength: 998 });
 
 t.test('adds Message-ID and Date when missing, strips Bcc, keeps every other byte', async (t) => {
   const original =
@@ -47,7 +48,10 @@ t.test('a message with bare LF line endings or no body still splits correctly', 
 t.test('refuses a message without exactly one valid From address', async (t) => {
   await t.rejects(prepare('To: x@y.example\r\n\r\nbody'), { responseCode: 550, message: /^5\.6\.0 .*no From/ });
   await t.rejects(prepare('From: a@b.example\r\nFrom: c@d.example\r\n\r\nbody'), { responseCode: 550, message: /more than one From/ });
-  await t.rejects(prepare('From: a@b.example, c@d.example\r\n\r\nbody'), { responseCode: 550, message: /^5\.6\.0 the From header has a second mailbox after the address: only one mailbox/ });
+  await t.rejects(prepare('From: a@b.example, c@d.example\r\n\r\nbody'), {
+    responseCode: 550,
+    message: /^5\.6\.0 the From header has a second mailbox after the address: only one mailbox/,
+  });
   await t.rejects(prepare('From: undisclosed:;\r\n\r\nbody'), { responseCode: 550, message: /^5\.6\.0 the From header has group syntax/ });
   await t.rejects(prepare('From: "x" <a b@c.example>\r\n\r\nbody'), { responseCode: 550, message: /^5\.(1\.7|6\.0) / });
   await t.rejects(prepare('\r\nFrom: a@b.example\r\n'), { responseCode: 550, message: /no From/ });
@@ -89,19 +93,32 @@ t.test('From: anything but exactly one plain mailbox is refused with 550 5.6.0, 
   for (const [value, problem] of cases) {
     await t.rejects(prepare(`From: ${value}\r\n\r\nx`), { responseCode: 550, message: new RegExp(`^5\\.6\\.0 the From header ${problem.source}`) }, value);
   }
-  await t.rejects(prepare(Buffer.concat([Buffer.from('From: News '), Buffer.from([0xff]), Buffer.from(' <news@shop.example>\r\n\r\nx')])), { responseCode: 550, message: /not valid UTF-8/ });
+  await t.rejects(prepare(Buffer.concat([Buffer.from('From: News '), Buffer.from([0xff]), Buffer.from(' <news@shop.example>\r\n\r\nx')])), {
+    responseCode: 550,
+    message: /not valid UTF-8/,
+  });
 });
 
 t.test('Sender: at most one, strictly read and normalized; Resent-* fields are refused with 550 5.7.1', async (t) => {
   const m = await prepare('From: news@shop.example\r\nSender: "Ops" <Ops@Shop.example>\r\n\r\nx');
   t.equal(m.sender, 'ops@shop.example');
   t.equal((await prepare('From: news@shop.example\r\n\r\nx')).sender, undefined);
-  await t.rejects(prepare('From: news@shop.example\r\nSender: a@shop.example\r\nsender: b@shop.example\r\n\r\nx'), { responseCode: 550, message: /^5\.6\.0 the message has more than one Sender header/ });
-  await t.rejects(prepare('From: news@shop.example\r\nSender: <a@shop.example>ceo@evil.example\r\n\r\nx'), { responseCode: 550, message: /^5\.6\.0 the Sender header has text/ });
+  await t.rejects(prepare('From: news@shop.example\r\nSender: a@shop.example\r\nsender: b@shop.example\r\n\r\nx'), {
+    responseCode: 550,
+    message: /^5\.6\.0 the message has more than one Sender header/,
+  });
+  await t.rejects(prepare('From: news@shop.example\r\nSender: <a@shop.example>ceo@evil.example\r\n\r\nx'), {
+    responseCode: 550,
+    message: /^5\.6\.0 the Sender header has text/,
+  });
   await t.rejects(prepare('From: news@shop.example\r\nSender: bad..dots@shop.example\r\n\r\nx'), { responseCode: 550, message: /^5\.1\.7 Sender header: / });
   await t.rejects(prepare('FROM: a@shop.example\r\nfrom: b@shop.example\r\n\r\nx'), { responseCode: 550, message: /more than one From/ });
   for (const field of ['Resent-From: ceo@evil.example', 'resent-sender: news@shop.example', 'RESENT-TO: x@dest.example', 'Resent-Bcc: x@dest.example']) {
-    await t.rejects(prepare(`From: news@shop.example\r\n${field}\r\n\r\nx`), { responseCode: 550, message: new RegExp(`^5\\.7\\.1 Resent- header fields are not accepted \\(${field.slice(0, field.indexOf(':'))}\\)`) }, field);
+    await t.rejects(
+      prepare(`From: news@shop.example\r\n${field}\r\n\r\nx`),
+      { responseCode: 550, message: new RegExp(`^5\\.7\\.1 Resent- header fields are not accepted \\(${field.slice(0, field.indexOf(':'))}\\)`) },
+      field,
+    );
   }
 });
 

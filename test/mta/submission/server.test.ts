@@ -58,7 +58,9 @@ interface SendRecord {
   message: Buffer | null;
 }
 const sendsOf = (tenantId: string) =>
-  sql<SendRecord[]>`select id, source, status, mode, api_key_id, from_email, to_email, subject, message_id, message from sends where tenant_id = ${tenantId} order by to_email`;
+  sql<
+    SendRecord[]
+  >`select id, source, status, mode, api_key_id, from_email, to_email, subject, message_id, message from sends where tenant_id = ${tenantId} order by to_email`;
 const jobsFor = async (sendId: string) => (await sql<{ n: number }[]>`select count(*)::int as n from delivery_queue where send_id = ${sendId}`)[0]!.n;
 
 t.test('the STARTTLS port (AUTH PLAIN) and the implicit TLS port (AUTH LOGIN) both store a signed, queued send', async (t) => {
@@ -73,7 +75,13 @@ t.test('the STARTTLS port (AUTH PLAIN) and the implicit TLS port (AUTH LOGIN) bo
     t.match(row.message!.toString(), new RegExp(`^DKIM-Signature: [^]*d=${s.domain.replace(/\./g, '\\.')};`));
     t.equal(await jobsFor(row.id), 1, 'one delivery job');
   }
-  t.same(rows.map((r) => [r.to_email, r.subject]), [['other@dest.example', 'Over TLS'], ['rcpt@dest.example', 'Over STARTTLS']]);
+  t.same(
+    rows.map((r) => [r.to_email, r.subject]),
+    [
+      ['other@dest.example', 'Over TLS'],
+      ['rcpt@dest.example', 'Over STARTTLS'],
+    ],
+  );
   // The key's use is recorded for rotation (last_used_at), batched shortly after AUTH.
   for (let i = 0; i < 50; i++) {
     const [key] = await sql<{ last_used_at: Date | null }[]>`select last_used_at from api_keys where id = ${s.keyId}`;
@@ -89,7 +97,8 @@ t.test('EHLO advertises the extensions; AUTH waits for STARTTLS; MAIL without AU
   t.match(greeting, { code: 220, text: /^mx\.mailpath\.local ESMTP/ });
   const ehlo = await client.command('EHLO client.test');
   t.equal(ehlo.code, 250);
-  for (const ext of ['PIPELINING', '8BITMIME', 'SMTPUTF8', 'ENHANCEDSTATUSCODES', 'STARTTLS', `SIZE ${ctx.config.limits.send.max_message_bytes}`]) t.match(ehlo.text, ext);
+  for (const ext of ['PIPELINING', '8BITMIME', 'SMTPUTF8', 'ENHANCEDSTATUSCODES', 'STARTTLS', `SIZE ${ctx.config.limits.send.max_message_bytes}`])
+    t.match(ehlo.text, ext);
   t.notMatch(ehlo.text, /AUTH/, 'no AUTH offered over cleartext');
   t.match(await client.auth('mp_live_whatever'), { code: 530, text: '5.7.0 Must issue a STARTTLS command first' }, 'AUTH before STARTTLS (RFC 3207 §4)');
   t.match(await client.command('MAIL FROM:<a@b.example>'), { code: 530, text: '5.7.0 Authentication required' });
@@ -108,7 +117,11 @@ t.test('535 for a bad key, a session JWT, and a key without transactional:send',
   const narrow = await createKey(app, s.tenant, { scopes: ['contacts:read'] });
   const sendOnly = await createKey(app, s.tenant, { scopes: ['transactional:send'] });
   const mail = { from: `news@${s.domain}`, to: 'x@dest.example', subject: 's', text: 't' };
-  await t.rejects(send('mp_live_nosuchkey0000000000000000', mail), { code: 'EAUTH', responseCode: 535, response: /^535 5\.7\.8 Authentication credentials invalid/ });
+  await t.rejects(send('mp_live_nosuchkey0000000000000000', mail), {
+    code: 'EAUTH',
+    responseCode: 535,
+    response: /^535 5\.7\.8 Authentication credentials invalid/,
+  });
   await t.rejects(send(s.tenant.token, mail), { code: 'EAUTH', responseCode: 535 });
   await t.rejects(send(narrow.key, mail), { code: 'EAUTH', responseCode: 535, response: /transactional:send/ });
   await send(sendOnly.key, mail);
@@ -167,15 +180,17 @@ t.test('550 5.7.1 for a From at a domain that is not a verified sending domain, 
 
 t.test('Message-ID and Date are added when missing and kept when present; Bcc never leaves', async (t) => {
   const s = await sender();
-  const raw = (extra: string, to: string) =>
-    `${extra}From: news@${s.domain}\r\nTo: ${to}\r\nBcc: hidden@dest.example\r\nSubject: raw\r\n\r\nbody\r\n`;
+  const raw = (extra: string, to: string) => `${extra}From: news@${s.domain}\r\nTo: ${to}\r\nBcc: hidden@dest.example\r\nSubject: raw\r\n\r\nbody\r\n`;
   await send(s.key, { envelope: { from: `news@${s.domain}`, to: ['a@dest.example'] }, raw: raw('', 'a@dest.example') });
   const kept = 'Message-ID: <client-id.1@client.example>\r\nDate: Mon, 01 Jan 2024 00:00:00 +0000\r\n';
   await send(s.key, { envelope: { from: `news@${s.domain}`, to: ['b@dest.example'] }, raw: raw(kept, 'b@dest.example') });
   const [added, given] = await sendsOf(s.tenant.tenantId);
   const addedText = added!.message!.toString();
   t.match(added!.message_id, /@mx\.mailpath\.local$/);
-  t.match(addedText, new RegExp(`\\r\\nMessage-ID: <${added!.message_id}>\\r\\nDate: [A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\\r\\n`));
+  t.match(
+    addedText,
+    new RegExp(`\\r\\nMessage-ID: <${added!.message_id}>\\r\\nDate: [A-Z][a-z]{2}, \\d{2} [A-Z][a-z]{2} \\d{4} \\d{2}:\\d{2}:\\d{2} \\+0000\\r\\n`),
+  );
   t.equal(given!.message_id, 'client-id.1@client.example');
   const givenText = given!.message!.toString();
   t.ok(givenText.includes(`${kept}From: news@${s.domain}\r\nTo: b@dest.example\r\nSubject: raw\r\n\r\nbody\r\n`), 'the client headers kept byte-for-byte');
@@ -189,7 +204,10 @@ t.test('several recipients become one send each, with the same message and Messa
   const info = await send(s.key, { from: `news@${s.domain}`, to, subject: 'Fan', text: 'out' });
   t.equal(info.accepted.length, 3);
   const rows = await sendsOf(s.tenant.tenantId);
-  t.same(rows.map((r) => r.to_email), ['one@dest.example', 'three@dest.example', 'two@dest.example']);
+  t.same(
+    rows.map((r) => r.to_email),
+    ['one@dest.example', 'three@dest.example', 'two@dest.example'],
+  );
   t.equal(new Set(rows.map((r) => r.message_id)).size, 1);
   for (const row of rows) t.equal(await jobsFor(row.id), 1);
 });
@@ -199,7 +217,13 @@ t.test('a suppressed recipient is dropped silently; a bad address is refused at 
   t.equal((await call(app, 'POST', '/suppressions', { token: s.tenant.token, body: { email: 'gone@dest.example' } })).status, 201);
   const info = await send(s.key, { from: `news@${s.domain}`, to: ['gone@dest.example', 'ok@dest.example'], subject: 's', text: 't' });
   t.same(info.accepted, ['gone@dest.example', 'ok@dest.example']);
-  t.same((await sendsOf(s.tenant.tenantId)).map((r) => [r.to_email, r.status]), [['gone@dest.example', 'dropped'], ['ok@dest.example', 'queued']]);
+  t.same(
+    (await sendsOf(s.tenant.tenantId)).map((r) => [r.to_email, r.status]),
+    [
+      ['gone@dest.example', 'dropped'],
+      ['ok@dest.example', 'queued'],
+    ],
+  );
   const { client } = await RawSmtpClient.open(implicitTls, { tls: true });
   t.teardown(() => client.destroy());
   await client.command('EHLO client.test');
@@ -247,11 +271,13 @@ t.test('a suspension while the message comes in is refused at DATA with the same
   t.equal((await sendsOf(s.tenant.tenantId)).length, 0);
 });
 
-t.test('Python smtplib over STARTTLS: 530 5.7.0 for AUTH before TLS, EXPN 502, VRFY 252, 553 5.6.7 without SMTPUTF8, an enhanced code on every reply', async (t) => {
-  const s = await sender();
-  const plain = Buffer.from(`\0apikey\0${s.key}`).toString('base64');
-  // command_encoding utf-8: smtplib then sends a non-ASCII path as it is, without the SMTPUTF8 parameter.
-  const program = `import json, smtplib, ssl
+t.test(
+  'Python smtplib over STARTTLS: 530 5.7.0 for AUTH before TLS, EXPN 502, VRFY 252, 553 5.6.7 without SMTPUTF8, an enhanced code on every reply',
+  async (t) => {
+    const s = await sender();
+    const plain = Buffer.from(`\0apikey\0${s.key}`).toString('base64');
+    // command_encoding utf-8: smtplib then sends a non-ASCII path as it is, without the SMTPUTF8 parameter.
+    const program = `import json, smtplib, ssl
 tls = ssl.create_default_context()
 tls.check_hostname = False
 tls.verify_mode = ssl.CERT_NONE
@@ -268,19 +294,26 @@ r += [s.docmd('MAIL', 'FROM:<jöran@${s.domain}>'), s.mail('news@${s.domain}'), 
 r += [s.rcpt('bad..dots@dest.example'), s.rcpt('ok@dest.example'), s.data(b'From: news@${s.domain}\\r\\nSubject: codes\\r\\n\\r\\nbody\\r\\n'), s.quit()]
 print(json.dumps({'replies': [[c, m.decode()] for c, m in r], 'offered': offered}))
 `;
-  const output = await new Promise<string>((resolve, reject) =>
-    execFile('/usr/bin/python3', ['-c', program], { timeout: 30_000 }, (err, stdout, stderr) => (err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(stdout))),
-  );
-  const { replies, offered } = JSON.parse(output) as { replies: [number, string][]; offered: string[][] };
-  t.same(offered[0], ['8bitmime', 'enhancedstatuscodes', 'pipelining', 'size', 'smtputf8', 'starttls'], 'before TLS: no AUTH');
-  t.ok(offered[1]!.includes('auth') && offered[1]!.includes('enhancedstatuscodes'), `after TLS: AUTH (${offered[1]})`);
-  const codes = replies.map(([code, text]) => `${code} ${text.split(' ')[0]}`);
-  t.same(codes, [
-    ...['530 5.7.0', '502 5.5.1', '252 2.0.0', '500 5.5.2', '530 5.7.0'], // before TLS: AUTH, EXPN, VRFY, WIZ, MAIL
-    ...['220 2.0.0', '235 2.7.0', '553 5.6.7', '250 2.1.0', '553 5.6.7', '553 5.1.3', '250 2.1.5', '250 2.0.0', '221 2.0.0'],
-  ]);
-  t.equal(replies[0]![1], '5.7.0 Must issue a STARTTLS command first');
-  t.equal(replies[7]![1], '5.6.7 non-ASCII address without the SMTPUTF8 parameter (RFC 6531)');
-  for (const [code, text] of replies) t.notMatch(text, /^\d\.\d{1,3}\.\d{1,3} \d\.\d{1,3}\.\d{1,3} /, `${code} ${text}: one code, not two`);
-  t.same((await sendsOf(s.tenant.tenantId)).map((r) => r.to_email), ['ok@dest.example'], 'the message went to the one good recipient');
-});
+    const output = await new Promise<string>((resolve, reject) =>
+      execFile('/usr/bin/python3', ['-c', program], { timeout: 30_000 }, (err, stdout, stderr) =>
+        err ? reject(new Error(`${err.message}: ${stderr}`)) : resolve(stdout),
+      ),
+    );
+    const { replies, offered } = JSON.parse(output) as { replies: [number, string][]; offered: string[][] };
+    t.same(offered[0], ['8bitmime', 'enhancedstatuscodes', 'pipelining', 'size', 'smtputf8', 'starttls'], 'before TLS: no AUTH');
+    t.ok(offered[1]!.includes('auth') && offered[1]!.includes('enhancedstatuscodes'), `after TLS: AUTH (${offered[1]})`);
+    const codes = replies.map(([code, text]) => `${code} ${text.split(' ')[0]}`);
+    t.same(codes, [
+      ...['530 5.7.0', '502 5.5.1', '252 2.0.0', '500 5.5.2', '530 5.7.0'], // before TLS: AUTH, EXPN, VRFY, WIZ, MAIL
+      ...['220 2.0.0', '235 2.7.0', '553 5.6.7', '250 2.1.0', '553 5.6.7', '553 5.1.3', '250 2.1.5', '250 2.0.0', '221 2.0.0'],
+    ]);
+    t.equal(replies[0]![1], '5.7.0 Must issue a STARTTLS command first');
+    t.equal(replies[7]![1], '5.6.7 non-ASCII address without the SMTPUTF8 parameter (RFC 6531)');
+    for (const [code, text] of replies) t.notMatch(text, /^\d\.\d{1,3}\.\d{1,3} \d\.\d{1,3}\.\d{1,3} /, `${code} ${text}: one code, not two`);
+    t.same(
+      (await sendsOf(s.tenant.tenantId)).map((r) => r.to_email),
+      ['ok@dest.example'],
+      'the message went to the one good recipient',
+    );
+  },
+);

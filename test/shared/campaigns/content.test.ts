@@ -37,9 +37,15 @@ function recipient(over: Partial<CampaignRecipient> = {}): CampaignRecipient {
   };
 }
 
-t.test('each part is the campaign\'s own when set, else the template\'s; subject_b and the preheader only ever the campaign\'s', async (t) => {
+t.test("each part is the campaign's own when set, else the template's; subject_b and the preheader only ever the campaign's", async (t) => {
   const template = { subject: 'T subject', body_html: '<p>T</p>', body_text: 'T' };
-  t.same(effectiveContent({ ...empty, subject: 'Own' }, template), { subject: 'Own', subject_b: null, preheader_text: null, body_html: '<p>T</p>', body_text: 'T' });
+  t.same(effectiveContent({ ...empty, subject: 'Own' }, template), {
+    subject: 'Own',
+    subject_b: null,
+    preheader_text: null,
+    body_html: '<p>T</p>',
+    body_text: 'T',
+  });
   t.same(effectiveContent({ ...empty, body_text: 'Own text', subject: '  ' }, template).subject, 'T subject', 'a blank subject is not set');
   t.same(effectiveContent({ ...empty, body_text: 'Own text' }, template).body_text, 'Own text');
   t.same(effectiveContent({ ...empty, subject: 'S', body_html: '<b>x</b>' }, null), { ...empty, subject: 'S', body_html: '<b>x</b>' });
@@ -104,7 +110,9 @@ t.test('bulk headers: List-Unsubscribe (https and mailto, one signed token namin
   const content = prepareContent({ ...empty, subject: 'S', body_html: '<a href="{{ unsubscribe_url }}">unsubscribe</a>' }, false);
   const r = recipient();
   const message = await composeMessage({ content, campaign, links, recipient: r });
-  const match = /^<https:\/\/mail\.example\.test:8443\/u\/([A-Za-z0-9_.-]+)>, <mailto:u-([A-Za-z0-9_.-]+)@mx\.mailpath\.test>$/.exec(message.headers['List-Unsubscribe']!);
+  const match = /^<https:\/\/mail\.example\.test:8443\/u\/([A-Za-z0-9_.-]+)>, <mailto:u-([A-Za-z0-9_.-]+)@mx\.mailpath\.test>$/.exec(
+    message.headers['List-Unsubscribe']!,
+  );
   t.ok(match, String(message.headers['List-Unsubscribe']));
   t.equal(match![1], match![2], 'the same token in both');
   const payload = verifyToken(key, 'unsubscribe', match![1]!);
@@ -127,7 +135,12 @@ t.test('a render that fails for one recipient is a 422 naming the part', async (
 
 t.test('the HTML gets UTM parameters, click redirects and the open pixel as the campaign asks; the unsubscribe link stays as it is', async (t) => {
   const content = prepareContent(
-    { ...empty, subject: 'S', body_html: '<html><body><a href="https://shop.example/sale?id=7#top">Sale</a> <a href="{{ unsubscribe_url }}">Leave</a> <a href="mailto:x@example.org">Mail</a></body></html>' },
+    {
+      ...empty,
+      subject: 'S',
+      body_html:
+        '<html><body><a href="https://shop.example/sale?id=7#top">Sale</a> <a href="{{ unsubscribe_url }}">Leave</a> <a href="mailto:x@example.org">Mail</a></body></html>',
+    },
     false,
   );
   const r = recipient();
@@ -139,7 +152,13 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
   });
   const click = /href="https:\/\/mail\.example\.test:8443\/c\/([\w.-]+)"/.exec(tracked.html!);
   t.ok(click, 'the shop link goes through a click redirect');
-  t.same(readClickToken(key, click![1]!), { sendId: r.sendId, url: 'https://shop.example/sale?id=7&utm_source=newsletter&utm_medium=email&utm_campaign=spring#top', links: 1, tenantId: campaign.tenant_id, interstitial: false });
+  t.same(readClickToken(key, click![1]!), {
+    sendId: r.sendId,
+    url: 'https://shop.example/sale?id=7&utm_source=newsletter&utm_medium=email&utm_campaign=spring#top',
+    links: 1,
+    tenantId: campaign.tenant_id,
+    interstitial: false,
+  });
   // A test-mode campaign's or a sandbox tenant's message: its links answer a page rather than redirect.
   const simulated = await composeMessage({ content, links: { ...links, interstitial: true }, recipient: r, campaign: { ...campaign, track_clicks: true } });
   const simulatedClick = /href="https:\/\/mail\.example\.test:8443\/c\/([\w.-]+)"/.exec(simulated.html!);
@@ -151,21 +170,45 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
   t.equal(readOpenToken(key, pixel![1]!), r.sendId);
 
   const utmOnly = await composeMessage({ content, links, recipient: r, campaign: { ...campaign, utm_tagging: true, utm_source: 'news' } });
-  t.match(utmOnly.html, /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026#top"/, 'UTM without tracking: the link itself is tagged');
+  t.match(
+    utmOnly.html,
+    /href="https:\/\/shop\.example\/sale\?id=7&amp;utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026#top"/,
+    'UTM without tracking: the link itself is tagged',
+  );
   t.notMatch(utmOnly.html, /\/o\//);
   const plain = await composeMessage({ content, links, recipient: r, campaign });
   t.match(plain.html, /href="https:\/\/shop\.example\/sale\?id=7#top"/, 'neither: as rendered');
 });
 
-t.test('with utm_tagging, utm_campaign is always appended: the campaign\'s own, else its name as a slug, else its id', async (t) => {
+t.test("with utm_tagging, utm_campaign is always appended: the campaign's own, else its name as a slug, else its id", async (t) => {
   const content = prepareContent({ ...empty, subject: 'S', body_html: '<a href="https://shop.example/a">A</a>' }, false);
   const href = async (over: Partial<MessageSettings>) =>
-    /href="([^"]+)"/.exec((await composeMessage({ content, links, recipient: recipient(), campaign: { ...campaign, utm_tagging: true, utm_source: 'news', utm_medium: 'email', ...over } })).html!)![1];
-  t.equal(await href({}), 'https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026', 'unset: the name\'s slug');
+    /href="([^"]+)"/.exec(
+      (
+        await composeMessage({
+          content,
+          links,
+          recipient: recipient(),
+          campaign: { ...campaign, utm_tagging: true, utm_source: 'news', utm_medium: 'email', ...over },
+        })
+      ).html!,
+    )![1];
+  t.equal(await href({}), 'https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026', "unset: the name's slug");
   t.equal(await href({ utm_campaign: 'spring' }), 'https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=spring', 'set: its own');
-  t.equal(await href({ name: 'Été à Zoë — 東京 ガイド' }), `https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=${encodeURIComponent('ete-a-zoe-東京-ガイド')}`);
-  t.equal(await href({ name: '🎉 !!' }), `https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=${campaign.id}`, 'no letter or digit: the id');
-  t.equal(await href({ utm_source: null, utm_medium: null }), 'https://shop.example/a?utm_source=mailpath&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026', 'source and medium unset: the defaults');
+  t.equal(
+    await href({ name: 'Été à Zoë — 東京 ガイド' }),
+    `https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=${encodeURIComponent('ete-a-zoe-東京-ガイド')}`,
+  );
+  t.equal(
+    await href({ name: '🎉 !!' }),
+    `https://shop.example/a?utm_source=news&amp;utm_medium=email&amp;utm_campaign=${campaign.id}`,
+    'no letter or digit: the id',
+  );
+  t.equal(
+    await href({ utm_source: null, utm_medium: null }),
+    'https://shop.example/a?utm_source=mailpath&amp;utm_medium=email&amp;utm_campaign=spring-sale-2026',
+    'source and medium unset: the defaults',
+  );
   t.equal(await href({ utm_tagging: false }), 'https://shop.example/a', 'without utm_tagging: nothing');
 });
 
@@ -178,5 +221,6 @@ t.test('the utm_campaign slug of a name', async (t) => {
     ['हिन्दी समाचार', 'हिन्दी-समाचार'],
     [`${'a'.repeat(99)} b`, 'a'.repeat(99)],
     ['---', id],
-  ]) t.equal(defaultUtmCampaign({ name: name!, id }), slug, JSON.stringify(name));
+  ])
+    t.equal(defaultUtmCampaign({ name: name!, id }), slug, JSON.stringify(name));
 });

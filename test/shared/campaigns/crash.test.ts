@@ -25,7 +25,9 @@ t.test('killed mid-fan-out and restarted: no recipient lost, none sent twice', a
     select count(*)::int as n, count(*) filter (where exists (select 1 from sends s where s.id = r.send_id))::int as stored
     from campaign_recipients r join campaign_batches b on b.campaign_id = r.campaign_id and r.seq between b.first_seq and b.last_seq
     where r.campaign_id = ${setup.campaignId} and r.status = 'pending' and b.claimed_until > now()`;
-  t.comment(`at the kill: ${atKill.queued} of ${atKill.targeted} queued, ${claimed!.n} claimed by the dead process (${claimed!.stored} of them with their send stored, not yet settled)`);
+  t.comment(
+    `at the kill: ${atKill.queued} of ${atKill.targeted} queued, ${claimed!.n} claimed by the dead process (${claimed!.stored} of them with their send stored, not yet settled)`,
+  );
   t.equal(atKill.status, 'sending');
   t.ok(atKill.queued >= 200 && atKill.queued < RECIPIENTS, 'killed in the middle');
 
@@ -41,13 +43,20 @@ t.test('killed mid-fan-out and restarted: no recipient lost, none sent twice', a
   const rows = await world.sql<{ status: string; n: number; unsent: number }[]>`
     select r.status, count(*)::int as n, count(*) filter (where not exists (select 1 from sends s where s.id = r.send_id))::int as unsent
     from campaign_recipients r where r.campaign_id = ${setup.campaignId} group by r.status order by r.status`;
-  t.same(rows.map((r) => r.status).filter((status) => status !== 'pending' && status !== 'queued'), [], 'every recipient row is pending or queued');
-  t.equal(rows.reduce((n, r) => n + r.n, 0), RECIPIENTS);
+  t.same(
+    rows.map((r) => r.status).filter((status) => status !== 'pending' && status !== 'queued'),
+    [],
+    'every recipient row is pending or queued',
+  );
+  t.equal(
+    rows.reduce((n, r) => n + r.n, 0),
+    RECIPIENTS,
+  );
   t.equal(rows.find((r) => r.status === 'queued')?.unsent ?? 0, 0, 'every queued recipient has its send stored');
   t.equal((await world.sql`select 1 from campaign_batches where campaign_id = ${setup.campaignId}`).length, 0, 'no batch left');
   const orphans = await world.sql<{ n: number }[]>`
     select count(*)::int as n from sends s where s.campaign_id = ${setup.campaignId}
       and not exists (select 1 from campaign_recipients r where r.send_id = s.id)`;
-  t.equal(orphans[0]!.n, 0, 'every send is a recipient\'s pre-assigned send id');
+  t.equal(orphans[0]!.n, 0, "every send is a recipient's pre-assigned send id");
   await second.stop();
 });

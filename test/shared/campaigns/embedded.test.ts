@@ -49,10 +49,20 @@ t.test('send, pause, resume and cancel a campaign on PGlite', async (t) => {
   const domain = await verifiedSendingDomain(sql, ctx.vault, tenantId);
   const caller: Caller = { tenantId, actor: { type: 'system', id: null }, mode: 'live' };
   const { listId } = await listOf(sql, tenantId, addresses('e', 12));
-  const body = { name: 'Embedded', list_id: listId, from_email: `news@${domain.name}`, subject: 'Hi {{ contact.email }}', body_html: '<p><a href="https://example.org/x">x</a></p>' };
+  const body = {
+    name: 'Embedded',
+    list_id: listId,
+    from_email: `news@${domain.name}`,
+    subject: 'Hi {{ contact.email }}',
+    body_html: '<p><a href="https://example.org/x">x</a></p>',
+  };
 
   const first = await createCampaign(ctx, tenantId, caller.actor, body);
-  t.match((await sendCampaign(ctx, caller, first.row.id, 'embedded-1')).answer, { campaign_id: first.row.id, status: 'sending', forecast: { recipients: 12, today: 12 } });
+  t.match((await sendCampaign(ctx, caller, first.row.id, 'embedded-1')).answer, {
+    campaign_id: first.row.id,
+    status: 'sending',
+    forecast: { recipients: 12, today: 12 },
+  });
   t.equal(await drain(first.row.id), 'completed');
   const sent = await getCampaign(sql, tenantId, first.row.id);
   t.equal(sent.row.status, 'sent');

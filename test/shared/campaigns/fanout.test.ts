@@ -25,7 +25,9 @@ t.test('deleted, unsubscribed, suppressed, MD5-listed and invalid recipients are
   await sql`insert into suppressions (tenant_id, email, reason, source, created_at) values
     (${tenantId}, 'supp1@example.test', 'manual', 'api', now()), (${tenantId}, 'supp2@example.test', 'hard_bounce', 'bounce', now())`;
   await add(['md5@example.test']);
-  const [md5] = await sql<{ id: string }[]>`insert into md5_lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'Advertiser', now(), now()) returning id`;
+  const [md5] = await sql<
+    { id: string }[]
+  >`insert into md5_lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'Advertiser', now(), now()) returning id`;
   await sql`insert into md5_list_entries (list_id, hash) values (${md5!.id}, decode(md5('md5@example.test'), 'hex'))`;
   await add(['not-an-address']);
   // Another tenant's suppression of an address of this list changes nothing.
@@ -46,7 +48,10 @@ t.test('deleted, unsubscribed, suppressed, MD5-listed and invalid recipients are
   t.equal(view.progress.remaining, 0);
   const sends = await sendsPerRecipient(sql, c.id);
   t.same([...sends.keys()].sort(), addresses('ok', 5).sort(), 'only the five deliverable recipients have sends');
-  t.ok([...sends.values()].every((n) => n === 1), 'one send each');
+  t.ok(
+    [...sends.values()].every((n) => n === 1),
+    'one send each',
+  );
   const rows = await sql<{ status: string; skip_reason: string | null; n: number }[]>`
     select status, skip_reason, count(*)::int as n from campaign_recipients where campaign_id = ${c.id} group by 1, 2 order by 1, 2`;
   t.same(rows, [
@@ -77,15 +82,27 @@ t.test('each recipient is rendered with its own contact; sends carry the campaig
   t.equal(await drain(s, c.id), 'completed');
   const sends = await sql<{ to_email: string; subject: string; message: Buffer; source: string; contact_id: string; campaign_variant: string | null }[]>`
     select to_email, subject, message, source, contact_id, campaign_variant from sends where campaign_id = ${c.id} order by to_email`;
-  t.same(sends.map((r) => r.subject), ['Hi Zoe', 'Hi friend', 'Hi friend']);
+  t.same(
+    sends.map((r) => r.subject),
+    ['Hi Zoe', 'Hi friend', 'Hi friend'],
+  );
   const text = sends.map((r) => r.message.toString('latin1'));
   t.match(text[0], /Hello x1@example\.test \(pro\)/);
   t.match(text[1], /Salut x2@example\.test \(free\)/);
   t.match(text[0], /^From: The News <news@/m);
   t.match(text[0], /^Reply-To: desk@example\.test/m);
-  t.same(sends.map((r) => r.source), ['campaign', 'campaign', 'campaign']);
-  t.same(sends.map((r) => r.contact_id), contactIds);
-  t.same(sends.map((r) => r.campaign_variant), [null, null, null]);
+  t.same(
+    sends.map((r) => r.source),
+    ['campaign', 'campaign', 'campaign'],
+  );
+  t.same(
+    sends.map((r) => r.contact_id),
+    contactIds,
+  );
+  t.same(
+    sends.map((r) => r.campaign_variant),
+    [null, null, null],
+  );
   const events = await sql<{ n: number }[]>`select count(*)::int as n from events where campaign_id = ${c.id} and type = 'send'`;
   t.equal(events[0]!.n, 3, 'the send events name the campaign');
 
@@ -97,7 +114,7 @@ t.test('each recipient is rendered with its own contact; sends carry the campaig
   t.equal(recipients.filter((r) => r.email.startsWith('erased:')).length, 1, 'only that one');
 });
 
-t.test('an A/B test: the split share goes half to a, half to b, the rest is held until a winner; then the remainder gets the winner\'s subject', async (t) => {
+t.test("an A/B test: the split share goes half to a, half to b, the rest is held until a winner; then the remainder gets the winner's subject", async (t) => {
   const a = await sender(s);
   const { listId } = await listOf(sql, a.tenant.tenantId, addresses('ab', 20));
   const c = await createCampaign(s, a.tenant.token, { list_id: listId, from_email: a.from, subject: 'Subject A', subject_b: 'Subject B', ab_split_pct: 40 });
@@ -109,12 +126,20 @@ t.test('an A/B test: the split share goes half to a, half to b, the rest is held
   t.equal(view.progress.queued, 8);
   t.equal(view.progress.remaining, 12);
   const bySubject = async () =>
-    Object.fromEntries((await sql<{ subject: string; v: string | null; n: number }[]>`
-      select subject, campaign_variant as v, count(*)::int as n from sends where campaign_id = ${c.id} group by 1, 2`).map((r) => [`${r.subject}/${r.v}`, r.n]));
+    Object.fromEntries(
+      (
+        await sql<{ subject: string; v: string | null; n: number }[]>`
+      select subject, campaign_variant as v, count(*)::int as n from sends where campaign_id = ${c.id} group by 1, 2`
+      ).map((r) => [`${r.subject}/${r.v}`, r.n]),
+    );
   t.same(await bySubject(), { 'Subject A/a': 4, 'Subject B/b': 4 });
   const stats = await sql<{ variant: string; targeted: number; queued: number }[]>`
     select variant, targeted::int, queued::int from campaign_stats where campaign_id = ${c.id} order by variant`;
-  t.same(stats, [{ variant: '', targeted: 12, queued: 0 }, { variant: 'a', targeted: 4, queued: 4 }, { variant: 'b', targeted: 4, queued: 4 }]);
+  t.same(stats, [
+    { variant: '', targeted: 12, queued: 0 },
+    { variant: 'a', targeted: 4, queued: 4 },
+    { variant: 'b', targeted: 4, queued: 4 },
+  ]);
 
   // What POST /ab/finalize does (the stats helper's): the winner, the held rows released, the fan-out queued.
   await sql`update campaigns set ab_winner = 'b', ab_winner_declared_at = now() where id = ${c.id}`;
@@ -135,7 +160,10 @@ t.test('a campaign sent with a test key is simulated throughout', async (t) => {
   await sendNow(s, key, c.id);
   t.equal(await drain(s, c.id), 'completed');
   const statuses = await sql<{ status: string }[]>`select distinct status from sends where campaign_id = ${c.id}`;
-  t.same(statuses.map((r) => r.status), ['simulated']);
+  t.same(
+    statuses.map((r) => r.status),
+    ['simulated'],
+  );
   t.equal((await readCampaign(s, key, c.id)).send_mode, 'test');
 });
 
@@ -182,7 +210,10 @@ t.test('a recipient whose send was stored before its worker died is counted from
   t.equal(await drain(s, c.id), 'completed');
   const sends = await sendsPerRecipient(sql, c.id);
   t.equal(sends.size, 4);
-  t.ok([...sends.values()].every((n) => n === 1), 'nobody twice');
+  t.ok(
+    [...sends.values()].every((n) => n === 1),
+    'nobody twice',
+  );
   t.equal((await readCampaign(s, a.tenant.token, c.id)).progress.queued, 4, 'counted once');
 });
 
@@ -239,9 +270,17 @@ t.test('a batch is ended only by the worker whose claim stands: one that outlive
   const theirs = (await claimBatch(sql, c.id, 3, later, new Date(later.getTime() + 60_000)))!;
   t.equal(theirs.firstSeq, 1, 'the batch left behind is taken first');
   const [first] = await batchRecipients(sql, mine, a.tenant.tenantId);
-  t.equal(await finishBatch(sql, mine, { skipped: [{ contactId: first!.contact_id, reason: 'invalid' }], sent: [], complete: true }), false, 'the old claim ends nothing');
+  t.equal(
+    await finishBatch(sql, mine, { skipped: [{ contactId: first!.contact_id, reason: 'invalid' }], sent: [], complete: true }),
+    false,
+    'the old claim ends nothing',
+  );
   t.same((await readCampaign(s, a.tenant.token, c.id)).progress.skipped.invalid, 0, 'and counts nothing');
-  t.equal(await finishBatch(sql, theirs, { skipped: [{ contactId: first!.contact_id, reason: 'invalid' }], sent: [], complete: false }), true, 'the standing claim does');
+  t.equal(
+    await finishBatch(sql, theirs, { skipped: [{ contactId: first!.contact_id, reason: 'invalid' }], sent: [], complete: false }),
+    true,
+    'the standing claim does',
+  );
   t.same((await readCampaign(s, a.tenant.token, c.id)).progress.skipped.invalid, 1);
   const [row] = await sql<{ claimed_until: Date | null }[]>`select claimed_until from campaign_batches where campaign_id = ${c.id}`;
   t.equal(row?.claimed_until, null, 'an unfinished batch is given back for a later run');

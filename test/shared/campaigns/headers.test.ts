@@ -44,7 +44,10 @@ t.test('the bulk-sender headers are on every campaign message and DKIM-signed', 
   const sends = await s.sql<{ id: string; message: Buffer }[]>`select id, message from sends where campaign_id = ${c.id}`;
   t.equal(sends.length, 3);
   for (const send of sends) {
-    const header = send.message.toString('latin1').split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' ');
+    const header = send.message
+      .toString('latin1')
+      .split('\r\n\r\n')[0]!
+      .replace(/\r\n[ \t]+/g, ' ');
     const unsubscribe = /^List-Unsubscribe: <https:\/\/mail\.example\.test\/u\/([\w.-]+)>, <mailto:u-([\w.-]+)@mx\.example\.test>$/m.exec(header);
     t.ok(unsubscribe, 'List-Unsubscribe with the https URL and the mailto');
     t.equal(uuidAt(verifyToken(s.ctx.linkKey, 'unsubscribe', unsubscribe![1]!)!), send.id, 'its token names this send');

@@ -5,7 +5,18 @@ import { resumeCampaigns } from '../../../jobs/campaign-fanout/worker.js';
 import { runFanout, type FanoutOutcome } from '../../../shared/campaigns/fanout.js';
 import { claimBatch } from '../../../shared/campaigns/batch-queries.js';
 import { call } from '../../helpers/app.js';
-import { addresses, campaignApp, createCampaign, drain, listOf, readCampaign, sender, sendNow, sendsPerRecipient, type Sender } from '../../helpers/campaigns.js';
+import {
+  addresses,
+  campaignApp,
+  createCampaign,
+  drain,
+  listOf,
+  readCampaign,
+  sender,
+  sendNow,
+  sendsPerRecipient,
+  type Sender,
+} from '../../helpers/campaigns.js';
 
 const s = await campaignApp(t);
 const { sql } = s;
@@ -32,7 +43,9 @@ async function oneBatch(id: string): Promise<FanoutOutcome> {
 }
 
 const jobsOf = (id: string) =>
-  sql<{ start_after: Date; state: string }[]>`select start_after, state from pgboss.job where name = ${FANOUT_JOBS} and data->>'campaign_id' = ${id} and state = 'created'`;
+  sql<
+    { start_after: Date; state: string }[]
+  >`select start_after, state from pgboss.job where name = ${FANOUT_JOBS} and data->>'campaign_id' = ${id} and state = 'created'`;
 
 t.test('pause takes effect between batches; resume goes on where it stopped', async (t) => {
   const { a, id } = await campaignOf(12);
@@ -81,7 +94,10 @@ t.test('a cancel leaves recipients a live worker holds to it, and sweeps them on
   let view = await readCampaign(s, a.tenant.token, id);
   t.equal(view.progress.skipped.cancelled, 0, 'the claimed one is left to its worker');
   t.equal(view.progress.remaining, 1);
-  t.ok((await jobsOf(id)).some((j) => j.start_after.getTime() > now.getTime() + 59_000), 'a sweep is queued for when the claim ends');
+  t.ok(
+    (await jobsOf(id)).some((j) => j.start_after.getTime() > now.getTime() + 59_000),
+    'a sweep is queued for when the claim ends',
+  );
   await sql`update campaign_batches set claimed_until = now() - interval '1 second' where campaign_id = ${id}`;
   t.equal(await drain(s, id), 'cancelled');
   view = await readCampaign(s, a.tenant.token, id);
@@ -109,17 +125,22 @@ t.test('at the monthly quota the campaign pauses (quota_exceeded); resumed after
   t.equal(view.progress.queued, 12);
 });
 
-t.test('a suspended tenant\'s campaign waits (tenant_suspended) and goes on once the tenant is active again', async (t) => {
+t.test("a suspended tenant's campaign waits (tenant_suspended) and goes on once the tenant is active again", async (t) => {
   const { a, id } = await campaignOf(4);
   await sendNow(s, a.tenant.token, id);
   await sql`update tenants set status = 'suspended' where id = ${a.tenant.tenantId}`;
   const before = Date.now();
   t.equal(await drain(s, id), 'waiting');
-  const [row] = await sql<{ status: string; waiting_reason: string; waiting_until: Date }[]>`select status, waiting_reason, waiting_until from campaigns where id = ${id}`;
+  const [row] = await sql<
+    { status: string; waiting_reason: string; waiting_until: Date }[]
+  >`select status, waiting_reason, waiting_until from campaigns where id = ${id}`;
   t.equal(row!.status, 'sending');
   t.equal(row!.waiting_reason, 'tenant_suspended');
   t.ok(row!.waiting_until.getTime() >= before + 299_000, 'it looks again after suspended_recheck_seconds');
-  t.ok((await jobsOf(id)).some((j) => Math.abs(j.start_after.getTime() - row!.waiting_until.getTime()) < 1000), 'its next run is queued then');
+  t.ok(
+    (await jobsOf(id)).some((j) => Math.abs(j.start_after.getTime() - row!.waiting_until.getTime()) < 1000),
+    'its next run is queued then',
+  );
   t.equal((await sendsPerRecipient(sql, id)).size, 0);
   await sql`update tenants set status = 'active' where id = ${a.tenant.tenantId}`;
   t.equal(await drain(s, id), 'completed');
@@ -150,7 +171,13 @@ t.test('a campaign fails, saying why, when its From domain stops sending, its li
   const tpl = await call(s.app, 'POST', '/templates', { token: templated.tenant.token, body: { name: 'T', subject: 'From the template', body_text: 'Body' } });
   t.equal(tpl.status, 201);
   const { listId } = await listOf(sql, templated.tenant.tenantId, addresses('tpl', 2));
-  const c = await createCampaign(s, templated.tenant.token, { list_id: listId, from_email: templated.from, subject: null, body_text: null, template_id: tpl.body.data.id });
+  const c = await createCampaign(s, templated.tenant.token, {
+    list_id: listId,
+    from_email: templated.from,
+    subject: null,
+    body_text: null,
+    template_id: tpl.body.data.id,
+  });
   await sendNow(s, templated.tenant.token, c.id);
   await sql`delete from templates where id = ${tpl.body.data.id}`;
   t.equal(await drain(s, c.id), 'failed');
@@ -165,7 +192,10 @@ t.test('a scheduled campaign starts when its time comes, through its job; one no
   t.equal(res.body.data.status, 'scheduled');
   const jobs = await jobsOf(id);
   t.equal(jobs.length, 2, 'one job per parallel slot');
-  t.ok(jobs.every((j) => j.start_after.getTime() === at.getTime()), 'due at scheduled_at');
+  t.ok(
+    jobs.every((j) => j.start_after.getTime() === at.getTime()),
+    'due at scheduled_at',
+  );
   t.equal(await runFanout(s.ctx, { campaign_id: id, slot: 0 }), 'nothing', 'not before its time');
   await new Promise((r) => setTimeout(r, at.getTime() - Date.now() + 50));
   t.equal(await drain(s, id), 'completed');
@@ -176,7 +206,10 @@ t.test('a scheduled campaign starts when its time comes, through its job; one no
 
   const broken = await campaignOf(2);
   const at2 = new Date(Date.now() + 1000);
-  t.equal((await call(s.app, 'POST', `/campaigns/${broken.id}/schedule`, { token: broken.a.tenant.token, body: { scheduled_at: at2.toISOString() } })).status, 200);
+  t.equal(
+    (await call(s.app, 'POST', `/campaigns/${broken.id}/schedule`, { token: broken.a.tenant.token, body: { scheduled_at: at2.toISOString() } })).status,
+    200,
+  );
   await sql`update domains set verified_at = null where id = ${broken.a.domain.id}`;
   await new Promise((r) => setTimeout(r, at2.getTime() - Date.now() + 50));
   t.equal(await drain(s, broken.id), 'failed');
@@ -196,7 +229,10 @@ t.test('after a restart, sending campaigns and scheduled ones already due are qu
   await sendNow(s, sending.a.tenant.token, sending.id);
   await sql`delete from pgboss.job where name = ${FANOUT_JOBS} and data->>'campaign_id' = ${sending.id}`;
   const due = await campaignOf(2);
-  await call(s.app, 'POST', `/campaigns/${due.id}/schedule`, { token: due.a.tenant.token, body: { scheduled_at: new Date(Date.now() + 60_000).toISOString() } });
+  await call(s.app, 'POST', `/campaigns/${due.id}/schedule`, {
+    token: due.a.tenant.token,
+    body: { scheduled_at: new Date(Date.now() + 60_000).toISOString() },
+  });
   await sql`update campaigns set scheduled_at = now() - interval '1 minute' where id = ${due.id}`;
   await sql`delete from pgboss.job where name = ${FANOUT_JOBS} and data->>'campaign_id' = ${due.id}`;
   const waiting = await campaignOf(2);

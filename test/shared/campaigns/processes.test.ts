@@ -50,7 +50,10 @@ t.test('a scheduled campaign starts at its time through its job, in a process st
   processes.push(first);
   const setup = await setUpCampaign(world, first.httpsPort, 20);
   const at = new Date(Date.now() + 4000);
-  const scheduled = await https(first.httpsPort, 'POST', `/campaigns/${setup.campaignId}/schedule`, { token: setup.token, body: { scheduled_at: at.toISOString() } });
+  const scheduled = await https(first.httpsPort, 'POST', `/campaigns/${setup.campaignId}/schedule`, {
+    token: setup.token,
+    body: { scheduled_at: at.toISOString() },
+  });
   t.equal(scheduled.status, 200, scheduled.body.message ?? 'scheduled');
   await first.stop();
   t.equal((await progressOf(world.sql, setup.campaignId)).status, 'scheduled', 'nothing ran before its time');

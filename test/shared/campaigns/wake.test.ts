@@ -26,8 +26,10 @@ async function campaignOf(n: number, tier1 = false): Promise<{ a: Sender; key: s
 }
 
 const row = async (id: string) =>
-  (await sql<{ status: string; waiting_reason: string | null; waiting_until: Date | null; queued: number }[]>`
-    select status, waiting_reason, waiting_until, (select count(*)::int from sends where campaign_id = ${id}) as queued from campaigns where id = ${id}`)[0]!;
+  (
+    await sql<{ status: string; waiting_reason: string | null; waiting_until: Date | null; queued: number }[]>`
+    select status, waiting_reason, waiting_until, (select count(*)::int from sends where campaign_id = ${id}) as queued from campaigns where id = ${id}`
+  )[0]!;
 
 /** Polls the campaign (every 100 ms, at most 20 s) until `ok`; fails the test with its last state otherwise. */
 async function until(t: { ok(v: unknown, m: string): void }, id: string, what: string, ok: (r: Awaited<ReturnType<typeof row>>) => boolean) {
@@ -51,7 +53,7 @@ async function withWorker(fn: () => Promise<void>) {
   }
 }
 
-t.test('an advance wakes the tenant\'s campaign waiting on the cap at once; another tenant\'s keeps waiting for 00:00 UTC', async (t) => {
+t.test("an advance wakes the tenant's campaign waiting on the cap at once; another tenant's keeps waiting for 00:00 UTC", async (t) => {
   const mine = await campaignOf(12);
   const theirs = await campaignOf(12);
   await withWorker(async () => {
@@ -82,7 +84,7 @@ t.test('resuming a paused domain wakes the campaign its pause held', async (t) =
   });
 });
 
-t.test('a plan with room resumes the campaigns paused at the quota at once, not a caller\'s pause', async (t) => {
+t.test("a plan with room resumes the campaigns paused at the quota at once, not a caller's pause", async (t) => {
   const c = await campaignOf(12, true);
   await sql`insert into plans (id, name, monthly_send_cap) values ('tiny', 'Tiny', 7) on conflict (id) do nothing`;
   await sql`update tenants set plan_id = 'tiny' where id = ${c.a.tenant.tenantId}`;
@@ -108,7 +110,7 @@ t.test('a plan with room resumes the campaigns paused at the quota at once, not 
   t.same(audit!['metadata'].resumed_campaign_ids, [c.id]);
 });
 
-t.test('the month\'s quota reset resumes a quota pause by itself (its job is queued for the 1st, and again after a restart)', async (t) => {
+t.test("the month's quota reset resumes a quota pause by itself (its job is queued for the 1st, and again after a restart)", async (t) => {
   const c = await campaignOf(12, true);
   await sql`update tenants set plan_id = 'tiny' where id = ${c.a.tenant.tenantId}`;
   await sendNow(s, c.key, c.id);
@@ -116,13 +118,19 @@ t.test('the month\'s quota reset resumes a quota pause by itself (its job is que
   const reset = nextUtcMonth(clock.now());
   const jobs = await sql<{ start_after: Date }[]>`
     select start_after from pgboss.job where name = ${FANOUT_JOBS} and data->>'campaign_id' = ${c.id} and state = 'created' and start_after > now()`;
-  t.ok(jobs.some((j) => j.start_after.getTime() === reset.getTime()), 'a run is queued for the reset');
+  t.ok(
+    jobs.some((j) => j.start_after.getTime() === reset.getTime()),
+    'a run is queued for the reset',
+  );
   t.equal(await drain(s, c.id), 'nothing', 'before the reset it stays paused');
   t.equal((await row(c.id)).status, 'paused');
   await sql`delete from pgboss.job where name = ${FANOUT_JOBS} and data->>'campaign_id' = ${c.id}`;
   t.ok((await resumeCampaigns(s.ctx)) >= 1, 'a restart queues it again');
   const again = await sql<{ start_after: Date }[]>`select start_after from pgboss.job where name = ${FANOUT_JOBS} and data->>'campaign_id' = ${c.id}`;
-  t.ok(again.some((j) => j.start_after.getTime() === reset.getTime()), 'for the reset');
+  t.ok(
+    again.some((j) => j.start_after.getTime() === reset.getTime()),
+    'for the reset',
+  );
   clock.set(new Date(reset.getTime() + 60_000));
   t.equal(await drain(s, c.id), 'completed', 'the new month counts again: the last 5 go');
   t.match(await row(c.id), { status: 'sent', queued: 12, waiting_reason: null });

@@ -28,7 +28,10 @@ t.test('a cap of 5 and 12 recipients: 5 a day, waiting_until the next 00:00 UTC,
     return { view, sends: sends!, deferredEvents: events!.n, jobs };
   };
 
-  for (const [day, queued] of [[1, 5], [2, 10]] as const) {
+  for (const [day, queued] of [
+    [1, 5],
+    [2, 10],
+  ] as const) {
     const now = clock.now();
     t.equal(await drain(s, c.id), 'waiting', `day ${day}: waiting`);
     const { view, sends, deferredEvents, jobs } = await state();
@@ -40,7 +43,10 @@ t.test('a cap of 5 and 12 recipients: 5 a day, waiting_until the next 00:00 UTC,
     t.equal(sends.all, queued, 'a send exists only for each recipient sent');
     t.equal(sends.deferred, 0, 'no deferred send for the waiting recipients');
     t.equal(deferredEvents, 0, 'no deferred events either');
-    t.ok(jobs.some((j) => j.start_after.toISOString() === view.waiting_until), 'the next run is queued for the window');
+    t.ok(
+      jobs.some((j) => j.start_after.toISOString() === view.waiting_until),
+      'the next run is queued for the window',
+    );
     // Running again the same day changes nothing.
     t.equal(await drain(s, c.id), 'waiting');
     t.equal((await state()).sends.all, queued);

@@ -214,7 +214,10 @@ t.test('delivery and bounce-rule files: defaults, env overrides of a hyphenated 
   const overridden = loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__DEFAULT: 'soft', MAILPATH_CONFIG__DELIVERY__RETRY__MAX_AGE_HOURS: '24' });
   t.equal(overridden.bounceRules.default, 'soft');
   t.equal(overridden.delivery.retry.max_age_hours, 24);
-  t.throws(() => loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__RULES: '[{"code":"5.1","class":"hard"}]' }), /config\/bounce-rules\.rules\.0\.code: expected an enhanced status code/);
+  t.throws(
+    () => loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__RULES: '[{"code":"5.1","class":"hard"}]' }),
+    /config\/bounce-rules\.rules\.0\.code: expected an enhanced status code/,
+  );
   t.throws(() => loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__RULES: '[{"text":"(unclosed","class":"hard"}]' }), /expected a regular expression/);
   t.throws(() => loadConfig({ MAILPATH_CONFIG__BOUNCE_RULES__RULES: '[{"class":"hard"}]' }), /a rule needs code, text or both/);
   t.throws(() => loadConfig({ MAILPATH_CONFIG__DELIVERY__DESTINATION__MAX_CONNECTIONS: '0' }), /config\/delivery\.destination\.max_connections/);
@@ -225,7 +228,7 @@ t.test('the dev profile (mailpath dev): its ports, and defaults that keep everyt
   const c = loadConfig({}, { dev: true });
   t.same(c.dev, { dnsPort: 1053, smtpPort: 1025, httpPort: 8025 });
   t.equal(c.bindHost, '127.0.0.1');
-  t.equal(c.dataDir, resolve('./data-dev'), 'a data dir apart from npm start\'s');
+  t.equal(c.dataDir, resolve('./data-dev'), "a data dir apart from npm start's");
   t.equal(c.hostname, 'mx.mailpath.localhost');
   t.equal(c.spfInclude, 'spf.mx.mailpath.localhost');
   t.same(c.dnsServers, ['127.0.0.1:1053'], 'every look-up through the dev DNS');
@@ -233,10 +236,16 @@ t.test('the dev profile (mailpath dev): its ports, and defaults that keep everyt
   t.equal(c.outboundRelay, '127.0.0.1:1025', 'all outbound mail to the sink');
   t.equal(c.webhooks.allow_http, true);
   t.equal(c.webhooks.allow_private_addresses, true);
-  t.equal(c.httpsPort, 8443, 'the API ports are npm start\'s');
+  t.equal(c.httpsPort, 8443, "the API ports are npm start's");
 
   const moved = loadConfig(
-    { MAILPATH_DEV_DNS_PORT: '5300', MAILPATH_DEV_SMTP_PORT: '2025', MAILPATH_DEV_HTTP_PORT: '', MAILPATH_HOSTNAME: 'mx.example.localhost', MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'false' },
+    {
+      MAILPATH_DEV_DNS_PORT: '5300',
+      MAILPATH_DEV_SMTP_PORT: '2025',
+      MAILPATH_DEV_HTTP_PORT: '',
+      MAILPATH_HOSTNAME: 'mx.example.localhost',
+      MAILPATH_CONFIG__WEBHOOKS__ALLOW_HTTP: 'false',
+    },
     { dev: true },
   );
   t.same(moved.dev, { dnsPort: 5300, smtpPort: 2025, httpPort: 8025 }, 'an empty variable counts as unset');

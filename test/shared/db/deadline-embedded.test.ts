@@ -20,7 +20,11 @@ t.test('runs and streams within a deadline on PGlite, which keeps no setting aft
   const queries = new TenantQueries(sql, loadConfig({}).queries);
   const tenant = '00000000-0000-4000-8000-000000000001';
 
-  const inside = await queries.run(tenant, 'segment', async (tx) => (await tx<{ timeout: string }[]>`select current_setting('statement_timeout') as timeout`)[0]!.timeout);
+  const inside = await queries.run(
+    tenant,
+    'segment',
+    async (tx) => (await tx<{ timeout: string }[]>`select current_setting('statement_timeout') as timeout`)[0]!.timeout,
+  );
   t.equal(inside, '5s', 'the deadline is set inside the transaction');
   const rows = await queries.stream(tenant, 'export', (tx) => tx<{ n: number }[]>`select g as n from generate_series(1, 2500) g`.cursor(1000), { prefetch: 1 });
   let seen = 0;

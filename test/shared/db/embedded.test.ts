@@ -93,7 +93,11 @@ t.test('a second start on a data dir in use is refused', async (t) => {
 
   const other = await startInChild(dataDir);
   t.equal(other.code, 2, 'another process is refused');
-  t.match(other.output, new RegExp(`REFUSED the data dir ${dataDir} is in use by another mailpath process \\(pid ${process.pid}\\)`), 'the message names the holder');
+  t.match(
+    other.output,
+    new RegExp(`REFUSED the data dir ${dataDir} is in use by another mailpath process \\(pid ${process.pid}\\)`),
+    'the message names the holder',
+  );
   t.match(other.output, /DATABASE_URL/, 'and says how to run several processes');
 
   // The first one is unaffected and still serving.

@@ -17,14 +17,20 @@ t.test('writes ready at the same time share one commit, and each gets its own re
     'numbers',
   );
   const results = await Promise.all(Array.from({ length: 30 }, (_, i) => group.write(i)));
-  t.same(results, Array.from({ length: 30 }, (_, i) => `stored ${i}`));
+  t.same(
+    results,
+    Array.from({ length: 30 }, (_, i) => `stored ${i}`),
+  );
   t.equal(commits.length, 1, 'one commit for 30 concurrent writes');
   // Writes that arrive while a commit runs wait for the next one, which takes them all.
   const first = group.write(100);
   await new Promise((r) => setImmediate(r));
   const later = Array.from({ length: 10 }, (_, i) => group.write(200 + i));
   await Promise.all([first, ...later]);
-  t.same(commits.slice(1).map((c) => c.length), [1, 10]);
+  t.same(
+    commits.slice(1).map((c) => c.length),
+    [1, 10],
+  );
   t.equal(await group.write(7), 'stored 7', 'a lone write still commits');
 });
 
@@ -43,7 +49,10 @@ t.test('a batch that fails is committed item by item: only the bad item fails', 
     5,
   );
   const settled = await Promise.allSettled([1, 2, 13, 4, 5, 6, 7].map((i) => group.write(i)));
-  t.same(settled.map((s) => (s.status === 'fulfilled' ? s.value : 'refused')), [2, 4, 'refused', 8, 10, 12, 14]);
+  t.same(
+    settled.map((s) => (s.status === 'fulfilled' ? s.value : 'refused')),
+    [2, 4, 'refused', 8, 10, 12, 14],
+  );
   t.match((settled[2] as PromiseRejectedResult).reason, { message: '13 is refused' });
   // Batch of 5 fails, 5 single commits; then the remaining 2 in one batch.
   t.equal(calls, 1 + 5 + 1);
@@ -67,6 +76,9 @@ t.test('with concurrency 2, a second batch commits while the first is in flight;
     2,
   );
   const results = await Promise.all(Array.from({ length: 30 }, (_, i) => group.write(i)));
-  t.same(results, Array.from({ length: 30 }, (_, i) => i));
+  t.same(
+    results,
+    Array.from({ length: 30 }, (_, i) => i),
+  );
   t.equal(most, 2);
 });

@@ -63,7 +63,11 @@ t.test('the shipped migrations load in order with distinct versions', async (t) 
   t.equal(migrations.length, files.length, 'every .sql file is a migration');
   t.ok(migrations.length > 0);
   const versions = migrations.map((m) => m.version);
-  t.same(versions, [...versions].sort((a, b) => a - b), 'sorted by version');
+  t.same(
+    versions,
+    [...versions].sort((a, b) => a - b),
+    'sorted by version',
+  );
   t.equal(new Set(versions).size, versions.length, 'no duplicate version');
 });
 
@@ -93,7 +97,11 @@ t.test('on a blank database every shipped migration is applied once', async (t) 
   t.same(await migrate(sql), all, 'first run applies every migration');
   t.same(await migrate(sql), [], 'second run applies nothing');
   const rows = await sql<{ version: number; n: number }[]>`select version, count(*)::int as n from schema_migrations group by version order by version`;
-  t.same(rows.map((r) => r.version), all, 'one schema_migrations row per migration');
+  t.same(
+    rows.map((r) => r.version),
+    all,
+    'one schema_migrations row per migration',
+  );
   t.ok(rows.every((r) => r.n === 1));
   t.ok(await tableExists(sql, 'tenants'), 'the foundation schema exists');
 });
@@ -124,7 +132,10 @@ t.test('two processes migrating at once apply each migration exactly once', asyn
   const [row] = await a<{ n: number }[]>`select count(*)::int as n from mig_first`;
   t.equal(row!.n, 1, 'the data statement ran once');
   const rows = await a<{ version: number }[]>`select version from schema_migrations order by version`;
-  t.same(rows.map((r) => r.version), [1, 2, 3]);
+  t.same(
+    rows.map((r) => r.version),
+    [1, 2, 3],
+  );
 });
 
 t.test('a failing migration rolls back the whole run', async (t) => {

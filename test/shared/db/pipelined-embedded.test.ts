@@ -26,12 +26,19 @@ t.test('reads, writes and COMMIT pipelined on the one connection; a failure keep
     await commit([insert(1), insert(2)]);
     return row!.x;
   });
-  t.same((await sql<{ xact: string }[]>`select xact::text from pipe order by n`).map((r) => r.xact), [xact, xact]);
+  t.same(
+    (await sql<{ xact: string }[]>`select xact::text from pipe order by n`).map((r) => r.xact),
+    [xact, xact],
+  );
   await t.rejects(
     pipelinedTransaction(sql, async ({ tx, commit }) => {
       await commit([tx`insert into pipe (n, xact) values (3, 0)`.execute(), tx`insert into pipe (n, xact) values (1, 0)`.execute()]);
     }),
     { code: '23505' },
   );
-  t.same((await sql`select n from pipe order by n`).map((r) => r['n']), [1, 2], 'the failed transaction left nothing');
+  t.same(
+    (await sql`select n from pipe order by n`).map((r) => r['n']),
+    [1, 2],
+    'the failed transaction left nothing',
+  );
 });

@@ -26,8 +26,14 @@ t.test('reads and writes run in the one transaction, the writes before its COMMI
     return row!.x;
   });
   const rows = await sql<{ n: number; xact: string }[]>`select n, xact::text from pipe order by n`;
-  t.same(rows.map((r) => r.n), [1, 2, 3]);
-  t.ok(rows.every((r) => r.xact === xact), 'every write ran in the transaction of the reads (none after its COMMIT, on its own)');
+  t.same(
+    rows.map((r) => r.n),
+    [1, 2, 3],
+  );
+  t.ok(
+    rows.every((r) => r.xact === xact),
+    'every write ran in the transaction of the reads (none after its COMMIT, on its own)',
+  );
 });
 
 t.test('a failing write keeps nothing of the transaction and is thrown', async (t) => {

@@ -24,11 +24,16 @@ t.test('version 7, variant 10, the time of the call in the first 48 bits, unique
     t.ok(millisOf(id) >= before - 5 && millisOf(id) <= after + 5, 'carries the current milliseconds');
   }
   const millis = ids.map(millisOf);
-  t.ok(millis.every((m, i) => i === 0 || m >= millis[i - 1]!), 'the millisecond part never goes back within a statement');
+  t.ok(
+    millis.every((m, i) => i === 0 || m >= millis[i - 1]!),
+    'the millisecond part never goes back within a statement',
+  );
 });
 
 t.test('a new contact gets one by default', async (t) => {
   const tenantId = await insertTenant(sql as never);
-  const [row] = await sql<{ id: string }[]>`insert into contacts (tenant_id, email, created_at, updated_at) values (${tenantId}, 'a@b.example', now(), now()) returning id::text`;
+  const [row] = await sql<
+    { id: string }[]
+  >`insert into contacts (tenant_id, email, created_at, updated_at) values (${tenantId}, 'a@b.example', now(), now()) returning id::text`;
   t.match(row!.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
 });

@@ -32,14 +32,21 @@ t.test('the shipped rules: unknown mailboxes are hard, policy and mailbox-status
   t.same(reply(550, '550 5.7.1 Message rejected as spam').verdict, { result: 'bounce', subtype: 'soft' });
   t.same(reply(552, '552 5.2.2 Mailbox full').verdict, { result: 'bounce', subtype: 'soft' });
   t.same(reply(550, '550 5.4.4 Unable to route').verdict, { result: 'bounce', subtype: 'hard' }, 'the exact rule comes before 5.4.x');
-  t.same(reply(550, '550 5.5.0 Requested action not taken: mailbox unavailable').verdict, { result: 'bounce', subtype: 'hard' }, 'outlook.com: an unknown recipient under 5.5.0');
+  t.same(
+    reply(550, '550 5.5.0 Requested action not taken: mailbox unavailable').verdict,
+    { result: 'bounce', subtype: 'hard' },
+    'outlook.com: an unknown recipient under 5.5.0',
+  );
   t.same(reply(550, '550 5.5.0 Syntax error').verdict, { result: 'bounce', subtype: 'soft' }, 'other 5.5.0 replies stay protocol errors');
   t.same(reply(554, '554 5.7.1 User unknown').verdict, { result: 'bounce', subtype: 'soft' }, 'first match wins: the code rule precedes the text rule');
   t.same(reply(550, '550 No such user here').verdict, { result: 'bounce', subtype: 'hard' }, 'text rule, case-insensitive');
   t.same(reply(550, '550 Message blocked by policy').verdict, { result: 'bounce', subtype: 'soft' });
   t.same(reply(550, '550 Go away').verdict, { result: 'bounce', subtype: 'hard' }, 'nothing matched: default');
   const c = reply(550, '550 5.1.1 <x@y.example>: Recipient address rejected');
-  t.same({ code: c.smtpCode, enhanced: c.enhancedCode, reply: c.reply }, { code: 550, enhanced: '5.1.1', reply: '550 5.1.1 <x@y.example>: Recipient address rejected' });
+  t.same(
+    { code: c.smtpCode, enhanced: c.enhancedCode, reply: c.reply },
+    { code: 550, enhanced: '5.1.1', reply: '550 5.1.1 <x@y.example>: Recipient address rejected' },
+  );
 });
 
 t.test('a rule with code and text needs both; a code rule never matches a reply without a code', async (t) => {

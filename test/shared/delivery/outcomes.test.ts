@@ -28,17 +28,28 @@ t.test('a hard bounce: bounced, its event, the recipient suppressed for its tena
   const other = await insertTenant(sql);
   const send = await sendOf(tenant, 'gone@example.org');
   const at = new Date();
-  await sql.begin((tx) => recordBounce(tx, createLogger('silent'), { send, at, subtype: 'hard', statusDetail: '550 5.1.1 no such user', reply: '550 5.1.1 no such user', detail: { source: 'test' } }));
+  await sql.begin((tx) =>
+    recordBounce(tx, createLogger('silent'), {
+      send,
+      at,
+      subtype: 'hard',
+      statusDetail: '550 5.1.1 no such user',
+      reply: '550 5.1.1 no such user',
+      detail: { source: 'test' },
+    }),
+  );
   t.match((await sql`select status, status_detail from sends where id = ${send.id}`)[0], { status: 'bounced', status_detail: '550 5.1.1 no such user' });
   t.match((await sql`select type, subtype, detail from events where send_id = ${send.id}`)[0], { type: 'bounce', subtype: 'hard', detail: { source: 'test' } });
   t.equal((await sql`select count(*)::int as n from suppressions where tenant_id = ${tenant} and reason = 'hard_bounce'`)[0]!['n'], 1);
-  t.equal((await sql`select count(*)::int as n from suppressions where tenant_id = ${other}`)[0]!['n'], 0, 'another tenant\'s list is untouched');
+  t.equal((await sql`select count(*)::int as n from suppressions where tenant_id = ${other}`)[0]!['n'], 0, "another tenant's list is untouched");
 });
 
 t.test('a soft bounce suppresses nothing; an address the list cannot hold leaves the bounce standing', async (t) => {
   const tenant = await insertTenant(sql);
   const soft = await sendOf(tenant, 'full@example.org');
-  await sql.begin((tx) => recordBounce(tx, createLogger('silent'), { send: soft, at: new Date(), subtype: 'soft', statusDetail: 'mailbox full', reply: '452 full', detail: {} }));
+  await sql.begin((tx) =>
+    recordBounce(tx, createLogger('silent'), { send: soft, at: new Date(), subtype: 'soft', statusDetail: 'mailbox full', reply: '452 full', detail: {} }),
+  );
   t.equal((await sql`select count(*)::int as n from suppressions where tenant_id = ${tenant}`)[0]!['n'], 0);
   const odd = await sendOf(tenant, 'not an address');
   await sql.begin((tx) => recordBounce(tx, createLogger('silent'), { send: odd, at: new Date(), subtype: 'hard', statusDetail: 'x', reply: 'x', detail: {} }));

@@ -9,7 +9,10 @@ const created = new Date('2026-03-01T10:00:00Z');
 const after = (ms: number) => new Date(created.getTime() + ms);
 
 t.test('each wait is factor times the one before, never more than the cap', async (t) => {
-  t.same([1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => retryDelayMinutes(curve, n)), [5, 10, 20, 40, 80, 160, 320, 640, 720, 720]);
+  t.same(
+    [1, 2, 3, 4, 5, 6, 7, 8, 9, 10].map((n) => retryDelayMinutes(curve, n)),
+    [5, 10, 20, 40, 80, 160, 320, 640, 720, 720],
+  );
   t.equal(retryDelayMinutes(curve, 5000), 720, 'a huge attempt count stays at the cap');
   t.equal(retryDelayMinutes({ ...curve, factor: 1 }, 7), 5, 'factor 1 keeps the first wait');
   t.equal(retryDelayMinutes(curve, 0), 5, 'attempt numbers start at 1');
@@ -29,7 +32,10 @@ t.test('the last retry is at the age limit, and a failure there gives up', async
 
 t.test('another curve: factor 3 capped at an hour, a 6-hour age limit', async (t) => {
   const short = { first_retry_minutes: 2, factor: 3, max_interval_minutes: 60, max_age_hours: 6 };
-  t.same([1, 2, 3, 4, 5].map((n) => retryDelayMinutes(short, n)), [2, 6, 18, 54, 60]);
+  t.same(
+    [1, 2, 3, 4, 5].map((n) => retryDelayMinutes(short, n)),
+    [2, 6, 18, 54, 60],
+  );
   t.same(nextRetry(short, { createdAt: created, now: after(5.5 * HOUR), attempt: 9 }), { kind: 'retry', at: after(6 * HOUR) });
   t.equal(nextRetry(short, { createdAt: created, now: after(6 * HOUR), attempt: 10 }).kind, 'give_up');
 });

@@ -14,7 +14,11 @@ t.test('reads the first Message-ID, From and Subject of the header block only', 
     '',
     'Subject: body text, not a header',
   ].join('\r\n');
-  t.same(summarizeHeaders(Buffer.from(text)), { messageId: 'abc.123@example.org', from: 'Jörg <jorg@example.org>', subject: 'A subject folded onto a second line' });
+  t.same(summarizeHeaders(Buffer.from(text)), {
+    messageId: 'abc.123@example.org',
+    from: 'Jörg <jorg@example.org>',
+    subject: 'A subject folded onto a second line',
+  });
 });
 
 t.test('a field only in the body, or a message without a header block, gives nulls', async (t) => {

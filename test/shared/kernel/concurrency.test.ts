@@ -16,7 +16,10 @@ t.test('forEachLimit visits every item with at most limit in flight', async (t) 
     inFlight--;
   });
   t.equal(peak, 4);
-  t.same(seen.sort((a, b) => a - b), [...Array(25).keys()]);
+  t.same(
+    seen.sort((a, b) => a - b),
+    [...Array(25).keys()],
+  );
   await forEachLimit([], 4, async () => {
     t.fail('no items, no calls');
   });
@@ -28,9 +31,12 @@ t.test('forEachLimit visits every item with at most limit in flight', async (t) 
 });
 
 t.test('forEachLimit rejects when a call rejects', async (t) => {
-  await t.rejects(forEachLimit([1, 2, 3], 2, async (n) => {
-    if (n === 2) throw new Error('boom');
-  }), /boom/);
+  await t.rejects(
+    forEachLimit([1, 2, 3], 2, async (n) => {
+      if (n === 2) throw new Error('boom');
+    }),
+    /boom/,
+  );
 });
 
 t.test('Gate admits at most capacity at once, first come first served, and frees a slot on failure', async (t) => {
@@ -52,6 +58,9 @@ t.test('Gate admits at most capacity at once, first come first served, and frees
   t.equal(peak, 2);
   t.same(order, [0, 1, 2, 3, 4, 5], 'admitted in arrival order');
   t.equal(results[1]!.status, 'rejected');
-  t.same(results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<number>).value), [0, 2, 3, 4, 5]);
+  t.same(
+    results.filter((r) => r.status === 'fulfilled').map((r) => (r as PromiseFulfilledResult<number>).value),
+    [0, 2, 3, 4, 5],
+  );
   t.equal(await gate.run(async () => 'free again'), 'free again', 'every slot was given back');
 });

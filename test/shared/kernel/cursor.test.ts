@@ -8,7 +8,11 @@ const AT = new Date('2030-01-02T03:04:05.678Z');
 const b64 = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
 
 /** Asserts decodeCursor refuses cursor with a 400 bad_request AppError. */
-function refuses(t: { ok(v: unknown, m: string): unknown; equal(a: unknown, b: unknown, m: string): unknown; match(a: unknown, b: RegExp, m: string): unknown }, cursor: string, what: string): void {
+function refuses(
+  t: { ok(v: unknown, m: string): unknown; equal(a: unknown, b: unknown, m: string): unknown; match(a: unknown, b: RegExp, m: string): unknown },
+  cursor: string,
+  what: string,
+): void {
   let caught: unknown;
   try {
     decodeCursor(cursor);

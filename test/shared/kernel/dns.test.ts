@@ -161,7 +161,9 @@ t.test('failures are DnsLookupErrors, never empty answers', async (t) => {
     const { createSocket } = await import('node:dgram');
     const rogue = createSocket('udp4');
     // Each reply echoes the query's id (so the resolver takes it as the answer) followed by bytes that are no DNS message.
-    rogue.on('message', (query, peer) => rogue.send(Buffer.concat([query.subarray(0, 2), Buffer.from('\xff\xff garbage, not a DNS answer', 'latin1')]), peer.port, peer.address));
+    rogue.on('message', (query, peer) =>
+      rogue.send(Buffer.concat([query.subarray(0, 2), Buffer.from('\xff\xff garbage, not a DNS answer', 'latin1')]), peer.port, peer.address),
+    );
     await new Promise<void>((resolve) => rogue.bind(0, '127.0.0.1', () => resolve()));
     t.teardown(() => rogue.close());
     const started = Date.now();

@@ -38,19 +38,25 @@ function input(tenant: AcceptInput['tenant'], domain: string, over: Partial<Acce
 }
 
 const jobsOf = (sendId: string) => sql<{ start_after: Date }[]>`select due_at as start_after from delivery_queue where send_id = ${sendId}`;
-const eventTypes = async (sendId: string) => (await sql<{ type: string }[]>`select type from events where send_id = ${sendId} order by occurred_at, type`).map((r) => r.type);
+const eventTypes = async (sendId: string) =>
+  (await sql<{ type: string }[]>`select type from events where send_id = ${sendId} order by occurred_at, type`).map((r) => r.type);
 
 t.test('a live send is stored signed, with a send event and one delivery job', async (t) => {
   const { tenant, domain } = await tenantWithDomain();
   const result = await send(input(tenant, domain.name));
   t.equal(result.send.status, 'queued');
   t.same(result.quota, { used: 1, cap: 3000 }); // the free plan
-  const [row] = await sql<{ message: Buffer; envelope_from: string; gate_decisions: { gate: string }[] }[]>`select message, envelope_from, gate_decisions from sends where id = ${result.send.id}`;
+  const [row] = await sql<
+    { message: Buffer; envelope_from: string; gate_decisions: { gate: string }[] }[]
+  >`select message, envelope_from, gate_decisions from sends where id = ${result.send.id}`;
   const text = row!.message.toString();
   t.match(text, /^DKIM-Signature: .*d=/);
   t.match(text, new RegExp(`Message-ID: <${result.send.id}@mx\\.mailpath\\.local>`));
   t.match(row!.envelope_from, /^b-[0-9a-f]{32}-[0-9a-f]{10}@mx\.mailpath\.local$/);
-  t.same(row!.gate_decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup']);
+  t.same(
+    row!.gate_decisions.map((d) => d.gate),
+    ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup'],
+  );
   t.equal((await jobsOf(result.send.id)).length, 1);
   t.same(await eventTypes(result.send.id), ['send']);
 });
@@ -109,10 +115,14 @@ t.test('a campaign send: the caller fixes the send id, the campaign and contact 
   const { tenant, domain } = await tenantWithDomain();
   const sendId = randomUUID();
   const contactId = randomUUID();
-  const [campaign] = await sql<{ id: string }[]>`insert into campaigns (tenant_id, name, created_at, updated_at) values (${tenant.id}, 'c', now(), now()) returning id`;
+  const [campaign] = await sql<
+    { id: string }[]
+  >`insert into campaigns (tenant_id, name, created_at, updated_at) values (${tenant.id}, 'c', now(), now()) returning id`;
   const result = await send(input(tenant, domain.name, { source: 'campaign', sendId, campaign: { id: campaign!.id, variant: 'b', contactId } }));
   t.equal(result.send.id, sendId, 'the id given');
-  const [row] = await sql<{ campaign_id: string; campaign_variant: string; contact_id: string; source: string }[]>`select campaign_id, campaign_variant, contact_id, source from sends where id = ${sendId}`;
+  const [row] = await sql<
+    { campaign_id: string; campaign_variant: string; contact_id: string; source: string }[]
+  >`select campaign_id, campaign_variant, contact_id, source from sends where id = ${sendId}`;
   t.same(row, { campaign_id: campaign!.id, campaign_variant: 'b', contact_id: contactId, source: 'campaign' });
   const events = await sql<{ campaign_id: string; contact_id: string }[]>`select campaign_id, contact_id from events where send_id = ${sendId}`;
   t.same(events, [{ campaign_id: campaign!.id, contact_id: contactId }], 'the send event names them');

@@ -32,9 +32,20 @@ t.test('quota: 120 sends in one tick against a cap of 50 get exactly 50 grants, 
   const asks = [...range(120).map(() => counters.takeQuota(tenant, at)), ...range(8).map(() => counters.takeQuota(other, at)), counters.takeQuota(noPlan, at)];
   const answers = await Promise.all(asks);
   const mine = answers.slice(0, 120);
-  t.same(mine.slice(0, 50).map((a) => a.used), range(50), 'the first 50 askers are counted, in order');
-  t.ok(mine.slice(50).every((a) => a.used === undefined && a.cap === 50), 'the rest are refused');
-  t.same(answers.slice(120, 128).map((a) => a.used), [1, 2, 3, 4, 5, undefined, undefined, undefined], "another tenant's counter is its own");
+  t.same(
+    mine.slice(0, 50).map((a) => a.used),
+    range(50),
+    'the first 50 askers are counted, in order',
+  );
+  t.ok(
+    mine.slice(50).every((a) => a.used === undefined && a.cap === 50),
+    'the rest are refused',
+  );
+  t.same(
+    answers.slice(120, 128).map((a) => a.used),
+    [1, 2, 3, 4, 5, undefined, undefined, undefined],
+    "another tenant's counter is its own",
+  );
   t.same(answers[128], { used: undefined, cap: 0 }, 'a zero cap admits nothing');
   t.same(await monthlyUsage(sql, tenant, at), { used: 50, cap: 50 });
 
@@ -42,7 +53,11 @@ t.test('quota: 120 sends in one tick against a cap of 50 get exactly 50 grants, 
   const other2 = await insertTenant(sql, 'fifty');
   await counters.takeQuota(other2, at);
   const racing = await Promise.all(range(10).map(async () => Promise.all(range(10).map(() => counters.takeQuota(other2, at)))));
-  const used = racing.flat().map((a) => a.used).filter((u): u is number => u !== undefined).sort((a, b) => a - b);
+  const used = racing
+    .flat()
+    .map((a) => a.used)
+    .filter((u): u is number => u !== undefined)
+    .sort((a, b) => a - b);
   t.same(used, range(50).slice(1), 'ten batches of ten after one send: counts 2..50 each given once');
 });
 
@@ -56,9 +71,15 @@ t.test('warm-up: 200 parallel gate runs with batched counters let exactly 50 thr
   const run = (domainId: string) => warmupGate(sql, config, { tenantId: tenant, domainId, at, recipientSuppressed: false }, counters);
   const decisions = await Promise.all([...range(200).map(() => run(d1)), ...range(30).map(() => run(d2))]);
   const allowed = decisions.slice(0, 200).filter((d) => d.outcome === 'allow') as { sentToday: number }[];
-  t.same(allowed.map((d) => d.sentToday).sort((a, b) => a - b), range(50));
+  t.same(
+    allowed.map((d) => d.sentToday).sort((a, b) => a - b),
+    range(50),
+  );
   t.ok(decisions.slice(0, 200).filter((d) => d.outcome === 'defer').length === 150, 'the rest defer');
-  t.ok(decisions.slice(200).every((d) => d.outcome === 'allow'), 'the other domain has its own allowance');
+  t.ok(
+    decisions.slice(200).every((d) => d.outcome === 'allow'),
+    'the other domain has its own allowance',
+  );
   t.equal(await dailyCount(sql, tenant, d1, '2026-11-21'), 50);
   t.equal(await dailyCount(sql, tenant, d2, '2026-11-21'), 30);
   const [row] = await sql<{ tier: number }[]>`select tier from domain_warmup where domain_id = ${d2}`;

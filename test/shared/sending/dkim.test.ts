@@ -90,5 +90,7 @@ t.test('a submitted message with bare LF line ends and folded headers is signed 
   t.notMatch(signed.toString('latin1'), /[^\r]\n/, 'every line ends in CRLF');
   const verified = await dkimverify(signed, dns.address);
   t.ok(verified.ok, `python3-dkim verifies it: ${verified.output}`);
-  await t.rejects(signMessage(Buffer.from('no separator'), { domain: 'lf.example', selector: 's2', privateKey: key.privateKeyPem }, new Date()), { name: 'DkimSignError' });
+  await t.rejects(signMessage(Buffer.from('no separator'), { domain: 'lf.example', selector: 's2', privateKey: key.privateKeyPem }, new Date()), {
+    name: 'DkimSignError',
+  });
 });

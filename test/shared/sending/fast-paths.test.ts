@@ -18,26 +18,36 @@ function seeded(seed: number): () => number {
 // The multipart boundaries are random per message; everything else must match byte for byte.
 const withoutBoundaries = (b: Buffer) => b.toString('latin1').replace(/_NmP-[0-9a-f]+-Part_/g, 'BOUNDARY-');
 
-t.test('composition in memory gives the bytes of nodemailer\'s streaming build', async (t) => {
+t.test("composition in memory gives the bytes of nodemailer's streaming build", async (t) => {
   const random = seeded(42);
   const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
   const pieces = ['a', 'b c', ' ', '\t', '\n', '\r\n', '\r', 'é', '😀', '=', '.', '\n.', 'x'.repeat(90), '<a href="https://x/y?z=1">', '   \n', '\u00a0', '\0'];
   const text = (n: number) => Array.from({ length: Math.floor(random() * n) }, () => pick(pieces)).join('');
   let differing = 0;
   for (let i = 0; i < 400; i++) {
-    const c: OutboundContent = { from: { address: 'news@example.test', ...(i % 2 ? { name: 'Shöp "News"' } : {}) }, to: 'reader@example.net', subject: text(20), messageId: `m${i}@mx.example.test`, date: new Date(1.7e12 + i * 1000) };
+    const c: OutboundContent = {
+      from: { address: 'news@example.test', ...(i % 2 ? { name: 'Shöp "News"' } : {}) },
+      to: 'reader@example.net',
+      subject: text(20),
+      messageId: `m${i}@mx.example.test`,
+      date: new Date(1.7e12 + i * 1000),
+    };
     if (i % 4 !== 0) c.text = text(200);
     if (i % 3 !== 0) c.html = text(300);
     if (i % 5 === 0) c.replyTo = 'reply@example.test';
     if (i % 7 === 0) c.headers = { 'List-Unsubscribe': '<https://example.test/u/abc>', 'Feedback-ID': text(5).replace(/[\r\n]/g, '') };
-    if (i % 11 === 0) c.attachments = [{ filename: 'a.bin', content: Buffer.from(text(500)) }, { filename: 'b.txt', content: Buffer.from(text(50)), contentType: 'text/plain' }];
+    if (i % 11 === 0)
+      c.attachments = [
+        { filename: 'a.bin', content: Buffer.from(text(500)) },
+        { filename: 'b.txt', content: Buffer.from(text(50)), contentType: 'text/plain' },
+      ];
     if (i % 17 === 0) c.text = 'x'.repeat(70_000) + text(30);
     if (withoutBoundaries(await nodemailerBuild(c)) !== withoutBoundaries(await streamedBuild(mimeTree(c)))) differing++;
   }
   t.equal(differing, 0, 'no message differs');
 });
 
-t.test('the whole-body relaxed body hash equals mailauth\'s, and leaves bodies it cannot take to mailauth', async (t) => {
+t.test("the whole-body relaxed body hash equals mailauth's, and leaves bodies it cannot take to mailauth", async (t) => {
   const mailauth = (b: Buffer) => {
     const h = dkimBody('relaxed', 'sha256', false);
     h.update(b);

@@ -38,12 +38,21 @@ t.test('concurrent look-ups are answered from one query each, correctly per tena
     Promise.all([lookups.sendingDomains(a), lookups.sendingDomains(b), lookups.sendingDomains(none), lookups.sendingDomains(a)]),
     Promise.all([lookups.tenantDomains(a), lookups.tenantDomains(none)]),
   ]);
-  t.same(suppressed.slice(0, 3), [true, false, false], "a suppression belongs to its tenant only");
+  t.same(suppressed.slice(0, 3), [true, false, false], 'a suppression belongs to its tenant only');
   t.ok(suppressed.slice(3).every((s) => s === false));
-  t.same(domains.map((d) => d.map((x) => x.name)), [['a-mail.example'], ['b-mail.example'], [], ['a-mail.example']]);
+  t.same(
+    domains.map((d) => d.map((x) => x.name)),
+    [['a-mail.example'], ['b-mail.example'], [], ['a-mail.example']],
+  );
   t.same(
     added.map((d) => d.map((x) => [x.name, x.canSend]).sort()),
-    [[['a-mail.example', true], ['a-pending.example', false]], []],
+    [
+      [
+        ['a-mail.example', true],
+        ['a-pending.example', false],
+      ],
+      [],
+    ],
     'every added domain, with whether it may send (test keys may use any)',
   );
   t.equal(queries(), 2, 'one query per kind of look-up for 29 askers (sending and added domains share one)');
@@ -81,7 +90,17 @@ t.test('quota usage: one query for concurrent askers, per tenant and per month o
   const { db: counted, queries } = countingQueries();
   const lookups = createSendLookups(counted);
   const nov = new Date('2026-11-21T10:00:00Z');
-  const usages = await Promise.all([lookups.monthlyUsage(a, nov), lookups.monthlyUsage(b, nov), lookups.monthlyUsage(a, nov), lookups.monthlyUsage(a, new Date('2026-12-01T00:00:00Z'))]);
-  t.same(usages, [{ used: 12, cap: 70 }, { used: 0, cap: 70 }, { used: 12, cap: 70 }, { used: 3, cap: 70 }]);
+  const usages = await Promise.all([
+    lookups.monthlyUsage(a, nov),
+    lookups.monthlyUsage(b, nov),
+    lookups.monthlyUsage(a, nov),
+    lookups.monthlyUsage(a, new Date('2026-12-01T00:00:00Z')),
+  ]);
+  t.same(usages, [
+    { used: 12, cap: 70 },
+    { used: 0, cap: 70 },
+    { used: 12, cap: 70 },
+    { used: 3, cap: 70 },
+  ]);
   t.equal(queries(), 2, 'one query per month asked about');
 });

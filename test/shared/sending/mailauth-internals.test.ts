@@ -13,7 +13,8 @@ import { headerSigning } from '../../../shared/sending/dkim-header.js';
 /** Read when a check fails: what the upgrade must re-check. */
 const WHERE = 'see shared/sending/dkim.ts, shared/sending/mailauth-internals.d.ts and the section "Upgrading smtp-server and mailauth" of docs/architecture.md';
 
-const HEAD = 'From: Ann <ann@send.example>\r\nTo: bob@example.org\r\nSubject:  Hello   there \r\nDate: Sat, 21 Nov 2026 12:00:00 +0000\r\nMessage-ID: <m1@send.example>\r\nX-Other: not signed\r\n';
+const HEAD =
+  'From: Ann <ann@send.example>\r\nTo: bob@example.org\r\nSubject:  Hello   there \r\nDate: Sat, 21 Nov 2026 12:00:00 +0000\r\nMessage-ID: <m1@send.example>\r\nX-Other: not signed\r\n';
 const BODY = 'Hi  there \t\r\nsecond line\r\n\r\n\r\n';
 const MESSAGE = Buffer.from(`${HEAD}\r\n${BODY}`);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');
@@ -37,30 +38,74 @@ function seeded(seed: number): () => number {
   };
 }
 
-const SIGNED = 'from:to:cc:reply-to:subject:date:message-id:mime-version:content-type:content-transfer-encoding:list-unsubscribe:list-unsubscribe-post:feedback-id:in-reply-to:references';
+const SIGNED =
+  'from:to:cc:reply-to:subject:date:message-id:mime-version:content-type:content-transfer-encoding:list-unsubscribe:list-unsubscribe-post:feedback-id:in-reply-to:references';
 
-t.test('dkim-header.ts takes mailauth\'s header steps (parseHeaders, getSigningHeaderLines, relaxedHeaders, formatSignatureHeaderLine) on varied header blocks', async (t) => {
-  const random = seeded(5);
-  const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
-  const names = ['From', 'to', 'SUBJECT', 'Date', 'Message-ID', 'X-Other', 'Reply-To', 'Cc', 'List-Unsubscribe', 'Feedback-ID', 'Content-Type', 'MIME-Version', 'Received'];
-  const values = [' plain', '  two  spaces ', '\tTab\tvalue', ' folded\r\n continued', ' deep\r\n\t fold \r\n  again', ':colon', ' \xc3\xa9 raw', ' a\xa0nbsp', '', ' <https://x/u/abc>,\r\n <mailto:u@x>', ` ${'long '.repeat(30)}`];
-  let differing = 0;
-  for (let i = 0; i < 300; i++) {
-    const head = `${Array.from({ length: 1 + Math.floor(random() * 12) }, () => `${pick(names)}${pick([':', ' :', ':'])}${pick(values)}`).join('\r\n')}\r\n`;
-    const tags = { domain: pick(['send.example', 'mail.example.co.uk']), selector: pick(['mp20261121', 's1']), time: 1_790_000_000 + i, bodyHash: 'BH'.repeat(22) };
-    const ours = headerSigning(head, new Set(SIGNED.split(':')), tags);
-    const lines = getSigningHeaderLines(parseHeaders(Buffer.from(head, 'latin1')).parsed, SIGNED);
-    const theirs = generateCanonicalizedHeader('DKIM', lines, {
-      signingDomain: tags.domain, selector: tags.selector, algorithm: 'rsa-sha256', canonicalization: 'relaxed/relaxed', signTime: new Date(tags.time * 1000), bodyHash: tags.bodyHash,
-    });
-    const field = formatSignatureHeaderLine('DKIM', { ...theirs.dkimHeaderOpts, b: 'SIG'.repeat(115) }, true);
-    if (!ours.canonical.equals(theirs.canonicalizedHeader) || ours.field('SIG'.repeat(115)) !== field) differing++;
-  }
-  t.equal(differing, 0, `no header block differs: ${WHERE}`);
-});
+t.test(
+  "dkim-header.ts takes mailauth's header steps (parseHeaders, getSigningHeaderLines, relaxedHeaders, formatSignatureHeaderLine) on varied header blocks",
+  async (t) => {
+    const random = seeded(5);
+    const pick = <T>(xs: T[]) => xs[Math.floor(random() * xs.length)]!;
+    const names = [
+      'From',
+      'to',
+      'SUBJECT',
+      'Date',
+      'Message-ID',
+      'X-Other',
+      'Reply-To',
+      'Cc',
+      'List-Unsubscribe',
+      'Feedback-ID',
+      'Content-Type',
+      'MIME-Version',
+      'Received',
+    ];
+    const values = [
+      ' plain',
+      '  two  spaces ',
+      '\tTab\tvalue',
+      ' folded\r\n continued',
+      ' deep\r\n\t fold \r\n  again',
+      ':colon',
+      ' \xc3\xa9 raw',
+      ' a\xa0nbsp',
+      '',
+      ' <https://x/u/abc>,\r\n <mailto:u@x>',
+      ` ${'long '.repeat(30)}`,
+    ];
+    let differing = 0;
+    for (let i = 0; i < 300; i++) {
+      const head = `${Array.from({ length: 1 + Math.floor(random() * 12) }, () => `${pick(names)}${pick([':', ' :', ':'])}${pick(values)}`).join('\r\n')}\r\n`;
+      const tags = {
+        domain: pick(['send.example', 'mail.example.co.uk']),
+        selector: pick(['mp20261121', 's1']),
+        time: 1_790_000_000 + i,
+        bodyHash: 'BH'.repeat(22),
+      };
+      const ours = headerSigning(head, new Set(SIGNED.split(':')), tags);
+      const lines = getSigningHeaderLines(parseHeaders(Buffer.from(head, 'latin1')).parsed, SIGNED);
+      const theirs = generateCanonicalizedHeader('DKIM', lines, {
+        signingDomain: tags.domain,
+        selector: tags.selector,
+        algorithm: 'rsa-sha256',
+        canonicalization: 'relaxed/relaxed',
+        signTime: new Date(tags.time * 1000),
+        bodyHash: tags.bodyHash,
+      });
+      const field = formatSignatureHeaderLine('DKIM', { ...theirs.dkimHeaderOpts, b: 'SIG'.repeat(115) }, true);
+      if (!ours.canonical.equals(theirs.canonicalizedHeader) || ours.field('SIG'.repeat(115)) !== field) differing++;
+    }
+    t.equal(differing, 0, `no header block differs: ${WHERE}`);
+  },
+);
 
-t.test('all of them together: signMessage writes the very signature mailauth\'s public dkimSign writes (RSA PKCS#1 v1.5 is deterministic)', async (t) => {
-  const { privateKey } = generateKeyPairSync('rsa', { modulusLength: 2048, privateKeyEncoding: { type: 'pkcs8', format: 'pem' }, publicKeyEncoding: { type: 'spki', format: 'pem' } });
+t.test("all of them together: signMessage writes the very signature mailauth's public dkimSign writes (RSA PKCS#1 v1.5 is deterministic)", async (t) => {
+  const { privateKey } = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+  });
   const at = new Date('2026-11-21T12:00:00Z');
   const campaign =
     'List-Unsubscribe:\r\n <https://mp.example/u/abc.def>,\r\n <mailto:u-abc.def@mx.mp.example>\r\nList-Unsubscribe-Post: List-Unsubscribe=One-Click\r\n' +

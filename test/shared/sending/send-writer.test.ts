@@ -14,9 +14,26 @@ function pending(to: string): PendingSend {
   const at = new Date();
   return {
     send: {
-      id, tenant_id: tenantId, domain_id: null, api_key_id: null, source: 'smtp', mode: 'live', status: 'queued',
-      from_email: 'a@w.example', to_email: to, subject: 's', message_id: `${id}@mx.test`, envelope_from: 'b@mx.test',
-      gate_decisions: [], message: Buffer.from('m'), defer_until: null, status_detail: null, campaign_id: null, campaign_variant: null, contact_id: null, created_at: at,
+      id,
+      tenant_id: tenantId,
+      domain_id: null,
+      api_key_id: null,
+      source: 'smtp',
+      mode: 'live',
+      status: 'queued',
+      from_email: 'a@w.example',
+      to_email: to,
+      subject: 's',
+      message_id: `${id}@mx.test`,
+      envelope_from: 'b@mx.test',
+      gate_decisions: [],
+      message: Buffer.from('m'),
+      defer_until: null,
+      status_detail: null,
+      campaign_id: null,
+      campaign_variant: null,
+      contact_id: null,
+      created_at: at,
     },
     events: [{ tenant_id: tenantId, type: 'send', subtype: null, send_id: id, message_id: `${id}@mx.test`, recipient: to, detail: {}, occurred_at: at }],
     delivery: { startAfter: null, tenant: { status: 'active', is_sandbox: false } },
@@ -28,7 +45,11 @@ const jobsOf = async (ids: string[]) => (await sql<{ n: number }[]>`select count
 t.test("one message's recipients commit together, with their events and delivery-queue rows", async (t) => {
   const message = [pending('x@d.example'), pending('y@d.example')];
   const rows = await writer.write(message);
-  t.same(rows.map((r) => r.id), message.map((p) => p.send.id), 'one stored send each, in order');
+  t.same(
+    rows.map((r) => r.id),
+    message.map((p) => p.send.id),
+    'one stored send each, in order',
+  );
   t.equal(await jobsOf(message.map((p) => p.send.id)), 2);
 });
 

@@ -34,7 +34,10 @@ t.test('accepted sends are handed to the workers while they have room; a stop gi
   const after = await Promise.all(sends.map((s) => queued(s.id)));
   const givenBack = after.filter((r, i) => rows[i]?.claimed_at && r && !r.claimed_at && r.due_at <= new Date());
   t.equal(givenBack.length, 2, 'the two held but not started are due again, held by nobody');
-  t.ok(givenBack.every((r) => r!.due_at >= new Date(before.getTime() - 1000)), 'due now');
+  t.ok(
+    givenBack.every((r) => r!.due_at >= new Date(before.getTime() - 1000)),
+    'due now',
+  );
   t.equal(sink.rcpts.length, 2, 'only the two in flight reached the server');
 });
 

@@ -10,7 +10,10 @@ import { startSmtpSink } from '../../../helpers/smtp-sink.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
 
 const COOLDOWN_MIN = 60;
-const SPAMHAUS = (ip: string) => ({ code: 554, text: `5.7.1 Service unavailable; Client host [${ip}] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/${ip}` });
+const SPAMHAUS = (ip: string) => ({
+  code: 554,
+  text: `5.7.1 Service unavailable; Client host [${ip}] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/${ip}`,
+});
 
 const sink = await startSmtpSink(t);
 const clock = new ManualClock(new Date());
@@ -48,7 +51,7 @@ async function deliverInTurn(from: Awaited<ReturnType<typeof sender>>, n: number
   return seen;
 }
 
-t.test('deliveries go out from the members of the send\'s pool in turn, as the sink sees it', async (t) => {
+t.test("deliveries go out from the members of the send's pool in turn, as the sink sees it", async (t) => {
   const from = await sender();
   await outbound(t);
   t.same(await deliverInTurn(from, 4), ['127.0.0.2', '127.0.0.3', '127.0.0.2', '127.0.0.3']);
@@ -71,7 +74,15 @@ t.test('a Spamhaus-style 554 quarantines the address it came to: the send is def
   t.match(q, { address: blocked, pool: 'main', rule: 'dnsbl' });
   t.equal(q!.quarantined_until.getTime(), clock.now().getTime() + COOLDOWN_MIN * 60_000, 'for the cool-down, from the injected clock');
   const [event] = await sql`select kind, address, pool, rule, reply, destination, send_id from ip_watchdog_events`;
-  t.match(event, { kind: 'quarantined', address: blocked, pool: 'main', rule: 'dnsbl', reply: /blocked using zen\.spamhaus\.org/, destination: '127.0.0.1', send_id: id });
+  t.match(event, {
+    kind: 'quarantined',
+    address: blocked,
+    pool: 'main',
+    rule: 'dnsbl',
+    reply: /blocked using zen\.spamhaus\.org/,
+    destination: '127.0.0.1',
+    send_id: id,
+  });
   const [audit] = await sql`select actor_type, action, resource_id, metadata from audit_events where action = 'ip_watchdog.quarantine'`;
   t.match(audit, { actor_type: 'system', resource_id: blocked, metadata: { pool: 'main', rule: 'dnsbl', send_id: id } });
 
@@ -178,7 +189,10 @@ t.test('a sending domain or a tenant assigned to a pool sends from that pool', a
   const domain = await verifiedSendingDomain(sql, fx.ctx.vault, tenantId, 'pooled.example');
   const byDomain = { tenant: { id: tenantId, status: 'active' as const, is_sandbox: false }, domain };
   const byTenant = await sender();
-  const running = await startOutbound({ ...fx.deps, config: { ...fx.deps.config, ipPools: { ...fx.deps.config.ipPools, tenants: { [byTenant.tenant.id]: 'other' } } } });
+  const running = await startOutbound({
+    ...fx.deps,
+    config: { ...fx.deps.config, ipPools: { ...fx.deps.config.ipPools, tenants: { [byTenant.tenant.id]: 'other' } } },
+  });
   t.teardown(() => running.stop());
   t.same(await deliverInTurn(byDomain, 2), ['127.0.0.4', '127.0.0.4'], 'pooled.example is in pool other');
   t.same(await deliverInTurn(byTenant, 1), ['127.0.0.4'], 'the tenant is in pool other');

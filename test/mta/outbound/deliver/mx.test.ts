@@ -64,7 +64,7 @@ t.test('an MX host that cannot be reached is skipped for the next one', async (t
   t.equal(sink.messages.length, 1);
 });
 
-t.test('without an MX record the domain\'s own address is used (implicit MX)', async (t) => {
+t.test("without an MX record the domain's own address is used (implicit MX)", async (t) => {
   const { domain, to } = recipient();
   dns.setA(domain, ['127.0.0.1']);
   const { id } = await send(from, { to });

@@ -39,7 +39,10 @@ t.test('a 4xx defers on the retry curve, and the retry delivers', async (t) => {
   clock.advance(5 * MIN);
   await release(id);
   await settled(id, ['delivered']);
-  t.same((await listAttempts(sql, id)).map((a) => a.outcome), ['deferred', 'delivered']);
+  t.same(
+    (await listAttempts(sql, id)).map((a) => a.outcome),
+    ['deferred', 'delivered'],
+  );
   t.equal(sink.messages.length, 1);
 });
 
@@ -69,7 +72,7 @@ t.test('5.1.1 is a hard bounce that suppresses the recipient; 5.7.1 is soft and 
   sink.answerFor(softTo, { code: 550, text: '5.7.1 Message rejected as spam', at: 'data' });
   const hard = await send(from, { to: hardTo });
   const soft = await send(from, { to: softTo });
-  const hardRow = await settled(hard.id, ["bounced"]);
+  const hardRow = await settled(hard.id, ['bounced']);
   t.equal(hardRow.status_detail, '550 5.1.1 <nobody>: Recipient address rejected: User unknown');
   const hardEvent = (await events(hard.id)).find((e) => e.type === 'bounce');
   t.match(hardEvent, { subtype: 'hard', detail: { smtp_code: 550, enhanced_code: '5.1.1' } });
@@ -77,10 +80,16 @@ t.test('5.1.1 is a hard bounce that suppresses the recipient; 5.7.1 is soft and 
   t.match(suppression, { email: hard.to, reason: 'hard_bounce', source: 'bounce', detail: /5\.1\.1/, message_id: hard.id });
 
   await settled(soft.id, ['bounced']);
-  t.match((await events(soft.id)).find((e) => e.type === 'bounce'), { subtype: 'soft', detail: { enhanced_code: '5.7.1' } });
+  t.match(
+    (await events(soft.id)).find((e) => e.type === 'bounce'),
+    { subtype: 'soft', detail: { enhanced_code: '5.7.1' } },
+  );
   t.equal((await sql`select 1 from suppressions where tenant_id = ${from.tenant.id} and email = ${soft.to}`).length, 0);
   t.equal(sink.messages.length, 0);
-  t.same((await listAttempts(sql, hard.id)).map((a) => a.outcome), ['bounced']);
+  t.same(
+    (await listAttempts(sql, hard.id)).map((a) => a.outcome),
+    ['bounced'],
+  );
 });
 
 t.test('a warm-up deferral is re-checked at wake-up: over the cap again, suppressed meanwhile, then allowed', async (t) => {
@@ -113,6 +122,13 @@ t.test('a warm-up deferral is re-checked at wake-up: over the cap again, suppres
   await release(a.id);
   await settled(a.id, ['delivered']);
   t.equal(await dailyCount(sql, from.tenant.id, from.domain.id, utcDay(clock.now())), 1, 'counted on the new day');
-  t.equal((await monthlyUsage(sql, from.tenant.id, new Date(`${today}T12:00:00Z`))).used, 1, 'the quota counts the delivered send once (at acceptance); the dropped one was given back');
-  t.same(sink.rcpts.map((r) => r.to), [a.to]);
+  t.equal(
+    (await monthlyUsage(sql, from.tenant.id, new Date(`${today}T12:00:00Z`))).used,
+    1,
+    'the quota counts the delivered send once (at acceptance); the dropped one was given back',
+  );
+  t.same(
+    sink.rcpts.map((r) => r.to),
+    [a.to],
+  );
 });

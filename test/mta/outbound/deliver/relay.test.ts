@@ -36,7 +36,10 @@ t.test('a message arrives byte for byte, DKIM-valid, from the VERP address, over
   t.equal(verified.results[0]?.status.result, 'pass', 'the DKIM signature verifies at the receiver');
   const [attempt] = await listAttempts(sql, id);
   t.match(attempt, { outcome: 'delivered', remote_host: '127.0.0.1', smtp_code: 250 });
-  t.same((await events(id)).map((e) => e.type), ['send', 'delivered']);
+  t.same(
+    (await events(id)).map((e) => e.type),
+    ['send', 'delivered'],
+  );
   t.equal(await queued(id), undefined, 'out of the delivery queue with its outcome');
 });
 
@@ -103,4 +106,3 @@ t.test('a test-mode send never reaches the sink, even with a row in the delivery
   t.same(sink.rcpts, []);
   t.equal(sink.stats().opened, 0);
 });
-

@@ -29,11 +29,22 @@ const options = { relay: undefined, port: 25 };
 
 t.test('MX hosts in preference order, addresses looked up only when a host is reached', async (t) => {
   const dns = resolver({
-    mx: { 'dest.example': [{ exchange: 'mx2.dest.example', priority: 20 }, { exchange: 'mx1.dest.example', priority: 10 }] },
+    mx: {
+      'dest.example': [
+        { exchange: 'mx2.dest.example', priority: 20 },
+        { exchange: 'mx1.dest.example', priority: 10 },
+      ],
+    },
     a: { 'mx1.dest.example': ['192.0.2.1'] },
   });
   const route = await resolveRoute(dns, 'dest.example', options);
-  t.same(route, { kind: 'hops', hops: [{ host: 'mx1.dest.example', port: 25 }, { host: 'mx2.dest.example', port: 25 }] });
+  t.same(route, {
+    kind: 'hops',
+    hops: [
+      { host: 'mx1.dest.example', port: 25 },
+      { host: 'mx2.dest.example', port: 25 },
+    ],
+  });
   t.same(dns.asked, ['MX dest.example']);
   if (route.kind !== 'hops') return;
   t.same(await hopAddresses(dns, route.hops[0]!), ['192.0.2.1']);
@@ -41,9 +52,20 @@ t.test('MX hosts in preference order, addresses looked up only when a host is re
 });
 
 t.test('equal preferences come in random order, below better ones', async (t) => {
-  const dns = resolver({ mx: { 'd.example': [{ exchange: 'a.d.example', priority: 5 }, { exchange: 'b.d.example', priority: 5 }, { exchange: 'c.d.example', priority: 1 }] } });
+  const dns = resolver({
+    mx: {
+      'd.example': [
+        { exchange: 'a.d.example', priority: 5 },
+        { exchange: 'b.d.example', priority: 5 },
+        { exchange: 'c.d.example', priority: 1 },
+      ],
+    },
+  });
   /** Hands out the given draws in order (one per record, in the order DNS gave them). */
-  const draws = (...values: number[]) => () => values.shift() ?? 0;
+  const draws =
+    (...values: number[]) =>
+    () =>
+      values.shift() ?? 0;
   const order = async (random: () => number) => {
     const route = await resolveRoute(dns, 'd.example', { ...options, random });
     return route.kind === 'hops' ? route.hops.map((h) => h.host[0]).join('') : '';
@@ -55,7 +77,10 @@ t.test('equal preferences come in random order, below better ones', async (t) =>
 
 t.test('no MX: the domain itself, if it has an address; neither: a permanent failure', async (t) => {
   const dns = resolver({ a: { 'plain.example': ['192.0.2.7', '2001:db8::7'] } });
-  t.same(await resolveRoute(dns, 'plain.example', options), { kind: 'hops', hops: [{ host: 'plain.example', port: 25, addresses: ['192.0.2.7', '2001:db8::7'] }] });
+  t.same(await resolveRoute(dns, 'plain.example', options), {
+    kind: 'hops',
+    hops: [{ host: 'plain.example', port: 25, addresses: ['192.0.2.7', '2001:db8::7'] }],
+  });
   const none = await resolveRoute(dns, 'nothing.example', options);
   t.match(none, { kind: 'fail', outcome: { kind: 'unroutable', enhanced: '5.1.2' } });
 });
@@ -78,7 +103,10 @@ t.test('a DNS failure is temporary, never "no MX"', async (t) => {
 
 t.test('a relay replaces MX routing; a named relay is left to the system resolver', async (t) => {
   const dns = resolver({});
-  t.same(await resolveRoute(dns, 'dest.example', { relay: '127.0.0.1:2525', port: 25 }), { kind: 'hops', hops: [{ host: '127.0.0.1', port: 2525, addresses: ['127.0.0.1'] }] });
+  t.same(await resolveRoute(dns, 'dest.example', { relay: '127.0.0.1:2525', port: 25 }), {
+    kind: 'hops',
+    hops: [{ host: '127.0.0.1', port: 2525, addresses: ['127.0.0.1'] }],
+  });
   const named = await resolveRoute(dns, 'dest.example', { relay: 'smarthost.internal', port: 25 });
   t.same(named, { kind: 'hops', hops: [{ host: 'smarthost.internal', port: 25, systemResolved: true }] });
   if (named.kind === 'hops') t.same(await hopAddresses(dns, named.hops[0]!), ['smarthost.internal']);

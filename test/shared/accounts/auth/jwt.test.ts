@@ -20,7 +20,13 @@ t.test('each verifier accepts its own kind only', async (t) => {
   const mailboxId = '0b9c4d2e-1f3a-4b5c-8d6e-7f8091a2b3c4';
   const tenantId = '5a1d2c3b-4e5f-4a6b-9c7d-8e9f0a1b2c3d';
   const mailbox = await jwt.issueMailbox({ mailboxId, tenantId, ttlSeconds: 86_400, now });
-  t.same(await jwt.verifyMailbox(mailbox.token, now), { mailboxId, tenantId, issuedAt: now.getTime() / 1000, issuedAtMs: now.getTime(), expiresAt: now.getTime() / 1000 + 86_400 });
+  t.same(await jwt.verifyMailbox(mailbox.token, now), {
+    mailboxId,
+    tenantId,
+    issuedAt: now.getTime() / 1000,
+    issuedAtMs: now.getTime(),
+    expiresAt: now.getTime() / 1000 + 86_400,
+  });
   t.equal(await jwt.verify(mailbox.token, now), undefined, 'not a user session');
   const user = await jwt.issue({ userId: mailboxId, tenantId, ttlSeconds: 3600, now });
   t.equal(await jwt.verifyMailbox(user.token, now), undefined, 'a user session is not a mailbox session');
@@ -56,7 +62,11 @@ t.test('a token without exp (or iat) is refused by every verifier, though signed
     const what = omit.exp ? 'exp' : 'iat';
     t.equal(await jwt.verify(await forge('mailpath-api', {}, omit), now), undefined, `session without ${what}`);
     t.equal(await jwt.verifyMailbox(await forge('mailpath-mailbox', { mbx: userId }, omit), now), undefined, `mailbox session without ${what}`);
-    t.equal(await jwt.verifyTotpChallenge(await forge('mailpath-totp-challenge', { pur: 'totp_challenge' }, omit), now), undefined, `2FA challenge without ${what}`);
+    t.equal(
+      await jwt.verifyTotpChallenge(await forge('mailpath-totp-challenge', { pur: 'totp_challenge' }, omit), now),
+      undefined,
+      `2FA challenge without ${what}`,
+    );
   }
   const farFuture = new Date('2099-01-01T00:00:00Z');
   t.equal(await jwt.verify(await forge('mailpath-api', {}, { exp: true }), farFuture), undefined, 'so it can never outlive its purpose');

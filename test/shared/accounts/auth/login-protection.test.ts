@@ -4,7 +4,16 @@ import { ManualClock } from '../../../../shared/kernel/clock.js';
 import { loadConfig } from '../../../../shared/config/index.js';
 import { connect, type Sql } from '../../../../shared/db/connection.js';
 import { createLogger } from '../../../../shared/kernel/log.js';
-import { accountKey, addressKey, assertNotLocked, clearAccountFailures, lockedFor, recordFailure, submissionAddressKey, type ProtectionDeps } from '../../../../shared/accounts/auth/login-protection.js';
+import {
+  accountKey,
+  addressKey,
+  assertNotLocked,
+  clearAccountFailures,
+  lockedFor,
+  recordFailure,
+  submissionAddressKey,
+  type ProtectionDeps,
+} from '../../../../shared/accounts/auth/login-protection.js';
 import type { TestLike } from '../../../helpers/app.js';
 import { createTestDatabase } from '../../../helpers/db.js';
 
@@ -82,9 +91,19 @@ t.test('clearing forgets an account; spent rows are swept', async (t) => {
 
 t.test('the settings come from config/auth.yaml and are validated', async (t) => {
   const auth = loadConfig({}).auth;
-  t.same(auth.login_protection, { window_seconds: 900, max_failures_per_account: 5, max_failures_per_address: 20, max_failures_per_submission_address: 10, lockout_seconds: 30, max_lockout_seconds: 900 });
+  t.same(auth.login_protection, {
+    window_seconds: 900,
+    max_failures_per_account: 5,
+    max_failures_per_address: 20,
+    max_failures_per_submission_address: 10,
+    lockout_seconds: 30,
+    max_lockout_seconds: 900,
+  });
   t.same(auth.totp, { session_ttl_seconds: 300, window_steps: 1 });
   t.same(auth.password_reset, { token_ttl_seconds: 3600, min_response_ms: 400, max_emails_per_hour: 5 });
-  t.throws(() => loadConfig({ MAILPATH_CONFIG__AUTH__LOGIN_PROTECTION__MAX_FAILURES_PER_ACCOUNT: '0' }), { name: 'ConfigError', message: /login_protection\.max_failures_per_account/ });
+  t.throws(() => loadConfig({ MAILPATH_CONFIG__AUTH__LOGIN_PROTECTION__MAX_FAILURES_PER_ACCOUNT: '0' }), {
+    name: 'ConfigError',
+    message: /login_protection\.max_failures_per_account/,
+  });
   t.throws(() => loadConfig({ MAILPATH_CONFIG__AUTH__TOTP__WINDOW_STEPS: '99' }), { name: 'ConfigError', message: /totp\.window_steps/ });
 });

@@ -27,7 +27,8 @@ t.test('a code matches its own step within the window, never beyond it or at or 
   t.equal(await matchTotpStep(secret, await codeOf(0), at, 1, step), undefined, 'the last used step is a replay');
   t.equal(await matchTotpStep(secret, await codeOf(-1), at, 1, step), undefined, 'so is an earlier one');
   t.equal(await matchTotpStep(secret, await codeOf(1), at, 1, step), step + 1, 'a later step is fine');
-  for (const bad of ['', '12345', '1234567', 'abcdef', ' 123456']) t.equal(await matchTotpStep(secret, bad, at, 1, null), undefined, `malformed ${JSON.stringify(bad)}`);
+  for (const bad of ['', '12345', '1234567', 'abcdef', ' 123456'])
+    t.equal(await matchTotpStep(secret, bad, at, 1, null), undefined, `malformed ${JSON.stringify(bad)}`);
   t.equal(await totpCodeAt(secret, at), await codeOf(0));
 });
 
@@ -36,7 +37,7 @@ t.test('the otpauth URL names the issuer and the account', async (t) => {
   t.equal(url, 'otpauth://totp/Mailpath:ann%2B2fa%40example.test?secret=JBSWY3DPEHPK3PXP&issuer=Mailpath');
 });
 
-t.test("a sealed secret opens for its user only", async (t) => {
+t.test('a sealed secret opens for its user only', async (t) => {
   const vault = new SealedBox(randomBytes(32));
   const sealed = sealTotpSecret(vault, 'user-a', 'JBSWY3DPEHPK3PXP');
   t.equal(openTotpSecret(vault, 'user-a', sealed), 'JBSWY3DPEHPK3PXP');
@@ -59,5 +60,12 @@ t.test('recovery codes: 8 distinct, typed loosely, matched against bcrypt hashes
   t.equal(await matchRecoveryCode(codes[5]!, stored), 'id-5');
   t.equal(await matchRecoveryCode(codes[5]!.toUpperCase().replace('-', ''), stored), 'id-5');
   t.equal(await matchRecoveryCode('abcde-fghjk', stored), undefined);
-  t.equal(await matchRecoveryCode(codes[5]!, stored.filter((s) => s.id !== 'id-5')), undefined, 'a used (removed) code matches nothing');
+  t.equal(
+    await matchRecoveryCode(
+      codes[5]!,
+      stored.filter((s) => s.id !== 'id-5'),
+    ),
+    undefined,
+    'a used (removed) code matches nothing',
+  );
 });

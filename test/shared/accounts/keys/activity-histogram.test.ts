@@ -54,9 +54,9 @@ t.test('empty → null; the open bucket reports its lower bound', async (t) => {
   t.equal(percentile(histogram([60_000, 70_000]), 0.95), 10_000);
 });
 
-t.test('on pseudo-random latencies the estimate stays within the true p95\'s bucket', async (t) => {
+t.test("on pseudo-random latencies the estimate stays within the true p95's bucket", async (t) => {
   let seed = 42;
-  const random = () => ((seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31);
+  const random = () => (seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31) / 2 ** 31;
   for (let round = 0; round < 50; round++) {
     const values = Array.from({ length: 200 + round * 10 }, () => Math.round(Math.exp(random() * 8) * 100) / 100);
     const truth = exact(values, 0.95);

@@ -25,9 +25,11 @@ async function setup(t: TestLike): Promise<{ sql: Sql; keyA: string; keyB: strin
   });
   const tenant = await insertTenant(sql);
   const key = async (name: string) =>
-    (await sql<{ id: string }[]>`
+    (
+      await sql<{ id: string }[]>`
       insert into api_keys (tenant_id, name, prefix, mode, key_hash) values (${tenant}, ${name}, 'mp_live_x', 'live', ${randomBytes(16).toString('hex')})
-      returning id`)[0]!.id;
+      returning id`
+    )[0]!.id;
   return { sql, keyA: await key('a'), keyB: await key('b') };
 }
 
@@ -58,7 +60,10 @@ t.test('calls are counted per key, minute, route and status, with latency sums a
   t.equal(Number(first.latency_ms_sum), 43);
   t.equal(first.latency_buckets[bucketIndex(3)], 1);
   t.equal(first.latency_buckets[bucketIndex(40)], 1);
-  t.equal(first.latency_buckets.reduce((a, b) => a + b, 0), 2);
+  t.equal(
+    first.latency_buckets.reduce((a, b) => a + b, 0),
+    2,
+  );
 
   // A second batch adds onto the same rows, bucket by bucket.
   call(keyA, 3000, 'GET /whoami', 200, 40);
@@ -70,7 +75,13 @@ t.test('calls are counted per key, minute, route and status, with latency sums a
 
   const clients = await sql<{ client_ip: string; count: number; day: Date }[]>`
     select client_ip, count, day from api_key_client_days where key_id = ${keyA} order by client_ip`;
-  t.same(clients.map((c) => [c.client_ip, c.count]), [['10.0.0.1', 4], ['10.0.0.2', 1]]);
+  t.same(
+    clients.map((c) => [c.client_ip, c.count]),
+    [
+      ['10.0.0.1', 4],
+      ['10.0.0.2', 1],
+    ],
+  );
 });
 
 t.test('a flush waits for calls still being attributed; an attribution to no key records nothing', async (t) => {
@@ -98,7 +109,8 @@ t.test('two recorders (two processes) flushing the same rows at once add up exac
   const { sql, keyA } = await setup(t);
   const recorders = [new KeyActivityRecorder(sql, log, 60_000), new KeyActivityRecorder(sql, log, 60_000)];
   for (let round = 0; round < 5; round++) {
-    for (const r of recorders) for (let i = 0; i < 50; i++) r.record({ keyId: keyA, at: at(i * 100), route: `GET /r${i % 5}`, status: 200, latencyMs: 1, ip: '10.0.0.1' });
+    for (const r of recorders)
+      for (let i = 0; i < 50; i++) r.record({ keyId: keyA, at: at(i * 100), route: `GET /r${i % 5}`, status: 200, latencyMs: 1, ip: '10.0.0.1' });
     await Promise.all(recorders.map((r) => r.flush()));
   }
   const [total] = await sql<{ n: number }[]>`select sum(count)::int as n from api_key_activity`;
@@ -124,7 +136,11 @@ t.test('a failed write keeps the counts for the next flush; a deleted key is ski
   await sql`delete from api_keys where id = ${keyB}`;
   await recorder.flush();
   const written = await rows(sql);
-  t.same(written.map((r) => [r.key_id, r.count]), [[keyA, 2]], 'both calls of key A; the deleted key B dropped without failing the batch');
+  t.same(
+    written.map((r) => [r.key_id, r.count]),
+    [[keyA, 2]],
+    'both calls of key A; the deleted key B dropped without failing the batch',
+  );
 });
 
 t.test('pruning deletes minute rows and client days before the cut-off only', async (t) => {
@@ -138,6 +154,9 @@ t.test('pruning deletes minute rows and client days before the cut-off only', as
   const deleted = await pruneKeyActivity(sql, new Date(t0.getTime() - 31 * day));
   t.same(deleted, { minutes: 2, clients: 2 });
   const left = await sql<{ client_ip: string }[]>`select client_ip from api_key_client_days order by client_ip`;
-  t.same(left.map((r) => r.client_ip), ['10.0.0.0', '10.0.0.30']);
+  t.same(
+    left.map((r) => r.client_ip),
+    ['10.0.0.0', '10.0.0.30'],
+  );
   t.equal((await rows(sql)).length, 2);
 });

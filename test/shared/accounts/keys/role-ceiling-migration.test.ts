@@ -24,7 +24,10 @@ t.teardown(async () => {
 
 t.test("existing keys get their maker's current role as a ceiling, at least developer", async (t) => {
   const all = loadMigrations();
-  await migrate(sql, all.filter((m) => m.version < CEILING));
+  await migrate(
+    sql,
+    all.filter((m) => m.version < CEILING),
+  );
   const tenant = await insertTenant(sql);
   const user = async (role: string) => {
     const [row] = await sql<{ id: string }[]>`
@@ -44,7 +47,13 @@ t.test("existing keys get their maker's current role as a ceiling, at least deve
     demoted: await key(await user('viewer')),
     orphan: await key(null),
   };
-  t.same(await migrate(sql, all.filter((m) => m.version === CEILING)), [CEILING]);
+  t.same(
+    await migrate(
+      sql,
+      all.filter((m) => m.version === CEILING),
+    ),
+    [CEILING],
+  );
   const ceilings = new Map((await sql<{ id: string; role_ceiling: string }[]>`select id, role_ceiling from api_keys`).map((r) => [r.id, r.role_ceiling]));
   t.equal(ceilings.get(keys.owner), 'owner');
   t.equal(ceilings.get(keys.admin), 'admin');

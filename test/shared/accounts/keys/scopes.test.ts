@@ -6,11 +6,23 @@ import { AppError } from '../../../../shared/kernel/errors.js';
 
 t.test('the catalogue holds every scope the spec names', async (t) => {
   const expected = [
-    'campaigns:read', 'campaigns:write', 'contacts:read', 'contacts:write', 'lists:read', 'lists:write',
-    'templates:read', 'templates:write', 'domains:read', 'domains:write', 'suppressions:write', 'events:read',
+    'campaigns:read',
+    'campaigns:write',
+    'contacts:read',
+    'contacts:write',
+    'lists:read',
+    'lists:write',
+    'templates:read',
+    'templates:write',
+    'domains:read',
+    'domains:write',
+    'suppressions:write',
+    'events:read',
     'reputation:read',
     // Named by the spec's scope reference in addition to the create/update list.
-    'transactional:send', 'suppressions:read', 'audit:export',
+    'transactional:send',
+    'suppressions:read',
+    'audit:export',
   ];
   t.same([...SCOPES].sort(), expected.sort());
   for (const s of expected) t.ok(isScope(s), `${s} is a scope`);
@@ -47,7 +59,10 @@ t.test('scope rules: one scope, several, unrestricted and any key', async (t) =>
   t.equal(scopeRefusal(['audit:export'], 'audit:export'), undefined);
   t.equal(scopeRefusal(['transactional:send'], 'audit:export'), 'this API key lacks the audit:export scope');
   t.equal(scopeRefusal(['campaigns:read', 'audit:export'], ['campaigns:read', 'audit:export']), undefined);
-  t.equal(scopeRefusal(['campaigns:read'], ['campaigns:read', 'audit:export']), 'this API key lacks the audit:export scope (it needs campaigns:read and audit:export)');
+  t.equal(
+    scopeRefusal(['campaigns:read'], ['campaigns:read', 'audit:export']),
+    'this API key lacks the audit:export scope (it needs campaigns:read and audit:export)',
+  );
   t.match(scopeRefusal(['events:read'], ['campaigns:read', 'audit:export']), 'lacks the campaigns:read and audit:export scopes');
   t.match(scopeRefusal(['campaigns:read', 'audit:export'], 'unrestricted'), 'needs a user session or an API key without scope restrictions');
   t.equal(scopeRefusal(['transactional:send'], 'any_key'), undefined);

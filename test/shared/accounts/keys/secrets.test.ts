@@ -24,7 +24,7 @@ t.test('the lookup hash is the lowercase hex SHA-256 of the whole key', async (t
   t.equal(hash, createHash('sha256').update(key).digest('hex'));
   t.match(hash, /^[0-9a-f]{64}$/);
   t.equal(hashApiKey(key), hash, 'deterministic');
-  t.not(hashApiKey(key + 'x'), hash, 'a different key hashes differently');
+  t.not(hashApiKey(`${key}x`), hash, 'a different key hashes differently');
   // The mode prefix is part of what is hashed: a test key never matches the live key with the same random part.
   const random = key.slice('mp_live_'.length);
   t.not(hashApiKey(`mp_test_${random}`), hash, 'the same random part under the other mode hashes differently');

@@ -29,6 +29,13 @@ t.test('one signing key, sealed, made once under concurrency', async (t) => {
   await t.rejects(currentSigningKey({ sql: a, vault: new SealedBox(randomBytes(32)) }), /different master key/, 'another master key cannot open it');
 
   // A token signed with the key but never recorded (not issued here) is unknown.
-  const unrecorded = await signLicense(keys[0]!, { id: randomUUID(), plan_id: 'pro', tenant_id: null, issued_at: new Date(), expires_at: null, issuer: 'https://x.test' });
+  const unrecorded = await signLicense(keys[0]!, {
+    id: randomUUID(),
+    plan_id: 'pro',
+    tenant_id: null,
+    issued_at: new Date(),
+    expires_at: null,
+    issuer: 'https://x.test',
+  });
   t.same(await validateLicenseKey({ sql: a, clock: new ManualClock() }, unrecorded), { valid: false, reason: 'unknown' });
 });

@@ -40,7 +40,11 @@ t.test('owners manage everyone, admins everyone but owners, others nobody', asyn
 t.test('requireRole refuses users below the role, and keys above their ceiling, with 403 forbidden', async (t) => {
   const tenant = { id: 't', name: 'T', slug: 't', plan_id: 'free', is_sandbox: false, is_super_admin: false, status: 'active' as const };
   const user = (role: UserRole): Principal => ({
-    kind: 'user', tenant, user: { id: 'u', email: 'u@example.test', role, is_super_admin: false, first_name: null }, key: undefined, scopes: [],
+    kind: 'user',
+    tenant,
+    user: { id: 'u', email: 'u@example.test', role, is_super_admin: false, first_name: null },
+    key: undefined,
+    scopes: [],
   });
   t.doesNotThrow(() => requireRole(user('owner'), 'owner'));
   t.doesNotThrow(() => requireRole(user('admin'), 'developer'));
@@ -49,7 +53,13 @@ t.test('requireRole refuses users below the role, and keys above their ceiling, 
   t.equal(err.slug, 'forbidden');
   t.equal(err.status, 403);
   t.match(err.message, 'needs the admin role or higher; your role is developer');
-  const key = (role: UserRole): Principal => ({ kind: 'api_key', tenant, user: undefined, key: { id: 'k', name: 'k', prefix: 'p', mode: 'live', scopes: [], role }, scopes: [] });
+  const key = (role: UserRole): Principal => ({
+    kind: 'api_key',
+    tenant,
+    user: undefined,
+    key: { id: 'k', name: 'k', prefix: 'p', mode: 'live', scopes: [], role },
+    scopes: [],
+  });
   t.doesNotThrow(() => requireRole(key('owner'), 'owner'), "an owner's key reaches owner routes");
   t.doesNotThrow(() => requireRole(key('developer'), 'developer'));
   const keyErr = t.throws(() => requireRole(key('admin'), 'owner')) as unknown as AppError;

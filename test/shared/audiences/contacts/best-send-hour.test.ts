@@ -18,7 +18,9 @@ const NOW = new Date('2026-06-15T12:00:00Z');
 const hoursAgo = (h: number) => new Date(NOW.getTime() - h * 3_600_000);
 
 async function contact(tenantId: string, email: string): Promise<string> {
-  const [row] = await sql<{ id: string }[]>`insert into contacts (tenant_id, email, created_at, updated_at) values (${tenantId}, ${email}, ${NOW}, ${NOW}) returning id`;
+  const [row] = await sql<
+    { id: string }[]
+  >`insert into contacts (tenant_id, email, created_at, updated_at) values (${tenantId}, ${email}, ${NOW}, ${NOW}) returning id`;
   return row!.id;
 }
 

@@ -40,15 +40,30 @@ async function counts(tenantId: string): Promise<Record<string, number>> {
 
 t.test('one statement inserts new addresses and merges into live contacts, in input order', async (t) => {
   const tenant = await insertTenant(sql);
-  await upsertContacts(sql, tenant, [write({ email: 'live@example.com', first_name: 'Liv', city: 'Oslo', custom_fields: { plan: 'free', seats: '2' } })], { onExisting: 'update', at: AT });
+  await upsertContacts(sql, tenant, [write({ email: 'live@example.com', first_name: 'Liv', city: 'Oslo', custom_fields: { plan: 'free', seats: '2' } })], {
+    onExisting: 'update',
+    at: AT,
+  });
   const { db, queries } = await counting();
-  const results = await upsertContacts(db, tenant, [
-    write({ email: 'new1@example.com', last_name: 'One', status: 'unsubscribed' }),
-    write({ email: 'LIVE@example.com', city: null, country: 'NO', custom_fields: { plan: 'pro', seats: '' } }),
-    write({ email: 'new2@example.com' }),
-  ], { onExisting: 'update', at: LATER });
+  const results = await upsertContacts(
+    db,
+    tenant,
+    [
+      write({ email: 'new1@example.com', last_name: 'One', status: 'unsubscribed' }),
+      write({ email: 'LIVE@example.com', city: null, country: 'NO', custom_fields: { plan: 'pro', seats: '' } }),
+      write({ email: 'new2@example.com' }),
+    ],
+    { onExisting: 'update', at: LATER },
+  );
   t.equal(queries(), 1, 'one statement for the batch');
-  t.same(results.map((r) => [r.email, r.outcome]), [['new1@example.com', 'inserted'], ['live@example.com', 'updated'], ['new2@example.com', 'inserted']]);
+  t.same(
+    results.map((r) => [r.email, r.outcome]),
+    [
+      ['new1@example.com', 'inserted'],
+      ['live@example.com', 'updated'],
+      ['new2@example.com', 'inserted'],
+    ],
+  );
   const live = await rowOf(tenant, 'live@example.com');
   t.equal(results[1]!.id, live.id);
   t.match(live, { first_name: 'Liv', city: null, country: 'NO', status: 'active', created_at: AT, updated_at: LATER });
@@ -59,20 +74,37 @@ t.test('one statement inserts new addresses and merges into live contacts, in in
 
 t.test("onExisting 'skip' leaves live contacts as they were; deleted and erased ones are made anew in their row", async (t) => {
   const tenant = await insertTenant(sql);
-  const [kept, gone, erased] = await upsertContacts(sql, tenant, [
-    write({ email: 'kept@example.com', first_name: 'Kept', status: 'unsubscribed' }),
-    write({ email: 'gone@example.com', first_name: 'Gone', custom_fields: { plan: 'x' } }),
-    write({ email: 'erased@example.com', first_name: 'Erased' }),
-  ], { onExisting: 'update', at: AT });
+  const [kept, gone, erased] = await upsertContacts(
+    sql,
+    tenant,
+    [
+      write({ email: 'kept@example.com', first_name: 'Kept', status: 'unsubscribed' }),
+      write({ email: 'gone@example.com', first_name: 'Gone', custom_fields: { plan: 'x' } }),
+      write({ email: 'erased@example.com', first_name: 'Erased' }),
+    ],
+    { onExisting: 'update', at: AT },
+  );
   await sql`update contacts set status = 'deleted' where id = ${gone!.id}`;
   await sql`update contacts set status = 'deleted', email = null, first_name = null, erased_at = ${AT} where id = ${erased!.id}`;
 
-  const results = await upsertContacts(sql, tenant, [
-    write({ email: 'kept@example.com', first_name: 'Changed', status: 'active' }),
-    write({ email: 'gone@example.com', last_name: 'Back' }),
-    write({ email: 'erased@example.com', status: 'unsubscribed' }),
-  ], { onExisting: 'skip', at: LATER });
-  t.same(results.map((r) => [r.id, r.outcome]), [[kept!.id, 'skipped'], [gone!.id, 'inserted'], [erased!.id, 'inserted']]);
+  const results = await upsertContacts(
+    sql,
+    tenant,
+    [
+      write({ email: 'kept@example.com', first_name: 'Changed', status: 'active' }),
+      write({ email: 'gone@example.com', last_name: 'Back' }),
+      write({ email: 'erased@example.com', status: 'unsubscribed' }),
+    ],
+    { onExisting: 'skip', at: LATER },
+  );
+  t.same(
+    results.map((r) => [r.id, r.outcome]),
+    [
+      [kept!.id, 'skipped'],
+      [gone!.id, 'inserted'],
+      [erased!.id, 'inserted'],
+    ],
+  );
   t.match(await rowOf(tenant, 'kept@example.com'), { first_name: 'Kept', status: 'unsubscribed', updated_at: AT });
   const back = await rowOf(tenant, 'gone@example.com');
   t.match(back, { first_name: null, last_name: 'Back', status: 'active', created_at: LATER }, 'fields replaced, not merged');
@@ -93,7 +125,10 @@ t.test('unsubscribed_at: kept while unsubscribed, never cleared by an upsert; re
   await upsertContacts(sql, tenant, [write({ email: 'v@example.com', status: 'active' })], { onExisting: 'update', at: AT });
   await upsertContacts(sql, tenant, [write({ email: 'v@example.com', status: 'unsubscribed' })], { onExisting: 'update', at: LATER });
   t.match(await rowOf(tenant, 'v@example.com'), { status: 'unsubscribed', unsubscribed_at: LATER }, 'active to unsubscribed stamps it');
-  await t.rejects(upsertContacts(sql, tenant, [write({ email: 'a@example.com' }), write({ email: 'A@example.com' })], { onExisting: 'update', at: AT }), /distinct/);
+  await t.rejects(
+    upsertContacts(sql, tenant, [write({ email: 'a@example.com' }), write({ email: 'A@example.com' })], { onExisting: 'update', at: AT }),
+    /distinct/,
+  );
   t.same(await upsertContacts(sql, tenant, [], { onExisting: 'update', at: AT }), []);
 });
 
@@ -105,7 +140,10 @@ t.test('findContactsByEmails: by hash, erased rows included, scoped to the tenan
   const found = await findContactsByEmails(sql, a, ['x@example.com', 'y@example.com', 'z@example.com', 'none@example.com']);
   t.same(
     found.sort((p, q) => p.email.localeCompare(q.email)),
-    [{ id: x!.id, email: 'x@example.com', status: 'active', erased: false }, { id: y!.id, email: 'y@example.com', status: 'deleted', erased: true }],
+    [
+      { id: x!.id, email: 'x@example.com', status: 'active', erased: false },
+      { id: y!.id, email: 'y@example.com', status: 'deleted', erased: true },
+    ],
   );
   t.same(await findContactsByEmails(sql, a, []), []);
 });

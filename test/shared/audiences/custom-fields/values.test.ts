@@ -40,7 +40,11 @@ t.test('each type refuses what is not its form, naming the path', async (t) => {
     [field('phone'), 'call me'],
   ];
   for (const [f, value, source] of bad) {
-    t.throws(() => checkValue(f, value, 'custom_fields.f', source), { slug: 'validation_error', message: /^custom_fields\.f/ }, `${f.type} refuses ${JSON.stringify(value)}`);
+    t.throws(
+      () => checkValue(f, value, 'custom_fields.f', source),
+      { slug: 'validation_error', message: /^custom_fields\.f/ },
+      `${f.type} refuses ${JSON.stringify(value)}`,
+    );
   }
 });
 
@@ -49,9 +53,17 @@ t.test('a custom_fields object: unknown keys, required fields, removal', async (
   t.same(checkCustomFields(catalog, { age: 30, plan: 'pro' }, { creating: true }), { set: { age: 30, plan: 'pro' }, remove: [] });
   t.throws(() => checkCustomFields(catalog, { age: 30 }, { creating: true }), { message: /^custom_fields\.plan: is required/ });
   t.same(checkCustomFields(catalog, { age: null }, { creating: false }), { set: {}, remove: ['age'] }, 'null removes a value');
-  t.throws(() => checkCustomFields(catalog, { plan: null }, { creating: false }), { message: /^custom_fields\.plan: is required/ }, 'a required value cannot be removed');
+  t.throws(
+    () => checkCustomFields(catalog, { plan: null }, { creating: false }),
+    { message: /^custom_fields\.plan: is required/ },
+    'a required value cannot be removed',
+  );
   t.throws(() => checkCustomFields(catalog, { shoe: 1 }, { creating: false }), { message: /^custom_fields\.shoe: is not a field/ });
-  t.same(checkCustomFields(catalog, { age: '', plan: 'x' }, { creating: false, source: 'text' }), { set: { plan: 'x' }, remove: ['age'] }, 'an empty CSV cell removes');
+  t.same(
+    checkCustomFields(catalog, { age: '', plan: 'x' }, { creating: false, source: 'text' }),
+    { set: { plan: 'x' }, remove: ['age'] },
+    'an empty CSV cell removes',
+  );
 });
 
 t.test('values of fields no longer in the catalog are not shown', async (t) => {

@@ -47,7 +47,7 @@ function makeFile(): { file: string; inserted: number; updated: number; invalid:
       invalid++;
       continue;
     }
-    const n = i % 50 === 0 ? i - 25 - (((i - 25) % 97 === 0) ? 1 : 0) : i;
+    const n = i % 50 === 0 ? i - 25 - ((i - 25) % 97 === 0 ? 1 : 0) : i;
     const email = `person${n}@example.com`;
     lines.push(`${email},Name ${i},${i % 2 ? 'pro' : 'free'},${i % 7}`);
     if (seen.has(email)) updated++;
@@ -56,14 +56,18 @@ function makeFile(): { file: string; inserted: number; updated: number; invalid:
       inserted++;
     }
   }
-  return { file: lines.join('\n') + '\n', inserted, updated, invalid };
+  return { file: `${lines.join('\n')}\n`, inserted, updated, invalid };
 }
 
 function uploadCsv(port: number, token: string, query: string, body: string): Promise<{ status: number; body: any }> {
   return new Promise((resolve, reject) => {
     const req = request(
       {
-        host: '127.0.0.1', port, method: 'POST', path: `/api/v1/contacts/imports${query}`, rejectUnauthorized: false,
+        host: '127.0.0.1',
+        port,
+        method: 'POST',
+        path: `/api/v1/contacts/imports${query}`,
+        rejectUnauthorized: false,
         headers: { authorization: `Bearer ${token}`, 'content-type': 'text/csv', 'content-length': Buffer.byteLength(body) },
       },
       (res) => {
@@ -78,8 +82,10 @@ function uploadCsv(port: number, token: string, query: string, body: string): Pr
 }
 
 const progress = async (id: string) =>
-  (await sql<{ status: string; rows_done: number; rows_total: number | null; inserted: number; updated: number; skipped: number; invalid: number }[]>`
-    select status, rows_done::int, rows_total::int, inserted::int, updated::int, skipped::int, invalid::int from contact_imports where id = ${id}`)[0]!;
+  (
+    await sql<{ status: string; rows_done: number; rows_total: number | null; inserted: number; updated: number; skipped: number; invalid: number }[]>`
+    select status, rows_done::int, rows_total::int, inserted::int, updated::int, skipped::int, invalid::int from contact_imports where id = ${id}`
+  )[0]!;
 
 t.test('an import killed mid-way resumes in another process and its counts are exact', async (t) => {
   const first = await startMailpathProcess(env);
@@ -92,7 +98,9 @@ t.test('an import killed mid-way resumes in another process and its counts are e
   const token = registered.body.data.token as string;
   await sql`insert into contact_custom_fields (tenant_id, key, label, type, options, created_at, updated_at)
             values (${tenantId}, 'plan', 'Plan', 'select', ${['free', 'pro']}, now(), now()), (${tenantId}, 'seats', 'Seats', 'number', null, now(), now())`;
-  const [list] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'All', now(), now()) returning id`;
+  const [list] = await sql<
+    { id: string }[]
+  >`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'All', now(), now()) returning id`;
   const expected = makeFile();
 
   const up = await uploadCsv(first.httpsPort, token, `?list_id=${list!.id}`, expected.file);
@@ -117,10 +125,16 @@ t.test('an import killed mid-way resumes in another process and its counts are e
     await sleep(100);
     after = await progress(id);
   }
-  t.same(after, { status: 'completed', rows_done: ROWS, rows_total: ROWS, inserted: expected.inserted, updated: expected.updated, skipped: 0, invalid: expected.invalid }, second.output());
+  t.same(
+    after,
+    { status: 'completed', rows_done: ROWS, rows_total: ROWS, inserted: expected.inserted, updated: expected.updated, skipped: 0, invalid: expected.invalid },
+    second.output(),
+  );
   const [contacts] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where tenant_id = ${tenantId}`;
   t.equal(contacts!.n, expected.inserted, 'one contact per distinct valid address');
-  const [errors] = await sql<{ n: number; lines: number }[]>`select count(*)::int as n, count(distinct line)::int as lines from contact_import_errors where import_id = ${id}`;
+  const [errors] = await sql<
+    { n: number; lines: number }[]
+  >`select count(*)::int as n, count(distinct line)::int as lines from contact_import_errors where import_id = ${id}`;
   t.same(errors, { n: expected.invalid, lines: expected.invalid }, 'one error row per invalid line');
   const [members] = await sql<{ n: number; count: number }[]>`
     select (select count(*)::int from list_members where list_id = ${list!.id}) as n, (select member_count::int from lists where id = ${list!.id}) as count`;

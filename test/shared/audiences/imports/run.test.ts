@@ -23,7 +23,8 @@ t.test('import runs', async (t) => {
     return { status: row.status, rows_total: row.rows_total, rows_done: row.rows_done, inserted: row.inserted, updated: row.updated, invalid: row.invalid };
   };
   const jobsOf = async (id: string) =>
-    (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${IMPORT_JOBS} and data->>'import_id' = ${id} and state = 'created'`)[0]!.n;
+    (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${IMPORT_JOBS} and data->>'import_id' = ${id} and state = 'created'`)[0]!
+      .n;
 
   await t.test('a run asked to stop commits its batch, queues a continuation, and the next run resumes exactly', async (t) => {
     const up = await uploadImport(app, owner.token, csvOf(30, 'stop'));
@@ -37,7 +38,10 @@ t.test('import runs', async (t) => {
     const [made] = await sql<{ n: number }[]>`select count(*)::int as n from contacts where tenant_id = ${owner.tenantId} and email like 'stop%'`;
     t.equal(made!.n, 27);
     const errors = await sql<{ line: number }[]>`select line::int from contact_import_errors where import_id = ${id} order by line`;
-    t.same(errors.map((e) => e.line), [11, 21, 31]);
+    t.same(
+      errors.map((e) => e.line),
+      [11, 21, 31],
+    );
     t.equal(await runImport(ctx, id), 'nothing', 'a job of a finished import does nothing');
   });
 

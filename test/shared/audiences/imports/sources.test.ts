@@ -33,19 +33,29 @@ t.test('CSV records do not depend on where chunks end: BOM, CRLF, quotes and mul
   for (const size of [1, 2, 3, 5, 7]) t.same(await csv(file, size), whole, `chunks of ${size} bytes`);
 });
 
-t.test('CSV: a cell that is not UTF-8 makes its record invalid; blank records are skipped; a parse error ends the file after the records before it', async (t) => {
-  const bad = Buffer.concat([Buffer.from('email\na@x.io\n'), Buffer.from([0xff, 0xfe, 0x0a]), Buffer.from(' , \nb@x.io\n')]);
-  t.same(await csv(bad, 4), [{ header: ['email'] }, { line: 2, cells: ['a@x.io'] }, { line: 3, error: 'invalid UTF-8' }, { line: 5, cells: ['b@x.io'] }]);
-  const records: unknown[] = [];
-  const err = await (async () => {
-    for await (const r of csvRecords(cut(Buffer.from('email\na@x.io\nb@x.io\n"c@x.io\n'), 1 << 20), { delimiter: ',', maxRecordBytes: 1024 })) records.push(r);
-  })().catch((e: unknown) => e);
-  t.type(err, FileError);
-  t.match((err as Error).message, /^line 4: a quoted field is never closed/);
-  t.same(records, [{ header: ['email'] }, { line: 2, cells: ['a@x.io'] }, { line: 3, cells: ['b@x.io'] }], 'records in the same chunk before the error are not lost');
-  const header = await collect(csvRecords(cut(Buffer.concat([Buffer.from([0xff]), Buffer.from('\n')]), 10), { delimiter: ',', maxRecordBytes: 1024 })).catch((e: unknown) => e);
-  t.match((header as Error).message, /header is not valid UTF-8/);
-});
+t.test(
+  'CSV: a cell that is not UTF-8 makes its record invalid; blank records are skipped; a parse error ends the file after the records before it',
+  async (t) => {
+    const bad = Buffer.concat([Buffer.from('email\na@x.io\n'), Buffer.from([0xff, 0xfe, 0x0a]), Buffer.from(' , \nb@x.io\n')]);
+    t.same(await csv(bad, 4), [{ header: ['email'] }, { line: 2, cells: ['a@x.io'] }, { line: 3, error: 'invalid UTF-8' }, { line: 5, cells: ['b@x.io'] }]);
+    const records: unknown[] = [];
+    const err = await (async () => {
+      for await (const r of csvRecords(cut(Buffer.from('email\na@x.io\nb@x.io\n"c@x.io\n'), 1 << 20), { delimiter: ',', maxRecordBytes: 1024 }))
+        records.push(r);
+    })().catch((e: unknown) => e);
+    t.type(err, FileError);
+    t.match((err as Error).message, /^line 4: a quoted field is never closed/);
+    t.same(
+      records,
+      [{ header: ['email'] }, { line: 2, cells: ['a@x.io'] }, { line: 3, cells: ['b@x.io'] }],
+      'records in the same chunk before the error are not lost',
+    );
+    const header = await collect(csvRecords(cut(Buffer.concat([Buffer.from([0xff]), Buffer.from('\n')]), 10), { delimiter: ',', maxRecordBytes: 1024 })).catch(
+      (e: unknown) => e,
+    );
+    t.match((header as Error).message, /header is not valid UTF-8/);
+  },
+);
 
 t.test('lines: LF split anywhere, a final line without LF, an over-long line reported without its bytes', async (t) => {
   const file = Buffer.from(`one\ntwo\r\n${'x'.repeat(50)}\nlast`);
@@ -68,7 +78,8 @@ t.test('NDJSON records', async (t) => {
 
 t.test('errors.csv cells: formulas neutralised, quotes doubled, delimiters and line breaks quoted', async (t) => {
   t.equal(csvCell('email: must be an email address'), 'email: must be an email address');
-  for (const start of ['=', '+', '-', '@', '\t', '\r']) t.equal(csvCell(`${start}1+1`).replace(/^"/, '')[0], "'", `a cell starting with ${JSON.stringify(start)}`);
+  for (const start of ['=', '+', '-', '@', '\t', '\r'])
+    t.equal(csvCell(`${start}1+1`).replace(/^"/, '')[0], "'", `a cell starting with ${JSON.stringify(start)}`);
   t.equal(csvCell('a "b", c'), '"a ""b"", c"');
   t.equal(csvCell('=cmd|" /c calc"'), '"\'=cmd|"" /c calc"""');
   t.equal(csvCell('two\nlines'), '"two\nlines"');
@@ -87,7 +98,10 @@ t.test('header planning and the mapping option', async (t) => {
   t.match(planColumns(['email', 'custom_fields.gone'], {}, catalog), /catalog does not have: custom_fields.gone/);
   t.match(planColumns(['mail'], {}, catalog), /no column holds the email address/);
   t.notMatch(planColumns(['mail'], {}, catalog), /delimited/, 'no hint for a header without another delimiter in it');
-  t.match(planColumns(['email;first_name;plan'], {}, catalog), /no column holds the email address: .*; the header looks delimited by ";": pass \?delimiter=%3B$/);
+  t.match(
+    planColumns(['email;first_name;plan'], {}, catalog),
+    /no column holds the email address: .*; the header looks delimited by ";": pass \?delimiter=%3B$/,
+  );
   t.match(planColumns(['email\tfirst_name\tplan', 'x;y'], {}, catalog), /the header looks delimited by tabs: pass \?delimiter=tab$/, 'the most frequent wins');
   t.match(planColumns(['mail', 'x'], { mail: 'email', x: null }, catalog), { targets: [{ kind: 'email' }, { kind: 'ignore' }] });
   t.same(parseMapping('{"A":"email","B":"plan","C":null,"D":"custom_fields.x"}'), { A: 'email', B: 'custom_fields.plan', C: null, D: 'custom_fields.x' });

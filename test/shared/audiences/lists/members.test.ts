@@ -74,7 +74,7 @@ t.test('deleting contacts (one, or a whole tenant by cascade) and lists keeps th
   t.same(await counts(sql, b.id), { stored: 1, real: 1 });
 
   await removeList(deps, tenant, ACTOR, b.id);
-  t.equal((await sql`select 1 from list_members where list_id = ${b.id}`).length, 0, 'the list\'s members went with it');
+  t.equal((await sql`select 1 from list_members where list_id = ${b.id}`).length, 0, "the list's members went with it");
   t.equal((await sql`select 1 from contacts where tenant_id = ${tenant}`).length, 3, 'the contacts stayed');
   t.same(await counts(sql, a.id), { stored: 3, real: 3 }, 'the other list is untouched');
 
@@ -86,7 +86,7 @@ t.test('deleting contacts (one, or a whole tenant by cascade) and lists keeps th
   t.equal((await sql`select 1 from lists where tenant_id = ${tenant}`).length, 0);
   t.equal((await sql`select 1 from list_members where tenant_id = ${tenant}`).length, 0);
   t.equal((await sql`select 1 from contact_counts where tenant_id = ${tenant}`).length, 0, 'its contact counts went too (migration 024)');
-  t.same(await counts(sql, otherList.id), { stored: 4, real: 4 }, 'another tenant\'s list is untouched');
+  t.same(await counts(sql, otherList.id), { stored: 4, real: 4 }, "another tenant's list is untouched");
 });
 
 t.test('concurrent batches of adds and removes on one list: no deadlock, member_count exact', async (t) => {
@@ -129,7 +129,11 @@ t.test('concurrent batches: the rows each answers "added" and "removed" match th
     removeMembers(deps, tenant, ACTOR, list.id, { contact_ids: ids.slice(50, 250).reverse() }),
     removeMembers(deps, tenant, ACTOR, list.id, { emails: addresses('s', 300).slice(0, 100) }),
   ]);
-  t.equal(removals.reduce((n, r) => n + r.totals.removed, 0), 250, 'each removal reported once');
+  t.equal(
+    removals.reduce((n, r) => n + r.totals.removed, 0),
+    250,
+    'each removal reported once',
+  );
   t.same(await counts(sql, list.id), { stored: 50, real: 50 });
 });
 
@@ -149,9 +153,9 @@ t.test('the member-id pager walks every member once in keyset order, also with m
   await addMembers(deps, tenant, ACTOR, list.id, { contact_ids: unsubscribed });
   t.same(await counts(sql, list.id), { stored: 53, real: 53 });
 
-  const expected = (
-    await sql<{ contact_id: string }[]>`select contact_id from list_members where list_id = ${list.id} order by added_at, contact_id`
-  ).map((r) => r.contact_id);
+  const expected = (await sql<{ contact_id: string }[]>`select contact_id from list_members where list_id = ${list.id} order by added_at, contact_id`).map(
+    (r) => r.contact_id,
+  );
   const seen: string[] = [];
   let after: string | undefined;
   for (let i = 0; i < 20; i++) {
@@ -164,8 +168,15 @@ t.test('the member-id pager walks every member once in keyset order, also with m
 
   const batches: string[][] = [];
   for await (const batch of eachMemberIdBatch(sql, tenant, list.id, { batchSize: 10, statuses: ['active'] })) batches.push(batch);
-  t.same(batches.map((b) => b.length), [10, 10, 10, 10, 10], 'active members only, in batches');
-  t.same(batches.flat(), expected.filter((id) => !unsubscribed.includes(id)));
+  t.same(
+    batches.map((b) => b.length),
+    [10, 10, 10, 10, 10],
+    'active members only, in batches',
+  );
+  t.same(
+    batches.flat(),
+    expected.filter((id) => !unsubscribed.includes(id)),
+  );
 
   const exact = await listMemberIdPage(sql, tenant, list.id, { limit: 53 });
   t.equal(exact.ids.length, 53);
@@ -173,7 +184,7 @@ t.test('the member-id pager walks every member once in keyset order, also with m
   t.same(await listMemberIdPage(sql, tenant, list.id, { limit: 53, after: exact.next! }), { ids: [], next: null });
 
   const stranger = await insertTenant(sql);
-  t.same(await listMemberIdPage(sql, stranger, list.id, { limit: 10 }), { ids: [], next: null }, 'another tenant\'s list yields nothing');
+  t.same(await listMemberIdPage(sql, stranger, list.id, { limit: 10 }), { ids: [], next: null }, "another tenant's list yields nothing");
   t.same(await listMemberIdPage(sql, tenant, 'not-a-uuid', { limit: 10 }), { ids: [], next: null });
   await t.rejects(listMemberIdPage(sql, tenant, list.id, { limit: 10, after: 'bogus' }), { name: 'AppError', slug: 'bad_request' });
 });

@@ -31,7 +31,10 @@ t.test('accepted: every kind of rule, nested groups, normalized values', async (
       field('email', 'ends_with', '@acme.test'),
       field('custom_fields.plan', 'in', ['pro', 'enterprise']),
       { type: 'group', op: 'AND', rules: [field('custom_fields.age', 'gte', 30), field('custom_fields.vip', 'eq', true)] },
-      { op: 'AND', rules: [field('custom_fields.birthday', 'within_next_days', 7), field('custom_fields.last_order_at', 'after', '2026-01-31T10:30:00+01:00')] },
+      {
+        op: 'AND',
+        rules: [field('custom_fields.birthday', 'within_next_days', 7), field('custom_fields.last_order_at', 'after', '2026-01-31T10:30:00+01:00')],
+      },
       field('created_at', 'on', '2026-02-01'),
       field('best_send_hour', 'in', [8, 9]),
       field('status', 'neq', 'unsubscribed'),
@@ -41,13 +44,21 @@ t.test('accepted: every kind of rule, nested groups, normalized values', async (
     ],
   });
   t.equal(tree.op, 'OR');
-  t.match(tree.rules[3], { kind: 'group', rules: [{}, { kind: 'field', valueKind: 'datetime', value: '2026-01-31T09:30:00.000Z' }] }, 'a datetime value is kept in UTC');
+  t.match(
+    tree.rules[3],
+    { kind: 'group', rules: [{}, { kind: 'field', valueKind: 'datetime', value: '2026-01-31T09:30:00.000Z' }] },
+    'a datetime value is kept in UTC',
+  );
   t.match(tree.rules[8], { kind: 'list', listId: LIST }, 'list ids compare without case');
   t.match(tree.rules[1], { kind: 'field', target: { customKey: 'plan' }, valueKind: 'text' }, 'a select field compares as text');
   const parsed = parseDefinition(and(field('status', 'eq', 'deleted')));
   t.ok(parsed.namesStatus, 'naming status is noticed');
   t.notOk(parseDefinition(and(field('email', 'exists'))).namesStatus);
-  t.same(parseDefinition({ op: 'AND', rules: [{ type: 'group', op: 'OR', rules: [field('email', 'exists', null)] }] }).stored, { op: 'AND', rules: [{ op: 'OR', rules: [{ type: 'field', field: 'email', operator: 'exists', value: null }] }] }, 'the stored form');
+  t.same(
+    parseDefinition({ op: 'AND', rules: [{ type: 'group', op: 'OR', rules: [field('email', 'exists', null)] }] }).stored,
+    { op: 'AND', rules: [{ op: 'OR', rules: [{ type: 'field', field: 'email', operator: 'exists', value: null }] }] },
+    'the stored form',
+  );
 });
 
 t.test('every refusal names the path of the bad rule', async (t) => {
@@ -70,7 +81,11 @@ t.test('every refusal names the path of the bad rule', async (t) => {
     [and({ type: 'field', operator: 'eq', value: 'a' }), 'definition.rules[0].field', /is required/],
     [and({ type: 'field', field: 'email', value: 'a' }), 'definition.rules[0].operator', /is required/],
     [and(field('email', 'like', 'a')), 'definition.rules[0].operator', /"like" is not an operator/],
-    [and(field('email', 'exists'), and(field('first_name', 'eq', 'a'), field('nickname', 'eq', 'b'))), 'definition.rules[1].rules[1].field', /"nickname" is not a contact field/],
+    [
+      and(field('email', 'exists'), and(field('first_name', 'eq', 'a'), field('nickname', 'eq', 'b'))),
+      'definition.rules[1].rules[1].field',
+      /"nickname" is not a contact field/,
+    ],
     [and(field('id', 'eq', 'x')), 'definition.rules[0].field', /"id" cannot be compared/],
     [and(field('tenant_id', 'eq', 'x')), 'definition.rules[0].field', /cannot be compared/],
     [and(field('custom_fields', 'exists')), 'definition.rules[0].field', /cannot be compared/],
@@ -93,7 +108,17 @@ t.test('every refusal names the path of the bad rule', async (t) => {
     [and(field('email', 'in', 'a')), 'definition.rules[0].value', /non-empty array/],
     [and(field('email', 'in', [])), 'definition.rules[0].value', /non-empty array/],
     [and(field('email', 'in', ['a', 7])), 'definition.rules[0].value[1]', /must be a string/],
-    [and(field('email', 'not_in', Array.from({ length: 1001 }, (_, i) => `v${i}`))), 'definition.rules[0].value', /at most 1000 values/],
+    [
+      and(
+        field(
+          'email',
+          'not_in',
+          Array.from({ length: 1001 }, (_, i) => `v${i}`),
+        ),
+      ),
+      'definition.rules[0].value',
+      /at most 1000 values/,
+    ],
     [and(field('status', 'eq', 'Active')), 'definition.rules[0].value', /must be one of active, unsubscribed, deleted/],
     [and(field('status', 'in', ['active', 'gone'])), 'definition.rules[0].value[1]', /must be one of/],
     [and(field('custom_fields.birthday', 'on', '2023-02-29')), 'definition.rules[0].value', /must be a date YYYY-MM-DD/],
@@ -112,13 +137,25 @@ t.test('every refusal names the path of the bad rule', async (t) => {
     [and({ type: 'engagement', event: 'opened', operator: 'within', days: 0 }), 'definition.rules[0].days', /from 1 to 365/],
     [and({ type: 'engagement', event: 'opened', operator: 'within', days: 366 }), 'definition.rules[0].days', /from 1 to 365/],
     [and({ type: 'engagement', event: 'opened', operator: 'within' }), 'definition.rules[0].days', /from 1 to 365/],
-    [and({ type: 'engagement', event: 'opened', operator: 'within', days: 3, list_id: LIST }), 'definition.rules[0].list_id', /is not a property of a engagement rule/],
+    [
+      and({ type: 'engagement', event: 'opened', operator: 'within', days: 3, list_id: LIST }),
+      'definition.rules[0].list_id',
+      /is not a property of a engagement rule/,
+    ],
     [deep(6), 'definition.rules[0].rules[0].rules[0].rules[0].rules[0]', /at most 5 levels/],
     [and(...Array.from({ length: 101 }, () => field('email', 'exists'))), 'definition.rules', /at most 100 rules/],
-    [and(and(...Array.from({ length: 60 }, () => field('email', 'exists'))), and(...Array.from({ length: 41 }, () => field('email', 'exists')))), 'definition.rules[1].rules[40]', /at most 100 rules/],
+    [
+      and(and(...Array.from({ length: 60 }, () => field('email', 'exists'))), and(...Array.from({ length: 41 }, () => field('email', 'exists')))),
+      'definition.rules[1].rules[40]',
+      /at most 100 rules/,
+    ],
   ];
   for (const [raw, path, problem] of cases) {
-    t.throws(() => check(raw), { slug: 'validation_error', message: new RegExp(`^${path.replace(/[.[\]]/g, '\\$&')}: .*${problem.source}`) }, `${path} ${problem}`);
+    t.throws(
+      () => check(raw),
+      { slug: 'validation_error', message: new RegExp(`^${path.replace(/[.[\]]/g, '\\$&')}: .*${problem.source}`) },
+      `${path} ${problem}`,
+    );
   }
   t.doesNotThrow(() => check(deep(5)), 'five levels are allowed');
   t.doesNotThrow(() => check(and(...Array.from({ length: 100 }, () => field('email', 'exists')))), 'a hundred rules are allowed');
@@ -165,5 +202,9 @@ t.test('saved definitions: a rule that no longer checks matches nothing and is r
     { kind: 'stale', path: 'definition.rules[2]', problem: /is not one of your lists/ },
     { kind: 'field' },
   ]);
-  t.throws(() => resolveDefinition(parseDefinition({ op: 'AND' }), env, { strict: false }), { message: /definition\.rules/ }, 'a malformed shape is refused even when not strict');
+  t.throws(
+    () => resolveDefinition(parseDefinition({ op: 'AND' }), env, { strict: false }),
+    { message: /definition\.rules/ },
+    'a malformed shape is refused even when not strict',
+  );
 });

@@ -76,7 +76,13 @@ t.test('list and engagement rules, at the top level and under OR and NOT-like ne
 });
 
 t.test('pages walk the whole selection newest first, each contact once', async (t) => {
-  const definition = { op: 'OR', rules: [{ type: 'field', field: 'country', operator: 'eq', value: 'us' }, { type: 'engagement', event: 'opened', operator: 'within', days: 30 }] };
+  const definition = {
+    op: 'OR',
+    rules: [
+      { type: 'field', field: 'country', operator: 'eq', value: 'us' },
+      { type: 'engagement', event: 'opened', operator: 'within', days: 30 },
+    ],
+  };
   const selection = await selectDefinition(sql, fixture.tenantId, definition, { now: NOW, strict: true });
   const seen: { id: string; created_at: Date }[] = [];
   let after: string | null = null;
@@ -92,7 +98,11 @@ t.test('pages walk the whole selection newest first, each contact once', async (
   t.ok(ordered, 'newest first');
   const walked: string[] = [];
   for await (const contacts of selection.pages(250)) walked.push(...contacts.map((c) => c.id));
-  t.same(walked, seen.map((c) => c.id), 'pages() walks the same pages');
+  t.same(
+    walked,
+    seen.map((c) => c.id),
+    'pages() walks the same pages',
+  );
   await t.rejects(selection.page({ limit: 10, after: 'not-a-cursor' }), { name: 'AppError', message: /^after: not a cursor/ });
 });
 
@@ -102,7 +112,10 @@ t.test('hostile values are only data: LIKE wildcards, quotes and SQL in values',
     for (const operator of ['eq', 'contains', 'starts_with', 'ends_with', 'not_contains']) await agree(t, company(operator, value));
   }
   const percent = [...evaluate(fixture, company('contains', '%'))];
-  t.ok(percent.length > 0 && percent.every((id) => fixture.contacts.find((c) => c.id === id)!.columns['company']!.includes('%')), "contains '%' matches only a literal %");
+  t.ok(
+    percent.length > 0 && percent.every((id) => fixture.contacts.find((c) => c.id === id)!.columns['company']!.includes('%')),
+    "contains '%' matches only a literal %",
+  );
   await agree(t, { op: 'AND', rules: [{ type: 'field', field: 'last_name', operator: 'eq', value: "Robert'); DROP TABLE contacts;--" }] });
   await agree(t, { op: 'AND', rules: [{ type: 'field', field: 'custom_fields.industry', operator: 'in', value: ["') or 1=1 --", 'retail'] }] });
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from contacts`;

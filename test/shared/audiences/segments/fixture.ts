@@ -124,7 +124,7 @@ function customValue(rand: Rand, key: string): unknown {
   return rand.pick(pool);
 }
 
-function contactRow(rand: Rand, tenantId: string, index: number, email: string | null): FixtureContact {
+function contactRow(rand: Rand, tenantId: string, _index: number, email: string | null): FixtureContact {
   const columns: Record<string, string | null> = {};
   for (const [column, pool] of Object.entries(TEXT_POOLS)) columns[column] = rand.pick(pool);
   const custom: Record<string, unknown> = {};
@@ -186,7 +186,9 @@ export async function buildFixture(sql: Sql, seed: number, size: number): Promis
   const lists: string[] = [];
   const members = new Map<string, Set<string>>();
   const addList = async (owner: string, name: string, pool: FixtureContact[], share: number) => {
-    const [row] = await sql<{ id: string }[]>`insert into lists (tenant_id, name, created_at, updated_at) values (${owner}, ${name}, ${NOW}, ${NOW}) returning id`;
+    const [row] = await sql<
+      { id: string }[]
+    >`insert into lists (tenant_id, name, created_at, updated_at) values (${owner}, ${name}, ${NOW}, ${NOW}) returning id`;
     const chosen = pool.filter(() => rand.chance(share));
     const rows = chosen.map((c) => ({ list_id: row!.id, contact_id: c.id, tenant_id: owner, added_at: NOW }));
     for (let i = 0; i < rows.length; i += 1000) await sql`insert into list_members ${sql(rows.slice(i, i + 1000))}`;
@@ -204,7 +206,12 @@ export async function buildFixture(sql: Sql, seed: number, size: number): Promis
       if (!c.email || !rand.chance(share)) continue;
       for (let k = rand.int(1, 4); k > 0; k--) {
         const ageMs = rand.int(0, 120) * DAY + rand.int(0, DAY - 1);
-        events.push({ tenant_id: tenant, type: rand.pick(['open', 'open', 'click', 'delivered'] as const), recipient: c.email, occurred_at: new Date(NOW.getTime() - ageMs) });
+        events.push({
+          tenant_id: tenant,
+          type: rand.pick(['open', 'open', 'click', 'delivered'] as const),
+          recipient: c.email,
+          occurred_at: new Date(NOW.getTime() - ageMs),
+        });
       }
     }
   };

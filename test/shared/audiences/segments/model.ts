@@ -24,8 +24,32 @@ export const OPERATORS: Record<Kind, string[]> = {
   status: ['eq', 'neq', 'in', 'not_in'],
   number: ['eq', 'neq', 'gt', 'gte', 'lt', 'lte', 'in', 'not_in', 'exists', 'not_exists'],
   boolean: ['eq', 'neq', 'exists', 'not_exists'],
-  date: ['on', 'not_on', 'before', 'after', 'on_or_before', 'on_or_after', 'within_last_days', 'not_within_last_days', 'within_next_days', 'exists', 'not_exists'],
-  datetime: ['on', 'not_on', 'before', 'after', 'on_or_before', 'on_or_after', 'within_last_days', 'not_within_last_days', 'within_next_days', 'exists', 'not_exists'],
+  date: [
+    'on',
+    'not_on',
+    'before',
+    'after',
+    'on_or_before',
+    'on_or_after',
+    'within_last_days',
+    'not_within_last_days',
+    'within_next_days',
+    'exists',
+    'not_exists',
+  ],
+  datetime: [
+    'on',
+    'not_on',
+    'before',
+    'after',
+    'on_or_before',
+    'on_or_after',
+    'within_last_days',
+    'not_within_last_days',
+    'within_next_days',
+    'exists',
+    'not_exists',
+  ],
 };
 
 const day = (ms: number) => new Date(ms).toISOString().slice(0, 10);
@@ -41,7 +65,7 @@ export function kindOf(fixture: Fixture, field: string): Kind | undefined {
 }
 
 /** The contact's value of a field when it has the field's kind; undefined when it has none (missing, null, or stray). */
-function valueOf(contact: FixtureContact, field: string, kind: Kind): string | number | boolean | undefined {
+function fieldValueOf(contact: FixtureContact, field: string, kind: Kind): string | number | boolean | undefined {
   if (field.startsWith('custom_fields.')) {
     const v = contact.custom_fields[field.slice('custom_fields.'.length)];
     switch (kind) {
@@ -69,9 +93,16 @@ function fieldMatches(fixture: Fixture, contact: FixtureContact, rule: Json): bo
   const field = rule['field'] as string;
   const kind = kindOf(fixture, field)!;
   const op = rule['operator'] as string;
-  const negations: Record<string, string> = { neq: 'eq', not_contains: 'contains', not_in: 'in', not_exists: 'exists', not_on: 'on', not_within_last_days: 'within_last_days' };
+  const negations: Record<string, string> = {
+    neq: 'eq',
+    not_contains: 'contains',
+    not_in: 'in',
+    not_exists: 'exists',
+    not_on: 'on',
+    not_within_last_days: 'within_last_days',
+  };
   if (negations[op]) return !fieldMatches(fixture, contact, { ...rule, operator: negations[op] });
-  const v = valueOf(contact, field, kind);
+  const v = fieldValueOf(contact, field, kind);
   if (v === undefined) return false;
   const value = rule['value'];
   if (op === 'exists') return kind === 'text' ? v !== '' : true;
@@ -136,7 +167,9 @@ function matches(fixture: Fixture, contact: FixtureContact, node: Json): boolean
     case 'engagement': {
       const type = node['event'] === 'opened' ? 'open' : 'click';
       const since = NOW.getTime() - (node['days'] as number) * DAY;
-      const engaged = fixture.events.some((e) => e.tenant_id === contact.tenant_id && e.recipient === contact.email && e.type === type && e.occurred_at.getTime() >= since);
+      const engaged = fixture.events.some(
+        (e) => e.tenant_id === contact.tenant_id && e.recipient === contact.email && e.type === type && e.occurred_at.getTime() >= since,
+      );
       return node['operator'] === 'within' ? engaged : !engaged;
     }
   }
@@ -168,7 +201,7 @@ function recase(rand: Rand, text: string): string {
 function textPool(fixture: Fixture, field: string): string[] {
   const values = new Set<string>();
   for (const c of fixture.contacts.slice(0, 400)) {
-    const v = valueOf(c, field, 'text');
+    const v = fieldValueOf(c, field, 'text');
     if (typeof v === 'string' && v !== '') values.add(v);
   }
   return [...values, 'nobody-has-this', "x'; drop table contacts; --", '%', '_', '\\'];
@@ -186,13 +219,19 @@ function textValue(rand: Rand, fixture: Fixture, field: string, op: string): str
 }
 
 function numberValue(rand: Rand, fixture: Fixture, field: string): number {
-  const seen = fixture.contacts.slice(0, 300).map((c) => valueOf(c, field, 'number')).filter((v): v is number => typeof v === 'number');
+  const seen = fixture.contacts
+    .slice(0, 300)
+    .map((c) => fieldValueOf(c, field, 'number'))
+    .filter((v): v is number => typeof v === 'number');
   return rand.chance(0.8) && seen.length > 0 ? rand.pick(seen) : rand.pick([0, 1, 12, 29.99, 30, 1e21, -3]);
 }
 
 function dateValue(rand: Rand, fixture: Fixture, field: string, kind: Kind, op: string): string | number {
   if (op.endsWith('_days')) return rand.pick([1, 7, 30, 90, 365, 400]);
-  const instants = fixture.contacts.slice(0, 300).map((c) => valueOf(c, field, kind)).filter((v) => v !== undefined);
+  const instants = fixture.contacts
+    .slice(0, 300)
+    .map((c) => fieldValueOf(c, field, kind))
+    .filter((v) => v !== undefined);
   const seenMs = instants.map((v) => (typeof v === 'string' ? dayStart(v) : (v as number)));
   const ms = rand.chance(0.7) && seenMs.length > 0 ? rand.pick(seenMs) : NOW.getTime() + rand.int(-500, 500) * DAY;
   const dayOnly = kind === 'date' || op === 'on' || op === 'not_on' || rand.chance(0.5);
@@ -229,7 +268,8 @@ export function allFields(fixture: Fixture): string[] {
 function randomLeaf(rand: Rand, fixture: Fixture): Json {
   const roll = rand.next();
   if (roll < 0.12) return { type: 'list', operator: rand.pick(['in', 'not_in']), list_id: rand.pick(fixture.lists) };
-  if (roll < 0.25) return { type: 'engagement', event: rand.pick(['opened', 'clicked']), operator: rand.pick(['within', 'not_within']), days: rand.pick([1, 7, 30, 90, 365]) };
+  if (roll < 0.25)
+    return { type: 'engagement', event: rand.pick(['opened', 'clicked']), operator: rand.pick(['within', 'not_within']), days: rand.pick([1, 7, 30, 90, 365]) };
   const field = rand.pick(allFields(fixture));
   return fieldRule(rand, fixture, field, rand.pick(OPERATORS[kindOf(fixture, field)!]));
 }

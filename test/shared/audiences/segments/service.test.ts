@@ -29,7 +29,10 @@ t.test('deleted contacts are left out unless a rule names status; erased contact
   t.equal(await previewCount(deps, fixture.tenantId, anyStatus), mine.filter((c) => c.email).length, 'every status when the definition asks');
   const deletedOnly = { op: 'OR', rules: [field('status', 'eq', 'deleted')] };
   t.equal(await previewCount(deps, fixture.tenantId, deletedOnly), mine.filter((c) => c.email && c.status === 'deleted').length, 'only deleted ones');
-  t.ok(mine.some((c) => c.email === null), 'the fixture has erased contacts');
+  t.ok(
+    mine.some((c) => c.email === null),
+    'the fixture has erased contacts',
+  );
   t.equal(await previewCount(deps, fixture.tenantId, { op: 'AND', rules: [field('email', 'not_exists')] }), 0, 'an erased contact is never selected');
 });
 
@@ -43,7 +46,11 @@ t.test('a saved segment whose custom field is deleted, then re-created with anot
   const gone = await segmentCount(deps, fixture.tenantId, segment.id);
   t.equal(gone.count, evaluate(fixture, countryOnly).size, 'the rule on the deleted field matches nothing, even a negation');
   t.match(gone.staleRules, [{ path: 'definition.rules[0]', problem: /"age" is not a field of the custom-field catalog/ }]);
-  await t.rejects(previewCount(deps, fixture.tenantId, definition), { message: /^definition\.rules\[0\]\.field: "age" is not a field/ }, 'a new definition may not name it');
+  await t.rejects(
+    previewCount(deps, fixture.tenantId, definition),
+    { message: /^definition\.rules\[0\]\.field: "age" is not a field/ },
+    'a new definition may not name it',
+  );
 
   await sql`
     insert into contact_custom_fields (tenant_id, key, label, type, created_at, updated_at)
@@ -55,7 +62,11 @@ t.test('a saved segment whose custom field is deleted, then re-created with anot
   const strings = mine.filter((c) => c.email && c.status !== 'deleted' && c.custom_fields['age'] === '42').length;
   t.ok(strings > 0, 'some contacts hold the stray text "42"');
   t.equal(await previewCount(deps, fixture.tenantId, asText), strings, 'stored numbers do not match as text; stored text does');
-  t.equal(await previewCount(deps, fixture.tenantId, { op: 'AND', rules: [field('custom_fields.age', 'contains', '3')] }), mine.filter((c) => c.email && c.status !== 'deleted' && typeof c.custom_fields['age'] === 'string' && (c.custom_fields['age'] as string).includes('3')).length);
+  t.equal(
+    await previewCount(deps, fixture.tenantId, { op: 'AND', rules: [field('custom_fields.age', 'contains', '3')] }),
+    mine.filter((c) => c.email && c.status !== 'deleted' && typeof c.custom_fields['age'] === 'string' && (c.custom_fields['age'] as string).includes('3'))
+      .length,
+  );
 });
 
 t.test('a saved segment whose list is deleted', async (t) => {
@@ -73,17 +84,20 @@ t.test('a saved segment whose list is deleted', async (t) => {
 
 t.test("another tenant's list, segment or events never count", async (t) => {
   await t.rejects(
-    createSegment(deps, fixture.tenantId, actor, { name: 'x', definition: { op: 'AND', rules: [{ type: 'list', operator: 'in', list_id: fixture.otherList }] } }),
+    createSegment(deps, fixture.tenantId, actor, {
+      name: 'x',
+      definition: { op: 'AND', rules: [{ type: 'list', operator: 'in', list_id: fixture.otherList }] },
+    }),
     { slug: 'validation_error', message: /^definition\.rules\[0\]\.list_id: is not one of your lists/ },
   );
   const theirs = await createSegment(deps, fixture.otherTenantId, actor, { name: 'theirs', definition: { op: 'AND', rules: [field('email', 'exists')] } });
   await t.rejects(selectSegment(sql, fixture.tenantId, theirs.id, NOW), { name: 'AppError', message: 'segment not found' });
   await t.rejects(segmentCount(deps, fixture.tenantId, 'not-a-uuid'), { name: 'AppError', message: 'segment not found' });
   const opened = { op: 'AND', rules: [{ type: 'engagement', event: 'opened', operator: 'within', days: 365 }] };
-  t.equal(await previewCount(deps, fixture.tenantId, opened), evaluate(fixture, opened).size, 'only the tenant\'s own events');
+  t.equal(await previewCount(deps, fixture.tenantId, opened), evaluate(fixture, opened).size, "only the tenant's own events");
 });
 
-t.test('a selection works inside a caller\'s transaction', async (t) => {
+t.test("a selection works inside a caller's transaction", async (t) => {
   const definition = { op: 'AND', rules: [field('country', 'in', ['us', 'de'])] };
   const count = await sql.begin(async (tx) => (await selectDefinition(tx, fixture.tenantId, definition, { now: NOW, strict: true })).count());
   t.equal(count, evaluate(fixture, definition).size);

@@ -26,7 +26,16 @@ async function setup(t: TestLike): Promise<{ sql: Sql; a: string; b: string }> {
 t.test('normalizeEmail: trimmed, lower-cased, IDNA domain; strict about everything else', async (t) => {
   t.equal(normalizeEmail('  Jane.Doe+Tag@Example.COM\t'), 'jane.doe+tag@example.com');
   t.equal(normalizeEmail('user@Bücher.Example'), 'user@xn--bcher-kva.example');
-  for (const bad of ['x', 'a@b', 'a@b.c@d.e', 'a b@example.com', 'a@example.com\r\nBcc: b@example.com', 'a@example.com\n', '"a"@example.com', 'a@[127.0.0.1]']) {
+  for (const bad of [
+    'x',
+    'a@b',
+    'a@b.c@d.e',
+    'a b@example.com',
+    'a@example.com\r\nBcc: b@example.com',
+    'a@example.com\n',
+    '"a"@example.com',
+    'a@[127.0.0.1]',
+  ]) {
     t.throws(() => normalizeEmail(bad), { slug: 'validation_error', message: /^email\b/ }, JSON.stringify(bad).replace(/[^\x20-\x7e]/g, '?'));
   }
   t.throws(() => normalizeEmail('nope', 'emails.7'), { message: /^emails\.7: / }, 'names the field given');
@@ -36,7 +45,14 @@ t.test('suppress adds once and keeps the first row; isSuppressed is case-insensi
   const { sql, a } = await setup(t);
   t.equal(await isSuppressed(sql, a, 'bounced@example.com'), false, 'not yet');
   t.equal(
-    await suppress(sql, a, { email: 'Bounced@Example.com', reason: 'hard_bounce', source: 'bounce', detail: '550 5.1.1 <bounced@example.com>: user unknown', messageId: MESSAGE, at: AT }),
+    await suppress(sql, a, {
+      email: 'Bounced@Example.com',
+      reason: 'hard_bounce',
+      source: 'bounce',
+      detail: '550 5.1.1 <bounced@example.com>: user unknown',
+      messageId: MESSAGE,
+      at: AT,
+    }),
     true,
     'new',
   );
@@ -46,14 +62,18 @@ t.test('suppress adds once and keeps the first row; isSuppressed is case-insensi
   const rows = await sql<{ email: string; reason: string; source: string; detail: string; message_id: string; created_at: Date }[]>`
     select email, reason, source, detail, message_id, created_at from suppressions where tenant_id = ${a}`;
   t.equal(rows.length, 1, 'one row per address');
-  t.same(rows[0], {
-    email: 'bounced@example.com',
-    reason: 'hard_bounce',
-    source: 'bounce',
-    detail: '550 5.1.1 <bounced@example.com>: user unknown',
-    message_id: MESSAGE,
-    created_at: AT,
-  }, 'the first row is kept as it was');
+  t.same(
+    rows[0],
+    {
+      email: 'bounced@example.com',
+      reason: 'hard_bounce',
+      source: 'bounce',
+      detail: '550 5.1.1 <bounced@example.com>: user unknown',
+      message_id: MESSAGE,
+      created_at: AT,
+    },
+    'the first row is kept as it was',
+  );
 
   for (const probe of ['bounced@example.com', 'BOUNCED@EXAMPLE.COM', '  Bounced@example.com ']) {
     t.equal(await isSuppressed(sql, a, probe), true, `isSuppressed(${JSON.stringify(probe)})`);
@@ -74,10 +94,16 @@ t.test('the list is per tenant', async (t) => {
   t.equal(await isSuppressed(sql, b, 'shared@example.com'), false, 'another tenant still sends to it');
   t.equal(await suppress(sql, b, { email: 'SHARED@example.com', reason: 'unsubscribe', source: 'unsubscribe-link', at: LATER }), true, 'new for tenant b');
   const rows = await sql<{ tenant_id: string; reason: string }[]>`select tenant_id, reason from suppressions order by created_at`;
-  t.same(rows.map((r) => [r.tenant_id, r.reason]), [[a, 'complaint'], [b, 'unsubscribe']]);
+  t.same(
+    rows.map((r) => [r.tenant_id, r.reason]),
+    [
+      [a, 'complaint'],
+      [b, 'unsubscribe'],
+    ],
+  );
 });
 
-t.test('suppress works inside the caller\'s transaction and refuses invalid addresses', async (t) => {
+t.test("suppress works inside the caller's transaction and refuses invalid addresses", async (t) => {
   const { sql, a } = await setup(t);
   await t.rejects(
     sql.begin(async (tx) => {
@@ -87,11 +113,14 @@ t.test('suppress works inside the caller\'s transaction and refuses invalid addr
     /the caller fails later/,
   );
   t.equal(await isSuppressed(sql, a, 'rolled@example.com'), false, 'rolled back with the caller');
-  await t.rejects(suppress(sql, a, { email: 'not an address', reason: 'hard_bounce', source: 'bounce', at: AT }), { slug: 'validation_error', message: /^email: / });
-  await t.rejects(
-    suppress(sql, a, { email: 'x@example.com\nBcc: y@example.com', reason: 'complaint', source: 'complaint', at: AT }),
-    { slug: 'validation_error', message: /^email: must not contain line breaks/ },
-  );
+  await t.rejects(suppress(sql, a, { email: 'not an address', reason: 'hard_bounce', source: 'bounce', at: AT }), {
+    slug: 'validation_error',
+    message: /^email: /,
+  });
+  await t.rejects(suppress(sql, a, { email: 'x@example.com\nBcc: y@example.com', reason: 'complaint', source: 'complaint', at: AT }), {
+    slug: 'validation_error',
+    message: /^email: must not contain line breaks/,
+  });
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from suppressions`;
   t.equal(row!.n, 0);
 });
@@ -99,7 +128,9 @@ t.test('suppress works inside the caller\'s transaction and refuses invalid addr
 t.test('many concurrent suppress calls for one address make one row, and exactly one reports it new', async (t) => {
   const { sql, a } = await setup(t);
   const outcomes = await Promise.all(
-    Array.from({ length: 12 }, (_, i) => suppress(sql, a, { email: `Race@example.com`, reason: i % 2 ? 'complaint' : 'hard_bounce', source: 'bounce', at: AT })),
+    Array.from({ length: 12 }, (_, i) =>
+      suppress(sql, a, { email: `Race@example.com`, reason: i % 2 ? 'complaint' : 'hard_bounce', source: 'bounce', at: AT }),
+    ),
   );
   t.equal(outcomes.filter(Boolean).length, 1);
   const [row] = await sql<{ n: number }[]>`select count(*)::int as n from suppressions where tenant_id = ${a}`;

@@ -42,7 +42,10 @@ t.test('checks against a loopback DNS server', async (t) => {
     t.equal(two.lookupFailed, false);
     t.match(two.error, /^2 SPF records at spf-two\.example/);
     t.match(two.error, /permerror/);
-    t.match(two.found, /include:spf\.mx\.mailpath\.test ~all \| v=spf1 include:_spf\.google\.com ~all|include:_spf\.google\.com ~all \| v=spf1 include:spf\.mx\.mailpath\.test ~all/);
+    t.match(
+      two.found,
+      /include:spf\.mx\.mailpath\.test ~all \| v=spf1 include:_spf\.google\.com ~all|include:_spf\.google\.com ~all \| v=spf1 include:spf\.mx\.mailpath\.test ~all/,
+    );
 
     server.setTxt('spf-missing.example', ['v=spf1 include:_spf.google.com mx -all']);
     t.same(
@@ -83,7 +86,11 @@ t.test('checks against a loopback DNS server', async (t) => {
 
     const host = 'mp20300101._domainkey.dkim.example';
     server.setTxt(host, [[record.slice(0, 255), record.slice(255)]]);
-    t.same(await checkDkim(dns, host, key.publicKey), { verified: true, found: record, error: null, lookupFailed: false }, 'published as two strings: verifies');
+    t.same(
+      await checkDkim(dns, host, key.publicKey),
+      { verified: true, found: record, error: null, lookupFailed: false },
+      'published as two strings: verifies',
+    );
 
     server.setTxt(host, [[record.slice(0, 20), record.slice(20, 200), record.slice(200)]]);
     t.equal((await checkDkim(dns, host, key.publicKey)).verified, true, 'split inside the tags: still joined without separator');
@@ -154,7 +161,11 @@ t.test('checks against a loopback DNS server', async (t) => {
     // Parent-domain fallback.
     server.setTxt('_dmarc.parent.example', ['v=DMARC1; p=reject; sp=none']);
     const viaSp = await checkDmarc(dns, 'mail.parent.example');
-    t.same(viaSp, { verified: true, found: 'v=DMARC1; p=reject; sp=none', error: null, lookupFailed: false }, "a subdomain without a record is covered by the parent's record");
+    t.same(
+      viaSp,
+      { verified: true, found: 'v=DMARC1; p=reject; sp=none', error: null, lookupFailed: false },
+      "a subdomain without a record is covered by the parent's record",
+    );
     t.equal((await checkDmarc(dns, 'a.b.parent.example')).verified, true, 'walks up more than one label');
 
     server.setTxt('_dmarc.parent-badsp.example', ['v=DMARC1; p=reject; sp=bogus']);
@@ -175,7 +186,11 @@ t.test('checks against a loopback DNS server', async (t) => {
     server.remove('_dmarc.own.parent.example');
 
     const none = await checkDmarc(dns, 'mail.nowhere.example');
-    t.same(none, { verified: false, found: null, error: 'no DMARC record (v=DMARC1) at _dmarc.mail.nowhere.example', lookupFailed: false }, 'no record anywhere');
+    t.same(
+      none,
+      { verified: false, found: null, error: 'no DMARC record (v=DMARC1) at _dmarc.mail.nowhere.example', lookupFailed: false },
+      'no record anywhere',
+    );
   });
 
   t.test('MX', async (t) => {
@@ -192,12 +207,25 @@ t.test('checks against a loopback DNS server', async (t) => {
 
     server.setMx('mx-prio.example', [{ exchange: MAIL_HOST, priority: 20 }]);
     const prio = await checkMx(dns, 'mx-prio.example', MAIL_HOST);
-    t.same(prio, { verified: false, found: `20 ${MAIL_HOST}`, error: `the MX record for ${MAIL_HOST} has priority 20, expected 10`, lookupFailed: false }, 'another priority fails, naming it');
+    t.same(
+      prio,
+      { verified: false, found: `20 ${MAIL_HOST}`, error: `the MX record for ${MAIL_HOST} has priority 20, expected 10`, lookupFailed: false },
+      'another priority fails, naming it',
+    );
 
     server.setMx('mx-other.example', [{ exchange: 'mx.elsewhere.example', priority: 10 }]);
-    t.same(await checkMx(dns, 'mx-other.example', MAIL_HOST), { verified: false, found: '10 mx.elsewhere.example', error: `no MX record points at ${MAIL_HOST}`, lookupFailed: false });
+    t.same(await checkMx(dns, 'mx-other.example', MAIL_HOST), {
+      verified: false,
+      found: '10 mx.elsewhere.example',
+      error: `no MX record points at ${MAIL_HOST}`,
+      lookupFailed: false,
+    });
 
-    t.same(await checkMx(dns, 'mx-none.example', MAIL_HOST), { verified: false, found: null, error: 'no MX record at mx-none.example', lookupFailed: false }, 'no record');
+    t.same(
+      await checkMx(dns, 'mx-none.example', MAIL_HOST),
+      { verified: false, found: null, error: 'no MX record at mx-none.example', lookupFailed: false },
+      'no record',
+    );
     server.setTxt('mx-txt-only.example', ['hello']);
     t.equal((await checkMx(dns, 'mx-txt-only.example', MAIL_HOST)).error, 'no MX record at mx-txt-only.example', 'a name without MX (NODATA) has none');
   });
@@ -220,7 +248,11 @@ t.test('failed look-ups are unverified and say so, never "absent"', async (t) =>
     ]);
 
   const healthy = await all();
-  t.same(healthy.map((r) => r.verified), [true, true, true, true], 'everything verifies while the server answers');
+  t.same(
+    healthy.map((r) => r.verified),
+    [true, true, true, true],
+    'everything verifies while the server answers',
+  );
 
   for (const [mode, code] of [
     ['timeout', 'ETIMEOUT'],
@@ -240,5 +272,9 @@ t.test('failed look-ups are unverified and say so, never "absent"', async (t) =>
     }
   }
   server.setMode('answer');
-  t.same((await all()).map((r) => r.verified), [true, true, true, true], 'verifies again once the server answers');
+  t.same(
+    (await all()).map((r) => r.verified),
+    [true, true, true, true],
+    'verifies again once the server answers',
+  );
 });

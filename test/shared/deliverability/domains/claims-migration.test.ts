@@ -24,7 +24,10 @@ t.teardown(async () => {
 
 t.test('existing domains: verified, drifted or DKIM-proven ones own their names; the others are pending claims for seven more days', async (t) => {
   const all = loadMigrations();
-  await migrate(sql, all.filter((m) => m.version < CLAIMS));
+  await migrate(
+    sql,
+    all.filter((m) => m.version < CLAIMS),
+  );
   const tenant = await insertTenant(sql);
   const domain = async (label: string, d: { verified?: boolean; drifted?: boolean; dkim?: boolean }) => {
     const [row] = await sql<{ id: string }[]>`
@@ -42,9 +45,19 @@ t.test('existing domains: verified, drifted or DKIM-proven ones own their names;
   const pending = await domain('pending.example', {});
 
   const before = Date.now();
-  t.same(await migrate(sql, all.filter((m) => m.version === CLAIMS)), [CLAIMS]);
+  t.same(
+    await migrate(
+      sql,
+      all.filter((m) => m.version === CLAIMS),
+    ),
+    [CLAIMS],
+  );
   const rows = new Map(
-    (await sql<{ id: string; owned_at: Date | null; expires_at: Date | null; superseded_at: Date | null }[]>`select id, owned_at, expires_at, superseded_at from domains`).map((r) => [r.id, r]),
+    (
+      await sql<
+        { id: string; owned_at: Date | null; expires_at: Date | null; superseded_at: Date | null }[]
+      >`select id, owned_at, expires_at, superseded_at from domains`
+    ).map((r) => [r.id, r]),
   );
   t.same(rows.get(verified)!.owned_at, new Date('2026-01-02T00:00:00Z'), 'a verified domain owns its name since it verified');
   t.same(rows.get(drifted)!.owned_at, new Date('2026-01-03T00:00:00Z'), 'so does a drifted one');

@@ -38,7 +38,11 @@ t.test('several claims proving control at the same moment: exactly one owns the 
   t.equal(owners.length, 1, 'one owner');
   t.equal(rows.filter((r) => r.superseded_at !== null).length, 5, 'the rest closed');
   t.ok(owners[0]!.verified_at, 'the owner can send');
-  t.same(rows.filter((r) => r.verified_at !== null).map((r) => r.id), [owners[0]!.id], 'no other claim can');
+  t.same(
+    rows.filter((r) => r.verified_at !== null).map((r) => r.id),
+    [owners[0]!.id],
+    'no other claim can',
+  );
   t.equal(outcomes.filter((o) => o?.claim === 'won').length, 1, 'one check won');
   t.equal(outcomes.filter((o) => o === undefined).length + outcomes.filter((o) => o?.claim === 'won').length, 6, 'the others found their claim closed');
   const [audits] = await sql<{ owned: number; superseded: number }[]>`
@@ -62,7 +66,11 @@ t.test('the database holds one owner per name, and only an owner verified or dri
     'domains_owned_name_key',
     'a second owner',
   );
-  t.equal(await violated(sql`insert into domains (tenant_id, name, unicode_name, created_at) values (${b}, 'held.example', 'held.example', now())`), undefined, 'a second, pending claim is fine');
+  t.equal(
+    await violated(sql`insert into domains (tenant_id, name, unicode_name, created_at) values (${b}, 'held.example', 'held.example', now())`),
+    undefined,
+    'a second, pending claim is fine',
+  );
   t.equal(
     await violated(sql`insert into domains (tenant_id, name, unicode_name, created_at) values (${b}, 'held.example', 'held.example', now())`),
     'domains_tenant_name_key',
@@ -70,13 +78,17 @@ t.test('the database holds one owner per name, and only an owner verified or dri
   );
   for (const column of ['verified_at', 'drifted_at']) {
     t.equal(
-      await violated(sql`insert into domains (tenant_id, name, unicode_name, ${sql(column)}, created_at) values (${b}, ${`${column}.example`}, 'x', now(), now())`),
+      await violated(
+        sql`insert into domains (tenant_id, name, unicode_name, ${sql(column)}, created_at) values (${b}, ${`${column}.example`}, 'x', now(), now())`,
+      ),
       'domains_verified_owned',
       `${column} without ownership`,
     );
   }
   t.equal(
-    await violated(sql`insert into domains (tenant_id, name, unicode_name, owned_at, superseded_at, created_at) values (${b}, 'both.example', 'both.example', now(), now(), now())`),
+    await violated(
+      sql`insert into domains (tenant_id, name, unicode_name, owned_at, superseded_at, created_at) values (${b}, 'both.example', 'both.example', now(), now(), now())`,
+    ),
     'domains_superseded_unowned',
   );
 });
@@ -115,7 +127,11 @@ t.test('the expiry sweep removes unowned claims at their expiry, audited; owned 
   t.ok(await findDomainById(sql, late.domain.id), 'a later claim waits for its own expiry');
   const [audit] = await sql<{ tenant_id: string; actor_id: string; metadata: Record<string, unknown> }[]>`
     select tenant_id, actor_id, metadata from audit_events where action = 'domain.expired' and resource_id = ${early.domain.id}`;
-  t.match(audit, { tenant_id: early.domain.tenant_id, actor_id: 'domain-recheck', metadata: { domain: 'early.example', superseded: false, created_at: START.toISOString() } });
+  t.match(audit, {
+    tenant_id: early.domain.tenant_id,
+    actor_id: 'domain-recheck',
+    metadata: { domain: 'early.example', superseded: false, created_at: START.toISOString() },
+  });
 
   clock.advance(400 * DAY);
   t.equal(await expireStaleClaims(deps), 1, 'the later claim in its turn');

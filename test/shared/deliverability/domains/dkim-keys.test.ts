@@ -2,7 +2,14 @@
 import t from 'tap';
 import { createPublicKey, createSign, createVerify, randomBytes } from 'node:crypto';
 import { connect, type Sql } from '../../../../shared/db/connection.js';
-import { claimSelector, generateDkimKey, loadSigningKey, nextSelector, storeKey, type GeneratedKey } from '../../../../shared/deliverability/domains/dkim-keys.js';
+import {
+  claimSelector,
+  generateDkimKey,
+  loadSigningKey,
+  nextSelector,
+  storeKey,
+  type GeneratedKey,
+} from '../../../../shared/deliverability/domains/dkim-keys.js';
 import { createLogger } from '../../../../shared/kernel/log.js';
 import { SealedBox, SealError } from '../../../../shared/kernel/secrets/sealed-box.js';
 import { createTestDatabase } from '../../../helpers/db.js';
@@ -29,7 +36,11 @@ t.test('generateDkimKey(2048): base64 SPKI of a 2048-bit RSA key and its PKCS#8 
   t.ok(signsFor(key.privateKeyPem, key.publicKey), 'the halves belong together');
   const other = await generateDkimKey(1024);
   t.equal(other.bits, 1024);
-  t.equal(createPublicKey({ key: Buffer.from(other.publicKey, 'base64'), format: 'der', type: 'spki' }).asymmetricKeyDetails?.modulusLength, 1024, 'the size asked for');
+  t.equal(
+    createPublicKey({ key: Buffer.from(other.publicKey, 'base64'), format: 'der', type: 'spki' }).asymmetricKeyDetails?.modulusLength,
+    1024,
+    'the size asked for',
+  );
 });
 
 t.test('nextSelector: prefix and UTC date, then -2, -3...', async (t) => {
@@ -124,8 +135,22 @@ t.test('storing and loading sealed private keys', async (t) => {
 
     // Same domain, another selector.
     const domainC = await newDomain('c.example');
-    const pending = await storeKey(sql, vault, { tenantId, domainId: domainC, selector: 'mp20300304-2', key: await generateDkimKey(1024), state: 'pending', at: AT });
-    const active = await storeKey(sql, vault, { tenantId, domainId: domainC, selector: 'mp20300304', key: await generateDkimKey(1024), state: 'active', at: AT });
+    const pending = await storeKey(sql, vault, {
+      tenantId,
+      domainId: domainC,
+      selector: 'mp20300304-2',
+      key: await generateDkimKey(1024),
+      state: 'pending',
+      at: AT,
+    });
+    const active = await storeKey(sql, vault, {
+      tenantId,
+      domainId: domainC,
+      selector: 'mp20300304',
+      key: await generateDkimKey(1024),
+      state: 'active',
+      at: AT,
+    });
     await sql`update dkim_keys set private_key_sealed = ${await sealedOf(pending.id)} where id = ${active.id}`;
     await t.rejects(loadSigningKey(sql, vault, domainC), SealError, "another selector's sealed key in the active row");
 

@@ -23,22 +23,39 @@ t.test('the fan-out sends each active seed one copy through the send path, outsi
   const { campaignId, tenantId, outcome } = await sentCampaign(deps, { contacts: 3 });
   t.equal(outcome, 'completed');
   const hits = await sql`select seed_id, email, send_state, sent_at, placement from seed_hits where campaign_id = ${campaignId} order by email`;
-  t.same(hits.map((h) => [h['email'], h['send_state']]), [['mp-seed@gmail.com', 'sent'], [hostedAddress, 'sent']], 'active seeds only, each sent');
-  t.ok(hits.every((h) => h['sent_at'] !== null && h['placement'] === null), 'placement pending');
+  t.same(
+    hits.map((h) => [h['email'], h['send_state']]),
+    [
+      ['mp-seed@gmail.com', 'sent'],
+      [hostedAddress, 'sent'],
+    ],
+    'active seeds only, each sent',
+  );
+  t.ok(
+    hits.every((h) => h['sent_at'] !== null && h['placement'] === null),
+    'placement pending',
+  );
 
   const sends = await sql`select to_email, campaign_id, contact_id, source, status, tenant_id from sends where tenant_id = ${tenantId} order by to_email`;
   t.equal(sends.length, 5, 'three contacts and two seeds');
   const seedSends = sends.filter((s) => s['to_email'] === hostedAddress || s['to_email'] === 'mp-seed@gmail.com');
   t.equal(seedSends.length, 2);
-  t.ok(seedSends.every((s) => s['campaign_id'] === null && s['contact_id'] === null && s['source'] === 'campaign' && s['status'] === 'queued'), 'seed copies are queued campaign-source sends without campaign or contact');
-  const [stats] = await sql`select sum(targeted)::int as targeted, sum(queued)::int as queued, sum(sent)::int as sent from campaign_stats where campaign_id = ${campaignId}`;
-  t.same(stats, { targeted: 3, queued: 3, sent: 3 }, 'the campaign\'s stats count its contacts only');
+  t.ok(
+    seedSends.every((s) => s['campaign_id'] === null && s['contact_id'] === null && s['source'] === 'campaign' && s['status'] === 'queued'),
+    'seed copies are queued campaign-source sends without campaign or contact',
+  );
+  const [stats] =
+    await sql`select sum(targeted)::int as targeted, sum(queued)::int as queued, sum(sent)::int as sent from campaign_stats where campaign_id = ${campaignId}`;
+  t.same(stats, { targeted: 3, queued: 3, sent: 3 }, "the campaign's stats count its contacts only");
   const [recipients] = await sql`select count(*)::int as n from campaign_recipients where campaign_id = ${campaignId}`;
   t.equal(recipients!['n'], 3, 'seeds are not recipients');
 
   // A copy carries what every recipient's message carries: the campaign's bulk headers, its own Message-ID.
   const copy = await seedCopy(sql, campaignId, hostedAddress);
-  const head = copy.message.toString('utf8').split('\r\n\r\n')[0]!.replace(/\r\n[ \t]+/g, ' ');
+  const head = copy.message
+    .toString('utf8')
+    .split('\r\n\r\n')[0]!
+    .replace(/\r\n[ \t]+/g, ' ');
   t.match(head, new RegExp(`Message-ID: <${copy.sendId}@${MX_HOST.replace(/\./g, '\\.')}>`, 'i'));
   t.match(head, new RegExp(`Feedback-ID: ${campaignId}:${tenantFeedbackTag(deps.linkKey, tenantId)}:campaign:mailpath`));
   t.notMatch(head, tenantId, "the tenant's id is in no header (the Feedback-ID carries an opaque tag)");
@@ -65,7 +82,7 @@ t.test('a copy reaching a seed hosted here through the MX records inbox; the fir
   t.ok(hit!['observed_at']);
   // Stored in the seed's mailbox like any mail to it.
   const [stored] = await sql`select count(*)::int as n from mailbox_messages where mailbox_id = ${hosted.mailboxIds['seed']!}`;
-  t.ok(stored!['n'] >= 1, 'the copy is in the seed\'s workspace mailbox');
+  t.ok(stored!['n'] >= 1, "the copy is in the seed's workspace mailbox");
 
   // The same copy again with a spam verdict (a client's retry): the first observation stands.
   t.equal(await deliverTo(mx.port, hostedAddress, Buffer.concat([Buffer.from('X-Spam-Flag: YES\r\n'), copy.message])), 250);
@@ -73,29 +90,46 @@ t.test('a copy reaching a seed hosted here through the MX records inbox; the fir
   t.equal(still!['placement'], 'inbox');
 
   const view = await seedHits(deps, here.id, { limit: 25, offset: 0 });
-  t.match(view.items.find((i) => i.hit.campaign_id === campaignId), { expected: 'inbox', observed: 'inbox' });
+  t.match(
+    view.items.find((i) => i.hit.campaign_id === campaignId),
+    { expected: 'inbox', observed: 'inbox' },
+  );
 });
 
-t.test('spam markers: X-Spam-Flag / X-Spam-Status from a filter on the way; at the MX a copy is matched by its Message-ID only (a Feedback-ID could be forged by any recipient)', async (t) => {
-  const { campaignId } = await sentCampaign(deps, { contacts: 1, name: 'Winter' });
-  const copy = await seedCopy(sql, campaignId, hostedAddress);
-  const flagged = Buffer.concat([Buffer.from('X-Spam-Status: Yes, score=7.1 required=5.0\r\n'), copy.message]);
-  t.equal(await deliverTo(mx.port, hostedAddress, flagged), 250);
-  t.match((await sql`select placement, placement_source from seed_hits where send_id = ${copy.sendId}`)[0], { placement: 'spam', placement_source: 'mx' });
+t.test(
+  'spam markers: X-Spam-Flag / X-Spam-Status from a filter on the way; at the MX a copy is matched by its Message-ID only (a Feedback-ID could be forged by any recipient)',
+  async (t) => {
+    const { campaignId } = await sentCampaign(deps, { contacts: 1, name: 'Winter' });
+    const copy = await seedCopy(sql, campaignId, hostedAddress);
+    const flagged = Buffer.concat([Buffer.from('X-Spam-Status: Yes, score=7.1 required=5.0\r\n'), copy.message]);
+    t.equal(await deliverTo(mx.port, hostedAddress, flagged), 250);
+    t.match((await sql`select placement, placement_source from seed_hits where send_id = ${copy.sendId}`)[0], { placement: 'spam', placement_source: 'mx' });
 
-  const second = await sentCampaign(deps, { contacts: 1, name: 'Summer' });
-  const other = await seedCopy(sql, second.campaignId, hostedAddress);
-  const forwarded = Buffer.from(other.message.toString('latin1').replace(/^Message-ID: <[^>]+>/im, 'Message-ID: <forwarded-1@relay.example>'), 'latin1');
-  t.equal(await deliverTo(mx.port, hostedAddress, forwarded), 250);
-  t.match((await sql`select placement from seed_hits where send_id = ${other.sendId}`)[0], { placement: null }, 'a Feedback-ID alone records nothing at the MX');
-  t.equal(await deliverTo(mx.port, hostedAddress, other.message), 250);
-  t.match((await sql`select placement from seed_hits where send_id = ${other.sendId}`)[0], { placement: 'inbox' }, 'the real copy (its own Message-ID) is recorded');
+    const second = await sentCampaign(deps, { contacts: 1, name: 'Summer' });
+    const other = await seedCopy(sql, second.campaignId, hostedAddress);
+    const forwarded = Buffer.from(other.message.toString('latin1').replace(/^Message-ID: <[^>]+>/im, 'Message-ID: <forwarded-1@relay.example>'), 'latin1');
+    t.equal(await deliverTo(mx.port, hostedAddress, forwarded), 250);
+    t.match(
+      (await sql`select placement from seed_hits where send_id = ${other.sendId}`)[0],
+      { placement: null },
+      'a Feedback-ID alone records nothing at the MX',
+    );
+    t.equal(await deliverTo(mx.port, hostedAddress, other.message), 250);
+    t.match(
+      (await sql`select placement from seed_hits where send_id = ${other.sendId}`)[0],
+      { placement: 'inbox' },
+      'the real copy (its own Message-ID) is recorded',
+    );
 
-  // Mail to the seed that is no copy (no Message-ID or Feedback-ID of ours) records nothing.
-  const before = await sql`select count(*)::int as n from seed_hits where placement is not null`;
-  t.equal(await deliverTo(mx.port, hostedAddress, Buffer.from('From: a@b.example\r\nTo: x\r\nSubject: hi\r\nMessage-ID: <x@b.example>\r\n\r\nhello\r\n')), 250);
-  t.same(await sql`select count(*)::int as n from seed_hits where placement is not null`, before);
-});
+    // Mail to the seed that is no copy (no Message-ID or Feedback-ID of ours) records nothing.
+    const before = await sql`select count(*)::int as n from seed_hits where placement is not null`;
+    t.equal(
+      await deliverTo(mx.port, hostedAddress, Buffer.from('From: a@b.example\r\nTo: x\r\nSubject: hi\r\nMessage-ID: <x@b.example>\r\n\r\nhello\r\n')),
+      250,
+    );
+    t.same(await sql`select count(*)::int as n from seed_hits where placement is not null`, before);
+  },
+);
 
 t.test('a paused seed gets no copy', async (t) => {
   const { campaignId } = await sentCampaign(deps, { contacts: 1, name: 'Paused' });

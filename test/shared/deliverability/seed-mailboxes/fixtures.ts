@@ -8,7 +8,10 @@ import { verifiedSendingDomain } from '../../../helpers/sending-domain.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
 
 /** A tenant with `contacts` list members and a campaign of theirs in `sending`, run to its end in this process. */
-export async function sentCampaign(deps: Services, o: { contacts?: number; name?: string; tenantId?: string } = {}): Promise<{ tenantId: string; campaignId: string; outcome: FanoutOutcome }> {
+export async function sentCampaign(
+  deps: Services,
+  o: { contacts?: number; name?: string; tenantId?: string } = {},
+): Promise<{ tenantId: string; campaignId: string; outcome: FanoutOutcome }> {
   const { sql } = deps;
   await sql`insert into plans (id, name, monthly_send_cap) values ('seeds', 'Seeds', 1000000) on conflict (id) do nothing`;
   const tenantId = o.tenantId ?? (await insertTenant(sql, 'seeds'));

@@ -8,7 +8,7 @@ import { pollUntil } from '../../../helpers/smtp-sink.js';
 import { startTestMx, tenantDomain } from '../../../mta/inbound/fixtures.js';
 import { sentCampaign } from './fixtures.js';
 
-t.test('a copy delivered by the outbound workers to the MX lands in the seed\'s mailbox as inbox', async (t) => {
+t.test("a copy delivered by the outbound workers to the MX lands in the seed's mailbox as inbox", async (t) => {
   const port = await freePort();
   // Every delivery is relayed to our MX: the seed's copy is taken; the contacts' (foreign domains) are refused there.
   const mx = await startTestMx(t, {
@@ -37,7 +37,7 @@ t.test('a copy delivered by the outbound workers to the MX lands in the seed\'s 
   t.equal(status, 'delivered', 'the copy went out through the delivery workers');
   const [stored] = await mx.sql`
     select m.raw from mailbox_messages b join inbound_messages m on m.id = b.inbound_message_id where b.mailbox_id = ${hosted.mailboxIds['inbox-watch']!}`;
-  t.match(stored!['raw'].toString('utf8'), /Authentication-Results: /, 'stored with the MX\'s own verdict on top');
+  t.match(stored!['raw'].toString('utf8'), /Authentication-Results: /, "stored with the MX's own verdict on top");
   const view = await seedHits(deps, seed.id, { limit: 25, offset: 0 });
   t.match(view.items, [{ expected: 'inbox', observed: 'inbox', hit: { campaign_id: campaignId, placement_source: 'mx' } }]);
 });

@@ -11,7 +11,7 @@ import { seedCopy, sentCampaign } from './fixtures.js';
 
 const actor = { type: 'system' as const, id: null };
 
-t.test('copies in the seed\'s POP3 mailbox: inbox, spam by its folder marker, each recorded once; other mail changes nothing', async (t) => {
+t.test("copies in the seed's POP3 mailbox: inbox, spam by its folder marker, each recorded once; other mail changes nothing", async (t) => {
   const s = await buildTestApp(t, {
     env: { MAILPATH_CONFIG__BOUNCE_MAILBOXES__ALLOW_PRIVATE_ADDRESSES: 'true', MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[1000000]' },
   });
@@ -34,7 +34,10 @@ t.test('copies in the seed\'s POP3 mailbox: inbox, spam by its folder marker, ea
   const inSpam = await seedCopy(s.sql, second.campaignId, 'mp-seed@gmail.com');
   // What the provider's POP export (or a forwarding rule) gives: the spam folder's copy carries a folder marker.
   // A forwarding rule on the way replaced the Message-ID: the copy is matched by the campaign of its Feedback-ID.
-  pop.deliver('seeds@isp.test', Buffer.from(inInbox.message.toString('latin1').replace(/^Message-ID: <[^>]+>/im, 'Message-ID: <fwd-1@relay.example>'), 'latin1'));
+  pop.deliver(
+    'seeds@isp.test',
+    Buffer.from(inInbox.message.toString('latin1').replace(/^Message-ID: <[^>]+>/im, 'Message-ID: <fwd-1@relay.example>'), 'latin1'),
+  );
   pop.deliver('seeds@isp.test', Buffer.concat([Buffer.from('X-Folder: [Gmail]/Spam\r\n'), inSpam.message]));
   pop.deliver('seeds@isp.test', 'From: a@b.example\r\nTo: seeds@isp.test\r\nSubject: hello\r\nMessage-ID: <not-ours@b.example>\r\n\r\nhi\r\n');
 

@@ -35,13 +35,15 @@ t.test('tier arithmetic', async (t) => {
 t.test('200 parallel sends against a cap of 50 let exactly 50 through; the rest defer to the next 00:00 UTC', async (t) => {
   const { sql, tenantId, domainId } = await setup(t);
   const at = new Date('2026-11-21T15:30:00Z');
-  const decisions = await Promise.all(
-    Array.from({ length: 200 }, () => warmupGate(sql, config, { tenantId, domainId, at, recipientSuppressed: false })),
-  );
+  const decisions = await Promise.all(Array.from({ length: 200 }, () => warmupGate(sql, config, { tenantId, domainId, at, recipientSuppressed: false })));
   const by = (o: WarmupDecision['outcome']) => decisions.filter((d) => d.outcome === o);
   t.equal(by('allow').length, 50);
   t.equal(by('defer').length, 150);
-  t.same(new Set(by('allow').map((d) => (d as { sentToday: number }).sentToday)), new Set(Array.from({ length: 50 }, (_, i) => i + 1)), 'each allowed send got its own count');
+  t.same(
+    new Set(by('allow').map((d) => (d as { sentToday: number }).sentToday)),
+    new Set(Array.from({ length: 50 }, (_, i) => i + 1)),
+    'each allowed send got its own count',
+  );
   for (const d of by('defer')) t.same((d as { until: Date }).until, new Date('2026-11-22T00:00:00Z'));
   t.equal(await dailyCount(sql, tenantId, domainId, '2026-11-21'), 50, 'the counter stopped at the cap');
 
@@ -53,7 +55,11 @@ t.test('over the cap a suppressed recipient is dropped, not deferred; below it t
   const { sql, tenantId, domainId } = await setup(t);
   const tight = { ...config, tier_caps: [2, 4] };
   const at = new Date('2026-11-21T10:00:00Z');
-  t.match(await warmupGate(sql, tight, { tenantId, domainId, at, recipientSuppressed: true }), { outcome: 'allow' }, 'below the cap the gate does not judge suppression');
+  t.match(
+    await warmupGate(sql, tight, { tenantId, domainId, at, recipientSuppressed: true }),
+    { outcome: 'allow' },
+    'below the cap the gate does not judge suppression',
+  );
   await warmupGate(sql, tight, { tenantId, domainId, at, recipientSuppressed: false });
   t.match(await warmupGate(sql, tight, { tenantId, domainId, at, recipientSuppressed: true }), { outcome: 'drop', reason: 'suppressed', cap: 2 });
   t.match(await warmupGate(sql, tight, { tenantId, domainId, at, recipientSuppressed: false }), { outcome: 'defer', cap: 2 });
@@ -65,7 +71,11 @@ t.test('counters are per (tenant, domain); tiers raise the cap; a long idle spel
   const tight = { ...config, tier_caps: [1, 3], reset_after_idle_days: 14, initial_tier: 0 };
   const at = new Date('2026-11-21T10:00:00Z');
   t.match(await warmupGate(sql, tight, { tenantId, domainId, at, recipientSuppressed: false }), { outcome: 'allow', tier: 0, cap: 1 });
-  t.match(await warmupGate(sql, tight, { tenantId, domainId: other, at, recipientSuppressed: false }), { outcome: 'allow' }, 'another domain has its own counter');
+  t.match(
+    await warmupGate(sql, tight, { tenantId, domainId: other, at, recipientSuppressed: false }),
+    { outcome: 'allow' },
+    'another domain has its own counter',
+  );
   t.match(await warmupGate(sql, tight, { tenantId, domainId, at, recipientSuppressed: false }), { outcome: 'defer' });
 
   await sql`update domain_warmup set tier = 1 where domain_id = ${domainId}`;
@@ -93,5 +103,9 @@ t.test('with initial_tier a new domain starts there, and a long idle spell retur
 
   await sql`update domain_warmup set tier = 2, last_send_at = ${at} where domain_id = ${domainId}`;
   const later = new Date(idle.getTime() + 15 * 86_400_000);
-  t.match(await warmupGate(sql, warm, { tenantId, domainId, at: later, recipientSuppressed: false }), { tier: 2 }, 'a domain below the initial tier (demoted) is not raised by idling');
+  t.match(
+    await warmupGate(sql, warm, { tenantId, domainId, at: later, recipientSuppressed: false }),
+    { tier: 2 },
+    'a domain below the initial tier (demoted) is not raised by idling',
+  );
 });

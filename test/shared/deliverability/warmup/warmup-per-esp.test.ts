@@ -23,7 +23,8 @@ async function setup(t: { teardown(fn: () => unknown): void }, enforce: boolean)
   const otherProcess = { db: sql, warmup, counters: createSendCounters(sql, createLogger('silent'), 0) } as unknown as GateDeps;
   const at = new Date('2026-11-25T10:00:00Z');
   const send = (to: string): GateSend => ({ tenant: { id: tenantId, status: 'active', is_sandbox: false }, mode: 'live', to, domainId, at });
-  const sent = async (provider: string) => (await sql<{ sent: number }[]>`select sent from warmup_esp_daily where tenant_id = ${tenantId} and provider = ${provider}`)[0]?.sent ?? 0;
+  const sent = async (provider: string) =>
+    (await sql<{ sent: number }[]>`select sent from warmup_esp_daily where tenant_id = ${tenantId} and provider = ${provider}`)[0]?.sent ?? 0;
   return { sql, tenantId, domainId, deps, otherProcess, send, sent, at };
 }
 
@@ -34,8 +35,14 @@ t.test('without a row for the provider nothing is counted; advisory counts every
   await s.sql`insert into warmup_esp_caps (tenant_id, provider, daily_limit) values (${s.tenantId}, 'gmail', 2)`;
   const decisions = [];
   for (let i = 0; i < 4; i++) decisions.push(await perEspGate.decide(s.deps, s.send(`r${i}@gmail.com`)));
-  t.same(decisions.map((d) => d.outcome), ['continue', 'continue', 'continue', 'continue']);
-  t.same(decisions.map((d) => (d as { detail?: { would_have_throttled?: boolean } }).detail?.would_have_throttled ?? false), [false, false, true, true]);
+  t.same(
+    decisions.map((d) => d.outcome),
+    ['continue', 'continue', 'continue', 'continue'],
+  );
+  t.same(
+    decisions.map((d) => (d as { detail?: { would_have_throttled?: boolean } }).detail?.would_have_throttled ?? false),
+    [false, false, true, true],
+  );
   t.equal(await s.sent('gmail'), 4);
   const [over] = await s.sql`select over_cap, enforced from warmup_esp_throttles where domain_id = ${s.domainId} and provider = 'gmail'`;
   t.same(over, { over_cap: 2, enforced: 0 });
@@ -52,6 +59,10 @@ t.test('enforced: 30 parallel sends from two processes against a sub-cap of 5 le
   t.equal(await s.sent('outlook'), 5);
   const [over] = await s.sql`select over_cap, enforced from warmup_esp_throttles where domain_id = ${s.domainId} and provider = 'outlook'`;
   t.same(over, { over_cap: 25, enforced: 25 });
-  t.match(await perEspGate.decide(s.deps, s.send('x@yahoo.com')), { outcome: 'defer', detail: { provider: 'yahoo', per_esp_limit: 0 } }, 'a sub-cap of 0 sends nothing');
+  t.match(
+    await perEspGate.decide(s.deps, s.send('x@yahoo.com')),
+    { outcome: 'defer', detail: { provider: 'yahoo', per_esp_limit: 0 } },
+    'a sub-cap of 0 sends nothing',
+  );
   t.match(await perEspGate.decide(s.deps, s.send('x@company.example')), { outcome: 'continue', detail: { provider: 'other', per_esp_limit: null } });
 });

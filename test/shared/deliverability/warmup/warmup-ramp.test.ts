@@ -55,7 +55,12 @@ async function setup(t: { teardown(fn: () => unknown): void }) {
  * (hard), then `delivered` delivered, and `complained` complaints on delivered ones. The day also
  * counts as a sending day for the idle reset (as the warm-up gate would have marked it).
  */
-async function outcomes(sql: Sql, s: { tenantId: string; domainId: string }, day: string, o: { sent: number; bounced?: number; delivered?: number; complained?: number }) {
+async function outcomes(
+  sql: Sql,
+  s: { tenantId: string; domainId: string },
+  day: string,
+  o: { sent: number; bounced?: number; delivered?: number; complained?: number },
+) {
   const at = new Date(`${day}T12:00:00Z`);
   const bounced = o.bounced ?? 0;
   const delivered = o.delivered ?? o.sent - bounced;
@@ -78,7 +83,9 @@ async function outcomes(sql: Sql, s: { tenantId: string; domainId: string }, day
 
 const tierOf = async (sql: Sql, domainId: string) => (await sql<{ tier: number }[]>`select tier from domain_warmup where domain_id = ${domainId}`)[0]?.tier;
 const lastMove = async (sql: Sql, domainId: string) =>
-  (await sql`select source, action, from_tier, to_tier, reason, rates, to_char(rates_day, 'YYYY-MM-DD') as rates_day from warmup_moves where domain_id = ${domainId} order by id desc limit 1`)[0];
+  (
+    await sql`select source, action, from_tier, to_tier, reason, rates, to_char(rates_day, 'YYYY-MM-DD') as rates_day from warmup_moves where domain_id = ${domainId} order by id desc limit 1`
+  )[0];
 
 t.test('classification follows the spec table; a bad day at 3% bounces or more pauses, below demotes', async (t) => {
   const c = warmup.auto_ramp;
@@ -90,18 +97,47 @@ t.test('classification follows the spec table; a bad day at 3% bounces or more p
   t.equal(classify(c, ratesOf({ sent: 1000, delivered: 1000, bounced: 0, complained: 4 })), 'bad');
   const state = { tier: 4, paused: false, held: false, idleDays: 1 };
   t.match(decide(warmup, state, ratesOf({ sent: 1000, delivered: 940, bounced: 60, complained: 0 })), { action: 'pause', toTier: 4, reason: 'bounce_pause' });
-  t.match(decide(warmup, state, ratesOf({ sent: 1000, delivered: 970, bounced: 30, complained: 4 })), { action: 'pause' }, 'bad by complaints with 3% bounces pauses too');
-  t.match(decide(warmup, state, ratesOf({ sent: 1000, delivered: 990, bounced: 10, complained: 4 })), { action: 'demote', toTier: 3, reason: 'bad_complaints' });
-  t.match(decide(warmup, { ...state, tier: 0 }, ratesOf({ sent: 1000, delivered: 990, bounced: 10, complained: 4 })), { action: 'hold', reason: 'bottom_tier' });
+  t.match(
+    decide(warmup, state, ratesOf({ sent: 1000, delivered: 970, bounced: 30, complained: 4 })),
+    { action: 'pause' },
+    'bad by complaints with 3% bounces pauses too',
+  );
+  t.match(decide(warmup, state, ratesOf({ sent: 1000, delivered: 990, bounced: 10, complained: 4 })), {
+    action: 'demote',
+    toTier: 3,
+    reason: 'bad_complaints',
+  });
+  t.match(decide(warmup, { ...state, tier: 0 }, ratesOf({ sent: 1000, delivered: 990, bounced: 10, complained: 4 })), {
+    action: 'hold',
+    reason: 'bottom_tier',
+  });
   t.match(decide(warmup, { ...state, tier: 10 }, ratesOf({ sent: 1000, delivered: 1000, bounced: 0, complained: 0 })), { action: 'hold', reason: 'top_tier' });
   t.match(decide(warmup, { ...state, held: true }, ratesOf({ sent: 1000, delivered: 1000, bounced: 0, complained: 0 })), { action: 'hold', reason: 'held' });
-  t.match(decide(warmup, { ...state, held: true }, ratesOf({ sent: 1000, delivered: 940, bounced: 60, complained: 0 })), { action: 'pause' }, 'a freeze does not stop the pause');
+  t.match(
+    decide(warmup, { ...state, held: true }, ratesOf({ sent: 1000, delivered: 940, bounced: 60, complained: 0 })),
+    { action: 'pause' },
+    'a freeze does not stop the pause',
+  );
   t.match(decide(warmup, state, ratesOf({ sent: 19, delivered: 19, bounced: 0, complained: 0 })), { action: 'hold', reason: 'too_few_sends' });
-  t.match(decide(warmup, { ...state, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), { action: 'reset', toTier: 0, reason: 'idle' });
-  t.match(decide(warmup, { ...state, idleDays: 13.9 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), { action: 'hold', reason: 'too_few_sends' });
+  t.match(decide(warmup, { ...state, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), {
+    action: 'reset',
+    toTier: 0,
+    reason: 'idle',
+  });
+  t.match(decide(warmup, { ...state, idleDays: 13.9 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), {
+    action: 'hold',
+    reason: 'too_few_sends',
+  });
   const warmStart = { ...warmup, initial_tier: 3 };
-  t.match(decide(warmStart, { ...state, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), { action: 'reset', toTier: 3 }, 'idle: back to initial_tier');
-  t.match(decide(warmStart, { ...state, tier: 3, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), { action: 'hold', reason: 'idle' });
+  t.match(
+    decide(warmStart, { ...state, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })),
+    { action: 'reset', toTier: 3 },
+    'idle: back to initial_tier',
+  );
+  t.match(decide(warmStart, { ...state, tier: 3, idleDays: 14.5 }, ratesOf({ sent: 0, delivered: 0, bounced: 0, complained: 0 })), {
+    action: 'hold',
+    reason: 'idle',
+  });
 });
 
 t.test('a domain ramps from tier 0 to 10 one tier a day; same-day re-runs are no-ops; an unverified domain is never judged', async (t) => {
@@ -121,9 +157,17 @@ t.test('a domain ramps from tier 0 to 10 one tier a day; same-day re-runs are no
   t.match(await lastMove(s.sql, s.domainId), { source: 'auto', action: 'hold', reason: 'top_tier', from_tier: 10, to_tier: 10 });
   const moves = await s.sql`select action, reason, rates from warmup_moves where domain_id = ${s.domainId} and action = 'promote' order by id`;
   t.equal(moves.length, 10);
-  t.match(moves[0], { reason: 'healthy', rates: { sent: 40, delivered: 40, bounced: 0, complained: 0, bounce_rate: 0, complaint_rate: 0, delivery_rate: 1, class: 'healthy' } }, 'each move keeps the rates it used');
+  t.match(
+    moves[0],
+    { reason: 'healthy', rates: { sent: 40, delivered: 40, bounced: 0, complained: 0, bounce_rate: 0, complaint_rate: 0, delivery_rate: 1, class: 'healthy' } },
+    'each move keeps the rates it used',
+  );
   t.equal((await s.sql`select count(*)::int as n from warmup_moves where domain_id = ${s.unverifiedId}`)[0]!.n, 0);
-  t.same(await s.sql`select provider, daily_limit from warmup_esp_caps where tenant_id = ${s.tenantId}`, [{ provider: 'gmail', daily_limit: 1000 }], 'sub-caps seeded from config');
+  t.same(
+    await s.sql`select provider, daily_limit from warmup_esp_caps where tenant_id = ${s.tenantId}`,
+    [{ provider: 'gmail', daily_limit: 1000 }],
+    'sub-caps seeded from config',
+  );
 });
 
 t.test('mixed and thin days hold; complaints demote; 6% bounces pause until a super-admin resumes; the gate defers a paused domain', async (t) => {
@@ -156,7 +200,11 @@ t.test('mixed and thin days hold; complaints demote; 6% bounces pause until a su
   t.ok(row!['paused_at']);
   t.match(row!['paused_reason'], /bounce rate 6\.00%/);
   const gated = await warmupGate(s.sql, warmup, { tenantId: s.tenantId, domainId: s.domainId, at: s.clock.now(), recipientSuppressed: false });
-  t.match(gated, { outcome: 'defer', paused: true, until: new Date(Date.parse(judged()) + 2 * DAY) }, 'a paused domain sends nothing: deferred to the next 00:00 UTC');
+  t.match(
+    gated,
+    { outcome: 'defer', paused: true, until: new Date(Date.parse(judged()) + 2 * DAY) },
+    'a paused domain sends nothing: deferred to the next 00:00 UTC',
+  );
 
   nextDay();
   await outcomes(s.sql, s, judged(), { sent: 100 });
@@ -165,7 +213,10 @@ t.test('mixed and thin days hold; complaints demote; 6% bounces pause until a su
 
   const actor = { type: 'user' as const, id: randomUUID() };
   await applyOverride(s.deps, { tenantId: s.tenantId, domainId: s.domainId, action: 'resume', actor });
-  t.match(await warmupGate(s.sql, warmup, { tenantId: s.tenantId, domainId: s.domainId, at: s.clock.now(), recipientSuppressed: false }), { outcome: 'allow', tier: 4 });
+  t.match(await warmupGate(s.sql, warmup, { tenantId: s.tenantId, domainId: s.domainId, at: s.clock.now(), recipientSuppressed: false }), {
+    outcome: 'allow',
+    tier: 4,
+  });
   nextDay();
   await outcomes(s.sql, s, judged(), { sent: 100 });
   await runAutoRamp(s.deps);

@@ -54,9 +54,12 @@ t.test('new messages are stored once as bounce mail of the tenant and handed to 
   t.same(first, { polled: 1, fetched: 2, failed: 0 });
   const rows = await stored();
   t.equal(rows.length, 2, 'two bounce recipients stored');
-  t.ok(rows.every((r) => r.tenant_id === sender.tenant.id), 'each names the mailbox\'s tenant');
+  t.ok(
+    rows.every((r) => r.tenant_id === sender.tenant.id),
+    "each names the mailbox's tenant",
+  );
   t.equal(rows[0]!.recipient, hard.verp.toLowerCase(), 'the recipient is the Delivered-To address (the VERP address)');
-  t.equal(rows[1]!.recipient, 'bounces@isp.test', 'without a delivery header: the mailbox\'s user name');
+  t.equal(rows[1]!.recipient, 'bounces@isp.test', "without a delivery header: the mailbox's user name");
   const [jobs] = await f.sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${INBOUND_BOUNCE_JOBS}`;
   t.equal(jobs!.n, 2, 'one intake job per message, as the MX enqueues');
 
@@ -74,10 +77,10 @@ t.test('new messages are stored once as bounce mail of the tenant and handed to 
   t.equal(row.messages_fetched, 2);
   t.equal(row.last_poll_error, null);
   t.ok(row.last_polled_at, 'last_polled_at set');
-  t.ok(row.next_poll_at.getTime() > Date.now() + 2 * HOUR, 'the next poll is poll_interval_s after this one (on the poller\'s clock)');
+  t.ok(row.next_poll_at.getTime() > Date.now() + 2 * HOUR, "the next poll is poll_interval_s after this one (on the poller's clock)");
 });
 
-t.test('a report about another tenant\'s send, fetched from this tenant\'s mailbox, changes nothing', async (t) => {
+t.test("a report about another tenant's send, fetched from this tenant's mailbox, changes nothing", async (t) => {
   const { f, pop, deps, mailbox, stored } = await setup(t);
   const stranger = await f.sender();
   const theirs = await f.delivered(stranger);
@@ -86,7 +89,7 @@ t.test('a report about another tenant\'s send, fetched from this tenant\'s mailb
   t.match(await pollDueMailboxes(deps()), { fetched: 1 });
   const [row] = await stored();
   t.equal(await f.run(row!.id), 'foreign');
-  t.equal((await f.state(theirs)).status, 'delivered', 'the other tenant\'s send is not bounced');
+  t.equal((await f.state(theirs)).status, 'delivered', "the other tenant's send is not bounced");
   t.same((await f.state(theirs)).suppressions, [], 'nor its recipient suppressed');
 });
 
@@ -154,7 +157,7 @@ t.test('two pollers at once: each due mailbox is claimed by one of them', async 
   t.equal((await stored()).length, 1, 'stored once');
 });
 
-t.test('one tenant\'s slow mailboxes take their turn beside another tenant\'s, not ahead of it', async (t) => {
+t.test("one tenant's slow mailboxes take their turn beside another tenant's, not ahead of it", async (t) => {
   const { f, pop, deps, sender, mailbox } = await setup(t, { MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '1500' });
   const slow = await startRoguePop3(t, { greet: (s, c) => c.drip(s, `+OK ${'slow '.repeat(200)}\r\n`, 1000) });
   const hostile = [];
@@ -163,28 +166,56 @@ t.test('one tenant\'s slow mailboxes take their turn beside another tenant\'s, n
   pop.deliver('bounces@isp.test', 'Subject: one\r\n\r\nbody\r\n');
   const other = await f.sender();
   const good = await createBounceMailbox(f.ctx, other.tenant.id, actor, {
-    name: 'Other tenant', host: '127.0.0.1', port: pop.port, username: 'bounces@isp.test', password: 'pop-secret-1', use_tls_implicit: false,
+    name: 'Other tenant',
+    host: '127.0.0.1',
+    port: pop.port,
+    username: 'bounces@isp.test',
+    password: 'pop-secret-1',
+    use_tls_implicit: false,
   });
   const tick = await pollDueMailboxes(deps());
-  t.same(tick, { polled: 3, fetched: 1, failed: 2 }, 'two of the slow tenant\'s mailboxes (mailboxes_per_tenant_per_tick) and the other tenant\'s');
+  t.same(tick, { polled: 3, fetched: 1, failed: 2 }, "two of the slow tenant's mailboxes (mailboxes_per_tenant_per_tick) and the other tenant's");
   const rows = await Promise.all(hostile.map(async (m) => (await findBounceMailbox(f.sql, sender.tenant.id, m.id))!));
-  t.equal(rows.filter((r) => r.last_polled_at === null).length, 1, 'the slow tenant\'s third mailbox waits for a later tick');
+  t.equal(rows.filter((r) => r.last_polled_at === null).length, 1, "the slow tenant's third mailbox waits for a later tick");
   const done = (await findBounceMailbox(f.sql, other.tenant.id, good.id))!;
   const slowDone = rows.filter((r) => r.last_polled_at !== null).map((r) => r.last_polled_at!.getTime());
-  t.ok(done.last_polled_at!.getTime() < Math.min(...slowDone), 'the other tenant\'s poll finished before the slow ones gave up (they ran at once)');
+  t.ok(done.last_polled_at!.getTime() < Math.min(...slowDone), "the other tenant's poll finished before the slow ones gave up (they ran at once)");
 });
 
 /** Servers that log in fine, then misbehave in the middle of the session. */
 const SESSION_ROGUES: { name: string; script: RogueScript; tls?: boolean; error: RegExp }[] = [
-  { name: 'an endless UIDL listing', script: loggingIn((line, s, c) => line === 'UIDL' && (c.flood(s, '+OK\r\n', 5 * 1024 * 1024), true)), error: /^UIDL: the answer is larger than 4194304 bytes$/ },
-  { name: 'a message far bigger than listed', script: loggingIn((line, s, c) => line === 'RETR 1' && (c.flood(s, '+OK\r\n', 2 * 1024 * 1024), true)), error: /^RETR: the answer is larger than 1048576 bytes$/ },
-  { name: 'a message dripping one byte a second', script: loggingIn((line, s, c) => line === 'RETR 1' && (s.write('+OK\r\n'), c.drip(s, 'Subject: slow\r\n\r\nbody\r\n.\r\n', 1000), true)), error: /^RETR: the server did not answer within 2 s$/ },
-  { name: 'a close in the middle of a message', script: loggingIn((line, s) => line === 'RETR 1' && (s.end('+OK\r\nSubject: cut\r\n\r\nhalf a bo'), true)), error: /^RETR: the server closed the connection$/ },
-  { name: 'garbage in the middle of the session', script: loggingIn((line, s) => line === 'LIST' && (s.write('250 OK\r\n'), true)), error: /^LIST: the server's answer is not POP3/ },
+  {
+    name: 'an endless UIDL listing',
+    script: loggingIn((line, s, c) => line === 'UIDL' && (c.flood(s, '+OK\r\n', 5 * 1024 * 1024), true)),
+    error: /^UIDL: the answer is larger than 4194304 bytes$/,
+  },
+  {
+    name: 'a message far bigger than listed',
+    script: loggingIn((line, s, c) => line === 'RETR 1' && (c.flood(s, '+OK\r\n', 2 * 1024 * 1024), true)),
+    error: /^RETR: the answer is larger than 1048576 bytes$/,
+  },
+  {
+    name: 'a message dripping one byte a second',
+    script: loggingIn((line, s, c) => line === 'RETR 1' && (s.write('+OK\r\n'), c.drip(s, 'Subject: slow\r\n\r\nbody\r\n.\r\n', 1000), true)),
+    error: /^RETR: the server did not answer within 2 s$/,
+  },
+  {
+    name: 'a close in the middle of a message',
+    script: loggingIn((line, s) => line === 'RETR 1' && (s.end('+OK\r\nSubject: cut\r\n\r\nhalf a bo'), true)),
+    error: /^RETR: the server closed the connection$/,
+  },
+  {
+    name: 'garbage in the middle of the session',
+    script: loggingIn((line, s) => line === 'LIST' && (s.write('250 OK\r\n'), true)),
+    error: /^LIST: the server's answer is not POP3/,
+  },
 ];
 
 t.test('misbehaving servers: each poll fails and is recorded on the mailbox, nothing half-fetched is stored, and the process lives on', async (t) => {
-  const { f, deps, sender, mailbox, stored } = await setup(t, { MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '2000', MAILPATH_CONFIG__BOUNCE_MAILBOXES__MAX_MESSAGE_BYTES: '1048576' });
+  const { f, deps, sender, mailbox, stored } = await setup(t, {
+    MAILPATH_CONFIG__BOUNCE_MAILBOXES__TIMEOUT_MS: '2000',
+    MAILPATH_CONFIG__BOUNCE_MAILBOXES__MAX_MESSAGE_BYTES: '1048576',
+  });
   for (const rogue of [...ROGUE_GREETINGS, ...SESSION_ROGUES]) {
     const server = await startRoguePop3(t, rogue.script);
     const box = await mailbox({ name: rogue.name, port: server.port, use_tls_implicit: rogue.tls ?? false });
@@ -232,7 +263,10 @@ t.test('an answer arriving one byte at a time (every split of a line, a stuffed 
   const { deps, mailbox, stored } = await setup(t);
   const message = 'Subject: split\r\n\r\n.a line with a dot\r\n..\r\nend\n';
   const wire = `+OK\r\n${message.replace(/^\./gm, '..')}.\r\n`;
-  const server = await startRoguePop3(t, loggingIn((line, s, c) => line === 'RETR 1' && (c.drip(s, wire, 1), true), Buffer.byteLength(message)));
+  const server = await startRoguePop3(
+    t,
+    loggingIn((line, s, c) => line === 'RETR 1' && (c.drip(s, wire, 1), true), Buffer.byteLength(message)),
+  );
   const box = await mailbox({ port: server.port });
   t.match(await pollMailbox(deps(), box), { fetched: 1, error: null });
   const [row] = await stored();

@@ -17,7 +17,9 @@ export interface FixtureValues {
 }
 
 export function fixtureNames(): string[] {
-  return readdirSync(FIXTURE_DIR).filter((f) => f.endsWith('.eml')).sort();
+  return readdirSync(FIXTURE_DIR)
+    .filter((f) => f.endsWith('.eml'))
+    .sort();
 }
 
 /** The fixture with every placeholder filled and CRLF line endings, as it would arrive over SMTP. */

@@ -62,7 +62,11 @@ t.test('reports about a test-mode send change nothing', async (t) => {
   const from = await f.sender();
   const send = await f.delivered(from, { mode: 'test' });
   t.equal((await f.state(send)).status, 'simulated');
-  for (const [rcpt, name] of [[send.verp, 'dsn-gmail-5.1.1.eml'], [f.fbl, 'arf-yahoo.eml'], [f.fbl, 'arf-microsoft-jmrp.eml']] as const) {
+  for (const [rcpt, name] of [
+    [send.verp, 'dsn-gmail-5.1.1.eml'],
+    [f.fbl, 'arf-yahoo.eml'],
+    [f.fbl, 'arf-microsoft-jmrp.eml'],
+  ] as const) {
     const rcptId = await f.receive(rcpt, f.sample(name, send));
     t.equal(await f.run(rcptId), 'test_send', name);
     t.match(await f.recipientRow(rcptId), { outcome: 'test_send', send_id: send.id });
@@ -77,19 +81,31 @@ t.test("a report about tenant A's send never reaches tenant B", async (t) => {
   const sendB = await f.delivered(b, { to });
   t.equal(await f.run(await f.receive(sendA.verp, f.sample('dsn-gmail-5.1.1.eml', sendA))), 'bounce_hard');
   const suppressions = await f.sql<{ tenant_id: string }[]>`select tenant_id from suppressions where email = ${to}`;
-  t.same(suppressions.map((s) => s.tenant_id), [a.tenant.id], 'suppressed for A only');
+  t.same(
+    suppressions.map((s) => s.tenant_id),
+    [a.tenant.id],
+    'suppressed for A only',
+  );
   t.equal((await f.state(sendB)).status, 'delivered', "B's send untouched");
   t.equal(await f.run(await f.receive(f.fbl, f.sample('arf-aol.eml', sendB))), 'complaint');
   const [eventsA, eventsB] = [(await f.state(sendA)).events, (await f.state(sendB)).events];
   t.same([eventsA.map((e) => e.type), eventsB.map((e) => e.type)], [['bounce'], ['complaint']]);
   const byTenant = await f.sql<{ tenant_id: string; reason: string }[]>`select tenant_id, reason from suppressions where email = ${to} order by reason`;
-  t.same(byTenant, [{ tenant_id: b.tenant.id, reason: 'complaint' }, { tenant_id: a.tenant.id, reason: 'hard_bounce' }]);
+  t.same(byTenant, [
+    { tenant_id: b.tenant.id, reason: 'complaint' },
+    { tenant_id: a.tenant.id, reason: 'hard_bounce' },
+  ]);
 });
 
 t.test('a Message-ID several sends share maps only when the reported recipient tells them apart', async (t) => {
   const [a, b] = [await f.sender(), await f.sender()];
   const messageId = `${randomUUID()}@shared.example`;
-  const raw = (from: string) => ({ kind: 'raw' as const, subject: 'Hello', messageId, bytes: Buffer.from(`From: ${from}\r\nSubject: Hello\r\nMessage-ID: <${messageId}>\r\n\r\nHi\r\n`) });
+  const raw = (from: string) => ({
+    kind: 'raw' as const,
+    subject: 'Hello',
+    messageId,
+    bytes: Buffer.from(`From: ${from}\r\nSubject: Hello\r\nMessage-ID: <${messageId}>\r\n\r\nHi\r\n`),
+  });
   const sendA = await f.delivered(a, { content: raw(`news@${a.domain.name}`), source: 'smtp' });
   const sendB = await f.delivered(b, { content: raw(`news@${b.domain.name}`), source: 'smtp' });
   t.equal(sendA.messageId, sendB.messageId);

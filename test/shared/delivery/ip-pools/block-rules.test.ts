@@ -11,13 +11,29 @@ t.test('block replies meet the rule that names them', async (t) => {
   const cases: [number, string, string][] = [
     [554, '5.7.1 Service unavailable; Client host [203.0.113.10] blocked using zen.spamhaus.org; https://www.spamhaus.org/query/ip/203.0.113.10', 'dnsbl'],
     [550, '5.7.1 Mail from 203.0.113.10 refused: listed at b.barracudacentral.org', 'dnsbl'],
-    [554, 'Your access to this mail system has been rejected due to the sending MTA\'s poor reputation. If you believe that this failure is in error, please contact the intended recipient via alternate means. (RBL)', 'dnsbl'],
-    [550, '5.7.606 Access denied, banned sending IP [203.0.113.10]. To request removal from this list please visit https://sender.office.com/', 'microsoft-banned-ip'],
+    [
+      554,
+      "Your access to this mail system has been rejected due to the sending MTA's poor reputation. If you believe that this failure is in error, please contact the intended recipient via alternate means. (RBL)",
+      'dnsbl',
+    ],
+    [
+      550,
+      '5.7.606 Access denied, banned sending IP [203.0.113.10]. To request removal from this list please visit https://sender.office.com/',
+      'microsoft-banned-ip',
+    ],
     [550, '5.7.649 Access denied, banned sending IP [203.0.113.10]', 'microsoft-banned-ip'],
-    [550, 'SC-001 (BAY0-MC1-F21) Unfortunately, messages from 203.0.113.10 weren\'t sent. Part of their network is on our block list (S3150).', 'microsoft-network-block'],
-    [421, '4.7.0 [203.0.113.10] Our system has detected an unusual rate of unsolicited mail originating from your IP address. To protect our users from spam, mail sent from your IP address has been temporarily rate limited.', 'gmail-ip-reputation'],
+    [
+      550,
+      "SC-001 (BAY0-MC1-F21) Unfortunately, messages from 203.0.113.10 weren't sent. Part of their network is on our block list (S3150).",
+      'microsoft-network-block',
+    ],
+    [
+      421,
+      '4.7.0 [203.0.113.10] Our system has detected an unusual rate of unsolicited mail originating from your IP address. To protect our users from spam, mail sent from your IP address has been temporarily rate limited.',
+      'gmail-ip-reputation',
+    ],
     [421, '4.7.0 [TSS04] Messages from 203.0.113.10 temporarily deferred due to unexpected volume or user complaints', 'yahoo-ip-block'],
-    [553, '5.7.1 [BL21] Connections will not be accepted from 203.0.113.10, because the ip is in Spamhaus\'s list', 'yahoo-ip-block'],
+    [553, "5.7.1 [BL21] Connections will not be accepted from 203.0.113.10, because the ip is in Spamhaus's list", 'yahoo-ip-block'],
   ];
   for (const [code, text, rule] of cases) t.equal(blockRuleFor(ipWatchdog, reply(code, text)), rule, `${code} ${text.slice(0, 50)}`);
 });

@@ -28,13 +28,22 @@ const block = { code: 554, text: '554 5.7.1 blocked using zen.spamhaus.org', enh
 
 /** A quarantine written the way another outbound process would write it. */
 const elsewhere = (address: string, minutes = 60) =>
-  quarantineAddress(sql, { address, pool: 'main', rule: 'dnsbl', reply: block.text, destination: null, sendId: null, at: clock.now(), until: new Date(clock.now().getTime() + minutes * 60_000) });
+  quarantineAddress(sql, {
+    address,
+    pool: 'main',
+    rule: 'dnsbl',
+    reply: block.text,
+    destination: null,
+    sendId: null,
+    at: clock.now(),
+    until: new Date(clock.now().getTime() + minutes * 60_000),
+  });
 
 t.afterEach(async () => {
   await sql`delete from ip_quarantines`;
 });
 
-t.test('with a long cache, another process\'s quarantine is not read again per pick', async (t) => {
+t.test("with a long cache, another process's quarantine is not read again per pick", async (t) => {
   const watchdog = new IpWatchdog({ sql, config: configWith(600_000), clock, log });
   t.match(await watchdog.pick(send), { kind: 'address', address: '192.0.2.1' }, 'first pick reads the (empty) state');
   await elsewhere('192.0.2.2');
@@ -55,7 +64,11 @@ t.test('its own quarantine is seen at once, whatever the cache time', async (t) 
   await watchdog.pick(send);
   t.equal(await watchdog.observe({ pool: 'main', address: '192.0.2.1' }, block, { destination: 'mx.example [198.51.100.1]', sendId: null }), 'dnsbl');
   for (let i = 0; i < 3; i++) t.match(await watchdog.pick(send), { kind: 'address', address: '192.0.2.2' });
-  t.equal(await watchdog.observe({ pool: 'main', address: '192.0.2.1' }, { code: 250, text: '250 OK', enhanced: null }, { destination: null, sendId: null }), null, 'an acceptance is no block');
+  t.equal(
+    await watchdog.observe({ pool: 'main', address: '192.0.2.1' }, { code: 250, text: '250 OK', enhanced: null }, { destination: null, sendId: null }),
+    null,
+    'an acceptance is no block',
+  );
 });
 
 t.test('every member quarantined: nothing to pick, and when the first comes back', async (t) => {
@@ -78,5 +91,9 @@ t.test('a block while quarantined does not restart the cool-down or add an event
   clock.advance(60 * 60_000);
   t.ok(await elsewhere('192.0.2.1', 60), 'after the cool-down a block quarantines again');
   const kinds = await sql<{ kind: string }[]>`select kind from ip_watchdog_events where address = '192.0.2.1' order by id desc limit 2`;
-  t.same(kinds.map((k) => k.kind), ['quarantined', 'expired'], 'the run-out quarantine is recorded as expired first');
+  t.same(
+    kinds.map((k) => k.kind),
+    ['quarantined', 'expired'],
+    'the run-out quarantine is recorded as expired first',
+  );
 });

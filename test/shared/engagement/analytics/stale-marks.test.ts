@@ -13,7 +13,16 @@ t.teardown(async () => {
   await db.drop();
 });
 const tenantId = await insertTenant(sql);
-const send = (at: string): NewEvent => ({ tenant_id: tenantId, type: 'send', subtype: null, send_id: null, message_id: null, recipient: 'r@dest.example', detail: {}, occurred_at: new Date(at) });
+const send = (at: string): NewEvent => ({
+  tenant_id: tenantId,
+  type: 'send',
+  subtype: null,
+  send_id: null,
+  message_id: null,
+  recipient: 'r@dest.example',
+  detail: {},
+  occurred_at: new Date(at),
+});
 const sentAt = async (hour: string) => {
   const [row] = await sql<{ sent: number }[]>`select sent::int from analytics_hourly where tenant_id = ${tenantId} and hour = ${hour}`;
   return row?.sent ?? 0;
@@ -43,7 +52,7 @@ t.test('a writer still open while the worker claims its hour: its mark outlives 
   } finally {
     writer.release();
   }
-  t.equal(await countStaleHours(sql), 1, 'the late writer\'s mark is still there');
+  t.equal(await countStaleHours(sql), 1, "the late writer's mark is still there");
   t.equal(await refreshStaleHours(sql, 100), 1);
   t.equal(await sentAt('2026-05-04T10:00:00Z'), 4);
 });

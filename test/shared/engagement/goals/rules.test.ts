@@ -1,7 +1,15 @@
 // Goal match rules: exact, prefix and regex matching on a linear-time engine (JavaScript syntax kept, what RE2 cannot run refused, program size and per-click work bounded), and revenue from a query parameter.
 import t from 'tap';
 import { AppError } from '../../../../shared/kernel/errors.js';
-import { checkPattern, checkRule, clickBudget, matches, MAX_MATCHED_URL, MAX_REGEX_WORK_PER_CLICK, revenueOf } from '../../../../shared/engagement/goals/rules.js';
+import {
+  checkPattern,
+  checkRule,
+  clickBudget,
+  matches,
+  MAX_MATCHED_URL,
+  MAX_REGEX_WORK_PER_CLICK,
+  revenueOf,
+} from '../../../../shared/engagement/goals/rules.js';
 
 function refused(t: { ok(v: unknown, m: string): unknown }, pattern: string, why: RegExp): void {
   let err: unknown;
@@ -10,7 +18,10 @@ function refused(t: { ok(v: unknown, m: string): unknown }, pattern: string, why
   } catch (e) {
     err = e;
   }
-  t.ok(err instanceof AppError && err.slug === 'validation_error' && /match_value/.test(err.message) && why.test(err.message), `${pattern} refused: ${String(err)}`);
+  t.ok(
+    err instanceof AppError && err.slug === 'validation_error' && /match_value/.test(err.message) && why.test(err.message),
+    `${pattern} refused: ${String(err)}`,
+  );
 }
 
 t.test('exact and prefix rules compare the URL as written', async (t) => {

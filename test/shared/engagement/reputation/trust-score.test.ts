@@ -15,7 +15,10 @@ t.test('a perfect domain scores 100; each factor alone at its worst takes its we
 
 t.test('factors are linear between their bounds', async (t) => {
   const s = trustScore({ delivery_rate: 0.9, bounce_rate: 0.025, complaint_rate: 0.0015, engagement_rate: 0.1 })!;
-  t.same(s.factors.map((f) => f.value), [0.5, 0.5, 0.5, 0.5]);
+  t.same(
+    s.factors.map((f) => f.value),
+    [0.5, 0.5, 0.5, 0.5],
+  );
   t.equal(s.score, 50);
   t.equal(s.tier, 'caution');
 });

@@ -10,7 +10,16 @@ const publicUrl = new URL('https://mail.example.net');
 const UTM = { source: 'newsletter', medium: 'email', campaign: 'spring sale' };
 
 const decorate = (html: string, over: Partial<DecorateInput> = {}) =>
-  decorateHtml({ html, sendId: randomUUID(), linkKey: key, owner: { tenantId: randomUUID(), interstitial: false }, publicUrl, trackOpens: false, trackClicks: false, ...over });
+  decorateHtml({
+    html,
+    sendId: randomUUID(),
+    linkKey: key,
+    owner: { tenantId: randomUUID(), interstitial: false },
+    publicUrl,
+    trackOpens: false,
+    trackClicks: false,
+    ...over,
+  });
 
 /** The href values of the decorated document, entities decoded. */
 const hrefs = (html: string) => [...html.matchAll(/href=(?:"([^"]*)"|'([^']*)'|([^\s>]+))/gi)].map((m) => (m[1] ?? m[2] ?? m[3]!).replace(/&amp;/g, '&'));
@@ -60,7 +69,8 @@ t.test('mailto:, tel:, relative and anchor links, the unsubscribe link and our o
 
 t.test('click tracking: each http(s) link through a signed redirect naming the send and the tagged destination', async (t) => {
   const sendId = randomUUID();
-  const html = '<p>Hi</p><a href="https://shop.example/sale?id=1">Sale</a> <A HREF=https://blog.example/post>Post</A> <a href="https://shop.example/sale?id=1">again</a>';
+  const html =
+    '<p>Hi</p><a href="https://shop.example/sale?id=1">Sale</a> <A HREF=https://blog.example/post>Post</A> <a href="https://shop.example/sale?id=1">again</a>';
   const owner = { tenantId: randomUUID(), interstitial: false };
   const out = decorate(html, { sendId, owner, trackClicks: true, utm: UTM });
   const links = hrefs(out);
@@ -69,8 +79,24 @@ t.test('click tracking: each http(s) link through a signed redirect naming the s
     t.match(href, /^https:\/\/mail\.example\.net\/c\/[A-Za-z0-9_-]+\.[A-Za-z0-9_-]{22}$/);
     return readClickToken(key, href.slice('https://mail.example.net/c/'.length));
   });
-  t.same(targets[0], { sendId, url: 'https://shop.example/sale?id=1&utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale', links: 2, tenantId: owner.tenantId, interstitial: false });
-  t.same(targets[1], { sendId, url: 'https://blog.example/post?utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale', links: 2, tenantId: owner.tenantId, interstitial: false }, 'unquoted value');
+  t.same(targets[0], {
+    sendId,
+    url: 'https://shop.example/sale?id=1&utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale',
+    links: 2,
+    tenantId: owner.tenantId,
+    interstitial: false,
+  });
+  t.same(
+    targets[1],
+    {
+      sendId,
+      url: 'https://blog.example/post?utm_source=newsletter&utm_medium=email&utm_campaign=spring%20sale',
+      links: 2,
+      tenantId: owner.tenantId,
+      interstitial: false,
+    },
+    'unquoted value',
+  );
   t.same(targets[2], targets[0], 'a repeated link is one destination (the count is of distinct links)');
   t.equal(out.replace(/href="[^"]*"|HREF="[^"]*"/g, 'HREF'), '<p>Hi</p><a HREF>Sale</a> <A HREF>Post</A> <a HREF>again</a>', 'only the href values changed');
 });
@@ -83,11 +109,15 @@ t.test('entities in href are decoded for the destination and re-escaped in the a
 t.test("Outlook's conditional comments: VML button links are tagged and tracked too; a comment's text is not", async (t) => {
   const html = '<!--[if mso]><v:roundrect href="https://shop.example/btn" style="x"></v:roundrect><![endif]--><!-- <a href="https://hidden.example/"> -->';
   const out = decorate(html, { utm: { source: 's' } });
-  t.equal(out, '<!--[if mso]><v:roundrect href="https://shop.example/btn?utm_source=s" style="x"></v:roundrect><![endif]--><!-- <a href="https://hidden.example/"> -->');
+  t.equal(
+    out,
+    '<!--[if mso]><v:roundrect href="https://shop.example/btn?utm_source=s" style="x"></v:roundrect><![endif]--><!-- <a href="https://hidden.example/"> -->',
+  );
 });
 
 t.test('links inside <script>, <style> and attribute text are not links', async (t) => {
-  const html = '<style>a[href="https://x.example/"]{}</style><script>var a = \'<a href="https://x.example/">\';</script><p title="<a href=https://x.example/>">t</p>';
+  const html =
+    '<style>a[href="https://x.example/"]{}</style><script>var a = \'<a href="https://x.example/">\';</script><p title="<a href=https://x.example/>">t</p>';
   t.equal(decorate(html, { utm: UTM, trackClicks: true }), html);
 });
 
@@ -97,8 +127,15 @@ t.test('open pixel: before the last </body> (any case), or at the end without on
   const match = /<img src="https:\/\/mail\.example\.net\/o\/([^"]+)" width="1" height="1" alt=""><\/BODY>\n<\/html>$/.exec(out);
   t.ok(match, out);
   t.equal(readOpenToken(key, match![1]!), sendId, 'the pixel names the send');
-  t.match(decorate('<p>fragment</p>', { sendId, trackOpens: true }), /^<p>fragment<\/p><img src="https:\/\/mail\.example\.net\/o\/[^"]+" width="1" height="1" alt="">$/);
-  t.equal(decorate('<!-- </body> --><p>x</p>', { trackOpens: true }).indexOf('<img'), '<!-- </body> --><p>x</p>'.length, 'a </body> in a comment is not the end of the body');
+  t.match(
+    decorate('<p>fragment</p>', { sendId, trackOpens: true }),
+    /^<p>fragment<\/p><img src="https:\/\/mail\.example\.net\/o\/[^"]+" width="1" height="1" alt="">$/,
+  );
+  t.equal(
+    decorate('<!-- </body> --><p>x</p>', { trackOpens: true }).indexOf('<img'),
+    '<!-- </body> --><p>x</p>'.length,
+    'a </body> in a comment is not the end of the body',
+  );
 });
 
 t.test('nothing asked, nothing changed; a public URL with a path keeps it', async (t) => {

@@ -9,9 +9,18 @@ import { decodeSegment, HitSpool, ownerAlive, processToken, type SpooledHit } fr
 const AT = new Date('2026-05-04T10:00:00.123Z');
 const hit = (n: number, kind: 'open' | 'click' = 'click'): SpooledHit => ({
   id: `0190a0b0-0000-7000-8000-${String(n).padStart(12, '0')}`,
-  hit: kind === 'click'
-    ? { kind, sendId: '5e9d1c1e-7a43-4c5e-9a53-2f1f0a1b2c3d', url: 'https://shop.example/a?x=1&y=é', links: 3, userAgent: 'Mozilla/5.0 "quoted"', ip: '192.0.2.0', at: AT }
-    : { kind, sendId: '5e9d1c1e-7a43-4c5e-9a53-2f1f0a1b2c3d', url: undefined, links: undefined, userAgent: '', ip: null, at: AT },
+  hit:
+    kind === 'click'
+      ? {
+          kind,
+          sendId: '5e9d1c1e-7a43-4c5e-9a53-2f1f0a1b2c3d',
+          url: 'https://shop.example/a?x=1&y=é',
+          links: 3,
+          userAgent: 'Mozilla/5.0 "quoted"',
+          ip: '192.0.2.0',
+          at: AT,
+        }
+      : { kind, sendId: '5e9d1c1e-7a43-4c5e-9a53-2f1f0a1b2c3d', url: undefined, links: undefined, userAgent: '', ip: null, at: AT },
 });
 
 function spoolDir(t: { teardown(fn: () => unknown): void }): string {
@@ -62,7 +71,10 @@ t.test('a segment is deleted once sealed and every hit in it is settled, not bef
 
 t.test('a last line without its newline was never fsynced whole and is left out', async (t) => {
   const text = `${line(hit(1, 'open'))}{"id":"0190a0b0-0000-7000-8000-0000`;
-  t.same(decodeSegment(text).map((h) => h.id), [hit(1).id]);
+  t.same(
+    decodeSegment(text).map((h) => h.id),
+    [hit(1).id],
+  );
   t.same(decodeSegment(''), []);
 });
 
@@ -86,7 +98,10 @@ t.test("orphans: a stopped process's segments are claimed once (complete lines o
   const claimed = [...fromA, ...fromB].filter((c) => c.hits.length > 0);
   t.equal(claimed.length, 1, 'one spool won the segment with hits');
   t.same(claimed[0]!.hits, [hit(1), hit(2)]);
-  t.notOk(readdirSync(dir).some((n) => n.startsWith(DEAD)), 'both of the stopped process’s segments renamed');
+  t.notOk(
+    readdirSync(dir).some((n) => n.startsWith(DEAD)),
+    'both of the stopped process’s segments renamed',
+  );
   t.ok(readdirSync(dir).includes(live), 'the running process’s segment untouched');
   t.equal(readdirSync(dir).length, 2, 'the empty orphan deleted at once; the claimed one kept until its hits settle');
   const { segment } = claimed[0]!;
@@ -103,6 +118,12 @@ t.test('orphans are claimed at most `limit` at a time, oldest first', async (t) 
   for (const n of [2, 1, 3]) writeFileSync(join(dir, `${DEAD}.0000000${n}.hits`), line(hit(n, 'open')));
   const spool = await HitSpool.open(dir, { segmentHits: 100 });
   const first = await spool.claimOrphans(1);
-  t.same(first.map((c) => c.hits[0]!.id), [hit(1).id]);
-  t.same((await spool.claimOrphans(5)).map((c) => c.hits[0]!.id), [hit(2).id, hit(3).id]);
+  t.same(
+    first.map((c) => c.hits[0]!.id),
+    [hit(1).id],
+  );
+  t.same(
+    (await spool.claimOrphans(5)).map((c) => c.hits[0]!.id),
+    [hit(2).id, hit(3).id],
+  );
 });

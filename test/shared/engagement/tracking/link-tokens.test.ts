@@ -57,7 +57,11 @@ t.test('a token for another purpose names nothing', async (t) => {
   t.equal(readClickToken(key, open), undefined);
   t.equal(readUnsubscribeToken(key, clickToken(key, sendId, 'https://a.example/', 1, owner)), undefined, 'a click token does not unsubscribe');
   t.equal(readOpenToken(key, signToken(key, 'open', Buffer.concat([uuidBytes(sendId), Buffer.of(1)]))), undefined, 'a payload of the wrong length');
-  t.equal(readClickToken(key, signToken(key, 'click', Buffer.concat([uuidBytes(sendId), Buffer.of(0, 1), Buffer.from('javascript:alert(1)')]))), undefined, 'only http(s) destinations');
+  t.equal(
+    readClickToken(key, signToken(key, 'click', Buffer.concat([uuidBytes(sendId), Buffer.of(0, 1), Buffer.from('javascript:alert(1)')]))),
+    undefined,
+    'only http(s) destinations',
+  );
 });
 
 t.test('unsubscribe headers: an https link and a mailto address with the same token, and RFC 8058 one-click', async (t) => {

@@ -56,7 +56,10 @@ t.test("a batch's recent clicks: an index range on send, type and time", async (
   const scan = steps.find((s) => s['Index Name'] === 'events_send_type_time_idx');
   t.ok(scan, `the composite index is used (plan: ${steps.map((s) => `${s['Node Type']} ${s['Index Name'] ?? ''}`).join(' → ')})`);
   t.match(scan?.['Index Cond'] ?? '', /send_id.*type.*occurred_at/s, 'send, type and time all bound the range');
-  t.notOk(steps.some((s) => s['Node Type'] === 'Seq Scan'), 'no sequential scan');
+  t.notOk(
+    steps.some((s) => s['Node Type'] === 'Seq Scan'),
+    'no sequential scan',
+  );
 });
 
 t.test('"does this send have an event of this type": the same index, bound on send and type', async (t) => {
@@ -87,5 +90,8 @@ t.test('the generic plan the recorder runs it with (plan_cache_mode force_generi
   const scan = plan.find((s) => s['Index Name'] === 'events_send_type_time_idx');
   t.ok(scan, `the composite index is used (plan: ${plan.map((s) => `${s['Node Type']} ${s['Index Name'] ?? ''}`).join(' → ')})`);
   t.match(scan?.['Index Cond'] ?? '', /send_id.*type.*occurred_at/s, 'send, type and time all bound the range');
-  t.notOk(plan.some((s) => s['Node Type'] === 'Seq Scan'), 'no sequential scan');
+  t.notOk(
+    plan.some((s) => s['Node Type'] === 'Seq Scan'),
+    'no sequential scan',
+  );
 });

@@ -23,7 +23,7 @@ async function send(tenantId: string): Promise<string> {
   const id = randomUUID();
   await sql`
     insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, created_at, updated_at)
-    values (${id}, ${tenantId}, 'api', 'live', 'delivered', 'n@shop.example', 'r@dest.example', 'Hi', ${id + '@shop.example'}, 'b@shop.example', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`;
+    values (${id}, ${tenantId}, 'api', 'live', 'delivered', 'n@shop.example', 'r@dest.example', 'Hi', ${`${id}@shop.example`}, 'b@shop.example', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`;
   return id;
 }
 
@@ -42,13 +42,25 @@ t.test('webhook deliveries and goal conversions for the subscribed tenant, none 
       ? { kind, sendId, userAgent: HUMAN_UA, ip: '203.0.113.0', at }
       : { kind, sendId, url: 'https://shop.example/checkout?id=1', links: 1, userAgent: HUMAN_UA, ip: '203.0.113.0', at };
   // Issued together: one batch.
-  const outcomes = await Promise.all([hit(a, 'open'), hit(a, 'click'), hit(b, 'open'), hit(b, 'click'), hit(randomUUID(), 'open')].map((h) => recorder.record(h)));
+  const outcomes = await Promise.all(
+    [hit(a, 'open'), hit(a, 'click'), hit(b, 'open'), hit(b, 'click'), hit(randomUUID(), 'open')].map((h) => recorder.record(h)),
+  );
   t.same(outcomes, ['recorded', 'recorded', 'recorded', 'recorded', 'unknown_send']);
   const queued = await sql<{ tenant_id: string; event_type: string }[]>`select tenant_id, event_type from event_webhook_deliveries order by event_type`;
-  t.same(queued.map((q) => [q.tenant_id, q.event_type]), [[subscriber, 'clicked'], [subscriber, 'opened']], 'the subscriber\'s hits are queued for its endpoint');
+  t.same(
+    queued.map((q) => [q.tenant_id, q.event_type]),
+    [
+      [subscriber, 'clicked'],
+      [subscriber, 'opened'],
+    ],
+    "the subscriber's hits are queued for its endpoint",
+  );
   const conversions = await sql<{ tenant_id: string; revenue_cents: number }[]>`select tenant_id, revenue_cents::int from goal_conversions`;
-  t.same(conversions, [{ tenant_id: subscriber, revenue_cents: 500 }], 'the click converts for its tenant\'s goal');
+  t.same(conversions, [{ tenant_id: subscriber, revenue_cents: 500 }], "the click converts for its tenant's goal");
   const ids = await sql<{ id: string }[]>`select id::text from events order by id`;
   t.equal(ids.length, 4);
-  t.ok(ids.every((r) => r.id[14] === '7'), 'event ids are time-ordered (version 7)');
+  t.ok(
+    ids.every((r) => r.id[14] === '7'),
+    'event ids are time-ordered (version 7)',
+  );
 });

@@ -33,7 +33,9 @@ const log = createLogger('info', logStream);
 const recorders = pools.map((p) => new HitRecorder(p, log, rules, { maxBatch: 6, concurrency: 2 }));
 
 const tenantId = await insertTenant(admin);
-const [campaign] = await admin<{ id: string }[]>`insert into campaigns (tenant_id, name, status, created_at, updated_at) values (${tenantId}, 'Spring', 'sending', now(), now()) returning id`;
+const [campaign] = await admin<
+  { id: string }[]
+>`insert into campaigns (tenant_id, name, status, created_at, updated_at) values (${tenantId}, 'Spring', 'sending', now(), now()) returning id`;
 const campaignId = campaign!.id;
 const COUNTRIES = ['FR', 'DE', ''];
 const LINKS = ['https://shop.example/a', 'https://shop.example/b', 'https://shop.example/c'];
@@ -54,7 +56,7 @@ async function sends(n: number, withCampaign: boolean): Promise<string[]> {
     }
     await admin`
       insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, campaign_id, contact_id, created_at, updated_at)
-      values (${id}, ${tenantId}, ${withCampaign ? 'campaign' : 'api'}, 'live', 'delivered', 'news@shop.example', ${email}, 'Spring', ${id + '@shop.example'}, 'b@shop.example',
+      values (${id}, ${tenantId}, ${withCampaign ? 'campaign' : 'api'}, 'live', 'delivered', 'news@shop.example', ${email}, 'Spring', ${`${id}@shop.example`}, 'b@shop.example',
         ${withCampaign ? campaignId : null}, ${contactId}, '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`;
   }
   return ids;
@@ -91,8 +93,15 @@ t.test('concurrent batches of two recorders over the same campaign and hours, in
   }
   const outcomes = await Promise.allSettled(hits.flatMap((list, r) => list.map((h) => recorders[r]!.record(h))));
   const failed = outcomes.filter((o) => o.status === 'rejected');
-  t.same(failed.map((f) => String((f as PromiseRejectedResult).reason)), [], 'no hit failed to record');
-  t.ok(outcomes.every((o) => o.status === 'fulfilled' && o.value === 'recorded'), 'every hit answered as recorded');
+  t.same(
+    failed.map((f) => String((f as PromiseRejectedResult).reason)),
+    [],
+    'no hit failed to record',
+  );
+  t.ok(
+    outcomes.every((o) => o.status === 'fulfilled' && o.value === 'recorded'),
+    'every hit answered as recorded',
+  );
 
   const [events] = await admin<{ opens: number; clicks: number; ids: number }[]>`
     select count(*) filter (where type = 'open')::int as opens, count(*) filter (where type = 'click')::int as clicks, count(distinct id)::int as ids
@@ -106,26 +115,42 @@ t.test('concurrent batches of two recorders over the same campaign and hours, in
         select 1 from events e where e.send_id = r.send_id and e.type = 'click' and e.occurred_at = r.first_human_click_at
           and not coalesce((e.detail ->> 'scanner')::boolean, false)))::int as unbacked
     from campaign_recipients r where campaign_id = ${campaignId}`;
-  t.match(stamps, { opened: campaignSends.length, clicked: campaignSends.length, unbacked: 0 }, 'each recipient stamped; each first human click is a stored human click');
+  t.match(
+    stamps,
+    { opened: campaignSends.length, clicked: campaignSends.length, unbacked: 0 },
+    'each recipient stamped; each first human click is a stored human click',
+  );
   const [stats] = await admin`
     select total_opens::int, unique_opens::int, unique_human_opens::int, total_clicks::int, unique_clicks::int, unique_human_clicks::int
     from campaign_stats where campaign_id = ${campaignId} and variant = ''`;
   const campaignOpens = ROUNDS * campaignSends.length * 2;
-  t.same(stats, {
-    total_opens: campaignOpens,
-    unique_opens: campaignSends.length,
-    unique_human_opens: campaignSends.length,
-    total_clicks: clicks,
-    unique_clicks: campaignSends.length,
-    unique_human_clicks: stamps!.human_clicked,
-  }, 'the campaign counters match the events and stamps');
+  t.same(
+    stats,
+    {
+      total_opens: campaignOpens,
+      unique_opens: campaignSends.length,
+      unique_human_opens: campaignSends.length,
+      total_clicks: clicks,
+      unique_clicks: campaignSends.length,
+      unique_human_clicks: stamps!.human_clicked,
+    },
+    'the campaign counters match the events and stamps',
+  );
   const countries = await admin<{ country: string; unique_opens: number; unique_clicks: number; unique_human_clicks: number }[]>`
     select c.country, c.unique_opens::int, c.unique_clicks::int, c.unique_human_clicks::int,
       (select count(r.first_human_click_at)::int from campaign_recipients r join contacts p on p.id = r.contact_id
         where r.campaign_id = c.campaign_id and coalesce(p.country, '') = c.country) as stamped
     from campaign_country_stats c where c.campaign_id = ${campaignId} order by c.country`;
-  t.same(countries.map((c) => c.country), ['', 'DE', 'FR']);
-  for (const c of countries) t.match(c, { unique_opens: 8, unique_clicks: 8, unique_human_clicks: (c as unknown as { stamped: number }).stamped }, `the unique counts of country '${c.country}' match`);
+  t.same(
+    countries.map((c) => c.country),
+    ['', 'DE', 'FR'],
+  );
+  for (const c of countries)
+    t.match(
+      c,
+      { unique_opens: 8, unique_clicks: 8, unique_human_clicks: (c as unknown as { stamped: number }).stamped },
+      `the unique counts of country '${c.country}' match`,
+    );
   const [hourly] = await admin<{ opens: number; clicks: number }[]>`
     select coalesce(sum(opens), 0)::int as opens, coalesce(sum(clicks), 0)::int as clicks from campaign_hourly_stats where campaign_id = ${campaignId}`;
   t.same(hourly, { opens: campaignOpens, clicks }, 'the hourly campaign counters match');
@@ -136,7 +161,11 @@ t.test('concurrent batches of two recorders over the same campaign and hours, in
   // deadlocked, so none was run again (the retry is for writers elsewhere), and none was left to the one-by-one
   // fallback (where a hit can fail alone).
   await new Promise((r) => setImmediate(r));
-  t.same(logged.filter((l) => l.level >= 40).map((l) => l.msg), [], 'no batch failed');
+  t.same(
+    logged.filter((l) => l.level >= 40).map((l) => l.msg),
+    [],
+    'no batch failed',
+  );
   const retried = logged.filter((l) => l.level === 30).map((l) => `${l.err?.message}: ${l.err?.detail ?? ''}`);
   t.same(retried, [], 'no batch met a deadlock');
 });

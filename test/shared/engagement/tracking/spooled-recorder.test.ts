@@ -44,11 +44,17 @@ async function delivered(): Promise<string> {
   const id = randomUUID();
   await sql`
     insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, created_at, updated_at)
-    values (${id}, ${tenantId}, 'api', 'live', 'delivered', 'n@shop.example', 'r@dest.example', 'Hi', ${id + '@shop.example'}, 'b@shop.example', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`;
+    values (${id}, ${tenantId}, 'api', 'live', 'delivered', 'n@shop.example', 'r@dest.example', 'Hi', ${`${id}@shop.example`}, 'b@shop.example', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`;
   return id;
 }
 
-const open = (sendId: string, second: number): Hit => ({ kind: 'open', sendId, userAgent: 'Mozilla/5.0', ip: '192.0.2.0', at: new Date(Date.UTC(2026, 4, 4, 10, 0, second)) });
+const open = (sendId: string, second: number): Hit => ({
+  kind: 'open',
+  sendId,
+  userAgent: 'Mozilla/5.0',
+  ip: '192.0.2.0',
+  at: new Date(Date.UTC(2026, 4, 4, 10, 0, second)),
+});
 const eventIds = async (sendId: string) => (await sql<{ id: string }[]>`select id from events where send_id = ${sendId} order by id`).map((r) => r.id);
 
 /** Polls (at most 5 s) until the send has `n` events. */
@@ -78,7 +84,12 @@ t.test('during a database outage hits stay spooled; a process started later stor
   const sendId = await delivered();
   const down = connect('postgres://postgres@127.0.0.1:1/none', log, { max: 1 });
   t.teardown(() => down.end({ timeout: 1 }));
-  const failing = new SpooledHitRecorder(await HitSpool.open(dir, { segmentHits: 100 }), new HitRecorder(down, log, rules, { maxBatch: 100, concurrency: 1 }), log, OPTIONS);
+  const failing = new SpooledHitRecorder(
+    await HitSpool.open(dir, { segmentHits: 100 }),
+    new HitRecorder(down, log, rules, { maxBatch: 100, concurrency: 1 }),
+    log,
+    OPTIONS,
+  );
   t.equal(await failing.record(open(sendId, 0)), 'spooled');
   t.equal(await failing.record(open(sendId, 1)), 'spooled');
   await failing.close(200);
@@ -130,7 +141,11 @@ t.test('SIGKILL: hits a killed process had answered are stored by the next one, 
 
 t.test('the recorder on a thread of its own stores hits and reports their outcomes; close waits for those in flight', async (t) => {
   const sendId = await delivered();
-  const threaded = new ThreadedHitRecorder({ databaseUrl: db.url, logLevel: 'silent', tracking: config.tracking, options: { maxBatch: 100, concurrency: 1 } }, log, () => recorder);
+  const threaded = new ThreadedHitRecorder(
+    { databaseUrl: db.url, logLevel: 'silent', tracking: config.tracking, options: { maxBatch: 100, concurrency: 1 } },
+    log,
+    () => recorder,
+  );
   const outcomes = await Promise.all([threaded.record(open(sendId, 0)), threaded.record(open(randomUUID(), 1))]);
   t.same(outcomes, ['recorded', 'unknown_send']);
   const eventId = randomUUID();
@@ -146,7 +161,11 @@ t.test('a recorder thread that fails: what it held is rejected, later hits are r
   const sendId = await delivered();
   // An invalid pattern: the thread throws while it builds its traffic rules.
   const broken = { ...config.tracking, machine_opens: { ...config.tracking.machine_opens, user_agents: ['('] } };
-  const threaded = new ThreadedHitRecorder({ databaseUrl: db.url, logLevel: 'silent', tracking: broken, options: { maxBatch: 100, concurrency: 1 } }, log, () => recorder);
+  const threaded = new ThreadedHitRecorder(
+    { databaseUrl: db.url, logLevel: 'silent', tracking: broken, options: { maxBatch: 100, concurrency: 1 } },
+    log,
+    () => recorder,
+  );
   // Handed over before the thread failed (rejected), or not yet (recorded here): either way answered.
   const first = await threaded.record(open(sendId, 0)).catch(() => 'rejected');
   t.ok(first === 'rejected' || first === 'recorded', String(first));

@@ -39,9 +39,7 @@ t.test('one spelling per token: a MAC whose last character differs only in its u
   const token = signToken(key, 'unsubscribe', uuidBytes(randomUUID()));
   const last = ALPHABET.indexOf(token.at(-1)!);
   // The 22nd character of 16 bytes carries 2 bits (its top ones); the other three with the same top bits decode alike.
-  const aliases = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15]
-    .map((low) => ALPHABET[(last & 0b110000) | low]!)
-    .filter((c) => c !== token.at(-1));
+  const aliases = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15].map((low) => ALPHABET[(last & 0b110000) | low]!).filter((c) => c !== token.at(-1));
   t.equal(aliases.length, 15);
   for (const c of aliases) {
     const alias = `${token.slice(0, -1)}${c}`;

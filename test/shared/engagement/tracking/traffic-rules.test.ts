@@ -16,7 +16,9 @@ t.test('opens', async (t) => {
   t.same(rules.open({ userAgent: 'Mozilla/5.0', secondsSinceDelivery: later }), { flagged: true, reasons: ['machine_user_agent'] }, "Apple MPP's proxy");
   t.same(rules.open({ userAgent: GOOGLE_PROXY, secondsSinceDelivery: 5 }), { flagged: true, reasons: ['proxy_prefetch'] }, 'a proxy right after delivery');
   t.same(rules.open({ userAgent: GOOGLE_PROXY, secondsSinceDelivery: later }), { flagged: false, reasons: [] }, 'a proxy fetching when the person opens');
-  t.same(rules.open({ userAgent: 'YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html', secondsSinceDelivery: 30 }).reasons, ['proxy_prefetch']);
+  t.same(rules.open({ userAgent: 'YahooMailProxy; https://help.yahoo.com/kb/yahoo-mail-proxy-SLN28749.html', secondsSinceDelivery: 30 }).reasons, [
+    'proxy_prefetch',
+  ]);
   t.same(rules.open({ userAgent: 'curl/8.5.0', secondsSinceDelivery: later }).reasons, ['bot']);
   t.same(rules.open({ userAgent: ' ', secondsSinceDelivery: later }).reasons, ['no_user_agent']);
 });

@@ -15,10 +15,13 @@ t.test('a composed message: addresses, bodies, attachments without content, both
   t.equal(v.subject, 'Hi');
   t.equal(v.text, 'Hello,\nthe report is attached.\n');
   t.match(v.html, /cid:logo@example\.org/, 'cid links kept, not inlined as data: URLs');
-  t.same(v.attachments.map((a) => [a.filename, a.content_type, a.size, a.content_id]), [
-    ['logo.png', 'image/png', 8, 'logo@example.org'],
-    ['report.pdf', 'application/pdf', 23, null],
-  ]);
+  t.same(
+    v.attachments.map((a) => [a.filename, a.content_type, a.size, a.content_id]),
+    [
+      ['logo.png', 'image/png', 8, 'logo@example.org'],
+      ['report.pdf', 'application/pdf', 23, null],
+    ],
+  );
   t.same(v.authentication_results, ['mx.test; spf=pass', 'forged.example; dkim=pass'], 'ours first, then what came with the message');
   t.equal(v.headers[0]!.name, 'Authentication-Results');
 });

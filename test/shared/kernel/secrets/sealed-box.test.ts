@@ -93,10 +93,18 @@ t.test('SealedBox', async (t) => {
     }
     const version = Buffer.from(sealed);
     version[0] = 2;
-    t.match(thrown(() => box.open(version, context)), { name: 'SealError', message: /not a sealed value of a known format/ }, 'an unknown version');
+    t.match(
+      thrown(() => box.open(version, context)),
+      { name: 'SealError', message: /not a sealed value of a known format/ },
+      'an unknown version',
+    );
     const fingerprint = Buffer.from(sealed);
     fingerprint[2] = fingerprint[2]! ^ 0x80;
-    t.match(thrown(() => box.open(fingerprint, context)), { name: 'SealError', message: /different master key/ }, 'a changed fingerprint');
+    t.match(
+      thrown(() => box.open(fingerprint, context)),
+      { name: 'SealError', message: /different master key/ },
+      'a changed fingerprint',
+    );
     const appended = Buffer.concat([sealed, Buffer.from([0])]);
     t.ok(thrown(() => box.open(appended, context)) instanceof SealError, 'an appended byte');
   });
@@ -107,7 +115,10 @@ t.test('SealedBox', async (t) => {
       const err = thrown(() => box.open(sealed.subarray(0, length), context));
       t.ok(err instanceof SealError, `cut to ${length} bytes`);
     }
-    t.match(thrown(() => box.open(sealed.subarray(0, HEADER_BYTES - 1), context)), { message: /not a sealed value/ });
+    t.match(
+      thrown(() => box.open(sealed.subarray(0, HEADER_BYTES - 1), context)),
+      { message: /not a sealed value/ },
+    );
   });
 
   t.test('the constructor refuses keys that are not 32 bytes', async (t) => {

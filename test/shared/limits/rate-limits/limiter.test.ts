@@ -193,7 +193,7 @@ t.test('any span of a long irregular run stays within the documented bound', asy
 
   // Five minutes of bursts and lulls from a fixed pseudo-random sequence (deterministic).
   let seed = 7;
-  const rand = () => ((seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648);
+  const rand = () => (seed = (seed * 1103515245 + 12345) % 2147483648) / 2147483648;
   const admitted: number[] = [];
   const end = clock.now() + 5 * W;
   for (let i = 0; i < 20_000 && clock.now() < end; i++) {

@@ -35,6 +35,8 @@ t.test('refusals are counted per tenant and minute and added up across flushes a
   log.record(a.tenantId, minute + 63_000);
   await s.sql`delete from tenants where id = ${b.tenantId}`;
   await log.flush(s.sql);
-  const [row] = await s.sql<{ count: number }[]>`select count from rate_limit_throttles where tenant_id = ${a.tenantId} and minute_start = ${new Date(minute + 60_000)}`;
+  const [row] = await s.sql<
+    { count: number }[]
+  >`select count from rate_limit_throttles where tenant_id = ${a.tenantId} and minute_start = ${new Date(minute + 60_000)}`;
   t.equal(row!.count, 3);
 });

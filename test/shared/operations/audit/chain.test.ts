@@ -55,7 +55,7 @@ t.test('canonical JSON sorts keys at every depth and keeps array order', async (
   t.equal(canonicalJson(new Date('2030-01-01T00:00:00Z')), '"2030-01-01T00:00:00.000Z"');
   t.equal(canonicalJson('say "hi"'), '"say \\"hi\\""');
   const iso = { ...content, created_at: content.created_at.toISOString() };
-  t.equal(contentJson(iso), canonicalJson(iso), 'the verifier\'s fixed-order serializer writes what canonicalJson writes');
+  t.equal(contentJson(iso), canonicalJson(iso), "the verifier's fixed-order serializer writes what canonicalJson writes");
   t.equal(contentJson({ ...iso, ip: undefined as unknown as null }), canonicalJson({ ...iso, ip: undefined }), 'and leaves out an undefined member as it does');
 });
 
@@ -186,7 +186,11 @@ t.test('a row that commits after later ids were chained joins the chain after th
   await slow;
   t.equal(await chainBatch(sql), 1);
   const order = await sql<{ action: string; chain_seq: string }[]>`select action, chain_seq from audit_events order by chain_seq`;
-  t.same(order.map((r) => r.action), ['test.event', 'test.event', 'test.event', 'test.slow'], 'the late row is chained last');
+  t.same(
+    order.map((r) => r.action),
+    ['test.event', 'test.event', 'test.event', 'test.slow'],
+    'the late row is chained last',
+  );
   t.same(await verifyAuditChain(sql), intact(4));
 });
 

@@ -23,8 +23,15 @@ t.test('statements are grouped by normalized text within a window; a closed wind
   now += 5 * 60_000;
   timings.record('select 2', 1);
   const later = timings.take();
-  t.same(later.map((w) => w.windowStart.toISOString()), ['2026-03-01T10:00:00.000Z', '2026-03-01T10:05:00.000Z'], 'the closed window one last time, then the open one');
-  t.same(timings.take().map((w) => w.windowStart.toISOString()), ['2026-03-01T10:05:00.000Z']);
+  t.same(
+    later.map((w) => w.windowStart.toISOString()),
+    ['2026-03-01T10:00:00.000Z', '2026-03-01T10:05:00.000Z'],
+    'the closed window one last time, then the open one',
+  );
+  t.same(
+    timings.take().map((w) => w.windowStart.toISOString()),
+    ['2026-03-01T10:05:00.000Z'],
+  );
 });
 
 t.test('statement text is flattened and capped', async (t) => {

@@ -28,7 +28,9 @@ t.test('health checks: nothing before 06:00 UTC, every tenant once from 06:00, a
   t.match(await runDailyHealthChecks(deps), { checked: 2, errors: 0 }, 'both tenants, not the platform’s own');
   t.equal(await runs(a.tenantId), 1);
   t.equal(await runs(b.tenantId), 1);
-  const [platform] = await s.sql<{ n: number }[]>`select count(*)::int as n from tenant_health_checks h join tenants t on t.id = h.tenant_id where t.is_super_admin`;
+  const [platform] = await s.sql<
+    { n: number }[]
+  >`select count(*)::int as n from tenant_health_checks h join tenants t on t.id = h.tenant_id where t.is_super_admin`;
   t.equal(platform!.n, 0);
 
   clock.set(day(10, 7, 0));
@@ -63,9 +65,10 @@ t.test('digest: from 09:00 IST (03:30 UTC), once a day, queued for the chat', as
   const deps = { ...s.ctx, clock };
   await s.sql`
     insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, created_at, updated_at)
-    values (${randomUUID()}, ${active.tenantId}, 'api', 'live', 'delivered', 'a@x.example', 'b@y.example', 'Hi', ${randomUUID() + '@x.example'}, 'bounce@x.example', ${day(10, 1)}, ${day(10, 1)})`;
+    values (${randomUUID()}, ${active.tenantId}, 'api', 'live', 'delivered', 'a@x.example', 'b@y.example', 'Hi', ${`${randomUUID()}@x.example`}, 'bounce@x.example', ${day(10, 1)}, ${day(10, 1)})`;
   await s.sql`insert into tenant_health_checks (tenant_id, ran_at, trigger, verdict, checks) values (${worrying.tenantId}, ${day(10, 1)}, 'schedule', 'fail', '[]')`;
-  const texts = async () => (await s.sql<{ text: string }[]>`select data->>'text' as text from pgboss.job where name = ${CHAT_JOBS} order by created_on`).map((r) => r.text);
+  const texts = async () =>
+    (await s.sql<{ text: string }[]>`select data->>'text' as text from pgboss.job where name = ${CHAT_JOBS} order by created_on`).map((r) => r.text);
 
   clock.set(day(10, 3, 0));
   t.match(await runDailyDigests(deps), { skipped: 'before 09:00 IST', posted: 0 });
@@ -76,8 +79,14 @@ t.test('digest: from 09:00 IST (03:30 UTC), once a day, queued for the chat', as
   const posted = await texts();
   t.equal(posted.length, 2);
   t.ok(posted.some((x) => /digest for Active/.test(x)));
-  t.ok(posted.some((x) => /digest for Worrying .*health fail/.test(x)), 'a failing health verdict makes a tenant due and shows');
-  t.notOk(posted.some((x) => /Quiet/.test(x)), 'a quiet, healthy tenant is left out');
+  t.ok(
+    posted.some((x) => /digest for Worrying .*health fail/.test(x)),
+    'a failing health verdict makes a tenant due and shows',
+  );
+  t.notOk(
+    posted.some((x) => /Quiet/.test(x)),
+    'a quiet, healthy tenant is left out',
+  );
   t.ok(quiet);
 
   clock.set(day(10, 4, 0));

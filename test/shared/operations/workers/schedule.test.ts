@@ -95,7 +95,10 @@ t.test('scheduleWorkers on a real pg-boss', async (t) => {
     t.equal(tick?.last_error, null);
     t.ok(tick!.last_tick_at.getTime() >= before.getTime() - 1000, 'recorded now');
     t.ok(tick!.last_tick_duration_ms >= 0);
-    t.notOk(ticks.some((r) => r.name === 'dkim-rotator'), 'only the worker that was sent a job ran');
+    t.notOk(
+      ticks.some((r) => r.name === 'dkim-rotator'),
+      'only the worker that was sent a job ran',
+    );
 
     let state: string | undefined;
     for (let i = 0; i < 50; i++) {

@@ -52,7 +52,7 @@ t.test('an env-gated worker: skipped while its flag is off, run when on; a skipp
   t.match(audit, { metadata: { event: 'failing', consecutive_failures: 3 } });
 });
 
-t.test('the next tick estimate comes from the worker\'s schedule', async (t) => {
+t.test("the next tick estimate comes from the worker's schedule", async (t) => {
   const { ctx } = await buildTestApp(t, { clock: { now: () => new Date('2030-05-01T10:07:00Z') } });
   const statuses = await workerStatuses(ctx);
   t.same(statuses.find((s) => s.name === 'idempotency-purge')?.next_tick_estimate, new Date('2030-05-01T11:00:00Z'));

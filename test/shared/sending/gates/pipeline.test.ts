@@ -59,7 +59,10 @@ t.test('each gate on its own', async (t) => {
   t.same(refused, { gate: 'suspended', outcome: 'refuse', refusal: { reason: 'tenant_suspended' } });
   t.match(await testKeyGate.decide(s.deps, s.send({ mode: 'test' })), { outcome: 'simulate', reason: 'test_key' });
   t.match(await testKeyGate.decide(s.deps, s.send()), { outcome: 'continue' });
-  t.match(await sandboxGate.decide(s.deps, s.send({ tenant: { id: s.tenantId, status: 'active', is_sandbox: true } })), { outcome: 'simulate', reason: 'sandbox' });
+  t.match(await sandboxGate.decide(s.deps, s.send({ tenant: { id: s.tenantId, status: 'active', is_sandbox: true } })), {
+    outcome: 'simulate',
+    reason: 'sandbox',
+  });
   t.match(await sandboxGate.decide(s.deps, s.send()), { outcome: 'continue' });
   await suppress(s.sql, s.tenantId, { email: 'Gone@Example.org', reason: 'hard_bounce', source: 'bounce', at });
   t.match(await suppressionGate.decide(s.deps, s.send({ to: 'gone@example.org' })), { outcome: 'drop', reason: 'suppressed' });
@@ -103,12 +106,15 @@ t.test('the pipeline runs in order and stops at the first decision; a stopped se
   t.equal(await s.warm(), 0, 'nor warm-up allowance');
 
   const sent = await runGates(s.deps, s.send());
-  t.same(sent.decisions.map((d) => d.gate), ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup']);
+  t.same(
+    sent.decisions.map((d) => d.gate),
+    ['suspended', 'test_key', 'sandbox', 'suppression', 'quota', 'esp_suppression', 'per_esp', 'warmup'],
+  );
   t.match(sent.final, { gate: 'warmup', outcome: 'continue' });
   const deferred = await runGates(s.deps, s.send());
   t.match(deferred.final, { gate: 'warmup', outcome: 'defer', until: new Date('2026-11-22T00:00:00Z') });
   t.equal(await s.used(), 2, 'a deferred live send counts toward the month (it will be sent)');
-  t.equal(await s.warm(), 1, 'but not toward today\'s warm-up allowance');
+  t.equal(await s.warm(), 1, "but not toward today's warm-up allowance");
 });
 
 t.test('a provider under an automatic suppression gets no new mail from the tenant until it expires; others and other tenants are not held', async (t) => {
@@ -122,12 +128,21 @@ t.test('a provider under an automatic suppression gets no new mail from the tena
   await raise(s.tenantId, 'outlook', until, at);
   const otherTenant = await insertTenant(s.sql);
 
-  t.same(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@gmail.com' })), { gate: 'esp_suppression', outcome: 'defer', until, detail: { provider: 'gmail' } });
+  t.same(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@gmail.com' })), {
+    gate: 'esp_suppression',
+    outcome: 'defer',
+    until,
+    detail: { provider: 'gmail' },
+  });
   t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@googlemail.com' })), { outcome: 'defer', until }, 'the provider, not the domain');
   t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@yahoo.com' })), { outcome: 'continue' }, 'an expired suppression holds nothing');
   t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@outlook.com' })), { outcome: 'continue' }, 'nor a revoked one');
   t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@example.org' })), { outcome: 'continue' }, 'nor other providers');
-  t.match(await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@gmail.com', tenant: { id: otherTenant, status: 'active', is_sandbox: false } })), { outcome: 'continue' }, 'nor another tenant');
+  t.match(
+    await espSuppressionGate.decide(s.deps, s.send({ to: 'ann@gmail.com', tenant: { id: otherTenant, status: 'active', is_sandbox: false } })),
+    { outcome: 'continue' },
+    'nor another tenant',
+  );
 
   const held = await runGates(s.deps, s.send({ to: 'bob@gmail.com' }));
   t.match(held.final, { gate: 'esp_suppression', outcome: 'defer', until });
@@ -159,14 +174,29 @@ t.test('a gate that throws reports what the gates before it decided', async (t) 
   };
   const err = await runGates(deps, send(), [suspendedGate, quotaGate, failing]).catch((e: unknown) => e);
   t.ok(err instanceof GateFailure);
-  t.equal((err as InstanceType<typeof GateFailure>).cause instanceof Error && ((err as InstanceType<typeof GateFailure>).cause as Error).message, 'database gone');
-  t.same((err as InstanceType<typeof GateFailure>).decisions.map((d) => `${d.gate}:${d.outcome}`), ['suspended:continue', 'quota:continue']);
+  t.equal(
+    (err as InstanceType<typeof GateFailure>).cause instanceof Error && ((err as InstanceType<typeof GateFailure>).cause as Error).message,
+    'database gone',
+  );
+  t.same(
+    (err as InstanceType<typeof GateFailure>).decisions.map((d) => `${d.gate}:${d.outcome}`),
+    ['suspended:continue', 'quota:continue'],
+  );
 });
 
 t.test('the delivery-time gates are the acceptance gates that can change after it, in the same order, none counting', async (t) => {
   const { DELIVERY_GATES, GATES } = await import('../../../../shared/sending/gates/pipeline.js');
-  t.same(DELIVERY_GATES.map((g) => g.name), ['suspended', 'sandbox', 'suppression']);
+  t.same(
+    DELIVERY_GATES.map((g) => g.name),
+    ['suspended', 'sandbox', 'suppression'],
+  );
   const order = DELIVERY_GATES.map((g) => GATES.indexOf(g));
-  t.ok(order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)), 'a subsequence of GATES');
-  t.ok(DELIVERY_GATES.every((g) => g.undo === undefined), 'no gate that counts runs twice');
+  t.ok(
+    order.every((i, k) => i >= 0 && (k === 0 || i > order[k - 1]!)),
+    'a subsequence of GATES',
+  );
+  t.ok(
+    DELIVERY_GATES.every((g) => g.undo === undefined),
+    'no gate that counts runs twice',
+  );
 });

@@ -8,7 +8,13 @@ import { loadMigrations, migrate } from '../../../../shared/db/migrate.js';
 import { startBoss } from '../../../../shared/jobs/boss.js';
 import { readQueueDepths } from '../../../../shared/jobs/depth.js';
 import { createLogger } from '../../../../shared/kernel/log.js';
-import { claimDueDeliveries, dequeueDeliveries, enqueueDeliveries, releaseDeliveries, rescheduleDelivery } from '../../../../shared/sending/outbound-log/delivery-queue.js';
+import {
+  claimDueDeliveries,
+  dequeueDeliveries,
+  enqueueDeliveries,
+  releaseDeliveries,
+  rescheduleDelivery,
+} from '../../../../shared/sending/outbound-log/delivery-queue.js';
 import { ADMIN_URL } from '../../../helpers/db.js';
 import { buildTestApp } from '../../../helpers/app.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
@@ -28,7 +34,10 @@ async function newSend(): Promise<string> {
 t.test('due sends are claimed oldest first, each by one worker, and leased until the claim ends', async (t) => {
   const now = new Date('2026-11-27T10:00:00Z');
   const ids = await Promise.all(Array.from({ length: 6 }, () => newSend()));
-  await enqueueDeliveries(sql, ids.map((sendId, i) => ({ sendId, dueAt: new Date(now.getTime() - (6 - i) * MIN) })));
+  await enqueueDeliveries(
+    sql,
+    ids.map((sendId, i) => ({ sendId, dueAt: new Date(now.getTime() - (6 - i) * MIN) })),
+  );
   const later = await newSend();
   await enqueueDeliveries(sql, [{ sendId: later, dueAt: new Date(now.getTime() + 5 * MIN) }]);
   const lease = new Date(now.getTime() + 5 * MIN);
@@ -77,7 +86,10 @@ t.test('an upgrade moves the deliveries pg-boss still held into the queue, due w
     await admin.end();
   });
   const all = loadMigrations();
-  await migrate(db, all.filter((m) => m.version < 100));
+  await migrate(
+    db,
+    all.filter((m) => m.version < 100),
+  );
   const boss = await startBoss(db, createLogger('silent'), { supervise: false });
   await boss.createQueue('outbound.deliver');
   const tenant = await insertTenant(db);
@@ -96,7 +108,11 @@ t.test('an upgrade moves the deliveries pg-boss still held into the queue, due w
   await boss.stop({ graceful: false, wait: true });
   await migrate(db, all);
   const rows = await db<{ send_id: string; due_at: Date }[]>`select send_id, due_at from delivery_queue order by due_at`;
-  t.same(rows.map((r) => r.send_id), [queued, deferred], 'the pending deliveries, not the delivered send');
+  t.same(
+    rows.map((r) => r.send_id),
+    [queued, deferred],
+    'the pending deliveries, not the delivered send',
+  );
   t.equal(rows[1]!.due_at.getTime(), retryAt.getTime(), 'a retry is due when its job was');
   t.equal((await db`select 1 from pgboss.job where name = 'outbound.deliver' and state < 'completed'`).length, 0, 'nothing is left for pg-boss to run');
 });

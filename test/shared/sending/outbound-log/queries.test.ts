@@ -4,7 +4,17 @@ import t from 'tap';
 import { connect } from '../../../../shared/db/connection.js';
 import { createLogger } from '../../../../shared/kernel/log.js';
 import {
-  answerIdempotencyKey, claimIdempotencyKey, countSends, findSend, insertAttempt, insertSends, listAttempts, listSends, purgeIdempotencyKeys, releaseIdempotencyKey, type NewSend,
+  answerIdempotencyKey,
+  claimIdempotencyKey,
+  countSends,
+  findSend,
+  insertAttempt,
+  insertSends,
+  listAttempts,
+  listSends,
+  purgeIdempotencyKeys,
+  releaseIdempotencyKey,
+  type NewSend,
 } from '../../../../shared/sending/outbound-log/queries.js';
 import { createTestDatabase } from '../../../helpers/db.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
@@ -60,17 +70,49 @@ t.test('sends: insert, read within the tenant only, filter and page', async (t) 
   await insertOne(sql, send(otherTenant));
 
   t.equal(await countSends(sql, tenantId, {}), 3);
-  t.same((await listSends(sql, tenantId, { limit: 10 })).map((s) => s.status), ['simulated', 'dropped', 'queued'], 'newest first');
-  t.same((await listSends(sql, tenantId, { limit: 10, status: 'dropped' })).map((s) => s.to_email), ['gone@example.org']);
+  t.same(
+    (await listSends(sql, tenantId, { limit: 10 })).map((s) => s.status),
+    ['simulated', 'dropped', 'queued'],
+    'newest first',
+  );
+  t.same(
+    (await listSends(sql, tenantId, { limit: 10, status: 'dropped' })).map((s) => s.to_email),
+    ['gone@example.org'],
+  );
   t.equal((await listSends(sql, tenantId, { limit: 10, recipient: 'rcpt@example.org' })).length, 2);
   t.equal((await listSends(sql, tenantId, { limit: 10, since: new Date('2026-11-21T10:30:00Z') })).length, 2);
   const page = await listSends(sql, tenantId, { limit: 2 });
   const rest = await listSends(sql, tenantId, { limit: 2, after: { at: page[1]!.created_at, id: page[1]!.id } });
-  t.same(rest.map((s) => s.id), [first.id]);
+  t.same(
+    rest.map((s) => s.id),
+    [first.id],
+  );
 
-  await insertAttempt(sql, { send_id: first.id, attempted_at: new Date(), remote_host: 'mx.example.org', outcome: 'deferred', smtp_code: 451, enhanced_code: '4.7.1', reply: '451 4.7.1 try later', duration_ms: 12 });
-  await insertAttempt(sql, { send_id: first.id, attempted_at: new Date(), remote_host: 'mx.example.org', outcome: 'delivered', smtp_code: 250, enhanced_code: '2.0.0', reply: '250 2.0.0 ok', duration_ms: 9 });
-  t.same((await listAttempts(sql, first.id)).map((a) => a.outcome), ['deferred', 'delivered'], 'in order');
+  await insertAttempt(sql, {
+    send_id: first.id,
+    attempted_at: new Date(),
+    remote_host: 'mx.example.org',
+    outcome: 'deferred',
+    smtp_code: 451,
+    enhanced_code: '4.7.1',
+    reply: '451 4.7.1 try later',
+    duration_ms: 12,
+  });
+  await insertAttempt(sql, {
+    send_id: first.id,
+    attempted_at: new Date(),
+    remote_host: 'mx.example.org',
+    outcome: 'delivered',
+    smtp_code: 250,
+    enhanced_code: '2.0.0',
+    reply: '250 2.0.0 ok',
+    duration_ms: 9,
+  });
+  t.same(
+    (await listAttempts(sql, first.id)).map((a) => a.outcome),
+    ['deferred', 'delivered'],
+    'in order',
+  );
 });
 
 t.test('sends: a batch stores every message byte for byte beside its own row, whatever the batch size, in one statement text', async (t) => {
@@ -89,16 +131,23 @@ t.test('sends: a batch stores every message byte for byte beside its own row, wh
   const stored = await insertSends(conn, batch);
   t.same(new Set(stored.map((r) => r.id)), new Set(batch.map((s) => s.id)), 'every send answered');
   for (const s of batch) {
-    const [row] = await conn<{ message: Buffer | null; size_bytes: number | null; subject: string; status_detail: string | null; defer_until: Date | null; gate_decisions: unknown }[]>`
+    const [row] = await conn<
+      { message: Buffer | null; size_bytes: number | null; subject: string; status_detail: string | null; defer_until: Date | null; gate_decisions: unknown }[]
+    >`
       select message, size_bytes, subject, status_detail, defer_until, gate_decisions from sends where id = ${s.id}`;
     t.same(row!.message === null ? null : Buffer.compare(row!.message, s.message!), s.message === null ? null : 0, `${s.to_email}: the message as given`);
     t.equal(row!.size_bytes, s.message?.length ?? null);
-    t.same([row!.subject, row!.status_detail, row!.defer_until?.toISOString() ?? null, row!.gate_decisions],
-      [s.subject, s.status_detail, s.defer_until?.toISOString() ?? null, s.gate_decisions], `${s.to_email}: its own columns`);
+    t.same(
+      [row!.subject, row!.status_detail, row!.defer_until?.toISOString() ?? null, row!.gate_decisions],
+      [s.subject, s.status_detail, s.defer_until?.toISOString() ?? null, s.gate_decisions],
+      `${s.to_email}: its own columns`,
+    );
   }
   await insertSends(conn, [send(tenantId)]);
   await insertSends(conn, [send(tenantId), send(tenantId), send(tenantId)]);
-  const [prepared] = await conn<{ n: number }[]>`select count(*)::int as n from pg_prepared_statements where ltrim(statement, E' \n') like 'insert into sends %'`;
+  const [prepared] = await conn<
+    { n: number }[]
+  >`select count(*)::int as n from pg_prepared_statements where ltrim(statement, E' \n') like 'insert into sends %'`;
   t.equal(prepared!.n, 1, 'batches of 5, 1 and 3 sends share one prepared statement (planned once, not per size)');
 });
 
@@ -107,7 +156,14 @@ t.test('idempotency keys: claimed once, answered, replayed for 24 h, released on
   const at = new Date('2026-11-21T10:00:00Z');
   const dayBefore = (d: Date) => new Date(d.getTime() - 86_400_000);
   const claim = (requestHash: string, when: Date) =>
-    claimIdempotencyKey(sql, { tenantId, key: 'k1', requestHash, at: when, expiredBefore: dayBefore(when), abandonedBefore: new Date(when.getTime() - 60_000) });
+    claimIdempotencyKey(sql, {
+      tenantId,
+      key: 'k1',
+      requestHash,
+      at: when,
+      expiredBefore: dayBefore(when),
+      abandonedBefore: new Date(when.getTime() - 60_000),
+    });
   t.equal(await claim('h1', at), undefined, 'the first request claims the key');
   t.match(await claim('h1', at), { request_hash: 'h1', status: 0 }, 'a concurrent repeat sees it in progress');
   t.match(await claim('h1', new Date(at.getTime() + 59_000)), { status: 0 }, 'still in progress within its lease');

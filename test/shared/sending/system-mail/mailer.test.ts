@@ -21,23 +21,40 @@ async function mailerApp(t: TestLike, env: Env = {}): Promise<TestApp & { logs()
   });
   const app = await buildTestApp(t, { env, log: createLogger('info', stream) });
   const [tenant] = await app.sql<{ id: string }[]>`select id from tenants where is_super_admin`;
-  const logs = () => lines.join('').split('\n').filter(Boolean).map((l) => JSON.parse(l) as Record<string, any>);
+  const logs = () =>
+    lines
+      .join('')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, any>);
   return { ...app, logs, logLines: () => lines, platformId: tenant!.id };
 }
 
-const message = { to: 'Ann@Example.test', subject: 'Welcome to the team', text: 'Accept: https://x.test/accept?t=1', html: '<p><a href="https://x.test/accept?t=1">Accept</a></p>' };
+const message = {
+  to: 'Ann@Example.test',
+  subject: 'Welcome to the team',
+  text: 'Accept: https://x.test/accept?t=1',
+  html: '<p><a href="https://x.test/accept?t=1">Accept</a></p>',
+};
 
 t.test('without MAILPATH_SYSTEM_SENDER the message goes to the outbox file the log names; the link never reaches the log', async (t) => {
   const test = await mailerApp(t);
   t.same(await test.ctx.systemMail.send(message), { sent: false });
   const entry = test.logs().find((l) => l['system_mail']);
-  t.match(entry, { level: 30, reason: /MAILPATH_SYSTEM_SENDER is not set/, system_mail: { to: message.to, subject: message.subject, file: /outbox\/.+\.eml$/ } });
+  t.match(entry, {
+    level: 30,
+    reason: /MAILPATH_SYSTEM_SENDER is not set/,
+    system_mail: { to: message.to, subject: message.subject, file: /outbox\/.+\.eml$/ },
+  });
   t.ok(entry!['system_mail'].file.startsWith(join(test.dataDir, 'outbox')), 'in the data dir');
   t.equal(statSync(entry!['system_mail'].file).mode & 0o777, 0o600, 'readable by the owner only');
   const file = systemMailText(entry);
   t.match(file, /^To: Ann@Example\.test\r\nSubject: Welcome to the team\r\n/);
   t.match(file, /\r\n\r\nAccept: https:\/\/x\.test\/accept\?t=1\r\n$/, 'the text, link included');
-  t.notOk(test.logLines().some((l) => l.includes('accept?t=1')), 'no log line holds the link');
+  t.notOk(
+    test.logLines().some((l) => l.includes('accept?t=1')),
+    'no log line holds the link',
+  );
 });
 
 t.test('with a verified sender domain: a live send of the super-admin tenant, text and HTML', async (t) => {

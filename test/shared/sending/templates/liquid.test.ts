@@ -45,14 +45,22 @@ t.test('variables, default, if on a literal, contact and custom fields', async (
   t.equal(render('{% if custom_fields.plan == "pro" %}Pro{% else %}Free{% endif %}'), 'Pro');
   t.equal(render('{% if contact.custom_fields.country == "US" %}US{% elsif custom_fields.country == "IN" %}India{% endif %}'), 'India');
   t.equal(render('{{ contact.email }} / {{ custom_fields.plan }}'), 'ada@example.test / pro');
-  t.equal(render('{{ order_id }}: {% for item in items %}{{ item.sku }} {% endfor %}', 'body_text', { variables: { order_id: 7, items: [{ sku: 'A' }, { sku: 'B' }] } }), '7: A B ');
+  t.equal(
+    render('{{ order_id }}: {% for item in items %}{{ item.sku }} {% endfor %}', 'body_text', {
+      variables: { order_id: 7, items: [{ sku: 'A' }, { sku: 'B' }] },
+    }),
+    '7: A B ',
+  );
   t.equal(render('{{ contact.email | upcase }} {{ "x" | append: "y" }}'), 'ADA@EXAMPLE.TEST xy', 'standard filters');
   t.equal(renderTemplate('Hello {{ who }}', renderContext({ variables: { who: 'world' } }), 'body_text'), 'Hello world', 'source form');
   t.equal(render('{{ contact.email }}|{{ custom_fields.plan }}', 'body_text', {}), '|', 'no contact: empty');
 });
 
 t.test('contact and custom_fields are reserved; prototypes are out of reach', async (t) => {
-  const out = render('{{ contact.email }} {{ custom_fields.plan }}', 'body_text', { variables: { contact: { email: 'forged' }, custom_fields: { plan: 'free' } }, contact });
+  const out = render('{{ contact.email }} {{ custom_fields.plan }}', 'body_text', {
+    variables: { contact: { email: 'forged' }, custom_fields: { plan: 'free' } },
+    contact,
+  });
   t.equal(out, 'ada@example.test pro', 'the contact wins over variables of the same name');
   t.equal(render('[{{ contact.constructor }}{{ custom_fields.__proto__ }}{{ contact.email.constructor }}]'), '[]');
 });
@@ -103,7 +111,11 @@ t.test('include, render and layout cannot read files', async (t) => {
   ];
   for (const source of attempts) {
     const err = refused(t, () => parseTemplate(source, 'body_html'), source);
-    t.match(err.message, /^body_html: Liquid syntax error at line \d+, column \d+: the (include|render|layout) tag is not supported/, `${source}: refused when parsed`);
+    t.match(
+      err.message,
+      /^body_html: Liquid syntax error at line \d+, column \d+: the (include|render|layout) tag is not supported/,
+      `${source}: refused when parsed`,
+    );
     t.notMatch(err.message, /root:/, 'no file content');
   }
 });
@@ -121,7 +133,11 @@ t.test('a hostile loop stops at the memory limit instead of hanging', { timeout:
 t.test('a long nested loop stops at the render time limit', { timeout: 20_000 }, async (t) => {
   // An array variable, not a range: ranges count against the memory limit, which would stop the loop first.
   const items = Array.from({ length: 20_000 }, (_, i) => i);
-  const err = refused(t, () => render('{% for i in items %}{% for j in items %}x{% endfor %}{% endfor %}', 'body_text', { variables: { items } }), 'nested loops');
+  const err = refused(
+    t,
+    () => render('{% for i in items %}{% for j in items %}x{% endfor %}{% endfor %}', 'body_text', { variables: { items } }),
+    'nested loops',
+  );
   t.match(err.message, /^body_text: could not render at line \d+, column \d+: template render limit exceeded/);
 });
 

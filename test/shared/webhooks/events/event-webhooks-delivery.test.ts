@@ -31,7 +31,7 @@ t.test('each subscribed event is POSTed once as signed JSON; an independent node
     t.equal(verifyPython(secret, req), 1, 'python hmac verifier accepts it');
     const tampered = { ...req, body: Buffer.from(req.body.toString().replace('rcpt', 'RCPT')) };
     t.equal(verifyNode(secret, tampered), 0, 'a changed body does not verify');
-    t.equal(verifyNode('whsec_' + Buffer.alloc(32).toString('base64'), req), 0, 'another secret does not verify');
+    t.equal(verifyNode(`whsec_${Buffer.alloc(32).toString('base64')}`, req), 0, 'another secret does not verify');
     const body = JSON.parse(req.body.toString());
     const delivery = byId.get(req.headers['webhook-id'] as string) as Record<string, unknown>;
     t.ok(delivery, 'webhook-id is the delivery id of the log');
@@ -60,7 +60,18 @@ t.test('the outbox row commits with the event: a rolled-back recording queues no
   const { insertEvents } = await import('../../../../shared/engagement/events/queries.js');
   await s.sql
     .begin(async (tx) => {
-      await insertEvents(tx, [{ tenant_id: owner.tenantId, type: 'delivered', subtype: null, send_id: null, message_id: 'x', recipient: 'a@example.test', detail: {}, occurred_at: START }]);
+      await insertEvents(tx, [
+        {
+          tenant_id: owner.tenantId,
+          type: 'delivered',
+          subtype: null,
+          send_id: null,
+          message_id: 'x',
+          recipient: 'a@example.test',
+          detail: {},
+          occurred_at: START,
+        },
+      ]);
       throw new Error('roll back');
     })
     .catch(() => undefined);
@@ -68,7 +79,11 @@ t.test('the outbox row commits with the event: a rolled-back recording queues no
 
   await recordEvents(s.sql, owner.tenantId, ['delivered']);
   const rows = await s.sql<{ webhook_id: string }[]>`select webhook_id from event_webhook_deliveries`;
-  t.same(rows.map((r) => r.webhook_id), [mine.id], 'only the enabled endpoint of the event\'s tenant');
+  t.same(
+    rows.map((r) => r.webhook_id),
+    [mine.id],
+    "only the enabled endpoint of the event's tenant",
+  );
   await deliverDueEventWebhooks(s.ctx);
   t.equal(receiver.requests.length, 1);
 });
@@ -145,7 +160,10 @@ t.test('a 4xx other than 429 is dead at once; 429 waits its Retry-After; a disab
   await call(s.app, 'PATCH', `/webhooks/${id}`, { token: tenant.token, body: { enabled: false } });
   t.same((await deliverDueEventWebhooks(s.ctx)).outcomes, ['dead'], 'queued before the switch-off: dead-lettered, replayable');
   const log = await call(s.app, 'GET', `/webhooks/${id}/deliveries?status=dead`, { token: tenant.token });
-  t.same(log.body.data.map((d: { last_error: string }) => d.last_error), ['webhook disabled', 'HTTP 410: gone (a 4xx answer is not retried)']);
+  t.same(
+    log.body.data.map((d: { last_error: string }) => d.last_error),
+    ['webhook disabled', 'HTTP 410: gone (a 4xx answer is not retried)'],
+  );
   t.equal(receiver.requests.length, 3, 'the disabled endpoint got no request');
 });
 

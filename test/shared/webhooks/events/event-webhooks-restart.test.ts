@@ -32,7 +32,12 @@ t.test('stop mid-way, a crashed claim, two processes: each event is POSTed exact
   };
 
   // A process that claimed five deliveries and died before POSTing them: they stay pending under their lease.
-  const crashed = await claimDueDeliveries(process().sql, { dueBy: s.clock.now(), leaseUntil: new Date(s.clock.now().getTime() + 15_000), at: s.clock.now(), limit: 5 });
+  const crashed = await claimDueDeliveries(process().sql, {
+    dueBy: s.clock.now(),
+    leaseUntil: new Date(s.clock.now().getTime() + 15_000),
+    at: s.clock.now(),
+    limit: 5,
+  });
   t.equal(crashed.length, 5);
 
   const first = startEventWebhookDelivery(process());
@@ -56,5 +61,5 @@ t.test('stop mid-way, a crashed claim, two processes: each event is POSTed exact
   t.equal(new Set(ids).size, EVENTS, 'no webhook-id twice');
   const eventIds = new Set(receiver.requests.map((r) => JSON.parse(r.body.toString()).data.event_id));
   t.equal(eventIds.size, EVENTS, 'every event arrived');
-  for (const d of crashed) t.ok(ids.includes(d.id), 'the dead process\'s claims were delivered by the others');
+  for (const d of crashed) t.ok(ids.includes(d.id), "the dead process's claims were delivered by the others");
 });

@@ -17,8 +17,26 @@ t.test('insertEvent, insertEngagementEvents and insertReceived each queue their 
   await createEndpoint(s.app, tenant, { url: receiver.url, event_types: ALL });
 
   await s.sql.begin(async (tx) => {
-    await insertEvent(tx, { tenant_id: tenant.tenantId, type: 'deferred', subtype: null, send_id: null, message_id: 'm1', recipient: 'a@example.test', detail: { reason: 'warmup' }, occurred_at: START });
-    await insertEvent(tx, { tenant_id: tenant.tenantId, type: 'complaint', subtype: null, send_id: null, message_id: 'm1', recipient: 'a@example.test', detail: {}, occurred_at: START });
+    await insertEvent(tx, {
+      tenant_id: tenant.tenantId,
+      type: 'deferred',
+      subtype: null,
+      send_id: null,
+      message_id: 'm1',
+      recipient: 'a@example.test',
+      detail: { reason: 'warmup' },
+      occurred_at: START,
+    });
+    await insertEvent(tx, {
+      tenant_id: tenant.tenantId,
+      type: 'complaint',
+      subtype: null,
+      send_id: null,
+      message_id: 'm1',
+      recipient: 'a@example.test',
+      detail: {},
+      occurred_at: START,
+    });
   });
 
   const engagement = (['open', 'click', 'unsubscribe'] as const).map((type) => ({
@@ -48,11 +66,22 @@ t.test('insertEvent, insertEngagementEvents and insertReceived each queue their 
   const tenantRecipient = recipient('tenant', 'support@acme.example');
   await s.sql.begin((tx) =>
     insertReceived(tx, {
-      messages: [{
-        id: messageId, received_at: START, remote_address: '192.0.2.10', helo: 'mail.sender.example', tls: true, mail_from: 'alice@sender.example',
-        size_bytes: 10, raw: Buffer.from('Subject: hi\r\n\r\nhi\r\n'), authentication_results: null, header_message_id: 'abc@sender.example',
-        header_from: 'Alice <alice@sender.example>', subject: 'hi',
-      }],
+      messages: [
+        {
+          id: messageId,
+          received_at: START,
+          remote_address: '192.0.2.10',
+          helo: 'mail.sender.example',
+          tls: true,
+          mail_from: 'alice@sender.example',
+          size_bytes: 10,
+          raw: Buffer.from('Subject: hi\r\n\r\nhi\r\n'),
+          authentication_results: null,
+          header_message_id: 'abc@sender.example',
+          header_from: 'Alice <alice@sender.example>',
+          subject: 'hi',
+        },
+      ],
       recipients: [tenantRecipient, recipient('bounce', 'bounces+x@mx.mailpath.test')],
       mailboxMessages: [],
       deliveries: [],

@@ -27,7 +27,20 @@ t.test('IPv4: internal and special ranges are refused, each named', async (t) =>
 });
 
 t.test('IPv4: public addresses, including the neighbours of refused ranges, are allowed', async (t) => {
-  for (const address of ['1.1.1.1', '8.8.8.8', '93.184.216.34', '9.255.255.255', '11.0.0.0', '100.63.255.255', '100.128.0.0', '172.15.255.255', '172.32.0.0', '192.167.255.255', '192.169.0.0', '223.255.255.255']) {
+  for (const address of [
+    '1.1.1.1',
+    '8.8.8.8',
+    '93.184.216.34',
+    '9.255.255.255',
+    '11.0.0.0',
+    '100.63.255.255',
+    '100.128.0.0',
+    '172.15.255.255',
+    '172.32.0.0',
+    '192.167.255.255',
+    '192.169.0.0',
+    '223.255.255.255',
+  ]) {
     t.equal(forbiddenAddressReason(address), undefined, address);
   }
 });
@@ -67,6 +80,8 @@ t.test('an IPv4 address inside IPv6 is judged as the IPv4 address it reaches (na
 });
 
 t.test('public IPv6 is allowed; what is not an address is refused', async (t) => {
-  for (const address of ['2606:4700:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001:82a::200e']) t.equal(forbiddenAddressReason(address), undefined, address);
-  for (const address of ['', 'localhost', 'example.com', '1.2.3', '::g', '1.2.3.4.5']) t.equal(forbiddenAddressReason(address), 'not an IP address', JSON.stringify(address));
+  for (const address of ['2606:4700:4700::1111', '2001:4860:4860::8888', '2a00:1450:4001:82a::200e'])
+    t.equal(forbiddenAddressReason(address), undefined, address);
+  for (const address of ['', 'localhost', 'example.com', '1.2.3', '::g', '1.2.3.4.5'])
+    t.equal(forbiddenAddressReason(address), 'not an IP address', JSON.stringify(address));
 });

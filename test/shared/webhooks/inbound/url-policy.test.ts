@@ -21,21 +21,35 @@ t.test('syntax and scheme: https only unless http is allowed; no credentials; bo
     ['https://hooks.example.com/\r\nX: y', /spaces or control/],
     [`https://hooks.example.com/${'a'.repeat(2048)}`, /longer than 2048/],
   ];
-  for (const [url, reason] of refused) t.throws(() => parseWebhookUrl(url, strict), { name: 'UrlPolicyError', message: reason }, JSON.stringify(url.slice(0, 60)));
+  for (const [url, reason] of refused)
+    t.throws(() => parseWebhookUrl(url, strict), { name: 'UrlPolicyError', message: reason }, JSON.stringify(url.slice(0, 60)));
   t.equal(parseWebhookUrl('http://hooks.example.com/', { ...strict, allow_http: true }).protocol, 'http:', 'allow_http admits http');
   t.throws(() => parseWebhookUrl('ftp://x.example/', { ...strict, allow_http: true }), { message: /http:\/\/ or https:\/\// });
 });
 
 t.test('an IP literal is checked without a look-up, in every spelling', async (t) => {
   const dns = { txt: async () => [], mx: async () => [], addresses: async () => t.fail('no look-up for a literal') as never };
-  for (const url of ['https://127.0.0.1/', 'https://10.0.0.1:8443/x', 'https://[::1]/', 'https://[::ffff:127.0.0.1]/', 'https://[fe80::1]/', 'https://0x7f.1/', 'https://2130706433/', 'https://169.254.169.254/latest/meta-data']) {
+  for (const url of [
+    'https://127.0.0.1/',
+    'https://10.0.0.1:8443/x',
+    'https://[::1]/',
+    'https://[::ffff:127.0.0.1]/',
+    'https://[fe80::1]/',
+    'https://0x7f.1/',
+    'https://2130706433/',
+    'https://169.254.169.254/latest/meta-data',
+  ]) {
     await t.rejects(checkWebhookUrl(url, strict, dns), { name: 'UrlPolicyError', message: /which webhooks may not reach/ }, url);
   }
   const ok = await checkWebhookUrl('https://93.184.216.34/hook', strict, dns);
   t.match(ok, { host: '93.184.216.34', address: '93.184.216.34', family: 4 });
   const v6 = await checkWebhookUrl('https://[2606:4700:4700::1111]/hook', strict, dns);
   t.match(v6, { host: '2606:4700:4700::1111', family: 6 });
-  t.match(await checkWebhookUrl('http://127.0.0.1:9/', { allow_http: true, allow_private_addresses: true }, dns), { address: '127.0.0.1' }, 'both allowances: loopback http is fine');
+  t.match(
+    await checkWebhookUrl('http://127.0.0.1:9/', { allow_http: true, allow_private_addresses: true }, dns),
+    { address: '127.0.0.1' },
+    'both allowances: loopback http is fine',
+  );
 });
 
 t.test('names resolving to private, loopback or mapped addresses are refused; public ones pass and are pinned', async (t) => {
@@ -62,7 +76,11 @@ t.test('names resolving to private, loopback or mapped addresses are refused; pu
     await t.rejects(checkWebhookUrl(`https://${host}/inbound`, strict, dns), { name: 'UrlPolicyError', message }, host);
   }
   server.setA('unspecified.hooks.test', ['0.0.0.0']);
-  await t.rejects(checkWebhookUrl('https://unspecified.hooks.test/', strict, dns), { message: /resolves to an unspecified \("this network"\) address, which/ }, '"an" before a vowel');
+  await t.rejects(
+    checkWebhookUrl('https://unspecified.hooks.test/', strict, dns),
+    { message: /resolves to an unspecified \("this network"\) address, which/ },
+    '"an" before a vowel',
+  );
   const pinned = await checkWebhookUrl('https://public.hooks.test/inbound', strict, dns);
   t.match(pinned, { host: 'public.hooks.test', address: '93.184.216.34', family: 4 }, 'IPv4 preferred');
   t.equal(pinned.url.href, 'https://public.hooks.test/inbound');
@@ -71,5 +89,9 @@ t.test('names resolving to private, loopback or mapped addresses are refused; pu
   t.match(await checkWebhookUrl('https://loopback.hooks.test/', open, dns), { address: '127.0.0.1' }, 'allow_private_addresses admits them');
 
   server.setMode('servfail');
-  await t.rejects(checkWebhookUrl('https://public.hooks.test/', strict, dns), { name: 'UrlPolicyError', message: /could not be resolved \(ESERVFAIL\)/ }, 'a failed look-up refuses, it never passes');
+  await t.rejects(
+    checkWebhookUrl('https://public.hooks.test/', strict, dns),
+    { name: 'UrlPolicyError', message: /could not be resolved \(ESERVFAIL\)/ },
+    'a failed look-up refuses, it never passes',
+  );
 });
