@@ -13,7 +13,8 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import postgres from 'postgres';
-import { chainPending, startAuditAppender } from '../shared/operations/audit/appender.js';
+import { startAuditAppender } from '../jobs/audit-appender.js';
+import { chainPending } from '../shared/operations/audit/appender.js';
 import { writeAudit, type AuditEvent } from '../shared/operations/audit/log.js';
 import { verifyAuditChain } from '../shared/operations/audit/verify.js';
 import { connect, type Sql } from '../shared/db/connection.js';

@@ -1,12 +1,12 @@
 // Every background job of Mailpath in one list: the queue consumers and workers each role runs besides its listeners, in start order (main/roles.ts starts a role's jobs in turn and stops them together).
 import type { Boss } from '../shared/jobs/boss.js';
-import { startAuditAppender } from '../shared/operations/audit/appender.js';
-import { startImportWorker } from '../shared/audiences/imports/start.js';
-import { startImpersonationAuditWorker } from '../shared/accounts/impersonation/audit-jobs.js';
-import { startChatNotifier } from '../shared/operations/notify/chat.js';
-import { scheduleWorkers } from '../shared/operations/workers/schedule.js';
+import { startImportWorker } from './contact-imports/worker.js';
+import { scheduleWorkers } from './scheduled-workers.js';
 import { startEventWebhookDelivery } from '../shared/webhooks/events/worker.js';
+import { startAuditAppender } from './audit-appender.js';
 import { startBounceIntake } from './bounce-intake/worker.js';
+import { startChatNotifier } from './chat-notifier.js';
+import { startImpersonationAuditWorker } from './impersonation-audit.js';
 import { startFanoutWorker } from './campaign-fanout/worker.js';
 import { startWebhookDelivery } from './inbound-webhooks/start.js';
 import { startUnsubscribeIntake } from './unsubscribe-intake/worker.js';

@@ -1,7 +1,7 @@
 // Super-admin tenant activity and health: who may call the routes of issue 18 items 4–5, the audit trail, the database figures, the health checks and their run-now, the digest run-now to a real chat webhook.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
-import { startChatNotifier } from '../../shared/operations/notify/chat.js';
+import { startChatNotifier } from '../../jobs/chat-notifier.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 import { CAMPAIGN_ENV, sender } from '../helpers/campaigns.js';
 import { pollUntil } from '../helpers/smtp-sink.js';

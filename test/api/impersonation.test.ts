@@ -3,7 +3,7 @@ import { decodeJwt } from 'jose';
 import t from 'tap';
 import { chainAndVerify } from '../../shared/operations/audit/appender.js';
 import { ManualClock } from '../../shared/kernel/clock.js';
-import { startImpersonationAuditWorker } from '../../shared/accounts/impersonation/audit-jobs.js';
+import { startImpersonationAuditWorker } from '../../jobs/impersonation-audit.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 import { addMember } from '../helpers/team.js';
 import { stopOnTeardown } from '../helpers/net.js';

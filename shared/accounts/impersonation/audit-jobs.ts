@@ -1,7 +1,6 @@
 // The audit of writes made with an impersonation token: the API queues one job per POST/PUT/PATCH/DELETE after answering (never slowing the request), and a worker writes each as a super_admin.impersonation_action audit row (pg-boss retries, so none is lost).
 import { writeAudit } from '../../operations/audit/log.js';
 import type { Sql } from '../../db/connection.js';
-import { startBatchWorker, type RunningBatchWorker } from '../../jobs/batch-worker.js';
 import { createJobQueue, type Boss } from '../../jobs/boss.js';
 import type { Logger } from '../../kernel/log.js';
 import { impersonationAuditWritten } from './queries.js';
@@ -65,22 +64,6 @@ export async function writeImpersonationAudit(sql: Sql, jobId: string, job: Impe
       at: new Date(job.at),
     });
     return 'written' as const;
-  });
-}
-
-/** Works the queue (scheduler role): each job becomes one audit row; a failure is retried by pg-boss. */
-export async function startImpersonationAuditWorker(deps: ImpersonationAuditDeps): Promise<RunningBatchWorker> {
-  return startBatchWorker<ImpersonationActionJob>({
-    boss: deps.boss,
-    queue: IMPERSONATION_AUDIT_JOBS,
-    name: 'impersonation audit',
-    log: deps.log.child({ worker: 'impersonation-audit' }),
-    batchSize: 20,
-    pollIntervalMs: 1000,
-    // One at a time: every audit row takes the chain's lock anyway.
-    handleBatch: async (jobs, runJob) => {
-      for (const job of jobs) await runJob(job, () => writeImpersonationAudit(deps.sql, job.id, job.data));
-    },
   });
 }
 

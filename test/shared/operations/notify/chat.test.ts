@@ -2,7 +2,8 @@
 import t from 'tap';
 import { Writable } from 'node:stream';
 import pino from 'pino';
-import { CHAT_JOBS, notifyChat, postChat, startChatNotifier } from '../../../../shared/operations/notify/chat.js';
+import { postChat, startChatNotifier } from '../../../../jobs/chat-notifier.js';
+import { CHAT_JOBS, notifyChat } from '../../../../shared/operations/notify/chat.js';
 import { buildTestApp } from '../../../helpers/app.js';
 import { startRogueHttp, type RogueHttpMode } from '../../../helpers/rogue-http.js';
 import { pollUntil } from '../../../helpers/smtp-sink.js';

@@ -3,17 +3,17 @@ import t from 'tap';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { systemClock } from '../../../../shared/kernel/clock.js';
-import { loadConfig } from '../../../../shared/config/index.js';
-import { connect } from '../../../../shared/db/connection.js';
-import { buildServices } from '../../../../main/services.js';
-import { createLogger } from '../../../../shared/kernel/log.js';
-import { startBoss } from '../../../../shared/jobs/boss.js';
-import { intervalCron, nextTickAfter, WORKERS } from '../../../../shared/operations/workers/catalog.js';
-import { scheduleWorkers } from '../../../../shared/operations/workers/schedule.js';
-import { listTicks } from '../../../../shared/operations/workers/ticks.js';
-import { createTestDatabase } from '../../../helpers/db.js';
-import { startDnsServer } from '../../../helpers/dns-server.js';
+import { systemClock } from '../../shared/kernel/clock.js';
+import { loadConfig } from '../../shared/config/index.js';
+import { connect } from '../../shared/db/connection.js';
+import { buildServices } from '../../main/services.js';
+import { createLogger } from '../../shared/kernel/log.js';
+import { startBoss } from '../../shared/jobs/boss.js';
+import { intervalCron, nextTickAfter, WORKERS } from '../../shared/operations/workers/catalog.js';
+import { scheduleWorkers } from '../../jobs/scheduled-workers.js';
+import { listTicks } from '../../shared/operations/workers/ticks.js';
+import { createTestDatabase } from '../helpers/db.js';
+import { startDnsServer } from '../helpers/dns-server.js';
 
 t.test('intervalCron: intervals dividing an hour, or whole hours dividing a day', async (t) => {
   t.equal(intervalCron(30), '*/30 * * * *');

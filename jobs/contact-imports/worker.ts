@@ -1,8 +1,8 @@
 // Starts the import workers of a process (outbound role): pg-boss jobs of IMPORT_JOBS, one import at a time per worker, a graceful stop that hands a running import to a continuation job, and the sweep of uploads a dead API process left behind.
-import { startBatchWorker } from '../../jobs/batch-worker.js';
-import { IMPORT_JOBS, type ImportJob } from './jobs.js';
-import { failStaleUploads, markFailed } from './queries.js';
-import { runImport, type ImportDeps } from './run.js';
+import { startBatchWorker } from '../../shared/jobs/batch-worker.js';
+import { IMPORT_JOBS, type ImportJob } from '../../shared/audiences/imports/jobs.js';
+import { failStaleUploads, markFailed } from '../../shared/audiences/imports/queries.js';
+import { runImport, type ImportDeps } from '../../shared/audiences/imports/run.js';
 
 export interface RunningImportWorker {
   /** Stops fetching; a running import commits its batch, queues its continuation and returns. */

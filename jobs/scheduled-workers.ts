@@ -1,6 +1,6 @@
 // Puts the scheduled workers on pg-boss cron schedules (UTC); pg-boss hands each tick to exactly one process.
-import { createJobQueue, type Boss } from '../../jobs/boss.js';
-import { intervalCron, runWorker, WORKERS, type WorkerDeps } from './catalog.js';
+import { createJobQueue, type Boss } from '../shared/jobs/boss.js';
+import { intervalCron, runWorker, WORKERS, type WorkerDeps } from '../shared/operations/workers/catalog.js';
 
 const queueName = (worker: string) => `worker.${worker}`;
 /** pg-boss refuses a job expiry of 24 hours or more. */
