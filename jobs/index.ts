@@ -2,7 +2,7 @@
 import type { Boss } from '../shared/jobs/boss.js';
 import { startImportWorker } from './contact-imports/worker.js';
 import { scheduleWorkers } from './scheduled-workers.js';
-import { startEventWebhookDelivery } from '../shared/webhooks/events/worker.js';
+import { startEventWebhookDelivery } from './event-webhooks/worker.js';
 import { startAuditAppender } from './audit-appender.js';
 import { startBounceIntake } from './bounce-intake/worker.js';
 import { startChatNotifier } from './chat-notifier.js';

@@ -4,7 +4,7 @@ import { call, createKey } from '../helpers/app.js';
 import { buildWebhookApp, createEndpoint, recordEvents, registerTenant, verifyNode } from '../helpers/event-webhooks.js';
 import { assertForeign404 } from '../helpers/isolation.js';
 import { startWebhookReceiver } from '../helpers/webhook-receiver.js';
-import { deliverDueEventWebhooks } from '../../shared/webhooks/events/worker.js';
+import { deliverDueEventWebhooks } from '../../jobs/event-webhooks/worker.js';
 
 // One app for the file (the machine is shared): each test registers tenants of its own.
 const s = await buildWebhookApp(t);

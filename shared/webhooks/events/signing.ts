@@ -49,3 +49,6 @@ export function activeSecrets(
   const previousLive = e.previous_secret_sealed !== null && e.previous_secret_expires_at !== null && e.previous_secret_expires_at > now;
   return previousLive ? [current, openSecret(vault, e.tenant_id, e.id, e.previous_secret_sealed!)] : [current];
 }
+
+/** The exact bytes POSTed: the payload as stored, so every attempt of a delivery sends (and signs) the same body. */
+export const bodyOf = (payload: unknown): string => JSON.stringify(payload);

@@ -4,8 +4,7 @@ import { postSigned } from '../http-post.js';
 import { describeResult } from '../retry-schedule.js';
 import type { WebhookPayload } from './event-types.js';
 import { requireEndpoint, type EndpointDeps } from './service.js';
-import { activeSecrets, signedHeaders } from './signing.js';
-import { bodyOf } from './worker.js';
+import { activeSecrets, bodyOf, signedHeaders } from './signing.js';
 
 export interface EndpointTestResult {
   /** The receiver answered 2xx in time: a real delivery would have been recorded as delivered. */

@@ -1,7 +1,7 @@
 // Webhook attempts reach the process's metrics: event webhooks (kind=event) and inbound-mail webhooks (kind=inbound), by outcome.
 import t from 'tap';
 import { runWebhookJob } from '../../../../jobs/inbound-webhooks/worker.js';
-import { deliverDueEventWebhooks } from '../../../../shared/webhooks/events/worker.js';
+import { deliverDueEventWebhooks } from '../../../../jobs/event-webhooks/worker.js';
 import { ensureInboundJobs } from '../../../../shared/inbound/jobs.js';
 import { buildWebhookApp, createEndpoint, recordEvents, registerTenant } from '../../../helpers/event-webhooks.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';

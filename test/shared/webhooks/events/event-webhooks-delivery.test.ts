@@ -3,7 +3,7 @@ import t from 'tap';
 import { call, createKey } from '../../../helpers/app.js';
 import { buildWebhookApp, createEndpoint, recordEvents, registerTenant, START, verifyNode, verifyPython } from '../../../helpers/event-webhooks.js';
 import { startWebhookReceiver } from '../../../helpers/webhook-receiver.js';
-import { deliverDueEventWebhooks } from '../../../../shared/webhooks/events/worker.js';
+import { deliverDueEventWebhooks } from '../../../../jobs/event-webhooks/worker.js';
 
 const HOUR = 3600_000;
 

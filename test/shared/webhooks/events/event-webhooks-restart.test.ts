@@ -2,7 +2,7 @@
 import t from 'tap';
 import { connect } from '../../../../shared/db/connection.js';
 import { claimDueDeliveries } from '../../../../shared/webhooks/events/queries.js';
-import { startEventWebhookDelivery, type EventWebhookDeps } from '../../../../shared/webhooks/events/worker.js';
+import { startEventWebhookDelivery, type EventWebhookDeps } from '../../../../jobs/event-webhooks/worker.js';
 import { createLogger } from '../../../../shared/kernel/log.js';
 import { buildWebhookApp, createEndpoint, recordEvents, registerTenant } from '../../../helpers/event-webhooks.js';
 import { startWebhookReceiver } from '../../../helpers/webhook-receiver.js';

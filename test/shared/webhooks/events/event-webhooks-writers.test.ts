@@ -4,7 +4,7 @@ import t from 'tap';
 import { insertEvent } from '../../../../shared/engagement/events/queries.js';
 import { insertReceived } from '../../../../shared/inbound/queries.js';
 import { insertEngagementEvents } from '../../../../shared/engagement/tracking/queries.js';
-import { deliverDueEventWebhooks } from '../../../../shared/webhooks/events/worker.js';
+import { deliverDueEventWebhooks } from '../../../../jobs/event-webhooks/worker.js';
 import { buildWebhookApp, createEndpoint, registerTenant, START } from '../../../helpers/event-webhooks.js';
 import { startWebhookReceiver } from '../../../helpers/webhook-receiver.js';
 

@@ -1,15 +1,15 @@
 // Event-webhook delivery: claim due outbox rows, POST each signed (Standard Webhooks), record delivered / retry on the backoff / dead; and the loop the outbound role runs.
-import type { Clock } from '../../kernel/clock.js';
-import type { Config } from '../../config/index.js';
-import type { Sql } from '../../db/connection.js';
-import type { DnsResolver } from '../../kernel/dns.js';
-import type { Logger } from '../../kernel/log.js';
-import { SealError, type SealedBox } from '../../kernel/secrets/sealed-box.js';
-import { postSigned, type PostResult } from '../http-post.js';
-import { decide, type Decision } from '../retry-schedule.js';
-import type { Metrics } from '../../operations/metrics/metrics.js';
-import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from './queries.js';
-import { activeSecrets, signedHeaders } from './signing.js';
+import type { Clock } from '../../shared/kernel/clock.js';
+import type { Config } from '../../shared/config/index.js';
+import type { Sql } from '../../shared/db/connection.js';
+import type { DnsResolver } from '../../shared/kernel/dns.js';
+import type { Logger } from '../../shared/kernel/log.js';
+import { SealError, type SealedBox } from '../../shared/kernel/secrets/sealed-box.js';
+import { postSigned, type PostResult } from '../../shared/webhooks/http-post.js';
+import { decide, type Decision } from '../../shared/webhooks/retry-schedule.js';
+import type { Metrics } from '../../shared/operations/metrics/metrics.js';
+import { claimDueDeliveries, recordAttempt, type ClaimedDelivery } from '../../shared/webhooks/events/queries.js';
+import { activeSecrets, bodyOf, signedHeaders } from '../../shared/webhooks/events/signing.js';
 
 export interface EventWebhookDeps {
   sql: Sql;
@@ -26,9 +26,6 @@ export interface EventWebhookDeps {
 const LEASE_MARGIN_MS = 5000;
 
 export type AttemptOutcome = 'delivered' | 'retry' | 'dead' | 'stale';
-
-/** The exact bytes POSTed: the payload as stored, so every attempt of a delivery sends (and signs) the same body. */
-export const bodyOf = (payload: unknown): string => JSON.stringify(payload);
 
 async function attempt(deps: EventWebhookDeps, d: ClaimedDelivery): Promise<AttemptOutcome> {
   const now = deps.clock.now();
