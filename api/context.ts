@@ -11,6 +11,7 @@ import type { TenantLimits } from '../shared/limits/rate-limits/tenant-limits.js
 import type { SendingDeps } from '../shared/sending/deps.js';
 import type { SystemMail } from '../shared/sending/system-mail/mailer.js';
 import type { HitSink } from '../shared/engagement/tracking/recorder.js';
+import type { PostSigned } from '../shared/webhooks/post.js';
 
 /**
  * Domain services (database, config, clock, resolvers, sealing box), the send path (gates, signing,
@@ -29,6 +30,8 @@ export interface ApiContext extends DomainDeps, SendingDeps {
   systemMail: SystemMail;
   /** POST /settings/inbound-webhook/test-send: one signed POST to the tenant's webhook. */
   testWebhook: WebhookTester;
+  /** POST /webhooks/{id}/test: the signed POST event webhooks go out with (jobs/webhook-post.ts). */
+  postSigned: PostSigned;
   /** Open and click hits of the public tracking endpoints, written by group commit (api/pages/tracking.ts). */
   hits: HitSink;
   /** Tenant-shaped reads (segment counts, contact search, analytics, exports) with their deadlines and per-tenant caps. */

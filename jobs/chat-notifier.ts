@@ -4,7 +4,7 @@ import { CHAT_JOBS, type ChatDeps, type ChatJob } from '../shared/operations/not
 
 /** POSTs `{text}` once; throws unless the chat answers 2xx within `timeoutMs`. */
 export async function postChat(url: string, text: string, timeoutMs: number): Promise<number> {
-  // Imported here, on the first post: most processes never make one (see shared/webhooks/http-post.ts).
+  // Imported here, on the first post: most processes never make one (see jobs/webhook-post.ts).
   const { Agent, request } = await import('undici');
   const agent = new Agent({ connect: { timeout: timeoutMs }, headersTimeout: timeoutMs, bodyTimeout: timeoutMs, connections: 1 });
   try {

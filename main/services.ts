@@ -5,6 +5,7 @@ import type { MxDeps } from '../mta/inbound/deps.js';
 import type { DeliveryDeps } from '../mta/outbound/deliver/start.js';
 import type { SubmissionDeps } from '../mta/submission/server.js';
 import { testSendWebhook } from '../jobs/inbound-webhooks/test-send.js';
+import { postSigned } from '../jobs/webhook-post.js';
 import type { WebhookDeps } from '../jobs/inbound-webhooks/worker.js';
 import { CredentialResolver } from '../shared/accounts/auth/credentials.js';
 import { ensureFanoutJobs } from '../shared/campaigns/fanout-jobs.js';
@@ -117,6 +118,7 @@ export async function buildServices(core: Core): Promise<Services> {
     tenantLimits: new TenantLimits(sql, limits.tenant_default_per_sec, limits.override_cache_ms, () => clock.now().getTime()),
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),
+    postSigned,
     hits: await buildHitSink(config, sql, log),
     queries: new TenantQueries(sql, config.queries),
     async close() {

@@ -1,6 +1,7 @@
-// One signed inbound-webhook POST (real deliveries and test-send alike): the X-MP-Inbound-* headers, carried by shared/webhooks/http-post.ts.
+// One signed inbound-webhook POST (real deliveries and test-send alike): the X-MP-Inbound-* headers, carried by jobs/webhook-post.ts.
 import { SIGNATURE_HEADER, signBody } from '../../shared/webhooks/inbound/secret.js';
-import { postSigned, type PostDeps, type PostResult } from '../../shared/webhooks/http-post.js';
+import type { PostDeps, PostResult } from '../../shared/webhooks/post.js';
+import { postSigned } from '../webhook-post.js';
 
 export type { PostDeps, PostResult };
 
@@ -37,7 +38,7 @@ export function webhookHeaders(post: WebhookPost): Record<string, string> {
   };
 }
 
-/** Signs and POSTs the message once (shared/webhooks/http-post.ts carries it); what follows is decided by the retry schedule. */
+/** Signs and POSTs the message once (jobs/webhook-post.ts carries it); what follows is decided by the retry schedule. */
 export function postToWebhook(deps: PostDeps, post: WebhookPost): Promise<PostResult> {
   return postSigned(deps, { url: post.url, headers: webhookHeaders(post), body: post.body });
 }

@@ -1,6 +1,6 @@
 // What follows one webhook POST (inbound and event webhooks alike): delivered, retried later (backoff or Retry-After) or dead-lettered, per the spec's receiver-answer table.
 import type { WebhooksConfig } from '../config/index.js';
-import type { PostResult } from './http-post.js';
+import type { PostResult } from './post.js';
 
 type ScheduleConfig = Pick<WebhooksConfig, 'retry_delays_seconds'>;
 

@@ -1,6 +1,6 @@
 // POST /webhooks/{id}/test: one synthetic 'test' event signed and POSTed exactly as real ones are, once, with the outcome reported.
 import { randomUUID } from 'node:crypto';
-import { postSigned } from '../http-post.js';
+import type { PostSigned } from '../post.js';
 import { describeResult } from '../retry-schedule.js';
 import type { WebhookPayload } from './event-types.js';
 import { requireEndpoint, type EndpointDeps } from './service.js';
@@ -17,7 +17,7 @@ export interface EndpointTestResult {
 }
 
 /** Sent whether the endpoint is enabled or not (so it can be tried first); not retried, not in the delivery log. 404 for another tenant's endpoint. */
-export async function testEndpoint(deps: EndpointDeps, tenantId: string, id: string): Promise<EndpointTestResult> {
+export async function testEndpoint(deps: EndpointDeps & { postSigned: PostSigned }, tenantId: string, id: string): Promise<EndpointTestResult> {
   const endpoint = await requireEndpoint(deps.sql, tenantId, id);
   const at = deps.clock.now();
   const messageId = randomUUID();
@@ -28,7 +28,7 @@ export async function testEndpoint(deps: EndpointDeps, tenantId: string, id: str
   };
   const body = bodyOf(payload);
   const headers = signedHeaders({ id: messageId, at, body, secrets: activeSecrets(deps.vault, endpoint, at) });
-  const result = await postSigned({ dns: deps.dns, webhooks: deps.config.webhooks }, { url: endpoint.url, headers, body: Buffer.from(body) });
+  const result = await deps.postSigned({ dns: deps.dns, webhooks: deps.config.webhooks }, { url: endpoint.url, headers, body: Buffer.from(body) });
   const delivered = result.kind === 'answered' && result.status >= 200 && result.status < 300;
   return {
     delivered,

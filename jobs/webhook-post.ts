@@ -1,28 +1,8 @@
 // One webhook POST, whatever it carries (inbound mail, event JSON): URL policy re-checked, the checked address pinned, a deadline, the answer read.
 import type { LookupAddress, LookupOptions } from 'node:dns';
 import { performance } from 'node:perf_hooks';
-import type { WebhooksConfig } from '../config/index.js';
-import type { DnsResolver } from '../kernel/dns.js';
-import { checkWebhookUrl, UrlPolicyError, type PinnedTarget } from './inbound/url-policy.js';
-
-export interface PostDeps {
-  /** MAILPATH_DNS_SERVERS: the host is resolved here, once per POST, and the request goes to that address. */
-  dns: DnsResolver;
-  webhooks: WebhooksConfig;
-}
-
-/** What to send: the caller signs and names its headers; this module only carries them. */
-export interface SignedRequest {
-  url: string;
-  headers: Record<string, string>;
-  body: Buffer;
-}
-
-export type PostResult =
-  | { kind: 'answered'; status: number; retryAfter: string | undefined; snippet: string; durationMs: number }
-  /** The URL policy refused the address the host resolves to now (or the look-up failed): nothing was sent. */
-  | { kind: 'refused'; error: string; durationMs: number }
-  | { kind: 'failed'; error: string; timedOut: boolean; durationMs: number };
+import { checkWebhookUrl, UrlPolicyError, type PinnedTarget } from '../shared/webhooks/inbound/url-policy.js';
+import type { PostDeps, PostResult, PostSigned, SignedRequest } from '../shared/webhooks/post.js';
 
 /** How much of a non-2xx answer's body is kept for last_error. */
 const SNIPPET_BYTES = 300;
@@ -68,7 +48,7 @@ async function snippetOf(body: AsyncIterable<Buffer>): Promise<string> {
  * POSTs the signed request once. Outcomes are data: a 2xx must arrive (headers) within
  * timeout_seconds of the request starting; what happens next is decided by retry-schedule.ts.
  */
-export async function postSigned(deps: PostDeps, post: SignedRequest): Promise<PostResult> {
+export const postSigned: PostSigned = async (deps: PostDeps, post: SignedRequest): Promise<PostResult> => {
   const started = performance.now();
   const elapsed = () => Math.round(performance.now() - started);
   let target: PinnedTarget;
@@ -107,4 +87,4 @@ export async function postSigned(deps: PostDeps, post: SignedRequest): Promise<P
   } finally {
     await agent.destroy().catch(() => undefined);
   }
-}
+};
