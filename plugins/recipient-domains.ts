@@ -1,5 +1,5 @@
 // MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce, feedback-loop, postmaster or unsubscribe address); never an open relay.
-import DataLoader from 'dataloader';
+import { GroupCommit } from '../shared/db/group-commit.js';
 import { recipientFacts, type RecipientFacts } from '../shared/inbound/queries.js';
 import { sendIdOfBounce } from '../shared/sending/outbound-log/verp.js';
 import { sendIdOfUnsubscribeAddress } from '../shared/engagement/tracking/link-tokens.js';
@@ -22,15 +22,17 @@ export default function recipientDomains(deps: MxDeps): Plugin {
   const feedbackLoop = deps.config.inbound.recipient_domains.feedback_loop_local_part;
   const relayDenied = (why = 'relay access denied') => reject(550, '5.7.1', why);
   const noSuchUser = () => reject(550, '5.1.1', 'no such recipient here');
-  // The RCPTs of concurrent sessions read in the same turn of the event loop (each session's
-  // socket is its own callback) share one query; nothing is cached.
-  const facts = new DataLoader<string, RecipientFacts>(
+  // The RCPTs of concurrent sessions (each session's socket is its own callback) share one query per batch, by the
+  // house's group commit; nothing is cached.
+  const facts = new GroupCommit<string, RecipientFacts>(
     (addresses) =>
       recipientFacts(
         deps.sql,
         addresses.map((address) => ({ address, domain: address.slice(address.lastIndexOf('@') + 1) })),
       ),
-    { cache: false, maxBatchSize: 200, batchScheduleFn: (run) => setImmediate(run) },
+    deps.log,
+    'recipient look-ups',
+    200,
   );
   return {
     name: 'recipient-domains',
@@ -67,7 +69,7 @@ export default function recipientDomains(deps: MxDeps): Plugin {
           return noSuchUser();
         }
 
-        const known = await facts.load(`${local.toLowerCase()}@${domain}`);
+        const known = await facts.write(`${local.toLowerCase()}@${domain}`);
         if (known.mailboxId !== null && known.mailboxTenantId !== null) {
           // A workspace mailbox receives even before its domain's MX is verified; the webhook only once it is.
           const webhook = known.mxVerified && known.webhookEnabled && known.domainTenantId === known.mailboxTenantId;

@@ -59,7 +59,7 @@ export function createSendingDeps(base: SendingBase): SendingDeps {
     signingKeys: new SigningKeyCache(base.sql, vault),
     local,
     writer: createSendWriter({ sql: base.sql, log: base.log, clock: base.clock, local, leaseSeconds: base.config.delivery.workers.job_expire_seconds }),
-    lookups: createSendLookups(base.sql),
+    lookups: createSendLookups(base.sql, base.log),
     counters: createSendCounters(base.sql, base.log, base.config.warmup.initial_tier),
     espHolds: createEspHolds(base.sql, base.clock),
   };

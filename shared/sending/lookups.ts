@@ -1,10 +1,13 @@
 // Read-only look-ups of the send path (suppression, sending domains, quota usage) batched across concurrent sends: the ones asked in the same tick go to PostgreSQL as one query.
-import DataLoader from 'dataloader';
 import type { Queryable } from '../db/connection.js';
+import { GroupCommit } from '../db/group-commit.js';
+import type { Logger } from '../kernel/log.js';
 import { tenantDomainsOf } from '../deliverability/domains/queries.js';
 import { monthlyUsages, type Quota } from '../limits/quota/usage.js';
 import { suppressedAmong } from '../audiences/suppressions/queries.js';
 import { utcMonth } from '../deliverability/warmup/tiers.js';
+
+const MAX_BATCH = 500;
 
 export interface TenantDomain {
   id: string;
@@ -24,49 +27,49 @@ export interface SendLookups {
 }
 
 /**
- * Every send asks both questions, each one round trip; under load the same tick holds dozens of
- * them. No caching (cache: false): each answer is read fresh, only the round trips are shared.
+ * Every send asks both questions, each one round trip; under load the same tick holds dozens of them. Batched by the
+ * house's group commit, as the send counters are: one statement at a time per kind, for all who asked meanwhile. No
+ * caching: each answer is read fresh, only the round trips are shared.
  */
-export function createSendLookups(db: Queryable): SendLookups {
-  const suppressed = new DataLoader<string, boolean>(
-    async (keys) => {
-      const pairs = keys.map((k) => {
-        const [tenantId, email] = k.split(' ') as [string, string];
-        return { tenantId, email };
-      });
+export function createSendLookups(db: Queryable, log: Logger): SendLookups {
+  const suppressed = new GroupCommit<{ tenantId: string; email: string }, boolean>(
+    async (pairs) => {
       const found = await suppressedAmong(db, pairs);
-      return keys.map((k) => found.has(k));
+      // An address never holds a space (normalized), so it can share the key with the tenant id.
+      return pairs.map((p) => found.has(`${p.tenantId} ${p.email}`));
     },
-    { cache: false, maxBatchSize: 500 },
+    log,
+    'suppression look-ups',
+    MAX_BATCH,
   );
-  const domains = new DataLoader<string, TenantDomain[]>(
+  const domains = new GroupCommit<string, TenantDomain[]>(
     async (tenantIds) => {
-      const rows = await tenantDomainsOf(db, tenantIds);
+      const rows = await tenantDomainsOf(db, [...new Set(tenantIds)]);
       return tenantIds.map((t) => rows.filter((r) => r.tenant_id === t).map((r) => ({ id: r.id, name: r.name, canSend: r.can_send })));
     },
-    { cache: false, maxBatchSize: 500 },
+    log,
+    'domain look-ups',
+    MAX_BATCH,
   );
-  const usage = new DataLoader<string, Quota>(
+  const usage = new GroupCommit<{ tenantId: string; month: string }, Quota>(
     async (keys) => {
-      // Keys are "<tenant> <month>"; a tick may straddle two months, so each month is one query.
-      const byMonth = new Map<string, string[]>();
-      for (const k of keys) {
-        const [tenantId, month] = k.split(' ') as [string, string];
-        byMonth.set(month, [...(byMonth.get(month) ?? []), tenantId]);
-      }
+      // A batch may straddle two months, so each month is one query.
+      const byMonth = new Map<string, Set<string>>();
+      for (const k of keys) byMonth.set(k.month, (byMonth.get(k.month) ?? new Set()).add(k.tenantId));
       const found = new Map<string, Quota>();
       for (const [month, tenantIds] of byMonth) {
-        for (const [tenantId, quota] of await monthlyUsages(db, tenantIds, month)) found.set(`${tenantId} ${month}`, quota);
+        for (const [tenantId, quota] of await monthlyUsages(db, [...tenantIds], month)) found.set(`${tenantId} ${month}`, quota);
       }
-      return keys.map((k) => found.get(k) ?? { used: 0, cap: 0 });
+      return keys.map((k) => found.get(`${k.tenantId} ${k.month}`) ?? { used: 0, cap: 0 });
     },
-    { cache: false, maxBatchSize: 500 },
+    log,
+    'quota look-ups',
+    MAX_BATCH,
   );
   return {
-    // An address never holds a space (normalized), so it can share the key with the tenant id.
-    isSuppressed: (tenantId, email) => suppressed.load(`${tenantId} ${email}`),
-    sendingDomains: async (tenantId) => (await domains.load(tenantId)).filter((d) => d.canSend).map(({ id, name }) => ({ id, name })),
-    tenantDomains: (tenantId) => domains.load(tenantId),
-    monthlyUsage: (tenantId, at) => usage.load(`${tenantId} ${utcMonth(at)}`),
+    isSuppressed: (tenantId, email) => suppressed.write({ tenantId, email }),
+    sendingDomains: async (tenantId) => (await domains.write(tenantId)).filter((d) => d.canSend).map(({ id, name }) => ({ id, name })),
+    tenantDomains: (tenantId) => domains.write(tenantId),
+    monthlyUsage: (tenantId, at) => usage.write({ tenantId, month: utcMonth(at) }),
   };
 }

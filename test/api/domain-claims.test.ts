@@ -39,7 +39,7 @@ async function claim(s: Setup, token: string, name: string) {
 
 const verify = async (s: Setup, token: string, id: string) => (await call(s.app, 'POST', `/domains/${id}/verify`, { token })).body.data;
 const read = async (s: Setup, token: string, id: string) => (await call(s.app, 'GET', `/domains/${id}`, { token })).body.data;
-const sendingNames = async (s: Setup, tenant: TestTenant) => (await createSendLookups(s.sql).sendingDomains(tenant.tenantId)).map((d) => d.name);
+const sendingNames = async (s: Setup, tenant: TestTenant) => (await createSendLookups(s.sql, s.ctx.log).sendingDomains(tenant.tenantId)).map((d) => d.name);
 const auditOf = (s: Setup, action: string, id: string) =>
   s.sql<
     { tenant_id: string; metadata: Record<string, unknown> }[]

@@ -1,6 +1,7 @@
-// The send path's batched look-ups: right answers for many concurrent askers across tenants, one query per tick, and never a stale answer.
+// The send path's batched look-ups (group commit): right answers for many concurrent askers across tenants, one query per batch, and never a stale answer.
 import t from 'tap';
 import { createSendLookups } from '../../../shared/sending/lookups.js';
+import { createLogger } from '../../../shared/kernel/log.js';
 import { buildTestApp } from '../../helpers/app.js';
 import { insertDomain, insertTenant } from '../../helpers/tenant-rows.js';
 
@@ -27,7 +28,7 @@ t.test('concurrent look-ups are answered from one query each, correctly per tena
   await sql`insert into suppressions (tenant_id, email, reason, source, created_at) values (${a}, 'gone@x.example', 'manual', 'api', now())`;
 
   const { db: counted, queries } = countingQueries();
-  const lookups = createSendLookups(counted);
+  const lookups = createSendLookups(counted, createLogger('silent'));
   const [suppressed, domains, added] = await Promise.all([
     Promise.all([
       lookups.isSuppressed(a, 'gone@x.example'),
@@ -69,7 +70,7 @@ t.test('suppression look-ups match by hash (an erased hash-only entry) and refus
             (${a}, 'unsub@x.example', 'unsubscribed', now(), now()), (${a}, 'active@x.example', 'active', now(), now()),
             (${a}, 'deleted@x.example', 'deleted', now(), now()), (${b}, 'theirs@x.example', 'unsubscribed', now(), now())`;
   const { db: counted, queries } = countingQueries();
-  const lookups = createSendLookups(counted);
+  const lookups = createSendLookups(counted, createLogger('silent'));
   const answers = await Promise.all([
     lookups.isSuppressed(a, 'erased@x.example'),
     lookups.isSuppressed(b, 'erased@x.example'),
@@ -88,7 +89,7 @@ t.test('quota usage: one query for concurrent askers, per tenant and per month o
   const [a, b] = [await insertTenant(sql, 'lookup-cap'), await insertTenant(sql, 'lookup-cap')];
   await sql`insert into tenant_monthly_usage (tenant_id, month, sent) values (${a}, '2026-11-01', 12), (${a}, '2026-12-01', 3)`;
   const { db: counted, queries } = countingQueries();
-  const lookups = createSendLookups(counted);
+  const lookups = createSendLookups(counted, createLogger('silent'));
   const nov = new Date('2026-11-21T10:00:00Z');
   const usages = await Promise.all([
     lookups.monthlyUsage(a, nov),

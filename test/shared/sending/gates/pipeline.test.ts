@@ -34,7 +34,7 @@ async function setup(t: { teardown(fn: () => unknown): void }, warmupCaps = [50,
   const deps: GateDeps = {
     db: sql,
     warmup: { tier_caps: warmupCaps, reset_after_idle_days: 14, initial_tier: 0 },
-    lookups: createSendLookups(sql),
+    lookups: createSendLookups(sql, createLogger('silent')),
     counters: createSendCounters(sql, createLogger('silent'), 0),
     // No caching here (TTL 0): each decision reads the suppressions in force, so a test can change them between sends.
     espHolds: createEspHolds(sql, { now: () => at }, 0),
