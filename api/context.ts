@@ -12,6 +12,7 @@ import type { SendingDeps } from '../shared/sending/deps.js';
 import type { SystemMail } from '../shared/sending/system-mail/mailer.js';
 import type { HitSink } from '../shared/engagement/tracking/recorder.js';
 import type { PostSigned } from '../shared/webhooks/post.js';
+import type { OpenMailbox } from '../shared/delivery/bounce-mailboxes/mailbox-session.js';
 
 /**
  * Domain services (database, config, clock, resolvers, sealing box), the send path (gates, signing,
@@ -32,6 +33,8 @@ export interface ApiContext extends DomainDeps, SendingDeps {
   testWebhook: WebhookTester;
   /** POST /webhooks/{id}/test: the signed POST event webhooks go out with (jobs/webhook-post.ts). */
   postSigned: PostSigned;
+  /** POST /bounce-mailboxes/{id}/verify and the run-now of the poller: a logged-in session to a tenant's POP3 mailbox. */
+  openMailbox: OpenMailbox;
   /** Open and click hits of the public tracking endpoints, written by group commit (api/pages/tracking.ts). */
   hits: HitSink;
   /** Tenant-shaped reads (segment counts, contact search, analytics, exports) with their deadlines and per-tenant caps. */

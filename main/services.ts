@@ -7,6 +7,7 @@ import type { SubmissionDeps } from '../mta/submission/server.js';
 import { testSendWebhook } from '../jobs/inbound-webhooks/test-send.js';
 import { postSigned } from '../jobs/webhook-post.js';
 import type { WebhookDeps } from '../jobs/inbound-webhooks/worker.js';
+import { pop3Opener } from '../jobs/bounce-mailboxes/connect.js';
 import { CredentialResolver } from '../shared/accounts/auth/credentials.js';
 import { ensureFanoutJobs } from '../shared/campaigns/fanout-jobs.js';
 import { SessionTokens } from '../shared/accounts/auth/jwt.js';
@@ -119,6 +120,7 @@ export async function buildServices(core: Core): Promise<Services> {
     systemMail,
     testWebhook: (tenantId) => testSendWebhook(services, tenantId),
     postSigned,
+    openMailbox: pop3Opener({ dns, vault }),
     hits: await buildHitSink(config, sql, log),
     queries: new TenantQueries(sql, config.queries),
     async close() {

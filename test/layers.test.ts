@@ -131,8 +131,6 @@ const CLIENT_ALLOWED: Record<string, string> = {
   'shared/db/embedded.ts': 'starts the embedded database in the data dir',
   'shared/sending/system-mail/mailer.ts': 'writes system mail to a directory when no sender is wired (dev, tests)',
   'shared/engagement/tracking/hit-spool.ts': 'the local spool of tracking hits: a file queue by design',
-  'shared/delivery/bounce-mailboxes/pop3.ts': 'the POP3 client; to move to jobs/ with the poller',
-  'shared/delivery/bounce-mailboxes/pop3-wire.ts': 'the POP3 client; to move to jobs/ with the poller',
 };
 
 /** The non-type imports of a file from client modules, as "module {names}". */

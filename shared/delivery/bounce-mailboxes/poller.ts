@@ -4,24 +4,19 @@ import type { Clock } from '../../kernel/clock.js';
 import { forEachLimit } from '../../kernel/concurrency.js';
 import type { Config } from '../../config/index.js';
 import type { Sql } from '../../db/connection.js';
-import type { DnsResolver } from '../../kernel/dns.js';
 import { summarizeHeaders, deliveredTo } from '../../inbound/headers.js';
 import { storeReceivedIn } from '../../inbound/store.js';
 import type { Boss } from '../../jobs/boss.js';
 import type { Logger } from '../../kernel/log.js';
-import type { SealedBox } from '../../kernel/secrets/sealed-box.js';
-import { Pop3Error, type Pop3Message, type Pop3Session } from './pop3.js';
-import { openSession } from './connect.js';
+import { Pop3Error, type MailboxMessage, type MailboxOpener, type MailboxSession } from './mailbox-session.js';
 import { observeInMailbox } from '../../deliverability/seed-mailboxes/placement.js';
 import { claimDueMailboxes, fetchedUidls, forgetGoneUidls, markUidlFetched, recordPoll, type BounceMailboxRow } from './queries.js';
 
-export interface PollerDeps {
+export interface PollerDeps extends MailboxOpener {
   sql: Sql;
   boss: Boss;
   clock: Clock;
   log: Logger;
-  dns: DnsResolver;
-  vault: SealedBox;
   config: Pick<Config, 'bounceMailboxes'>;
 }
 
@@ -86,11 +81,11 @@ export async function pollDueMailboxes(deps: PollerDeps): Promise<{ polled: numb
 export async function pollMailbox(deps: PollerDeps, mailbox: BounceMailboxRow): Promise<PollResult> {
   const result: PollResult = { fetched: 0, skipped_too_big: 0, deleted: 0, already_fetched: 0, error: null };
   const log = deps.log.child({ bounce_mailbox_id: mailbox.id, tenant_id: mailbox.tenant_id });
-  let session: Pop3Session | undefined;
+  let session: MailboxSession | undefined;
   try {
     // Wall-clock time, not the injected clock: this bounds real work.
     const budgetEndsAt = Date.now() + budgetMs(deps);
-    session = await openSession(deps, mailbox);
+    session = await deps.openMailbox(mailbox, deps.config.bounceMailboxes);
     await drain(deps, mailbox, session, result, budgetEndsAt);
     await session.quit();
     session = undefined;
@@ -106,7 +101,7 @@ export async function pollMailbox(deps: PollerDeps, mailbox: BounceMailboxRow): 
   return result;
 }
 
-async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3Session, result: PollResult, budgetEndsAt: number): Promise<void> {
+async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: MailboxSession, result: PollResult, budgetEndsAt: number): Promise<void> {
   const messages = await session.list();
   const seen = await fetchedUidls(
     deps.sql,
@@ -148,8 +143,8 @@ async function drain(deps: PollerDeps, mailbox: BounceMailboxRow, session: Pop3S
 async function fetchOne(
   deps: PollerDeps,
   mailbox: BounceMailboxRow,
-  session: Pop3Session,
-  message: Pop3Message,
+  session: MailboxSession,
+  message: MailboxMessage,
   maxBytes: number,
 ): Promise<'stored' | 'too_big' | 'seen'> {
   const at = deps.clock.now();

@@ -5,12 +5,10 @@ import { writeAudit, type AuditActor } from '../../operations/audit/log.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Config } from '../../config/index.js';
 import type { Sql } from '../../db/connection.js';
-import type { DnsResolver } from '../../kernel/dns.js';
 import { notFound, validationError } from '../../kernel/errors.js';
 import { isUuid } from '../../kernel/ids.js';
 import type { SealedBox } from '../../kernel/secrets/sealed-box.js';
-import { openSession, passwordContext } from './connect.js';
-import { Pop3Error } from './pop3.js';
+import { passwordContext, Pop3Error, type MailboxOpener } from './mailbox-session.js';
 import {
   countBounceMailboxesLocked,
   deleteBounceMailbox,
@@ -22,10 +20,9 @@ import {
   type BounceMailboxRow,
 } from './queries.js';
 
-export interface BounceMailboxDeps {
+export interface BounceMailboxDeps extends MailboxOpener {
   sql: Sql;
   clock: Clock;
-  dns: DnsResolver;
   vault: SealedBox;
   config: Pick<Config, 'bounceMailboxes'>;
 }
@@ -190,7 +187,7 @@ export async function removeBounceMailbox(deps: Pick<BounceMailboxDeps, 'sql' | 
 export async function verifyBounceMailbox(deps: BounceMailboxDeps, tenantId: string, id: string): Promise<{ ok: boolean; error: string | null }> {
   const mailbox = await getBounceMailbox(deps, tenantId, id);
   try {
-    const session = await openSession(deps, mailbox);
+    const session = await deps.openMailbox(mailbox, deps.config.bounceMailboxes);
     await session.quit();
     return { ok: true, error: null };
   } catch (err) {

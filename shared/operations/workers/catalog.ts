@@ -10,6 +10,7 @@ import type { Config } from '../../config/index.js';
 import { expireQuarantines } from '../../delivery/ip-pools/queries.js';
 import { runAutoRamp } from '../../deliverability/warmup/ramp.js';
 import { pollDueMailboxes } from '../../delivery/bounce-mailboxes/poller.js';
+import type { MailboxOpener } from '../../delivery/bounce-mailboxes/mailbox-session.js';
 import { runEvidence } from '../compliance/evidence.js';
 import { refreshRollups } from '../../engagement/analytics/rollup.js';
 import type { Boss } from '../../jobs/boss.js';
@@ -19,8 +20,8 @@ import { runDailyHealthChecks } from '../tenant-health/runs.js';
 import { alertFor, raiseAlert } from './alerts.js';
 import { recordTick, type TickOutcome } from './ticks.js';
 
-/** What workers need; grows with the workers (the job queues carry alerts to the chat). */
-export type WorkerDeps = DomainDeps & { boss: Boss };
+/** What workers need; grows with the workers (the job queues carry alerts to the chat, the mailbox opener reaches the bounce mailboxes). */
+export type WorkerDeps = DomainDeps & MailboxOpener & { boss: Boss };
 
 /**
  * An environment flag a worker obeys: while `enabled` says no, its ticks (scheduled or run-now)

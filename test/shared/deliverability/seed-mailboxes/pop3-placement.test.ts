@@ -41,7 +41,7 @@ t.test("copies in the seed's POP3 mailbox: inbox, spam by its folder marker, eac
   pop.deliver('seeds@isp.test', Buffer.concat([Buffer.from('X-Folder: [Gmail]/Spam\r\n'), inSpam.message]));
   pop.deliver('seeds@isp.test', 'From: a@b.example\r\nTo: seeds@isp.test\r\nSubject: hello\r\nMessage-ID: <not-ours@b.example>\r\n\r\nhi\r\n');
 
-  const deps: PollerDeps = { sql: s.sql, boss: s.boss, clock: s.ctx.clock, log: s.ctx.log, dns: s.ctx.dns, vault: s.ctx.vault, config: s.config };
+  const deps: PollerDeps = { sql: s.sql, boss: s.boss, clock: s.ctx.clock, log: s.ctx.log, openMailbox: s.ctx.openMailbox, config: s.config };
   const row = (await findBounceMailbox(s.sql, owner, box.id))!;
   const result = await pollMailbox(deps, row);
   t.match(result, { fetched: 3, error: null });

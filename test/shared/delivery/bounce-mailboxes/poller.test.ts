@@ -21,7 +21,7 @@ async function setup(t: TestLike, env: Record<string, string> = {}) {
   const later = { now: () => new Date(Date.now() + offset) };
   const deps = (over: Partial<PollerDeps> = {}): PollerDeps => {
     offset += HOUR;
-    return { sql: f.sql, boss: f.boss, clock: later, log: f.ctx.log, dns: f.ctx.dns, vault: f.ctx.vault, config: f.config, ...over };
+    return { sql: f.sql, boss: f.boss, clock: later, log: f.ctx.log, openMailbox: f.ctx.openMailbox, config: f.config, ...over };
   };
   const sender = await f.sender();
   const mailbox = (over: Record<string, unknown> = {}) =>

@@ -1,6 +1,7 @@
 // A POP3 session (RFC 1939) on node:net / node:tls: log in, list messages with their UIDL and size, fetch one as bytes, delete, quit; every answer capped in size and bounded in time.
 import { connect as connectPlain, isIP } from 'node:net';
 import { checkServerIdentity, connect as connectTls, type PeerCertificate } from 'node:tls';
+import { Pop3Error, type MailboxMessage, type MailboxSession } from '../../shared/delivery/bounce-mailboxes/mailbox-session.js';
 import { Pop3Wire, Pop3WireError } from './pop3-wire.js';
 
 export interface Pop3Target {
@@ -15,19 +16,6 @@ export interface Pop3Target {
   password: string;
   /** Each step (connect with TLS and greeting, each command with its whole answer) must end within this. */
   timeoutMs: number;
-}
-
-export interface Pop3Message {
-  /** The message number in this session (1-based). */
-  number: number;
-  /** The server's unique id of the message, stable across sessions (RFC 1939 UIDL). */
-  uidl: string;
-  size: number;
-}
-
-/** A refusal or failure of the POP3 server or the connection, with a message fit for last_poll_error and verify's error. */
-export class Pop3Error extends Error {
-  override name = 'Pop3Error';
 }
 
 /** RFC 1939 §3 gives a status line at most 512 bytes; a little more is tolerated, a 10 MB "line" is not. */
@@ -50,7 +38,7 @@ function asPop3Error(step: string, err: unknown, timeoutMs: number): Pop3Error {
   return new Pop3Error(`${step}: ${String((err as Error)?.message ?? err)}`);
 }
 
-export class Pop3Session {
+export class Pop3Session implements MailboxSession {
   private constructor(
     private readonly wire: Pop3Wire,
     private readonly timeoutMs: number,
@@ -82,7 +70,7 @@ export class Pop3Session {
   }
 
   /** Every message in the maildrop with its UIDL and size, in message-number order. */
-  async list(): Promise<Pop3Message[]> {
+  async list(): Promise<MailboxMessage[]> {
     const uidls = pairs(await this.multiline('UIDL', 'UIDL', MAX_LISTING_BYTES));
     const sizes = new Map(pairs(await this.multiline('LIST', 'LIST', MAX_LISTING_BYTES)).map(([n, size]) => [Number(n), Number(size)]));
     return uidls
