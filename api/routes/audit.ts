@@ -2,11 +2,10 @@
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { AUDIT_COLUMNS, auditCsv, CSV_DEFAULT_DAYS, csvWindow, PDF_MAX_ROWS } from '../../shared/operations/audit/export.js';
+import { AUDIT_COLUMNS, auditCsv, CSV_DEFAULT_DAYS, csvWindow, PDF_MAX_ROWS, pdfRows, pdfWindow } from '../../shared/operations/audit/export.js';
 import type { AuditRow } from '../../shared/operations/audit/log.js';
 import { renderAuditPdf } from '../../shared/operations/audit/pdf.js';
-import { countSelection, recentCampaignAudit, selectRows, type AuditSelection } from '../../shared/operations/audit/queries.js';
-import { AppError, validationError } from '../../shared/kernel/errors.js';
+import { recentCampaignAudit, type AuditSelection } from '../../shared/operations/audit/queries.js';
 import { defineRoute } from '../route.js';
 import { calendarDate, iso } from '../schemas/common.js';
 import { errorEnvelope, overLimitError } from '../schemas/envelope.js';
@@ -90,7 +89,6 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     response: z.string().describe(AUDIT_COLUMNS.join(',')),
     handler: async ({ principal, query, reply }) => {
       const window = csvWindow(ctx.clock, query.from, query.to);
-      if (window.since.getTime() >= window.until.getTime()) throw validationError('from', 'must be on or before to');
       // Within the export deadline and a tenant slot; the header line and first page are read before answering.
       const lines = await ctx.queries.stream(principal.tenant.id, 'export', (tx) => auditCsv(tx, { tenantId: principal.tenant.id, ...window }), {
         prefetch: 2,
@@ -131,9 +129,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     response: z.string().describe('PDF document'),
     handler: async ({ principal, query, reply }) => {
       const now = ctx.clock.now();
-      const until = query.until !== undefined ? new Date(query.until) : new Date(now.getTime() + 1);
-      const since = query.since !== undefined ? new Date(query.since) : new Date(now.getTime() - CSV_DEFAULT_DAYS * 86_400_000);
-      if (since.getTime() >= until.getTime()) throw validationError('since', 'must be before until');
+      const { since, until } = pdfWindow(ctx.clock, query.since, query.until);
       const selection: AuditSelection = {
         tenantId: principal.tenant.id,
         since,
@@ -143,19 +139,7 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
         resourceType: query.resource_type,
         resourceId: query.resource_id,
       };
-      const rows = await ctx.queries.run(principal.tenant.id, 'export', async (tx) => {
-        const rowCount = await countSelection(tx, selection);
-        if (rowCount > query.limit) {
-          throw new AppError(
-            'bad_request',
-            `the selection holds ${rowCount} audit rows; a PDF export holds at most ${query.limit}: narrow the window or the filters`,
-            {
-              details: { limit: query.limit, row_count: rowCount },
-            },
-          );
-        }
-        return selectRows(tx, selection, query.limit);
-      });
+      const rows = await pdfRows(ctx.queries, selection, query.limit);
       const shown: Record<string, string> = { since: since.toISOString(), until: until.toISOString() };
       for (const k of ['action', 'action_prefix', 'resource_type', 'resource_id'] as const) if (query[k] !== undefined) shown[k] = query[k]!;
       reply.header('content-disposition', `attachment; filename="audit-events-${principal.tenant.slug}.pdf"`);

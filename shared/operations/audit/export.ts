@@ -4,7 +4,9 @@ import type { Clock } from '../../kernel/clock.js';
 import { canonicalJson } from './chain.js';
 import { csvCell } from '../../audiences/imports/errors-csv.js';
 import type { AuditRow } from './log.js';
-import { selectionCursor, type AuditSelection } from './queries.js';
+import { countSelection, selectionCursor, selectRows, type AuditSelection } from './queries.js';
+import type { TenantQueries } from '../../db/deadline.js';
+import { AppError, validationError } from '../../kernel/errors.js';
 
 export const AUDIT_COLUMNS = ['id', 'time', 'action', 'actor_type', 'actor_id', 'resource_type', 'resource_id', 'ip', 'metadata', 'hash'] as const;
 
@@ -51,11 +53,42 @@ export async function* auditCsv(db: Parameters<typeof selectionCursor>[0], s: Au
 
 /**
  * The CSV window from the from/to dates (YYYY-MM-DD, UTC, both inclusive): default the last CSV_DEFAULT_DAYS days up
- * to now. Returned as [since, until) instants.
+ * to now. Returned as [since, until) instants; from after to is 422.
  */
 export function csvWindow(clock: Clock, from: string | undefined, to: string | undefined): { since: Date; until: Date } {
   const now = clock.now();
   const until = to !== undefined ? new Date(Date.parse(`${to}T00:00:00Z`) + DAY) : new Date(now.getTime() + 1);
   const since = from !== undefined ? new Date(`${from}T00:00:00Z`) : new Date(now.getTime() - CSV_DEFAULT_DAYS * DAY);
+  if (since.getTime() >= until.getTime()) throw validationError('from', 'must be on or before to');
   return { since, until };
+}
+
+/**
+ * The PDF window from since/until (RFC 3339, [since, until)): default the last CSV_DEFAULT_DAYS days up to now; since
+ * must come before until (422).
+ */
+export function pdfWindow(clock: Clock, since: string | undefined, until: string | undefined): { since: Date; until: Date } {
+  const now = clock.now();
+  const window = {
+    since: since !== undefined ? new Date(since) : new Date(now.getTime() - CSV_DEFAULT_DAYS * DAY),
+    until: until !== undefined ? new Date(until) : new Date(now.getTime() + 1),
+  };
+  if (window.since.getTime() >= window.until.getTime()) throw validationError('since', 'must be before until');
+  return window;
+}
+
+/**
+ * The rows of a PDF export, counted and read in one tenant-shaped query (its deadline and slot): at most `limit`, and
+ * a selection with more is refused (400 with limit and row_count), never truncated.
+ */
+export async function pdfRows(queries: TenantQueries, selection: AuditSelection, limit: number): Promise<AuditRow[]> {
+  return queries.run(selection.tenantId, 'export', async (tx) => {
+    const rowCount = await countSelection(tx, selection);
+    if (rowCount > limit) {
+      throw new AppError('bad_request', `the selection holds ${rowCount} audit rows; a PDF export holds at most ${limit}: narrow the window or the filters`, {
+        details: { limit, row_count: rowCount },
+      });
+    }
+    return selectRows(tx, selection, limit);
+  });
 }
