@@ -7,8 +7,8 @@ import { SMTPConnection } from 'smtp-server/lib/smtp-connection';
 import { RawSmtpClient } from '../../helpers/smtp-client.js';
 
 /** Read when a check fails: what the upgrade must re-check. */
-const WHERE = 'see mta/inbound/connection-hooks.ts and the section "Upgrading smtp-server and mailauth" of docs/architecture.md';
-const PROTOCOL = 'see mta/smtp/protocol-replies.ts and the section "Upgrading smtp-server and mailauth" of docs/architecture.md';
+const WHERE = 'see mta/inbound/connection-hooks.ts and the section "Upgrading the libraries used below their API" of docs/architecture.md';
+const PROTOCOL = 'see mta/smtp/protocol-replies.ts and the section "Upgrading the libraries used below their API" of docs/architecture.md';
 
 type Options = Omit<SMTPServerOptions, 'onConnect'>;
 

@@ -11,7 +11,8 @@ import { signMessage } from '../../../shared/sending/dkim.js';
 import { headerSigning } from '../../../shared/sending/dkim-header.js';
 
 /** Read when a check fails: what the upgrade must re-check. */
-const WHERE = 'see shared/sending/dkim.ts, shared/sending/mailauth-internals.d.ts and the section "Upgrading smtp-server and mailauth" of docs/architecture.md';
+const WHERE =
+  'see shared/sending/dkim.ts, shared/sending/mailauth-internals.d.ts and the section "Upgrading the libraries used below their API" of docs/architecture.md';
 
 const HEAD =
   'From: Ann <ann@send.example>\r\nTo: bob@example.org\r\nSubject:  Hello   there \r\nDate: Sat, 21 Nov 2026 12:00:00 +0000\r\nMessage-ID: <m1@send.example>\r\nX-Other: not signed\r\n';
