@@ -12,6 +12,12 @@ export type SmtpOutcome =
   /** DNS answered that the domain cannot receive mail (null MX, no MX and no address). */
   | { kind: 'unroutable'; enhanced: string; text: string };
 
+export interface AttemptResult {
+  outcome: SmtpOutcome;
+  /** The host that gave the outcome ("mx1.example.net [192.0.2.1]"), null when none was reached. */
+  remoteHost: string | null;
+}
+
 export type Verdict = { result: 'delivered' } | { result: 'temporary' } | { result: 'bounce'; subtype: 'hard' | 'soft' };
 
 export interface Classification {

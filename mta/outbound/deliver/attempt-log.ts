@@ -2,7 +2,7 @@
 import type { Logger } from '../../../shared/kernel/log.js';
 import type { DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import type { Classification } from '../../../shared/delivery/classify.js';
-import type { RecordedOutcome } from './record.js';
+import type { RecordedOutcome } from '../../../shared/delivery/record.js';
 
 export interface AttemptFacts {
   send: Pick<DeliverySend, 'id' | 'tenant_id' | 'to_email' | 'created_at' | 'attempts'>;

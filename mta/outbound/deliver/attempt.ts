@@ -1,7 +1,7 @@
 // One delivery attempt of one message: route the recipient's domain, then try its hosts in order until one gives the transaction an answer.
 import { isIP } from 'node:net';
 import type { DnsResolver } from '../../../shared/kernel/dns.js';
-import type { SmtpOutcome } from '../../../shared/delivery/classify.js';
+import type { AttemptResult, SmtpOutcome } from '../../../shared/delivery/classify.js';
 import { hopAddresses, resolveRoute } from './route.js';
 import type { Transports } from './transports.js';
 
@@ -12,12 +12,6 @@ export interface AttemptInput {
   to: string;
   envelopeFrom: string;
   message: Buffer;
-}
-
-export interface AttemptResult {
-  outcome: SmtpOutcome;
-  /** The host that gave the outcome ("mx1.example.net [192.0.2.1]"), null when none was reached. */
-  remoteHost: string | null;
 }
 
 export interface AttemptDeps {

@@ -2,7 +2,8 @@
 import type { ReplySeen } from '../../../shared/delivery/ip-pools/block-rules.js';
 import type { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import type { DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
-import { attemptDelivery, type AttemptDeps, type AttemptResult } from './attempt.js';
+import type { AttemptResult } from '../../../shared/delivery/classify.js';
+import { attemptDelivery, type AttemptDeps } from './attempt.js';
 import { classify, parseEnhancedCode, type Classification, type SmtpOutcome } from '../../../shared/delivery/classify.js';
 import type { BounceRulesConfig } from '../../../shared/config/index.js';
 

@@ -4,7 +4,7 @@ import { loadClaimedSends } from '../../../shared/sending/outbound-log/delivery-
 import type { DeliveryWorkers, HandedOver } from '../../../shared/sending/local-delivery.js';
 import { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import { Transports } from './transports.js';
-import { createDeliveredWriter } from './record.js';
+import { createDeliveredWriter } from '../../../shared/delivery/record.js';
 import { deliverClaimed, deliverQueued, type ClaimedSend, type DeliveryDeps, type WorkerContext } from './worker.js';
 
 export type { DeliveryDeps };

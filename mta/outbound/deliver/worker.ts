@@ -17,7 +17,7 @@ import {
   recordSimulated,
   type DeliveredWriter,
   type RecordedOutcome,
-} from './record.js';
+} from '../../../shared/delivery/record.js';
 import type { Transports } from './transports.js';
 
 export type DeliveryOutcome = 'skipped' | 'attempted' | 'dropped' | 'simulated' | 'redeferred' | 'failed';

@@ -1,24 +1,17 @@
 // Stores what a delivery decided, each in one transaction with the send's place in the delivery queue: the attempt and its outcome (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral.
-import type { Config } from '../../../shared/config/index.js';
-import type { Sql } from '../../../shared/db/connection.js';
-import { GroupCommit } from '../../../shared/db/group-commit.js';
-import { insertEvent, insertEvents, type NewEvent } from '../../../shared/engagement/events/queries.js';
-import type { Logger } from '../../../shared/kernel/log.js';
-import {
-  deliveredAlready,
-  markDelivered,
-  setDeliveryStatus,
-  type Delivered,
-  type DeliverySend,
-} from '../../../shared/sending/outbound-log/delivery-queries.js';
-import { insertAttempt } from '../../../shared/sending/outbound-log/queries.js';
-import { releaseQuota } from '../../../shared/limits/quota/usage.js';
-import { noteRefusal } from '../../../shared/engagement/analytics/esp-suppressions.js';
-import { dequeueDeliveries, rescheduleDelivery } from '../../../shared/sending/outbound-log/delivery-queue.js';
-import type { AttemptResult } from './attempt.js';
-import type { Classification } from '../../../shared/delivery/classify.js';
-import { nextRetry, retryDetail } from '../../../shared/delivery/retry.js';
-import { eventBase, recordBounce } from '../../../shared/delivery/outcomes.js';
+import type { Config } from '../config/index.js';
+import type { Sql } from '../db/connection.js';
+import { GroupCommit } from '../db/group-commit.js';
+import { insertEvent, insertEvents, type NewEvent } from '../engagement/events/queries.js';
+import type { Logger } from '../kernel/log.js';
+import { deliveredAlready, markDelivered, setDeliveryStatus, type Delivered, type DeliverySend } from '../sending/outbound-log/delivery-queries.js';
+import { insertAttempt } from '../sending/outbound-log/queries.js';
+import { releaseQuota } from '../limits/quota/usage.js';
+import { noteRefusal } from '../engagement/analytics/esp-suppressions.js';
+import { dequeueDeliveries, rescheduleDelivery } from '../sending/outbound-log/delivery-queue.js';
+import type { AttemptResult, Classification } from './classify.js';
+import { nextRetry, retryDetail } from './retry.js';
+import { eventBase, recordBounce } from './outcomes.js';
 
 export interface RecordDeps {
   sql: Sql;
