@@ -8,7 +8,8 @@ import { isUuid } from '../../shared/kernel/ids.js';
 import { MAILBOX_PROVIDERS } from '../../shared/deliverability/mailbox-providers.js';
 import { findTenantById } from '../../shared/accounts/tenants/queries.js';
 import { applyOverride, type OverrideAction } from '../../shared/deliverability/warmup/overrides.js';
-import { espCaps, setEspCap } from '../../shared/deliverability/warmup/per-esp-queries.js';
+import { espCaps } from '../../shared/deliverability/warmup/per-esp-queries.js';
+import { setTenantEspCap } from '../../shared/deliverability/warmup/esp-caps.js';
 import { listMoves, tenantWarmups, type MoveRow } from '../../shared/deliverability/warmup/ramp-queries.js';
 import { reconciliation } from '../../shared/deliverability/warmup/reconciliation.js';
 import { capForTier } from '../../shared/deliverability/warmup/tiers.js';
@@ -265,18 +266,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     response: z.object({ tenant_id: z.string(), provider: z.enum(MAILBOX_PROVIDERS), daily_limit: z.number().int().nullable() }),
     handler: async ({ params, body, principal, ip }) => {
       await requireTenant(params.id);
-      await ctx.sql.begin(async (tx) => {
-        await setEspCap(tx, params.id, params.provider, body.daily_limit);
-        await writeAudit(tx, {
-          tenantId: params.id,
-          actor: actorOf(principal, ip),
-          action: 'warmup.esp_cap_set',
-          resourceType: 'warmup_esp_cap',
-          resourceId: `${params.id}:${params.provider}`,
-          metadata: { provider: params.provider, daily_limit: body.daily_limit },
-          at: ctx.clock.now(),
-        });
-      });
+      await setTenantEspCap(ctx, actorOf(principal, ip), { tenantId: params.id, provider: params.provider, dailyLimit: body.daily_limit });
       return { tenant_id: params.id, provider: params.provider, daily_limit: body.daily_limit };
     },
   });
