@@ -1,16 +1,9 @@
 // The inbound-webhook job: load the delivery, claim one attempt, POST the stored message signed, and record delivered / retry (a new job) / dead.
 import type { Job } from 'pg-boss';
 import { isUuid } from '../../shared/kernel/ids.js';
-import { enqueueInboundJobs, type InboundWebhookJob } from '../../shared/inbound/jobs.js';
-import {
-  claimAttempt,
-  findDeliveryForJob,
-  loadRawMessage,
-  markDead,
-  markDelivered,
-  markRetry,
-  type DeliveryForJob,
-} from '../../shared/webhooks/inbound/queries.js';
+import type { InboundWebhookJob } from '../../shared/inbound/jobs.js';
+import { claimAttempt, findDeliveryForJob, loadRawMessage, markDead, markDelivered, type DeliveryForJob } from '../../shared/webhooks/inbound/queries.js';
+import { scheduleRetry } from '../../shared/webhooks/inbound/retry.js';
 import { openSecret } from '../../shared/webhooks/inbound/secret.js';
 import type { Metrics } from '../../shared/operations/metrics/metrics.js';
 import type { DomainDeps } from '../../shared/deliverability/domains/deps.js';
@@ -52,12 +45,7 @@ async function record(deps: WebhookDeps, d: DeliveryForJob, attempt: number, dec
   } else if (decision.kind === 'dead') {
     recorded = await markDead(deps.sql, d.id, attempt, { ...base, lastError: decision.error });
   } else {
-    // The next attempt's job commits with the row that announces it, or neither does.
-    recorded = await deps.sql.begin(async (tx) => {
-      const ok = await markRetry(tx, d.id, attempt, { ...base, lastError: decision.error, nextAttemptAt: decision.at });
-      if (ok) await enqueueInboundJobs(deps.boss, tx, { webhook: [{ delivery_id: d.id }], bounce: [] }, decision.at);
-      return ok;
-    });
+    recorded = await scheduleRetry(deps, d.id, attempt, { ...base, lastError: decision.error, nextAttemptAt: decision.at });
   }
   if (!recorded) {
     deps.log.warn({ deliveryId: d.id, attempt, decision: decision.kind }, 'webhook delivery changed during its attempt; outcome not recorded');
