@@ -1,4 +1,5 @@
-// Builds the Fastify application: listener limits, context, JSON body parser, envelope and errors, request guard, key activity, request log, OpenAPI, and every route group under /api/v1.
+// Builds the Fastify application: listener limits, context, JSON body parser, envelope and errors, request guard, key activity, request log, OpenAPI, and
+// every route group under /api/v1.
 import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import Fastify, { LogController, type FastifyBaseLogger, type FastifyReply } from 'fastify';
 import { validatorCompiler, type ZodTypeProvider } from 'fastify-type-provider-zod';

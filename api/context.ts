@@ -1,4 +1,5 @@
-// What the API needs from the running service: the domain deps, the send path and the request-side services, all built once by the entry point (main/services.ts).
+// What the API needs from the running service: the domain deps, the send path and the request-side services, all built once by the entry point
+// (main/services.ts).
 import type { ProviderClassifier } from '../shared/engagement/analytics/provider-classifier.js';
 import type { CredentialResolver } from '../shared/accounts/auth/credentials.js';
 import type { TenantQueries } from '../shared/db/deadline.js';

@@ -61,7 +61,9 @@ export function clientErrorAnswer(code: string | undefined, limits: RequestLimit
     case 'ERR_HTTP_REQUEST_TIMEOUT':
       return {
         slug: 'request_timeout',
-        message: `the request did not arrive in full in time (headers within ${limits.headers_timeout_ms / 1000} s, all of it within ${limits.timeout_ms / 1000} s)`,
+        message:
+          `the request did not arrive in full in time (headers within ${limits.headers_timeout_ms / 1000} s, all of it within ${limits.timeout_ms / 1000} ` +
+          `s)`,
       };
     case 'HPE_HEADER_OVERFLOW':
       return { slug: 'headers_too_large', message: `the request line and headers exceed ${headLimitBytes(limits)} bytes` };

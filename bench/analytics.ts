@@ -1,4 +1,5 @@
-// Benchmark: the analytics queries (rollup, cohort retention, ESP scores) over a large event history, and event ingestion through the open and click tracking endpoints.
+// Benchmark: the analytics queries (rollup, cohort retention, ESP scores) over a large event history, and event ingestion through the open and click
+// tracking endpoints.
 //
 // Goals: p95 < 200 ms for each query over 10,000,000 events of 1,000 tenants; >= 5,000 tracked hits/s with every
 // hit stored (each answered once it is durable: fsynced to the tracking spool in the data dir, the deployed default,
@@ -13,7 +14,8 @@
 // BENCH_ANALYTICS_ONLY=ingestion skips the query data set (one tenant is made for the tracked sends, with an analyzed
 // history of earlier sends: seedHistory), =queries skips the ingestion; BENCH_CONNECTIONS (50) sets the load's
 // concurrent connections; BENCH_RECORDER_CONCURRENCY sets recorder.concurrency (batches in flight), and any
-// MAILPATH_CONFIG__… variable given to the bench applies to the measured API; BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's thread) over the
+// MAILPATH_CONFIG__… variable given to the bench applies to the measured API; BENCH_CPU_PROFILE=<dir> writes a V8 CPU profile of this process (the API's
+// thread) over the
 // Mailpath ingestion run (open it in Chrome DevTools); BENCH_PG_STATEMENTS=1 (pg_stat_statements preloaded by the server)
 // lists the statements of the Mailpath run with their execution and planning time per hit.
 import { randomUUID } from 'node:crypto';
@@ -162,7 +164,8 @@ async function rawRollup(sql: Sql, tenantId: string, since: Date, until: Date): 
 async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   const now = new Date();
   out([
-    `analytics bench: ${fmt(EVENTS)} events of ${fmt(TENANTS)} tenants (goal size 10,000,000), ${SAMPLES} calls per query; ${cpus().length} cores, load average ${load()}`,
+    `analytics bench: ${fmt(EVENTS)} events of ${fmt(TENANTS)} tenants (goal size 10,000,000), ${SAMPLES} calls per query; ${cpus().length} cores, ` +
+      `load average ${load()}`,
   ]);
   let started = performance.now();
   const tenants = await seed(sql, now);
@@ -182,7 +185,8 @@ async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   const [sizes] = await sql<{ hourly: number; domain: number }[]>`
     select (select count(*) from analytics_hourly)::int as hourly, (select count(*) from analytics_domain_hourly)::int as domain`;
   out([
-    `  rollup refresh (the worker's step, from empty): ${fmt(hours)} tenant-hours in ${fmt(refreshS, 1)} s; ${fmt(sizes!.hourly)} hourly rows, ${fmt(sizes!.domain)} domain-hourly rows`,
+    `  rollup refresh (the worker's step, from empty): ${fmt(hours)} tenant-hours in ${fmt(refreshS, 1)} s; ${fmt(sizes!.hourly)} hourly rows, ${fmt(sizes!.domain)} ` +
+      `domain-hourly rows`,
   ]);
 
   const deps = { sql, clock: systemClock };
@@ -377,7 +381,8 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     const barePort = (bare.server.address() as { port: number }).port;
 
     out([
-      `ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target, recorder.concurrency ${config.tracking.recorder.concurrency} over ${fmt(paths.length)} distinct open and click URLs, each request to one at random; load average ${load()}`,
+      `ingestion: ${CONNECTIONS} connections, HTTPS keep-alive, ${DURATION_S} s per target, recorder.concurrency ${config.tracking.recorder.concurrency} ` +
+        `over ${fmt(paths.length)} distinct open and click URLs, each request to one at random; load average ${load()}`,
     ]);
     const before = Number((await sql`select count(*) as n from events where type in ('open', 'click') and send_id = any(${sendIds}::uuid[])`)[0]!['n']);
     await measure(sql, `https://127.0.0.1:${barePort}`, paths, 2);
@@ -396,16 +401,22 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     const met = mp.reqPerSec >= GOAL.hitsPerSec && durable;
     const threadList = (f: Figures) => f.threads.map(([name, us]) => `${name} ${fmt(us)} µs`).join(', ');
     const row = (name: string, f: Figures) =>
-      `  ${name.padEnd(34)} ${fmt(f.reqPerSec).padStart(8)} hits/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   CPU ${fmt(f.cpuUs).padStart(4)} µs/hit (process ${fmt(f.processUs)}, PostgreSQL ${fmt(f.pgCpuUs)})   (answered ${fmt(f.ok)}, 4xx/5xx ${fmt(f.failed)}, errors ${f.errors})`;
+      `  ${name.padEnd(34)} ${fmt(f.reqPerSec).padStart(8)} hits/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   ` +
+      `CPU ${fmt(f.cpuUs).padStart(4)} µs/hit (process ${fmt(f.processUs)}, PostgreSQL ${fmt(f.pgCpuUs)})   (answered ${fmt(f.ok)}, 4xx/5xx ${fmt(f.failed)}, ` +
+      `errors ${f.errors})`;
     out([
       row('peer: bare Fastify, same pixel', bareFigures),
       row('Mailpath /o and /c (recorded)', mp),
       `  hits per committed transaction: ${fmt(mp.hitsPerCommit, 1)}`,
-      `  the bench process's CPU per hit by thread ("node": Mailpath's recorder thread, libuv's pool and V8's helpers together): bare ${threadList(bareFigures)}; Mailpath ${threadList(mp)}`,
-      `  the load generator (autocannon's process): bare ${fmt(bareFigures.loadUs)} µs/hit, Mailpath ${fmt(mp.loadUs)} µs/hit; machine busy meanwhile: bare ${fmt(bareFigures.machineCores, 2)}, Mailpath ${fmt(mp.machineCores, 2)} of ${cpus().length} cores`,
-      `  the servers' thread on a core / waiting for one: bare ${pct(bareFigures.mainOnCore)} / ${pct(bareFigures.mainWaiting)}, Mailpath ${pct(mp.mainOnCore)} / ${pct(mp.mainWaiting)} of the run (idle the rest: waiting for PostgreSQL or for requests)`,
+      `  the bench process's CPU per hit by thread ("node": Mailpath's recorder thread, libuv's pool and V8's helpers together): bare ${threadList(bareFigures)}; ` +
+        `Mailpath ${threadList(mp)}`,
+      `  the load generator (autocannon's process): bare ${fmt(bareFigures.loadUs)} µs/hit, Mailpath ${fmt(mp.loadUs)} µs/hit; machine busy meanwhile: ` +
+        `bare ${fmt(bareFigures.machineCores, 2)}, Mailpath ${fmt(mp.machineCores, 2)} of ${cpus().length} cores`,
+      `  the servers' thread on a core / waiting for one: bare ${pct(bareFigures.mainOnCore)} / ${pct(bareFigures.mainWaiting)}, Mailpath ${pct(mp.mainOnCore)} ` +
+        `/ ${pct(mp.mainWaiting)} of the run (idle the rest: waiting for PostgreSQL or for requests)`,
       `  events stored during the run: ${fmt(stored)} for ${fmt(answered)} answered hits (${durable ? 'every answered hit stored' : 'MISSING EVENTS'})`,
-      `  ratio ${((mp.reqPerSec / bareFigures.reqPerSec) * 100).toFixed(1)}% of bare; goal >= ${fmt(GOAL.hitsPerSec)} hits/s with every hit stored: ${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
+      `  ratio ${((mp.reqPerSec / bareFigures.reqPerSec) * 100).toFixed(1)}% of bare; goal >= ${fmt(GOAL.hitsPerSec)} hits/s with every hit stored: ` +
+        `${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
     ]);
     if (statements) await statements.print(answered, 'hit');
     return met;

@@ -161,7 +161,8 @@ export default async function runApiBench(): Promise<{ bare: Figures; bareSized:
         .map((l) => l.toFixed(2))
         .join(' ');
     process.stdout.write(
-      `api bench: ${CONNECTIONS} connections, HTTPS keep-alive, ${ROUNDS} interleaved rounds of ${DURATION_S} s per target; ${cpus().length} cores, load average ${load()}\n`,
+      `api bench: ${CONNECTIONS} connections, HTTPS keep-alive, ${ROUNDS} interleaved rounds of ${DURATION_S} s per target; ${cpus().length} cores, ` +
+        `load average ${load()}\n`,
     );
     const targets: Target[] = [
       { name: 'bare Fastify GET /hello', url: `https://127.0.0.1:${barePort}/hello`, headers: {}, rounds: [] },
@@ -186,7 +187,8 @@ export default async function runApiBench(): Promise<{ bare: Figures; bareSized:
     const ratio = median(ratios);
     const met = ratio >= GOAL.ratio && mailpathFigures.p99 < GOAL.p99Ms && mailpathFigures.non2xx === 0 && mailpathFigures.errors === 0;
     const row = (name: string, f: Figures) =>
-      `  ${name.padEnd(26)} ${fmt(f.reqPerSec).padStart(9)} req/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   CPU ${fmt(f.cpuUsPerRequest).padStart(5)} µs/req   (${fmt(f.requests)} requests, non-2xx ${f.non2xx}, errors ${f.errors})`;
+      `  ${name.padEnd(26)} ${fmt(f.reqPerSec).padStart(9)} req/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   CPU ` +
+      `${fmt(f.cpuUsPerRequest).padStart(5)} µs/req   (${fmt(f.requests)} requests, non-2xx ${f.non2xx}, errors ${f.errors})`;
     process.stdout.write(
       [
         `  medians of ${ROUNDS} rounds:`,
@@ -196,9 +198,11 @@ export default async function runApiBench(): Promise<{ bare: Figures; bareSized:
         `  metrics on: the operator port counted ${fmt(Number(counted))} whoami requests`,
         `  load average after: ${load()}`,
         // CPU per request hardly moves with the machine's other load, so it says more than req/s on a busy machine.
-        `  main-thread CPU per request (medians): bare ${fmt(bareFigures.cpuUsPerRequest)} µs, Mailpath ${fmt(mailpathFigures.cpuUsPerRequest)} µs (bare's share ${(median(cpuShares) * 100).toFixed(1)}% of Mailpath's, median of the rounds)`,
+        `  main-thread CPU per request (medians): bare ${fmt(bareFigures.cpuUsPerRequest)} µs, Mailpath ${fmt(mailpathFigures.cpuUsPerRequest)} µs ` +
+          `(bare's share ${(median(cpuShares) * 100).toFixed(1)}% of Mailpath's, median of the rounds)`,
         `  ratio per round: ${ratios.map((r) => `${(r * 100).toFixed(1)}%`).join(', ')}; Mailpath p99 per round: ${targets[2]!.rounds.map((f) => fmt(f.p99, 1)).join(', ')} ms (worst ${fmt(worstP99, 1)})`,
-        `  median ratio ${(ratio * 100).toFixed(1)}% of bare (goal >= ${GOAL.ratio * 100}%), Mailpath median p99 ${fmt(mailpathFigures.p99, 1)} ms (goal < ${GOAL.p99Ms} ms): ${met ? 'goal met' : 'GOAL MISSED'}`,
+        `  median ratio ${(ratio * 100).toFixed(1)}% of bare (goal >= ${GOAL.ratio * 100}%), Mailpath median p99 ${fmt(mailpathFigures.p99, 1)} ms ` +
+          `(goal < ${GOAL.p99Ms} ms): ${met ? 'goal met' : 'GOAL MISSED'}`,
         '',
       ].join('\n'),
     );

@@ -4,7 +4,8 @@
 // counts over the imported contacts for three typical definitions, and a list's member count at 1,000,000 members.
 //
 // Goals: the import's rows/s at least 50 % of raw COPY's, and the importing process's peak RSS under 300 MB (the file
-// is streamed: memory must not grow with it); segment count p95 < 300 ms; member count < 50 ms. The import runs in a child process of its own (its RSS is the job's
+// is streamed: memory must not grow with it); segment count p95 < 300 ms; member count < 50 ms. The import runs in a child process of its own (its RSS is
+// the job's
 // alone; compiled to JavaScript, as `mailpath start` runs), from a file stored as an API upload stores it; the upload
 // (chunks into PostgreSQL) is timed separately. BENCH_IMPORT_BATCH overrides imports.batch_size.
 // PostgreSQL runs on the same 2 cores as the importing process. Needs PostgreSQL at 127.0.0.1:5432 (BENCH_DATABASE_URL
@@ -252,7 +253,8 @@ export default async function runAudiencesBench(): Promise<void> {
       `   upload (stored in ${row.chunks} chunks): ${uploadSeconds.toFixed(1)} s = ${(bytes / 1048576 / uploadSeconds).toFixed(1)} MiB/s`,
       `   import job: ${done!.status}, ${done!.rows_done} rows (${done!.inserted} inserted, ${done!.invalid} invalid) in ${run.seconds.toFixed(1)} s = ` +
         `${Math.round(importRate)} rows/s (${((importRate / copyRate) * 100).toFixed(0)} % of raw COPY; goal >= 50 %)`,
-      `   importing process: peak RSS ${run.maxRssMiB.toFixed(0)} MiB (goal < 300 MB; peak JS heap ${run.heapMiB.toFixed(0)} MiB, Buffers ${run.arrayBuffersMiB.toFixed(0)} MiB), ` +
+      `   importing process: peak RSS ${run.maxRssMiB.toFixed(0)} MiB (goal < 300 MB; peak JS heap ${run.heapMiB.toFixed(0)} MiB, Buffers ${run.arrayBuffersMiB.toFixed(0)} ` +
+        `MiB), ` +
         `CPU ${run.cpuSeconds.toFixed(1)} s of ${run.seconds.toFixed(1)} s`,
       `   load average after: ${load()}`,
     ]);

@@ -114,7 +114,8 @@ export default async function runCampaignBench(): Promise<void> {
     // BENCH_PG_STATEMENTS=1 (with pg_stat_statements preloaded by the server): the bench database's costliest statements.
     const statements = process.env['BENCH_PG_STATEMENTS'] ? await pgStatements(sql) : undefined;
     process.stdout.write(
-      `campaign bench: ${fmt(RECIPIENTS)} recipients, Liquid, tracked, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as ${OUTBOUND_PROCESSES + 1} processes (api+scheduler, ${OUTBOUND_PROCESSES} x outbound); ${cpus().length} cores, load average ${load()}\n`,
+      `campaign bench: ${fmt(RECIPIENTS)} recipients, Liquid, tracked, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as ${OUTBOUND_PROCESSES + 1} ` +
+        `processes (api+scheduler, ${OUTBOUND_PROCESSES} x outbound); ${cpus().length} cores, load average ${load()}\n`,
     );
     let fannedOutAt = 0;
     const threadsBefore = outbounds.map((o) => threadCpuSeconds(o.pid));
@@ -181,12 +182,14 @@ export default async function runCampaignBench(): Promise<void> {
     await deployment.stopMailpath();
     const postfix = await postfixRelay(sinkPort, { messages: RECIPIENTS, bytes: size!.avg, sessions: 20 });
     process.stdout.write(
-      `  Postfix (smtp-source, 20 sessions, ${fmt(size!.avg)}-byte messages, relaying): delivered ${fmt(postfix.deliveredPerSec)}/s; whole machine ${postfix.machineMs.toFixed(2)} ms CPU per message\n`,
+      `  Postfix (smtp-source, 20 sessions, ${fmt(size!.avg)}-byte messages, relaying): delivered ${fmt(postfix.deliveredPerSec)}/s; whole machine ` +
+        `${postfix.machineMs.toFixed(2)} ms CPU per message\n`,
     );
     const ratio = RECIPIENTS / deliveredAt.total / postfix.deliveredPerSec;
     const met = ratio >= GOAL.ratio && deliveredAt.total <= GOAL.seconds;
     process.stdout.write(
-      `  delivered/s vs Postfix: ${ratio.toFixed(2)}x (goal >= ${GOAL.ratio}x, all within ${GOAL.seconds} s): ${met ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`,
+      `  delivered/s vs Postfix: ${ratio.toFixed(2)}x (goal >= ${GOAL.ratio}x, all within ${GOAL.seconds} s): ${met ? 'goal met' : 'GOAL MISSED'}; ` +
+        `load average after ${load()}\n`,
     );
   } finally {
     await deployment.close();

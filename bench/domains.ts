@@ -110,7 +110,8 @@ async function benchAdd(deps: DomainDeps, tenantId: string): Promise<{ figures: 
   out([
     `1. adding domains (createDomain, RSA-${deps.config.dkim.key_bits} DKIM key each, ${ADD_CONCURRENCY} at a time)`,
     `   ${fmt(ADD_DOMAINS)} domains in ${fmt(seconds, 2)} s: ${fmt(ADD_DOMAINS / seconds, 1)} domains/s`,
-    `   latency per add: p50 ${fmt(p50Ms, 0)} ms, p99 ${fmt(p99Ms, 0)} ms, max ${fmt(latencies[latencies.length - 1] ?? 0, 0)} ms (goal: p99 < ${fmt(GOAL.addP99Ms)} ms): ${verdict(met)}`,
+    `   latency per add: p50 ${fmt(p50Ms, 0)} ms, p99 ${fmt(p99Ms, 0)} ms, max ${fmt(latencies[latencies.length - 1] ?? 0, 0)} ms (goal: p99 < ${fmt(GOAL.addP99Ms)} ` +
+      `ms): ${verdict(met)}`,
   ]);
   return { figures: { count: ADD_DOMAINS, perSec: ADD_DOMAINS / seconds, p50Ms, p99Ms, met }, ids };
 }
@@ -196,10 +197,13 @@ async function benchRecheck(deps: DomainDeps, dns: TestDnsServer, seedIds: strin
     const perSec = summary.checked / seconds;
     out([
       `   ${label}: ${fmt(summary.checked)} checked in ${fmt(seconds, 2)} s: ${fmt(perSec, 1)} domains/s (goal >= ${GOAL.recheckPerSec}): ${verdict(perSec >= GOAL.recheckPerSec)}`,
-      `      DNS: ${fmt(queries)} queries, ${fmt(queries / seconds, 0)} queries/s (${fmt(queries / Math.max(1, summary.checked), 1)} per domain); audit rows written: ${fmt(audit)}`,
-      `      summary: verified ${fmt(summary.verified)}, drifted ${summary.drifted}, look-up failures ${summary.lookupFailures}, failed ${summary.failed}; domains verified now: ${fmt(verified)} of ${fmt(total)}${verified === total ? ' (all)' : ' (NOT ALL)'}`,
+      `      DNS: ${fmt(queries)} queries, ${fmt(queries / seconds, 0)} queries/s (${fmt(queries / Math.max(1, summary.checked), 1)} per domain); ` +
+        `audit rows written: ${fmt(audit)}`,
+      `      summary: verified ${fmt(summary.verified)}, drifted ${summary.drifted}, look-up failures ${summary.lookupFailures}, failed ${summary.failed}; ` +
+        `domains verified now: ${fmt(verified)} of ${fmt(total)}${verified === total ? ' (all)' : ' (NOT ALL)'}`,
       `      RSS ${mib(mem0.rss)} -> ${mib(mem1.rss)}, heap used ${mib(mem0.heapUsed)} -> ${mib(mem1.heapUsed)}`,
-      `      this process (Mailpath and the loopback DNS server): ${fmt(cpu, 2)} s CPU (${fmt((cpu / seconds) * 100)}% of wall time), event loop ${fmt(elu * 100)}% busy`,
+      `      this process (Mailpath and the loopback DNS server): ${fmt(cpu, 2)} s CPU (${fmt((cpu / seconds) * 100)}% of wall time), event loop ` +
+        `${fmt(elu * 100)}% busy`,
       `      at 100k domains: ~${fmt(100_000 / perSec / 60, 1)} minutes per re-check (every ${deps.config.dns.domain_recheck_hours} h)`,
     ]);
     return { seconds, perSec, queries, verified, summary };
@@ -254,7 +258,8 @@ async function benchRotator(deps: DomainDeps, tenantId: string, publicDns: TestD
     for (const server of publicDns) publishRecords(server, [{ ...record }]);
   }
   out([
-    `3. rotator tick (runRotator) over ${fmt(publishing.length)} publishing rotations (${real} via startRotation, ${fmt(publishing.length - real)} cloned), new records on ${publicDns.length} public resolvers`,
+    `3. rotator tick (runRotator) over ${fmt(publishing.length)} publishing rotations (${real} via startRotation, ${fmt(publishing.length - real)} ` +
+      `cloned), new records on ${publicDns.length} public resolvers`,
     `   set-up ${fmt((performance.now() - setupStart) / 1000, 1)} s`,
   ]);
 
@@ -269,9 +274,12 @@ async function benchRotator(deps: DomainDeps, tenantId: string, publicDns: TestD
   const perSec = summary.activated / seconds;
   const met = perSec >= GOAL.rotationsPerSec && summary.activated === publishing.length;
   out([
-    `   ${fmt(summary.activated)} of ${fmt(publishing.length)} activated in ${fmt(seconds, 2)} s: ${fmt(perSec, 1)} rotations/s (goal >= ${GOAL.rotationsPerSec}): ${verdict(met)}`,
-    `      summary: checked ${summary.checked}, waiting ${summary.waiting}, failed ${summary.failed}; rotations now active: ${fmt(active)}; DNS: ${fmt(queries)} queries, ${fmt(queries / seconds, 0)}/s`,
-    `      ${fmt((seconds * 1000) / Math.max(1, summary.checked), 1)} ms of wall time per rotation (8 checked at once); this process ${fmt(cpu, 2)} s CPU (${fmt((cpu / seconds) * 100)}% of wall time)`,
+    `   ${fmt(summary.activated)} of ${fmt(publishing.length)} activated in ${fmt(seconds, 2)} s: ${fmt(perSec, 1)} rotations/s (goal >= ${GOAL.rotationsPerSec}): ` +
+      `${verdict(met)}`,
+    `      summary: checked ${summary.checked}, waiting ${summary.waiting}, failed ${summary.failed}; rotations now active: ${fmt(active)}; DNS: ` +
+      `${fmt(queries)} queries, ${fmt(queries / seconds, 0)}/s`,
+    `      ${fmt((seconds * 1000) / Math.max(1, summary.checked), 1)} ms of wall time per rotation (8 checked at once); this process ${fmt(cpu, 2)} ` +
+      `s CPU (${fmt((cpu / seconds) * 100)}% of wall time)`,
   ]);
   return { rotations: publishing.length, activated: summary.activated, seconds, perSec, met };
 }
@@ -314,7 +322,8 @@ export default async function runDomainsBench(): Promise<DomainsFigures> {
     const tenant = await insertTenant(sql, { name: 'Bench', slug: 'bench-domains' });
 
     out([
-      `domains bench: ${cpus().length} cores, load average ${load()}; PostgreSQL pool of 10; DNS timeout ${config.dns.timeout_ms} ms x ${config.dns.tries} tries`,
+      `domains bench: ${cpus().length} cores, load average ${load()}; PostgreSQL pool of 10; DNS timeout ${config.dns.timeout_ms} ms x ${config.dns.tries} ` +
+        `tries`,
     ]);
     const add = await benchAdd(deps, tenant.id);
     const recheck = await benchRecheck(deps, dns, add.ids);

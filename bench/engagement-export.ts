@@ -109,7 +109,8 @@ export default async function runEngagementExportBench(): Promise<{ heapGrowthMb
     ] as const) {
       if (r.rows !== n) throw new Error(`export of ${n} events wrote ${r.rows} rows`);
       out([
-        `   ${fmt(n)} events: ${fmt(r.bytes / MB, 1)} MB of CSV in ${fmt(r.seconds, 1)} s (${fmt(r.rows / r.seconds)} rows/s); peak heap ${fmt(r.heapMb, 1)} MB, peak RSS ${fmt(r.rssMb, 1)} MB`,
+        `   ${fmt(n)} events: ${fmt(r.bytes / MB, 1)} MB of CSV in ${fmt(r.seconds, 1)} s (${fmt(r.rows / r.seconds)} rows/s); peak heap ${fmt(r.heapMb, 1)} ` +
+          `MB, peak RSS ${fmt(r.rssMb, 1)} MB`,
       ]);
     }
     const growth = b.heapMb - a.heapMb;

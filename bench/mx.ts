@@ -1,4 +1,5 @@
-// Benchmark: the MX receiving smtp-source's load (20 parallel sessions, ~5 KB messages) stored durably in PostgreSQL, against Postfix accepting the same load into its own queue.
+// Benchmark: the MX receiving smtp-source's load (20 parallel sessions, ~5 KB messages) stored durably in PostgreSQL, against Postfix accepting the same
+// load into its own queue.
 //
 // Goal: accepted msg/s at least Postfix's (aim 1.5x) on the same machine with the same load generator.
 // Mailpath runs compiled (npm run build) as one process with the mx role, every plugin of config/plugins.yaml enabled (SPF, DKIM
@@ -193,19 +194,23 @@ export default async function runMxBench(): Promise<void> {
         .join(' ');
     const mode = REUSE ? 'connections reused (-d)' : 'one connection per message';
     process.stdout.write(
-      `mx bench: ${fmt(MESSAGES)} messages of ${PAYLOAD_BYTES} bytes, ${SESSIONS} parallel smtp-source sessions, ${mode} (after ${WARM_UP} to warm up); ${cpus().length} cores, load average ${load()}\n`,
+      `mx bench: ${fmt(MESSAGES)} messages of ${PAYLOAD_BYTES} bytes, ${SESSIONS} parallel smtp-source sessions, ${mode} (after ${WARM_UP} to warm ` +
+        `up); ${cpus().length} cores, load average ${load()}\n`,
     );
     const mailpath = await benchMailpath(dbUrl.toString(), sql);
     process.stdout.write(
-      `  Mailpath MX (1 process, all plugins, stored in PostgreSQL before 250): accepted ${fmt(mailpath.perSecond)} msg/s; CPU per message ${fmt(mailpath.serverMs!, 2)} ms (${mailpath.detail}), whole machine ${fmt(mailpath.machineMs, 2)} ms\n`,
+      `  Mailpath MX (1 process, all plugins, stored in PostgreSQL before 250): accepted ${fmt(mailpath.perSecond)} msg/s; CPU per message ${fmt(mailpath.serverMs!, 2)} ` +
+        `ms (${mailpath.detail}), whole machine ${fmt(mailpath.machineMs, 2)} ms\n`,
     );
     const postfix = await benchPostfix();
     process.stdout.write(
-      `  Postfix (queued to disk before 250, delivery held): accepted ${fmt(postfix.perSecond)} msg/s; CPU per message, whole machine ${fmt(postfix.machineMs, 2)} ms; ${postfix.detail}\n`,
+      `  Postfix (queued to disk before 250, delivery held): accepted ${fmt(postfix.perSecond)} msg/s; CPU per message, whole machine ${fmt(postfix.machineMs, 2)} ` +
+        `ms; ${postfix.detail}\n`,
     );
     const ratio = mailpath.perSecond / postfix.perSecond;
     process.stdout.write(
-      `  accepted msg/s vs Postfix: ${ratio.toFixed(2)}x (goal >= 1.00x, aim 1.50x): ${ratio >= 1.5 ? 'aim met' : ratio >= 1 ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`,
+      `  accepted msg/s vs Postfix: ${ratio.toFixed(2)}x (goal >= 1.00x, aim 1.50x): ${ratio >= 1.5 ? 'aim met' : ratio >= 1 ? 'goal met' : 'GOAL MISSED'}; ` +
+        `load average after ${load()}\n`,
     );
   } finally {
     await sql.end();

@@ -263,8 +263,10 @@ function report(
   out([
     `  ${'metric'.padEnd(32)} ${'idle'.padStart(16)} ${"under A's load".padStart(16)} ${'ratio'.padStart(8)}`,
     ...rows.map(([name, i, l, capped]) => `  ${name.padEnd(32)} ${cell(i, capped)} ${cell(l, capped)} ${`${fmt(l / i, 2)}x`.padStart(8)}`),
-    `  samples: whoami ${fmt(idle.whoami.n)} / ${fmt(loaded.whoami.n)}, sends ${fmt(idle.send.n)} / ${fmt(loaded.send.n)}, opens recorded ${fmt(idle.open.n)} / ${fmt(loaded.open.n)}, ` +
-      `opens not recorded within ${fmt(openBoundMs / 1000)} s (or undelivered, or still waiting 15 s after the phase) ${idle.open.late} / ${loaded.open.late} (idle / under load)`,
+    `  samples: whoami ${fmt(idle.whoami.n)} / ${fmt(loaded.whoami.n)}, sends ${fmt(idle.send.n)} / ${fmt(loaded.send.n)}, opens recorded ${fmt(idle.open.n)} ` +
+      `/ ${fmt(loaded.open.n)}, ` +
+      `opens not recorded within ${fmt(openBoundMs / 1000)} s (or undelivered, or still waiting 15 s after the phase) ${idle.open.late} / ${loaded.open.late} ` +
+      `(idle / under load)`,
     `  B's failed answers: idle ${JSON.stringify(idleRaw.failures)}, under load ${JSON.stringify(loadedRaw.failures)}`,
     `  A's goal regex: ${a.pattern}${a.refused.length > 0 ? ` (refused at create first: ${a.refused.join('; ')})` : ' (the worst case, accepted)'}`,
     `  A's answers by status (0: no answer within ${fmt(A_TIMEOUT_MS / 1000)} s, or a socket error):`,
@@ -282,7 +284,8 @@ function report(
   out([
     `  goal: B whoami p99 under load <= ${GOAL.p99Ratio}x idle (${fmt(loaded.whoami.p99 / idle.whoami.p99, 2)}x): ${verdict(whoamiMet)}`,
     `  goal: B send p99 under load <= ${GOAL.p99Ratio}x idle (${fmt(loaded.send.p99 / idle.send.p99, 2)}x): ${verdict(sendMet)}`,
-    `  goal: every B open under load recorded within ${fmt(GOAL.openMs)} ms (max ${ms(loaded.open.max, loaded.open.late > 0)}, ${loaded.open.late} not within ${fmt(openBoundMs / 1000)} s): ${verdict(opensMet)}`,
+    `  goal: every B open under load recorded within ${fmt(GOAL.openMs)} ms (max ${ms(loaded.open.max, loaded.open.late > 0)}, ${loaded.open.late} ` +
+      `not within ${fmt(openBoundMs / 1000)} s): ${verdict(opensMet)}`,
     `  B's answers under load all 2xx (${bFailures} failed): ${verdict(bFailures === 0)}`,
     `  ${whoamiMet && sendMet && opensMet && bFailures === 0 ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}`,
   ]);
@@ -308,7 +311,8 @@ export default async function runNeighboursBench(): Promise<void> {
     });
     const port = deployment.apiPort;
     out([
-      `neighbours bench: ${cpus().length} cores, load average ${load()}; built and started (${elapsed()}); setting up tenant A (${fmt(CONTACTS)} contacts) and tenant B ...`,
+      `neighbours bench: ${cpus().length} cores, load average ${load()}; built and started (${elapsed()}); setting up tenant A (${fmt(CONTACTS)} ` +
+        `contacts) and tenant B ...`,
     ]);
     const a = await setUpTenantA(deployment, sink, dir);
     const probe = (tag: string, seconds: number): Omit<ProbeOptions, 'key'> => ({

@@ -1,4 +1,5 @@
-// Benchmark: messages through POST /transactional/send and through SMTP submission, DKIM-signed and delivered to Postfix's smtp-sink, against Postfix relaying the same load to the same sink.
+// Benchmark: messages through POST /transactional/send and through SMTP submission, DKIM-signed and delivered to Postfix's smtp-sink, against Postfix
+// relaying the same load to the same sink.
 //
 // Mailpath runs as it is deployed to use more than one core: two processes on one database, one
 // with the api, submission and scheduler roles, one with the outbound role (built with `npm run
@@ -105,7 +106,8 @@ export default async function runOutboundBench(): Promise<void> {
         .map((l) => l.toFixed(2))
         .join(' ');
     process.stdout.write(
-      `outbound bench: ${fmt(MESSAGES)} messages of ~5 KB, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+submission+scheduler, outbound); ${cpus().length} cores, load average ${load()}\n`,
+      `outbound bench: ${fmt(MESSAGES)} messages of ~5 KB, DKIM rsa-2048, relay to Postfix smtp-sink; Mailpath as 2 processes (api+submission+scheduler, ` +
+        `outbound); ${cpus().length} cores, load average ${load()}\n`,
     );
     const { result: api, perMessage: apiCpu } = await measuredCpu([front, delivery], MESSAGES, () =>
       viaApi(apiPort, key, 'hello@bench.test', delivered('api')),
@@ -117,18 +119,21 @@ export default async function runOutboundBench(): Promise<void> {
       viaSubmission(submissionPort, key, 'hello@bench.test', delivered('smtp')),
     );
     process.stdout.write(
-      `  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s; ${smtpCpu}\n`,
+      `  Mailpath submission (${SMTP_CONNECTIONS} STARTTLS sessions): accepted ${fmt(smtp.acceptedPerSec)}/s, delivered ${fmt(smtp.deliveredPerSec)}/s; ` +
+        `${smtpCpu}\n`,
     );
     await deployment.stopMailpath();
     const postfix = await postfixRelay(sinkPort, { messages: MESSAGES, bytes: 5120, sessions: SMTP_CONNECTIONS });
     const postfixMachine = postfix.machineMs;
     process.stdout.write(
-      `  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ${fmt(postfix.deliveredPerSec)}/s; whole machine ${postfixMachine.toFixed(2)} ms CPU per message\n`,
+      `  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ${fmt(postfix.deliveredPerSec)}/s; ` +
+        `whole machine ${postfixMachine.toFixed(2)} ms CPU per message\n`,
     );
     const ratio = api.deliveredPerSec / postfix.deliveredPerSec;
     const smtpRatio = smtp.deliveredPerSec / postfix.deliveredPerSec;
     process.stdout.write(
-      `  delivered/s vs Postfix: API ${ratio.toFixed(2)}x, submission ${smtpRatio.toFixed(2)}x (goal >= 1.00x): ${ratio >= 1 && smtpRatio >= 1 ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`,
+      `  delivered/s vs Postfix: API ${ratio.toFixed(2)}x, submission ${smtpRatio.toFixed(2)}x (goal >= 1.00x): ${ratio >= 1 && smtpRatio >= 1 ? 'goal met' : 'GOAL MISSED'}; ` +
+        `load average after ${load()}\n`,
     );
   } finally {
     await deployment.close();

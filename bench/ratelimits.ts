@@ -67,7 +67,8 @@ export default async function runRateLimitsBench(): Promise<void> {
       [
         `ratelimits bench: load average ${load()}`,
         `   refused hits/s, unrecorded (peer):  ${median(peer).toFixed(0)} (median of ${ROUNDS} rounds of ${HITS})`,
-        `   refused hits/s, recorded:           ${median(recorded).toFixed(0)}  (${overhead >= 0 ? '+' : ''}${overhead.toFixed(1)}% time per hit: ${addedNs.toFixed(0)} ns added per refusal; goal < 1000 ns: ${addedNs < 1000 ? 'met' : 'NOT met'})`,
+        `   refused hits/s, recorded:           ${median(recorded).toFixed(0)}  (${overhead >= 0 ? '+' : ''}${overhead.toFixed(1)}% time per hit: ` +
+          `${addedNs.toFixed(0)} ns added per refusal; goal < 1000 ns: ${addedNs < 1000 ? 'met' : 'NOT met'})`,
         `   one sync writing ${row!.rows} (tenant, minute) rows for ${row!.total} refusals: ${syncMs.toFixed(1)} ms`,
         '',
       ].join('\n'),

@@ -1,4 +1,5 @@
-// Every background job of Mailpath in one list: the queue consumers and workers each role runs besides its listeners, in start order (main/roles.ts starts a role's jobs in turn and stops them together).
+// Every background job of Mailpath in one list: the queue consumers and workers each role runs besides its listeners, in start order (main/roles.ts starts a
+// role's jobs in turn and stops them together).
 import type { Boss } from '../shared/jobs/boss.js';
 import { startImportWorker } from './contact-imports/worker.js';
 import { scheduleWorkers } from './scheduled-workers.js';

@@ -1,5 +1,6 @@
 #!/usr/bin/env node
-// The `mailpath` command: `mailpath start` runs the configured roles until SIGTERM/SIGINT; `mailpath dev` does so on one machine with a loopback DNS, mail sink and inbox (main/dev/); `mailpath migrate` only migrates.
+// The `mailpath` command: `mailpath start` runs the configured roles until SIGTERM/SIGINT; `mailpath dev` does so on one machine with a loopback DNS, mail
+// sink and inbox (main/dev/); `mailpath migrate` only migrates.
 import { ConfigError } from '../shared/config/index.js';
 import { loadMailpathConfig } from './config.js';
 import { openDatabase } from '../shared/db/connection.js';

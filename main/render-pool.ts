@@ -1,4 +1,5 @@
-// The process's render threads (piscina): tenants' Liquid jobs run there, never on the event loop; tenants take turns for the threads, and a job past its deadline is stopped by ending its thread.
+// The process's render threads (piscina): tenants' Liquid jobs run there, never on the event loop; tenants take turns for the threads, and a job past its
+// deadline is stopped by ending its thread.
 import { availableParallelism } from 'node:os';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Piscina } from 'piscina';

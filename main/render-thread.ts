@@ -1,4 +1,5 @@
-// A render thread of the pool (main/render-pool.ts): runs one render job at a time, reporting where it is in a shared buffer so that a job stopped at its deadline names the part it was stuck in.
+// A render thread of the pool (main/render-pool.ts): runs one render job at a time, reporting where it is in a shared buffer so that a job stopped at its
+// deadline names the part it was stuck in.
 import { isMainThread, threadId } from 'node:worker_threads';
 import { runRenderJob } from '../shared/sending/templates/render-job.js';
 import type { RenderJob, RenderReport } from '../shared/sending/templates/renderer.js';

@@ -1,4 +1,5 @@
-// How the `mailpath` command reports a failure: an expected one (configuration, a port or the data dir in use, the database unreachable) as one line without a stack, anything else with its stack.
+// How the `mailpath` command reports a failure: an expected one (configuration, a port or the data dir in use, the database unreachable) as one line without
+// a stack, anything else with its stack.
 import { ConfigError } from '../shared/config/index.js';
 import { OperationalError } from '../shared/kernel/operational-errors.js';
 

@@ -1,4 +1,5 @@
-// MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce, feedback-loop, postmaster or unsubscribe address); never an open relay.
+// MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce, feedback-loop, postmaster or
+// unsubscribe address); never an open relay.
 import { GroupCommit } from '../shared/db/group-commit.js';
 import { recipientFacts, type RecipientFacts } from '../shared/inbound/queries.js';
 import { sendIdOfBounce } from '../shared/sending/outbound-log/verp.js';

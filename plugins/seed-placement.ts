@@ -1,4 +1,5 @@
-// MX plugin `seed-placement`, in the queue phase before `store`: a message to an active seed mailbox that is one of a campaign's seed copies has its placement (inbox or spam) recorded; it never decides anything.
+// MX plugin `seed-placement`, in the queue phase before `store`: a message to an active seed mailbox that is one of a campaign's seed copies has its
+// placement (inbox or spam) recorded; it never decides anything.
 import { performance } from 'node:perf_hooks';
 import { activeSeedEmails } from '../shared/deliverability/seed-mailboxes/queries.js';
 import { observeAtMx } from '../shared/deliverability/seed-mailboxes/placement.js';

@@ -1,4 +1,5 @@
-// MX plugin `store`, in the queue phase: commits the message, its recipients and their follow-up jobs to PostgreSQL, and only then lets the client have its 250.
+// MX plugin `store`, in the queue phase: commits the message, its recipients and their follow-up jobs to PostgreSQL, and only then lets the client have its
+// 250.
 import { summarizeHeaders } from '../shared/inbound/headers.js';
 import { InboundStore, type RecipientTarget } from '../shared/inbound/store.js';
 import type { MxDeps } from '../mta/inbound/deps.js';

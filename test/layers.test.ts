@@ -1,4 +1,5 @@
-// The layering of the source tree: adapters (api/ HTTP in, mta/ SMTP, plugins/ on mta/, jobs/ queued and scheduled work) depend on the domain (shared/), never the other way; only the entry point (main/) composes them; SQL stays in the domain.
+// The layering of the source tree: adapters (api/ HTTP in, mta/ SMTP, plugins/ on mta/, jobs/ queued and scheduled work) depend on the domain (shared/),
+// never the other way; only the entry point (main/) composes them; SQL stays in the domain.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, normalize, relative } from 'node:path';
 import t from 'tap';

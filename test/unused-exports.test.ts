@@ -138,7 +138,8 @@ t.test('no import cycles among main/ api/ mta/ plugins/ jobs/ shared/', async (t
 t.test('the cycle checker sees a cycle when there is one', async (t) => {
   // Guards the walker: the specifier forms it must read, and a cycle of three beside one of two and a self-import.
   const sample =
-    "import type { A } from './a.js';\nexport { b } from '../b.js';\nimport './side.js';\nexport * from './all.js';\nconst c = await import('./lazy.js');\n// import { d } from './commented.js';";
+    "import type { A } from './a.js';\nexport { b } from '../b.js';\nimport './side.js';\nexport * from './all.js';\nconst c = await import('./lazy.js');\n// " +
+    "import { d } from './commented.js';";
   t.same(
     [...sample.matchAll(STATIC_IMPORT)].map((m) => m[1]),
     ['./a.js', '../b.js', './side.js', './all.js'],

@@ -67,7 +67,8 @@ export async function submitInvite(deps: AcceptDeps, body: unknown, ip: string):
         return refused(
           409,
           'This address already has an account',
-          'The e-mail address this invite was sent to already belongs to a Mailpath account, so the invite cannot create another. Ask the person who invited you to invite a different address.',
+          'The e-mail address this invite was sent to already belongs to a Mailpath account, so the invite cannot create another. Ask the person ' +
+            'who invited you to invite a different address.',
         );
       case 403:
         return refused(

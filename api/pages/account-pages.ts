@@ -1,4 +1,5 @@
-// The pages platform e-mails link to, outside /api/v1: /reset-password and /accept-invite, plain HTML forms posted back to the same path and handled server-side.
+// The pages platform e-mails link to, outside /api/v1: /reset-password and /accept-invite, plain HTML forms posted back to the same path and handled
+// server-side.
 import type { FastifyError, FastifyReply } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError } from '../../shared/kernel/errors.js';

@@ -1,4 +1,5 @@
-// The public tracking and unsubscribe endpoints, outside /api/v1: GET /o/<token> (open pixel), GET /c/<token> (click redirect, or a page naming the target for simulated, sandbox and suspended tenants' sends), GET and POST /u/<token> (unsubscribe page, RFC 8058 one-click).
+// The public tracking and unsubscribe endpoints, outside /api/v1: GET /o/<token> (open pixel), GET /c/<token> (click redirect, or a page naming the target
+// for simulated, sandbox and suspended tenants' sends), GET and POST /u/<token> (unsubscribe page, RFC 8058 one-click).
 import type { FastifyError, FastifyReply, FastifyRequest } from 'fastify';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError } from '../../shared/kernel/errors.js';

@@ -1,4 +1,5 @@
-// The unsubscribe page a message's link opens (GET: what it does and one button) and its answers (done, done before, a link that names nothing), in the account pages' layout.
+// The unsubscribe page a message's link opens (GET: what it does and one button) and its answers (done, done before, a link that names nothing), in the
+// account pages' layout.
 import { html, notice, renderPage } from './html.js';
 import type { PageAnswer } from './answer.js';
 
@@ -44,13 +45,15 @@ export function unsubscribedPage(recipient: string, before: boolean): PageAnswer
 /** A token that does not verify, or names a send that no longer exists. */
 export function brokenUnsubscribeLink(): PageAnswer {
   const text =
-    'This unsubscribe link is incomplete or no longer valid. Open it again from the e-mail; if your e-mail program split it over two lines, copy the whole address into the browser.';
+    'This unsubscribe link is incomplete or no longer valid. Open it again from the e-mail; if your e-mail program split it over two lines, copy ' +
+    'the whole address into the browser.';
   return { status: 404, html: renderPage('This link does not work', notice('problem', 'Nothing was changed', text)) };
 }
 
 /** A click link whose token does not verify: never a redirect. */
 export function brokenClickLink(): PageAnswer {
   const text =
-    'This link is incomplete or damaged. Open it again from the e-mail; if your e-mail program split it over two lines, copy the whole address into the browser.';
+    'This link is incomplete or damaged. Open it again from the e-mail; if your e-mail program split it over two lines, copy the whole address into ' +
+    'the browser.';
   return { status: 404, html: renderPage('This link does not work', notice('problem', 'Link not found', text)) };
 }

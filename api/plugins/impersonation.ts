@@ -1,4 +1,5 @@
-// Requests made with an impersonation token: the super-admin's own account (/auth/*) and routes granting lasting access are out of reach, and every write is queued for its super_admin.impersonation_action audit row once answered.
+// Requests made with an impersonation token: the super-admin's own account (/auth/*) and routes granting lasting access are out of reach, and every write is
+// queued for its super_admin.impersonation_action audit row once answered.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
@@ -29,7 +30,8 @@ const impersonation: FastifyPluginAsyncZod = async (app) => {
       return done(
         new AppError(
           'forbidden',
-          'an impersonated session cannot grant lasting access (API keys, key scopes, invites, roles): it would outlast the impersonation token; a member of the tenant must do it',
+          'an impersonated session cannot grant lasting access (API keys, key scopes, invites, roles): it would outlast the impersonation token; ' +
+            'a member of the tenant must do it',
         ),
       );
     }

@@ -47,7 +47,9 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Verify the audit hash chain',
     description:
-      "Chains the committed audit rows not chained yet, then walks the whole chain (chain_seq 1, 2, …) and reports whether it is intact, how many rows verify, and the first broken link: the row, its position and what is wrong (a gap, a prev_hash that is not its predecessor's hash, or a hash that does not match its content).",
+      'Chains the committed audit rows not chained yet, then walks the whole chain (chain_seq 1, 2, …) and reports whether it is intact, how many ' +
+      "rows verify, and the first broken link: the row, its position and what is wrong (a gap, a prev_hash that is not its predecessor's hash, or " +
+      'a hash that does not match its content).',
     response: z.object({
       intact: z.boolean(),
       rows: z.number().int().describe('Rows verified before the first broken link (all, when intact)'),
@@ -79,7 +81,8 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "Write today's SOC 2 evidence pack now",
     description:
-      "Runs the evidence worker at once, past its 02:00 UTC hour gate and its once-a-day gate, overwriting today's pack; the tick is recorded for /admin/workers and audited (compliance.soc2_run_now). " +
+      "Runs the evidence worker at once, past its 02:00 UTC hour gate and its once-a-day gate, overwriting today's pack; the tick is recorded for " +
+      '/admin/workers and audited (compliance.soc2_run_now). ' +
       '503 worker_unavailable when SOC2_EVIDENCE_ENABLED is unset (the worker is not wired); 502 worker_failed when the run fails.',
     errors: [502, 503],
     response: z.object({ artifact: pack, elapsed_ms: z.number().int(), triggered: z.boolean() }),
@@ -142,7 +145,8 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "A tenant's SOC 2 controls",
     description:
-      `The tenant's controls as of now (${CONTROL_NAMES.join(', ')}), each green, yellow or red with a note. A control Mailpath holds no data for is yellow and carries no value. ` +
+      `The tenant's controls as of now (${CONTROL_NAMES.join(', ')}), each green, yellow or red with a note. A control Mailpath holds no data for ` +
+      `is yellow and carries no value. ` +
       "audit_log_hash_chain_intact verifies the platform's whole audit chain (it holds every tenant's rows). 404 for an unknown tenant.",
     params: z.object({ id: z.string().max(64) }),
     errors: [404],

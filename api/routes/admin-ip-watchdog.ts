@@ -57,7 +57,8 @@ export const adminIpWatchdogRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'IP pools and their quarantines',
     description:
-      'One row per IP-pool member (config/ip-pools.yaml) with its quarantine state and latest event, and the last 50 events (quarantined, released, expired), newest first.',
+      'One row per IP-pool member (config/ip-pools.yaml) with its quarantine state and latest event, and the last 50 events (quarantined, released, ' +
+      'expired), newest first.',
     response: z.object({ pools: z.array(member), events: z.array(event) }),
     handler: async () => {
       const view = await watchdogView(ctx);
@@ -83,7 +84,8 @@ export const adminIpWatchdogRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Release a quarantined address',
     description:
-      'Ends the quarantine of a pool address before its cool-down (audited as ip_watchdog.release); outbound processes use it again within state_cache_ms. 404 for an address in no pool, 409 when it is not quarantined.',
+      'Ends the quarantine of a pool address before its cool-down (audited as ip_watchdog.release); outbound processes use it again within state_cache_ms. ' +
+      '404 for an address in no pool, 409 when it is not quarantined.',
     params: z.object({
       address: z
         .string()

@@ -1,4 +1,5 @@
-// Super-admin license keys: list, issue, revoke one, revoke in bulk. What a key validates is in shared/accounts/licenses/validate.ts (and the public routes of api/routes/license.ts).
+// Super-admin license keys: list, issue, revoke one, revoke in bulk. What a key validates is in shared/accounts/licenses/validate.ts (and the public routes
+// of api/routes/license.ts).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf, type Principal } from '../../shared/accounts/auth/principal.js';
@@ -142,7 +143,8 @@ export const adminLicenseKeyRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Revoke a license key',
     description:
       'Sets revoked_at: the key fails its next validation (POST /license/validate answers valid false, reason revoked). {key} is the key ' +
-      'itself or its id. Audited (super_admin.license_key_revoked); a key already revoked answers status already_revoked and writes no audit row. Unknown → 404.',
+      'itself or its id. Audited (super_admin.license_key_revoked); a key already revoked answers status already_revoked and writes no audit row. ' +
+      'Unknown → 404.',
     params: z.object({ key: keyRef.describe('The license key or its id') }),
     errors: [404],
     response: z.object({ status: z.enum(['revoked', 'already_revoked']) }),

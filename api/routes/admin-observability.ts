@@ -38,7 +38,8 @@ const overview = z.object({
   esp_scores: z
     .array(z.object({ provider: z.string(), score: z.number(), sample_size: count }))
     .describe(
-      "Deliverability score (0..100, the trust-score formula) per mailbox provider over every tenant's mail of the last 30 days, best first; providers without outcomes are left out; sample_size is their sends",
+      "Deliverability score (0..100, the trust-score formula) per mailbox provider over every tenant's mail of the last 30 days, best first; providers " +
+        'without outcomes are left out; sample_size is their sends',
     ),
   dns_drift: z
     .object({
@@ -109,7 +110,9 @@ export const adminObservabilityRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Platform overview',
     description:
-      'Tenants, domains, sends of the last 24 hours, warm-up, tenant health checks, per-ESP scores, DNS drift, schema drift (applied versus expected migrations) and this process (uptime, memory, event-loop delay). Each section is computed on its own: one that fails shows its zero value and is named in errors, and the call still succeeds.',
+      'Tenants, domains, sends of the last 24 hours, warm-up, tenant health checks, per-ESP scores, DNS drift, schema drift (applied versus expected ' +
+      'migrations) and this process (uptime, memory, event-loop delay). Each section is computed on its own: one that fails shows its zero value ' +
+      'and is named in errors, and the call still succeeds.',
     response: overview,
     handler: async () => {
       const o = await observabilityOverview({ sql: ctx.sql, clock: ctx.clock, classifier: ctx.providerClassifier });
@@ -133,7 +136,9 @@ export const adminObservabilityRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Slowest queries by p99',
     description:
-      "The statements with the highest p99 latency over the lookback, each with its latest 5-minute window. From pg_stat_statements when the database has it loaded; otherwise from Mailpath's own query timing, which every process records per statement and 5-minute window and writes to the database. Out-of-range limit and hours are clamped silently.",
+      'The statements with the highest p99 latency over the lookback, each with its latest 5-minute window. From pg_stat_statements when the database ' +
+      "has it loaded; otherwise from Mailpath's own query timing, which every process records per statement and 5-minute window and writes to the " +
+      'database. Out-of-range limit and hours are clamped silently.',
     query: z.object({
       limit: clampedNumber.describe(
         `How many statements, ${SLOW_QUERY_LIMITS.limit.min}..${SLOW_QUERY_LIMITS.limit.max} (default ${SLOW_QUERY_LIMITS.limit.default}; clamped)`,

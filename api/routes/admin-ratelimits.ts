@@ -17,8 +17,10 @@ export const adminRateLimitRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Tenant rate-limit utilization',
     description:
       `Every tenant that made requests in the last ${CURRENT_WINDOW_SECONDS} seconds, was refused (429, or 451 on SMTP submission) in the last ` +
-      `${THROTTLE_WINDOW_MINUTES} minutes, or has a per-second override. Sorted by utilization_pct desc, then recent_throttle_count desc, then tenant_name asc. ` +
-      'Figures are the counts every process shares (synced every rate_limits.sync_interval_ms). A probe that fails leaves its figures at 0 and is named in errors rather than failing the call.',
+      `${THROTTLE_WINDOW_MINUTES} minutes, or has a per-second override. Sorted by utilization_pct desc, then recent_throttle_count desc, then tenant_name ` +
+      `asc. ` +
+      'Figures are the counts every process shares (synced every rate_limits.sync_interval_ms). A probe that fails leaves its figures at 0 and is ' +
+      'named in errors rather than failing the call.',
     response: z.object({
       as_of: timestamp,
       items: z.array(

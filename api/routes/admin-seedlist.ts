@@ -1,4 +1,5 @@
-// Super-admin seed mailboxes (/admin/seedlist): the list, one or many added, label/active/POP3 mailbox changed, deleted, and a seed's copies with expected versus observed placement per campaign.
+// Super-admin seed mailboxes (/admin/seedlist): the list, one or many added, label/active/POP3 mailbox changed, deleted, and a seed's copies with expected
+// versus observed placement per campaign.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
@@ -100,7 +101,8 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Add a seed mailbox',
     description:
-      'Adds an active seed. 409 conflict when the address is a seed already; 422 for an address that is not RFC 5322 (dot-atom) or an unknown provider or bounce mailbox. Audited as seedlist.create.',
+      'Adds an active seed. 409 conflict when the address is a seed already; 422 for an address that is not RFC 5322 (dot-atom) or an unknown provider ' +
+      'or bounce mailbox. Audited as seedlist.create.',
     body: z.object({ email: z.string().max(320), provider, label: label.optional(), bounce_mailbox_id: bounceMailboxId.optional() }).strict(),
     errors: [409, 422],
     response: seed,
@@ -114,7 +116,9 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Add many seed mailboxes',
     description:
-      'Adds up to 500 seeds (more: 422). Each row ({ email, provider, label?, bounce_mailbox_id? }) is checked on its own: an invalid row and an address already listed (or given twice) are reported in its result and never stop the others, which are inserted together. Answers 200 with per-row results (in request order) and the totals. Audited once as seedlist.bulk_create.',
+      'Adds up to 500 seeds (more: 422). Each row ({ email, provider, label?, bounce_mailbox_id? }) is checked on its own: an invalid row and an ' +
+      'address already listed (or given twice) are reported in its result and never stop the others, which are inserted together. Answers 200 with ' +
+      'per-row results (in request order) and the totals. Audited once as seedlist.bulk_create.',
     body: z.object({ rows: z.array(z.unknown()).min(1).max(500).describe('At most 500 rows') }).strict(),
     errors: [422],
     response: z.object({ results: z.array(bulkRow), inserted: z.number().int(), duplicates: z.number().int(), invalid: z.number().int() }),
@@ -128,7 +132,8 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Change a seed mailbox',
     description:
-      'Changes label and/or active (and bounce_mailbox_id); at least one is required (422 otherwise). Email and provider are immutable. Audited as seedlist.update with the before and after.',
+      'Changes label and/or active (and bounce_mailbox_id); at least one is required (422 otherwise). Email and provider are immutable. Audited as ' +
+      'seedlist.update with the before and after.',
     params: idParam('id'),
     body: z.object({ label: label.optional(), active: z.boolean().optional(), bounce_mailbox_id: bounceMailboxId.optional() }).strict(),
     errors: [404, 422],
@@ -159,7 +164,9 @@ export const adminSeedlistRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "A seed's copies and their placement",
     description:
-      'One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches a seed hosted here (the MX) or is fetched from the seed\'s POP3 mailbox; spam when the copy carries a spam marker (docs/deliverability.md, "Seed mailboxes").',
+      'One item per campaign the seed got a copy of, newest first: expected versus observed placement. Placement is recorded when the copy reaches ' +
+      "a seed hosted here (the MX) or is fetched from the seed's POP3 mailbox; spam when the copy carries a spam marker (docs/deliverability.md, " +
+      '"Seed mailboxes").',
     params: idParam('id'),
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(25).describe('1..200, default 25'),

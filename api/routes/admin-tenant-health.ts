@@ -68,7 +68,8 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "A tenant's recent activity",
     description:
-      `The last N audit entries of the tenant (limit ${ACTIVITY_LIMIT.min}..${ACTIVITY_LIMIT.max}, clamped, default ${ACTIVITY_LIMIT.default}), newest first: ` +
+      `The last N audit entries of the tenant (limit ${ACTIVITY_LIMIT.min}..${ACTIVITY_LIMIT.max}, clamped, default ${ACTIVITY_LIMIT.default}), newest ` +
+      `first: ` +
       "its users' and keys' actions and the operators' actions on it. Each has the event (the audit action), the actor (type, id, label: a user's e-mail " +
       "or a key's name, null once deleted; ip) and the resource. Unknown tenant → 404.",
     params: idParam('id'),
@@ -103,7 +104,8 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       "The shared database's figures, read beside the tenant (every tenant's data lives in it): active connections, size, last vacuum, replication lag, " +
       `slow statements (calls of statements averaging ≥ ${SLOW_QUERY_MS} ms, from pg_stat_statements, when its counters were reset within 24 hours). ` +
-      'Each probe runs on its own: one that fails (or has nothing to go on, e.g. pg_stat_statements not loaded) yields null for its field, the others still answer. Unknown tenant → 404.',
+      'Each probe runs on its own: one that fails (or has nothing to go on, e.g. pg_stat_statements not loaded) yields null for its field, the others ' +
+      'still answer. Unknown tenant → 404.',
     params: idParam('id'),
     errors: [404],
     response: z.object({
@@ -127,9 +129,11 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "A tenant's health-check runs",
     description:
-      `The stored runs of the tenant's health checks, newest first by ran_at (limit ${HEALTH_LIMIT.min}..${HEALTH_LIMIT.max}, out-of-range values clamped, default ${HEALTH_LIMIT.default}). ` +
+      `The stored runs of the tenant's health checks, newest first by ran_at (limit ${HEALTH_LIMIT.min}..${HEALTH_LIMIT.max}, out-of-range values ` +
+      `clamped, default ${HEALTH_LIMIT.default}). ` +
       `Checks: dns_verified (a verified sending domain whose records drifted fails; none verified warns), bounce_rate and complaint_rate (over config/workers.yaml ` +
-      'health_checks.rates_window_days, judged from min_sends_for_rates sends), quota (this month against the plan cap), webhook_dead_letters (inbound and event ' +
+      'health_checks.rates_window_days, judged from min_sends_for_rates sends), quota (this month against the plan cap), webhook_dead_letters (inbound ' +
+      'and event ' +
       'webhook deliveries dead-lettered lately). Unknown tenant → 404.',
     params: idParam('id'),
     query: z.object({ limit: clampedLimit(HEALTH_LIMIT) }),
@@ -149,8 +153,10 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "Run a tenant's health checks now",
     description:
-      `Runs the checks of the daily ${TENANT_HEALTH_WORKER} worker for this tenant at once, ignoring its ${String(HEALTH_CHECK_HOUR_UTC).padStart(2, '0')}:00 UTC gate, and stores the run ` +
-      "(trigger run_now; it does not stand in for the day's scheduled run). Audited as tenant.health_check_run. 503 worker_unavailable when the worker is not wired; unknown tenant → 404.",
+      `Runs the checks of the daily ${TENANT_HEALTH_WORKER} worker for this tenant at once, ignoring its ${String(HEALTH_CHECK_HOUR_UTC).padStart(2, '0')}:00 ` +
+      `UTC gate, and stores the run ` +
+      "(trigger run_now; it does not stand in for the day's scheduled run). Audited as tenant.health_check_run. 503 worker_unavailable when the worker " +
+      'is not wired; unknown tenant → 404.',
     params: idParam('id'),
     errors: [404, 503],
     response: z.object({ elapsed_ms: z.number().int(), triggered: z.literal(true), verdict: status, run: healthRun }),
@@ -180,7 +186,8 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "Post a tenant's daily digest now",
     description:
-      `Posts the tenant's line of the ${TENANT_DIGEST_WORKER} worker (normally 09:00 IST) to the operators' chat at once, through the chat queue, ignoring the ` +
+      `Posts the tenant's line of the ${TENANT_DIGEST_WORKER} worker (normally 09:00 IST) to the operators' chat at once, through the chat queue, ` +
+      `ignoring the ` +
       '09:00 IST gate and the once-a-day digest_last_posted_at gate (and setting it). Without MAILPATH_CHAT_WEBHOOK_URL the line is only logged ' +
       '(delivery logged). Audited as tenant.digest_posted. 503 worker_unavailable when the worker is not wired; unknown tenant → 404.',
     params: idParam('id'),

@@ -103,7 +103,8 @@ export const adminTenantActionRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Impersonate a tenant',
     description:
       `A JWT scoped to the tenant (claims is_impersonating true and impersonator_user_id, the caller) valid ttl_minutes ` +
-      `(${IMPERSONATION_TTL.minMinutes}..${IMPERSONATION_TTL.maxMinutes}, default ${IMPERSONATION_TTL.defaultMinutes}). With it the super-admin acts as the tenant's owner; ` +
+      `(${IMPERSONATION_TTL.minMinutes}..${IMPERSONATION_TTL.maxMinutes}, default ${IMPERSONATION_TTL.defaultMinutes}). With it the super-admin acts ` +
+      `as the tenant's owner; ` +
       "it reaches no /admin route and not the super-admin's own account (/auth/*). Every POST, PUT, PATCH or DELETE made with it writes a " +
       'super_admin.impersonation_action audit row, asynchronously through a job queue. Minting is audited (super_admin.impersonation_started). ' +
       'Unknown tenant → 404; the super-admin tenant → 403.',

@@ -158,7 +158,8 @@ export const adminTenantRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Delete a tenant with all its data',
     description:
       'Deletes the tenant and every row of its data (users, keys, domains, contacts, lists, campaigns, sends, events, inbound mail…) in one ' +
-      "transaction. The audit log keeps its rows (it is an append-only hash chain) and gains a tenant.deleted row. The super-admin's own tenant → 403; unknown → 404.",
+      "transaction. The audit log keeps its rows (it is an append-only hash chain) and gains a tenant.deleted row. The super-admin's own tenant → " +
+      '403; unknown → 404.',
     params: idParam('id'),
     errors: [404],
     response: z.object({ deleted: z.literal(true), id: z.string() }),

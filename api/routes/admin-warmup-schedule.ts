@@ -90,7 +90,10 @@ export const adminWarmupScheduleRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Generate the warm-up schedule',
     description:
-      "Overwrites any plan with 30 new rows. Accepts both of the spec's field sets: formal {strategy (standard | aggressive | gentle), total_target_recipients, domain_id?} or narrative {start_date, total_target_recipients, ramp_strategy (standard | conservative | aggressive)}; strategy and ramp_strategy together are 422. Day d plans the strategy's share of the tier cap of its typical day (days 1-7: tiers 0-6, weeks 2-4: tiers 7-9, then 10) until total_target_recipients is used up; later days plan 0. Audited as warmup.schedule_generate.",
+      "Overwrites any plan with 30 new rows. Accepts both of the spec's field sets: formal {strategy (standard | aggressive | gentle), total_target_recipients, " +
+      'domain_id?} or narrative {start_date, total_target_recipients, ramp_strategy (standard | conservative | aggressive)}; strategy and ramp_strategy ' +
+      "together are 422. Day d plans the strategy's share of the tier cap of its typical day (days 1-7: tiers 0-6, weeks 2-4: tiers 7-9, then 10) " +
+      'until total_target_recipients is used up; later days plan 0. Audited as warmup.schedule_generate.',
     params: idParam('id'),
     body: generateBody,
     errors: [404, 422],
@@ -105,7 +108,8 @@ export const adminWarmupScheduleRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Edit one schedule row',
     description:
-      'Changes only the fields present (daily_target_recipients, template_slug, notes, send_status); day_offset outside 0..29 is 422. Audited as warmup.schedule_patch.',
+      'Changes only the fields present (daily_target_recipients, template_slug, notes, send_status); day_offset outside 0..29 is 422. Audited as ' +
+      'warmup.schedule_patch.',
     params: z.object({ id: z.string().max(64), day_offset: z.coerce.number().int().min(0).max(29) }),
     body: z
       .object({
@@ -127,7 +131,10 @@ export const adminWarmupScheduleRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "Dispatch today's schedule row",
     description:
-      "Dispatches the row of today (day_offset = UTC days since start_date): its daily_target_recipients most engaged active contacts (most opens and clicks in 90 days) each get the row's template from the plan's domain, through the normal send path (warm-up gate, suppression, quota). Idempotent: a sent row is terminal and dispatching it again does nothing (triggered false); each recipient's send has an Idempotency-Key, so re-running a failed dispatch mails nobody twice. 404 without a plan, 409 when today is outside days 0..29. Audited as warmup.schedule_dispatch.",
+      'Dispatches the row of today (day_offset = UTC days since start_date): its daily_target_recipients most engaged active contacts (most opens ' +
+      "and clicks in 90 days) each get the row's template from the plan's domain, through the normal send path (warm-up gate, suppression, quota). " +
+      "Idempotent: a sent row is terminal and dispatching it again does nothing (triggered false); each recipient's send has an Idempotency-Key, " +
+      'so re-running a failed dispatch mails nobody twice. 404 without a plan, 409 when today is outside days 0..29. Audited as warmup.schedule_dispatch.',
     params: idParam('id'),
     errors: [404, 409],
     response: z.object({

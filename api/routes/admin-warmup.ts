@@ -1,4 +1,5 @@
-// Super-admin warm-up: the auto-ramp's run-now, a tenant's domains with their tiers and moves, overrides (advance, hold, demote, pause, resume; advance and demote to a given tier), per-ESP sub-caps and the reconciliation report.
+// Super-admin warm-up: the auto-ramp's run-now, a tenant's domains with their tiers and moves, overrides (advance, hold, demote, pause, resume; advance and
+// demote to a given tier), per-ESP sub-caps and the reconciliation report.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { writeAudit } from '../../shared/operations/audit/log.js';
@@ -96,7 +97,8 @@ const OVERRIDES: { action: OverrideAction; summary: string; description: string 
     action: 'pause',
     summary: 'Pause a domain',
     description:
-      'Defers every send of the domain (to 00:00 UTC, again each day) until resumed; the ramp leaves its tier alone meanwhile. 409 when already paused. Audited as warmup.pause.',
+      'Defers every send of the domain (to 00:00 UTC, again each day) until resumed; the ramp leaves its tier alone meanwhile. 409 when already paused. ' +
+      'Audited as warmup.pause.',
   },
   {
     action: 'resume',
@@ -121,7 +123,9 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Run the warm-up auto-ramp now',
     description:
-      'Applies the daily ramp to every verified domain at once, outside the 02:00 UTC schedule, judging the previous UTC day; a domain already judged for that day is left as it is (idempotent per tenant, domain and day). Recorded as a tick of the warmup-auto-ramp worker and audited as warmup.auto_ramp_run_now. 502 worker_failed when the run fails.',
+      'Applies the daily ramp to every verified domain at once, outside the 02:00 UTC schedule, judging the previous UTC day; a domain already judged ' +
+      'for that day is left as it is (idempotent per tenant, domain and day). Recorded as a tick of the warmup-auto-ramp worker and audited as warmup.auto_ramp_run_now. ' +
+      '502 worker_failed when the run fails.',
     errors: [502],
     response: z.object({ elapsed_ms: z.number().int(), triggered: z.boolean(), result: z.record(z.string(), z.unknown()).nullable() }),
     handler: async ({ principal, ip }) => {
@@ -147,7 +151,8 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "A tenant's warm-up",
     description:
-      "Each of the tenant's domains with its tier, daily cap, pause and freeze, and the tenant's last 100 moves (ramp verdicts with the rates they used, and overrides), newest first.",
+      "Each of the tenant's domains with its tier, daily cap, pause and freeze, and the tenant's last 100 moves (ramp verdicts with the rates they " +
+      'used, and overrides), newest first.',
     params: idParam('id'),
     errors: [404],
     response: z.object({ tenant_id: z.string(), domains: z.array(domainState), moves: z.array(move) }),
@@ -192,7 +197,8 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
       action: 'hold' as const,
       summary: "Hold (freeze) a domain's tier",
       description:
-        'Freezes the tier for `days` days: the auto-ramp neither promotes nor demotes it meanwhile (it may still pause it on bad bounces). days 0 lifts the freeze. Audited as warmup.hold.',
+        'Freezes the tier for `days` days: the auto-ramp neither promotes nor demotes it meanwhile (it may still pause it on bad bounces). days 0 ' +
+        'lifts the freeze. Audited as warmup.hold.',
     },
   ]) {
     defineRoute(app, {
@@ -234,7 +240,8 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "A tenant's per-ESP sub-caps",
     description:
-      'The per-(tenant, mailbox provider) daily sub-caps seeded from config/warmup.yaml (by the auto-ramp) or set by a super-admin. A provider without a row has no sub-cap.',
+      'The per-(tenant, mailbox provider) daily sub-caps seeded from config/warmup.yaml (by the auto-ramp) or set by a super-admin. A provider without ' +
+      'a row has no sub-cap.',
     params: idParam('id'),
     errors: [404],
     response: z.object({
@@ -259,7 +266,8 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Set or remove a per-ESP sub-cap',
     description:
-      "Sets the tenant's daily sub-cap for one provider, or removes the row with daily_limit null (no sub-cap). The auto-ramp's seeding never overwrites a row. Audited as warmup.esp_cap_set.",
+      "Sets the tenant's daily sub-cap for one provider, or removes the row with daily_limit null (no sub-cap). The auto-ramp's seeding never overwrites " +
+      'a row. Audited as warmup.esp_cap_set.',
     params: z.object({ id: z.string().max(64), provider: z.enum(MAILBOX_PROVIDERS) }),
     body: z.object({ daily_limit: z.number().int().min(0).max(10_000_000).nullable() }).strict(),
     errors: [404, 422],
@@ -278,7 +286,10 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Per-ESP reconciliation',
     description:
-      "Per (verified sending domain, mailbox provider): per_domain_limit (the tier cap), per_esp_limit (the tenant's sub-cap, null when no row is seeded), effective_cap = the minimum of the two, sent_24h (live sends in the last 24 hours), would_have_throttled_count (sends over the sub-cap in the current UTC day; deferred_count of them were deferred because WARMUP_PER_ESP_ENFORCE is on). Providers come from the recipient domain (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other); a provider appears when it has a sub-cap or traffic.",
+      "Per (verified sending domain, mailbox provider): per_domain_limit (the tier cap), per_esp_limit (the tenant's sub-cap, null when no row is " +
+      'seeded), effective_cap = the minimum of the two, sent_24h (live sends in the last 24 hours), would_have_throttled_count (sends over the sub-cap ' +
+      'in the current UTC day; deferred_count of them were deferred because WARMUP_PER_ESP_ENFORCE is on). Providers come from the recipient domain ' +
+      '(gmail, outlook, yahoo, aol, icloud, proton, fastmail, other); a provider appears when it has a sub-cap or traffic.',
     params: idParam('id'),
     errors: [404],
     response: z.object({

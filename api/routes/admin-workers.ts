@@ -62,7 +62,8 @@ export const adminWorkerRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Run a scheduled worker now',
     description:
-      'Runs one tick at once, outside the schedule, and records it like a scheduled tick (audited as worker.run_now). 502 worker_failed when the tick fails; a worker its env gate keeps off is skipped (outcome skipped).',
+      'Runs one tick at once, outside the schedule, and records it like a scheduled tick (audited as worker.run_now). 502 worker_failed when the ' +
+      'tick fails; a worker its env gate keeps off is skipped (outcome skipped).',
     params: z.object({ name: z.string().max(64) }),
     errors: [404, 502],
     response: z.object({ elapsed_ms: z.number().int(), triggered: z.boolean(), outcome, result: z.record(z.string(), z.unknown()).nullable() }),

@@ -1,4 +1,5 @@
-// Analytics of the caller's tenant: cohort retention, hourly/daily rollups, deliverability per mailbox provider, automatic per-provider suppressions and the trust score.
+// Analytics of the caller's tenant: cohort retention, hourly/daily rollups, deliverability per mailbox provider, automatic per-provider suppressions and the
+// trust score.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { COHORT_WEEKS, CohortRetention } from '../../shared/engagement/analytics/cohort.js';
@@ -29,7 +30,8 @@ const cohortRow = z.object({
   active: z
     .array(z.number().int().nullable())
     .describe(
-      'Per week since acquisition (index 0 = the acquisition week): contacts of the cohort with at least one event of the metric; null = that week has not begun',
+      'Per week since acquisition (index 0 = the acquisition week): contacts of the cohort with at least one event of the metric; null = that week ' +
+        'has not begun',
     ),
   retention: z.array(share).describe('active / size per week, 4 decimals; null for weeks not begun (or an empty cohort)'),
 });
@@ -85,8 +87,10 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Cohort retention by acquisition week',
     description:
-      `Contacts grouped by the week (Monday 00:00 UTC) they were created, for the last \`weeks\` weeks including the current one; for each cohort and each week since, ` +
-      `how many had at least one event of the metric (sent: a send not dropped; opened / clicked: human opens and clicks, machine opens and scanner clicks left out), matched by address. ` +
+      `Contacts grouped by the week (Monday 00:00 UTC) they were created, for the last \`weeks\` weeks including the current one; for each cohort ` +
+      `and each week since, ` +
+      `how many had at least one event of the metric (sent: a send not dropped; opened / clicked: human opens and clicks, machine opens and scanner ` +
+      `clicks left out), matched by address. ` +
       `Cells for weeks that have not begun are null; the current week counts so far. Answers are cached in process for one hour per (tenant, metric, weeks).`,
     query: z.object({
       cohort: z.enum(['acquisition_week']).default('acquisition_week').describe('Only acquisition_week in v1'),
@@ -118,7 +122,8 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Event counts per hour or day',
     description:
       `Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). ` +
-      `Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest ${LIVE_HOURS_MAX} hours of the range it has not ` +
+      `Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest ${LIVE_HOURS_MAX} hours of the range ` +
+      `it has not ` +
       `refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. ` +
       `The range is capped at ${ROLLUP_MAX_DAYS} days (422 validation_error beyond).`,
     query: z.object({
@@ -149,7 +154,8 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Deliverability per mailbox provider',
     description:
-      `Outcomes of the last ${ESP_WINDOW_DAYS} days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's provider comes from its domain ` +
+      `Outcomes of the last ${ESP_WINDOW_DAYS} days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's ` +
+      `provider comes from its domain ` +
       `(gmail.com, hotmail.com …) or, for a custom domain, from its MX hosts (Google Workspace → gmail, Microsoft 365 → outlook …), looked up and cached. ` +
       `Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates. Sorted by score descending, ` +
       `providers without outcomes after those with, other last. window_end is the end of the window (now).`,
@@ -169,8 +175,10 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Automatic per-provider suppressions',
     description:
-      `Suppressions the delivery path raised against one mailbox provider: ${BLOCK_THRESHOLD} policy refusals (an x.7.x code or a reply saying blocked, spam, reputation, rate limit) ` +
-      `or ${DEFERRAL_THRESHOLD} temporary failures from that provider within a ${REFUSAL_WINDOW_MINUTES}-minute window; each lasts ${SUPPRESSION_HOURS} hours. ` +
+      `Suppressions the delivery path raised against one mailbox provider: ${BLOCK_THRESHOLD} policy refusals (an x.7.x code or a reply saying blocked, ` +
+      `spam, reputation, rate limit) ` +
+      `or ${DEFERRAL_THRESHOLD} temporary failures from that provider within a ${REFUSAL_WINDOW_MINUTES}-minute window; each lasts ${SUPPRESSION_HOURS} ` +
+      `hours. ` +
       `Lists the active ones (not revoked, expires_at in the future) and every one triggered in the last ${RECENT_DAYS} days, newest triggered_at first.`,
     response: z.object({ items: z.array(suppressionItem), total: z.number().int() }),
     handler: async ({ principal }) => {
@@ -188,8 +196,10 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'The account trust score',
     description:
-      'The trust score of all the tenant\'s live sends of the last 30 days together, by the reputation formula (docs/deliverability.md, "Reputation"): weighted delivery, bounce, complaint and ' +
-      'engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is nothing to judge: ' +
+      'The trust score of all the tenant\'s live sends of the last 30 days together, by the reputation formula (docs/deliverability.md, "Reputation"): ' +
+      'weighted delivery, bounce, complaint and ' +
+      'engagement factors, tier excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk below. Without delivered or bounced live mail in 30 days there is ' +
+      'nothing to judge: ' +
       'the new-sender baseline (every factor 0.5, so score 50, tier caution) with basis no_sends.',
     response: z.object({
       score: z.number().int().min(0).max(100),

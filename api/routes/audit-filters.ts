@@ -49,7 +49,9 @@ export const auditFilterRoutes: FastifyPluginAsyncZod = async (app) => {
     role: 'viewer',
     tags: TAGS,
     summary: 'Save an audit filter',
-    description: `Saves a named audit page state for the calling user. At most ${FILTER_MAX_BYTES} bytes per filter (name and definition as JSON) and ${FILTERS_PER_USER} per user; beyond either, 422 validation_error.`,
+    description:
+      `Saves a named audit page state for the calling user. At most ${FILTER_MAX_BYTES} bytes per filter (name and definition as JSON) and ${FILTERS_PER_USER} ` +
+      `per user; beyond either, 422 validation_error.`,
     body: z.strictObject({ name: z.string().trim().min(1).max(200), definition }),
     status: 201,
     errors: [422],

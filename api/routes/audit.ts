@@ -52,7 +52,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Recent campaign audit log',
     description:
-      "The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed.",
+      "The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with " +
+      'limit and offset echoed.',
     query: z.object({
       limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1..200'),
       offset: z.coerce.number().int().min(0).max(1_000_000).default(0),
@@ -77,7 +78,8 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       `Every audit row of the tenant from from to to (UTC dates, both inclusive; default the last ${CSV_DEFAULT_DAYS} days), oldest first, ` +
       `streamed from a database cursor (any size, constant memory). Columns: ${AUDIT_COLUMNS.join(', ')}; metadata is canonical JSON (keys sorted), ` +
-      `hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ' so spreadsheets keep it as text. ` +
+      `hash is the row's chain hash (empty for a moment after commit). A cell starting with = + - @ (or a tab or carriage return) is prefixed with ` +
+      `' so spreadsheets keep it as text. ` +
       `The lines after the header, hashed with SHA-256, give the digest a PDF export of the same rows prints (docs/audit.md). ` +
       `Owner role only, like the PDF; an API key needs audit:export and an owner as its maker.`,
     query: z.object({

@@ -1,4 +1,5 @@
-// Campaign analytics of the caller's tenant: stats (one campaign, or many at once), the event feed, the click heat map, the A/B results and declaring the A/B winner.
+// Campaign analytics of the caller's tenant: stats (one campaign, or many at once), the event feed, the click heat map, the A/B results and declaring the
+// A/B winner.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
@@ -172,7 +173,8 @@ export const campaignStatsRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Campaign stats',
     description:
       'Every counter and rate of the campaign (kept as events happen, so as fast for a million recipients as for ten), unique opens and clicks ' +
-      `with and without machine traffic, by country, and an hourly trend of the last ${TREND_HOURS} hours. Rates are fractions; docs/audiences-and-campaigns.md: Campaign stats.`,
+      `with and without machine traffic, by country, and an hourly trend of the last ${TREND_HOURS} hours. Rates are fractions; docs/audiences-and-campaigns.md: ` +
+      `Campaign stats.`,
     params: campaignId,
     errors: [404],
     response: stats,
@@ -206,7 +208,9 @@ export const campaignStatsRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/campaigns/:id/click-heatmap',
     summary: 'Click heat map',
-    description: `The ${HEATMAP_URLS} most clicked URLs of the campaign, clicks descending, each with its raw clicks and pct_of_total: its share (in %) of the clicks of the URLs returned (total_clicks).`,
+    description:
+      `The ${HEATMAP_URLS} most clicked URLs of the campaign, clicks descending, each with its raw clicks and pct_of_total: its share (in %) of the ` +
+      `clicks of the URLs returned (total_clicks).`,
     params: campaignId,
     errors: [404],
     response: z.object({

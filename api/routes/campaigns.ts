@@ -1,4 +1,5 @@
-// Campaigns of the caller's tenant: create, search, read with progress, change, delete, duplicate, the MD5 list, and the lifecycle (schedule, send, pause, resume, cancel).
+// Campaigns of the caller's tenant: create, search, read with progress, change, delete, duplicate, the MD5 list, and the lifecycle (schedule, send, pause,
+// resume, cancel).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf, type Principal } from '../../shared/accounts/auth/principal.js';
@@ -95,7 +96,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns',
     summary: 'List campaigns',
     description:
-      "The tenant's campaigns, newest first, each with its progress (bodies left out: has_body_html, has_body_text). q: a case-insensitive substring of the name or the subject (blank: all). limit (1..200, default 50) and offset page the list; total counts the matches.",
+      "The tenant's campaigns, newest first, each with its progress (bodies left out: has_body_html, has_body_text). q: a case-insensitive substring " +
+      'of the name or the subject (blank: all). limit (1..200, default 50) and offset page the list; total counts the matches.',
     query: pagination.extend({ q: z.string().max(1000).optional().describe('Text the name or subject contains, any case') }),
     response: z.object({ items: z.array(campaignSummary), total: z.number().int(), limit: z.number().int(), offset: z.number().int() }),
     handler: async ({ principal, query }) => {
@@ -110,7 +112,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns',
     summary: 'Create a campaign',
     description:
-      'A new draft. name is required; the target is exactly one of list_id and segment_id (422 otherwise). Liquid parts are parsed now (422 naming the field). Answers 200 with the campaign.',
+      'A new draft. name is required; the target is exactly one of list_id and segment_id (422 otherwise). Liquid parts are parsed now (422 naming ' +
+      'the field). Answers 200 with the campaign.',
     body: z.strictObject(fields),
     response: campaign,
     handler: async ({ principal, body, ip }) => presentCampaign(await createCampaign(ctx, principal.tenant.id, actorOf(principal, ip), body)),
@@ -121,7 +124,9 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     method: 'GET',
     url: '/campaigns/:id',
     summary: 'Read a campaign',
-    description: `The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. ${STATUS_NOTE}`,
+    description:
+      `The campaign with its progress (targeted, skipped by reason, queued, sent, delivered, deferred, failed, remaining) and why it waits, if it does. ` +
+      `${STATUS_NOTE}`,
     params: campaignId,
     errors: [404],
     response: campaign,
@@ -134,7 +139,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns/:id',
     summary: 'Change a campaign',
     description:
-      'Changes the fields given, while the campaign is a draft or scheduled (409 after). Giving list_id switches the target to that list (segment_id cleared) and the other way round; both at once, or clearing the target, is 422.',
+      'Changes the fields given, while the campaign is a draft or scheduled (409 after). Giving list_id switches the target to that list (segment_id ' +
+      'cleared) and the other way round; both at once, or clearing the target, is 422.',
     params: campaignId,
     body: z.strictObject(fields),
     errors: [404, 409],
@@ -164,7 +170,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns/:id/duplicate',
     summary: 'Duplicate a campaign',
     description:
-      'A new draft named "<name> (copy)" with the original\'s subject, bodies, preheader, template, target, sender, A/B, UTM and tracking settings and MD5 list (any status; never its schedule or progress).',
+      'A new draft named "<name> (copy)" with the original\'s subject, bodies, preheader, template, target, sender, A/B, UTM and tracking settings ' +
+      'and MD5 list (any status; never its schedule or progress).',
     params: campaignId,
     status: 201,
     errors: [404],
@@ -181,7 +188,9 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns/:id/schedule',
     summary: 'Schedule a campaign',
     description:
-      'A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, a From address at a verified domain: its from_email or the default sender, 422 when neither, 412 while the tenant has no verified domain; content) and is checked again then (failed if it no longer is). 409 unless draft.',
+      'A draft becomes scheduled: it starts sending at scheduled_at (in the future, else 422), also after a restart. It must be sendable now (target, ' +
+      'a From address at a verified domain: its from_email or the default sender, 422 when neither, 412 while the tenant has no verified domain; ' +
+      'content) and is checked again then (failed if it no longer is). 409 unless draft.',
     params: campaignId,
     body: z.strictObject({ scheduled_at: z.string().max(100).describe('When to start (RFC 3339 with a zone)') }),
     errors: [404, 409, 412],
@@ -214,7 +223,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'A draft or scheduled campaign starts sending (202 {campaign_id, status: sending}); 409 in any other status. Checked first: a target, ' +
       'a From address at a verified sending domain: from_email, else the default sender (GET /settings/sender; derived from the oldest verified ' +
-      'domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: any added domain, and every ' +
+      'domain until one is set); 422 when there is neither or it is at another domain, 412 no_verified_domain while the tenant has none (a test key: ' +
+      'any added domain, and every ' +
       'send is simulated), content (422 naming the field). The recipients are fixed when the fan-out starts (a segment evaluated then). ' +
       'Idempotency-Key header (optional): the same key for the same campaign within 24 h answers the first answer again (Idempotent-Replayed: true); ' +
       'the same key for another campaign is 409. Every answer carries X-Quota-Used, X-Quota-Cap, X-Quota-Remaining (and X-Quota-Warning: 1 from 80 % ' +
@@ -267,7 +277,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
       'resume',
       resumeCampaign,
       'Resume a paused campaign',
-      'A paused campaign (paused by a caller, at the monthly quota: waiting_reason quota_exceeded, or over the render budget: waiting_reason render_budget with paused_reason) goes on where it stopped (409 unless paused); recipients left pending by the render budget are rendered again.',
+      'A paused campaign (paused by a caller, at the monthly quota: waiting_reason quota_exceeded, or over the render budget: waiting_reason render_budget ' +
+        'with paused_reason) goes on where it stopped (409 unless paused); recipients left pending by the render budget are rendered again.',
     ],
     [
       'cancel',
@@ -295,7 +306,8 @@ export const campaignRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns/:id/md5-list',
     summary: 'Attach or clear an MD5 suppression list',
     description:
-      "list_id: one of the tenant's MD5 lists (422 otherwise): recipients whose address (lower-cased, MD5) is on it are skipped when sending; null clears it. Draft or scheduled only (409 after).",
+      "list_id: one of the tenant's MD5 lists (422 otherwise): recipients whose address (lower-cased, MD5) is on it are skipped when sending; null " +
+      'clears it. Draft or scheduled only (409 after).',
     params: campaignId,
     body: z.strictObject({ list_id: z.string().max(64).nullable().describe('An MD5 list id, or null') }),
     errors: [404, 409],

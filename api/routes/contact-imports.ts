@@ -1,4 +1,5 @@
-// Bulk contact imports: upload a CSV or NDJSON file as the request body (streamed, never parsed here), read an import's progress and row errors, list recent imports.
+// Bulk contact imports: upload a CSV or NDJSON file as the request body (streamed, never parsed here), read an import's progress and row errors, list recent
+// imports.
 import { Readable } from 'node:stream';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';

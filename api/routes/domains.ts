@@ -136,10 +136,13 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Add a sending domain',
     description:
       'Creates the domain and its first DKIM key (RSA 2048, dated selector) and answers with the exact records to publish: ' +
-      'SPF (include of the Mailpath SPF host), DKIM at <selector>._domainkey, DMARC at _dmarc, and MX priority 10 to the Mailpath mail host for inbound mail. ' +
+      'SPF (include of the Mailpath SPF host), DKIM at <selector>._domainkey, DMARC at _dmarc, and MX priority 10 to the Mailpath mail host for inbound ' +
+      'mail. ' +
       'Internationalized names are stored in their ASCII (IDNA) form (UTS-46 mapping: case and full-width variants are the same name). ' +
-      'Several accounts may claim the same name, and the answer never tells whether others have: the first claim whose own DKIM record is found in DNS owns the name ' +
-      'and the other claims are superseded. A claim that does not prove control within claim_expiry_days is removed. The same account adding a name twice is 409. ' +
+      'Several accounts may claim the same name, and the answer never tells whether others have: the first claim whose own DKIM record is found in ' +
+      'DNS owns the name ' +
+      'and the other claims are superseded. A claim that does not prove control within claim_expiry_days is removed. The same account adding a name ' +
+      'twice is 409. ' +
       'Then call POST /domains/{id}/verify.',
     body: z.strictObject({ name: z.string().max(300).describe('Domain name, e.g. mail.example.com') }),
     status: 201,
@@ -157,7 +160,8 @@ export const domainRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Read a sending domain',
     description:
-      'Per record: the expected value, the value found at the last check, whether it verified and when it was last checked; plus the DKIM key and any rotation in flight.',
+      'Per record: the expected value, the value found at the last check, whether it verified and when it was last checked; plus the DKIM key and ' +
+      'any rotation in flight.',
     params: domainId,
     errors: [404],
     response: domain,

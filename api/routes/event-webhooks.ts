@@ -260,7 +260,8 @@ export const eventWebhookRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Send a test event',
     description:
       'POSTs one event of type "test", signed like real events, once, enabled or not; not retried and not in the delivery log. ' +
-      'Reports whether a real delivery would have counted as delivered (2xx within the timeout), the HTTP status (null without an answer), the round trip and the error.',
+      'Reports whether a real delivery would have counted as delivered (2xx within the timeout), the HTTP status (null without an answer), the round ' +
+      'trip and the error.',
     params: webhookId,
     errors: [404],
     response: z.object({

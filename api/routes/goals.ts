@@ -17,7 +17,8 @@ const fields = {
   match_type: z
     .enum(MATCH_TYPES)
     .describe(
-      'exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time engine) finds a match in it',
+      'exact: the clicked URL equals match_value; prefix: it starts with match_value; regex: match_value (a JavaScript regex, run by a linear-time ' +
+        'engine) finds a match in it',
     ),
   match_value: z
     .string()
@@ -170,7 +171,8 @@ export const goalRoutes: FastifyPluginAsyncZod = async (app) => {
     url: '/campaigns/:id/goal-conversions',
     summary: "A campaign's goal conversions",
     description:
-      "Conversions of the campaign's recipients: total_conversions, unique_converters (distinct contacts), revenue_cents, and by_goal sorted by revenue descending. " +
+      "Conversions of the campaign's recipients: total_conversions, unique_converters (distinct contacts), revenue_cents, and by_goal sorted by revenue " +
+      'descending. ' +
       "A goal deleted after the click appears with goal_id null and goal_name '(deleted goal)'. Clicks flagged as a link scanner's are not conversions.",
     params: idParam('id'),
     errors: [404],

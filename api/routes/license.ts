@@ -1,4 +1,5 @@
-// Public license routes a self-hosted Mailpath calls: validate a license key (signature, expiry, revocation) and fetch the public key to check signatures offline.
+// Public license routes a self-hosted Mailpath calls: validate a license key (signature, expiry, revocation) and fetch the public key to check signatures
+// offline.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { currentSigningKey } from '../../shared/accounts/licenses/signing-key.js';

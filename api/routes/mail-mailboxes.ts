@@ -49,7 +49,8 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       'Creates a mailbox at an address of a verified domain of the tenant; mail the MX accepts for it is kept and read through /mail/messages. ' +
       'The address is trimmed and lower-cased; its local part takes ASCII letters, digits and inner . _ - (no %, !, + or quoted forms). ' +
-      "A malformed address, a domain that is not the tenant's, or one not verified yet is 422 naming address; an address that is already a mailbox anywhere is 409." +
+      "A malformed address, a domain that is not the tenant's, or one not verified yet is 422 naming address; an address that is already a mailbox " +
+      'anywhere is 409.' +
       ACCESS,
     body: z.strictObject({
       address: z.string().max(1000).describe('local@domain, the domain verified for this tenant'),

@@ -53,7 +53,8 @@ export const reputationRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: ['Reputation'],
     summary: 'Reputation of the sending domains',
     description:
-      "Per sending domain of the tenant (by name): delivery, bounce, complaint and engagement rates over 1, 7 and 30 days, the warm-up tier with today's cap and count, " +
+      'Per sending domain of the tenant (by name): delivery, bounce, complaint and engagement rates over 1, 7 and 30 days, the warm-up tier with ' +
+      "today's cap and count, " +
       'and the trust score 0..100 with its tier (excellent ≥ 90, good ≥ 75, caution ≥ 50, at-risk) and weighted factors. Test-key sends never count.',
     response: z.object({ domains: z.array(domain), generated_at: timestamp }),
     handler: async ({ principal }) => reputationOf({ sql: ctx.sql, clock: ctx.clock, warmup: ctx.config.warmup }, principal.tenant.id),

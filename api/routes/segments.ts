@@ -42,7 +42,8 @@ const definition = z.record(z.string(), z.unknown()).describe(LANGUAGE);
 const staleRules = z
   .array(z.object({ path: z.string(), problem: z.string() }))
   .describe(
-    'Rules of the saved definition whose custom field or list has since been deleted (or whose field changed type): each matches no contact until the segment is updated',
+    'Rules of the saved definition whose custom field or list has since been deleted (or whose field changed type): each matches no contact until ' +
+      'the segment is updated',
   );
 
 const segment = z.object({
@@ -95,7 +96,9 @@ export const segmentRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Create a segment',
-    description: `Saves a named definition after checking it against the custom-field catalog and the tenant's lists. Segments are evaluated when used (count, send), not when saved. ${LANGUAGE}`,
+    description:
+      `Saves a named definition after checking it against the custom-field catalog and the tenant's lists. Segments are evaluated when used (count, ` +
+      `send), not when saved. ${LANGUAGE}`,
     body: z.strictObject({ name, definition }),
     status: 201,
     response: segment,

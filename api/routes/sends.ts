@@ -1,4 +1,5 @@
-// The outbound log: a tenant's sends (status, gate decisions, delivery attempts with remote replies) and each one's signed message, so every outcome is observable.
+// The outbound log: a tenant's sends (status, gate decisions, delivery attempts with remote replies) and each one's signed message, so every outcome is
+// observable.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EventRow } from '../../shared/engagement/events/queries.js';
@@ -21,7 +22,8 @@ const send = z.object({
   status: z
     .enum(STATUSES)
     .describe(
-      'queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated (test key or sandbox)',
+      'queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated ' +
+        '(test key or sandbox)',
     ),
   envelope: z.object({
     mail_from: z.string().describe('The VERP envelope sender: bounces come back to it and map to this send'),

@@ -118,7 +118,9 @@ export const templateRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Create a template',
-    description: `Stores a template with a subject and an HTML body, a text body or both, after parsing every part. ${LIQUID_NOTE} A name already used by the account (in any case) is 409.`,
+    description:
+      `Stores a template with a subject and an HTML body, a text body or both, after parsing every part. ${LIQUID_NOTE} A name already used by the ` +
+      `account (in any case) is 409.`,
     body: z.strictObject({ name, subject, body_html: bodyHtml.optional(), body_text: bodyText.optional() }),
     status: 201,
     errors: [409],
@@ -190,7 +192,8 @@ export const templateRoutes: FastifyPluginAsyncZod = async (app) => {
       '(with its custom_fields, also reachable as custom_fields.<key>) is reserved for the recipient. Missing variables render empty. ' +
       'HTML output is escaped in the HTML body only; the subject is kept on one line. A render that fails or runs past its time or ' +
       'memory limit, or past the render budget of a request (config/render.yaml request_budget_ms), is 422 naming the part and the limit. ' +
-      "Renders run on render threads shared fairly between tenants: with too many of the tenant's renders already waiting, 429 rate_limited with Retry-After. Nothing is stored or sent.",
+      "Renders run on render threads shared fairly between tenants: with too many of the tenant's renders already waiting, 429 rate_limited with " +
+      'Retry-After. Nothing is stored or sent.',
     params: templateId,
     body: z.strictObject({
       variables: z.record(z.string(), z.unknown()).optional().describe('Values for {{ name }} outputs'),

@@ -53,7 +53,8 @@ const answer = z.object({
   status: z
     .enum(['queued', 'deferred', 'dropped', 'simulated'])
     .describe(
-      'queued: accepted for delivery; deferred: over the warm-up cap, sent after 00:00 UTC; dropped: the recipient is suppressed; simulated: test key or sandbox tenant, never delivered',
+      'queued: accepted for delivery; deferred: over the warm-up cap, sent after 00:00 UTC; dropped: the recipient is suppressed; simulated: test ' +
+        'key or sandbox tenant, never delivered',
     ),
 });
 

@@ -72,7 +72,8 @@ const common = {
     .string()
     .nullable()
     .describe(
-      'Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients are left pending, not skipped, and resuming renders them again); null otherwise',
+      'Why the campaign was paused by Mailpath, in words: with waiting_reason render_budget, the part and the limit its renders exceeded (its recipients ' +
+        'are left pending, not skipped, and resuming renders them again); null otherwise',
     ),
   send_mode: z.enum(['live', 'test']).nullable().describe('test: started with a test key, every send simulated'),
   progress,

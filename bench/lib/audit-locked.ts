@@ -1,4 +1,5 @@
-// The audit writer as it was before the appender (the bench's peer): every write takes one advisory lock until commit, reads the last hash and chains its row itself.
+// The audit writer as it was before the appender (the bench's peer): every write takes one advisory lock until commit, reads the last hash and chains its
+// row itself.
 import type { AuditEvent } from '../../shared/operations/audit/log.js';
 import { auditContent } from '../../shared/operations/audit/log.js';
 import { auditHash, GENESIS_HASH } from '../../shared/operations/audit/chain.js';

@@ -20,7 +20,8 @@ export async function pgStatements(sql: postgres.Sql): Promise<StatementReport> 
           left(regexp_replace(query, '[[:space:]]+', ' ', 'g'), 110) as query
         from pg_stat_statements where dbid = ${db!.oid}::oid order by total_exec_time + total_plan_time desc limit 15`;
       process.stdout.write(
-        `    PostgreSQL statements (µs per ${unit}: execution, planning; nested statements such as triggers' and foreign-key checks' are counted inside their caller too):\n`,
+        `    PostgreSQL statements (µs per ${unit}: execution, planning; nested statements such as triggers' and foreign-key checks' are counted ` +
+          `inside their caller too):\n`,
       );
       for (const r of rows) {
         const per = (ms: number) => ((ms * 1000) / count).toFixed(1).padStart(6);

@@ -1,4 +1,5 @@
-// Handles one bounce-mail recipient: reads the report (DSN, ARF or neither), maps it to its send, and stores what it means, exactly once however often the job runs.
+// Handles one bounce-mail recipient: reads the report (DSN, ARF or neither), maps it to its send, and stores what it means, exactly once however often the
+// job runs.
 import type { Config } from '../../shared/config/index.js';
 import type { Clock } from '../../shared/kernel/clock.js';
 import type { Queryable, Sql } from '../../shared/db/connection.js';

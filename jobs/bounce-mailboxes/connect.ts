@@ -1,4 +1,5 @@
-// Opens a POP3 session to a tenant's bounce mailbox: the host resolved and checked against the address policy, the password unsealed, then connect and log in (the OpenMailbox port of shared/delivery/bounce-mailboxes/mailbox-session.ts).
+// Opens a POP3 session to a tenant's bounce mailbox: the host resolved and checked against the address policy, the password unsealed, then connect and log
+// in (the OpenMailbox port of shared/delivery/bounce-mailboxes/mailbox-session.ts).
 import type { DnsResolver } from '../../shared/kernel/dns.js';
 import { resolveAllowedHost, UrlPolicyError } from '../../shared/webhooks/inbound/url-policy.js';
 import type { SealedBox } from '../../shared/kernel/secrets/sealed-box.js';

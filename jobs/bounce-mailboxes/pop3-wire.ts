@@ -1,4 +1,5 @@
-// The reading side of a POP3 connection (RFC 1939 §3): one status line, or one multi-line answer up to its "." line, each with a byte cap and a deadline; whatever the server does, every failure ends as one rejected read, never an unheard 'error' event.
+// The reading side of a POP3 connection (RFC 1939 §3): one status line, or one multi-line answer up to its "." line, each with a byte cap and a deadline;
+// whatever the server does, every failure ends as one rejected read, never an unheard 'error' event.
 import type { Socket } from 'node:net';
 import { TLSSocket } from 'node:tls';
 

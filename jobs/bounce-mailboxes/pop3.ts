@@ -1,4 +1,5 @@
-// A POP3 session (RFC 1939) on node:net / node:tls: log in, list messages with their UIDL and size, fetch one as bytes, delete, quit; every answer capped in size and bounded in time.
+// A POP3 session (RFC 1939) on node:net / node:tls: log in, list messages with their UIDL and size, fetch one as bytes, delete, quit; every answer capped in
+// size and bounded in time.
 import { connect as connectPlain, isIP } from 'node:net';
 import { checkServerIdentity, connect as connectTls, type PeerCertificate } from 'node:tls';
 import { Pop3Error, type MailboxMessage, type MailboxSession } from '../../shared/delivery/bounce-mailboxes/mailbox-session.js';

@@ -1,4 +1,5 @@
-// Starts the campaign fan-out workers of a process (outbound role): pg-boss jobs of campaign-fanout, a graceful stop that hands a running campaign to a continuation job, and on start a nudge to every campaign that should be running.
+// Starts the campaign fan-out workers of a process (outbound role): pg-boss jobs of campaign-fanout, a graceful stop that hands a running campaign to a
+// continuation job, and on start a nudge to every campaign that should be running.
 import { startBatchWorker } from '../../shared/jobs/batch-worker.js';
 import { enqueueFanout, FANOUT_JOBS, type FanoutJob } from '../../shared/campaigns/fanout-jobs.js';
 import { runFanout, type FanoutDeps } from '../../shared/campaigns/fanout.js';

@@ -1,4 +1,5 @@
-// Starts the import workers of a process (outbound role): pg-boss jobs of IMPORT_JOBS, one import at a time per worker, a graceful stop that hands a running import to a continuation job, and the sweep of uploads a dead API process left behind.
+// Starts the import workers of a process (outbound role): pg-boss jobs of IMPORT_JOBS, one import at a time per worker, a graceful stop that hands a running
+// import to a continuation job, and the sweep of uploads a dead API process left behind.
 import { startBatchWorker } from '../../shared/jobs/batch-worker.js';
 import { IMPORT_JOBS, type ImportJob } from '../../shared/audiences/imports/jobs.js';
 import { failStaleUploads, markFailed } from '../../shared/audiences/imports/queries.js';

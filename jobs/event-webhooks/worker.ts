@@ -1,4 +1,5 @@
-// Event-webhook delivery: claim due outbox rows, POST each signed (Standard Webhooks), record delivered / retry on the backoff / dead; and the loop the outbound role runs.
+// Event-webhook delivery: claim due outbox rows, POST each signed (Standard Webhooks), record delivered / retry on the backoff / dead; and the loop the
+// outbound role runs.
 import type { Clock } from '../../shared/kernel/clock.js';
 import type { Config } from '../../shared/config/index.js';
 import type { Sql } from '../../shared/db/connection.js';

@@ -1,4 +1,5 @@
-// The dev DNS server: a real authoritative DNS server on loopback (UDP and TCP on one port) whose answers come from an async zone, so `mailpath dev` verification runs the real look-up code against a real server.
+// The dev DNS server: a real authoritative DNS server on loopback (UDP and TCP on one port) whose answers come from an async zone, so `mailpath dev`
+// verification runs the real look-up code against a real server.
 import type { Socket } from 'node:net';
 import { isIPv6 } from 'node:net';
 import { Packet, createTCPServer, createUDPServer, type DnsHandler, type TCPServer, type UDPServer } from 'dns2';

@@ -1,4 +1,5 @@
-// The dev inbox: a small HTTP server on loopback listing what the sink caught and receiving (and listing) inbound-webhook POSTs, so every path of `mailpath dev` can be watched with curl.
+// The dev inbox: a small HTTP server on loopback listing what the sink caught and receiving (and listing) inbound-webhook POSTs, so every path of `mailpath
+// dev` can be watched with curl.
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import type { Logger } from '../../shared/kernel/log.js';
 import { summarize, type CaughtMessage, type DevStore, type ReceivedPost } from './store.js';

@@ -1,4 +1,5 @@
-// The dev mail sink: a catch-all SMTP server on loopback that accepts every message Mailpath delivers (dev mode relays all outbound mail to it), checks its DKIM signature and DMARC through the dev DNS, and keeps it for the inbox listing.
+// The dev mail sink: a catch-all SMTP server on loopback that accepts every message Mailpath delivers (dev mode relays all outbound mail to it), checks its
+// DKIM signature and DMARC through the dev DNS, and keeps it for the inbox listing.
 import { authenticate, type DNSResolver } from 'mailauth';
 import { SMTPServer } from 'smtp-server';
 import { mailauthResolver } from '../../mta/inbound/auth-resolver.js';

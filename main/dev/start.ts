@@ -1,4 +1,5 @@
-// `mailpath dev`: Mailpath with every role, plus on loopback a DNS server answering *.localhost with the records Mailpath asks to publish, a catch-all SMTP sink all outbound mail is relayed to, and an inbox listing the sink and receiving inbound webhooks.
+// `mailpath dev`: Mailpath with every role, plus on loopback a DNS server answering *.localhost with the records Mailpath asks to publish, a catch-all SMTP
+// sink all outbound mail is relayed to, and an inbox listing the sink and receiving inbound webhooks.
 import type { Config } from '../../shared/config/index.js';
 import type { Queryable } from '../../shared/db/connection.js';
 import { createResolver } from '../../shared/kernel/dns.js';

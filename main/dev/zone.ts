@@ -1,4 +1,5 @@
-// The dev DNS zone: *.localhost names only (RFC 6761: they never exist on the public DNS, so no real domain is ever faked), each answering loopback addresses and exactly the records Mailpath asks tenants to publish there.
+// The dev DNS zone: *.localhost names only (RFC 6761: they never exist on the public DNS, so no real domain is ever faked), each answering loopback
+// addresses and exactly the records Mailpath asks tenants to publish there.
 import type { Config } from '../../shared/config/index.js';
 import type { Queryable } from '../../shared/db/connection.js';
 import { publishedAt } from '../../shared/deliverability/domains/published.js';

@@ -1,4 +1,5 @@
-// The resolver mailauth's SPF, DKIM and DMARC checks call (dns.resolve-shaped), over the injectable resolver of shared/kernel/dns.ts, with a short cache of answers.
+// The resolver mailauth's SPF, DKIM and DMARC checks call (dns.resolve-shaped), over the injectable resolver of shared/kernel/dns.ts, with a short cache of
+// answers.
 import { isIPv4, isIPv6 } from 'node:net';
 import type { DnsResolver } from '../../shared/kernel/dns.js';
 

@@ -1,4 +1,5 @@
-// What smtp-server gives no hook for, added to each connection: the greeting delay and pregreet test, a session time limit, a helo phase before EHLO/HELO is answered, the raw source route of RCPT, and SIZE= left to the limits plugin.
+// What smtp-server gives no hook for, added to each connection: the greeting delay and pregreet test, a session time limit, a helo phase before EHLO/HELO is
+// answered, the raw source route of RCPT, and SIZE= left to the limits plugin.
 import type { SMTPServer, SMTPServerSession } from 'smtp-server';
 import type { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 import { LOCAL_ERROR } from '../smtp/replies.js';

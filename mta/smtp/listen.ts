@@ -1,4 +1,5 @@
-// Starts an smtp-server listener and reports the port it got, failing (instead of throwing later) when the port is taken; the failure names the port's variable.
+// Starts an smtp-server listener and reports the port it got, failing (instead of throwing later) when the port is taken; the failure names the port's
+// variable.
 import type { SMTPServer } from 'smtp-server';
 import { listenFailure, type PortVariable } from '../../shared/kernel/operational-errors.js';
 

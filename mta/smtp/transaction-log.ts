@@ -1,4 +1,5 @@
-// The mail log of the MX and submission: one 'smtp transaction' line per transaction, one 'smtp auth failed' per refused AUTH, one 'smtp connection without transaction' per session that had none (fields in docs/operating.md, "The mail and request log").
+// The mail log of the MX and submission: one 'smtp transaction' line per transaction, one 'smtp auth failed' per refused AUTH, one 'smtp connection without
+// transaction' per session that had none (fields in docs/operating.md, "The mail and request log").
 import type { TLSSocket } from 'node:tls';
 import type { SMTPServerSession } from 'smtp-server';
 import type { Logger } from '../../shared/kernel/log.js';

@@ -1,4 +1,5 @@
-// Who may submit and how fast: an API key as the SMTP AUTH password (transactional:send scope), failures throttled per client address, under the API's send rate limit.
+// Who may submit and how fast: an API key as the SMTP AUTH password (transactional:send scope), failures throttled per client address, under the API's send
+// rate limit.
 import type { CredentialResolver } from '../../shared/accounts/auth/credentials.js';
 import { lockedFor, recordFailure, submissionAddressKey, type ProtectionDeps } from '../../shared/accounts/auth/login-protection.js';
 import type { Clock } from '../../shared/kernel/clock.js';

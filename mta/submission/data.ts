@@ -63,7 +63,8 @@ export async function submitMessage(deps: SendingDeps, submitter: Submitter, rec
   );
   const first = refused[0]!;
   const reply = truncate(
-    `2.0.0 Ok: queued as <${message.messageId}> for ${accepted.length} of ${recipients.length} recipients; ${refused.length} refused: ${first.responseCode} ${first.message}`,
+    `2.0.0 Ok: queued as <${message.messageId}> for ${accepted.length} of ${recipients.length} recipients; ${refused.length} refused: ${first.responseCode} ` +
+      `${first.message}`,
     450,
   );
   return { reply, ...stored };

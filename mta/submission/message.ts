@@ -1,4 +1,5 @@
-// Prepares a submitted message (RFC 6409): reads its header block, checks the identity fields (From, Sender, Resent-*), strips Bcc, adds Message-ID and Date when missing, keeps the rest byte-for-byte.
+// Prepares a submitted message (RFC 6409): reads its header block, checks the identity fields (From, Sender, Resent-*), strips Bcc, adds Message-ID and Date
+// when missing, keeps the rest byte-for-byte.
 import { randomUUID } from 'node:crypto';
 import { simpleParser } from 'mailparser';
 import { AppError } from '../../shared/kernel/errors.js';

@@ -1,4 +1,5 @@
-// A campaign's A/B test as tenants read and close it: both variants' counts and rates with the z-test's recommendation (GET /ab-results), and declaring the winner, which sends the held remainder with it exactly once (POST /ab/finalize).
+// A campaign's A/B test as tenants read and close it: both variants' counts and rates with the z-test's recommendation (GET /ab-results), and declaring the
+// winner, which sends the held remainder with it exactly once (POST /ab/finalize).
 import { writeAudit } from '../operations/audit/log.js';
 import type { Queryable } from '../db/connection.js';
 import { conflict, validationError } from '../kernel/errors.js';

@@ -1,4 +1,5 @@
-// The statistics of an A/B test, pure: a two-proportion z-test on the chosen metric, the sample size a difference of the observed size needs, and the plain-words recommendation built from them.
+// The statistics of an A/B test, pure: a two-proportion z-test on the chosen metric, the sample size a difference of the observed size needs, and the
+// plain-words recommendation built from them.
 
 /** Two-sided 95 % confidence: |z| at or above this is significant. */
 export const Z_95 = 1.959963984540054;
@@ -121,7 +122,8 @@ export function judge(metric: Metric, a: Arm, b: Arm): Significance {
       more_per_variant: 0,
       recommendation:
         `Variant ${leader} wins: its ${what} (${pct(hi)}) is higher than variant ${leader === 'a' ? 'b' : 'a'}'s (${pct(lo)}), ` +
-        `and the difference is statistically significant at 95 % confidence (z = ${test.z.toFixed(2)}, p = ${test.p_value.toFixed(4)}). Finalize with winner "${leader}".`,
+        `and the difference is statistically significant at 95 % confidence (z = ${test.z.toFixed(2)}, p = ${test.p_value.toFixed(4)}). Finalize ` +
+        `with winner "${leader}".`,
     };
   }
   const needed = sampleSizePerVariant(test.p_a, test.p_b);

@@ -1,4 +1,5 @@
-// SQL for a campaign's batches: ranges of recipient positions claimed with a lease, read with what their messages need, completed (deleted, their recipients counted as queued) or given back, swept after a cancel.
+// SQL for a campaign's batches: ranges of recipient positions claimed with a lease, read with what their messages need, completed (deleted, their recipients
+// counted as queued) or given back, swept after a cancel.
 import type { Queryable, Sql } from '../db/connection.js';
 import { PROFILE_COLUMN_NAMES, type ProfileColumn } from '../audiences/contacts/fields.js';
 import { countChanged, type SkipReason } from './recipient-queries.js';

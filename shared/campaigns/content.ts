@@ -1,4 +1,5 @@
-// A campaign message's content, the one place it is made: the effective subject and bodies (campaign or template), parsed once per run, rendered with Liquid per recipient, the preheader, tracking and UTM, and the bulk-sender headers.
+// A campaign message's content, the one place it is made: the effective subject and bodies (campaign or template), parsed once per run, rendered with Liquid
+// per recipient, the preheader, tracking and UTM, and the bulk-sender headers.
 import { AppError, validationError } from '../kernel/errors.js';
 import type { ProfileColumn } from '../audiences/contacts/fields.js';
 import { parseTemplate, RENDER_LIMIT_MS, renderContext, type TemplatePart } from '../sending/templates/liquid.js';

@@ -1,4 +1,5 @@
-// A campaign's event feed as tenants read it: its sends' events (accepted, delivered, deferred, bounced, dropped, complaints) and its engagement (opens, clicks, unsubscribes), newest first, in cursor pages.
+// A campaign's event feed as tenants read it: its sends' events (accepted, delivered, deferred, bounced, dropped, complaints) and its engagement (opens,
+// clicks, unsubscribes), newest first, in cursor pages.
 import { decodeCursor, pageOf } from '../kernel/cursor.js';
 import type { Queryable } from '../db/connection.js';
 import type { EventRow, EventType } from '../engagement/events/queries.js';

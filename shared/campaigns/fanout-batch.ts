@@ -1,4 +1,5 @@
-// Sends one claimed batch of a campaign: recipients whose send already exists are left as they are, the rest are rendered and handed to the send use-case together, and the batch is completed (or given back unfinished) in one transaction.
+// Sends one claimed batch of a campaign: recipients whose send already exists are left as they are, the rest are rendered and handed to the send use-case
+// together, and the batch is completed (or given back unfinished) in one transaction.
 import { AppError } from '../kernel/errors.js';
 import { normalizeEmail } from '../kernel/email.js';
 import { PROFILE_COLUMN_NAMES } from '../audiences/contacts/fields.js';

@@ -1,4 +1,5 @@
-// The campaign fan-out job queue (campaign-fanout): jobs per campaign and slot, enqueued inside the caller's transaction, with singleton keys so a campaign never piles up jobs.
+// The campaign fan-out job queue (campaign-fanout): jobs per campaign and slot, enqueued inside the caller's transaction, with singleton keys so a campaign
+// never piles up jobs.
 import type { Config } from '../config/index.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import { bossDb, createJobQueue, type Boss } from '../jobs/boss.js';

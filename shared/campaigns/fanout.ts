@@ -1,4 +1,5 @@
-// Runs one campaign fan-out job: starts a scheduled campaign when its time comes, fixes the recipients, then claims and sends batches until none is left, the slice of time runs out, or the campaign must wait, pause, stop or fail.
+// Runs one campaign fan-out job: starts a scheduled campaign when its time comes, fixes the recipients, then claims and sends batches until none is left,
+// the slice of time runs out, or the campaign must wait, pause, stop or fail.
 import { performance } from 'node:perf_hooks';
 import { AppError } from '../kernel/errors.js';
 import { listCustomFields } from '../audiences/custom-fields/queries.js';

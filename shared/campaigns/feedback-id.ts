@@ -1,4 +1,5 @@
-// The Feedback-ID header of campaign mail (Gmail's feedback loop aggregates complaints by its fields): the campaign and an opaque tag of the tenant, never the tenant's id.
+// The Feedback-ID header of campaign mail (Gmail's feedback loop aggregates complaints by its fields): the campaign and an opaque tag of the tenant, never
+// the tenant's id.
 import { createHmac } from 'node:crypto';
 
 /** Told apart from every other use of the key (the link tokens' MACs start with a one-byte purpose). */

@@ -1,4 +1,5 @@
-// Checks the fields a sender gives a campaign (create, PATCH): names, one-line texts, Liquid parts parsed, addresses normalized, the target exactly one list or segment, and every id the tenant's own.
+// Checks the fields a sender gives a campaign (create, PATCH): names, one-line texts, Liquid parts parsed, addresses normalized, the target exactly one list
+// or segment, and every id the tenant's own.
 import type { Queryable } from '../db/connection.js';
 import { normalizeEmail } from '../kernel/email.js';
 import { validationError } from '../kernel/errors.js';

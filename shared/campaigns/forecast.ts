@@ -1,4 +1,5 @@
-// What sending a campaign will do: how many of its recipients today's warm-up allowance and the month's quota let go today, and on which UTC days the rest goes if the tier holds.
+// What sending a campaign will do: how many of its recipients today's warm-up allowance and the month's quota let go today, and on which UTC days the rest
+// goes if the tier holds.
 import type { Clock } from '../kernel/clock.js';
 import type { WarmupConfig } from '../config/index.js';
 import type { Queryable, Sql } from '../db/connection.js';

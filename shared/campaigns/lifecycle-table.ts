@@ -1,4 +1,5 @@
-// The campaign lifecycle as data: which statuses each action starts from and where it leads (docs/audiences-and-campaigns.md: Lifecycle, the transition table), and the 409 for any other.
+// The campaign lifecycle as data: which statuses each action starts from and where it leads (docs/audiences-and-campaigns.md: Lifecycle, the transition
+// table), and the 409 for any other.
 import { conflict } from '../kernel/errors.js';
 import type { CampaignRow, CampaignStatus } from './queries.js';
 

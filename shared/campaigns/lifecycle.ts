@@ -1,4 +1,5 @@
-// The caller's status changes of a campaign: schedule and unschedule, send (with Idempotency-Key replay), pause, resume and cancel; each checked against the transition table and committed with its jobs and audit row.
+// The caller's status changes of a campaign: schedule and unschedule, send (with Idempotency-Key replay), pause, resume and cancel; each checked against the
+// transition table and committed with its jobs and audit row.
 import { createHash } from 'node:crypto';
 import { writeAudit, type AuditActor } from '../operations/audit/log.js';
 import type { Queryable } from '../db/connection.js';

@@ -1,4 +1,5 @@
-// Fixes a campaign's recipients when it starts sending: the target (list members, or the segment evaluated as of the start) copied page by page, each page one INSERT ... SELECT committed with its counters, its recipients' positions and the cursor reached; the A/B split after the last page.
+// Fixes a campaign's recipients when it starts sending: the target (list members, or the segment evaluated as of the start) copied page by page, each page
+// one INSERT ... SELECT committed with its counters, its recipients' positions and the cursor reached; the A/B split after the last page.
 import type { Clock } from '../kernel/clock.js';
 import type { Config } from '../config/index.js';
 import type { Queryable, Sql } from '../db/connection.js';

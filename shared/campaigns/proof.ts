@@ -1,4 +1,5 @@
-// A campaign's proof: its message rendered for a chosen contact (or as nobody) and sent to up to five addresses through the send path, marked as a proof and kept out of the campaign's audience, counters and stats.
+// A campaign's proof: its message rendered for a chosen contact (or as nobody) and sent to up to five addresses through the send path, marked as a proof and
+// kept out of the campaign's audience, counters and stats.
 import { randomUUID } from 'node:crypto';
 import { writeAudit, type AuditActor } from '../operations/audit/log.js';
 import { PROFILE_COLUMN_NAMES } from '../audiences/contacts/fields.js';

@@ -1,4 +1,5 @@
-// Whether a campaign can be sent now: a target, a From address (its own or the tenant's default) at a domain that may send, and content that parses (its own or its template's). Checked at schedule and send, and again when the fan-out starts.
+// Whether a campaign can be sent now: a target, a From address (its own or the tenant's default) at a domain that may send, and content that parses (its own
+// or its template's). Checked at schedule and send, and again when the fan-out starts.
 import type { Queryable } from '../db/connection.js';
 import { AppError, validationError } from '../kernel/errors.js';
 import type { SendLookups } from '../sending/lookups.js';

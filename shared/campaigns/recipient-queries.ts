@@ -1,4 +1,5 @@
-// SQL for a campaign's recipients: materializing a target page with its skip reasons and positions, the A/B split, the counters that grow with them, and the progress counters read back. Batches over the positions are in batch-queries.ts.
+// SQL for a campaign's recipients: materializing a target page with its skip reasons and positions, the A/B split, the counters that grow with them, and the
+// progress counters read back. Batches over the positions are in batch-queries.ts.
 import type { Queryable } from '../db/connection.js';
 
 export const SKIP_REASONS = ['unsubscribed', 'deleted', 'suppressed', 'md5_listed', 'invalid', 'cancelled'] as const;

@@ -1,4 +1,5 @@
-// Sends a campaign's seed copies (one per active seed mailbox, made when its target was fixed) through the same send use-case and gates as its recipients, but outside its audience: no contact, no campaign counters.
+// Sends a campaign's seed copies (one per active seed mailbox, made when its target was fixed) through the same send use-case and gates as its recipients,
+// but outside its audience: no contact, no campaign counters.
 import { AppError } from '../kernel/errors.js';
 import { PROFILE_COLUMN_NAMES } from '../audiences/contacts/fields.js';
 import { acceptSend, isHeld, isRefused, type HoldingOutcome } from '../sending/accept.js';

@@ -1,4 +1,5 @@
-// SQL of campaign analytics: the kept counters (per variant, per hour, per URL, per country), the campaign's event feed, and the A/B finalize (winner declared, held remainder released).
+// SQL of campaign analytics: the kept counters (per variant, per hour, per URL, per country), the campaign's event feed, and the A/B finalize (winner
+// declared, held remainder released).
 import type { Queryable } from '../db/connection.js';
 import type { EventRow, EventType } from '../engagement/events/queries.js';
 

@@ -1,4 +1,5 @@
-// Campaign stats as tenants read them: one campaign's counters, rates, countries and hourly trend, many campaigns at once (stats-batch), and the click heat map; all from kept counters, never a recount of events.
+// Campaign stats as tenants read them: one campaign's counters, rates, countries and hourly trend, many campaigns at once (stats-batch), and the click heat
+// map; all from kept counters, never a recount of events.
 import type { Queryable } from '../db/connection.js';
 import { AppError } from '../kernel/errors.js';
 import { isUuid } from '../kernel/ids.js';

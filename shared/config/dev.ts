@@ -1,4 +1,5 @@
-// The `mailpath dev` profile: its own ports (loopback DNS, catch-all SMTP sink, inbox/webhook receiver) and the defaults it gives the ordinary variables so everything stays on one machine.
+// The `mailpath dev` profile: its own ports (loopback DNS, catch-all SMTP sink, inbox/webhook receiver) and the defaults it gives the ordinary variables so
+// everything stays on one machine.
 import { z } from 'zod';
 import type { Env } from './env.js';
 

@@ -1,4 +1,5 @@
-// config/limits.yaml: rate limits per key and tenant, request limits (body, timeouts, headers, JSON depth), send and submission limits, API key activity, bulk imports.
+// config/limits.yaml: rate limits per key and tenant, request limits (body, timeouts, headers, JSON depth), send and submission limits, API key activity,
+// bulk imports.
 import { z } from 'zod';
 
 export const limitsSchema = z.strictObject({

@@ -1,4 +1,5 @@
-// Deadlines for tenant-shaped queries: each runs in a transaction of its own with a statement_timeout (SET LOCAL), holding one of its tenant's slots and one of the process's, and a query cancelled at its deadline answers a clear error instead of a late 200.
+// Deadlines for tenant-shaped queries: each runs in a transaction of its own with a statement_timeout (SET LOCAL), holding one of its tenant's slots and one
+// of the process's, and a query cancelled at its deadline answers a clear error instead of a late 200.
 import type { QueriesConfig, QueryKind } from '../config/queries.js';
 import { AppError } from '../kernel/errors.js';
 import type { Queryable, Sql } from './connection.js';
@@ -171,7 +172,8 @@ export class TenantQueries {
       const seconds = Math.ceil(refill / 1000);
       throw new AppError(
         'rate_limited',
-        `this account's heavy queries (segment counts, searches, analytics, exports) used their ${formatDeadline(budget)} of query time per minute: retry after ${seconds} s`,
+        `this account's heavy queries (segment counts, searches, analytics, exports) used their ${formatDeadline(budget)} of query time per minute: ` +
+          `retry after ${seconds} s`,
         { headers: { 'Retry-After': String(seconds) } },
       );
     }

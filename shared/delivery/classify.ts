@@ -1,4 +1,5 @@
-// Classifies the outcome of one delivery attempt (a remote SMTP reply, a network or DNS failure, a routing failure) as delivered, temporary or a hard / soft bounce.
+// Classifies the outcome of one delivery attempt (a remote SMTP reply, a network or DNS failure, a routing failure) as delivered, temporary or a hard / soft
+// bounce.
 import type { BounceRulesConfig } from '../config/index.js';
 
 /** What one attempt ended with, before any judgement. */

@@ -1,4 +1,5 @@
-// How a send's delivery ends, one rule for every path that learns it: a bounce (an attempt's SMTP reply, or a DSN that came back later) marks the send bounced, writes its bounce event and suppresses a hard-bounced recipient, for the send's tenant only.
+// How a send's delivery ends, one rule for every path that learns it: a bounce (an attempt's SMTP reply, or a DSN that came back later) marks the send
+// bounced, writes its bounce event and suppresses a hard-bounced recipient, for the send's tenant only.
 import type { Queryable } from '../db/connection.js';
 import { insertEvent, type NewEvent } from '../engagement/events/queries.js';
 import { AppError } from '../kernel/errors.js';

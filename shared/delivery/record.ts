@@ -1,4 +1,5 @@
-// Stores what a delivery decided, each in one transaction with the send's place in the delivery queue: the attempt and its outcome (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral.
+// Stores what a delivery decided, each in one transaction with the send's place in the delivery queue: the attempt and its outcome (delivered, deferred for
+// a retry, bounced), or a wake-up's drop or new deferral.
 import type { Config } from '../config/index.js';
 import type { Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';

@@ -1,4 +1,5 @@
-// The inbound follow-up queues: what the MX enqueues, in the transaction that stores a message, for the workers that hand it on (webhook, bounce and unsubscribe mail).
+// The inbound follow-up queues: what the MX enqueues, in the transaction that stores a message, for the workers that hand it on (webhook, bounce and
+// unsubscribe mail).
 import { bossDb, createJobQueue, type Boss } from '../jobs/boss.js';
 import type { Queryable, Sql } from '../db/connection.js';
 

@@ -1,4 +1,5 @@
-// Stores received messages durably: the message, its recipients, mailbox copies, webhook deliveries and follow-up jobs, in one transaction shared by concurrent messages.
+// Stores received messages durably: the message, its recipients, mailbox copies, webhook deliveries and follow-up jobs, in one transaction shared by
+// concurrent messages.
 import { randomUUID } from 'node:crypto';
 import type { Queryable, Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';

@@ -1,4 +1,5 @@
-// Works a pg-boss job queue in batches for a role: a failed job runs again on its own, a full batch fetches again at once, and stop() waits for the batches in hand.
+// Works a pg-boss job queue in batches for a role: a failed job runs again on its own, a full batch fetches again at once, and stop() waits for the batches
+// in hand.
 import type { Job } from 'pg-boss';
 import type { Logger } from '../kernel/log.js';
 import type { Boss } from './boss.js';

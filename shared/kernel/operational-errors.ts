@@ -1,4 +1,5 @@
-// Failures the operator causes and fixes (a port in use, a data dir in use, an unreachable database): the message says it all, so the entry point prints it without a stack.
+// Failures the operator causes and fixes (a port in use, a data dir in use, an unreachable database): the message says it all, so the entry point prints it
+// without a stack.
 
 /** An expected failure of the environment, not a bug: `message` is one line naming what to fix. */
 export class OperationalError extends Error {

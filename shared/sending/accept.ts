@@ -1,4 +1,5 @@
-// The send use-case: accepts one outbound message from any adapter (the API, SMTP submission, system mail): gates, composition, DKIM signing, then the send, its events and its delivery job in one transaction.
+// The send use-case: accepts one outbound message from any adapter (the API, SMTP submission, system mail): gates, composition, DKIM signing, then the send,
+// its events and its delivery job in one transaction.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../db/connection.js';
 import { AppError, validationError } from '../kernel/errors.js';
@@ -115,7 +116,8 @@ async function resolveSendingDomain(
   if (sending.length === 0) {
     throw new AppError(
       'no_verified_domain',
-      'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains (a test key may send from an added domain before that)',
+      'no sending domain of this tenant has SPF, DKIM and DMARC verified; add and verify one under /domains (a test key may send from an added domain ' +
+        'before that)',
     );
   }
   const domain = sending.find((d) => d.name === name);

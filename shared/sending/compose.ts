@@ -1,4 +1,5 @@
-// Builds the RFC 5322 message of an outbound send (Message-ID at our host, Date, multipart/alternative): the simple shape in one pass (simple-message.ts), anything else with nodemailer's composer.
+// Builds the RFC 5322 message of an outbound send (Message-ID at our host, Date, multipart/alternative): the simple shape in one pass (simple-message.ts),
+// anything else with nodemailer's composer.
 import MailComposer from 'nodemailer/lib/mail-composer';
 import type MimeNode from 'nodemailer/lib/mime-node';
 import { Encoder as Base64Encoder } from 'nodemailer/lib/base64';

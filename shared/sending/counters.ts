@@ -1,4 +1,5 @@
-// The counters the send path takes from (monthly quota, warm-up rows and daily allowances, per-ESP sub-caps), batched across concurrent sends: one statement at a time per kind, for all the sends that asked meanwhile.
+// The counters the send path takes from (monthly quota, warm-up rows and daily allowances, per-ESP sub-caps), batched across concurrent sends: one statement
+// at a time per kind, for all the sends that asked meanwhile.
 import type { Queryable } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../kernel/log.js';

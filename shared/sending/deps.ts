@@ -1,4 +1,5 @@
-// What the send use-case needs (database, job queues, clock, resolver, VERP and link keys, its batched writer, look-ups and counters, and the slot for this process's delivery workers); built once per process.
+// What the send use-case needs (database, job queues, clock, resolver, VERP and link keys, its batched writer, look-ups and counters, and the slot for this
+// process's delivery workers); built once per process.
 import type { Config } from '../config/index.js';
 import type { Clock } from '../kernel/clock.js';
 import type { Sql } from '../db/connection.js';

@@ -1,4 +1,5 @@
-// The header side of a DKIM signature as mailauth makes it (its field selection, h= list, relaxed canonicalization and DKIM-Signature layout), on one latin1 string per message instead of a Buffer per field: mailauth's own steps cost more than the rest of signing but the RSA operation.
+// The header side of a DKIM signature as mailauth makes it (its field selection, h= list, relaxed canonicalization and DKIM-Signature layout), on one latin1
+// string per message instead of a Buffer per field: mailauth's own steps cost more than the rest of signing but the RSA operation.
 import { domainToASCII } from 'node:url';
 import { foldLines } from 'nodemailer/lib/mime-funcs';
 
@@ -63,7 +64,8 @@ function aLabel(name: string): string {
 function signatureField(h: string, tags: SignatureTags, b: string): string {
   const bTag = `b=${b}`.replace(/.{75}/g, '$& ').trim();
   return foldLines(
-    `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=${aLabel(tags.domain)}; h=${h}; q=dns/txt; s=${aLabel(tags.selector)}; t=${tags.time}; bh=${tags.bodyHash}; ${bTag}`,
+    `DKIM-Signature: v=1; a=rsa-sha256; c=relaxed/relaxed; d=${aLabel(tags.domain)}; h=${h}; q=dns/txt; s=${aLabel(tags.selector)}; t=${tags.time}; ` +
+      `bh=${tags.bodyHash}; ${bTag}`,
   );
 }
 

@@ -1,4 +1,5 @@
-// DKIM-signs an outbound message with the sending domain's live key: mailauth's relaxed/relaxed canonicalization (its header steps as dkim-header.ts writes them), rsa-sha256 with a parsed key kept per domain.
+// DKIM-signs an outbound message with the sending domain's live key: mailauth's relaxed/relaxed canonicalization (its header steps as dkim-header.ts writes
+// them), rsa-sha256 with a parsed key kept per domain.
 import { createHash, createPrivateKey, sign, type KeyObject } from 'node:crypto';
 import { promisify } from 'node:util';
 import { dkimBody } from 'mailauth/lib/dkim/body/index.js';

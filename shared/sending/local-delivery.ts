@@ -1,4 +1,5 @@
-// The hand-off from acceptance to this process's own delivery workers: a send accepted where the outbound role runs goes straight to a worker with its bytes, claimed in the same transaction that stores it, instead of being read back from the queue.
+// The hand-off from acceptance to this process's own delivery workers: a send accepted where the outbound role runs goes straight to a worker with its
+// bytes, claimed in the same transaction that stores it, instead of being read back from the queue.
 import type { DeliverySend } from './outbound-log/delivery-queries.js';
 
 /** A send handed to a worker: its row as delivery reads it and its signed message. */

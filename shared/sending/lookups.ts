@@ -1,4 +1,5 @@
-// Read-only look-ups of the send path (suppression, sending domains, quota usage) batched across concurrent sends: the ones asked in the same tick go to PostgreSQL as one query.
+// Read-only look-ups of the send path (suppression, sending domains, quota usage) batched across concurrent sends: the ones asked in the same tick go to
+// PostgreSQL as one query.
 import type { Queryable } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../kernel/log.js';

@@ -1,4 +1,5 @@
-// What an outbound message is built from: compose.ts builds it, simple-message.ts the common shape in one pass (both need the type, neither the other's code for it).
+// What an outbound message is built from: compose.ts builds it, simple-message.ts the common shape in one pass (both need the type, neither the other's code
+// for it).
 export interface OutboundAttachment {
   filename: string;
   content: Buffer;

@@ -1,4 +1,5 @@
-// Quoted-printable (RFC 2045 §6.7) for message bodies, on whole strings with the engine's regular expressions: several times faster than a byte loop, and what a body of mostly ASCII markup costs per message.
+// Quoted-printable (RFC 2045 §6.7) for message bodies, on whole strings with the engine's regular expressions: several times faster than a byte loop, and
+// what a body of mostly ASCII markup costs per message.
 
 /** What QP writes as it is: printable ASCII but '=', and space and tab (encoded at the end of a line). */
 const NEEDS_ESCAPE = /[^\t\x20-\x3c\x3e-\x7e]/gu;

@@ -87,7 +87,8 @@ export function checkHeaders(headers: Record<string, string> | undefined, limits
     if (isReservedHeader(name))
       throw validationError(
         `headers.${name}`,
-        'is reserved (set by the service, or only by the mail servers and verifiers a message passes) and cannot be given; use the matching field (from_email, to, reply_to, subject) where there is one',
+        'is reserved (set by the service, or only by the mail servers and verifiers a message passes) and cannot be given; use the matching field ' +
+          '(from_email, to, reply_to, subject) where there is one',
       );
     if (seen.has(lower)) throw validationError(`headers.${name}`, 'is given twice (header names are compared without case)');
     seen.add(lower);

@@ -1,4 +1,5 @@
-// Commits accepted sends by group commit: one transaction (multi-row inserts of sends, events and delivery-queue rows) for all the acceptances ready at once; the sends this process's delivery workers have room for are handed to them after the commit.
+// Commits accepted sends by group commit: one transaction (multi-row inserts of sends, events and delivery-queue rows) for all the acceptances ready at
+// once; the sends this process's delivery workers have room for are handed to them after the commit.
 import type { Clock } from '../kernel/clock.js';
 import type { Queryable, Sql } from '../db/connection.js';
 import { GroupCommit } from '../db/group-commit.js';

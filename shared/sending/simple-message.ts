@@ -1,4 +1,5 @@
-// The common outbound message (a text and/or an HTML body, no attachments) built in one pass: the header fields nodemailer's composer writes, in its order, encoded and folded by nodemailer's own functions, and the bodies as 7bit or quoted-printable with CRLF line breaks.
+// The common outbound message (a text and/or an HTML body, no attachments) built in one pass: the header fields nodemailer's composer writes, in its order,
+// encoded and folded by nodemailer's own functions, and the bodies as 7bit or quoted-printable with CRLF line breaks.
 import { randomBytes } from 'node:crypto';
 import MimeNode from 'nodemailer/lib/mime-node';
 import { buildHeaderValue, foldLines, hasLongerLines } from 'nodemailer/lib/mime-funcs';

@@ -1,4 +1,5 @@
-// What follows one webhook POST (inbound and event webhooks alike): delivered, retried later (backoff or Retry-After) or dead-lettered, per the spec's receiver-answer table.
+// What follows one webhook POST (inbound and event webhooks alike): delivered, retried later (backoff or Retry-After) or dead-lettered, per the spec's
+// receiver-answer table.
 import type { WebhooksConfig } from '../config/index.js';
 import type { PostResult } from './post.js';
 

@@ -1,4 +1,5 @@
-// Super-admin compliance: chain verification names a tampered row; the SOC 2 evidence worker's gates on an injected clock (02:00 UTC, once a day, run-now past both, the env flag), dates/today/{date} and their status codes; a tenant's seven controls, with no made-up values.
+// Super-admin compliance: chain verification names a tampered row; the SOC 2 evidence worker's gates on an injected clock (02:00 UTC, once a day, run-now
+// past both, the env flag), dates/today/{date} and their status codes; a tenant's seven controls, with no made-up values.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
 import { CONTROL_NAMES } from '../../shared/operations/compliance/tenant-controls.js';

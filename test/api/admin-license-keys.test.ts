@@ -1,4 +1,5 @@
-// Super-admin license keys: who may call the routes, issuing and listing, revocation (one and in bulk, with its audit rows), and what validation says after revocation, after expiry and for a tampered key.
+// Super-admin license keys: who may call the routes, issuing and listing, revocation (one and in bulk, with its audit rows), and what validation says after
+// revocation, after expiry and for a tampered key.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';

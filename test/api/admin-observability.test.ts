@@ -1,4 +1,5 @@
-// GET /admin/observability and /admin/observability/slow-queries: super-admin only, every section present, a broken section degraded and named, slow queries from Mailpath's own timing with clamped parameters.
+// GET /admin/observability and /admin/observability/slow-queries: super-admin only, every section present, a broken section degraded and named, slow queries
+// from Mailpath's own timing with clamped parameters.
 import t from 'tap';
 import { QueryTimings, timedSql } from '../../shared/operations/observability/query-timing.js';
 import { startTimingFlusher } from '../../shared/operations/observability/timing-flusher.js';

@@ -1,4 +1,5 @@
-// Super-admin seed mailboxes over HTTP: super-admin only, create with its 409 and 422s, bulk (limits, duplicates, invalid rows never fatal, one statement), PATCH validation, DELETE, hits paging; every change audited.
+// Super-admin seed mailboxes over HTTP: super-admin only, create with its 409 and 422s, bulk (limits, duplicates, invalid rows never fatal, one statement),
+// PATCH validation, DELETE, hits paging; every change audited.
 import t from 'tap';
 import { buildTestApp, call, registerTenant, superAdminToken } from '../helpers/app.js';
 

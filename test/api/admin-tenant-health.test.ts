@@ -1,4 +1,5 @@
-// Super-admin tenant activity and health: who may call the routes of issue 18 items 4–5, the audit trail, the database figures, the health checks and their run-now, the digest run-now to a real chat webhook.
+// Super-admin tenant activity and health: who may call the routes of issue 18 items 4–5, the audit trail, the database figures, the health checks and their
+// run-now, the digest run-now to a real chat webhook.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
 import { startChatNotifier } from '../../jobs/chat-notifier.js';

@@ -1,4 +1,5 @@
-// Super-admin tenant settings: plan changes keep the month's quota count, the sandbox flag really intercepts sends, the rate-limit override and its reset, and the utilization view of GET /admin/ratelimits.
+// Super-admin tenant settings: plan changes keep the month's quota count, the sandbox flag really intercepts sends, the rate-limit override and its reset,
+// and the utilization view of GET /admin/ratelimits.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
 import { RateLimiter } from '../../shared/limits/rate-limits/limiter.js';

@@ -1,4 +1,5 @@
-// Super-admin tenant deletion and bulk actions: cascade delete over every table with a tenant_id, the super-admin tenant's protections, per-row bulk results, one bulk_request_id, the 100-id limit.
+// Super-admin tenant deletion and bulk actions: cascade delete over every table with a tenant_id, the super-admin tenant's protections, per-row bulk
+// results, one bulk_request_id, the 100-id limit.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { Sql } from '../../shared/db/connection.js';

@@ -1,4 +1,5 @@
-// /admin/workers and run-now: every worker with its fields, ticks recorded with outcome and duration (run-now audited), a failing tick answers 502 and is recorded as an error, N failures in a row alert once (chat webhook included) and the recovery is announced.
+// /admin/workers and run-now: every worker with its fields, ticks recorded with outcome and duration (run-now audited), a failing tick answers 502 and is
+// recorded as an error, N failures in a row alert once (chat webhook included) and the recovery is announced.
 import t from 'tap';
 import { startChatNotifier } from '../../jobs/chat-notifier.js';
 import { CHAT_JOBS } from '../../shared/operations/notify/chat.js';

@@ -1,4 +1,5 @@
-// /analytics/esp-scores (custom domains classified by their MX hosts through a loopback DNS server, cached with a TTL; scores, order, window), /analytics/esp-suppressions (active and last-7-day, newest first) and /analytics/trust-score, each tenant seeing only its own.
+// /analytics/esp-scores (custom domains classified by their MX hosts through a loopback DNS server, cached with a TTL; scores, order, window),
+// /analytics/esp-suppressions (active and last-7-day, newest first) and /analytics/trust-score, each tenant seeing only its own.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { PROVIDER_TTL_MS } from '../../shared/engagement/analytics/provider-classifier.js';
@@ -215,7 +216,8 @@ t.test('trust-score: the reputation formula over all live sends of 30 days; the 
 
   const res = await call(app, 'GET', '/analytics/trust-score', { token: ownerKey });
   t.equal(res.status, 200);
-  // D = (0.95 − 0.8) / 0.2 = 0.75; B = 1 − 0.05 / 0.05 = 0; C = 1; E = 0.1053 (the rate, rounded as /reputation rounds it) / 0.2 = 0.5265 → 100 × (0.2625 + 0 + 0.25 + 0.0526) = 57.
+  // D = (0.95 − 0.8) / 0.2 = 0.75; B = 1 − 0.05 / 0.05 = 0; C = 1; E = 0.1053 (the rate, rounded as /reputation rounds it) / 0.2 = 0.5265 → 100 × (0.2625 +
+  // 0 + 0.25 + 0.0526) = 57.
   t.same(res.body.data, {
     score: 57,
     tier: 'caution',

@@ -1,4 +1,6 @@
-// /analytics/rollup and /analytics/cohort-retention on an injected clock with seeded events: rollup tables refreshed by the analytics-rollup worker (run-now), hours not rolled up yet counted live, buckets, machine opens and scanner clicks left out, the 90-day cap; cohort boundaries, empty weeks, future cells and the one-hour cache.
+// /analytics/rollup and /analytics/cohort-retention on an injected clock with seeded events: rollup tables refreshed by the analytics-rollup worker
+// (run-now), hours not rolled up yet counted live, buckets, machine opens and scanner clicks left out, the 90-day cap; cohort boundaries, empty weeks,
+// future cells and the one-hour cache.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { LIVE_HOURS_MAX } from '../../shared/engagement/analytics/queries.js';

@@ -1,4 +1,5 @@
-// The tenant's audit: the campaign feed, the CSV export (window, CSV-injection escaping, many cursor pages, scope) and the PDF export (pdftotext finds the digest recomputed from the CSV on every page, Unicode text, the 10,000-row cap, owner only, audit:export for keys), tenant isolation.
+// The tenant's audit: the campaign feed, the CSV export (window, CSV-injection escaping, many cursor pages, scope) and the PDF export (pdftotext finds the
+// digest recomputed from the CSV on every page, Unicode text, the 10,000-row cap, owner only, audit:export for keys), tenant isolation.
 import { createHash } from 'node:crypto';
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';

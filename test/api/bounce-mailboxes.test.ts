@@ -1,4 +1,5 @@
-// /bounce-mailboxes: create (password sealed, never returned), list, read, change, delete, verify with a real POP3 login against dovecot; refusals, the address policy, scopes and isolation.
+// /bounce-mailboxes: create (password sealed, never returned), list, read, change, delete, verify with a real POP3 login against dovecot; refusals, the
+// address policy, scopes and isolation.
 import t from 'tap';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 import { startDovecot } from '../helpers/dovecot.js';

@@ -1,4 +1,5 @@
-// The send forecast: the day plan under warm-up caps, the quota and a paused domain; GET /campaigns/{id}/forecast and the send answer's forecast, before, during and after the fan-out; isolation and scope.
+// The send forecast: the day plan under warm-up caps, the quota and a paused domain; GET /campaigns/{id}/forecast and the send answer's forecast, before,
+// during and after the fan-out; isolation and scope.
 import t from 'tap';
 import { planDays } from '../../shared/campaigns/forecast.js';
 import { call, createKey } from '../helpers/app.js';

@@ -1,4 +1,5 @@
-// Campaign status changes through the API: every action from every status (the transition table), what refuses a send or a schedule, and Idempotency-Key on POST /send.
+// Campaign status changes through the API: every action from every status (the transition table), what refuses a send or a schedule, and Idempotency-Key on
+// POST /send.
 import t from 'tap';
 import { CAMPAIGN_STATUSES } from '../../shared/campaigns/queries.js';
 import { FANOUT_JOBS } from '../../shared/campaigns/fanout-jobs.js';

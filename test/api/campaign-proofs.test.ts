@@ -1,4 +1,5 @@
-// POST /campaigns/{id}/proof: rendered for the chosen contact, sent to up to five addresses through the send path as proofs, outside the campaign's counters and stats; limits, scopes, isolation, quota, test keys, and an unsubscribe link that changes nothing.
+// POST /campaigns/{id}/proof: rendered for the chosen contact, sent to up to five addresses through the send path as proofs, outside the campaign's counters
+// and stats; limits, scopes, isolation, quota, test keys, and an unsubscribe link that changes nothing.
 import t from 'tap';
 import { applyUnsubscribe } from '../../shared/engagement/tracking/unsubscribe-apply.js';
 import { call, createKey } from '../helpers/app.js';

@@ -1,4 +1,5 @@
-// A/B results and finalize through the API and the real fan-out: variant counts and rates from real opens, the z-test's recommendation, the winner sent to the held remainder exactly once, a second finalize 409, the refusals with their slugs, the audit row.
+// A/B results and finalize through the API and the real fan-out: variant counts and rates from real opens, the z-test's recommendation, the winner sent to
+// the held remainder exactly once, a second finalize 409, the refusals with their slugs, the audit row.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
 import { insertEvents } from '../../shared/engagement/events/queries.js';

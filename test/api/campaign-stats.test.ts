@@ -1,4 +1,6 @@
-// Campaign stats through the API: counters and rates from real hits on /o, /c and /u and from delivery events as the MTA writes them (without the campaign), countries, the 72-hour trend, kept counters (never recounted), stats-batch and its refusals, the event feed, the click heat map, scopes and tenant isolation.
+// Campaign stats through the API: counters and rates from real hits on /o, /c and /u and from delivery events as the MTA writes them (without the campaign),
+// countries, the 72-hour trend, kept counters (never recounted), stats-batch and its refusals, the event feed, the click heat map, scopes and tenant
+// isolation.
 import t from 'tap';
 import { request } from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -1,4 +1,5 @@
-// Campaigns through the API: create with its defaults and every refusal, search and pages, PATCH and the target switch, delete, duplicate, the MD5 list, scopes and tenant isolation (status changes: campaign-lifecycle.test.ts).
+// Campaigns through the API: create with its defaults and every refusal, search and pages, PATCH and the target switch, delete, duplicate, the MD5 list,
+// scopes and tenant isolation (status changes: campaign-lifecycle.test.ts).
 import t from 'tap';
 import { call, createKey, registerTenant } from '../helpers/app.js';
 import { addresses, campaignApp, createCampaign, listOf, sender } from '../helpers/campaigns.js';

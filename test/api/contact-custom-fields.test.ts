@@ -1,4 +1,5 @@
-// The custom-field catalog through the API: create and list in position order, key rules, reserved names, select options, immutability, the cap, delete orphaning values, scopes, isolation.
+// The custom-field catalog through the API: create and list in position order, key rules, reserved names, select options, immutability, the cap, delete
+// orphaning values, scopes, isolation.
 import t from 'tap';
 import { MAX_CUSTOM_FIELDS } from '../../shared/audiences/custom-fields/service.js';
 import { buildTestApp, call, countRows, createKey, registerTenant, type ApiResponse } from '../helpers/app.js';

@@ -1,4 +1,5 @@
-// The upload of an import over a real socket: chunked storage, the size cap, a slow upload past the API's request deadline, a stalled or cut-off upload, the bulk rate bucket, and the cap of imports in progress per tenant.
+// The upload of an import over a real socket: chunked storage, the size cap, a slow upload past the API's request deadline, a stalled or cut-off upload, the
+// bulk rate bucket, and the cap of imports in progress per tenant.
 import { request, type ClientRequest } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import t from 'tap';

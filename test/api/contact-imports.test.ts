@@ -1,4 +1,5 @@
-// POST /contacts/imports and its reads: CSV and NDJSON imports end to end (upload, job, progress, row errors), mapping, update vs skip, lists, and every malformed-file class.
+// POST /contacts/imports and its reads: CSV and NDJSON imports end to end (upload, job, progress, row errors), mapping, update vs skip, lists, and every
+// malformed-file class.
 import t from 'tap';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';
 import { addCustomField, addList, contactByEmail, importFile, runToEnd, uploadImport } from '../helpers/imports.js';

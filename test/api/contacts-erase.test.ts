@@ -1,4 +1,5 @@
-// Erasure and the send path: an erased person's data leaves contacts, sends and events, the hash keeps them suppressed (also re-added), only a confirmed removal lifts it; unsubscribed contacts are never mailed.
+// Erasure and the send path: an erased person's data leaves contacts, sends and events, the hash keeps them suppressed (also re-added), only a confirmed
+// removal lifts it; unsubscribed contacts are never mailed.
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { buildTestApp, call, createKey, registerTenant, type TestTenant } from '../helpers/app.js';

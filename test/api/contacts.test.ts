@@ -1,4 +1,5 @@
-// Contacts through the API: create and normalisation, upsert, read, change, delete and restore, every refusal, listing (status, q, paging, totals), scopes, isolation.
+// Contacts through the API: create and normalisation, upsert, read, change, delete and restore, every refusal, listing (status, q, paging, totals), scopes,
+// isolation.
 import t from 'tap';
 import type { Clock } from '../../shared/kernel/clock.js';
 import { SEARCH_COUNT_CAP } from '../../shared/audiences/contacts/service.js';

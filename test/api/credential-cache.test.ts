@@ -1,4 +1,5 @@
-// The per-process credential cache the guard answers most requests from: what changes in this process applies at once, what another process changes applies within credential_cache_ms.
+// The per-process credential cache the guard answers most requests from: what changes in this process applies at once, what another process changes applies
+// within credential_cache_ms.
 import { setTimeout as sleep } from 'node:timers/promises';
 import t from 'tap';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';

@@ -1,4 +1,5 @@
-// The tenant's default sender: a campaign shaped like the spec's (no from_email) sends from it; derived from the oldest verified domain until one is set with PUT /settings/sender; 422 naming every fix when there is neither; per tenant; warm-up dispatches.
+// The tenant's default sender: a campaign shaped like the spec's (no from_email) sends from it; derived from the oldest verified domain until one is set
+// with PUT /settings/sender; 422 naming every fix when there is neither; per tenant; warm-up dispatches.
 import t from 'tap';
 import { call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';
 import { addresses, campaignApp, drain, listOf, readCampaign, sender, sendNow } from '../helpers/campaigns.js';

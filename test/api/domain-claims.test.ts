@@ -1,4 +1,5 @@
-// Domain claims through the API against real loopback DNS: several tenants may claim a name, the one that publishes its own DKIM record owns it, nobody learns of the others, unproven claims expire.
+// Domain claims through the API against real loopback DNS: several tenants may claim a name, the one that publishes its own DKIM record owns it, nobody
+// learns of the others, unproven claims expire.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
 import { createSendLookups } from '../../shared/sending/lookups.js';

@@ -1,4 +1,5 @@
-// The engagement CSV: exact columns, real opens and clicks through /o and /c beside delivery events, oldest first, the since window and its 90-day cap, CSV-injection escaping, many cursor pages, both scopes for keys, tenant isolation.
+// The engagement CSV: exact columns, real opens and clicks through /o and /c beside delivery events, oldest first, the since window and its 90-day cap,
+// CSV-injection escaping, many cursor pages, both scopes for keys, tenant isolation.
 import { randomUUID } from 'node:crypto';
 import { parse } from 'csv-parse/sync';
 import t from 'tap';

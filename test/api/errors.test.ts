@@ -1,4 +1,5 @@
-// The error envelope everywhere: stable slugs and statuses, fields named (every one, a misspelt one with the field it is nearest to), no stack traces or file paths.
+// The error envelope everywhere: stable slugs and statuses, fields named (every one, a misspelt one with the field it is nearest to), no stack traces or
+// file paths.
 import t from 'tap';
 import { z } from 'zod';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,5 @@
-// Goals and goal conversions end to end: CRUD and its refusals, real clicks through /c converting (exact, prefix, regex, revenue from the URL), scanner clicks left out (also when flagged later), a deleted goal's conversions, scopes and tenant isolation.
+// Goals and goal conversions end to end: CRUD and its refusals, real clicks through /c converting (exact, prefix, regex, revenue from the URL), scanner
+// clicks left out (also when flagged later), a deleted goal's conversions, scopes and tenant isolation.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant } from '../helpers/app.js';

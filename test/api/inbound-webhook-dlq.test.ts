@@ -1,4 +1,5 @@
-// The super-admin dead-letter queue of inbound webhooks: list (cursor, only dead, only that tenant), replay one (pending again, new job, audited), 404s and access.
+// The super-admin dead-letter queue of inbound webhooks: list (cursor, only dead, only that tenant), replay one (pending again, new job, audited), 404s and
+// access.
 import t from 'tap';
 import { runWebhookJob } from '../../jobs/inbound-webhooks/worker.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken, type TestLike } from '../helpers/app.js';

@@ -1,4 +1,5 @@
-// Inbound webhook settings through the API: the secret shown once, rotation, partial updates, the URL policy through loopback DNS, who may call, audit, test-send.
+// Inbound webhook settings through the API: the secret shown once, rotation, partial updates, the URL policy through loopback DNS, who may call, audit,
+// test-send.
 import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { simpleParser } from 'mailparser';

@@ -1,4 +1,5 @@
-// The operator port: GET /metrics over real HTTP in Prometheus's text format, API latency labelled by route template, queue depths read on scrape, nothing else served.
+// The operator port: GET /metrics over real HTTP in Prometheus's text format, API latency labelled by route template, queue depths read on scrape, nothing
+// else served.
 import { request } from 'node:http';
 import t from 'tap';
 import { startOperatorServer } from '../../api/operator-server.js';

@@ -1,4 +1,5 @@
-// POST /auth/password: the change, other sessions ended and a fresh one answered, the current password checked and throttled, the strength rules, who may call it, the audit row.
+// POST /auth/password: the change, other sessions ended and a fresh one answered, the current password checked and throttled, the strength rules, who may
+// call it, the audit row.
 import t from 'tap';
 import { generate } from 'otplib';
 import { ManualClock } from '../../shared/kernel/clock.js';

@@ -1,4 +1,5 @@
-// Tenant-shaped queries have deadlines and per-tenant caps: a rule set too expensive for its deadline is a 422 naming it, a search or analytics read past its deadline a 503 with Retry-After, a tenant's excess heavy queries 429 while another tenant's still run, and every connection comes back clean.
+// Tenant-shaped queries have deadlines and per-tenant caps: a rule set too expensive for its deadline is a 422 naming it, a search or analytics read past
+// its deadline a 503 with Retry-After, a tenant's excess heavy queries 429 while another tenant's still run, and every connection comes back clean.
 import t, { type Test } from 'tap';
 import { loadConfig } from '../../shared/config/index.js';
 import type { Sql } from '../../shared/db/connection.js';

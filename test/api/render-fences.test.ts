@@ -1,4 +1,5 @@
-// Tenants' renders run off the API's event loop: one tenant's worst-case renders leave another's requests answered promptly and its own renders working; over budget is 422 naming the part and the limit, past the tenant's queue 429.
+// Tenants' renders run off the API's event loop: one tenant's worst-case renders leave another's requests answered promptly and its own renders working;
+// over budget is 422 naming the part and the limit, past the tenant's queue 429.
 import t from 'tap';
 import type { RenderPool } from '../../main/render-pool.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
@@ -97,7 +98,8 @@ t.test(
  * before the filters' memory allowance would (reached only at the first reverse, whatever the machine's speed).
  */
 const RUNAWAY =
-  '{% assign s = "ab" %}{% for i in (1..20) %}{% assign s = s | append: s %}{% endfor %}{{ s | split: "" | sort | reverse | sort | reverse | sort | reverse | sort | size }}';
+  '{% assign s = "ab" %}{% for i in (1..20) %}{% assign s = s | append: s %}{% endfor %}{{ s | split: "" | sort | reverse | sort | reverse | sort ' +
+  '| reverse | sort | size }}';
 
 t.test("a runaway render is stopped at the request's budget: 422 naming the part and the budget; the next render works", { timeout: 60_000 }, async (t) => {
   const tight = await buildTestApp(t, { env: { MAILPATH_CONFIG__RENDER__REQUEST_BUDGET_MS: '100' } });

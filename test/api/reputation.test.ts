@@ -1,4 +1,5 @@
-// GET /reputation: per sending domain, outcome counts and rates over 1, 7 and 30 days (test-key, dropped and unsettled sends left out; machine opens and scanner clicks not engagement), the warm-up tier with today's cap and count, the trust score; scopes and tenant isolation.
+// GET /reputation: per sending domain, outcome counts and rates over 1, 7 and 30 days (test-key, dropped and unsettled sends left out; machine opens and
+// scanner clicks not engagement), the warm-up tier with today's cap and count, the trust score; scopes and tenant isolation.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';

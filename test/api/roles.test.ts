@@ -1,4 +1,5 @@
-// The role matrix on a sample of routes: viewer reads, developer writes, admin manages the team, owner-only routes; keys keep scopes and their maker's role as a ceiling.
+// The role matrix on a sample of routes: viewer reads, developer writes, admin manages the team, owner-only routes; keys keep scopes and their maker's role
+// as a ceiling.
 import t from 'tap';
 import { z } from 'zod';
 import type { UserRole } from '../../shared/accounts/auth/users.js';

@@ -1,4 +1,5 @@
-// Segments through the API: CRUD with audit, paging, preview and count evaluated when used, refusals with paths, stale rules, scopes, roles and tenant isolation.
+// Segments through the API: CRUD with audit, paging, preview and count evaluated when used, refusals with paths, stale rules, scopes, roles and tenant
+// isolation.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import type { Sql } from '../../shared/db/connection.js';

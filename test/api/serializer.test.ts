@@ -1,4 +1,5 @@
-// The compiled response serializer: the same JSON as zod's encoding (unknown fields dropped, dates as RFC 3339, nullable and optional fields), and under validation a difference or an invalid answer fails loudly.
+// The compiled response serializer: the same JSON as zod's encoding (unknown fields dropped, dates as RFC 3339, nullable and optional fields), and under
+// validation a difference or an invalid answer fails loudly.
 import t from 'tap';
 import { z } from 'zod';
 import { responseSerializerCompiler } from '../../api/serializer.js';

@@ -1,4 +1,5 @@
-// Tenant suspension through the super-admin routes: sends (API, SMTP submission, campaign fan-out, scheduled campaigns) and logins are refused while suspended and resume after; audit rows and chat notifications.
+// Tenant suspension through the super-admin routes: sends (API, SMTP submission, campaign fan-out, scheduled campaigns) and logins are refused while
+// suspended and resume after; audit rows and chat notifications.
 import nodemailer from 'nodemailer';
 import t from 'tap';
 import { startSubmission } from '../../mta/submission/server.js';

@@ -1,4 +1,5 @@
-// A first send with a test key: from any domain the tenant has added (verified or not), simulated, fully composed and DKIM-signed, and downloadable byte for byte from GET /sends/{id}/raw; live keys keep the 412 (the same over SMTP submission: test/mta/submission/server.test.ts).
+// A first send with a test key: from any domain the tenant has added (verified or not), simulated, fully composed and DKIM-signed, and downloadable byte for
+// byte from GET /sends/{id}/raw; live keys keep the 412 (the same over SMTP submission: test/mta/submission/server.test.ts).
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import { randomUUID } from 'node:crypto';

@@ -1,4 +1,5 @@
-// The public open pixel and click redirect: events with truncated addresses and machine/scanner flags, unique counts with and without machine traffic, no open redirect, HEAD not counted, tokens kept out of logs, tenant isolation.
+// The public open pixel and click redirect: events with truncated addresses and machine/scanner flags, unique counts with and without machine traffic, no
+// open redirect, HEAD not counted, tokens kept out of logs, tenant isolation.
 import { Writable } from 'node:stream';
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';

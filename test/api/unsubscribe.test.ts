@@ -1,4 +1,5 @@
-// The unsubscribe link over real HTTP: RFC 8058 one-click POST (urlencoded and multipart, no login, idempotent), the confirmation page and its button, sends without a contact (a suppression), broken links, tenant isolation.
+// The unsubscribe link over real HTTP: RFC 8058 one-click POST (urlencoded and multipart, no login, idempotent), the confirmation page and its button, sends
+// without a contact (a suppression), broken links, tenant isolation.
 import t from 'tap';
 import { buildTestApp } from '../helpers/app.js';
 import { campaignSend, campaignStats, engagementEvents, plainSend } from '../helpers/tracking.js';

@@ -1,4 +1,5 @@
-// Super-admin warm-up over HTTP: auth and isolation of every route, overrides (advance, demote, hold, pause, resume) audited, auto-ramp run-now, per-ESP sub-caps advisory and enforced with the reconciliation report.
+// Super-admin warm-up over HTTP: auth and isolation of every route, overrides (advance, demote, hold, pause, resume) audited, auto-ramp run-now, per-ESP
+// sub-caps advisory and enforced with the reconciliation report.
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';
 import { buildTestApp, call, createKey, registerTenant, superAdminToken } from '../helpers/app.js';

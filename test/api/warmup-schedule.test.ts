@@ -1,4 +1,5 @@
-// The warm-up schedule over HTTP: generation from both of the spec's field sets (overwriting), validation, row patches, and today's dispatch to the most engaged contacts, idempotent.
+// The warm-up schedule over HTTP: generation from both of the spec's field sets (overwriting), validation, row patches, and today's dispatch to the most
+// engaged contacts, idempotent.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { ManualClock } from '../../shared/kernel/clock.js';

@@ -1,4 +1,5 @@
-// The generated Python client (clients/python, standard library only) against a live server, run with python3: register, create a test key, add a domain, send in test mode, list the events.
+// The generated Python client (clients/python, standard library only) against a live server, run with python3: register, create a test key, add a domain,
+// send in test mode, list the events.
 import { spawn } from 'node:child_process';
 import t from 'tap';
 import { liveServer, newcomerNames } from './live-server.js';

@@ -1,4 +1,5 @@
-// The generated TypeScript client (clients/typescript: openapi-fetch over openapi-typescript's types) against a live server: register, create a test key, add a domain, send in test mode, list the events, upload an import.
+// The generated TypeScript client (clients/typescript: openapi-fetch over openapi-typescript's types) against a live server: register, create a test key,
+// add a domain, send in test mode, list the events, upload an import.
 import t from 'tap';
 import { createMailpathClient } from '../../clients/typescript/index.js';
 import { liveServer, newcomerNames } from './live-server.js';

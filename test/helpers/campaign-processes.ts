@@ -1,4 +1,5 @@
-// Fixtures for campaign tests against real `mailpath start` processes: one database, a receiving SMTP sink, the environment, a sending tenant and a campaign to a large list, and its progress read from the database.
+// Fixtures for campaign tests against real `mailpath start` processes: one database, a receiving SMTP sink, the environment, a sending tenant and a campaign
+// to a large list, and its progress read from the database.
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';
 import { generateDkimKey, storeKey } from '../../shared/deliverability/domains/dkim-keys.js';

@@ -1,4 +1,5 @@
-// Fixtures for the campaign tests: an app, a tenant that may send (verified domain, a plan with room), a list of contacts, campaigns made through the API, and the fan-out run to its end in-process.
+// Fixtures for the campaign tests: an app, a tenant that may send (verified domain, a plan with room), a list of contacts, campaigns made through the API,
+// and the fan-out run to its end in-process.
 import type { Sql } from '../../shared/db/connection.js';
 import type { Env } from '../../shared/config/index.js';
 import type { Clock } from '../../shared/kernel/clock.js';

@@ -1,4 +1,5 @@
-// Event-webhook test fixtures: an app whose webhooks may reach loopback receivers, events recorded through the real writer, and two independent signature verifiers.
+// Event-webhook test fixtures: an app whose webhooks may reach loopback receivers, events recorded through the real writer, and two independent signature
+// verifiers.
 import { execFileSync } from 'node:child_process';
 import { createHmac, randomUUID, timingSafeEqual } from 'node:crypto';
 import { join } from 'node:path';

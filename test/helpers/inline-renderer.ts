@@ -1,4 +1,5 @@
-// A renderer that runs render jobs on the calling thread, for tests of what is made of the renders (the processes always render on their pool's threads, main/render-pool.ts).
+// A renderer that runs render jobs on the calling thread, for tests of what is made of the renders (the processes always render on their pool's threads,
+// main/render-pool.ts).
 import { composeCampaignContent, RenderOverBudget, type CampaignMessage, type CampaignMessageInput } from '../../shared/campaigns/content.js';
 import { AppError } from '../../shared/kernel/errors.js';
 import { runRenderJob } from '../../shared/sending/templates/render-job.js';

@@ -1,4 +1,5 @@
-// Misbehaving line-protocol servers (POP3, SMTP) on 127.0.0.1 for tests: each greets (or does not) as scripted and answers command lines as scripted; every socket and timer ends at teardown.
+// Misbehaving line-protocol servers (POP3, SMTP) on 127.0.0.1 for tests: each greets (or does not) as scripted and answers command lines as scripted; every
+// socket and timer ends at teardown.
 import { createServer, type Server, type Socket } from 'node:net';
 
 export interface RogueServer {

@@ -1,4 +1,5 @@
-// A real SMTP server on 127.0.0.1 for delivery tests: records envelopes, raw messages and the client's address, answers as scripted (per recipient or per call), optionally offers STARTTLS, and counts connections.
+// A real SMTP server on 127.0.0.1 for delivery tests: records envelopes, raw messages and the client's address, answers as scripted (per recipient or per
+// call), optionally offers STARTTLS, and counts connections.
 import type { Socket } from 'node:net';
 import { generate } from 'selfsigned';
 import { SMTPServer, type SMTPServerSession } from 'smtp-server';

@@ -1,4 +1,5 @@
-// Fixtures for the tracking and unsubscribe tests: campaign and transactional sends through the real send use-case with decorated HTML, their tracking links, delivery attempts, and the counters they move.
+// Fixtures for the tracking and unsubscribe tests: campaign and transactional sends through the real send use-case with decorated HTML, their tracking
+// links, delivery attempts, and the counters they move.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../shared/db/connection.js';
 import { acceptSend, type AcceptInput } from '../../shared/sending/accept.js';

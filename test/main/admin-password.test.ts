@@ -1,4 +1,5 @@
-// The generated super-admin password of a real `mailpath start`: not created by a start-up that fails, shown once after 'mailpath started' by the first that succeeds, never again.
+// The generated super-admin password of a real `mailpath start`: not created by a start-up that fails, shown once after 'mailpath started' by the first that
+// succeeds, never again.
 import t from 'tap';
 import { createServer, type Server } from 'node:net';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';

@@ -1,4 +1,5 @@
-// The dev DNS server with its zone: *.localhost only, loopback addresses, exactly the records Mailpath asks to publish (DKIM for every key in use), read at each question, so a domain verifies through the real code path.
+// The dev DNS server with its zone: *.localhost only, loopback addresses, exactly the records Mailpath asks to publish (DKIM for every key in use), read at
+// each question, so a domain verifies through the real code path.
 import { Resolver } from 'node:dns/promises';
 import t from 'tap';
 import { startDevDns } from '../../main/dev/dns.js';

@@ -1,4 +1,5 @@
-// The dev sink and inbox on their own: any message is caught and listed with its envelope and verdicts, webhook POSTs are received and listed, one item is served raw, lists empty on DELETE, unknown paths are 404.
+// The dev sink and inbox on their own: any message is caught and listed with its envelope and verdicts, webhook POSTs are received and listed, one item is
+// served raw, lists empty on DELETE, unknown paths are 404.
 import t from 'tap';
 import nodemailer from 'nodemailer';
 import { startDevInbox } from '../../main/dev/inbox.js';

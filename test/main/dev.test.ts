@@ -1,4 +1,5 @@
-// The README's "Watch it arrive" followed as a new user would: the real `mailpath dev` as a child process, then every shell block of that section pasted into one bash session (ports moved to free ones), each block's outcome checked; and the TypeScript client example of docs/api.md run against it.
+// The README's "Watch it arrive" followed as a new user would: the real `mailpath dev` as a child process, then every shell block of that section pasted
+// into one bash session (ports moved to free ones), each block's outcome checked; and the TypeScript client example of docs/api.md run against it.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';

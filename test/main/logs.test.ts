@@ -1,4 +1,5 @@
-// The operator's log of a real `mailpath start`: one line per SMTP transaction (MX and submission, accepted and refused), per failed AUTH, per connection without a transaction, per delivery attempt and per API request, and no secret anywhere in it.
+// The operator's log of a real `mailpath start`: one line per SMTP transaction (MX and submission, accepted and refused), per failed AUTH, per connection
+// without a transaction, per delivery attempt and per API request, and no secret anywhere in it.
 import { createRequire } from 'node:module';
 const require = createRequire(import.meta.url);
 import t from 'tap';

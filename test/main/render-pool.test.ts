@@ -1,4 +1,5 @@
-// The render threads: jobs run off the main thread, a runaway render is stopped at its deadline by ending its thread and the pool goes on, tenants take turns, and a tenant's request renders past its queue bound are refused with 429.
+// The render threads: jobs run off the main thread, a runaway render is stopped at its deadline by ending its thread and the pool goes on, tenants take
+// turns, and a tenant's request renders past its queue bound are refused with 429.
 import t from 'tap';
 import { RenderPool } from '../../main/render-pool.js';
 import type { RenderAnswer } from '../../main/render-thread.js';
@@ -24,7 +25,8 @@ const log = createLogger('silent');
 
 /** One filter chain in one output: liquidjs checks its time limit between nodes, never inside this (about 12 s of sorting). */
 const RUNAWAY =
-  '{% assign s = "ab" %}{% for i in (1..20) %}{% assign s = s | append: s %}{% endfor %}{{ s | split: "" | sort | reverse | sort | reverse | sort | reverse | sort | size }}';
+  '{% assign s = "ab" %}{% for i in (1..20) %}{% assign s = s | append: s %}{% endfor %}{{ s | split: "" | sort | reverse | sort | reverse | sort ' +
+  '| reverse | sort | size }}';
 /** Nested loops over a variable: stopped by liquidjs at its time limit. */
 const LOOPS = '{% for i in items %}{% for j in items %}x{% endfor %}{% endfor %}';
 const items = Array.from({ length: 20_000 }, (_, i) => i);

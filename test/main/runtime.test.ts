@@ -1,4 +1,5 @@
-// The entry point in one process with every role: each process-wide service is built once and shared by the roles, the operator port serves metrics, and a stop closes them all (writing the query timings last).
+// The entry point in one process with every role: each process-wide service is built once and shared by the roles, the operator port serves metrics, and a
+// stop closes them all (writing the query timings last).
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -1,4 +1,5 @@
-// Start-up failures of the real `mailpath start`: a busy port names its variable, a second process on the data dir names the first, an unreachable database names its URL without the password; one line, no stack, a non-zero exit.
+// Start-up failures of the real `mailpath start`: a busy port names its variable, a second process on the data dir names the first, an unreachable database
+// names its URL without the password; one line, no stack, a non-zero exit.
 import t from 'tap';
 import { createServer, type Server } from 'node:net';
 import { mkdtempSync, rmSync } from 'node:fs';

@@ -1,4 +1,5 @@
-// Helper threads below the event loop: every thread of the process but the main one is lowered by the configured nice levels (libuv's pool started first, so its threads are among them), relative to the event loop's own priority; 0 changes nothing; the config key is read and checked.
+// Helper threads below the event loop: every thread of the process but the main one is lowered by the configured nice levels (libuv's pool started first, so
+// its threads are among them), relative to the event loop's own priority; 0 changes nothing; the config key is read and checked.
 import t from 'tap';
 import { generateKeyPairSync, sign } from 'node:crypto';
 import { readFileSync, readdirSync } from 'node:fs';

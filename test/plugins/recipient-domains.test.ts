@@ -1,4 +1,5 @@
-// Plugin recipient-domains: which recipients are ours (tenant domains with a verified MX, mailboxes, bounce and feedback-loop addresses) and the refusal of everything else.
+// Plugin recipient-domains: which recipients are ours (tenant domains with a verified MX, mailboxes, bounce and feedback-loop addresses) and the refusal of
+// everything else.
 import t from 'tap';
 import { createLogger } from '../../shared/kernel/log.js';
 import { bounceAddress } from '../../shared/sending/outbound-log/verp.js';

@@ -1,4 +1,5 @@
-// Plugin sender-auth: SPF, DKIM and DMARC through the loopback DNS into an Authentication-Results header of the stored message; DNS failures and slow checks never refuse or lose mail.
+// Plugin sender-auth: SPF, DKIM and DMARC through the loopback DNS into an Authentication-Results header of the stored message; DNS failures and slow checks
+// never refuse or lose mail.
 import t from 'tap';
 import { generateKeyPairSync } from 'node:crypto';
 import { dkimSign } from 'mailauth';
@@ -100,7 +101,8 @@ t.test('checks slower than sender_auth.timeout_ms end as temperror, inside the h
   t.equal(reply.code, 250);
   t.equal(
     header,
-    `Authentication-Results: ${MX_HOST};\r\n spf=temperror (checks timed out);\r\n dkim=temperror (checks timed out);\r\n dmarc=temperror (checks timed out)\r\n`,
+    `Authentication-Results: ${MX_HOST};\r\n spf=temperror (checks timed out);\r\n dkim=temperror (checks timed out);\r\n dmarc=temperror (checks ` +
+      `timed out)\r\n`,
   );
 });
 

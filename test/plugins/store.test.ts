@@ -1,4 +1,5 @@
-// Plugin store (the queue phase): one transaction stores the message, a row per recipient, mailbox copies, webhook deliveries and the follow-up jobs; concurrent messages share commits; a failure stores nothing.
+// Plugin store (the queue phase): one transaction stores the message, a row per recipient, mailbox copies, webhook deliveries and the follow-up jobs;
+// concurrent messages share commits; a failure stores nothing.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import { createLogger } from '../../shared/kernel/log.js';

@@ -1,4 +1,5 @@
-// The 'delivery attempt' log line: one per attempt, as stored (send, destination host, reply, delay since acceptance, outcome), so a refusal leaves a trace an operator can grep.
+// The 'delivery attempt' log line: one per attempt, as stored (send, destination host, reply, delay since acceptance, outcome), so a refusal leaves a trace
+// an operator can grep.
 import type { Logger } from '../../../shared/kernel/log.js';
 import type { DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import type { Classification } from '../../../shared/delivery/classify.js';

@@ -1,4 +1,5 @@
-// Where mail for a recipient domain goes: the configured relay, else the domain's MX hosts in preference order (RFC 5321 §5.1), each host's addresses looked up when it is reached.
+// Where mail for a recipient domain goes: the configured relay, else the domain's MX hosts in preference order (RFC 5321 §5.1), each host's addresses looked
+// up when it is reached.
 import { isIP } from 'node:net';
 import type { DnsResolver } from '../../../shared/kernel/dns.js';
 import { DnsLookupError } from '../../../shared/kernel/dns.js';

@@ -1,4 +1,5 @@
-// One delivery attempt from the send's IP pool: the source address picked (shared/ip-pools), the attempt made from it, and its replies shown to the IP watchdog, which may quarantine the address.
+// One delivery attempt from the send's IP pool: the source address picked (shared/ip-pools), the attempt made from it, and its replies shown to the IP
+// watchdog, which may quarantine the address.
 import type { ReplySeen } from '../../../shared/delivery/ip-pools/block-rules.js';
 import type { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import type { DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';

@@ -1,4 +1,5 @@
-// Starts the outbound role's delivery: a loop claiming due sends from the delivery queue, the hand-off of sends accepted in this process, a cap on deliveries in flight, shared per-destination connections, and a graceful stop.
+// Starts the outbound role's delivery: a loop claiming due sends from the delivery queue, the hand-off of sends accepted in this process, a cap on
+// deliveries in flight, shared per-destination connections, and a graceful stop.
 import { claimDueDeliveries, releaseDeliveries } from '../../../shared/sending/outbound-log/delivery-queue.js';
 import { loadClaimedSends } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import type { DeliveryWorkers, HandedOver } from '../../../shared/sending/local-delivery.js';

@@ -1,4 +1,5 @@
-// Reused SMTP connections per destination (address:port, and the local source address when one is bound): one nodemailer pool each, made on demand, closed once idle; sending turns nodemailer's answer into an SmtpOutcome.
+// Reused SMTP connections per destination (address:port, and the local source address when one is bound): one nodemailer pool each, made on demand, closed
+// once idle; sending turns nodemailer's answer into an SmtpOutcome.
 import { Readable } from 'node:stream';
 import SMTPPool from 'nodemailer/lib/smtp-pool';
 import type { Config } from '../../../shared/config/index.js';

@@ -1,4 +1,5 @@
-// Delivering one claimed send: skip what must not leave, re-check a deferred send at wake-up, deliver once, and store the outcome (which takes it out of the delivery queue or reschedules it).
+// Delivering one claimed send: skip what must not leave, re-check a deferred send at wake-up, deliver once, and store the outcome (which takes it out of the
+// delivery queue or reschedules it).
 import { performance } from 'node:perf_hooks';
 import type { DeliverySend } from '../../../shared/sending/outbound-log/delivery-queries.js';
 import { gateDepsOf, type SendingDeps } from '../../../shared/sending/deps.js';

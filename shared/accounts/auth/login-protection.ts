@@ -1,4 +1,5 @@
-// Throttles failed sign-ins per account and per client address (dashboard sign-ins, SMTP AUTH): after too many failures in a window, a lock with doubling length.
+// Throttles failed sign-ins per account and per client address (dashboard sign-ins, SMTP AUTH): after too many failures in a window, a lock with doubling
+// length.
 import type { AuthConfig } from '../../config/index.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Queryable } from '../../db/connection.js';

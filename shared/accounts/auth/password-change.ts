@@ -1,4 +1,5 @@
-// A signed-in user changes their password: the current one checked (throttled like sign-in), registration's strength rules, every other session ended, a fresh session for the caller.
+// A signed-in user changes their password: the current one checked (throttled like sign-in), registration's strength rules, every other session ended, a
+// fresh session for the caller.
 import type { Config } from '../../config/index.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Sql } from '../../db/connection.js';

@@ -1,4 +1,5 @@
-// The audit of writes made with an impersonation token: the API queues one job per POST/PUT/PATCH/DELETE after answering (never slowing the request), and a worker writes each as a super_admin.impersonation_action audit row (pg-boss retries, so none is lost).
+// The audit of writes made with an impersonation token: the API queues one job per POST/PUT/PATCH/DELETE after answering (never slowing the request), and a
+// worker writes each as a super_admin.impersonation_action audit row (pg-boss retries, so none is lost).
 import { writeAudit } from '../../operations/audit/log.js';
 import type { Sql } from '../../db/connection.js';
 import { createJobQueue, type Boss } from '../../jobs/boss.js';

@@ -1,4 +1,5 @@
-// The Ed25519 key pair that signs license keys: generated once, its private half sealed with the master key in the database (like DKIM keys), so every process sharing the database signs alike.
+// The Ed25519 key pair that signs license keys: generated once, its private half sealed with the master key in the database (like DKIM keys), so every
+// process sharing the database signs alike.
 import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
 import type { Sql } from '../../db/connection.js';
 import type { SealedBox } from '../../kernel/secrets/sealed-box.js';

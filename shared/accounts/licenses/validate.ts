@@ -1,4 +1,5 @@
-// What a license key validates: a self-hosted instance's entitlement to a plan (for a tenant, until an expiry), proven by our Ed25519 signature and not revoked since.
+// What a license key validates: a self-hosted instance's entitlement to a plan (for a tenant, until an expiry), proven by our Ed25519 signature and not
+// revoked since.
 import type { Clock } from '../../kernel/clock.js';
 import type { Sql } from '../../db/connection.js';
 import { isUuid } from '../../kernel/ids.js';

@@ -1,4 +1,5 @@
-// The super-admin's state changes on tenants: suspend, unsuspend and delete, one at a time or in bulk; each change is audited (bulk rows share one bulk_request_id) and announced in the chat.
+// The super-admin's state changes on tenants: suspend, unsuspend and delete, one at a time or in bulk; each change is audited (bulk rows share one
+// bulk_request_id) and announced in the chat.
 import { randomUUID } from 'node:crypto';
 import { writeAudit, type AuditActor } from '../../operations/audit/log.js';
 import type { Clock } from '../../kernel/clock.js';

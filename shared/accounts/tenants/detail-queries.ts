@@ -1,4 +1,5 @@
-// SQL for the operator's view of one tenant: plan and this month's quota use, sends in the last 24 hours, bounce and complaint counts over a window, and domains with their warm-up tier.
+// SQL for the operator's view of one tenant: plan and this month's quota use, sends in the last 24 hours, bounce and complaint counts over a window, and
+// domains with their warm-up tier.
 import type { Queryable } from '../../db/connection.js';
 
 export interface TenantPlanUse {

@@ -1,4 +1,5 @@
-// What an operator needs at a glance about one tenant: plan and quota use this month, sends in 24 hours, bounce and complaint rates, domains with their warm-up tier, suspension and sandbox.
+// What an operator needs at a glance about one tenant: plan and quota use this month, sends in 24 hours, bounce and complaint rates, domains with their
+// warm-up tier, suspension and sandbox.
 import type { WarmupConfig } from '../../config/index.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Queryable } from '../../db/connection.js';

@@ -1,4 +1,5 @@
-// Commits one batch of an import in one transaction: its contacts and list memberships, its row errors, the progress counters, and what comes next (completion, failure or a continuation job).
+// Commits one batch of an import in one transaction: its contacts and list memberships, its row errors, the progress counters, and what comes next
+// (completion, failure or a continuation job).
 import { findContactsByEmails } from '../contacts/queries.js';
 import type { FieldDefinition } from '../custom-fields/values.js';
 import type { Queryable, Sql } from '../../db/connection.js';

@@ -1,4 +1,5 @@
-// An import's options (header mapping, on_existing, list, delimiter) and where each column or key of the file goes: a reserved column, a custom field, or nowhere.
+// An import's options (header mapping, on_existing, list, delimiter) and where each column or key of the file goes: a reserved column, a custom field, or
+// nowhere.
 import { isReservedName, PROFILE_COLUMNS, type ProfileColumn } from '../contacts/fields.js';
 import { validationError } from '../../kernel/errors.js';
 

@@ -1,4 +1,5 @@
-// SQL for bulk contact imports: the import row and its progress, the uploaded file's chunks, and the row errors. Scoped to a tenant wherever a client names an import.
+// SQL for bulk contact imports: the import row and its progress, the uploaded file's chunks, and the row errors. Scoped to a tenant wherever a client names
+// an import.
 import type { Queryable, Sql } from '../../db/connection.js';
 import type { KeysetPosition } from '../../kernel/cursor.js';
 import type { ImportOptions } from './options.js';

@@ -1,4 +1,5 @@
-// Runs an import job: streams the stored file back in order, checks each row, and commits batches until the file ends, the slice of time is used up, or the process stops; a rerun resumes after the committed rows.
+// Runs an import job: streams the stored file back in order, checks each row, and commits batches until the file ends, the slice of time is used up, or the
+// process stops; a rerun resumes after the committed rows.
 import type { Clock } from '../../kernel/clock.js';
 import type { Config } from '../../config/index.js';
 import { listCustomFields } from '../custom-fields/queries.js';

@@ -1,4 +1,5 @@
-// Bulk contact imports for the API: start one by uploading its file (stored in chunks, then queued with its job in one transaction), read one with its first row errors, list a tenant's.
+// Bulk contact imports for the API: start one by uploading its file (stored in chunks, then queued with its job in one transaction), read one with its first
+// row errors, list a tenant's.
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../kernel/clock.js';
 import type { Config } from '../../config/index.js';

@@ -1,4 +1,5 @@
-// MD5 suppression lists: create, read, list and delete a tenant's lists, and upload hashes (one hex MD5 per line) streamed in batches; isListed is what the campaign send asks.
+// MD5 suppression lists: create, read, list and delete a tenant's lists, and upload hashes (one hex MD5 per line) streamed in batches; isListed is what the
+// campaign send asks.
 import type { Readable } from 'node:stream';
 import type { Clock } from '../../kernel/clock.js';
 import type { Config } from '../../config/index.js';

@@ -1,4 +1,5 @@
-// Turns a checked segment definition into one parameterised query over `contacts c` (joins and a WHERE clause as postgres.js fragments; no SQL is built from strings).
+// Turns a checked segment definition into one parameterised query over `contacts c` (joins and a WHERE clause as postgres.js fragments; no SQL is built from
+// strings).
 import type postgres from 'postgres';
 import type { Queryable } from '../../db/connection.js';
 import type { EngagementNode, FieldNode, GroupNode, ListNode, SegmentNode } from './definition.js';

@@ -1,4 +1,5 @@
-// What the domain services need: database, config, clock, the resolvers (injectable, so tests point them at loopback) and the sealing box; the entry point builds them once (main/services.ts).
+// What the domain services need: database, config, clock, the resolvers (injectable, so tests point them at loopback) and the sealing box; the entry point
+// builds them once (main/services.ts).
 import type { Config } from '../../config/index.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Sql } from '../../db/connection.js';

@@ -1,4 +1,5 @@
-// What Mailpath asks to be published at one DNS name: the SPF, DMARC and MX records of tenants' domains and the DKIM record of every key still in use, read back for a DNS server that serves them (mailpath dev).
+// What Mailpath asks to be published at one DNS name: the SPF, DMARC and MX records of tenants' domains and the DKIM record of every key still in use, read
+// back for a DNS server that serves them (mailpath dev).
 import type { Queryable } from '../../db/connection.js';
 import { dkimRecord } from './records.js';
 

@@ -1,4 +1,5 @@
-// Judges where a received seed copy landed (inbox or spam) from its header block, finds which copy it is (Message-ID, else Feedback-ID), and records it: for the MX and for the POP3 poller.
+// Judges where a received seed copy landed (inbox or spam) from its header block, finds which copy it is (Message-ID, else Feedback-ID), and records it: for
+// the MX and for the POP3 poller.
 import type { Queryable } from '../../db/connection.js';
 import { firstFields } from '../../inbound/headers.js';
 import { activeSeedsByEmail, recordPlacement, seedsOfMailbox, type Placement } from './queries.js';

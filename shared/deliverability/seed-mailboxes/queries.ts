@@ -1,4 +1,5 @@
-// SQL of the seed mailboxes: the seed list itself (one row, bulk insert), the seed copies a campaign sends (made, claimed, settled) and their observed placement.
+// SQL of the seed mailboxes: the seed list itself (one row, bulk insert), the seed copies a campaign sends (made, claimed, settled) and their observed
+// placement.
 import type { Queryable } from '../../db/connection.js';
 
 export const SEED_PROVIDERS = ['gmail', 'outlook', 'yahoo', 'aol', 'icloud', 'proton', 'fastmail', 'custom'] as const;

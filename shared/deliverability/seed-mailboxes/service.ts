@@ -1,4 +1,5 @@
-// The seed list as the super-admin manages it: create one or many (duplicates and invalid rows reported, never fatal), change label, active flag or POP3 mailbox, delete, and read a seed's copies with their placement; every change audited.
+// The seed list as the super-admin manages it: create one or many (duplicates and invalid rows reported, never fatal), change label, active flag or POP3
+// mailbox, delete, and read a seed's copies with their placement; every change audited.
 import type { AuditActor } from '../../operations/audit/log.js';
 import { writeAudit } from '../../operations/audit/log.js';
 import type { Clock } from '../../kernel/clock.js';

@@ -1,4 +1,5 @@
-// The warm-up gate: allow while the (tenant, domain) counter of the UTC day is below the tier cap, else defer to 00:00 UTC, or drop a suppressed recipient; a paused domain defers.
+// The warm-up gate: allow while the (tenant, domain) counter of the UTC day is below the tier cap, else defer to 00:00 UTC, or drop a suppressed recipient;
+// a paused domain defers.
 import type { WarmupConfig } from '../../config/index.js';
 import type { Queryable } from '../../db/connection.js';
 import { consumeDaily, resetTier, touchLastSend, warmupOf, type WarmupRow } from './queries.js';

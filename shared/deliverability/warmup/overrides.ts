@@ -1,4 +1,5 @@
-// Super-admin overrides of a domain's warm-up: advance, demote (one tier, or to a given tier), hold (freeze for N days), pause and resume, each recorded as a move and audited; a rise or a resume wakes the tenant's campaigns waiting on the cap.
+// Super-admin overrides of a domain's warm-up: advance, demote (one tier, or to a given tier), hold (freeze for N days), pause and resume, each recorded as
+// a move and audited; a rise or a resume wakes the tenant's campaigns waiting on the cap.
 import type { AuditActor } from '../../operations/audit/log.js';
 import { writeAudit } from '../../operations/audit/log.js';
 import type { Clock } from '../../kernel/clock.js';

@@ -1,4 +1,5 @@
-// The per-ESP reconciliation report: per (sending domain, mailbox provider) the tier cap, the sub-cap, the effective cap and what was sent and would have been throttled.
+// The per-ESP reconciliation report: per (sending domain, mailbox provider) the tier cap, the sub-cap, the effective cap and what was sent and would have
+// been throttled.
 import type { WarmupConfig } from '../../config/index.js';
 import type { Queryable } from '../../db/connection.js';
 import { MAILBOX_PROVIDERS, providerOfDomain } from '../mailbox-providers.js';

@@ -1,4 +1,5 @@
-// The port the bounce-mailbox rules (the poller, verify) reach a mailbox through: open a logged-in session, list, fetch, delete, quit. The POP3 client behind it is in jobs/bounce-mailboxes/; the entry point wires it (main/services.ts).
+// The port the bounce-mailbox rules (the poller, verify) reach a mailbox through: open a logged-in session, list, fetch, delete, quit. The POP3 client
+// behind it is in jobs/bounce-mailboxes/; the entry point wires it (main/services.ts).
 import type { BounceMailboxesConfig } from '../../config/bounce-mailboxes.js';
 import type { BounceMailboxRow } from './queries.js';
 

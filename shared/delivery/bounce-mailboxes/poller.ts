@@ -1,4 +1,5 @@
-// Polls the due POP3 bounce mailboxes: each new message (by UIDL) is stored as bounce mail for the same intake as the MX's, in the transaction that marks its UIDL fetched (and records the placement of a seed copy when a seed names the mailbox), then deleted on the server when asked.
+// Polls the due POP3 bounce mailboxes: each new message (by UIDL) is stored as bounce mail for the same intake as the MX's, in the transaction that marks
+// its UIDL fetched (and records the placement of a seed copy when a seed names the mailbox), then deleted on the server when asked.
 import { randomUUID } from 'node:crypto';
 import type { Clock } from '../../kernel/clock.js';
 import { forEachLimit } from '../../kernel/concurrency.js';

@@ -1,4 +1,5 @@
-// Stores what a report means for its send, inside the intake's transaction: the bounce (status, event, suppression when hard), the deferral event, or the complaint (event, suppression).
+// Stores what a report means for its send, inside the intake's transaction: the bounce (status, event, suppression when hard), the deferral event, or the
+// complaint (event, suppression).
 import type { ReportSend } from './queries.js';
 import type { Queryable } from '../../db/connection.js';
 import { insertEvent } from '../../engagement/events/queries.js';

@@ -1,4 +1,5 @@
-// Parses abuse feedback reports (ARF, RFC 5965: multipart/report; report-type=feedback-report): the machine-readable report and the headers of the reported message.
+// Parses abuse feedback reports (ARF, RFC 5965: multipart/report; report-type=feedback-report): the machine-readable report and the headers of the reported
+// message.
 import type { ParsedMail } from 'mailparser';
 import { bareAddress } from './addresses.js';
 import { field, fieldGroups, originalHeaders, partOf, partText, type OriginalHeaders } from './mime.js';

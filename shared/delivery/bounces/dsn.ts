@@ -1,4 +1,5 @@
-// Parses delivery status notifications: RFC 3464 multipart/report (report-type=delivery-status) per-message and per-recipient fields (plain-text bounces: plain-bounce.ts).
+// Parses delivery status notifications: RFC 3464 multipart/report (report-type=delivery-status) per-message and per-recipient fields (plain-text bounces:
+// plain-bounce.ts).
 import type { ParsedMail } from 'mailparser';
 import { bareAddress } from './addresses.js';
 import { field, fieldGroups, originalHeaders, partOf, partText, tidyReply, typedValue, type FieldGroup, type OriginalHeaders } from './mime.js';

@@ -1,4 +1,5 @@
-// Reads the MIME side of a report: the message as mailparser sees it, the report parts, RFC 822-style field groups, and the headers of the embedded original message.
+// Reads the MIME side of a report: the message as mailparser sees it, the report parts, RFC 822-style field groups, and the headers of the embedded original
+// message.
 import { simpleParser, type Attachment, type ParsedMail, type SimpleParserOptions } from 'mailparser';
 import { bareAddress, bareMessageId } from './addresses.js';
 

@@ -1,4 +1,5 @@
-// Best-effort reading of bounces without a delivery-status part (qmail, Exim, old Yahoo "failure notice" texts): the failed address, the SMTP reply and whether the sender gave up.
+// Best-effort reading of bounces without a delivery-status part (qmail, Exim, old Yahoo "failure notice" texts): the failed address, the SMTP reply and
+// whether the sender gave up.
 import type { ParsedMail } from 'mailparser';
 import { bareAddress } from './addresses.js';
 import type { Dsn, DsnRecipient } from './dsn.js';

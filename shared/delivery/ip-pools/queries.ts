@@ -1,4 +1,5 @@
-// SQL of the IP watchdog: quarantining a pool address (with its event and audit row), releasing it, expiring quarantines at the end of their cool-down, and the rows /admin/ip-watchdog shows.
+// SQL of the IP watchdog: quarantining a pool address (with its event and audit row), releasing it, expiring quarantines at the end of their cool-down, and
+// the rows /admin/ip-watchdog shows.
 import type { AuditActor } from '../../operations/audit/log.js';
 import { writeAudit } from '../../operations/audit/log.js';
 import type { Queryable, Sql } from '../../db/connection.js';

@@ -1,4 +1,5 @@
-// The IP watchdog as operators see it (/admin/ip-watchdog): one row per pool member with its quarantine and latest event, the recent events, and the operator's release.
+// The IP watchdog as operators see it (/admin/ip-watchdog): one row per pool member with its quarantine and latest event, the recent events, and the
+// operator's release.
 import type { AuditActor } from '../../operations/audit/log.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Config } from '../../config/index.js';

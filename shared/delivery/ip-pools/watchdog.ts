@@ -1,4 +1,5 @@
-// One outbound process's view of the IP pools: which pool a send uses, which member it goes out from (round-robin, skipping quarantined ones), and quarantining a member on a block reply; the shared state is in PostgreSQL, cached briefly.
+// One outbound process's view of the IP pools: which pool a send uses, which member it goes out from (round-robin, skipping quarantined ones), and
+// quarantining a member on a block reply; the shared state is in PostgreSQL, cached briefly.
 import { performance } from 'node:perf_hooks';
 import type { Clock } from '../../kernel/clock.js';
 import type { Config } from '../../config/index.js';

@@ -1,4 +1,5 @@
-// Cohort retention by acquisition week: of the contacts created in each of the last N weeks, the share active (sent to, opening or clicking) in each week since; cached in process for an hour.
+// Cohort retention by acquisition week: of the contacts created in each of the last N weeks, the share active (sent to, opening or clicking) in each week
+// since; cached in process for an hour.
 import type { Clock } from '../../kernel/clock.js';
 import type { TenantQueries } from '../../db/deadline.js';
 import { cohortActivity, type CohortMetric } from './queries.js';

@@ -1,4 +1,5 @@
-// Deliverability per mailbox provider over the last 30 days: outcome counts and rates per ESP (recipient domains classified by name or MX) and a 0..100 score by the trust-score formula.
+// Deliverability per mailbox provider over the last 30 days: outcome counts and rates per ESP (recipient domains classified by name or MX) and a 0..100
+// score by the trust-score formula.
 import type { Clock } from '../../kernel/clock.js';
 import type { Queryable } from '../../db/connection.js';
 import { MAILBOX_PROVIDERS, type MailboxProvider } from '../../deliverability/mailbox-providers.js';

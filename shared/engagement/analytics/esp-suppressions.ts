@@ -1,4 +1,5 @@
-// Automatic per-provider suppressions: the delivery path counts each refusal by a mailbox provider, and a block or a deferral storm within a window raises a cool-down for that provider (docs/deliverability.md: Analytics).
+// Automatic per-provider suppressions: the delivery path counts each refusal by a mailbox provider, and a block or a deferral storm within a window raises a
+// cool-down for that provider (docs/deliverability.md: Analytics).
 import type { Clock } from '../../kernel/clock.js';
 import type { Queryable } from '../../db/connection.js';
 import { providerOfAddress, providerOfMxHost, type MailboxProvider } from '../../deliverability/mailbox-providers.js';

@@ -1,4 +1,5 @@
-// Which mailbox provider a recipient domain belongs to: the consumer domains by name, custom domains by their MX hosts (looked up through the injectable resolver, cached).
+// Which mailbox provider a recipient domain belongs to: the consumer domains by name, custom domains by their MX hosts (looked up through the injectable
+// resolver, cached).
 import type { Clock } from '../../kernel/clock.js';
 import type { DnsResolver } from '../../kernel/dns.js';
 import { providerOfDomain, providerOfMxHost, type MailboxProvider } from '../../deliverability/mailbox-providers.js';

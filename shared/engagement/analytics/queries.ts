@@ -1,4 +1,5 @@
-// SQL of analytics: refreshing the hourly rollups from the events, reading them (rollup buckets, per-domain outcomes), cohort activity, and the automatic per-provider suppressions.
+// SQL of analytics: refreshing the hourly rollups from the events, reading them (rollup buckets, per-domain outcomes), cohort activity, and the automatic
+// per-provider suppressions.
 import type { Queryable, Sql } from '../../db/connection.js';
 
 /** A human open or click: machine opens and scanner clicks (flagged by the tracking recorder) are left out. */

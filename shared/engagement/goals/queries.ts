@@ -1,4 +1,5 @@
-// SQL of goals and goal conversions: a tenant's goals (CRUD), the goals of the tenants whose clicks a batch records, the conversions written with them, and a campaign's conversion totals.
+// SQL of goals and goal conversions: a tenant's goals (CRUD), the goals of the tenants whose clicks a batch records, the conversions written with them, and
+// a campaign's conversion totals.
 import type { Queryable } from '../../db/connection.js';
 import type { GoalRule } from './rules.js';
 

@@ -65,7 +65,8 @@ export function checkPattern(pattern: string): RE2JS {
     if (isJavaScriptRegex(pattern)) {
       throw validationError(
         field,
-        `uses a feature goal regexes do not support (they run in linear time: no backreferences, lookahead or lookbehind, repeat counts at most 1000): ${reason}`,
+        `uses a feature goal regexes do not support (they run in linear time: no backreferences, lookahead or lookbehind, repeat counts at most 1000): ` +
+          `${reason}`,
       );
     }
     throw validationError(field, `not a valid regular expression: ${reason}`);

@@ -1,4 +1,5 @@
-// Decorates one message's HTML for its send: UTM parameters on every http(s) link, each http(s) link through a signed click redirect, and the open pixel before </body>.
+// Decorates one message's HTML for its send: UTM parameters on every http(s) link, each http(s) link through a signed click redirect, and the open pixel
+// before </body>.
 import { applyEdits, findLinks, type HtmlEdit, type LinkSlot } from './html-links.js';
 import { clickUrls, linkBase, openUrl, TRACKING_PATHS, type LinkOwner } from './link-tokens.js';
 import { utmParameters, withUtm, type UtmValues } from './utm.js';

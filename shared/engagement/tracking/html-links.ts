@@ -1,4 +1,5 @@
-// Finds the links of an HTML body (href of <a>, <area> and Outlook's VML shapes inside conditional comments) and where </body> is, as offsets into the text, with htmlparser2's tokenizer: the document itself is never re-serialized.
+// Finds the links of an HTML body (href of <a>, <area> and Outlook's VML shapes inside conditional comments) and where </body> is, as offsets into the text,
+// with htmlparser2's tokenizer: the document itself is never re-serialized.
 import { Tokenizer, type TokenizerCallbacks } from 'htmlparser2';
 
 /** One href: the span of its value in the source (quotes included) and the value, entities decoded and trimmed. */

@@ -1,4 +1,5 @@
-// The tokens and URLs of one message's tracking links: the open pixel and the unsubscribe link name the send; each click redirect names the send, its tenant (and whether it is a simulated or sandbox send), its destination and how many tracked links the message has.
+// The tokens and URLs of one message's tracking links: the open pixel and the unsubscribe link name the send; each click redirect names the send, its tenant
+// (and whether it is a simulated or sandbox send), its destination and how many tracked links the message has.
 import { signToken, uuidAt, uuidBytes, verifyToken } from './tokens.js';
 
 /** The public paths of the api role (api/pages/tracking.ts serves them). */

@@ -1,4 +1,5 @@
-// Records open and click hits cheaply and durably: concurrent hits share one transaction (group commit) that judges each (machine open, scanner click, a replayed open counted once), writes its event, the recipient's first-open/click stamps and the campaign's counters (per variant and per contact country).
+// Records open and click hits cheaply and durably: concurrent hits share one transaction (group commit) that judges each (machine open, scanner click, a
+// replayed open counted once), writes its event, the recipient's first-open/click stamps and the campaign's counters (per variant and per contact country).
 import type { Sql } from '../../db/connection.js';
 import { GroupCommit } from '../../db/group-commit.js';
 import { pipelinedTransaction, type Pipeline } from '../../db/pipelined-transaction.js';

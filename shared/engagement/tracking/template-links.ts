@@ -1,4 +1,5 @@
-// Tracking decided once on a campaign's body_html template instead of on every rendered message: when Liquid cannot change which links a message has, each tracked href becomes a Liquid output of the recipient's click URL (and the open pixel one more), so rendering writes the decorated message at once.
+// Tracking decided once on a campaign's body_html template instead of on every rendered message: when Liquid cannot change which links a message has, each
+// tracked href becomes a Liquid output of the recipient's click URL (and the open pixel one more), so rendering writes the decorated message at once.
 import { applyEdits, findLinks, type HtmlEdit } from './html-links.js';
 import { attributeValue, trackedTargets } from './decorate.js';
 import { clickUrls, linkBase, openUrl, type LinkOwner } from './link-tokens.js';

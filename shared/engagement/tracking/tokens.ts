@@ -1,4 +1,5 @@
-// Signed tokens for the public links Mailpath puts in mail (open pixel, click redirect, unsubscribe): what a token says is fixed by whoever holds the key, and a token for one purpose never works for another.
+// Signed tokens for the public links Mailpath puts in mail (open pixel, click redirect, unsubscribe): what a token says is fixed by whoever holds the key,
+// and a token for one purpose never works for another.
 import { createHmac, hkdfSync, timingSafeEqual } from 'node:crypto';
 
 /** What a token is for; part of what is signed, so a click token can never be replayed as an unsubscribe. */

@@ -1,4 +1,5 @@
-// Which opens are a machine's (mail-provider proxies, Apple Mail Privacy Protection, bots) and which clicks a security scanner's, by the rules of config/tracking.yaml; the "every link at once" rule needs the send's earlier clicks and is applied by the recorder.
+// Which opens are a machine's (mail-provider proxies, Apple Mail Privacy Protection, bots) and which clicks a security scanner's, by the rules of
+// config/tracking.yaml; the "every link at once" rule needs the send's earlier clicks and is applied by the recorder.
 import { isbot } from 'isbot';
 import type { TrackingConfig } from '../../config/index.js';
 

@@ -1,4 +1,5 @@
-// Applies an unsubscribe of one send (its link's one-click POST, the page's button, or mail to its mailto address): the contact unsubscribed, or the address suppressed when the send has no contact; once only.
+// Applies an unsubscribe of one send (its link's one-click POST, the page's button, or mail to its mailto address): the contact unsubscribed, or the address
+// suppressed when the send has no contact; once only.
 import { randomUUID } from 'node:crypto';
 import type { Sql } from '../../db/connection.js';
 import { AppError } from '../../kernel/errors.js';

@@ -1,4 +1,5 @@
-// Applies mail the MX stored for a mailto unsubscribe address (u-<token>@MAILPATH_HOSTNAME, from List-Unsubscribe): the same effect as the https link, once however often the job runs.
+// Applies mail the MX stored for a mailto unsubscribe address (u-<token>@MAILPATH_HOSTNAME, from List-Unsubscribe): the same effect as the https link, once
+// however often the job runs.
 import type { Config } from '../../config/index.js';
 import type { Sql } from '../../db/connection.js';
 import { isUuid } from '../../kernel/ids.js';

@@ -1,4 +1,5 @@
-// The bulk-sender unsubscribe headers of one send (RFC 2369 List-Unsubscribe with an https link and a mailto address, RFC 8058 one-click), and the link a body may show.
+// The bulk-sender unsubscribe headers of one send (RFC 2369 List-Unsubscribe with an https link and a mailto address, RFC 8058 one-click), and the link a
+// body may show.
 import { linkBase, TRACKING_PATHS, UNSUBSCRIBE_LOCAL_PREFIX, unsubscribeToken } from './link-tokens.js';
 
 export interface UnsubscribeInput {

@@ -1,4 +1,5 @@
-// UTM tagging of one link: utm_source, utm_medium and utm_campaign appended to an http(s) URL, its query and fragment kept, a parameter the URL already has never added twice;
+// UTM tagging of one link: utm_source, utm_medium and utm_campaign appended to an http(s) URL, its query and fragment kept, a parameter the URL already has
+// never added twice;
 // and the values a campaign gets when it sets none.
 
 export interface UtmValues {

@@ -1,4 +1,5 @@
-// The audit export's row format, shared by the CSV (streamed) and the PDF (digest in every footer): one CSV line per row, so `sha256sum` over the CSV's rows recomputes the PDF digest.
+// The audit export's row format, shared by the CSV (streamed) and the PDF (digest in every footer): one CSV line per row, so `sha256sum` over the CSV's rows
+// recomputes the PDF digest.
 import { createHash } from 'node:crypto';
 import type { Clock } from '../../kernel/clock.js';
 import { canonicalJson } from './chain.js';

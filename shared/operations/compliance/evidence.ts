@@ -1,4 +1,5 @@
-// The daily SOC 2 evidence pack: what happened on the platform in the last 24 hours (access, changes, incidents, suppressions, sign-ins), written once per UTC day at 02:00.
+// The daily SOC 2 evidence pack: what happened on the platform in the last 24 hours (access, changes, incidents, suppressions, sign-ins), written once per
+// UTC day at 02:00.
 import type { Clock } from '../../kernel/clock.js';
 import type { Sql } from '../../db/connection.js';
 import { accessFacts, actionCounts, lockedAccounts, packOf, savePack, suppressionTotals } from './queries.js';

@@ -37,7 +37,8 @@ export async function tenantControls(deps: { sql: Sql; clock: Clock }, tenantId:
   const pct = mfa.privileged === 0 ? undefined : Math.round((mfa.with_2fa / mfa.privileged) * 1000) / 10;
   return {
     encryption_at_rest: noData(
-      'Mailpath seals DKIM private keys and TOTP secrets with its master key, but cannot observe whether the database storage itself is encrypted: no evidence recorded.',
+      'Mailpath seals DKIM private keys and TOTP secrets with its master key, but cannot observe whether the database storage itself is encrypted: ' +
+        'no evidence recorded.',
     ),
     tls_only_ingress: noData('Mailpath records no evidence of the ingress path (load balancer, MX STARTTLS policy); no value is reported.'),
     backup_success_last_24h: noData("Mailpath records no backup runs (backups are the database operator's): no evidence."),

@@ -48,7 +48,9 @@ export class Metrics {
     });
     this.messages = new Counter({
       name: 'mailpath_messages_total',
-      help: 'Outbound messages: accepted for delivery, then each delivery attempt delivered, deferred (retry later) or bounced (hard, or soft after the last retry).',
+      help:
+        'Outbound messages: accepted for delivery, then each delivery attempt delivered, deferred (retry later) or bounced (hard, or soft after the ' +
+        'last retry).',
       labelNames: ['outcome'],
       registers,
     });

@@ -1,4 +1,5 @@
-// The API's request-time histogram (method, route template, status): a few array writes per request, exported on scrape exactly as prom-client's Histogram would.
+// The API's request-time histogram (method, route template, status): a few array writes per request, exported on scrape exactly as prom-client's Histogram
+// would.
 import type { Registry } from 'prom-client';
 
 type LabelName = 'method' | 'route' | 'status';

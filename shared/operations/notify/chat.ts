@@ -1,4 +1,5 @@
-// Operator notifications to the chat webhook (MAILPATH_CHAT_WEBHOOK_URL, Slack-compatible JSON {text}): queued in the caller's transaction, POSTed by a queue worker with pg-boss retries, only logged when no webhook is set.
+// Operator notifications to the chat webhook (MAILPATH_CHAT_WEBHOOK_URL, Slack-compatible JSON {text}): queued in the caller's transaction, POSTed by a
+// queue worker with pg-boss retries, only logged when no webhook is set.
 import type { Config } from '../../config/index.js';
 import type { Queryable, Sql } from '../../db/connection.js';
 import { bossDb, createJobQueue, type Boss } from '../../jobs/boss.js';

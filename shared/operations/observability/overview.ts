@@ -1,4 +1,5 @@
-// GET /admin/observability: the platform at a glance, one section per concern; each section is computed on its own, and a failing one degrades to its zero value and is named in errors.
+// GET /admin/observability: the platform at a glance, one section per concern; each section is computed on its own, and a failing one degrades to its zero
+// value and is named in errors.
 import { monitorEventLoopDelay, type IntervalHistogram } from 'node:perf_hooks';
 import { loadMigrations } from '../../db/migrate.js';
 import { appliedMigrations, dnsDrift, domainCounts, sendCountsSince, tenantCounts, warmupCounts } from './queries-overview.js';

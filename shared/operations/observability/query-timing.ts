@@ -1,4 +1,5 @@
-// Mailpath's own query timing: per-statement durations kept in memory per window (count, total, max, a reservoir sample), and the wrapper that measures the pool's statements.
+// Mailpath's own query timing: per-statement durations kept in memory per window (count, total, max, a reservoir sample), and the wrapper that measures the
+// pool's statements.
 import { createHash, randomUUID } from 'node:crypto';
 import type { Sql } from '../../db/connection.js';
 

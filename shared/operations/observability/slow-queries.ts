@@ -1,4 +1,5 @@
-// GET /admin/observability/slow-queries: the slowest statements by p99, from pg_stat_statements when the database has it loaded, otherwise from Mailpath's own query timing.
+// GET /admin/observability/slow-queries: the slowest statements by p99, from pg_stat_statements when the database has it loaded, otherwise from Mailpath's
+// own query timing.
 import type { Clock } from '../../kernel/clock.js';
 import type { ObservabilityConfig } from '../../config/index.js';
 import type { Queryable } from '../../db/connection.js';

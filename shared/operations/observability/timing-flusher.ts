@@ -1,4 +1,5 @@
-// Writes this process's query timing to query_timings every flush interval (and once at shutdown), and deletes windows past retention: how every process's timing reaches the slow-query report.
+// Writes this process's query timing to query_timings every flush interval (and once at shutdown), and deletes windows past retention: how every process's
+// timing reaches the slow-query report.
 import type { ObservabilityConfig } from '../../config/index.js';
 import type { Sql } from '../../db/connection.js';
 import type { Logger } from '../../kernel/log.js';

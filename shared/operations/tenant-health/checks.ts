@@ -1,4 +1,5 @@
-// The tenant health checks: sending domains still verified in DNS, bounce and complaint rates, quota use, webhook dead letters; each passes, warns or fails, and a run's verdict is the worst.
+// The tenant health checks: sending domains still verified in DNS, bounce and complaint rates, quota use, webhook dead letters; each passes, warns or fails,
+// and a run's verdict is the worst.
 import type { WorkersConfig } from '../../config/index.js';
 import type { Clock } from '../../kernel/clock.js';
 import type { Queryable } from '../../db/connection.js';

@@ -1,4 +1,5 @@
-// The database figures an operator looks at beside a tenant: connections, size, last vacuum, replication lag, slow statements; each probe on its own, a failing one gives null.
+// The database figures an operator looks at beside a tenant: connections, size, last vacuum, replication lag, slow statements; each probe on its own, a
+// failing one gives null.
 import type { Sql } from '../../db/connection.js';
 import type { Logger } from '../../kernel/log.js';
 

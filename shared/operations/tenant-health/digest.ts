@@ -1,4 +1,5 @@
-// The morning digest: at 09:00 IST each tenant that sent in the last day (or whose last health check was not a pass) gets one line in the operators' chat, once a day.
+// The morning digest: at 09:00 IST each tenant that sent in the last day (or whose last health check was not a pass) gets one line in the operators' chat,
+// once a day.
 import type { Clock } from '../../kernel/clock.js';
 import type { Config } from '../../config/index.js';
 import type { Sql } from '../../db/connection.js';

@@ -1,4 +1,5 @@
-// Alerts on scheduled workers: N failed ticks in a row (config/workers.yaml) raise one, and a success after it announces the recovery; each is an audit row, the worker's last alert, and a chat notification.
+// Alerts on scheduled workers: N failed ticks in a row (config/workers.yaml) raise one, and a success after it announces the recovery; each is an audit row,
+// the worker's last alert, and a chat notification.
 import { writeAudit } from '../audit/log.js';
 import type { WorkersConfig } from '../../config/index.js';
 import type { Queryable } from '../../db/connection.js';

@@ -59,7 +59,8 @@ export const WORKERS: readonly ScheduledWorker[] = [
   {
     name: 'domain-recheck',
     description:
-      'Removes domain claims past their expiry that never proved control, then re-checks the DNS records of every open claim: records drift when a verified record disappears, and a claim whose own DKIM record appears owns its name.',
+      'Removes domain claims past their expiry that never proved control, then re-checks the DNS records of every open claim: records drift when ' +
+      'a verified record disappears, and a claim whose own DKIM record appears owns its name.',
     intervalMinutes: (deps) => deps.config.dns.domain_recheck_hours * 60,
     run: async (deps) => ({ ...(await recheckAllDomains(deps)) }),
   },
@@ -94,14 +95,16 @@ export const WORKERS: readonly ScheduledWorker[] = [
   {
     name: 'ip-quarantine-expiry',
     description:
-      'Ends the IP-pool quarantines whose cool-down has passed, each with an expired event and an audit row (delivery already stops avoiding an address at the end of its cool-down; this records it).',
+      'Ends the IP-pool quarantines whose cool-down has passed, each with an expired event and an audit row (delivery already stops avoiding an address ' +
+      'at the end of its cool-down; this records it).',
     intervalMinutes: () => 5,
     run: async (deps) => ({ expired: (await deps.sql.begin((tx) => expireQuarantines(tx, deps.clock.now()))).length }),
   },
   {
     name: 'warmup-auto-ramp',
     description:
-      "Daily at 02:00 UTC: judges every verified domain on the previous UTC day's bounce, complaint and delivery rates and promotes, holds, demotes or pauses it (once per tenant, domain and day); resets domains idle for 14 days; seeds per-ESP sub-caps.",
+      "Daily at 02:00 UTC: judges every verified domain on the previous UTC day's bounce, complaint and delivery rates and promotes, holds, demotes " +
+      'or pauses it (once per tenant, domain and day); resets domains idle for 14 days; seeds per-ESP sub-caps.',
     intervalMinutes: () => 1440,
     offsetMinutes: 120,
     run: async (deps) => ({ ...(await runAutoRamp(deps)) }),
@@ -109,14 +112,16 @@ export const WORKERS: readonly ScheduledWorker[] = [
   {
     name: 'bounce-mailbox-poll',
     description:
-      "Polls the tenants' POP3 bounce mailboxes that are due (each every poll_interval_s): new messages by UIDL go to the bounce intake, then are deleted on the server when delete_after_read.",
+      "Polls the tenants' POP3 bounce mailboxes that are due (each every poll_interval_s): new messages by UIDL go to the bounce intake, then are " +
+      'deleted on the server when delete_after_read.',
     intervalMinutes: () => 1,
     run: async (deps) => ({ ...(await pollDueMailboxes(deps)) }),
   },
   {
     name: 'soc2-evidence',
     description:
-      "Daily at 02:00 UTC, only when SOC2_EVIDENCE_ENABLED: writes the day's SOC 2 evidence pack (access reviews, change management, incident response, suppression discipline, auth events over the last 24 hours), once per UTC day.",
+      "Daily at 02:00 UTC, only when SOC2_EVIDENCE_ENABLED: writes the day's SOC 2 evidence pack (access reviews, change management, incident response, " +
+      'suppression discipline, auth events over the last 24 hours), once per UTC day.',
     intervalMinutes: () => 1440,
     offsetMinutes: 120,
     envGate: { variable: 'SOC2_EVIDENCE_ENABLED', enabled: (config) => config.flags.soc2EvidenceEnabled },
@@ -136,7 +141,8 @@ export const WORKERS: readonly ScheduledWorker[] = [
   {
     name: TENANT_DIGEST_WORKER,
     description:
-      'Daily from 09:00 IST (03:30 UTC; ticks every 30 minutes): one chat line per tenant that sent in the last 24 hours or whose last health check was not a pass ' +
+      'Daily from 09:00 IST (03:30 UTC; ticks every 30 minutes): one chat line per tenant that sent in the last 24 hours or whose last health check ' +
+      'was not a pass ' +
       '(sends, rates, quota, health), once per day (digest_last_posted_at); logged only without MAILPATH_CHAT_WEBHOOK_URL.',
     intervalMinutes: () => 30,
     run: (deps) => runDailyDigests(deps),
@@ -144,7 +150,8 @@ export const WORKERS: readonly ScheduledWorker[] = [
   {
     name: 'analytics-rollup',
     description:
-      'Recomputes the hourly analytics rollups (per tenant, and per tenant and recipient domain) of every hour whose events changed since the last tick, from the events; prunes per-provider refusal counters older than a day.',
+      'Recomputes the hourly analytics rollups (per tenant, and per tenant and recipient domain) of every hour whose events changed since the last ' +
+      'tick, from the events; prunes per-provider refusal counters older than a day.',
     intervalMinutes: () => 5,
     run: async (deps) => ({ ...(await refreshRollups(deps)) }),
   },

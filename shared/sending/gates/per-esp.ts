@@ -1,4 +1,5 @@
-// Gate 6: the per-(tenant, mailbox provider) sub-cap inside the tier cap (before the warm-up gate, so a send it defers takes no warm-up allowance): counted and logged when over (advisory), or deferred to 00:00 UTC when WARMUP_PER_ESP_ENFORCE is on.
+// Gate 6: the per-(tenant, mailbox provider) sub-cap inside the tier cap (before the warm-up gate, so a send it defers takes no warm-up allowance): counted
+// and logged when over (advisory), or deferred to 00:00 UTC when WARMUP_PER_ESP_ENFORCE is on.
 import { providerOfAddress } from '../../deliverability/mailbox-providers.js';
 import { releaseEsp } from '../../deliverability/warmup/per-esp-queries.js';
 import { nextUtcMidnight, utcDay } from '../../deliverability/warmup/tiers.js';

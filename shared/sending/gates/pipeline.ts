@@ -1,4 +1,5 @@
-// Runs the outbound gates in the design's order, stops at the first decision that is not "continue", and gives back what they counted for a send that is not stored.
+// Runs the outbound gates in the design's order, stops at the first decision that is not "continue", and gives back what they counted for a send that is not
+// stored.
 import { quotaGate } from './quota.js';
 import { sandboxGate } from './sandbox.js';
 import { suppressionGate } from './suppression.js';

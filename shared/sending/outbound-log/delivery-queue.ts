@@ -1,4 +1,5 @@
-// SQL of the delivery queue (table delivery_queue): sends waiting to be delivered, claimed with a lease, rescheduled for a retry, and removed by the outcome that ends their delivery.
+// SQL of the delivery queue (table delivery_queue): sends waiting to be delivered, claimed with a lease, rescheduled for a retry, and removed by the outcome
+// that ends their delivery.
 import type { Queryable } from '../../db/connection.js';
 
 /** A send to put in the queue: due now or at a later instant (a warm-up deferral), or claimed already (handed to a worker). */

@@ -1,4 +1,5 @@
-// Platform e-mails (password reset, team invites) sent through Mailpath's own outbound path as the super-admin tenant, or written to the data dir's outbox when no sender is set up.
+// Platform e-mails (password reset, team invites) sent through Mailpath's own outbound path as the super-admin tenant, or written to the data dir's outbox
+// when no sender is set up.
 import { randomBytes } from 'node:crypto';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';

@@ -1,4 +1,5 @@
-// The Liquid engines of Mailpath (no file access, strict filters, lenient variables, DoS limits; HTML escaping for body_html) and the parse/render of template parts.
+// The Liquid engines of Mailpath (no file access, strict filters, lenient variables, DoS limits; HTML escaping for body_html) and the parse/render of
+// template parts.
 import { Liquid, LiquidError, type FS, type Template } from 'liquidjs';
 import { AppError, validationError } from '../../kernel/errors.js';
 

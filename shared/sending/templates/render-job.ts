@@ -1,4 +1,5 @@
-// Runs one render job where it is handed over (a render thread): sources parsed once per thread (a bounded cache by hash), each item rendered within what is left of the job's budget.
+// Runs one render job where it is handed over (a render thread): sources parsed once per thread (a bounded cache by hash), each item rendered within what is
+// left of the job's budget.
 import { createHash } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import { parseTemplate, RenderFailure, renderTemplate, type ParsedTemplate } from './liquid.js';

@@ -1,4 +1,5 @@
-// The port through which tenant Liquid is rendered: a job of sources and contexts, run off the caller's event loop (main/render-pool.ts runs jobs on worker threads) within a time budget.
+// The port through which tenant Liquid is rendered: a job of sources and contexts, run off the caller's event loop (main/render-pool.ts runs jobs on worker
+// threads) within a time budget.
 import { AppError, validationError } from '../../kernel/errors.js';
 import type { TemplateContext, TemplatePart } from './liquid.js';
 

@@ -1,4 +1,5 @@
-// Event-webhook secrets (Standard Webhooks whsec_<base64 key>, sealed at rest per endpoint) and the webhook-* headers of a POST, signed with the standardwebhooks package.
+// Event-webhook secrets (Standard Webhooks whsec_<base64 key>, sealed at rest per endpoint) and the webhook-* headers of a POST, signed with the
+// standardwebhooks package.
 import { randomBytes } from 'node:crypto';
 import { Webhook } from 'standardwebhooks';
 import type { SealedBox } from '../../kernel/secrets/sealed-box.js';

@@ -1,4 +1,5 @@
-// SQL for inbound webhooks: a tenant's settings (inbound_webhooks), and its deliveries: what a job needs, the claim of an attempt, its outcome, the dead letters and replay.
+// SQL for inbound webhooks: a tenant's settings (inbound_webhooks), and its deliveries: what a job needs, the claim of an attempt, its outcome, the dead
+// letters and replay.
 import type { Queryable } from '../../db/connection.js';
 
 export interface WebhookSettingsRow {

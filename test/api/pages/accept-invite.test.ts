@@ -1,4 +1,5 @@
-// The /accept-invite page the team-invite e-mail links to: the form, the member it creates, used/unknown/conflicting invites, weak passwords, escaping, headers.
+// The /accept-invite page the team-invite e-mail links to: the form, the member it creates, used/unknown/conflicting invites, weak passwords, escaping,
+// headers.
 import { Writable } from 'node:stream';
 import t from 'tap';
 import type { FastifyInstance } from 'fastify';

@@ -1,4 +1,5 @@
-// The /reset-password page the reset e-mail links to: the form and its headers, the reset through it, its refusals, escaping, rate limit, and no token in the log.
+// The /reset-password page the reset e-mail links to: the form and its headers, the reset through it, its refusals, escaping, rate limit, and no token in
+// the log.
 import { createHash } from 'node:crypto';
 import { Writable } from 'node:stream';
 import t, { type Test } from 'tap';

@@ -1,4 +1,5 @@
-// Bounce intake against a real database: every sample DSN and feedback report mapped to its send, and what each leaves behind (events, send status, suppressions, attribution).
+// Bounce intake against a real database: every sample DSN and feedback report mapped to its send, and what each leaves behind (events, send status,
+// suppressions, attribution).
 import t from 'tap';
 import { intakeFixture } from './intake-fixture.js';
 

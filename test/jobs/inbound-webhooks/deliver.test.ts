@@ -1,4 +1,5 @@
-// One signed POST against real receivers on 127.0.0.1: exact bytes and headers, the HMAC, each kind of answer, the deadline, and the address pinned to what the policy checked.
+// One signed POST against real receivers on 127.0.0.1: exact bytes and headers, the HMAC, each kind of answer, the deadline, and the address pinned to what
+// the policy checked.
 import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { loadConfig, type WebhooksConfig } from '../../../shared/config/index.js';

@@ -1,4 +1,5 @@
-// The webhook job against real receivers: delivered once, 4xx dead at once, 429 per Retry-After, the 7-attempt schedule on an injected clock, and the edge cases.
+// The webhook job against real receivers: delivered once, 4xx dead at once, 429 per Retry-After, the 7-attempt schedule on an injected clock, and the edge
+// cases.
 import { createHmac } from 'node:crypto';
 import t from 'tap';
 import { ManualClock } from '../../../shared/kernel/clock.js';

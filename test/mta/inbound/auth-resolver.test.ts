@@ -1,4 +1,5 @@
-// The resolver mailauth calls: record shapes over shared/kernel/dns.ts, ENODATA for empty answers, the answer cache (bounded, expiring) and failures never cached.
+// The resolver mailauth calls: record shapes over shared/kernel/dns.ts, ENODATA for empty answers, the answer cache (bounded, expiring) and failures never
+// cached.
 import t from 'tap';
 import { createResolver } from '../../../shared/kernel/dns.js';
 import { mailauthResolver } from '../../../mta/inbound/auth-resolver.js';

@@ -1,4 +1,5 @@
-// Bad input at the MX: malformed commands, bare LF and end-of-data smuggling, long lines, NUL bytes, invalid UTF-8 headers, a 100 MB DATA, 1,000 RCPTs, silent clients; each gets the right reply, and whatever was answered 250 is stored byte for byte.
+// Bad input at the MX: malformed commands, bare LF and end-of-data smuggling, long lines, NUL bytes, invalid UTF-8 headers, a 100 MB DATA, 1,000 RCPTs,
+// silent clients; each gets the right reply, and whatever was answered 250 is stored byte for byte.
 import t from 'tap';
 import { RawSmtpClient, type SmtpReply } from '../../helpers/smtp-client.js';
 import { NOTHING_STORED, startTestMx, storedCounts, tenantDomain, type TestMx } from './fixtures.js';

@@ -1,4 +1,5 @@
-// Durability of the MX: a client that goes away before the end of DATA leaves nothing; every message answered 250 survives a SIGKILL of the real `mailpath` process and is delivered to the webhook after the restart.
+// Durability of the MX: a client that goes away before the end of DATA leaves nothing; every message answered 250 survives a SIGKILL of the real `mailpath`
+// process and is delivered to the webhook after the restart.
 import t from 'tap';
 import { createHmac, randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';

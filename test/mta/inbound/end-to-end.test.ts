@@ -1,4 +1,5 @@
-// The inbound path end to end through a real `mailpath start` (api, mx, outbound): SMTP into the MX → signed POSTs at a real webhook receiver (and a dead letter replayed), a workspace mailbox read through /mail/messages; a DSN and an ARF report for delivered sends → bounce and complaint.
+// The inbound path end to end through a real `mailpath start` (api, mx, outbound): SMTP into the MX → signed POSTs at a real webhook receiver (and a dead
+// letter replayed), a workspace mailbox read through /mail/messages; a DSN and an ARF report for delivered sends → bounce and complaint.
 import t from 'tap';
 import { createHmac, randomBytes } from 'node:crypto';
 import nodemailer from 'nodemailer';

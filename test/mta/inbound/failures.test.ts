@@ -1,4 +1,5 @@
-// Fail-closed behaviour of the MX: a plugin that stalls or throws makes the client retry (451 4.3.0), a store that fails stores nothing, and a stop lets a session in a transaction finish.
+// Fail-closed behaviour of the MX: a plugin that stalls or throws makes the client retry (451 4.3.0), a store that fails stores nothing, and a stop lets a
+// session in a transaction finish.
 import t from 'tap';
 import postgres from 'postgres';
 import { PLUGINS } from '../../../plugins/index.js';

@@ -1,4 +1,5 @@
-// Test fixtures for the MX: a real MX server on loopback (own database, loopback DNS, queues), tenant domains, mailboxes and webhooks as rows, and what a message stored.
+// Test fixtures for the MX: a real MX server on loopback (own database, loopback DNS, queues), tenant domains, mailboxes and webhooks as rows, and what a
+// message stored.
 import { randomUUID } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';

@@ -1,4 +1,5 @@
-// The MX pregreet test on loopback: a client talking before the 220 is dropped (421, logged, nothing stored), a patient one is greeted and remembered, 0 turns it off; and the remembered addresses' expiry and caps.
+// The MX pregreet test on loopback: a client talking before the 220 is dropped (421, logged, nothing stored), a patient one is greeted and remembered, 0
+// turns it off; and the remembered addresses' expiry and caps.
 import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import t from 'tap';

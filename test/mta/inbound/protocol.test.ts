@@ -1,4 +1,5 @@
-// The MX as RFC 5321, 3463 and 6531 ask, driven by real clients (Python's smtplib, swaks, a raw socket) on loopback: postmaster, enhanced status codes on every reply, EXPN and VRFY, non-ASCII addresses without SMTPUTF8.
+// The MX as RFC 5321, 3463 and 6531 ask, driven by real clients (Python's smtplib, swaks, a raw socket) on loopback: postmaster, enhanced status codes on
+// every reply, EXPN and VRFY, non-ASCII addresses without SMTPUTF8.
 import t from 'tap';
 import { execFile } from 'node:child_process';
 import { existsSync } from 'node:fs';

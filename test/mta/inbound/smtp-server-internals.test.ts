@@ -1,4 +1,5 @@
-// Compatibility of the smtp-server internals mta/inbound/connection-hooks.ts and mta/smtp/protocol-replies.ts rely on: one test per internal, against the pinned library on a real loopback server, so an upgrade that changes one fails here by name.
+// Compatibility of the smtp-server internals mta/inbound/connection-hooks.ts and mta/smtp/protocol-replies.ts rely on: one test per internal, against the
+// pinned library on a real loopback server, so an upgrade that changes one fails here by name.
 import { createHash } from 'node:crypto';
 import t from 'tap';
 import { SMTPServer, type SMTPServerOptions, type SMTPServerSession } from 'smtp-server';
@@ -244,7 +245,8 @@ t.test("the session types we keep state under are the library's session objects 
 });
 
 t.test(
-  'the SMTPConnection methods protocol-replies.ts wraps or relies on are unchanged (send, _onCommand, _getHandler, _getEnhancedStatusCode, handler_MAIL, handler_RCPT)',
+  'the SMTPConnection methods protocol-replies.ts wraps or relies on are unchanged (send, _onCommand, _getHandler, _getEnhancedStatusCode, handler_MAIL, ' +
+    'handler_RCPT)',
   async (t) => {
     const pinned: Record<string, string> = {
       send: 'd98a1668aa7323e4',
@@ -262,7 +264,8 @@ t.test(
 );
 
 t.test(
-  'SMTPConnection#send(code, text, context): with ENHANCEDSTATUSCODES on, a code derived from the reply code alone goes first; context false sends the text as it is',
+  'SMTPConnection#send(code, text, context): with ENHANCEDSTATUSCODES on, a code derived from the reply code alone goes first; context false sends ' +
+    'the text as it is',
   async (t) => {
     const s = await server(t, { hideENHANCEDSTATUSCODES: false });
     const { client } = await open(t, s.port);

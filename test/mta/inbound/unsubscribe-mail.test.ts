@@ -1,4 +1,5 @@
-// The List-Unsubscribe mailto address through a real SMTP session to the MX: accepted for a valid token and stored with its job before the 250, refused at RCPT for a bad one, and applied by the unsubscribe intake like the https link (once).
+// The List-Unsubscribe mailto address through a real SMTP session to the MX: accepted for a valid token and stored with its job before the 250, refused at
+// RCPT for a bad one, and applied by the unsubscribe intake like the https link (once).
 import t from 'tap';
 import type { Services } from '../../../main/services.js';
 import { startUnsubscribeIntake } from '../../../jobs/unsubscribe-intake/worker.js';

@@ -1,4 +1,5 @@
-// Crash durability: SIGKILL a real `mailpath start` while it accepts and delivers; after a restart every accepted message is delivered, and duplicates come only from sends that were mid-delivery.
+// Crash durability: SIGKILL a real `mailpath start` while it accepts and delivers; after a restart every accepted message is delivered, and duplicates come
+// only from sends that were mid-delivery.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';

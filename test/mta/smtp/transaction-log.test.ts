@@ -1,4 +1,5 @@
-// The mail log's bookkeeping: when a transaction's line is written and what it says, for the endings the process test does not drive (abandoned, every recipient refused, a close during DATA, STARTTLS mid-session).
+// The mail log's bookkeeping: when a transaction's line is written and what it says, for the endings the process test does not drive (abandoned, every
+// recipient refused, a close during DATA, STARTTLS mid-session).
 import t from 'tap';
 import { PassThrough } from 'node:stream';
 import type { TLSSocket } from 'node:tls';

@@ -1,4 +1,5 @@
-// Failed SMTP AUTH on loopback: a few per session, then 421 and the connection closed; across sessions the client address is locked (454, the key not checked) until the lock ends.
+// Failed SMTP AUTH on loopback: a few per session, then 421 and the connection closed; across sessions the client address is locked (454, the key not
+// checked) until the lock ends.
 import t from 'tap';
 import { startSubmission } from '../../../mta/submission/server.js';
 import { ManualClock } from '../../../shared/kernel/clock.js';

@@ -1,4 +1,5 @@
-// Submission on loopback: the identity fields of a message (From, Sender, Resent-*) through real SMTP sessions: malformed, duplicated or foreign ones refused, nothing stored.
+// Submission on loopback: the identity fields of a message (From, Sender, Resent-*) through real SMTP sessions: malformed, duplicated or foreign ones
+// refused, nothing stored.
 import t from 'tap';
 import { startSubmission } from '../../../mta/submission/server.js';
 import { buildTestApp, createKey, registerTenant } from '../../helpers/app.js';

@@ -1,4 +1,5 @@
-// The A/B statistics against values computed independently (python3: math.erfc, the same formulas by hand): the two-proportion z-test, its p-value, the sample size per variant, and the recommendation's words.
+// The A/B statistics against values computed independently (python3: math.erfc, the same formulas by hand): the two-proportion z-test, its p-value, the
+// sample size per variant, and the recommendation's words.
 import t from 'tap';
 import { erfc, judge, normalCdf, sampleSizePerVariant, twoProportionZTest } from '../../../shared/campaigns/ab-test.js';
 

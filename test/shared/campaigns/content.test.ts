@@ -1,4 +1,5 @@
-// A campaign message's content: the template precedence, what refuses to send, Liquid per recipient (default, if, contact.email, custom_fields), the A/B subject, the preheader, and the bulk-sender headers with their signed token.
+// A campaign message's content: the template precedence, what refuses to send, Liquid per recipient (default, if, contact.email, custom_fields), the A/B
+// subject, the preheader, and the bulk-sender headers with their signed token.
 import { randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
 import { effectiveContent, prepareContent, type CampaignRecipient, type MessageSettings } from '../../../shared/campaigns/content.js';
@@ -80,7 +81,8 @@ t.test('Liquid renders per recipient: default, if on a field, contact.email, cus
   t.equal(fr.text, 'Bonjour ann@example.org, plan gold, Lyon');
   t.equal(
     fr.html,
-    '<html><body class="x"><div style="display:none;max-height:0;overflow:hidden;mso-hide:all" aria-hidden="true">For Ann &lt;b&gt;</div><p>Ann &amp; gold</p></body></html>',
+    '<html><body class="x"><div style="display:none;max-height:0;overflow:hidden;mso-hide:all" aria-hidden="true">For Ann &lt;b&gt;</div><p>Ann &amp; ' +
+      'gold</p></body></html>',
     'the preheader is the hidden first text of the body, escaped',
   );
   const other = await composeMessage({

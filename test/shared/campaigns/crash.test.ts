@@ -26,7 +26,8 @@ t.test('killed mid-fan-out and restarted: no recipient lost, none sent twice', a
     from campaign_recipients r join campaign_batches b on b.campaign_id = r.campaign_id and r.seq between b.first_seq and b.last_seq
     where r.campaign_id = ${setup.campaignId} and r.status = 'pending' and b.claimed_until > now()`;
   t.comment(
-    `at the kill: ${atKill.queued} of ${atKill.targeted} queued, ${claimed!.n} claimed by the dead process (${claimed!.stored} of them with their send stored, not yet settled)`,
+    `at the kill: ${atKill.queued} of ${atKill.targeted} queued, ${claimed!.n} claimed by the dead process (${claimed!.stored} of them with their ` +
+      `send stored, not yet settled)`,
   );
   t.equal(atKill.status, 'sending');
   t.ok(atKill.queued >= 200 && atKill.queued < RECIPIENTS, 'killed in the middle');

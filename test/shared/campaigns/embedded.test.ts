@@ -1,4 +1,5 @@
-// A campaign on the embedded backend (PGlite behind one connection, as a no-install start runs): sent, paused and resumed, cancelled — nothing waits on a second connection while a transaction is open.
+// A campaign on the embedded backend (PGlite behind one connection, as a no-install start runs): sent, paused and resumed, cancelled — nothing waits on a
+// second connection while a transaction is open.
 import { rmSync } from 'node:fs';
 import t from 'tap';
 import { buildServices } from '../../../main/services.js';

@@ -1,4 +1,5 @@
-// The fan-out in one process: who is skipped and counted why, Liquid per recipient, the A/B split, test keys, segments evaluated at send time, a crash between send and settle, two workers on one campaign.
+// The fan-out in one process: who is skipped and counted why, Liquid per recipient, the A/B split, test keys, segments evaluated at send time, a crash
+// between send and settle, two workers on one campaign.
 import t from 'tap';
 import { runFanout } from '../../../shared/campaigns/fanout.js';
 import { batchRecipients, claimBatch } from '../../../shared/campaigns/batch-queries.js';

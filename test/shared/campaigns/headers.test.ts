@@ -1,4 +1,5 @@
-// Every campaign message carries List-Unsubscribe (https and mailto), List-Unsubscribe-Post and Feedback-ID, covered by its DKIM signature, as an independent verifier (Debian python3-dkim) sees it.
+// Every campaign message carries List-Unsubscribe (https and mailto), List-Unsubscribe-Post and Feedback-ID, covered by its DKIM signature, as an
+// independent verifier (Debian python3-dkim) sees it.
 import { spawn, spawnSync } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import t from 'tap';

@@ -1,4 +1,5 @@
-// The fan-out's side of the lifecycle: pause, resume and cancel between batches, the quota pause, a suspended tenant's wait, the ways a campaign fails, and the scheduled start.
+// The fan-out's side of the lifecycle: pause, resume and cancel between batches, the quota pause, a suspended tenant's wait, the ways a campaign fails, and
+// the scheduled start.
 import t from 'tap';
 import { FANOUT_JOBS } from '../../../shared/campaigns/fanout-jobs.js';
 import { resumeCampaigns } from '../../../jobs/campaign-fanout/worker.js';

@@ -1,4 +1,5 @@
-// Several real `mailpath start` processes on one database: they share one campaign's fan-out (nobody twice, both do work), and a scheduled campaign starts at its time in a process started after the one that scheduled it stopped.
+// Several real `mailpath start` processes on one database: they share one campaign's fan-out (nobody twice, both do work), and a scheduled campaign starts
+// at its time in a process started after the one that scheduled it stopped.
 import t from 'tap';
 import { https, startMailpathProcess, type MailpathProcess } from '../../helpers/mailpath-process.js';
 import { campaignWorld, progressOf, sendCounts, setUpCampaign, sleep } from '../../helpers/campaign-processes.js';

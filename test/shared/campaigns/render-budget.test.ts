@@ -1,4 +1,5 @@
-// A campaign whose renders exceed the render budget is paused with a reason the tenant reads; its recipients are left pending (not skipped, no sends, no quota), another tenant is not held up, and resuming renders them again.
+// A campaign whose renders exceed the render budget is paused with a reason the tenant reads; its recipients are left pending (not skipped, no sends, no
+// quota), another tenant is not held up, and resuming renders them again.
 import t from 'tap';
 import { call } from '../../helpers/app.js';
 import { addresses, campaignApp, createCampaign, drain, listOf, readCampaign, sender, sendNow, sendsPerRecipient } from '../../helpers/campaigns.js';

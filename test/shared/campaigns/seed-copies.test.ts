@@ -1,4 +1,5 @@
-// Seed copies meet the same gates as the campaign's recipients: the warm-up cap holds them for a later run (each still sent once), suppression drops one and a sandbox tenant simulates them (expected none, observed not_sent).
+// Seed copies meet the same gates as the campaign's recipients: the warm-up cap holds them for a later run (each still sent once), suppression drops one and
+// a sandbox tenant simulates them (expected none, observed not_sent).
 import t from 'tap';
 import { ManualClock } from '../../../shared/kernel/clock.js';
 import { runFanout } from '../../../shared/campaigns/fanout.js';

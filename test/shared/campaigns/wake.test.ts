@@ -1,4 +1,5 @@
-// Campaigns waiting on a limit go on at once when an operator lifts it: a warm-up advance or a domain's resume (warmup_cap), a plan change (quota_exceeded), with the real fan-out worker; the month's quota reset resumes a quota pause by itself; other tenants' and callers' pauses are left alone.
+// Campaigns waiting on a limit go on at once when an operator lifts it: a warm-up advance or a domain's resume (warmup_cap), a plan change (quota_exceeded),
+// with the real fan-out worker; the month's quota reset resumes a quota pause by itself; other tenants' and callers' pauses are left alone.
 import t from 'tap';
 import { ManualClock } from '../../../shared/kernel/clock.js';
 import { FANOUT_JOBS } from '../../../shared/campaigns/fanout-jobs.js';

@@ -1,4 +1,5 @@
-// The warm-up cap on a campaign: it sends what the day allows, then waits for the next 00:00 UTC window saying why, without a deferred send per waiting recipient; with the clock moved on, the next day goes on.
+// The warm-up cap on a campaign: it sends what the day allows, then waits for the next 00:00 UTC window saying why, without a deferred send per waiting
+// recipient; with the clock moved on, the next day goes on.
 import t from 'tap';
 import { ManualClock } from '../../../shared/kernel/clock.js';
 import { FANOUT_JOBS } from '../../../shared/campaigns/fanout-jobs.js';

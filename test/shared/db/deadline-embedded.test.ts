@@ -1,4 +1,5 @@
-// The embedded database (PGlite) accepts the per-transaction deadline: tenant-shaped queries run there as on PostgreSQL (it cannot cancel a running statement, so there the caps are the fence), and the setting ends with the transaction.
+// The embedded database (PGlite) accepts the per-transaction deadline: tenant-shaped queries run there as on PostgreSQL (it cannot cancel a running
+// statement, so there the caps are the fence), and the setting ends with the transaction.
 import t from 'tap';
 import { loadConfig } from '../../../shared/config/index.js';
 import { connect } from '../../../shared/db/connection.js';

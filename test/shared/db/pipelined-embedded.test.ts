@@ -1,4 +1,5 @@
-// Pipelined transactions on the embedded backend (PGlite behind its socket, one connection, no prepared statements): the same order, atomicity and rollback as on PostgreSQL.
+// Pipelined transactions on the embedded backend (PGlite behind its socket, one connection, no prepared statements): the same order, atomicity and rollback
+// as on PostgreSQL.
 import { rmSync } from 'node:fs';
 import t from 'tap';
 import { connect } from '../../../shared/db/connection.js';

@@ -1,4 +1,5 @@
-// retryConflicts: a transaction PostgreSQL rolled back to break a deadlock (or a serialization conflict) runs again, a bounded number of times; other failures are thrown at once.
+// retryConflicts: a transaction PostgreSQL rolled back to break a deadlock (or a serialization conflict) runs again, a bounded number of times; other
+// failures are thrown at once.
 import t from 'tap';
 import { isRetryableConflict, retryConflicts } from '../../../shared/db/retry.js';
 

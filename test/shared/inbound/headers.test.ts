@@ -1,4 +1,5 @@
-// The light header read of received messages: first Message-ID, From and Subject, unfolded and decoded, and the bad inputs (no header block, NUL bytes, unknown charsets).
+// The light header read of received messages: first Message-ID, From and Subject, unfolded and decoded, and the bad inputs (no header block, NUL bytes,
+// unknown charsets).
 import t from 'tap';
 import { decodeWords, summarizeHeaders } from '../../../shared/inbound/headers.js';
 

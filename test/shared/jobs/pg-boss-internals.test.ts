@@ -10,7 +10,8 @@ import { createTestDatabase } from '../../helpers/db.js';
 
 /** Read when a check fails: what the upgrade must re-check. */
 const WHERE =
-  'see shared/jobs/boss.ts (createJobQueue), shared/jobs/depth.ts (readQueueDepths), shared/db/migrations/100_delivery_queue.sql and the section "Upgrading the libraries used below their API" of docs/architecture.md';
+  'see shared/jobs/boss.ts (createJobQueue), shared/jobs/depth.ts (readQueueDepths), shared/db/migrations/100_delivery_queue.sql and the section ' +
+  '"Upgrading the libraries used below their API" of docs/architecture.md';
 
 t.test('the pgboss schema', async (t) => {
   const db = await createTestDatabase();

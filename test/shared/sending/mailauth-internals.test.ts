@@ -15,7 +15,8 @@ const WHERE =
   'see shared/sending/dkim.ts, shared/sending/mailauth-internals.d.ts and the section "Upgrading the libraries used below their API" of docs/architecture.md';
 
 const HEAD =
-  'From: Ann <ann@send.example>\r\nTo: bob@example.org\r\nSubject:  Hello   there \r\nDate: Sat, 21 Nov 2026 12:00:00 +0000\r\nMessage-ID: <m1@send.example>\r\nX-Other: not signed\r\n';
+  'From: Ann <ann@send.example>\r\nTo: bob@example.org\r\nSubject:  Hello   there \r\nDate: Sat, 21 Nov 2026 12:00:00 +0000\r\nMessage-ID: <m1@send.example>\r\nX-Other: ' +
+  'not signed\r\n';
 const BODY = 'Hi  there \t\r\nsecond line\r\n\r\n\r\n';
 const MESSAGE = Buffer.from(`${HEAD}\r\n${BODY}`);
 const sha256 = (text: string) => createHash('sha256').update(text).digest('base64');

@@ -146,7 +146,8 @@ const CONTENT: OutboundContent = {
 };
 
 t.test(
-  "nodemailer/lib/mime-node MimeNode#buildHeaders, #getHeader, #stream and the fields compose.ts's in-memory build reads: it writes what the streaming build writes",
+  "nodemailer/lib/mime-node MimeNode#buildHeaders, #getHeader, #stream and the fields compose.ts's in-memory build reads: it writes what the streaming " +
+    'build writes',
   async (t) => {
     const root = mimeTree(CONTENT);
     const tree = root as unknown as Record<string, unknown> & { childNodes: Record<string, unknown>[] };
@@ -212,7 +213,8 @@ t.test('nodemailer/lib/base64 Encoder (#_transform, #_flush): base64 in lines of
 t.test('nodemailer/lib/qp Encoder({binary}) (#_transform, #_flush): soft breaks at 76, trailing space encoded, lone CR/LF kept or encoded', async (t) => {
   const text = Buffer.from(`${'Grüße aus München! '.repeat(5)}\r\nzweite Zeile  \r\n`);
   const expected =
-    'Gr=C3=BC=C3=9Fe aus M=C3=BCnchen! Gr=C3=BC=C3=9Fe aus M=C3=BCnchen! =\r\nGr=C3=BC=C3=9Fe aus M=C3=BCnchen! Gr=C3=BC=C3=9Fe aus M=C3=BCnchen! =\r\nGr=C3=BC=C3=9Fe aus M=C3=BCnchen!=20\r\nzweite Zeile =20\r\n';
+    'Gr=C3=BC=C3=9Fe aus M=C3=BCnchen! Gr=C3=BC=C3=9Fe aus M=C3=BCnchen! =\r\nGr=C3=BC=C3=9Fe aus M=C3=BCnchen! Gr=C3=BC=C3=9Fe aus M=C3=BCnchen! ' +
+    '=\r\nGr=C3=BC=C3=9Fe aus M=C3=BCnchen!=20\r\nzweite Zeile =20\r\n';
   t.equal(encodeWhole(new QpEncoder({ binary: false }), text), expected, ENCODERS);
   t.equal(await encodeStreamed(new QpEncoder({ binary: false }), text), expected, `the stream writes the same: ${ENCODERS}`);
   const data = Buffer.from('a\rb\nc\r\nd');

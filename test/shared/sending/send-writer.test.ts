@@ -1,4 +1,5 @@
-// The send writer: a message's sends, events and delivery-queue rows commit together; a message stored already (a lost COMMIT reply) is answered, not written twice.
+// The send writer: a message's sends, events and delivery-queue rows commit together; a message stored already (a lost COMMIT reply) is answered, not
+// written twice.
 import t from 'tap';
 import { randomUUID } from 'node:crypto';
 import type { PendingSend } from '../../../shared/sending/send-writer.js';

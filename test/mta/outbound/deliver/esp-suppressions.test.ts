@@ -1,4 +1,5 @@
-// The delivery path counts refusals per mailbox provider and raises an automatic suppression when a provider blocks the tenant's mail, against a real SMTP sink.
+// The delivery path counts refusals per mailbox provider and raises an automatic suppression when a provider blocks the tenant's mail, against a real SMTP
+// sink.
 import t from 'tap';
 import { BLOCK_THRESHOLD } from '../../../../shared/engagement/analytics/esp-suppressions.js';
 import { deliveryFixture } from '../../../helpers/delivery-fixture.js';
@@ -26,7 +27,9 @@ t.test('ten policy refusals from one provider raise one suppression; greylisting
     const to = `user${i}@gmail.com`;
     sink.answerFor(to, {
       code: 550,
-      text: '5.7.1 [203.0.113.9] Our system has detected that this message is likely unsolicited mail. To reduce the amount of spam this message has been blocked.',
+      text:
+        '5.7.1 [203.0.113.9] Our system has detected that this message is likely unsolicited mail. To reduce the amount of spam this message has been ' +
+        'blocked.',
     });
     ids.push((await send(from, { to })).id);
   }

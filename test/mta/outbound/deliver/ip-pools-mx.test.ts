@@ -1,4 +1,5 @@
-// The IP watchdog on DNS-routed delivery: a block at the greeting of the first MX host quarantines the source address and ends the attempt (the next MX is not asked from a blocked address), while an ordinary greeting refusal still falls through to the next MX.
+// The IP watchdog on DNS-routed delivery: a block at the greeting of the first MX host quarantines the source address and ends the attempt (the next MX is
+// not asked from a blocked address), while an ordinary greeting refusal still falls through to the next MX.
 import t from 'tap';
 import { listAttempts } from '../../../../shared/sending/outbound-log/queries.js';
 import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';

@@ -1,4 +1,6 @@
-// IP pools and the watchdog on real deliveries to a loopback sink (which sees each delivery's source address): members in turn, a Spamhaus-style 554 quarantines the address and defers the send, later deliveries skip it, a pool with every member quarantined sends nothing, release by the admin endpoint (audited) and by the cool-down on an injected clock, pools by sending domain and tenant.
+// IP pools and the watchdog on real deliveries to a loopback sink (which sees each delivery's source address): members in turn, a Spamhaus-style 554
+// quarantines the address and defers the send, later deliveries skip it, a pool with every member quarantined sends nothing, release by the admin endpoint
+// (audited) and by the cool-down on an injected clock, pools by sending domain and tenant.
 import t from 'tap';
 import { startOutbound } from '../../../../mta/outbound/deliver/start.js';
 import { ManualClock } from '../../../../shared/kernel/clock.js';

@@ -1,4 +1,5 @@
-// Delivery routed by DNS (a loopback DNS server, the sink as every MX on MAILPATH_OUTBOUND_PORT): MX, fallback to the next MX, implicit MX, null MX, DNS failures, plaintext when STARTTLS is not offered.
+// Delivery routed by DNS (a loopback DNS server, the sink as every MX on MAILPATH_OUTBOUND_PORT): MX, fallback to the next MX, implicit MX, null MX, DNS
+// failures, plaintext when STARTTLS is not offered.
 import t from 'tap';
 import { listAttempts } from '../../../../shared/sending/outbound-log/queries.js';
 import { deliveryFixture, quietSink } from '../../../helpers/delivery-fixture.js';

@@ -1,4 +1,5 @@
-// What delivery outcomes leave behind, against a real SMTP sink and an injected clock: the retry curve and its age limit, hard and soft bounces with suppression, warm-up deferrals re-checked at wake-up.
+// What delivery outcomes leave behind, against a real SMTP sink and an injected clock: the retry curve and its age limit, hard and soft bounces with
+// suppression, warm-up deferrals re-checked at wake-up.
 import t from 'tap';
 import { ManualClock } from '../../../../shared/kernel/clock.js';
 import { monthlyUsage } from '../../../../shared/limits/quota/usage.js';

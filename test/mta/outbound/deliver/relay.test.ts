@@ -1,4 +1,5 @@
-// Delivery through a relay to a real SMTP sink: signed bytes and VERP sender intact, STARTTLS, connection reuse, stalls and dropped connections, graceful stop, test mode.
+// Delivery through a relay to a real SMTP sink: signed bytes and VERP sender intact, STARTTLS, connection reuse, stalls and dropped connections, graceful
+// stop, test mode.
 import t from 'tap';
 import { dkimVerify } from 'mailauth/lib/dkim/verify.js';
 import { startOutbound } from '../../../../mta/outbound/deliver/start.js';

@@ -1,4 +1,5 @@
-// The SMTP delivery client against misbehaving MX servers on 127.0.0.1: a refusing or garbage greeting, a reply cut mid-line, a close during STARTTLS, a server dripping one byte a second, a 10 MB reply line; each ends as an outcome within the delivery's deadline, and the process lives on.
+// The SMTP delivery client against misbehaving MX servers on 127.0.0.1: a refusing or garbage greeting, a reply cut mid-line, a close during STARTTLS, a
+// server dripping one byte a second, a 10 MB reply line; each ends as an outcome within the delivery's deadline, and the process lives on.
 import pino from 'pino';
 import t from 'tap';
 import { Transports } from '../../../../mta/outbound/deliver/transports.js';

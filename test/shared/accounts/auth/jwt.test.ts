@@ -1,4 +1,5 @@
-// Session tokens (shared/accounts/auth/jwt.ts): user and mailbox sessions have separate audiences, each verifier refuses the other kind, claims round-trip, exp and iat are required.
+// Session tokens (shared/accounts/auth/jwt.ts): user and mailbox sessions have separate audiences, each verifier refuses the other kind, claims round-trip,
+// exp and iat are required.
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

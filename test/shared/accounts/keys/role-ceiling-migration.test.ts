@@ -1,4 +1,5 @@
-// Migration 107 on a database holding API keys from before role ceilings: each key takes its maker's current role, at least developer; a key whose maker is gone takes developer.
+// Migration 107 on a database holding API keys from before role ceilings: each key takes its maker's current role, at least developer; a key whose maker is
+// gone takes developer.
 import t from 'tap';
 import { randomBytes } from 'node:crypto';
 import postgres from 'postgres';

@@ -1,4 +1,5 @@
-// The exported bulk helpers of contacts: upsertContacts (one statement for many rows: insert, merge, skip, make anew) and findContactsByEmails; counts stay exact.
+// The exported bulk helpers of contacts: upsertContacts (one statement for many rows: insert, merge, skip, make anew) and findContactsByEmails; counts stay
+// exact.
 import postgres from 'postgres';
 import t from 'tap';
 import { checkContactWrite } from '../../../../shared/audiences/contacts/input.js';

@@ -1,4 +1,5 @@
-// The import job: a stopped run hands over to a continuation job and the next run resumes after the committed rows; two runs of one import write each batch once; a batch written by another worker is refused.
+// The import job: a stopped run hands over to a continuation job and the next run resumes after the committed rows; two runs of one import write each batch
+// once; a batch written by another worker is refused.
 import t from 'tap';
 import { buildTestApp, registerTenant } from '../../../helpers/app.js';
 import { addList, runToEnd, uploadImport } from '../../../helpers/imports.js';

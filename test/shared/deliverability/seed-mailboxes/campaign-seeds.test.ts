@@ -1,4 +1,5 @@
-// Seed copies of campaign sends end to end: the fan-out adds the active seeds through the send path (outside the audience and its stats, once), and a copy reaching a seed hosted here through the MX socket records inbox, or spam with a spam marker.
+// Seed copies of campaign sends end to end: the fan-out adds the active seeds through the send path (outside the audience and its stats, once), and a copy
+// reaching a seed hosted here through the MX socket records inbox, or spam with a spam marker.
 import t from 'tap';
 import type { Services } from '../../../../main/services.js';
 import { tenantFeedbackTag } from '../../../../shared/campaigns/feedback-id.js';
@@ -97,7 +98,8 @@ t.test('a copy reaching a seed hosted here through the MX records inbox; the fir
 });
 
 t.test(
-  'spam markers: X-Spam-Flag / X-Spam-Status from a filter on the way; at the MX a copy is matched by its Message-ID only (a Feedback-ID could be forged by any recipient)',
+  'spam markers: X-Spam-Flag / X-Spam-Status from a filter on the way; at the MX a copy is matched by its Message-ID only (a Feedback-ID could be ' +
+    'forged by any recipient)',
   async (t) => {
     const { campaignId } = await sentCampaign(deps, { contacts: 1, name: 'Winter' });
     const copy = await seedCopy(sql, campaignId, hostedAddress);

@@ -1,4 +1,5 @@
-// Fixtures for the seed-mailbox tests: a tenant whose campaign is sent by the real fan-out (list, verified domain, a plan with room), and a campaign message put to the MX over SMTP.
+// Fixtures for the seed-mailbox tests: a tenant whose campaign is sent by the real fan-out (list, verified domain, a plan with room), and a campaign message
+// put to the MX over SMTP.
 import type { Services } from '../../../../main/services.js';
 import { runFanout, type FanoutOutcome } from '../../../../shared/campaigns/fanout.js';
 import type { Sql } from '../../../../shared/db/connection.js';

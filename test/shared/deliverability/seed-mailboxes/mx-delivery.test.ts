@@ -1,4 +1,5 @@
-// The whole loop on real sockets: a campaign's seed copy leaves through the outbound delivery workers (relayed to our own MX) and, reaching a seed hosted here, records its placement with the MX's own verdict.
+// The whole loop on real sockets: a campaign's seed copy leaves through the outbound delivery workers (relayed to our own MX) and, reaching a seed hosted
+// here, records its placement with the MX's own verdict.
 import t from 'tap';
 import type { Services } from '../../../../main/services.js';
 import { startOutbound } from '../../../../mta/outbound/deliver/start.js';

@@ -1,4 +1,5 @@
-// Seed copies fetched over POP3 from a real dovecot on loopback: a seed naming a bounce mailbox has its copies' placement recorded by the poller (inbox, or spam by a folder marker), once, matched by Message-ID.
+// Seed copies fetched over POP3 from a real dovecot on loopback: a seed naming a bounce mailbox has its copies' placement recorded by the poller (inbox, or
+// spam by a folder marker), once, matched by Message-ID.
 import t from 'tap';
 import { pollMailbox, type PollerDeps } from '../../../../shared/delivery/bounce-mailboxes/poller.js';
 import { createBounceMailbox } from '../../../../shared/delivery/bounce-mailboxes/service.js';

@@ -1,4 +1,5 @@
-// The auto-ramp on an injected clock with synthetic delivery outcomes: tier 0 to 10 day by day, idempotent re-runs, holds, a demotion, the auto-pause and its resume, the 14-day reset.
+// The auto-ramp on an injected clock with synthetic delivery outcomes: tier 0 to 10 day by day, idempotent re-runs, holds, a demotion, the auto-pause and
+// its resume, the 14-day reset.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { ManualClock } from '../../../../shared/kernel/clock.js';

@@ -1,4 +1,5 @@
-// The POP3 bounce-mailbox poller against a real dovecot on loopback: new messages by UIDL fed to the bounce intake once (also by a fresh poller), delete_after_read, the tenant confinement, big messages, dot-stuffing, failures recorded.
+// The POP3 bounce-mailbox poller against a real dovecot on loopback: new messages by UIDL fed to the bounce intake once (also by a fresh poller),
+// delete_after_read, the tenant confinement, big messages, dot-stuffing, failures recorded.
 import t from 'tap';
 import { MAX_BACKOFF_S, nextPollAt, pollDueMailboxes, pollMailbox, type PollerDeps } from '../../../../shared/delivery/bounce-mailboxes/poller.js';
 import { createBounceMailbox } from '../../../../shared/delivery/bounce-mailboxes/service.js';

@@ -1,4 +1,5 @@
-// The report parsers over every sample in test/fixtures/bounces (DSNs from Gmail, Exchange Online, outlook.com, Postfix relays, plain-text qmail/Exim bounces; ARF from Yahoo, Microsoft JMRP, AOL), and over malformed input.
+// The report parsers over every sample in test/fixtures/bounces (DSNs from Gmail, Exchange Online, outlook.com, Postfix relays, plain-text qmail/Exim
+// bounces; ARF from Yahoo, Microsoft JMRP, AOL), and over malformed input.
 import t from 'tap';
 import { loadConfig } from '../../../../shared/config/index.js';
 import { readReport, type Report } from '../../../../shared/delivery/bounces/report.js';
@@ -38,7 +39,9 @@ const EXPECTED: Record<string, Expectation> = {
       remote_mta: /^gmail-smtp-in\.l\.google\.com\./,
       // The multi-line reply joined, its repeated "550-5.1.1" prefixes gone.
       diagnostic:
-        "550 5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email address for typos or unnecessary spaces. For more information, go to https://support.google.com/mail/?p=NoSuchUser 41be03b00d2f7-b2f0c1a1a2esor1234567a12.48 - gsmtp",
+        "550 5.1.1 The email account that you tried to reach does not exist. Please try double-checking the recipient's email address for typos or " +
+        'unnecessary spaces. For more information, go to https://support.google.com/mail/?p=NoSuchUser 41be03b00d2f7-b2f0c1a1a2esor1234567a12.48 ' +
+        '- gsmtp',
     },
   },
   'dsn-outlook-5.1.10.eml': {
@@ -288,7 +291,8 @@ t.test('not reports', async (t) => {
 t.test('plain-text bounces: qmail status, warnings', async (t) => {
   const qmail = Buffer.from(
     `From: MAILER-DAEMON@mail.example.net\r\nTo: ${V.VERP}\r\nSubject: failure notice\r\n\r\nHi. This is the qmail-send program at mail.example.net.\r\n` +
-      `I'm afraid I wasn't able to deliver your message to the following addresses.\r\nThis is a permanent error; I've given up. Sorry it didn't work out.\r\n\r\n` +
+      `I'm afraid I wasn't able to deliver your message to the following addresses.\r\nThis is a permanent error; I've given up. Sorry it didn't ` +
+      `work out.\r\n\r\n` +
       `<bob@example.net>:\r\nSorry, no mailbox here by that name. (#5.1.1)\r\n`,
   );
   t.match((await dsnOf(readReport(qmail, { mailFrom: '' }))).recipients, [
@@ -297,7 +301,8 @@ t.test('plain-text bounces: qmail status, warnings', async (t) => {
   const warning = Buffer.from(
     `From: Mail Delivery System <Mailer-Daemon@mail.example.net>\r\nTo: ${V.VERP}\r\nSubject: Warning: message 1uMGt2-0004Xy-3k delayed 24 hours\r\n\r\n` +
       `This message was created automatically by mail delivery software.\r\nA message that you sent has not yet been delivered to one or more of its\r\n` +
-      `recipients after more than 24 hours on the queue on mail.example.net.\r\n\r\n  bob@example.net\r\n    host mx.example.net [192.0.2.9]\r\n    451 4.3.0 Temporary local problem\r\n\r\nNo action is required on your part.\r\n`,
+      `recipients after more than 24 hours on the queue on mail.example.net.\r\n\r\n  bob@example.net\r\n    host mx.example.net [192.0.2.9]\r\n ` +
+      `   451 4.3.0 Temporary local problem\r\n\r\nNo action is required on your part.\r\n`,
   );
   t.match((await dsnOf(readReport(warning, { mailFrom: '' }))).recipients, [
     { action: 'delayed', status: '4.3.0', diagnostic: '451 4.3.0 Temporary local problem', remote_mta: 'mx.example.net [192.0.2.9]' },

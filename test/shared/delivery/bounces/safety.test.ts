@@ -1,4 +1,5 @@
-// Bounce intake's guarantees: forged VERP addresses and test-mode sends change nothing, a job run twice (or two reports of one bounce) records once, and a report never touches another tenant.
+// Bounce intake's guarantees: forged VERP addresses and test-mode sends change nothing, a job run twice (or two reports of one bounce) records once, and a
+// report never touches another tenant.
 import { randomBytes, randomUUID } from 'node:crypto';
 import t, { type Test } from 'tap';
 import { bounceAddress, verpKey } from '../../../../shared/sending/outbound-log/verp.js';

@@ -1,4 +1,5 @@
-// The IP watchdog's block rules as shipped in config/ip-watchdog.yaml: real providers' block replies match their rule, ordinary refusals match none; and the two config files refuse what cannot work.
+// The IP watchdog's block rules as shipped in config/ip-watchdog.yaml: real providers' block replies match their rule, ordinary refusals match none; and the
+// two config files refuse what cannot work.
 import t from 'tap';
 import { blockRuleFor } from '../../../../shared/delivery/ip-pools/block-rules.js';
 import { ConfigError, loadConfig } from '../../../../shared/config/index.js';
@@ -13,7 +14,8 @@ t.test('block replies meet the rule that names them', async (t) => {
     [550, '5.7.1 Mail from 203.0.113.10 refused: listed at b.barracudacentral.org', 'dnsbl'],
     [
       554,
-      "Your access to this mail system has been rejected due to the sending MTA's poor reputation. If you believe that this failure is in error, please contact the intended recipient via alternate means. (RBL)",
+      "Your access to this mail system has been rejected due to the sending MTA's poor reputation. If you believe that this failure is in error, " +
+        'please contact the intended recipient via alternate means. (RBL)',
       'dnsbl',
     ],
     [
@@ -29,7 +31,8 @@ t.test('block replies meet the rule that names them', async (t) => {
     ],
     [
       421,
-      '4.7.0 [203.0.113.10] Our system has detected an unusual rate of unsolicited mail originating from your IP address. To protect our users from spam, mail sent from your IP address has been temporarily rate limited.',
+      '4.7.0 [203.0.113.10] Our system has detected an unusual rate of unsolicited mail originating from your IP address. To protect our users from ' +
+        'spam, mail sent from your IP address has been temporarily rate limited.',
       'gmail-ip-reputation',
     ],
     [421, '4.7.0 [TSS04] Messages from 203.0.113.10 temporarily deferred due to unexpected volume or user complaints', 'yahoo-ip-block'],

@@ -1,4 +1,5 @@
-// The per-process IpWatchdog: quarantines made by another process are read from PostgreSQL at most once per state_cache_ms (the hot path does not query per delivery), its own are seen at once, and a pool with every member quarantined yields the earliest release.
+// The per-process IpWatchdog: quarantines made by another process are read from PostgreSQL at most once per state_cache_ms (the hot path does not query per
+// delivery), its own are seen at once, and a pool with every member quarantined yields the earliest release.
 import t from 'tap';
 import { ManualClock } from '../../../../shared/kernel/clock.js';
 import { loadConfig } from '../../../../shared/config/index.js';

@@ -1,4 +1,5 @@
-// Automatic per-provider suppressions: what is a block, how a custom domain's provider is read from the MX host reached, the deferral-storm threshold per window, one open suppression at a time.
+// Automatic per-provider suppressions: what is a block, how a custom domain's provider is read from the MX host reached, the deferral-storm threshold per
+// window, one open suppression at a time.
 import t from 'tap';
 import {
   DEFERRAL_THRESHOLD,

@@ -1,4 +1,5 @@
-// Stale-hour marks (migration 103): every events statement appends its hours without locking another writer's; the rollup worker claims an hour's marks together, and a mark committed after its claim stays for the next one.
+// Stale-hour marks (migration 103): every events statement appends its hours without locking another writer's; the rollup worker claims an hour's marks
+// together, and a mark committed after its claim stays for the next one.
 import postgres from 'postgres';
 import t from 'tap';
 import { countStaleHours, refreshStaleHours } from '../../../../shared/engagement/analytics/queries.js';

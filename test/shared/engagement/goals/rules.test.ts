@@ -1,4 +1,5 @@
-// Goal match rules: exact, prefix and regex matching on a linear-time engine (JavaScript syntax kept, what RE2 cannot run refused, program size and per-click work bounded), and revenue from a query parameter.
+// Goal match rules: exact, prefix and regex matching on a linear-time engine (JavaScript syntax kept, what RE2 cannot run refused, program size and
+// per-click work bounded), and revenue from a query parameter.
 import t from 'tap';
 import { AppError } from '../../../../shared/kernel/errors.js';
 import {

@@ -1,4 +1,5 @@
-// decorateHtml: UTM tagging (query, fragment, existing utm_, mailto, unsubscribe and relative links), click links whose tokens sign send and destination, the open pixel, and the rest of the document byte for byte.
+// decorateHtml: UTM tagging (query, fragment, existing utm_, mailto, unsubscribe and relative links), click links whose tokens sign send and destination,
+// the open pixel, and the rest of the document byte for byte.
 import { randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
 import { decorateHtml, type DecorateInput } from '../../../../shared/engagement/tracking/decorate.js';

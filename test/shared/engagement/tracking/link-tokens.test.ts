@@ -1,4 +1,5 @@
-// Tracking link tokens cannot be forged or replayed: a click token re-signed for another URL, or a token of another purpose or key, names nothing; the unsubscribe headers and mailto address.
+// Tracking link tokens cannot be forged or replayed: a click token re-signed for another URL, or a token of another purpose or key, names nothing; the
+// unsubscribe headers and mailto address.
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import t from 'tap';
 import {

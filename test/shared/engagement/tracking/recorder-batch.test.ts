@@ -1,4 +1,5 @@
-// One recorder batch of several tenants' hits: each tenant's subscribed webhook endpoints and goals are read with the sends (in the batch's first round trip) and applied to its own hits only.
+// One recorder batch of several tenants' hits: each tenant's subscribed webhook endpoints and goals are read with the sends (in the batch's first round
+// trip) and applied to its own hits only.
 import { randomUUID } from 'node:crypto';
 import postgres from 'postgres';
 import t from 'tap';

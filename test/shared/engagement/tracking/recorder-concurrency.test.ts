@@ -1,4 +1,5 @@
-// Two hit recorders (two API processes) writing the same tenant, campaign and hours at once: no batch deadlocks itself out of storing a hit, every hit is stored once, and the counters match the events.
+// Two hit recorders (two API processes) writing the same tenant, campaign and hours at once: no batch deadlocks itself out of storing a hit, every hit is
+// stored once, and the counters match the events.
 import { randomUUID } from 'node:crypto';
 import { PassThrough } from 'node:stream';
 import postgres from 'postgres';

@@ -1,4 +1,5 @@
-// The refusal log behind GET /admin/ratelimits: counts per tenant and minute kept in memory, written by one statement per flush, added up across flushes and processes.
+// The refusal log behind GET /admin/ratelimits: counts per tenant and minute kept in memory, written by one statement per flush, added up across flushes and
+// processes.
 import t from 'tap';
 import { ThrottleLog } from '../../../../shared/limits/rate-limits/throttles.js';
 import { buildTestApp, registerTenant } from '../../../helpers/app.js';

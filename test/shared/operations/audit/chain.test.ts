@@ -1,4 +1,5 @@
-// The audit hash chain: canonical hashing, unlocked writes chained by the appender, tamper detection (the first broken link named), late commits and concurrent writers.
+// The audit hash chain: canonical hashing, unlocked writes chained by the appender, tamper detection (the first broken link named), late commits and
+// concurrent writers.
 import t from 'tap';
 import { connect, type Sql } from '../../../../shared/db/connection.js';
 import { createLogger } from '../../../../shared/kernel/log.js';

@@ -1,4 +1,5 @@
-// The chat notifier: logged only without MAILPATH_CHAT_WEBHOOK_URL; queued in the caller's transaction (gone with a rollback); POSTed as JSON {text} to a real receiver; a failed POST is retried by pg-boss.
+// The chat notifier: logged only without MAILPATH_CHAT_WEBHOOK_URL; queued in the caller's transaction (gone with a rollback); POSTed as JSON {text} to a
+// real receiver; a failed POST is retried by pg-boss.
 import t from 'tap';
 import { Writable } from 'node:stream';
 import pino from 'pino';

@@ -1,4 +1,5 @@
-// The daily tenant workers on an injected clock: health checks from 06:00 UTC once a day, the digest from 09:00 IST once a day to a real chat webhook; a broken database probe yields null alone; a missing worker is 503.
+// The daily tenant workers on an injected clock: health checks from 06:00 UTC once a day, the digest from 09:00 IST once a day to a real chat webhook; a
+// broken database probe yields null alone; a missing worker is 503.
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { ManualClock } from '../../../../shared/kernel/clock.js';

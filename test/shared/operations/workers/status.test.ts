@@ -1,4 +1,5 @@
-// Worker env gates and streaks: a worker an env flag keeps off is skipped (recorded, env_gate_active) without touching its failing streak; the alert threshold counts only failures; alertFor's rules.
+// Worker env gates and streaks: a worker an env flag keeps off is skipped (recorded, env_gate_active) without touching its failing streak; the alert
+// threshold counts only failures; alertFor's rules.
 import t from 'tap';
 import { runWorker, type ScheduledWorker } from '../../../../shared/operations/workers/catalog.js';
 import { alertFor } from '../../../../shared/operations/workers/alerts.js';

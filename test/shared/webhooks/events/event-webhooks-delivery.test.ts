@@ -1,4 +1,5 @@
-// Event webhooks end to end below the API clock: events recorded by the real writer, POSTed to a real 127.0.0.1 receiver, signatures checked by independent verifiers, retries, dead letters, replay, rotation.
+// Event webhooks end to end below the API clock: events recorded by the real writer, POSTed to a real 127.0.0.1 receiver, signatures checked by independent
+// verifiers, retries, dead letters, replay, rotation.
 import t from 'tap';
 import { call, createKey } from '../../../helpers/app.js';
 import { buildWebhookApp, createEndpoint, recordEvents, registerTenant, START, verifyNode, verifyPython } from '../../../helpers/event-webhooks.js';

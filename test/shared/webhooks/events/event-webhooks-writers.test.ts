@@ -1,4 +1,5 @@
-// Every event writer queues its events for webhooks in its own statement sequence: single feed events, batches, tracking hits (opens, clicks, unsubscribes) and received mail (inbound).
+// Every event writer queues its events for webhooks in its own statement sequence: single feed events, batches, tracking hits (opens, clicks, unsubscribes)
+// and received mail (inbound).
 import { randomUUID } from 'node:crypto';
 import t from 'tap';
 import { insertEvent } from '../../../../shared/engagement/events/queries.js';

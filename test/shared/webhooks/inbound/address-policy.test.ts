@@ -1,4 +1,5 @@
-// Which addresses a webhook may reach: every private, loopback, link-local, CGNAT, multicast, reserved and unspecified range is refused, in v4, v6 and v4-inside-v6 forms.
+// Which addresses a webhook may reach: every private, loopback, link-local, CGNAT, multicast, reserved and unspecified range is refused, in v4, v6 and
+// v4-inside-v6 forms.
 import t from 'tap';
 import { forbiddenAddressReason } from '../../../../shared/webhooks/inbound/address-policy.js';
 
