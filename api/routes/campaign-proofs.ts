@@ -49,7 +49,7 @@ export const campaignProofRoutes: FastifyPluginAsyncZod = async (app) => {
     response: z.object({ proofs: z.array(proof) }),
     handler: async ({ principal, params, body: request, ip, reply }) => {
       const caller = {
-        tenantId: principal.tenant.id,
+        tenant: { id: principal.tenant.id, status: principal.tenant.status, is_sandbox: principal.tenant.is_sandbox },
         actor: actorOf(principal, ip),
         mode: principal.key?.mode ?? ('live' as const),
         apiKeyId: principal.key?.id ?? null,

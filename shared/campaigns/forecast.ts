@@ -2,14 +2,14 @@
 // goes if the tier holds.
 import type { Clock } from '../kernel/clock.js';
 import type { WarmupConfig } from '../config/index.js';
-import type { Queryable, Sql } from '../db/connection.js';
+import type { Sql } from '../db/connection.js';
 import type { TenantQueries } from '../db/deadline.js';
 import { countMembersByStatus } from '../audiences/lists/member-queries.js';
 import { monthlyUsage } from '../limits/quota/usage.js';
 import { selectDefinition, requireSegment } from '../audiences/segments/service.js';
 import type { SendLookups } from '../sending/lookups.js';
 import { effectiveTier } from '../deliverability/warmup/gate.js';
-import { dailyCount } from '../deliverability/warmup/queries.js';
+import { dailyCount, findWarmup } from '../deliverability/warmup/queries.js';
 import { capForTier, nextUtcMidnight, nextUtcMonth, utcDay, utcMonth } from '../deliverability/warmup/tiers.js';
 import { campaignSender } from './default-sender.js';
 import type { CampaignRow } from './queries.js';
@@ -126,12 +126,6 @@ async function recipientsOf(deps: ForecastDeps, row: CampaignRow): Promise<{ rec
   return { recipients, remaining: Math.max(0, recipients - handled) };
 }
 
-async function warmupState(db: Queryable, domainId: string): Promise<{ tier: number; last_send_at: Date | null; paused: boolean } | undefined> {
-  const [row] = await db<{ tier: number; last_send_at: Date | null; paused: boolean }[]>`
-    select tier, last_send_at, paused_at is not null as paused from domain_warmup where domain_id = ${domainId}`;
-  return row;
-}
-
 /**
  * The forecast of sending `row` in `mode` now (or of the rest of a campaign already sending). A test key's sends are
  * simulated and count against nothing: all go today. The From domain is the one the send path will use
@@ -161,11 +155,11 @@ export async function forecastCampaign(deps: ForecastDeps, row: CampaignRow, mod
       completes_on: plan.completesOn,
     };
   }
-  const state = await warmupState(deps.sql, domain.id);
+  const state = await findWarmup(deps.sql, domain.id);
   const tier = state ? effectiveTier(deps.config.warmup, state, at) : deps.config.warmup.initial_tier;
   const dailyCap = capForTier(deps.config.warmup, tier);
   const sentToday = await dailyCount(deps.sql, row.tenant_id, domain.id, utcDay(at));
-  const paused = state?.paused ?? false;
+  const paused = state !== undefined && state.paused_at !== null;
   const plan = planDays({ at, remaining, dailyCap, sentToday, domainPaused: paused, quotaCap: quota.cap, quotaUsed: quota.used });
   return {
     mode,

@@ -12,12 +12,12 @@ import { acceptSend, isRefused, type AcceptInput } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
 import type { Refusal } from '../sending/gates/types.js';
 import { normalizeEmail } from '../audiences/suppressions/service.js';
-import { findTenantById } from '../accounts/tenants/queries.js';
 import { isUuid } from '../kernel/ids.js';
 import { RenderOverBudget, trackedContent, type CampaignRecipient } from './content.js';
 import { campaignSender } from './default-sender.js';
 import { campaignSendInputs, type BatchContext } from './fanout-batch.js';
 import { checkSendable } from './readiness.js';
+import { insertProof } from './queries.js';
 import { requireCampaign } from './service.js';
 
 /** Addresses one proof request may name. */
@@ -33,7 +33,8 @@ export interface ProofRequest {
 }
 
 export interface ProofCaller {
-  tenantId: string;
+  /** As the credential resolved it: the send path's gates read its status and sandbox flag. */
+  tenant: AcceptInput['tenant'];
   actor: AuditActor;
   mode: 'live' | 'test';
   apiKeyId: string | null;
@@ -90,16 +91,15 @@ function proofAddresses(to: string[]): string[] {
  */
 export async function sendProof(deps: SendingDeps, caller: ProofCaller, id: string, request: ProofRequest): Promise<ProofSent[]> {
   const addresses = proofAddresses(request.to);
-  const row = await requireCampaign(deps.sql, caller.tenantId, id);
-  const recipient = await renderedFor(deps.sql, caller.tenantId, request.contact_id);
+  const row = await requireCampaign(deps.sql, caller.tenant.id, id);
+  const recipient = await renderedFor(deps.sql, caller.tenant.id, request.contact_id);
   const content = await checkSendable(deps, row, caller.mode);
   if (request.variant === 'b' && row.ab_split_pct === null) throw validationError('variant', 'the campaign has no A/B test: there is no variant b');
-  const tenant = (await findTenantById(deps.sql, caller.tenantId))!;
   const ctx: BatchContext = {
     campaign: row,
     sender: await campaignSender(deps.sql, row, caller.mode),
     content: trackedContent(content, row, { publicUrl: deps.config.publicUrl }),
-    tenant: { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox },
+    tenant: caller.tenant,
     mode: caller.mode,
     catalog: [],
   };
@@ -122,12 +122,14 @@ export async function sendProof(deps: SendingDeps, caller: ProofCaller, id: stri
       holdOnDefer: false,
       content: plan.content.kind === 'compose' ? { ...plan.content, subject: PROOF_SUBJECT_PREFIX + plan.content.subject } : plan.content,
     };
-    const outcome = await acceptSend(deps, input, (tx, r) => recordProof(tx, { sendId: r.send.id, row, contactId: request.contact_id, at }));
+    const outcome = await acceptSend(deps, input, (tx, r) =>
+      insertProof(tx, { sendId: r.send.id, campaignId: row.id, tenantId: row.tenant_id, contactId: request.contact_id?.toLowerCase() ?? null, at }),
+    );
     if (isRefused(outcome)) throw new ProofRefused(outcome.refusal);
     sent.push({ to: input.to, send_id: outcome.send.id, message_id: outcome.send.message_id, status: outcome.send.status });
   }
   await writeAudit(deps.sql, {
-    tenantId: caller.tenantId,
+    tenantId: caller.tenant.id,
     actor: caller.actor,
     action: 'campaign.proof_sent',
     resourceType: 'campaign',
@@ -136,13 +138,4 @@ export async function sendProof(deps: SendingDeps, caller: ProofCaller, id: stri
     at,
   });
   return sent;
-}
-
-async function recordProof(
-  tx: Queryable,
-  p: { sendId: string; row: { id: string; tenant_id: string }; contactId: string | undefined; at: Date },
-): Promise<void> {
-  await tx`
-    insert into campaign_proofs (send_id, campaign_id, tenant_id, contact_id, created_at)
-    values (${p.sendId}, ${p.row.id}, ${p.row.tenant_id}, ${p.contactId?.toLowerCase() ?? null}, ${p.at})`;
 }

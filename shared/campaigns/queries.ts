@@ -267,3 +267,13 @@ export async function tenantOwns(db: Queryable, tenantId: string, table: 'lists'
   const rows = await db`select 1 from ${db(table)} where tenant_id = ${tenantId} and id = ${id}`;
   return rows.length > 0;
 }
+
+/** Ties a proof's send to its campaign (and the contact it was rendered for), in the send's transaction. */
+export async function insertProof(
+  db: Queryable,
+  p: { sendId: string; campaignId: string; tenantId: string; contactId: string | null; at: Date },
+): Promise<void> {
+  await db`
+    insert into campaign_proofs (send_id, campaign_id, tenant_id, contact_id, created_at)
+    values (${p.sendId}, ${p.campaignId}, ${p.tenantId}, ${p.contactId}, ${p.at})`;
+}

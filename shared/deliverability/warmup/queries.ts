@@ -44,6 +44,13 @@ export async function warmupOf(db: Queryable, tenantId: string, domainId: string
   return row!;
 }
 
+/** The domain's warm-up row as it stands, without creating it (undefined: the domain never sent). */
+export async function findWarmup(db: Queryable, domainId: string): Promise<WarmupRow | undefined> {
+  const [row] = await db<WarmupRow[]>`
+    select domain_id, tenant_id, tier, tier_changed_at, last_send_at, paused_at from domain_warmup where domain_id = ${domainId}`;
+  return row;
+}
+
 /** Back to the initial tier after a long idle spell (receivers forget a sender's reputation). */
 export async function resetTier(db: Queryable, domainId: string, at: Date, initialTier: number): Promise<void> {
   await db`update domain_warmup set tier = ${initialTier}, tier_changed_at = ${at} where domain_id = ${domainId}`;
