@@ -1,6 +1,6 @@
 // MX plugin `recipient-domains`: accepts a recipient only when it is ours (a tenant address, a workspace mailbox, a bounce, feedback-loop, postmaster or
 // unsubscribe address); never an open relay.
-import { GroupCommit } from '../shared/db/group-commit.js';
+import { GroupCommit, READS_IN_FLIGHT } from '../shared/db/group-commit.js';
 import { recipientFacts, type RecipientFacts } from '../shared/inbound/queries.js';
 import { sendIdOfBounce } from '../shared/sending/outbound-log/verp.js';
 import { sendIdOfUnsubscribeAddress } from '../shared/engagement/tracking/link-tokens.js';
@@ -34,6 +34,7 @@ export default function recipientDomains(deps: MxDeps): Plugin {
     deps.log,
     'recipient look-ups',
     200,
+    READS_IN_FLIGHT,
   );
   return {
     name: 'recipient-domains',

@@ -1,6 +1,9 @@
 // Group commit: concurrent writers share one transaction; each is answered only after the transaction holding its item commits.
 import type { Logger } from '../kernel/log.js';
 
+/** Batches of reads in flight at once (they take no row locks), so a slow batch does not hold the next askers. */
+export const READS_IN_FLIGHT = 4;
+
 interface Waiting<T, R> {
   item: T;
   resolve(result: R): void;

@@ -1,7 +1,7 @@
 // Read-only look-ups of the send path (suppression, sending domains, quota usage) batched across concurrent sends: the ones asked in the same tick go to
 // PostgreSQL as one query.
 import type { Queryable } from '../db/connection.js';
-import { GroupCommit } from '../db/group-commit.js';
+import { GroupCommit, READS_IN_FLIGHT } from '../db/group-commit.js';
 import type { Logger } from '../kernel/log.js';
 import { tenantDomainsOf } from '../deliverability/domains/queries.js';
 import { monthlyUsages, type Quota } from '../limits/quota/usage.js';
@@ -42,6 +42,7 @@ export function createSendLookups(db: Queryable, log: Logger): SendLookups {
     log,
     'suppression look-ups',
     MAX_BATCH,
+    READS_IN_FLIGHT,
   );
   const domains = new GroupCommit<string, TenantDomain[]>(
     async (tenantIds) => {
@@ -51,6 +52,7 @@ export function createSendLookups(db: Queryable, log: Logger): SendLookups {
     log,
     'domain look-ups',
     MAX_BATCH,
+    READS_IN_FLIGHT,
   );
   const usage = new GroupCommit<{ tenantId: string; month: string }, Quota>(
     async (keys) => {
@@ -66,6 +68,7 @@ export function createSendLookups(db: Queryable, log: Logger): SendLookups {
     log,
     'quota look-ups',
     MAX_BATCH,
+    READS_IN_FLIGHT,
   );
   return {
     isSuppressed: (tenantId, email) => suppressed.write({ tenantId, email }),
