@@ -101,18 +101,18 @@ async function benchMailpath(dbUrl: string, sql: postgres.Sql): Promise<Figures>
     await smtpSource(load(WARM_UP));
     const pid = spawned.pid!;
     const m = await measure(load(MESSAGES), [() => cpuSecondsOf(pid), () => cpuSecondsOfCommands(['postgres'])]);
-    const [stored] = await sql<{ messages: number; jobs: number }[]>`
+    const [stored] = await sql<{ messages: number; deliveries: number }[]>`
       select (select count(*)::int from inbound_messages) as messages,
-             (select count(*)::int from pgboss.job where name = 'inbound.webhook') as jobs`;
+             (select count(*)::int from inbound_webhook_deliveries where status = 'pending') as deliveries`;
     const expected = MESSAGES + WARM_UP;
-    if (stored!.messages !== expected || stored!.jobs !== expected)
-      throw new Error(`stored ${stored!.messages} messages and ${stored!.jobs} jobs, expected ${expected} of each`);
+    if (stored!.messages !== expected || stored!.deliveries !== expected)
+      throw new Error(`stored ${stored!.messages} messages and ${stored!.deliveries} webhook deliveries, expected ${expected} of each`);
     const [node, pg] = m.serverMs as [number, number];
     return {
       perSecond: MESSAGES / m.seconds,
       serverMs: node + pg,
       machineMs: m.machineMs,
-      detail: `Mailpath ${fmt(node, 2)} ms + PostgreSQL ${fmt(pg, 2)} ms; all ${fmt(expected)} messages and webhook jobs stored`,
+      detail: `Mailpath ${fmt(node, 2)} ms + PostgreSQL ${fmt(pg, 2)} ms; all ${fmt(expected)} messages and webhook deliveries stored`,
     };
   } finally {
     if (child && child.exitCode === null) {

@@ -9,7 +9,7 @@ import { startBounceIntake } from './bounce-intake/worker.js';
 import { startChatNotifier } from './chat-notifier.js';
 import { startImpersonationAuditWorker } from './impersonation-audit.js';
 import { startFanoutWorker } from './campaign-fanout/worker.js';
-import { startWebhookDelivery } from './inbound-webhooks/start.js';
+import { startInboundWebhookDelivery } from './inbound-webhooks/worker.js';
 import { startUnsubscribeIntake } from './unsubscribe-intake/worker.js';
 
 /** A started job: how to stop it (stop taking work, finish what is in flight). */
@@ -18,7 +18,7 @@ export interface RunningJob {
 }
 
 /** What every job is given: the process's services satisfy all of them at once. */
-export type JobDeps = Parameters<typeof startWebhookDelivery>[0] &
+export type JobDeps = Parameters<typeof startInboundWebhookDelivery>[0] &
   Parameters<typeof startBounceIntake>[0] &
   Parameters<typeof startImportWorker>[0] &
   Parameters<typeof startUnsubscribeIntake>[0] &
@@ -39,7 +39,12 @@ export interface Job {
 }
 
 export const JOBS: readonly Job[] = [
-  { name: 'inbound-webhooks', role: 'outbound', does: "inbound mail POSTed to tenants' webhooks: signed, retried, dead-lettered", start: startWebhookDelivery },
+  {
+    name: 'inbound-webhooks',
+    role: 'outbound',
+    does: "inbound mail POSTed to tenants' webhooks: the outbox rows the MX wrote, signed, retried, dead-lettered",
+    start: startInboundWebhookDelivery,
+  },
   {
     name: 'bounce-intake',
     role: 'outbound',

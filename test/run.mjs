@@ -65,7 +65,7 @@ const LONG_POLES = [
   'shared/db/embedded',
   'shared/delivery/bounce-mailboxes/poller',
   'shared/audiences/segments/evaluate',
-  'shared/webhooks/events/event-webhooks-delivery',
+  'jobs/event-webhooks/delivery',
   'shared/audiences/segments/random',
   'mta/inbound/durability',
 ].map((name) => join('test', `${name}.test.ts`));

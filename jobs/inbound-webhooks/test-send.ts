@@ -11,7 +11,7 @@ import { openSecret } from '../../shared/webhooks/inbound/secret.js';
 import type { SealedBox } from '../../shared/kernel/secrets/sealed-box.js';
 import type { WebhookTestResult } from '../../shared/webhooks/inbound/tester.js';
 import { postToWebhook } from './deliver.js';
-import { describeResult } from './schedule.js';
+import { describeResult } from '../../shared/webhooks/retry-schedule.js';
 
 export interface TestSendDeps {
   sql: Sql;

@@ -6,7 +6,7 @@ import { GroupCommit } from '../db/group-commit.js';
 import type { Logger } from '../kernel/log.js';
 import type { Boss } from '../jobs/boss.js';
 import type { HeaderSummary } from './headers.js';
-import { enqueueInboundJobs, type InboundBounceJob, type InboundUnsubscribeJob, type InboundWebhookJob } from './jobs.js';
+import { enqueueInboundJobs, type InboundBounceJob, type InboundUnsubscribeJob } from './jobs.js';
 import { insertReceived, storedMessageIds } from './queries.js';
 import type { InboundMessageRow, InboundRecipientRow, MailboxMessageRow, WebhookDeliveryRow } from './rows.js';
 
@@ -77,7 +77,6 @@ export class InboundStore {
               )
             : new Set<string>();
           const fresh = items.filter((i) => !stored.has(i.message.id));
-          const webhook: InboundWebhookJob[] = fresh.flatMap((i) => i.deliveries.map((d) => ({ delivery_id: d.id })));
           // Both statements are sent at once (postgres.js pipelines them on the transaction's connection).
           await Promise.all([
             insertReceived(tx, {
@@ -86,7 +85,7 @@ export class InboundStore {
               mailboxMessages: fresh.flatMap((i) => i.mailboxMessages),
               deliveries: fresh.flatMap((i) => i.deliveries),
             }),
-            enqueueInboundJobs(boss, tx, { webhook, bounce: fresh.flatMap((i) => i.bounceJobs), unsubscribe: fresh.flatMap((i) => i.unsubscribeJobs) }),
+            enqueueInboundJobs(boss, tx, { bounce: fresh.flatMap((i) => i.bounceJobs), unsubscribe: fresh.flatMap((i) => i.unsubscribeJobs) }),
           ]);
           return items.map(summary);
         }),
@@ -109,8 +108,7 @@ export class InboundStore {
 export async function storeReceivedIn(tx: Queryable, boss: Boss, mail: ReceivedMail): Promise<StoredMail> {
   const p = plan(mail);
   await insertReceived(tx, { messages: [p.message], recipients: p.recipients, mailboxMessages: p.mailboxMessages, deliveries: p.deliveries });
-  const webhook = p.deliveries.map((d) => ({ delivery_id: d.id }));
-  await enqueueInboundJobs(boss, tx, { webhook, bounce: p.bounceJobs, unsubscribe: p.unsubscribeJobs });
+  await enqueueInboundJobs(boss, tx, { bounce: p.bounceJobs, unsubscribe: p.unsubscribeJobs });
   return summary(p);
 }
 

@@ -5,7 +5,8 @@ import { decodeCursor, encodeCursor, pageOf } from '../../kernel/cursor.js';
 import type { Sql } from '../../db/connection.js';
 import { notFound } from '../../kernel/errors.js';
 import { isUuid } from '../../kernel/ids.js';
-import { countDeliveries, listDeadDeliveries, listDeliveries, reviveDeadDelivery, type DeliveryRow, type DeliveryStatus } from './queries.js';
+import type { DeliveryStatus } from '../outbox.js';
+import { countDeliveries, listDeadDeliveries, listDeliveries, reviveDeadDelivery, type DeliveryRow } from './queries.js';
 import { requireEndpoint } from './service.js';
 
 export interface DeliveryPage {

@@ -1,6 +1,7 @@
 // SQL for event webhooks: endpoints (event_webhooks), the outbox of deliveries (enqueue, claim, outcome), the delivery log, dead letters and replay.
 import { randomUUID } from 'node:crypto';
 import type { Queryable } from '../../db/connection.js';
+import { claimDue, reviveDead, type Claim, type DeliveryStatus } from '../outbox.js';
 import type { OutboxEvent, WebhookEventType } from './event-types.js';
 
 export interface EndpointRow {
@@ -132,8 +133,6 @@ export async function insertOutboxRows(db: Queryable, events: readonly OutboxEve
     on conflict (webhook_id, event_id) do nothing`;
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
-
 export interface DeliveryRow {
   id: string;
   tenant_id: string;
@@ -162,49 +161,16 @@ export interface ClaimedDelivery extends DeliveryRow {
   previous_secret_expires_at: Date | null;
 }
 
-/**
- * Claims up to `limit` due pending deliveries for one attempt each: the count goes up and
- * next_attempt_at moves to `leaseUntil`, so no other worker (nor this one) takes them again
- * before the attempt's outcome is written or the lease runs out (a worker that died mid-POST).
- * SKIP LOCKED: workers in several processes share the outbox without waiting on each other.
- */
-export async function claimDueDeliveries(db: Queryable, c: { dueBy: Date; leaseUntil: Date; at: Date; limit: number }): Promise<ClaimedDelivery[]> {
-  return db<ClaimedDelivery[]>`
-    with due as (
-      select id from event_webhook_deliveries
-      where status = 'pending' and next_attempt_at <= ${c.dueBy}
-      order by next_attempt_at
-      limit ${c.limit}
-      for update skip locked
-    ), claimed as (
-      update event_webhook_deliveries d
-      set attempts = d.attempts + 1, last_attempt_at = ${c.at}, next_attempt_at = ${c.leaseUntil}
-      from due where d.id = due.id
-      returning d.*
-    )
-    select claimed.*, w.url, w.enabled, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
-    from claimed join event_webhooks w on w.id = claimed.webhook_id`;
-}
-
-export interface AttemptOutcome {
-  status: DeliveryStatus;
-  lastStatus: number | null;
-  lastError: string | null;
-  durationMs: number | null;
-  /** pending: when the next attempt is due. */
-  nextAttemptAt: Date | null;
-  at: Date;
-}
-
-/** Records the outcome of attempt `attempt` only: a stale worker never overwrites a later attempt's result. */
-export async function recordAttempt(db: Queryable, id: string, attempt: number, o: AttemptOutcome): Promise<boolean> {
-  const rows = await db`
-    update event_webhook_deliveries
-    set status = ${o.status}, last_status = ${o.lastStatus}, last_error = ${o.lastError}, last_duration_ms = ${o.durationMs},
-        next_attempt_at = ${o.nextAttemptAt},
-        delivered_at = ${o.status === 'delivered' ? o.at : null}, dead_at = ${o.status === 'dead' ? o.at : null}
-    where id = ${id} and status = 'pending' and attempts = ${attempt}`;
-  return rows.count > 0;
+/** Claims up to `limit` due deliveries for one attempt each (shared/webhooks/outbox.ts), with their endpoint's URL and secrets. */
+export function claimDueDeliveries(db: Queryable, c: Claim): Promise<ClaimedDelivery[]> {
+  return claimDue<ClaimedDelivery>(
+    db,
+    'event',
+    c,
+    db`
+      select claimed.*, w.url, w.enabled, w.secret_sealed, w.previous_secret_sealed, w.previous_secret_expires_at
+      from claimed join event_webhooks w on w.id = claimed.webhook_id`,
+  );
 }
 
 /** One endpoint's deliveries, newest first (keyset on created_at, id), optionally of one status. */
@@ -244,14 +210,8 @@ export async function listDeadDeliveries(
     order by dead_at desc, id desc limit ${page.limit}`;
 }
 
-/** Back to pending with a fresh count of attempts, due at once; undefined unless it is a dead delivery of that tenant. */
-export async function reviveDeadDelivery(db: Queryable, tenantId: string, id: string, at: Date): Promise<DeliveryRow | undefined> {
-  const [row] = await db<DeliveryRow[]>`
-    update event_webhook_deliveries
-    set status = 'pending', attempts = 0, next_attempt_at = ${at}, dead_at = null
-    where id = ${id} and tenant_id = ${tenantId} and status = 'dead'
-    returning *`;
-  return row;
-}
+/** Back to pending, due at once (shared/webhooks/outbox.ts); undefined unless it is a dead delivery of that tenant. */
+export const reviveDeadDelivery = (db: Queryable, tenantId: string, id: string, at: Date): Promise<DeliveryRow | undefined> =>
+  reviveDead<DeliveryRow>(db, 'event', tenantId, id, at);
 
 export const newEndpointId = (): string => randomUUID();

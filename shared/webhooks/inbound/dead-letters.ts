@@ -1,20 +1,16 @@
-// The inbound-webhook dead-letter queue of a tenant, for super-admins: list it, and replay one delivery (back to pending, new job), audited.
+// The inbound-webhook dead-letter queue of a tenant, for super-admins: list it, and replay one delivery (back to pending, due at once), audited.
 import { writeAudit, type AuditActor } from '../../operations/audit/log.js';
 import type { Clock } from '../../kernel/clock.js';
 import { decodeCursor, encodeCursor } from '../../kernel/cursor.js';
 import type { Sql } from '../../db/connection.js';
 import { notFound } from '../../kernel/errors.js';
 import { isUuid } from '../../kernel/ids.js';
-import { enqueueInboundJobs } from '../../inbound/jobs.js';
-import type { Boss } from '../../jobs/boss.js';
 import { findTenantById } from '../../accounts/tenants/queries.js';
 import { countDeadDeliveries, listDeadDeliveries, reviveDeadDelivery, type DeadDeliveryRow } from './queries.js';
 
 export interface DeadLetterDeps {
   sql: Sql;
   clock: Clock;
-  /** Its job queues exist: every process creates them at start-up (main/services.ts). */
-  boss: Boss;
 }
 
 async function requireTenant(sql: Sql, tenantId: string): Promise<void> {
@@ -41,7 +37,7 @@ export async function listDeadLetters(
 
 /**
  * Re-queues one dead delivery of the tenant: pending again with its attempts reset (a full new
- * schedule), a new job, and an audit row, all in one transaction. 404 when the tenant is unknown
+ * schedule), due at once, and an audit row, all in one transaction. 404 when the tenant is unknown
  * or the delivery is not one of its dead letters.
  */
 export async function replayDeadLetter(
@@ -56,7 +52,6 @@ export async function replayDeadLetter(
   const revived = await deps.sql.begin(async (tx) => {
     const row = await reviveDeadDelivery(tx, tenantId, deliveryId, at);
     if (!row) return undefined;
-    await enqueueInboundJobs(deps.boss, tx, { webhook: [{ delivery_id: row.id }], bounce: [] });
     await writeAudit(tx, {
       tenantId,
       actor,

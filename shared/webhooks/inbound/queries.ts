@@ -1,6 +1,7 @@
-// SQL for inbound webhooks: a tenant's settings (inbound_webhooks), and its deliveries: what a job needs, the claim of an attempt, its outcome, the dead
-// letters and replay.
+// SQL for inbound webhooks: a tenant's settings (inbound_webhooks), and its deliveries: the claim with what a POST needs, the dead letters and
+// replay (the outcome writer is the outbox's, shared/webhooks/outbox.ts).
 import type { Queryable } from '../../db/connection.js';
+import { claimDue, reviveDead, type Claim } from '../outbox.js';
 
 export interface WebhookSettingsRow {
   tenant_id: string;
@@ -48,86 +49,32 @@ export async function updateWebhookSettings(tx: Queryable, tenantId: string, u: 
   return row!;
 }
 
-export type DeliveryStatus = 'pending' | 'delivered' | 'dead';
-
-/** A delivery with its recipient and the tenant's current settings (null when the tenant has none). */
-export interface DeliveryForJob {
+/** A claimed delivery with its recipient, the stored message and the tenant's current settings (null when it has none). */
+export interface ClaimedDelivery {
   id: string;
   tenant_id: string;
-  status: DeliveryStatus;
   attempts: number;
-  next_attempt_at: Date | null;
   recipient: string;
-  inbound_message_id: string;
+  /** Null only if the message went between the claim's snapshot and now (deliveries cascade with it). */
+  raw: Buffer | null;
   webhook_url: string | null;
   enabled: boolean | null;
   secret_sealed: string | null;
 }
 
-export async function findDeliveryForJob(db: Queryable, id: string): Promise<DeliveryForJob | undefined> {
-  const [row] = await db<DeliveryForJob[]>`
-    select d.id, d.tenant_id, d.status, d.attempts, d.next_attempt_at, r.recipient, r.message_id as inbound_message_id,
-           w.webhook_url, w.enabled, w.secret_sealed
-    from inbound_webhook_deliveries d
-    join inbound_recipients r on r.id = d.inbound_recipient_id
-    left join inbound_webhooks w on w.tenant_id = d.tenant_id
-    where d.id = ${id}`;
-  return row;
-}
-
-/**
- * Claims the next attempt of a pending delivery: counts it and marks it in flight until `leaseUntil`
- * (next_attempt_at), so a second job for the same delivery finds it not due and leaves it alone.
- * Returns the attempt's number, or undefined when the delivery is finished or not due by `dueBy`.
- */
-export async function claimAttempt(db: Queryable, id: string, c: { at: Date; dueBy: Date; leaseUntil: Date }): Promise<number | undefined> {
-  const [row] = await db<{ attempts: number }[]>`
-    update inbound_webhook_deliveries
-    set attempts = attempts + 1, last_attempt_at = ${c.at}, next_attempt_at = ${c.leaseUntil}
-    where id = ${id} and status = 'pending' and (next_attempt_at is null or next_attempt_at <= ${c.dueBy})
-    returning attempts`;
-  return row?.attempts;
-}
-
-export async function loadRawMessage(db: Queryable, messageId: string): Promise<Buffer | undefined> {
-  const [row] = await db<{ raw: Buffer }[]>`select raw from inbound_messages where id = ${messageId}`;
-  return row?.raw;
-}
-
-export interface AttemptOutcome {
-  /** The receiver's HTTP status; null when it never answered. */
-  lastStatus: number | null;
-  lastError: string | null;
-  at: Date;
-}
-
-/**
- * Each outcome writer only touches the attempt it belongs to (status pending, same attempt count):
- * a stale worker never overwrites a newer attempt's result. They return false when nothing matched.
- */
-export async function markDelivered(db: Queryable, id: string, attempt: number, o: AttemptOutcome): Promise<boolean> {
-  const rows = await db`
-    update inbound_webhook_deliveries
-    set status = 'delivered', last_status = ${o.lastStatus}, last_error = null, next_attempt_at = null, delivered_at = ${o.at}
-    where id = ${id} and status = 'pending' and attempts = ${attempt}`;
-  return rows.count > 0;
-}
-
-export async function markRetry(db: Queryable, id: string, attempt: number, o: AttemptOutcome & { nextAttemptAt: Date }): Promise<boolean> {
-  const rows = await db`
-    update inbound_webhook_deliveries
-    set last_status = ${o.lastStatus}, last_error = ${o.lastError}, next_attempt_at = ${o.nextAttemptAt}
-    where id = ${id} and status = 'pending' and attempts = ${attempt}`;
-  return rows.count > 0;
-}
-
-/** Dead-letters the delivery. `attempt` is the attempt count seen: a delivery given up before its next attempt passes the count it has. */
-export async function markDead(db: Queryable, id: string, attempt: number, o: AttemptOutcome): Promise<boolean> {
-  const rows = await db`
-    update inbound_webhook_deliveries
-    set status = 'dead', last_status = ${o.lastStatus}, last_error = ${o.lastError}, next_attempt_at = null, dead_at = ${o.at}
-    where id = ${id} and status = 'pending' and attempts = ${attempt}`;
-  return rows.count > 0;
+/** Claims up to `limit` due deliveries for one attempt each (shared/webhooks/outbox.ts), with what the POST needs. */
+export function claimDueDeliveries(db: Queryable, c: Claim): Promise<ClaimedDelivery[]> {
+  return claimDue<ClaimedDelivery>(
+    db,
+    'inbound',
+    c,
+    db`
+      select claimed.id, claimed.tenant_id, claimed.attempts, r.recipient, m.raw, w.webhook_url, w.enabled, w.secret_sealed
+      from claimed
+      join inbound_recipients r on r.id = claimed.inbound_recipient_id
+      left join inbound_messages m on m.id = r.message_id
+      left join inbound_webhooks w on w.tenant_id = claimed.tenant_id`,
+  );
 }
 
 export interface DeadDeliveryRow {
@@ -165,16 +112,6 @@ export async function countDeadDeliveries(db: Queryable, tenantId: string): Prom
   return row!.n;
 }
 
-/**
- * Puts one dead delivery of the tenant back to pending with a fresh count of attempts, due at once.
- * The last status and error stay until the next attempt replaces them. Undefined when it is not
- * a dead delivery of that tenant.
- */
-export async function reviveDeadDelivery(db: Queryable, tenantId: string, id: string, at: Date): Promise<{ id: string } | undefined> {
-  const [row] = await db<{ id: string }[]>`
-    update inbound_webhook_deliveries
-    set status = 'pending', attempts = 0, next_attempt_at = ${at}, dead_at = null
-    where id = ${id} and tenant_id = ${tenantId} and status = 'dead'
-    returning id`;
-  return row;
-}
+/** Back to pending, due at once (shared/webhooks/outbox.ts); undefined unless it is a dead delivery of that tenant. */
+export const reviveDeadDelivery = (db: Queryable, tenantId: string, id: string, at: Date): Promise<{ id: string } | undefined> =>
+  reviveDead<{ id: string }>(db, 'inbound', tenantId, id, at);

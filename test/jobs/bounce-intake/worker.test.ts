@@ -8,7 +8,7 @@ import { intakeFixture } from './intake-fixture.js';
 
 const f = await intakeFixture(t);
 const enqueue = (recipientIds: string[]) =>
-  f.sql.begin((tx) => enqueueInboundJobs(f.boss, tx, { webhook: [], bounce: recipientIds.map((recipient_id) => ({ recipient_id })) }));
+  f.sql.begin((tx) => enqueueInboundJobs(f.boss, tx, { bounce: recipientIds.map((recipient_id) => ({ recipient_id })) }));
 const jobStates = (recipientIds: string[]) =>
   f.sql<{ state: string }[]>`select state from pgboss.job where name = ${INBOUND_BOUNCE_JOBS} and data->>'recipient_id' = any(${recipientIds}::text[])`;
 

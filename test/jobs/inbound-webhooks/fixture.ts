@@ -24,7 +24,7 @@ export interface InboundDelivery {
   raw: Buffer;
 }
 
-/** One stored message with one tenant recipient and its pending delivery (attempts 0). */
+/** One stored message with one tenant recipient and its pending delivery (attempts 0), due at `at` (given) or whatever the test's clock says. */
 export async function insertInboundDelivery(
   sql: Sql,
   tenantId: string,
@@ -42,9 +42,10 @@ export async function insertInboundDelivery(
   await sql`
     insert into inbound_recipients (id, message_id, recipient, kind, tenant_id, created_at)
     values (${recipientId}, ${messageId}, ${recipient}, 'tenant', ${tenantId}, ${at})`;
+  const due = options.at ?? new Date(0);
   await sql`
-    insert into inbound_webhook_deliveries (id, tenant_id, inbound_recipient_id, status, attempts, created_at)
-    values (${deliveryId}, ${tenantId}, ${recipientId}, 'pending', 0, ${at})`;
+    insert into inbound_webhook_deliveries (id, tenant_id, inbound_recipient_id, status, attempts, next_attempt_at, created_at)
+    values (${deliveryId}, ${tenantId}, ${recipientId}, 'pending', 0, ${due}, ${at})`;
   return { messageId, recipientId, deliveryId, recipient, raw };
 }
 
@@ -81,12 +82,4 @@ export async function deliveryState(sql: Sql, id: string): Promise<DeliveryState
     select status, attempts, last_status, last_error, next_attempt_at, last_attempt_at, delivered_at, dead_at
     from inbound_webhook_deliveries where id = ${id}`;
   return row!;
-}
-
-/** The webhook jobs queued for a delivery, oldest first. */
-export async function webhookJobs(sql: Sql, deliveryId: string): Promise<{ state: string; start_after: Date }[]> {
-  return sql<{ state: string; start_after: Date }[]>`
-    select state, start_after from pgboss.job
-    where name = 'inbound.webhook' and data->>'delivery_id' = ${deliveryId}
-    order by created_on, start_after`;
 }

@@ -7,7 +7,7 @@ import { join } from 'node:path';
 import { loadConfig, type Config, type Env } from '../../../shared/config/index.js';
 import { systemClock } from '../../../shared/kernel/clock.js';
 import { connect, type Sql } from '../../../shared/db/connection.js';
-import { INBOUND_BOUNCE_JOBS, INBOUND_WEBHOOK_JOBS } from '../../../shared/inbound/jobs.js';
+import { INBOUND_BOUNCE_JOBS } from '../../../shared/inbound/jobs.js';
 import { createLogger, type Logger } from '../../../shared/kernel/log.js';
 import { startBoss, type Boss } from '../../../shared/jobs/boss.js';
 import type { MxDeps } from '../../../mta/inbound/deps.js';
@@ -134,9 +134,7 @@ export const countOf = async (sql: Sql, table: string): Promise<number> => (awai
 export async function storedCounts(sql: Sql): Promise<Record<string, number>> {
   const counts: Record<string, number> = {};
   for (const table of ['inbound_messages', 'inbound_recipients', 'mailbox_messages', 'inbound_webhook_deliveries']) counts[table] = await countOf(sql, table);
-  counts['jobs'] = (
-    await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name in (${INBOUND_WEBHOOK_JOBS}, ${INBOUND_BOUNCE_JOBS})`
-  )[0]!.n;
+  counts['jobs'] = (await sql<{ n: number }[]>`select count(*)::int as n from pgboss.job where name = ${INBOUND_BOUNCE_JOBS}`)[0]!.n;
   return counts;
 }
 

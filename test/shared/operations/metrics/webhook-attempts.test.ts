@@ -1,8 +1,7 @@
 // Webhook attempts reach the process's metrics: event webhooks (kind=event) and inbound-mail webhooks (kind=inbound), by outcome.
 import t from 'tap';
-import { runWebhookJob } from '../../../../jobs/inbound-webhooks/worker.js';
+import { deliverDueInboundWebhooks } from '../../../../jobs/inbound-webhooks/worker.js';
 import { deliverDueEventWebhooks } from '../../../../jobs/event-webhooks/worker.js';
-import { ensureInboundJobs } from '../../../../shared/inbound/jobs.js';
 import { buildWebhookApp, createEndpoint, recordEvents, registerTenant } from '../../../helpers/event-webhooks.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
 import { startWebhookReceiver } from '../../../helpers/webhook-receiver.js';
@@ -29,14 +28,13 @@ t.test('event webhooks: a 2xx counts as success, anything else as failure', asyn
 });
 
 t.test('inbound-mail webhooks: one attempt per POST, by outcome', async (t) => {
-  await ensureInboundJobs(s.sql, { expireInSeconds: 300 });
   const tenantId = await insertTenant(s.sql);
   await configureWebhook(s.sql, s.ctx.vault, tenantId, { url: receiver.url });
   receiver.answerNext({ status: 200 }, { status: 503 });
-  const ok = await insertInboundDelivery(s.sql, tenantId);
-  const failing = await insertInboundDelivery(s.sql, tenantId);
-  t.equal(await runWebhookJob(s.ctx, { data: { delivery_id: ok.deliveryId } }), 'delivered');
-  t.equal(await runWebhookJob(s.ctx, { data: { delivery_id: failing.deliveryId } }), 'retry');
+  await insertInboundDelivery(s.sql, tenantId);
+  await insertInboundDelivery(s.sql, tenantId);
+  const pass = await deliverDueInboundWebhooks(s.ctx);
+  t.same([...pass.outcomes].sort(), ['delivered', 'retry']);
   t.equal(await attempts('inbound', 'success'), 1);
   t.equal(await attempts('inbound', 'failure'), 1);
 });

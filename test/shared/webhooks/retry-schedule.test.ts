@@ -1,8 +1,8 @@
 // The receiver-answer table: 2xx delivered, 4xx (not 429) dead at once, 429 per Retry-After, 5xx/timeout/errors on the 30 s … 24 h backoff for 7 attempts.
 import t from 'tap';
 import { loadConfig } from '../../../shared/config/index.js';
-import type { PostResult } from '../../../jobs/inbound-webhooks/deliver.js';
-import { backoffSeconds, decide, maxAttempts, retryAfterSeconds } from '../../../jobs/inbound-webhooks/schedule.js';
+import type { PostResult } from '../../../shared/webhooks/post.js';
+import { backoffSeconds, decide, maxAttempts, retryAfterSeconds } from '../../../shared/webhooks/retry-schedule.js';
 
 const config = loadConfig({}).webhooks;
 const now = new Date('2026-03-01T10:00:00Z');

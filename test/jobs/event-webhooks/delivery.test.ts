@@ -1,10 +1,10 @@
 // Event webhooks end to end below the API clock: events recorded by the real writer, POSTed to a real 127.0.0.1 receiver, signatures checked by independent
 // verifiers, retries, dead letters, replay, rotation.
 import t from 'tap';
-import { call, createKey } from '../../../helpers/app.js';
-import { buildWebhookApp, createEndpoint, recordEvents, registerTenant, START, verifyNode, verifyPython } from '../../../helpers/event-webhooks.js';
-import { startWebhookReceiver } from '../../../helpers/webhook-receiver.js';
-import { deliverDueEventWebhooks } from '../../../../jobs/event-webhooks/worker.js';
+import { call, createKey } from '../../helpers/app.js';
+import { buildWebhookApp, createEndpoint, recordEvents, registerTenant, START, verifyNode, verifyPython } from '../../helpers/event-webhooks.js';
+import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
+import { deliverDueEventWebhooks } from '../../../jobs/event-webhooks/worker.js';
 
 const HOUR = 3600_000;
 
@@ -58,7 +58,7 @@ t.test('the outbox row commits with the event: a rolled-back recording queues no
   await createEndpoint(s.app, owner, { url: receiver.url, event_types: ['delivered'], enabled: false });
   await createEndpoint(s.app, other, { url: receiver.url, event_types: ['delivered'] });
 
-  const { insertEvents } = await import('../../../../shared/engagement/events/queries.js');
+  const { insertEvents } = await import('../../../shared/engagement/events/queries.js');
   await s.sql
     .begin(async (tx) => {
       await insertEvents(tx, [

@@ -1,11 +1,11 @@
 // Restarts and several processes on one outbox: a worker stopped mid-way, one that died holding claims, two running at once; every event arrives, none twice.
 import t from 'tap';
-import { connect } from '../../../../shared/db/connection.js';
-import { claimDueDeliveries } from '../../../../shared/webhooks/events/queries.js';
-import { startEventWebhookDelivery, type EventWebhookDeps } from '../../../../jobs/event-webhooks/worker.js';
-import { createLogger } from '../../../../shared/kernel/log.js';
-import { buildWebhookApp, createEndpoint, recordEvents, registerTenant } from '../../../helpers/event-webhooks.js';
-import { startWebhookReceiver } from '../../../helpers/webhook-receiver.js';
+import { connect } from '../../../shared/db/connection.js';
+import { claimDueDeliveries } from '../../../shared/webhooks/events/queries.js';
+import { startEventWebhookDelivery, type EventWebhookDeps } from '../../../jobs/event-webhooks/worker.js';
+import { createLogger } from '../../../shared/kernel/log.js';
+import { buildWebhookApp, createEndpoint, recordEvents, registerTenant } from '../../helpers/event-webhooks.js';
+import { startWebhookReceiver } from '../../helpers/webhook-receiver.js';
 
 const EVENTS = 40;
 
