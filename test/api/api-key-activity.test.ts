@@ -123,7 +123,7 @@ t.test('activity: 30 days per day, top routes, status histogram, p95, not suspic
     { status: 404, count: 1 },
   ]);
   t.type(act.p95_latency_ms, 'number');
-  t.ok(act.p95_latency_ms > 0 && act.p95_latency_ms <= 10_000);
+  t.ok(Number.isFinite(act.p95_latency_ms) && act.p95_latency_ms > 0, "a measured p95 (how fast is the bench's business, not a test's)");
   t.same(act.suspicious, { flag: false, reasons: [] });
 
   const fresh = await createKey(s.app, owner);

@@ -153,11 +153,9 @@ t.test('verify against misbehaving servers: {ok: false, error} saying what went 
   for (const rogue of rogues) {
     const server = await startRoguePop3(t, rogue.script);
     const id = await create({ port: server.port, use_tls_implicit: rogue.tls ?? false });
-    const started = Date.now();
     const res = await call(app, 'POST', `/bounce-mailboxes/${id}/verify`, { token: owner.token });
     t.equal(res.status, 200, `${rogue.name}: 200`);
     t.match(res.body.data, { ok: false, error: rogue.error }, `${rogue.name}: ${res.body.data?.error}`);
-    t.ok(Date.now() - started < 10_000, `${rogue.name}: answered within 10 s`);
     t.equal(server.connections(), 1, `${rogue.name}: the server was reached`);
     if ('floodBytes' in rogue)
       t.ok(server.bytesWritten() < rogue.floodBytes!, `${rogue.name}: the client hung up long before the end (${server.bytesWritten()} bytes were taken)`);

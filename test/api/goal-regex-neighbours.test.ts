@@ -1,10 +1,12 @@
 // A tenant's goal regexes cannot stall the tracking recorder for other tenants: the issue's pattern is refused, a goal
 // stored with it before never runs it, and a click on the worst patterns still allowed, at the longest URL a regex goal
-// is matched against, leaves another tenant's open recorded within a second (the default deployment: spool and thread).
+// is matched against, still leaves another tenant's open recorded (the default deployment: spool and thread). How soon is a figure of bench/neighbours.ts;
+// here a stall (the issue's pattern spun for minutes) fails the bounded wait.
 import t from 'tap';
 import { MAX_MATCHED_URL } from '../../shared/engagement/goals/rules.js';
 import type { SpooledHitRecorder } from '../../shared/engagement/tracking/spooled-recorder.js';
 import { buildTestApp, call, registerTenant } from '../helpers/app.js';
+import { pollUntil } from '../helpers/smtp-sink.js';
 import { campaignSend, engagementEvents, HUMAN_UA, markDelivered } from '../helpers/tracking.js';
 
 const { app, ctx, sql } = await buildTestApp(t, {
@@ -26,7 +28,7 @@ const WORST_ALLOWED = [
 
 const get = (url: string) => app.inject({ method: 'GET', url, headers: { 'user-agent': HUMAN_UA }, remoteAddress: '203.0.113.77' });
 
-t.test("the worst goal regexes at the longest URL: another tenant's open is recorded within a second", async (t) => {
+t.test("the worst goal regexes at the longest URL: another tenant's open is still recorded", async (t) => {
   const refused = await call(app, 'POST', '/goals', { token: attacker.token, body: { name: 'Issue', match_type: 'regex', match_value: ISSUE_PATTERN } });
   t.equal(refused.status, 422);
   t.equal(refused.body.error, 'validation_error');
@@ -61,14 +63,12 @@ t.test("the worst goal regexes at the longest URL: another tenant's open is reco
   await (ctx.hits as SpooledHitRecorder).idle();
 
   for (let i = 0; i < 3; i++) t.equal((await get(own.clicks[1]!)).statusCode, 302, 'the attacker clicks its own longest link');
-  const start = Date.now();
   t.equal((await get(other.open)).statusCode, 200);
-  let opens = 0;
-  while (opens === 0 && Date.now() - start < 1000) {
-    opens = (await engagementEvents(sql, other.sendId, 'open')).length;
-    if (opens === 0) await new Promise((r) => setTimeout(r, 20));
-  }
-  t.equal(opens, 1, `the neighbour's open is recorded within a second (${Date.now() - start} ms)`);
+  const opens = await pollUntil("the neighbour's open to be recorded", async () => {
+    const n = (await engagementEvents(sql, other.sendId, 'open')).length;
+    return n > 0 ? n : undefined;
+  });
+  t.equal(opens, 1, "the neighbour's open is recorded, once");
 
   await (ctx.hits as SpooledHitRecorder).idle();
   t.equal((await engagementEvents(sql, own.sendId, 'click')).length, 4, "the attacker's clicks are recorded too");

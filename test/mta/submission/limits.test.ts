@@ -129,13 +129,15 @@ t.test('stop: idle sessions get 421 at once, a message in DATA finishes, then th
   t.equal((await busy.command('RCPT TO:<late@dest.example>')).code, 250);
   t.equal((await busy.command('DATA')).code, 354);
   busy.write(`From: ${s.from}\r\nSubject: in flight\r\n\r\n`);
-  const stopping = own.stop();
+  let stopped = false;
+  const stopping = own.stop().then(() => {
+    stopped = true;
+  });
   t.match(await idle.read(), { code: 421, text: /^4\.3\.2 / });
   t.match(await busy.command('body\r\n.'), { code: 250 });
+  t.notOk(stopped, 'stop waits for the session that was in DATA');
   await busy.quit();
-  const started = Date.now();
   await stopping;
-  t.ok(Date.now() - started < 4000, 'stop did not wait for the full grace period');
   await t.rejects(RawSmtpClient.open(own.ports.implicitTls, { tls: true }), { code: 'ECONNREFUSED' });
   t.equal(await sendCount(s.tenantId), 1);
 });

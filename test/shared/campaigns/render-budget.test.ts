@@ -25,16 +25,15 @@ t.test(
     const light = await createCampaign(s, b.tenant.token, { list_id: bList.listId, from_email: b.from, subject: 'Hi {{ first_name | default: "you" }}' });
 
     await sendNow(s, a.tenant.token, heavy.id);
-    const running = drain(s, heavy.id);
+    let paused = false;
+    const running = drain(s, heavy.id).then((outcome) => {
+      paused = true;
+      return outcome;
+    });
     // B's API meanwhile: the same process, whose event loop never renders A's template.
-    const whoami: number[] = [];
-    for (let i = 0; i < 5; i++) {
-      const started = performance.now();
-      t.equal((await call(s.app, 'GET', '/whoami', { token: b.tenant.token })).status, 200);
-      whoami.push(performance.now() - started);
-    }
+    for (let i = 0; i < 5; i++) t.equal((await call(s.app, 'GET', '/whoami', { token: b.tenant.token })).status, 200);
+    t.notOk(paused, "B's five /whoami calls were all answered while A's fan-out was still rendering");
     t.equal(await running, 'paused', 'the fan-out paused the campaign');
-    t.ok(Math.max(...whoami) < 1000, `B's /whoami answered within 1 s each (${whoami.map(Math.round).join(', ')} ms)`);
 
     const view = await readCampaign(s, a.tenant.token, heavy.id);
     t.equal(view.status, 'paused');
