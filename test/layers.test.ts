@@ -172,11 +172,6 @@ t.test('shared/ opens no network, file or thread client outside its allow-list',
   }
 });
 
-/** Adapter files that still open a transaction themselves, each for its reason (to move into shared/). */
-const TRANSACTION_ALLOWED: Record<string, string> = {
-  'jobs/bounce-intake/intake.ts': 'the intake stores a mapped report in one transaction; the store step is to move to shared/delivery/bounces/',
-};
-
 t.test('transactions are composed in shared/: no adapter or entry-point file opens one', async (t) => {
   const BEGIN = /\.begin\(/;
   const code = (file: string) =>
@@ -184,10 +179,5 @@ t.test('transactions are composed in shared/: no adapter or entry-point file ope
       .replace(/\/\*[\s\S]*?\*\//g, '')
       .replace(/^\s*\/\/.*$/gm, '');
   const opening = files.filter((f) => f.layer !== 'shared' && BEGIN.test(code(f.file))).map((f) => relative(ROOT, f.file));
-  t.same(
-    opening.filter((f) => !(f in TRANSACTION_ALLOWED)),
-    [],
-    'sql.begin outside shared/',
-  );
-  for (const allowed of Object.keys(TRANSACTION_ALLOWED)) t.ok(opening.includes(allowed), `${allowed} still needs its allowance`);
+  t.same(opening, [], 'sql.begin outside shared/');
 });

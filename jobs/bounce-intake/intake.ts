@@ -1,23 +1,14 @@
-// Handles one bounce-mail recipient: reads the report (DSN, ARF or neither), maps it to its send, and stores what it means, exactly once however often the
-// job runs.
+// Handles one bounce-mail recipient: reads the report (DSN, ARF or neither), maps it to its send, and has shared/delivery/bounces/store.ts store what
+// it means, exactly once however often the job runs.
 import type { Config } from '../../shared/config/index.js';
 import type { Clock } from '../../shared/kernel/clock.js';
-import type { Queryable, Sql } from '../../shared/db/connection.js';
-import {
-  attributeRecipient,
-  loadBounceMail,
-  lockReportSend,
-  markReportHandled,
-  reportHandled,
-  sendHasEvent,
-  type BounceMail,
-} from '../../shared/delivery/bounces/queries.js';
+import type { Sql } from '../../shared/db/connection.js';
+import { loadBounceMail, reportHandled } from '../../shared/delivery/bounces/queries.js';
 import { isUuid } from '../../shared/kernel/ids.js';
 import type { Logger } from '../../shared/kernel/log.js';
-import { applyComplaint, applyDsn } from '../../shared/delivery/bounces/apply.js';
-import { decideEffect, type Effect } from '../../shared/delivery/bounces/effects.js';
-import { mapReport, type Mapping } from '../../shared/delivery/bounces/mapping.js';
-import { readReport, type Report } from '../../shared/delivery/bounces/report.js';
+import { mapReport } from '../../shared/delivery/bounces/mapping.js';
+import { readReport } from '../../shared/delivery/bounces/report.js';
+import { storeReport } from '../../shared/delivery/bounces/store.js';
 
 export interface IntakeDeps {
   sql: Sql;
@@ -47,12 +38,12 @@ export async function runBounceIntake(deps: IntakeDeps, recipientId: unknown): P
   const mail = await loadBounceMail(deps.sql, recipientId);
   if (!mail) return 'missing';
   if (mail.kind !== 'bounce') return 'not_bounce';
-  // The cheap check first; the mark taken in the transaction below is what guarantees once.
+  // The cheap check first; the mark taken in the store's transaction is what guarantees once.
   if (await reportHandled(deps.sql, recipientId)) return 'duplicate';
   const report = await readReport(mail.raw, { mailFrom: mail.mail_from });
   const mapping = await mapReport({ sql: deps.sql, verpKey: deps.verpKey, hostname: deps.config.hostname }, mail, report);
   const at = deps.clock.now();
-  const result = await deps.sql.begin((tx) => store(deps, tx, { mail, report, mapping, at }));
+  const result = await storeReport({ sql: deps.sql, bounceRules: deps.config.bounceRules, log: deps.log }, { mail, report, mapping, at });
   const facts = {
     recipientId,
     inboundMessageId: mail.inbound_message_id,
@@ -66,59 +57,4 @@ export async function runBounceIntake(deps: IntakeDeps, recipientId: unknown): P
   else if (report.kind === 'unknown') deps.log.info({ ...facts, reason: report.reason }, 'bounce mail that is not a report; recorded as handled');
   else deps.log.info(facts, 'bounce report handled');
   return result.outcome;
-}
-
-interface Stored {
-  outcome: IntakeOutcome;
-  sendId: string | null;
-}
-
-async function store(deps: IntakeDeps, tx: Queryable, r: { mail: BounceMail; report: Report; mapping: Mapping; at: Date }): Promise<Stored> {
-  const { mail, report, mapping, at } = r;
-  const base = { recipientId: mail.recipient_id, kind: report.kind, at, detail: summary(report, mapping) };
-  // Locked first: reports about one send (and two runs of one job) are applied one after the other.
-  const send = mapping.result === 'send' ? await lockReportSend(tx, mapping.send.id) : undefined;
-  if (mapping.result !== 'send' || !send) {
-    // A send deleted between the look-up and the lock maps nothing either.
-    let outcome: IntakeOutcome = mapping.result === 'none' ? mapping.outcome : 'unmapped';
-    if (report.kind === 'unknown' && outcome === 'unmapped') outcome = 'unknown';
-    const marked = await markReportHandled(tx, { ...base, outcome, sendId: null, tenantId: null });
-    return { outcome: marked ? outcome : 'duplicate', sendId: null };
-  }
-  // Fetched from a tenant's own bounce mailbox: a report there may only touch that tenant's sends (a
-  // tenant must not be able to bounce another's recipients by mailing itself a forged report).
-  if (mail.tenant_id !== null && mail.kind === 'bounce' && send.tenant_id !== mail.tenant_id) {
-    const marked = await markReportHandled(tx, { ...base, outcome: 'foreign', sendId: null, tenantId: null });
-    return { outcome: marked ? 'foreign' : 'duplicate', sendId: null };
-  }
-  const effect: Effect =
-    report.kind === 'unknown'
-      ? { effect: 'none', outcome: 'unknown' }
-      : decideEffect(deps.config.bounceRules, report, send, { complainedBefore: report.kind === 'arf' && (await sendHasEvent(tx, send.id, 'complaint')) });
-  const outcome = effect.effect === 'none' ? effect.outcome : effect.effect === 'bounce' ? `bounce_${effect.subtype}` : effect.effect;
-  if (!(await markReportHandled(tx, { ...base, outcome, sendId: send.id, tenantId: send.tenant_id }))) return { outcome: 'duplicate', sendId: send.id };
-  // Attributable to its tenant from now on, whatever the report turned out to say.
-  await attributeRecipient(tx, mail.recipient_id, send.tenant_id);
-  const ctx = { tx, log: deps.log, send, at, origin: { inbound_message_id: mail.inbound_message_id, mapped_by: mapping.by } };
-  if (report.kind === 'dsn' && (effect.effect === 'bounce' || effect.effect === 'deferred')) await applyDsn(ctx, report.dsn, effect);
-  else if (report.kind === 'arf' && effect.effect === 'complaint') await applyComplaint(ctx, report.arf);
-  return { outcome, sendId: send.id };
-}
-
-/** What bounce_reports keeps of the report: enough to see later why it ended as it did. */
-function summary(report: Report, mapping: Mapping): Record<string, unknown> {
-  const mapped = mapping.result === 'send' ? { mapped_by: mapping.by } : {};
-  switch (report.kind) {
-    case 'unknown':
-      return { reason: report.reason, ...mapped };
-    case 'arf':
-      return { feedback_type: report.arf.feedback_type, user_agent: report.arf.user_agent, source_ip: report.arf.source_ip, ...mapped };
-    case 'dsn':
-      return {
-        standard: report.dsn.standard,
-        reporting_mta: report.dsn.reporting_mta,
-        recipients: report.dsn.recipients.map((e) => ({ recipient: e.recipient, action: e.action, status: e.status, diagnostic: e.diagnostic })),
-        ...mapped,
-      };
-  }
 }
