@@ -14,9 +14,9 @@ interface Waiting<T, R> {
  * A commit costs round trips and a WAL flush whatever it holds, so N items in one transaction
  * cost far less than N transactions. Items queue while a commit runs and the next commit takes
  * them all: a lone writer waits for one commit, a busy server batches by itself. When a batch
- * fails, its items are committed one at a time, so one bad item fails alone. With `concurrency` above 1, that many
- * batches may be in flight at once (each on its own connection): the commit must then take its row locks in one
- * order and retry deadlocks, as two processes' batches would need anyway.
+ * fails (a batch of writes or of look-ups), its items run again one at a time, so one bad item fails alone. With
+ * `concurrency` above 1, that many batches may be in flight at once (each on its own connection): the commit must then
+ * take its row locks in one order and retry deadlocks, as two processes' batches would need anyway.
  */
 export class GroupCommit<T, R> {
   private queue: Waiting<T, R>[] = [];
@@ -62,7 +62,7 @@ export class GroupCommit<T, R> {
             batch[0]!.reject(err);
             continue;
           }
-          this.log.warn({ err, size: batch.length }, `a batch of ${this.what} failed to commit; committing them one by one`);
+          this.log.warn({ err, size: batch.length }, `a batch of ${this.what} failed; running them one by one`);
           for (const w of batch) {
             await this.commit([w.item], true).then(
               (results) => w.resolve(results[0]!),
