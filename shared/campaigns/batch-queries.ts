@@ -88,8 +88,10 @@ export interface BatchOutcome {
 export async function finishBatch(sql: Sql, batch: Batch, outcome: BatchOutcome): Promise<boolean> {
   return sql.begin(async (tx) => {
     const mine = outcome.complete
-      ? await tx`delete from campaign_batches where campaign_id = ${batch.campaignId} and first_seq = ${batch.firstSeq} and claimed_until = ${batch.claimedUntil} returning 1`
-      : await tx`update campaign_batches set claimed_until = null where campaign_id = ${batch.campaignId} and first_seq = ${batch.firstSeq} and claimed_until = ${batch.claimedUntil} returning 1`;
+      ? await tx`delete from campaign_batches
+                 where campaign_id = ${batch.campaignId} and first_seq = ${batch.firstSeq} and claimed_until = ${batch.claimedUntil} returning 1`
+      : await tx`update campaign_batches set claimed_until = null
+                 where campaign_id = ${batch.campaignId} and first_seq = ${batch.firstSeq} and claimed_until = ${batch.claimedUntil} returning 1`;
     if (mine.length === 0) return false;
     const settled = [
       ...outcome.skipped.map((s) => ({ contactId: s.contactId, status: 'skipped', reason: s.reason as string | null })),

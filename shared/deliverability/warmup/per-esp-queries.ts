@@ -39,10 +39,12 @@ export async function takeEspMany(db: Queryable, enforce: boolean, takes: EspTak
       where g > 0
       on conflict (tenant_id, provider, day) do update
         set sent = w.sent + case when ${enforce}
-                     then least(excluded.last_grant, (select r.cap from req r where r.tenant_id = w.tenant_id and r.provider = w.provider and r.day = w.day) - w.sent)
+                     then least(excluded.last_grant,
+                                (select r.cap from req r where r.tenant_id = w.tenant_id and r.provider = w.provider and r.day = w.day) - w.sent)
                      else excluded.last_grant end,
             last_grant = case when ${enforce}
-                     then least(excluded.last_grant, (select r.cap from req r where r.tenant_id = w.tenant_id and r.provider = w.provider and r.day = w.day) - w.sent)
+                     then least(excluded.last_grant,
+                                (select r.cap from req r where r.tenant_id = w.tenant_id and r.provider = w.provider and r.day = w.day) - w.sent)
                      else excluded.last_grant end
         where not ${enforce} or w.sent < (select r.cap from req r where r.tenant_id = w.tenant_id and r.provider = w.provider and r.day = w.day)
       returning w.tenant_id, w.provider, w.day, w.sent, w.last_grant

@@ -89,8 +89,10 @@ export async function consumeDailyMany(db: Queryable, takes: DailyTake[]): Promi
     insert into warmup_daily_counters as w (tenant_id, domain_id, day, sent, last_grant)
     select tenant_id, domain_id, day, least(want, cap), least(want, cap) from req
     on conflict (tenant_id, domain_id, day) do update
-      set sent = w.sent + least(excluded.last_grant, (select r.cap from req r where r.tenant_id = w.tenant_id and r.domain_id = w.domain_id and r.day = w.day) - w.sent),
-          last_grant = least(excluded.last_grant, (select r.cap from req r where r.tenant_id = w.tenant_id and r.domain_id = w.domain_id and r.day = w.day) - w.sent)
+      set sent = w.sent + least(excluded.last_grant,
+                                (select r.cap from req r where r.tenant_id = w.tenant_id and r.domain_id = w.domain_id and r.day = w.day) - w.sent),
+          last_grant = least(excluded.last_grant,
+                             (select r.cap from req r where r.tenant_id = w.tenant_id and r.domain_id = w.domain_id and r.day = w.day) - w.sent)
       where w.sent < (select r.cap from req r where r.tenant_id = w.tenant_id and r.domain_id = w.domain_id and r.day = w.day)
     returning w.tenant_id, w.domain_id, to_char(w.day, 'YYYY-MM-DD') as day, w.sent, w.last_grant`;
   return takes.map((k) => {

@@ -50,7 +50,8 @@ export async function consumeMonthlyMany(db: Queryable, takes: MonthlyTake[]): P
   const rows = await db<{ tenant_id: string; month: string; cap: number; sent: number | null; granted: number }[]>`
     with req as (
       select r.tenant_id, r.month, r.want, p.monthly_send_cap as cap
-      from unnest(${takes.map((k) => k.tenantId)}::uuid[], ${takes.map((k) => k.month)}::date[], ${takes.map((k) => k.want)}::int[]) as r(tenant_id, month, want)
+      from unnest(${takes.map((k) => k.tenantId)}::uuid[], ${takes.map((k) => k.month)}::date[], ${takes.map((k) => k.want)}::int[])
+           as r(tenant_id, month, want)
       join tenants t on t.id = r.tenant_id join plans p on p.id = t.plan_id
     ), counted as (
       insert into tenant_monthly_usage as u (tenant_id, month, sent, last_grant)
