@@ -4,7 +4,7 @@ import type { Queryable } from '../db/connection.js';
 import { insertEvent, type NewEvent } from '../engagement/events/queries.js';
 import { AppError } from '../kernel/errors.js';
 import type { Logger } from '../kernel/log.js';
-import { setDeliveryStatus } from '../sending/outbound-log/delivery-queries.js';
+import { setDeliveryStatus, type StatusChange } from '../sending/outbound-log/delivery-queries.js';
 import { suppress, type SuppressInput } from '../audiences/suppressions/service.js';
 
 /** The send whose delivery ended; a campaign send's campaign and contact ride along so the events trigger need not look them up. */
@@ -62,9 +62,35 @@ export interface Bounce {
   detail: Record<string, unknown>;
 }
 
+/** What a bounce writes: the send's status, its bounce event, and for a hard bounce the suppression of its recipient (null for a soft one). */
+export interface BounceWrites {
+  status: StatusChange;
+  event: NewEvent;
+  suppression: RecipientSuppression | null;
+}
+
+/** A recipient to put on its tenant's suppression list because of one of its sends. */
+export interface RecipientSuppression {
+  send: EndedSend;
+  reason: SuppressInput['reason'];
+  source: SuppressInput['source'];
+  detail: string | null;
+  at: Date;
+}
+
+/** The bounce rule, without the SQL: a hard bounce suppresses its recipient, a soft one does not. */
+export function bounceWrites(b: Bounce): BounceWrites {
+  return {
+    status: { status: 'bounced', at: b.at, detail: b.statusDetail },
+    event: { ...eventBase(b.send, b.at), type: 'bounce', subtype: b.subtype, detail: b.detail },
+    suppression: b.subtype === 'hard' ? { send: b.send, reason: 'hard_bounce', source: 'bounce', detail: b.reply, at: b.at } : null,
+  };
+}
+
 /** The send bounced: its status, its bounce event, and a hard bounce's recipient suppressed, in the caller's transaction. */
 export async function recordBounce(tx: Queryable, log: Logger, b: Bounce): Promise<void> {
-  await setDeliveryStatus(tx, b.send.id, { status: 'bounced', at: b.at, detail: b.statusDetail });
-  await insertEvent(tx, { ...eventBase(b.send, b.at), type: 'bounce', subtype: b.subtype, detail: b.detail });
-  if (b.subtype === 'hard') await suppressRecipient(tx, log, b.send, { reason: 'hard_bounce', source: 'bounce', detail: b.reply }, b.at);
+  const writes = bounceWrites(b);
+  await setDeliveryStatus(tx, b.send.id, writes.status);
+  await insertEvent(tx, writes.event);
+  if (writes.suppression) await suppressRecipient(tx, log, b.send, writes.suppression, b.at);
 }

@@ -6,6 +6,7 @@ import type { DeliveryWorkers, HandedOver } from '../../../shared/sending/local-
 import { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import { Transports } from './transports.js';
 import { createDeliveredWriter } from '../../../shared/delivery/record.js';
+import { postgresOutcomeStore } from '../../../shared/delivery/outcome-store.js';
 import { deliverClaimed, deliverQueued, type ClaimedSend, type DeliveryDeps, type WorkerContext } from './worker.js';
 
 export type { DeliveryDeps };
@@ -40,6 +41,7 @@ export async function startOutbound(deps: DeliveryDeps): Promise<RunningOutbound
     deps: { ...deps, log },
     transports: new Transports(deps.config, log),
     delivered: createDeliveredWriter(deps.sql, log),
+    outcomes: postgresOutcomeStore(deps.sql, log),
     watchdog: new IpWatchdog({ sql: deps.sql, config: deps.config, clock: deps.clock, log }),
   };
   const leaseMs = w.job_expire_seconds * 1000;

@@ -17,6 +17,7 @@ import {
   recordRedeferral,
   recordSimulated,
   type DeliveredWriter,
+  type DeliveryOutcomeStore,
   type RecordedOutcome,
 } from '../../../shared/delivery/record.js';
 import type { Transports } from './transports.js';
@@ -33,6 +34,8 @@ export interface WorkerContext {
   deps: DeliveryDeps;
   transports: Transports;
   delivered: DeliveredWriter;
+  /** Where the outcomes are stored (shared/delivery/outcome-store.ts: PostgreSQL). */
+  outcomes: DeliveryOutcomeStore;
   /** The process's IP pools and watchdog: which address a delivery goes out from. */
   watchdog: IpWatchdog;
 }
@@ -48,13 +51,13 @@ export async function deliverQueued(ctx: WorkerContext, send: ClaimedSend, signa
   const { deps } = ctx;
   if (!DELIVERABLE.has(send.status)) {
     // Delivered, bounced or dropped already (a queue row left by a crash between the outcome and its removal).
-    await recordGone(deps, send.id);
+    await recordGone(ctx, send.id);
     return 'skipped';
   }
   if (send.mode !== 'live') {
     // A test-key message never leaves the MTA, whatever its status says.
     deps.log.error({ sendId: send.id, status: send.status }, 'a test-mode send reached the delivery queue; not delivered');
-    await recordGone(deps, send.id);
+    await recordGone(ctx, send.id);
     return 'skipped';
   }
   const held = await holdBack(ctx, send);
@@ -71,7 +74,7 @@ export async function deliverClaimed(ctx: WorkerContext, send: DeliverySend, mes
   const { deps } = ctx;
   const at = deps.clock.now();
   if (!message) {
-    await recordFailure(deps, send, { at, detail: 'no message is stored for this send: nothing to deliver' });
+    await recordFailure(ctx, send, { at, detail: 'no message is stored for this send: nothing to deliver' });
     return 'failed';
   }
   const started = performance.now();
@@ -89,7 +92,12 @@ export async function deliverClaimed(ctx: WorkerContext, send: DeliverySend, mes
     signal,
   );
   const durationMs = performance.now() - started;
-  const recorded = await recordAttempt(deps, send, { result, classification, at, durationMs, sourceAddress }, ctx.delivered);
+  const recorded = await recordAttempt(
+    { outcomes: ctx.outcomes, config: deps.config },
+    send,
+    { result, classification, at, durationMs, sourceAddress },
+    ctx.delivered,
+  );
   logAttempt(deps.log, { send, remoteHost: result.remoteHost, sourceAddress, classification, recorded, at, durationMs });
   countAttempt(deps, send, recorded, at.getTime() + durationMs);
   return 'attempted';
@@ -107,13 +115,13 @@ async function holdBack(ctx: WorkerContext, send: ClaimedSend): Promise<Delivery
   const { final } = await runGates(claimed, gateSendOf(send, at), DELIVERY_GATES);
   switch (final.outcome) {
     case 'refuse':
-      await recordDrop(deps, send, { at, reason: 'tenant_suspended', gate: final.gate, detail: 'dropped before delivery: the tenant is suspended' });
+      await recordDrop(ctx, send, { at, reason: 'tenant_suspended', gate: final.gate, detail: 'dropped before delivery: the tenant is suspended' });
       return 'dropped';
     case 'simulate':
-      await recordSimulated(deps, send, at);
+      await recordSimulated(ctx, send, at);
       return 'simulated';
     case 'drop':
-      await recordDrop(deps, send, { at, reason: 'suppressed', gate: final.gate, detail: 'dropped before delivery: the recipient is suppressed' });
+      await recordDrop(ctx, send, { at, reason: 'suppressed', gate: final.gate, detail: 'dropped before delivery: the recipient is suppressed' });
       return 'dropped';
     default:
       return undefined;
@@ -139,16 +147,16 @@ async function wakeUp(ctx: WorkerContext, send: DeliverySend): Promise<DeliveryO
   const at = deps.clock.now();
   if (send.attempts > 0) return undefined;
   if (send.domain_id === null) {
-    await recordDrop(deps, send, { at, reason: 'domain_removed', gate: 'warmup', detail: 'dropped at wake-up: its sending domain was removed' });
+    await recordDrop(ctx, send, { at, reason: 'domain_removed', gate: 'warmup', detail: 'dropped at wake-up: its sending domain was removed' });
     return 'dropped';
   }
   const decision = await warmupGate.decide(gateDepsOf(deps), gateSendOf(send, at, send.domain_id));
   switch (decision.outcome) {
     case 'defer':
-      await recordRedeferral(deps, send, { at, until: decision.until, detail: decision.detail ?? {} });
+      await recordRedeferral(ctx, send, { at, until: decision.until, detail: decision.detail ?? {} });
       return 'redeferred';
     case 'drop':
-      await recordDrop(deps, send, { at, reason: 'suppressed', gate: 'warmup', detail: 'dropped at wake-up: the recipient is suppressed' });
+      await recordDrop(ctx, send, { at, reason: 'suppressed', gate: 'warmup', detail: 'dropped at wake-up: the recipient is suppressed' });
       return 'dropped';
     default:
       return undefined;
