@@ -1,17 +1,39 @@
 // Sends one claimed batch of a campaign: recipients whose send already exists are left as they are, the rest are rendered and handed to the send use-case
-// together, and the batch is completed (or given back unfinished) in one transaction.
+// together, and the batch is completed (or given back unfinished) in one transaction. What the fan-out reads and writes goes through a FanoutStore
+// (fanout-store.ts: PostgreSQL), so these rules run against any store.
 import { AppError } from '../kernel/errors.js';
 import { normalizeEmail } from '../kernel/email.js';
 import { PROFILE_COLUMN_NAMES } from '../audiences/contacts/fields.js';
 import { visibleCustomFields } from '../audiences/custom-fields/values.js';
-import { acceptSend, isHeld, isRefused, type AcceptInput, type HoldingOutcome } from '../sending/accept.js';
+import { isHeld, isRefused, type AcceptInput, type HoldingOutcome } from '../sending/accept.js';
 import type { SendingDeps } from '../sending/deps.js';
 import type { Refusal } from '../sending/gates/types.js';
 import { renderCampaignMessages, RenderOverBudget, type CampaignMessage, type CampaignRecipient, type PreparedContent } from './content.js';
-import { batchRecipients, finishBatch, type Batch, type BatchRecipient } from './batch-queries.js';
+import type { Batch, BatchOutcome, BatchRecipient, FanoutLeft } from './batch-queries.js';
 import type { Sender } from './default-sender.js';
 import type { CampaignRow } from './queries.js';
 import type { SkipReason } from './recipient-queries.js';
+
+/**
+ * The reads and writes of the fan-out, in its own terms. Claims, completions and the cancel sweep are set-based
+ * statements that apply their rule in SQL (a lease, SKIP LOCKED, counters that commit with the rows): they are the
+ * store's job, each one transaction (batch-queries.ts says what each does).
+ */
+export interface FanoutStore {
+  /** A batch left behind (given back, or its claim ran out) first, else the next `size` positions; undefined: nothing to claim. */
+  claimBatch(campaignId: string, size: number, now: Date, leaseUntil: Date): Promise<Batch | undefined>;
+  /** The batch's pending recipients, in position order, with their contact as it is now and their send's status if it exists. */
+  recipientsOf(batch: Batch, tenantId: string): Promise<BatchRecipient[]>;
+  /** A recipient's message through the send use-case (its gates, the quota, the delivery queue), under its fixed send id. */
+  send(input: AcceptInput): Promise<HoldingOutcome>;
+  /** Ends a run over a batch while this claim stands (false: another worker took it over): complete, or given back. */
+  finishBatch(batch: Batch, outcome: BatchOutcome): Promise<boolean>;
+  /** Releases up to `limit` recipients held for the A/B winner to be sent; how many. */
+  releaseHeld(campaignId: string, limit: number): Promise<number>;
+  fanoutLeft(campaignId: string, now: Date): Promise<FanoutLeft>;
+  /** One step of the sweep after a cancel; how many recipients changed (0: done). */
+  sweepCancelled(campaignId: string, now: Date, limit: number): Promise<number>;
+}
 
 /** What a run knows once, for all its batches. */
 export interface BatchContext {
@@ -134,9 +156,9 @@ type Attempt = { recipient: BatchRecipient } & (
  * group commits). When every recipient is sent or skipped the batch is completed; a send held (warm-up cap), refused
  * or failed, or a render over budget (its recipient stays pending: the campaign pauses), leaves it unfinished for a later run.
  */
-export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Batch): Promise<BatchResult> {
+export async function sendBatch(deps: SendingDeps, store: FanoutStore, ctx: BatchContext, batch: Batch): Promise<BatchResult> {
   const { campaign } = ctx;
-  const recipients = await batchRecipients(deps.sql, batch, campaign.tenant_id);
+  const recipients = await store.recipientsOf(batch, campaign.tenant_id);
   const attempts: Attempt[] = [];
   const entries: { at: number; entry: CampaignSendEntry }[] = [];
   for (const recipient of recipients) {
@@ -174,7 +196,7 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Bat
       deps.log.info({ campaignId: campaign.id, contactId: recipient.contact_id, reason: input.message }, 'campaign recipient skipped as invalid');
       attempts[at] = { recipient, kind: 'skipped', reason: 'invalid' };
     } else {
-      const outcome = acceptSend(deps, input);
+      const outcome = store.send(input);
       // Awaited below, all together; until then a rejection must not count as unhandled.
       outcome.catch(() => undefined);
       attempts[at] = { recipient, kind: 'sent', outcome };
@@ -232,7 +254,7 @@ export async function sendBatch(deps: SendingDeps, ctx: BatchContext, batch: Bat
   }
   result.queued = sent.length;
   result.skipped = skipped.length;
-  const mine = await finishBatch(deps.sql, batch, { skipped, sent, complete: result.released === 0 });
+  const mine = await store.finishBatch(batch, { skipped, sent, complete: result.released === 0 });
   if (!mine)
     deps.log.warn({ campaignId: campaign.id, firstSeq: batch.firstSeq }, 'a campaign batch outlived its claim; the worker that took it over completes it');
   if (unexpected !== undefined) throw unexpected;

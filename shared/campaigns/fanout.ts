@@ -5,7 +5,8 @@ import { AppError } from '../kernel/errors.js';
 import { listCustomFields } from '../audiences/custom-fields/queries.js';
 import type { SendingDeps } from '../sending/deps.js';
 import { findTenantById } from '../accounts/tenants/queries.js';
-import { sendBatch, type BatchContext } from './fanout-batch.js';
+import { sendBatch, type BatchContext, type FanoutStore } from './fanout-batch.js';
+import { postgresFanoutStore } from './fanout-store.js';
 import { enqueueFanout, enqueueSlot, type FanoutJob } from './fanout-jobs.js';
 import { isQueryCanceled } from '../db/deadline.js';
 import { materializeNextPage, segmentTooSlow, TargetGone } from './materialize.js';
@@ -13,8 +14,6 @@ import { campaignState, findCampaignById, setWaiting, transition, type CampaignR
 import { trackedContent } from './content.js';
 import { campaignSender } from './default-sender.js';
 import { checkSendable, loadContent } from './readiness.js';
-import { claimBatch, fanoutLeft, sweepCancelled } from './batch-queries.js';
-import { releaseHeld } from './stats-queries.js';
 import { sendSeedCopies } from './seed-copies.js';
 import { wakeQuotaPaused } from './wake.js';
 import { nextUtcMonth } from '../deliverability/warmup/tiers.js';
@@ -89,9 +88,9 @@ async function quotaReset(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): P
 }
 
 /** After a cancel: unsent recipients become skipped 'cancelled' (batches a live claim holds are left to their worker, which completes them). */
-async function sweepCancel(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): Promise<'cancelled'> {
-  while ((await sweepCancelled(deps.sql, row.id, deps.clock.now(), CANCEL_SWEEP)) > 0);
-  const left = await fanoutLeft(deps.sql, row.id, deps.clock.now());
+async function sweepCancel(deps: FanoutDeps, store: FanoutStore, row: CampaignRow, job: FanoutJob): Promise<'cancelled'> {
+  while ((await store.sweepCancelled(row.id, deps.clock.now(), CANCEL_SWEEP)) > 0);
+  const left = await store.fanoutLeft(row.id, deps.clock.now());
   // A worker holds a batch: if it dies, its claim ends then and the batch is swept.
   if (left.claimedUntil) await enqueueSlot(deps, deps.sql, job, new Date(left.claimedUntil.getTime() + 1000));
   return 'cancelled';
@@ -128,9 +127,9 @@ async function batchContext(deps: FanoutDeps, row: CampaignRow): Promise<BatchCo
 }
 
 /** No batch could be claimed: the campaign is sent, waits for its A/B winner, or others are finishing it. */
-async function finishOrWait(deps: FanoutDeps, row: CampaignRow, job: FanoutJob): Promise<FanoutOutcome> {
+async function finishOrWait(deps: FanoutDeps, store: FanoutStore, row: CampaignRow, job: FanoutJob): Promise<FanoutOutcome> {
   const now = deps.clock.now();
-  const left = await fanoutLeft(deps.sql, row.id, now);
+  const left = await store.fanoutLeft(row.id, now);
   if (left.unclaimed || left.orphaned || left.claimedUntil) {
     // Claimed by other workers (or a batch another worker was taking at this instant): look again when their claims
     // end, in case one died.
@@ -156,7 +155,12 @@ async function finishOrWait(deps: FanoutDeps, row: CampaignRow, job: FanoutJob):
  * commit with their counters, a batch is counted when it is completed, and claims of a dead worker expire; so a rerun
  * neither loses nor repeats anyone. Pause and cancel take effect between batches.
  */
-export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: FanoutControl = { stopping: () => false }): Promise<FanoutOutcome> {
+export async function runFanout(
+  deps: FanoutDeps,
+  job: FanoutJob,
+  control: FanoutControl = { stopping: () => false },
+  store: FanoutStore = postgresFanoutStore(deps),
+): Promise<FanoutOutcome> {
   const f = deps.config.campaigns.fanout;
   const sliceEnds = performance.now() + f.slice_seconds * 1000;
   const outOfTime = () => control.stopping() || performance.now() >= sliceEnds;
@@ -178,7 +182,7 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     found = started;
   }
   let row: CampaignRow = found;
-  if (row.status === 'cancelled') return sweepCancel(deps, row, job);
+  if (row.status === 'cancelled') return sweepCancel(deps, store, row, job);
   if (row.status !== 'sending') return 'nothing';
 
   while (!row.targeted_at) {
@@ -206,7 +210,7 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     if (!state) return 'nothing';
     // The winner may have been declared since the run began (the remainder's subject depends on it).
     row = { ...row, ...state };
-    if (row.status === 'cancelled') return sweepCancel(deps, row, job);
+    if (row.status === 'cancelled') return sweepCancel(deps, store, row, job);
     if (row.status !== 'sending') return 'nothing';
     ctx.campaign = row;
     if (outOfTime()) return continueLater();
@@ -214,17 +218,17 @@ export async function runFanout(deps: FanoutDeps, job: FanoutJob, control: Fanou
     // bytes, instead of through the queue (read back from the database) or piling up in memory.
     await deps.local.whenRoom(f.batch_size);
     const now = deps.clock.now();
-    const batch = await claimBatch(deps.sql, row.id, f.batch_size, now, new Date(now.getTime() + f.claim_lease_seconds * 1000));
+    const batch = await store.claimBatch(row.id, f.batch_size, now, new Date(now.getTime() + f.claim_lease_seconds * 1000));
     if (!batch) {
       // A declared A/B winner: its remainder is released chunk by chunk (POST /ab/finalize released the first).
-      if (row.ab_winner !== null && (await releaseHeld(deps.sql, row.id, f.batch_size * HELD_CHUNK_BATCHES)) > 0) continue;
-      return finishOrWait(deps, row, job);
+      if (row.ab_winner !== null && (await store.releaseHeld(row.id, f.batch_size * HELD_CHUNK_BATCHES)) > 0) continue;
+      return finishOrWait(deps, store, row, job);
     }
     if (row.waiting_reason !== null) await setWaiting(deps.sql, row.id, null, null, now);
     // Read for every batch: a suspension (or the sandbox) applies from the next batch on.
     const tenant = await findTenantById(deps.sql, row.tenant_id);
     if (tenant) ctx.tenant = { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox };
-    const result = await sendBatch(deps, ctx, batch);
+    const result = await sendBatch(deps, store, ctx, batch);
     log.info(
       { first: batch.firstSeq, last: batch.lastSeq, queued: result.queued, skipped: result.skipped, released: result.released, pid: process.pid },
       'campaign batch',
