@@ -2,14 +2,10 @@
 // (delivered, deferred for a retry, bounced), or a wake-up's drop or new deferral. The writes go through a DeliveryOutcomeStore (outcome-store.ts in
 // production), so the rules run against any store.
 import type { Config } from '../config/index.js';
-import type { Sql } from '../db/connection.js';
-import { GroupCommit } from '../db/group-commit.js';
-import { insertEvents, type NewEvent } from '../engagement/events/queries.js';
-import type { Logger } from '../kernel/log.js';
-import { deliveredAlready, markDelivered, type Delivered, type DeliverySend, type StatusChange } from '../sending/outbound-log/delivery-queries.js';
+import type { NewEvent } from '../engagement/events/queries.js';
+import type { Delivered, DeliverySend, StatusChange } from '../sending/outbound-log/delivery-queries.js';
 import type { AttemptRow } from '../sending/outbound-log/queries.js';
 import type { Refusal } from '../engagement/analytics/esp-suppressions.js';
-import { dequeueDeliveries } from '../sending/outbound-log/delivery-queue.js';
 import type { AttemptResult, Classification } from './classify.js';
 import { nextRetry, retryDetail } from './retry.js';
 import { bounceWrites, eventBase, type RecipientSuppression } from './outcomes.js';
@@ -20,7 +16,12 @@ import { bounceWrites, eventBase, type RecipientSuppression } from './outcomes.j
  */
 export interface DeliveryOutcomeStore {
   settle(outcome: SendOutcome): Promise<void>;
+  /** The common outcome, delivered: the attempt, the send's status and its event, out of the delivery queue (PostgreSQL: by group commit). */
+  markDelivered(delivery: Delivery): Promise<void>;
 }
+
+/** A delivery as stored: its attempt, the send's status detail (who accepted it and what they said) and its event. */
+export type Delivery = Delivered & { event: NewEvent };
 
 /** What one decision about a send writes: each part is optional but the queue's verdict. */
 export interface SendOutcome {
@@ -55,36 +56,6 @@ export interface MeasuredAttempt {
   sourceAddress?: string | null;
 }
 
-/** Deliveries of the same moment, stored in one transaction. */
-export type DeliveredWriter = GroupCommit<Delivered & { event: NewEvent }, void>;
-
-/**
- * The common outcome, delivered, is stored by group commit: the attempts, the sends' new status, their events and
- * their removal from the delivery queue, for every delivery that ended in the same moment, in one transaction.
- */
-export function createDeliveredWriter(sql: Sql, log: Logger): DeliveredWriter {
-  return new GroupCommit<Delivered & { event: NewEvent }, void>(
-    async (items, retry) => {
-      await sql.begin(async (tx) => {
-        // Retried alone after its batch failed: the batch may have committed (reply lost).
-        if (retry && (await deliveredAlready(tx, items[0]!.attempt.send_id))) return;
-        await markDelivered(tx, items);
-        await insertEvents(
-          tx,
-          items.map((i) => i.event),
-        );
-        await dequeueDeliveries(
-          tx,
-          items.map((i) => i.attempt.send_id),
-        );
-      });
-      return items.map(() => undefined);
-    },
-    log,
-    'deliveries',
-  );
-}
-
 /** A queue row whose send has nothing (more) to deliver: removed. */
 export async function recordGone(deps: Pick<RecordDeps, 'outcomes'>, sendId: string): Promise<void> {
   await deps.outcomes.settle({ sendId, queue: 'removed' });
@@ -94,7 +65,7 @@ export async function recordGone(deps: Pick<RecordDeps, 'outcomes'>, sendId: str
 export type RecordedOutcome = { outcome: 'delivered' } | { outcome: 'deferred'; nextRetry: Date } | { outcome: 'bounced'; bounce: 'hard' | 'soft' };
 
 /** Stores one attempt: its row, the send's new status, its event, its retry time or its removal from the queue, a suppression. */
-export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: MeasuredAttempt, delivered?: DeliveredWriter): Promise<RecordedOutcome> {
+export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: MeasuredAttempt): Promise<RecordedOutcome> {
   const { classification: c, result } = m;
   const attempt = send.attempts + 1;
   const facts = {
@@ -105,8 +76,8 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: Mea
     attempt,
     ...(m.sourceAddress ? { source_address: m.sourceAddress } : {}),
   };
-  if (delivered && c.verdict.result === 'delivered') {
-    await delivered.write({
+  if (c.verdict.result === 'delivered') {
+    await deps.outcomes.markDelivered({
       attempt: {
         send_id: send.id,
         attempted_at: m.at,
@@ -131,19 +102,27 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: Mea
       send_id: send.id,
       attempted_at: m.at,
       remote_host: result.remoteHost,
-      outcome: c.verdict.result === 'delivered' ? 'delivered' : bounce ? 'bounced' : 'deferred',
+      outcome: bounce ? 'bounced' : 'deferred',
       smtp_code: c.smtpCode,
       enhanced_code: c.enhancedCode,
       reply: c.reply,
       duration_ms: Math.round(m.durationMs),
     },
-    // Delivered or bounced: its delivery has ended.
+    // Bounced: its delivery has ended.
     queue: retry?.kind === 'retry' ? { dueAt: retry.at } : 'removed',
+    // A refusal by a mailbox provider counts toward its automatic suppression (a block or a deferral storm).
+    refusal: {
+      tenantId: send.tenant_id,
+      recipient: send.to_email,
+      remoteHost: result.remoteHost,
+      verdict: c.verdict.result,
+      smtpCode: c.smtpCode,
+      enhancedCode: c.enhancedCode,
+      reply: c.reply,
+      at: m.at,
+    },
   };
-  if (c.verdict.result === 'delivered') {
-    outcome.status = { status: 'delivered', at: m.at, detail: `${result.remoteHost ?? 'remote host'}: ${c.reply}` };
-    outcome.event = { ...eventBase(send, m.at), type: 'delivered', subtype: null, detail: facts };
-  } else if (retry?.kind === 'retry') {
+  if (retry?.kind === 'retry') {
     outcome.status = { status: 'deferred', at: m.at, deferUntil: retry.at, detail: retryDetail(retry, attempt, c.reply) };
     outcome.event = {
       ...eventBase(send, m.at),
@@ -165,22 +144,10 @@ export async function recordAttempt(deps: RecordDeps, send: DeliverySend, m: Mea
     outcome.event = writes.event;
     if (writes.suppression) outcome.suppression = writes.suppression;
   }
-  // A refusal by a mailbox provider counts toward its automatic suppression (a block or a deferral storm).
-  if (c.verdict.result !== 'delivered') {
-    outcome.refusal = {
-      tenantId: send.tenant_id,
-      recipient: send.to_email,
-      remoteHost: result.remoteHost,
-      verdict: c.verdict.result,
-      smtpCode: c.smtpCode,
-      enhancedCode: c.enhancedCode,
-      reply: c.reply,
-      at: m.at,
-    };
-  }
   await deps.outcomes.settle(outcome);
-  if (bounce) return { outcome: 'bounced', bounce };
-  return retry?.kind === 'retry' ? { outcome: 'deferred', nextRetry: retry.at } : { outcome: 'delivered' };
+  if (retry?.kind === 'retry') return { outcome: 'deferred', nextRetry: retry.at };
+  // Not retried: a bounce, hard or soft (a temporary failure given up on).
+  return { outcome: 'bounced', bounce: bounce ?? 'soft' };
 }
 
 /**

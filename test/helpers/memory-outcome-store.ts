@@ -2,7 +2,7 @@
 // events, place in the delivery queue, its tenant's suppressions, refusals and quota), kept in maps and applied whole per call, as one transaction would.
 import type { NewEvent } from '../../shared/engagement/events/queries.js';
 import type { Refusal } from '../../shared/engagement/analytics/esp-suppressions.js';
-import type { DeliveryOutcomeStore, SendOutcome } from '../../shared/delivery/record.js';
+import type { Delivery, DeliveryOutcomeStore, SendOutcome } from '../../shared/delivery/record.js';
 import type { StatusChange } from '../../shared/sending/outbound-log/delivery-queries.js';
 import type { AttemptRow } from '../../shared/sending/outbound-log/queries.js';
 
@@ -21,6 +21,16 @@ export class MemoryOutcomeStore implements DeliveryOutcomeStore {
   /** A send waiting in the delivery queue, due at `dueAt`. */
   enqueue(sendId: string, dueAt: Date): void {
     this.queue.set(sendId, dueAt);
+  }
+
+  async markDelivered(d: Delivery): Promise<void> {
+    await this.settle({
+      sendId: d.attempt.send_id,
+      attempt: d.attempt,
+      status: { status: 'delivered', at: d.attempt.attempted_at, detail: d.detail },
+      event: d.event,
+      queue: 'removed',
+    });
   }
 
   async settle(o: SendOutcome): Promise<void> {

@@ -5,7 +5,6 @@ import { loadClaimedSends } from '../../../shared/sending/outbound-log/delivery-
 import type { DeliveryWorkers, HandedOver } from '../../../shared/sending/local-delivery.js';
 import { IpWatchdog } from '../../../shared/delivery/ip-pools/watchdog.js';
 import { Transports } from './transports.js';
-import { createDeliveredWriter } from '../../../shared/delivery/record.js';
 import { postgresOutcomeStore } from '../../../shared/delivery/outcome-store.js';
 import { deliverClaimed, deliverQueued, type ClaimedSend, type DeliveryDeps, type WorkerContext } from './worker.js';
 
@@ -40,7 +39,6 @@ export async function startOutbound(deps: DeliveryDeps): Promise<RunningOutbound
   const ctx: WorkerContext = {
     deps: { ...deps, log },
     transports: new Transports(deps.config, log),
-    delivered: createDeliveredWriter(deps.sql, log),
     outcomes: postgresOutcomeStore(deps.sql, log),
     watchdog: new IpWatchdog({ sql: deps.sql, config: deps.config, clock: deps.clock, log }),
   };

@@ -16,7 +16,6 @@ import {
   recordGone,
   recordRedeferral,
   recordSimulated,
-  type DeliveredWriter,
   type DeliveryOutcomeStore,
   type RecordedOutcome,
 } from '../../../shared/delivery/record.js';
@@ -33,7 +32,6 @@ export type DeliveryDeps = Pick<SendingDeps, 'sql' | 'config' | 'clock' | 'log' 
 export interface WorkerContext {
   deps: DeliveryDeps;
   transports: Transports;
-  delivered: DeliveredWriter;
   /** Where the outcomes are stored (shared/delivery/outcome-store.ts: PostgreSQL). */
   outcomes: DeliveryOutcomeStore;
   /** The process's IP pools and watchdog: which address a delivery goes out from. */
@@ -92,12 +90,7 @@ export async function deliverClaimed(ctx: WorkerContext, send: DeliverySend, mes
     signal,
   );
   const durationMs = performance.now() - started;
-  const recorded = await recordAttempt(
-    { outcomes: ctx.outcomes, config: deps.config },
-    send,
-    { result, classification, at, durationMs, sourceAddress },
-    ctx.delivered,
-  );
+  const recorded = await recordAttempt({ outcomes: ctx.outcomes, config: deps.config }, send, { result, classification, at, durationMs, sourceAddress });
   logAttempt(deps.log, { send, remoteHost: result.remoteHost, sourceAddress, classification, recorded, at, durationMs });
   countAttempt(deps, send, recorded, at.getTime() + durationMs);
   return 'attempted';
