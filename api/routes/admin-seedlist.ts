@@ -3,7 +3,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
-import { listSeeds, SEED_PROVIDERS, type SeedRow } from '../../shared/deliverability/seed-mailboxes/queries.js';
+import { listSeeds, type SeedRow } from '../../shared/deliverability/seed-mailboxes/queries.js';
+import { SEED_PROVIDERS } from '../../shared/deliverability/seed-mailboxes/providers.js';
 import {
   bulkCreateSeeds,
   changeSeed,

@@ -15,7 +15,7 @@ import {
   TREND_HOURS,
   type CampaignStats,
 } from '../../shared/campaigns/stats.js';
-import { EVENT_TYPES, type EventRow } from '../../shared/engagement/events/queries.js';
+import { EVENT_TYPES, type EventRow } from '../../shared/engagement/events/event.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';
 

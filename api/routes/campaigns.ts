@@ -13,7 +13,7 @@ import {
   unscheduleCampaign,
   type Caller,
 } from '../../shared/campaigns/lifecycle.js';
-import { CAMPAIGN_STATUSES, WAITING_REASONS } from '../../shared/campaigns/queries.js';
+import { CAMPAIGN_STATUSES, WAITING_REASONS } from '../../shared/campaigns/statuses.js';
 import {
   changeCampaign,
   createCampaign,

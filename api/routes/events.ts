@@ -1,7 +1,7 @@
 // GET /events: the tenant's event feed (send, delivered, deferred, bounce, dropped; later opens, clicks, complaints).
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
-import { EVENT_TYPES, type EventRow } from '../../shared/engagement/events/queries.js';
+import { EVENT_TYPES, type EventRow } from '../../shared/engagement/events/event.js';
 import { listEventPage } from '../../shared/engagement/events/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, iso, timestamp } from '../schemas/common.js';

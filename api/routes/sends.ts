@@ -3,7 +3,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import type { EventRow } from '../../shared/engagement/events/queries.js';
-import { SEND_SOURCES, type AttemptRow, type SendRow } from '../../shared/sending/outbound-log/queries.js';
+import type { AttemptRow, SendRow } from '../../shared/sending/outbound-log/queries.js';
+import { SEND_SOURCES } from '../../shared/sending/outbound-log/send-sources.js';
 import { getSendDetail, getSendMessage, listSendPage } from '../../shared/sending/outbound-log/service.js';
 import { defineRoute, operationIdOf, type ApiInstance } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';

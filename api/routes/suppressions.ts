@@ -2,7 +2,8 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
-import { ADDABLE_REASONS, SUPPRESSION_REASONS, SUPPRESSION_SOURCES, type SuppressionRow } from '../../shared/audiences/suppressions/queries.js';
+import type { SuppressionRow } from '../../shared/audiences/suppressions/queries.js';
+import { ADDABLE_REASONS, SUPPRESSION_REASONS, SUPPRESSION_SOURCES } from '../../shared/audiences/suppressions/reasons.js';
 import { addSuppression, addSuppressions, getSuppression, listSuppressionPage, removeSuppression } from '../../shared/audiences/suppressions/service.js';
 import { defineRoute } from '../route.js';
 import { cursorPagination, idParam, iso, timestamp } from '../schemas/common.js';

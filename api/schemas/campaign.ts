@@ -1,6 +1,7 @@
 // The campaign object of the API (full and as a list entry) with its progress, and how a stored campaign is presented.
 import { z } from 'zod';
-import { CAMPAIGN_STATUSES, WAITING_REASONS, type CampaignRow, type CampaignSummaryRow } from '../../shared/campaigns/queries.js';
+import type { CampaignRow, CampaignSummaryRow } from '../../shared/campaigns/queries.js';
+import { CAMPAIGN_STATUSES, WAITING_REASONS } from '../../shared/campaigns/statuses.js';
 import type { CampaignView } from '../../shared/campaigns/service.js';
 import { iso, timestamp } from './common.js';
 

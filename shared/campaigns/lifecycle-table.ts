@@ -1,7 +1,8 @@
 // The campaign lifecycle as data: which statuses each action starts from and where it leads (docs/audiences-and-campaigns.md: Lifecycle, the transition
 // table), and the 409 for any other.
 import { conflict } from '../kernel/errors.js';
-import type { CampaignRow, CampaignStatus } from './queries.js';
+import type { CampaignRow } from './queries.js';
+import type { CampaignStatus } from './statuses.js';
 
 /** Actions a caller takes on a campaign. */
 export type CampaignAction = 'edit' | 'delete' | 'schedule' | 'unschedule' | 'send' | 'pause' | 'resume' | 'cancel';

@@ -1,12 +1,6 @@
 // SQL for a tenant's campaigns: create, read, search, change, delete, and the guarded status changes of the lifecycle. Every query is scoped to its tenant.
 import type { Queryable } from '../db/connection.js';
-
-export const CAMPAIGN_STATUSES = ['draft', 'scheduled', 'sending', 'paused', 'sent', 'cancelled', 'failed'] as const;
-export type CampaignStatus = (typeof CAMPAIGN_STATUSES)[number];
-
-/** Why a sending campaign is not sending right now (quota_exceeded and render_budget: why the worker paused it). */
-export const WAITING_REASONS = ['warmup_cap', 'tenant_suspended', 'quota_exceeded', 'ab_winner', 'render_budget'] as const;
-export type WaitingReason = (typeof WAITING_REASONS)[number];
+import type { CampaignStatus, WaitingReason } from './statuses.js';
 
 /** The fields a sender sets (create, PATCH, duplicate). */
 export interface CampaignContent {

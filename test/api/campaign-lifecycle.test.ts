@@ -1,7 +1,7 @@
 // Campaign status changes through the API: every action from every status (the transition table), what refuses a send or a schedule, and Idempotency-Key on
 // POST /send.
 import t from 'tap';
-import { CAMPAIGN_STATUSES } from '../../shared/campaigns/queries.js';
+import { CAMPAIGN_STATUSES } from '../../shared/campaigns/statuses.js';
 import { FANOUT_JOBS } from '../../shared/campaigns/fanout-jobs.js';
 import { call, registerTenant } from '../helpers/app.js';
 import { addresses, campaignApp, createCampaign, listOf, sender } from '../helpers/campaigns.js';

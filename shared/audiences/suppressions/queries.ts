@@ -2,15 +2,7 @@
 // Rows are matched by email_hash (SHA-256 of the normalized address, computed in SQL), so an erased person's
 // hash-only row (email null) still matches the address.
 import type { Queryable } from '../../db/connection.js';
-
-/** The reasons a suppression can be added with (by the API or the mail pipeline). */
-export const ADDABLE_REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual', 'spam_trap'] as const;
-/** Every stored reason: `erased` marks the hash-only row a contact erasure leaves (email null). */
-export const SUPPRESSION_REASONS = [...ADDABLE_REASONS, 'erased'] as const;
-export type SuppressionReason = (typeof SUPPRESSION_REASONS)[number];
-
-export const SUPPRESSION_SOURCES = ['api', 'bounce', 'complaint', 'unsubscribe-link', 'erasure'] as const;
-export type SuppressionSource = (typeof SUPPRESSION_SOURCES)[number];
+import type { SuppressionReason, SuppressionSource } from './reasons.js';
 
 /** The unique keys of a suppression: the address (null once erased) and its hash (always). */
 export const SUPPRESSION_EMAIL_KEY = 'suppressions_tenant_email_key';

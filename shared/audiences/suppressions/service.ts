@@ -20,10 +20,9 @@ import {
   SUPPRESSION_HASH_KEY,
   suppressedAmong,
   suppressionHashMatches,
-  type SuppressionReason,
   type SuppressionRow,
-  type SuppressionSource,
 } from './queries.js';
+import type { SuppressionReason, SuppressionSource } from './reasons.js';
 
 export interface SuppressionDeps {
   sql: Sql;

@@ -1,9 +1,7 @@
 // SQL of the seed mailboxes: the seed list itself (one row, bulk insert), the seed copies a campaign sends (made, claimed, settled) and their observed
 // placement.
 import type { Queryable } from '../../db/connection.js';
-
-export const SEED_PROVIDERS = ['gmail', 'outlook', 'yahoo', 'aol', 'icloud', 'proton', 'fastmail', 'custom'] as const;
-export type SeedProvider = (typeof SEED_PROVIDERS)[number];
+import type { SeedProvider } from './providers.js';
 
 export interface SeedRow {
   id: string;

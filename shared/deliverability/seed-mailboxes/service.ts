@@ -16,14 +16,13 @@ import {
   insertSeed,
   insertSeeds,
   listSeedHits,
-  SEED_PROVIDERS,
   updateSeed,
   type NewSeed,
   type SeedChange,
   type SeedHitRow,
-  type SeedProvider,
   type SeedRow,
 } from './queries.js';
+import { SEED_PROVIDERS, type SeedProvider } from './providers.js';
 
 export interface SeedlistDeps {
   sql: Sql;

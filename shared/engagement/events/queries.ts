@@ -4,7 +4,7 @@ import type { Queryable } from '../../db/connection.js';
 import { enqueueFeedEvents } from '../../webhooks/events/outbox.js';
 import type { EventRow, EventType, NewEvent } from './event.js';
 
-export { EVENT_TYPES, type EventRow, type EventType, type NewEvent } from './event.js';
+export type { EventRow, EventType, NewEvent } from './event.js';
 
 /** Appends one event; pass the transaction recording what happened, since its webhook deliveries are queued on it too. */
 export async function insertEvent(db: Queryable, e: NewEvent): Promise<void> {

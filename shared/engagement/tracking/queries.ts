@@ -1,7 +1,7 @@
 // SQL of tracking and unsubscribes: the sends hits name (locked, so one send's hits are judged one batch at a time), their recent clicks and campaign
 // recipients, the events, first-open/click stamps and campaign counters.
 import type { Queryable } from '../../db/connection.js';
-import type { SendSource } from '../../sending/outbound-log/queries.js';
+import type { SendSource } from '../../sending/outbound-log/send-sources.js';
 import { enqueueFeedEvents } from '../../webhooks/events/outbox.js';
 import { writeEvents } from '../events/queries.js';
 

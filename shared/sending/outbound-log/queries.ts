@@ -1,11 +1,8 @@
 // SQL for the outbound log: sends, their delivery attempts, and stored Idempotency-Key answers.
 import type { Queryable } from '../../db/connection.js';
+import type { SendSource } from './send-sources.js';
 
 export type SendStatus = 'queued' | 'deferred' | 'dropped' | 'simulated' | 'sending' | 'delivered' | 'bounced' | 'failed';
-
-/** Where a send came from: the API, SMTP submission, a campaign's fan-out, or a campaign's proof (POST /campaigns/{id}/proof). */
-export const SEND_SOURCES = ['api', 'smtp', 'campaign', 'proof'] as const;
-export type SendSource = (typeof SEND_SOURCES)[number];
 
 export interface SendRow {
   id: string;
