@@ -2,7 +2,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { observabilityOverview } from '../../shared/operations/observability/overview.js';
-import { SLOW_QUERY_LIMITS, slowQueryReport } from '../../shared/operations/observability/slow-queries.js';
+import { SLOW_QUERY_LIMITS, slowQueryReport } from '../../shared/operations/observability/slow-query-report.js';
 import { defineRoute } from '../route.js';
 import { iso, timestamp } from '../schemas/common.js';
 
