@@ -20,9 +20,11 @@ import { requestLogPlugin } from './plugins/request-log.js';
 import { metricsPlugin } from './plugins/metrics.js';
 import type { ApiInstance } from './route.js';
 import { authRoutes } from './routes/auth.js';
+import { appSessionRoutes } from './routes/app-session.js';
 import { twoFactorRoutes } from './routes/auth-2fa.js';
 import { passwordResetRoutes } from './routes/password-reset.js';
 import { whoamiRoutes } from './routes/whoami.js';
+import { quotaRoutes } from './routes/quota.js';
 import { apiKeyRoutes } from './routes/api-keys.js';
 import { adminTenantRoutes } from './routes/admin-tenants.js';
 import { adminTenantActionRoutes } from './routes/admin-tenants-actions.js';
@@ -71,15 +73,17 @@ import { md5EntryRoutes, md5ListRoutes } from './routes/md5-lists.js';
 import { auditRoutes } from './routes/audit.js';
 import { auditFilterRoutes } from './routes/audit-filters.js';
 import { adminComplianceRoutes } from './routes/admin-compliance.js';
-import { accountPages } from './pages/account-pages.js';
 import { trackingPages } from './pages/tracking.js';
+import { webAppPages } from './pages/web-app.js';
 
 /** Every route group, one per line (a new group is a one-line change). */
 const ROUTE_GROUPS = [
   authRoutes,
+  appSessionRoutes,
   twoFactorRoutes,
   passwordResetRoutes,
   whoamiRoutes,
+  quotaRoutes,
   apiKeyRoutes,
   apiKeyActivityRoutes,
   teamRoutes,
@@ -192,9 +196,10 @@ export async function buildApp(ctx: ApiContext, options: BuildOptions = {}): Pro
     },
     { prefix: API_PREFIX },
   );
-  // The pages the platform e-mails link to (/reset-password, /accept-invite): HTML, outside the API prefix.
-  await app.register(accountPages);
   // The open pixel, click redirects and unsubscribe links mail carries (/o/, /c/, /u/): public, outside the API prefix.
   await app.register(trackingPages);
+  // The dashboard (/app/, and / leading there): a single-page app that talks to /api/v1 like any other client. It
+  // holds the pages the platform's e-mails link to (reset password, accept an invite).
+  await app.register(webAppPages);
   return app;
 }

@@ -1,7 +1,7 @@
 // The spec's X-Quota-* response headers of the send routes (POST /transactional/send, POST /campaigns/{id}/send).
 import type { FastifyReply } from 'fastify';
 import { AppError } from '../shared/kernel/errors.js';
-import { monthlyUsage, type Quota } from '../shared/limits/quota/usage.js';
+import { monthlyUsage, QUOTA_WARNING_SHARE, type Quota } from '../shared/limits/quota/usage.js';
 import type { ApiContext } from './context.js';
 
 /** Used, cap and remaining; the warning flag at 80 % of the cap or more. */
@@ -11,7 +11,7 @@ export function quotaHeaders(q: Quota): Record<string, string> {
     'X-Quota-Cap': String(q.cap),
     'X-Quota-Remaining': String(Math.max(0, q.cap - q.used)),
   };
-  if (q.cap > 0 && q.used >= q.cap * 0.8) headers['X-Quota-Warning'] = '1';
+  if (q.cap > 0 && q.used >= q.cap * QUOTA_WARNING_SHARE) headers['X-Quota-Warning'] = '1';
   return headers;
 }
 

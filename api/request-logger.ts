@@ -1,4 +1,5 @@
-// request.log without a pino child per request: the child (with the request id) is made only when something logs through it, which a request that goes well never does.
+// request.log without a pino child per request: the child (with the request id) is made only when something logs through it, which a request that goes well
+// never does.
 import type { FastifyBaseLogger } from 'fastify';
 import type { Bindings, ChildLoggerOptions } from 'fastify/types/logger.js';
 

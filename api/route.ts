@@ -137,10 +137,10 @@ const ERROR_DESCRIPTIONS: Record<number, string> = {
 
 const SECURITY: Record<AuthMode, Record<string, string[]>[]> = {
   public: [],
-  user: [{ bearerJwt: [] }],
-  any: [{ bearerJwt: [] }, { apiKey: [] }],
-  super_admin: [{ bearerJwt: [] }],
-  any_or_mailbox: [{ bearerJwt: [] }, { apiKey: [] }],
+  user: [{ bearerJwt: [] }, { dashboardSession: [] }],
+  any: [{ bearerJwt: [] }, { apiKey: [] }, { dashboardSession: [] }],
+  super_admin: [{ bearerJwt: [] }, { dashboardSession: [] }],
+  any_or_mailbox: [{ bearerJwt: [] }, { apiKey: [] }, { dashboardSession: [] }],
 };
 
 /**
@@ -193,7 +193,7 @@ function rejectNulCharacters(request: FastifyRequest, _reply: FastifyReply, done
 /**
  * A stable operationId from method and path, e.g. `POST /campaigns/:id/send` → `postCampaignsByIdSend`: the method,
  * then each segment in camel case, a parameter as `By` + its name. Two paths can meet (`/a/b-c`, `/a/b/c`): the route
- * then names itself (operationId), and test/api/openapi.test.ts asserts they are unique.
+ * then names itself (operationId), and test/api/plugins/openapi.test.ts asserts they are unique.
  */
 export function operationIdOf(method: string, url: string): string {
   const camel = (word: string) => word.charAt(0).toUpperCase() + word.slice(1);

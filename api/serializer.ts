@@ -1,4 +1,5 @@
-// Response serialization: a compiled serializer (fast-json-stringify) built from each response's JSON schema, so answers skip zod on the hot path; zod still checks every answer when MAILPATH_VALIDATE_RESPONSES is on (tests, dev).
+// Response serialization: a compiled serializer (fast-json-stringify) built from each response's JSON schema, so answers skip zod on the hot path; zod still
+// checks every answer when MAILPATH_VALIDATE_RESPONSES is on (tests, dev).
 import { isDeepStrictEqual } from 'node:util';
 import fastJson from 'fast-json-stringify';
 import type { FastifySerializerCompiler } from 'fastify/types/schema.js';

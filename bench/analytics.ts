@@ -185,8 +185,8 @@ async function queries(sql: Sql): Promise<{ met: boolean; tenants: string[] }> {
   const [sizes] = await sql<{ hourly: number; domain: number }[]>`
     select (select count(*) from analytics_hourly)::int as hourly, (select count(*) from analytics_domain_hourly)::int as domain`;
   out([
-    `  rollup refresh (the worker's step, from empty): ${fmt(hours)} tenant-hours in ${fmt(refreshS, 1)} s; ${fmt(sizes!.hourly)} hourly rows, ${fmt(sizes!.domain)} ` +
-      `domain-hourly rows`,
+    `  rollup refresh (the worker's step, from empty): ${fmt(hours)} tenant-hours in ${fmt(refreshS, 1)} s; ${fmt(sizes!.hourly)} hourly rows, ` +
+      `${fmt(sizes!.domain)} domain-hourly rows`,
   ]);
 
   const deps = { sql, clock: systemClock };
@@ -363,7 +363,8 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     const sendIds = Array.from({ length: TRACKED_SENDS }, () => randomUUID());
     await sql`
       insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, created_at, updated_at)
-      select id, ${tenantId}, 'api', 'live', 'delivered', 'news@bench.example', 'reader' || n || '@gmail.com', 'Bench', id || '@bench', 'b@bench.example', now() - interval '1 hour', now() - interval '1 hour'
+      select id, ${tenantId}, 'api', 'live', 'delivered', 'news@bench.example', 'reader' || n || '@gmail.com', 'Bench', id || '@bench', 'b@bench.example',
+             now() - interval '1 hour', now() - interval '1 hour'
       from unnest(${sendIds}::uuid[]) with ordinality as s(id, n)`;
     const paths = sendIds.flatMap((id) => {
       const click = clickUrls(base, linkKey, id, { tenantId, interstitial: false });
@@ -402,18 +403,18 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
     const threadList = (f: Figures) => f.threads.map(([name, us]) => `${name} ${fmt(us)} µs`).join(', ');
     const row = (name: string, f: Figures) =>
       `  ${name.padEnd(34)} ${fmt(f.reqPerSec).padStart(8)} hits/s   p50 ${fmt(f.p50, 1).padStart(6)} ms   p99 ${fmt(f.p99, 1).padStart(6)} ms   ` +
-      `CPU ${fmt(f.cpuUs).padStart(4)} µs/hit (process ${fmt(f.processUs)}, PostgreSQL ${fmt(f.pgCpuUs)})   (answered ${fmt(f.ok)}, 4xx/5xx ${fmt(f.failed)}, ` +
-      `errors ${f.errors})`;
+      `CPU ${fmt(f.cpuUs).padStart(4)} µs/hit (process ${fmt(f.processUs)}, PostgreSQL ${fmt(f.pgCpuUs)})   (answered ${fmt(f.ok)}, 4xx/5xx ` +
+      `${fmt(f.failed)}, errors ${f.errors})`;
     out([
       row('peer: bare Fastify, same pixel', bareFigures),
       row('Mailpath /o and /c (recorded)', mp),
       `  hits per committed transaction: ${fmt(mp.hitsPerCommit, 1)}`,
-      `  the bench process's CPU per hit by thread ("node": Mailpath's recorder thread, libuv's pool and V8's helpers together): bare ${threadList(bareFigures)}; ` +
-        `Mailpath ${threadList(mp)}`,
+      `  the bench process's CPU per hit by thread ("node": Mailpath's recorder thread, libuv's pool and V8's helpers together): bare ` +
+        `${threadList(bareFigures)}; Mailpath ${threadList(mp)}`,
       `  the load generator (autocannon's process): bare ${fmt(bareFigures.loadUs)} µs/hit, Mailpath ${fmt(mp.loadUs)} µs/hit; machine busy meanwhile: ` +
         `bare ${fmt(bareFigures.machineCores, 2)}, Mailpath ${fmt(mp.machineCores, 2)} of ${cpus().length} cores`,
-      `  the servers' thread on a core / waiting for one: bare ${pct(bareFigures.mainOnCore)} / ${pct(bareFigures.mainWaiting)}, Mailpath ${pct(mp.mainOnCore)} ` +
-        `/ ${pct(mp.mainWaiting)} of the run (idle the rest: waiting for PostgreSQL or for requests)`,
+      `  the servers' thread on a core / waiting for one: bare ${pct(bareFigures.mainOnCore)} / ${pct(bareFigures.mainWaiting)}, Mailpath ` +
+        `${pct(mp.mainOnCore)} / ${pct(mp.mainWaiting)} of the run (idle the rest: waiting for PostgreSQL or for requests)`,
       `  events stored during the run: ${fmt(stored)} for ${fmt(answered)} answered hits (${durable ? 'every answered hit stored' : 'MISSING EVENTS'})`,
       `  ratio ${((mp.reqPerSec / bareFigures.reqPerSec) * 100).toFixed(1)}% of bare; goal >= ${fmt(GOAL.hitsPerSec)} hits/s with every hit stored: ` +
         `${met ? 'goal met' : 'GOAL MISSED'}; load average after: ${load()}`,
@@ -435,7 +436,8 @@ async function ingestion(dbUrl: string, sql: Sql, tenantId: string): Promise<boo
 async function seedHistory(sql: Sql, tenantId: string): Promise<void> {
   await sql`
     insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, created_at, updated_at)
-    select gen_random_uuid(), ${tenantId}, 'api', 'live', 'delivered', 'news@bench.example', 'old' || g || '@gmail.com', 'Earlier', 'old' || g || '@bench', 'b@bench.example', t, t
+    select gen_random_uuid(), ${tenantId}, 'api', 'live', 'delivered', 'news@bench.example', 'old' || g || '@gmail.com', 'Earlier', 'old' || g || '@bench',
+           'b@bench.example', t, t
     from generate_series(1, ${HISTORY_SENDS}) g, lateral (select now() - (g % 90) * interval '1 day' - (g % 1440) * interval '1 minute' as t) at`;
   await sql`
     insert into events (id, tenant_id, type, send_id, message_id, recipient, detail, occurred_at)

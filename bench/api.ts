@@ -200,7 +200,8 @@ export default async function runApiBench(): Promise<{ bare: Figures; bareSized:
         // CPU per request hardly moves with the machine's other load, so it says more than req/s on a busy machine.
         `  main-thread CPU per request (medians): bare ${fmt(bareFigures.cpuUsPerRequest)} µs, Mailpath ${fmt(mailpathFigures.cpuUsPerRequest)} µs ` +
           `(bare's share ${(median(cpuShares) * 100).toFixed(1)}% of Mailpath's, median of the rounds)`,
-        `  ratio per round: ${ratios.map((r) => `${(r * 100).toFixed(1)}%`).join(', ')}; Mailpath p99 per round: ${targets[2]!.rounds.map((f) => fmt(f.p99, 1)).join(', ')} ms (worst ${fmt(worstP99, 1)})`,
+        `  ratio per round: ${ratios.map((r) => `${(r * 100).toFixed(1)}%`).join(', ')}; Mailpath p99 per round: ` +
+          `${targets[2]!.rounds.map((f) => fmt(f.p99, 1)).join(', ')} ms (worst ${fmt(worstP99, 1)})`,
         `  median ratio ${(ratio * 100).toFixed(1)}% of bare (goal >= ${GOAL.ratio * 100}%), Mailpath median p99 ${fmt(mailpathFigures.p99, 1)} ms ` +
           `(goal < ${GOAL.p99Ms} ms): ${met ? 'goal met' : 'GOAL MISSED'}`,
         '',

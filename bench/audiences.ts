@@ -47,7 +47,9 @@ async function writeFile(path: string): Promise<void> {
   file.write('email,first_name,last_name,country,plan,seats,signup_date,vip,source\n');
   for (let i = 0; i < ROWS; i++) {
     const day = String((i % 28) + 1).padStart(2, '0');
-    const line = `person${i}@example${i % 1000}.com,First${i},Last${i % 5000},${countries[(i * 7) % 10]},${plans[i % 3]},${i % 250},2025-03-${day},${i % 2 ? 'true' : 'false'},campaign-${i % 40}\n`;
+    const line =
+      `person${i}@example${i % 1000}.com,First${i},Last${i % 5000},${countries[(i * 7) % 10]},${plans[i % 3]},${i % 250},` +
+      `2025-03-${day},${i % 2 ? 'true' : 'false'},campaign-${i % 40}\n`;
     if (!file.write(line)) await once(file, 'drain');
   }
   file.end();
@@ -127,7 +129,8 @@ async function segmentsAndLists(sql: ReturnType<typeof connect>, tenantId: strin
   const [list] = await sql<
     { id: string }[]
   >`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'everyone', ${at}, ${at}) returning id`;
-  await sql`insert into list_members (list_id, contact_id, tenant_id, added_at) select ${list!.id}, id, ${tenantId}, ${at} from contacts where tenant_id = ${tenantId}`;
+  await sql`insert into list_members (list_id, contact_id, tenant_id, added_at)
+            select ${list!.id}, id, ${tenantId}, ${at} from contacts where tenant_id = ${tenantId}`;
   const members = (await getList(sql, tenantId, list!.id)).member_count;
   const t = await timed(50, () => getList(sql, tenantId, list!.id));
   lines.push(
@@ -207,7 +210,8 @@ export default async function runAudiencesBench(): Promise<void> {
     out([`audiences bench: ${cpus().length} cores, load average ${load()}; ${ROWS} rows, ${(bytes / 1048576).toFixed(1)} MiB of CSV`]);
 
     // Raw COPY of the same file into a bare table: the floor of what PostgreSQL can take in.
-    await sql`create table bench_copy (email text, first_name text, last_name text, country text, plan text, seats text, signup_date text, vip text, source text)`;
+    await sql`create table bench_copy (email text, first_name text, last_name text, country text, plan text, seats text, signup_date text, vip text,
+                                       source text)`;
     let t0 = performance.now();
     const writable = await sql`copy bench_copy from stdin with (format csv, header true)`.writable();
     await pipeline(createReadStream(csvPath), writable);
@@ -253,8 +257,8 @@ export default async function runAudiencesBench(): Promise<void> {
       `   upload (stored in ${row.chunks} chunks): ${uploadSeconds.toFixed(1)} s = ${(bytes / 1048576 / uploadSeconds).toFixed(1)} MiB/s`,
       `   import job: ${done!.status}, ${done!.rows_done} rows (${done!.inserted} inserted, ${done!.invalid} invalid) in ${run.seconds.toFixed(1)} s = ` +
         `${Math.round(importRate)} rows/s (${((importRate / copyRate) * 100).toFixed(0)} % of raw COPY; goal >= 50 %)`,
-      `   importing process: peak RSS ${run.maxRssMiB.toFixed(0)} MiB (goal < 300 MB; peak JS heap ${run.heapMiB.toFixed(0)} MiB, Buffers ${run.arrayBuffersMiB.toFixed(0)} ` +
-        `MiB), ` +
+      `   importing process: peak RSS ${run.maxRssMiB.toFixed(0)} MiB (goal < 300 MB; peak JS heap ${run.heapMiB.toFixed(0)} MiB, Buffers ` +
+        `${run.arrayBuffersMiB.toFixed(0)} MiB), ` +
         `CPU ${run.cpuSeconds.toFixed(1)} s of ${run.seconds.toFixed(1)} s`,
       `   load average after: ${load()}`,
     ]);

@@ -93,10 +93,10 @@ async function benchWriters(sql: Sql, appenderSql: Sql): Promise<void> {
   out([
     `1. ${WRITERS} concurrent writers, ${SECONDS} s each (load average before: ${loadBefore}):`,
     `   locked writer (peer, lock until commit), a transaction each: ${fmt(locked.perSec)} rows/s (${fmt(locked.rows)} rows)`,
-    `   unlocked insert + appender, a transaction each:             ${fmt(unlocked.perSec)} rows/s (${fmt(unlocked.rows)} rows), ${fmt(unlocked.perSec / locked.perSec, 1)}x ` +
-      `the peer — goal ≥ ${fmt(GOAL.rowsPerSec)}: ${verdict(unlocked.perSec >= GOAL.rowsPerSec)}`,
-    `   unlocked, autocommitted (one statement): ${fmt(autocommit.perSec)} rows/s (${fmt(autocommit.rows)} rows), ${fmt(autocommit.perSec / locked.perSec, 1)}x ` +
-      `the peer`,
+    `   unlocked insert + appender, a transaction each:             ${fmt(unlocked.perSec)} rows/s (${fmt(unlocked.rows)} rows), ` +
+      `${fmt(unlocked.perSec / locked.perSec, 1)}x the peer — goal ≥ ${fmt(GOAL.rowsPerSec)}: ${verdict(unlocked.perSec >= GOAL.rowsPerSec)}`,
+    `   unlocked, autocommitted (one statement): ${fmt(autocommit.perSec)} rows/s (${fmt(autocommit.rows)} rows), ` +
+      `${fmt(autocommit.perSec / locked.perSec, 1)}x the peer`,
     `   chain lag after the writers stopped: ${fmt(lag)} ms; chain ${check.intact ? 'intact' : `BROKEN at ${check.brokenAt}`} over ${fmt(check.rows)} rows`,
   ]);
 }
@@ -124,7 +124,8 @@ async function benchVerify(sql: Sql): Promise<void> {
   out([
     `2. a chain of ${fmt(report.rows)} rows (${fmt(toAdd)} inserted in SQL in ${fmt(insertS, 1)} s):`,
     `   appender chained ${fmt(chained)} rows in ${fmt(chainS, 1)} s (${fmt(chained / chainS)} rows/s)`,
-    `   verifyAuditChain: ${fmt(verifyS, 2)} s (${fmt(report.rows / verifyS)} rows/s), ${report.intact ? 'intact' : `BROKEN at ${report.brokenAt}`} — goal < ${GOAL.verifySeconds} s: ${verdict(verifyS < GOAL.verifySeconds && report.rows >= VERIFY_ROWS)}`,
+    `   verifyAuditChain: ${fmt(verifyS, 2)} s (${fmt(report.rows / verifyS)} rows/s), ${report.intact ? 'intact' : `BROKEN at ${report.brokenAt}`} — goal ` +
+      `< ${GOAL.verifySeconds} s: ${verdict(verifyS < GOAL.verifySeconds && report.rows >= VERIFY_ROWS)}`,
   ]);
 }
 

@@ -78,7 +78,8 @@ export default async function runCampaignBench(): Promise<void> {
     const [list] = await sql<
       { id: string }[]
     >`insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, 'Everyone', now(), now()) returning id`;
-    await sql`insert into list_members (list_id, contact_id, tenant_id, added_at) select ${list!.id}, id, ${tenantId}, now() from contacts where tenant_id = ${tenantId}`;
+    await sql`insert into list_members (list_id, contact_id, tenant_id, added_at)
+              select ${list!.id}, id, ${tenantId}, now() from contacts where tenant_id = ${tenantId}`;
     await sql`analyze`;
 
     const created = await httpsJson(
@@ -176,7 +177,8 @@ export default async function runCampaignBench(): Promise<void> {
     if (statements) await statements.print(RECIPIENTS, 'message');
     const rss = `peak RSS api ${peakRssMiB(front.pid).toFixed(0)} MiB, outbound ${outbounds.map((o) => `${peakRssMiB(o.pid).toFixed(0)} MiB`).join(' + ')}`;
     process.stdout.write(
-      `  Mailpath: fan-out ${fmt(RECIPIENTS / deliveredAt.fanout)} recipients/s (${deliveredAt.fanout.toFixed(1)} s), delivered ${fmt(RECIPIENTS / deliveredAt.total)}/s, ` +
+      `  Mailpath: fan-out ${fmt(RECIPIENTS / deliveredAt.fanout)} recipients/s (${deliveredAt.fanout.toFixed(1)} s), delivered ` +
+        `${fmt(RECIPIENTS / deliveredAt.total)}/s, ` +
         `all delivered in ${deliveredAt.total.toFixed(1)} s (goal <= ${GOAL.seconds} s); messages of ${fmt(size!.avg)} bytes; ${perMessage}; ${rss}\n`,
     );
     await deployment.stopMailpath();

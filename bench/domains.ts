@@ -110,8 +110,8 @@ async function benchAdd(deps: DomainDeps, tenantId: string): Promise<{ figures: 
   out([
     `1. adding domains (createDomain, RSA-${deps.config.dkim.key_bits} DKIM key each, ${ADD_CONCURRENCY} at a time)`,
     `   ${fmt(ADD_DOMAINS)} domains in ${fmt(seconds, 2)} s: ${fmt(ADD_DOMAINS / seconds, 1)} domains/s`,
-    `   latency per add: p50 ${fmt(p50Ms, 0)} ms, p99 ${fmt(p99Ms, 0)} ms, max ${fmt(latencies[latencies.length - 1] ?? 0, 0)} ms (goal: p99 < ${fmt(GOAL.addP99Ms)} ` +
-      `ms): ${verdict(met)}`,
+    `   latency per add: p50 ${fmt(p50Ms, 0)} ms, p99 ${fmt(p99Ms, 0)} ms, max ${fmt(latencies[latencies.length - 1] ?? 0, 0)} ms (goal: p99 < ` +
+      `${fmt(GOAL.addP99Ms)} ms): ${verdict(met)}`,
   ]);
   return { figures: { count: ADD_DOMAINS, perSec: ADD_DOMAINS / seconds, p50Ms, p99Ms, met }, ids };
 }
@@ -196,7 +196,8 @@ async function benchRecheck(deps: DomainDeps, dns: TestDnsServer, seedIds: strin
     const [{ n: verified } = { n: 0 }] = await sql<{ n: number }[]>`select count(*)::int as n from domains where verified_at is not null`;
     const perSec = summary.checked / seconds;
     out([
-      `   ${label}: ${fmt(summary.checked)} checked in ${fmt(seconds, 2)} s: ${fmt(perSec, 1)} domains/s (goal >= ${GOAL.recheckPerSec}): ${verdict(perSec >= GOAL.recheckPerSec)}`,
+      `   ${label}: ${fmt(summary.checked)} checked in ${fmt(seconds, 2)} s: ${fmt(perSec, 1)} domains/s (goal >= ${GOAL.recheckPerSec}): ` +
+        `${verdict(perSec >= GOAL.recheckPerSec)}`,
       `      DNS: ${fmt(queries)} queries, ${fmt(queries / seconds, 0)} queries/s (${fmt(queries / Math.max(1, summary.checked), 1)} per domain); ` +
         `audit rows written: ${fmt(audit)}`,
       `      summary: verified ${fmt(summary.verified)}, drifted ${summary.drifted}, look-up failures ${summary.lookupFailures}, failed ${summary.failed}; ` +
@@ -274,8 +275,8 @@ async function benchRotator(deps: DomainDeps, tenantId: string, publicDns: TestD
   const perSec = summary.activated / seconds;
   const met = perSec >= GOAL.rotationsPerSec && summary.activated === publishing.length;
   out([
-    `   ${fmt(summary.activated)} of ${fmt(publishing.length)} activated in ${fmt(seconds, 2)} s: ${fmt(perSec, 1)} rotations/s (goal >= ${GOAL.rotationsPerSec}): ` +
-      `${verdict(met)}`,
+    `   ${fmt(summary.activated)} of ${fmt(publishing.length)} activated in ${fmt(seconds, 2)} s: ${fmt(perSec, 1)} rotations/s (goal >= ` +
+      `${GOAL.rotationsPerSec}): ${verdict(met)}`,
     `      summary: checked ${summary.checked}, waiting ${summary.waiting}, failed ${summary.failed}; rotations now active: ${fmt(active)}; DNS: ` +
       `${fmt(queries)} queries, ${fmt(queries / seconds, 0)}/s`,
     `      ${fmt((seconds * 1000) / Math.max(1, summary.checked), 1)} ms of wall time per rotation (8 checked at once); this process ${fmt(cpu, 2)} ` +

@@ -71,8 +71,8 @@ async function seed(sql: Sql, deps: { sql: Sql; clock: typeof systemClock }, ten
   }
   ms.sort((a, b) => a - b);
   out([
-    `   ${API_BATCHES} batches of ${BATCH} addresses through addMembers into a growing list: p50 ${fmt(percentile(ms, 50), 1)} ms, p99 ${fmt(percentile(ms, 99), 1)} ` +
-      `ms per batch`,
+    `   ${API_BATCHES} batches of ${BATCH} addresses through addMembers into a growing list: p50 ${fmt(percentile(ms, 50), 1)} ms, p99 ` +
+      `${fmt(percentile(ms, 99), 1)} ms per batch`,
   ]);
 
   t0 = performance.now();

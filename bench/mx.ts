@@ -86,7 +86,8 @@ async function benchMailpath(dbUrl: string, sql: postgres.Sql): Promise<Figures>
     const [domain] = await sql<
       { id: string }[]
     >`insert into domains (tenant_id, name, unicode_name, owned_at, created_at) values (${tenantId}, 'bench.test', 'bench.test', now(), now()) returning id`;
-    await sql`insert into domain_records (domain_id, kind, type, host, expected, priority, verified) values (${domain!.id}, 'mx', 'MX', 'bench.test', 'mx.bench.test', 10, true)`;
+    await sql`insert into domain_records (domain_id, kind, type, host, expected, priority, verified)
+              values (${domain!.id}, 'mx', 'MX', 'bench.test', 'mx.bench.test', 10, true)`;
     await sql`insert into inbound_webhooks (tenant_id, webhook_url, enabled, updated_at) values (${tenantId}, 'https://hooks.bench.test/inbound', true, now())`;
 
     const load = (messages: number): LoadOptions => ({
@@ -199,13 +200,13 @@ export default async function runMxBench(): Promise<void> {
     );
     const mailpath = await benchMailpath(dbUrl.toString(), sql);
     process.stdout.write(
-      `  Mailpath MX (1 process, all plugins, stored in PostgreSQL before 250): accepted ${fmt(mailpath.perSecond)} msg/s; CPU per message ${fmt(mailpath.serverMs!, 2)} ` +
-        `ms (${mailpath.detail}), whole machine ${fmt(mailpath.machineMs, 2)} ms\n`,
+      `  Mailpath MX (1 process, all plugins, stored in PostgreSQL before 250): accepted ${fmt(mailpath.perSecond)} msg/s; CPU per message ` +
+        `${fmt(mailpath.serverMs!, 2)} ms (${mailpath.detail}), whole machine ${fmt(mailpath.machineMs, 2)} ms\n`,
     );
     const postfix = await benchPostfix();
     process.stdout.write(
-      `  Postfix (queued to disk before 250, delivery held): accepted ${fmt(postfix.perSecond)} msg/s; CPU per message, whole machine ${fmt(postfix.machineMs, 2)} ` +
-        `ms; ${postfix.detail}\n`,
+      `  Postfix (queued to disk before 250, delivery held): accepted ${fmt(postfix.perSecond)} msg/s; CPU per message, whole machine ` +
+        `${fmt(postfix.machineMs, 2)} ms; ${postfix.detail}\n`,
     );
     const ratio = mailpath.perSecond / postfix.perSecond;
     process.stdout.write(

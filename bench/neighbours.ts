@@ -263,10 +263,10 @@ function report(
   out([
     `  ${'metric'.padEnd(32)} ${'idle'.padStart(16)} ${"under A's load".padStart(16)} ${'ratio'.padStart(8)}`,
     ...rows.map(([name, i, l, capped]) => `  ${name.padEnd(32)} ${cell(i, capped)} ${cell(l, capped)} ${`${fmt(l / i, 2)}x`.padStart(8)}`),
-    `  samples: whoami ${fmt(idle.whoami.n)} / ${fmt(loaded.whoami.n)}, sends ${fmt(idle.send.n)} / ${fmt(loaded.send.n)}, opens recorded ${fmt(idle.open.n)} ` +
-      `/ ${fmt(loaded.open.n)}, ` +
-      `opens not recorded within ${fmt(openBoundMs / 1000)} s (or undelivered, or still waiting 15 s after the phase) ${idle.open.late} / ${loaded.open.late} ` +
-      `(idle / under load)`,
+    `  samples: whoami ${fmt(idle.whoami.n)} / ${fmt(loaded.whoami.n)}, sends ${fmt(idle.send.n)} / ${fmt(loaded.send.n)}, opens recorded ` +
+      `${fmt(idle.open.n)} / ${fmt(loaded.open.n)}, ` +
+      `opens not recorded within ${fmt(openBoundMs / 1000)} s (or undelivered, or still waiting 15 s after the phase) ${idle.open.late} / ` +
+      `${loaded.open.late} (idle / under load)`,
     `  B's failed answers: idle ${JSON.stringify(idleRaw.failures)}, under load ${JSON.stringify(loadedRaw.failures)}`,
     `  A's goal regex: ${a.pattern}${a.refused.length > 0 ? ` (refused at create first: ${a.refused.join('; ')})` : ' (the worst case, accepted)'}`,
     `  A's answers by status (0: no answer within ${fmt(A_TIMEOUT_MS / 1000)} s, or a socket error):`,

@@ -126,14 +126,14 @@ export default async function runOutboundBench(): Promise<void> {
     const postfix = await postfixRelay(sinkPort, { messages: MESSAGES, bytes: 5120, sessions: SMTP_CONNECTIONS });
     const postfixMachine = postfix.machineMs;
     process.stdout.write(
-      `  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ${fmt(postfix.deliveredPerSec)}/s; ` +
-        `whole machine ${postfixMachine.toFixed(2)} ms CPU per message\n`,
+      `  Postfix (smtp-source, ${SMTP_CONNECTIONS} sessions, relaying): accepted ${fmt(postfix.acceptedPerSec)}/s, delivered ` +
+        `${fmt(postfix.deliveredPerSec)}/s; whole machine ${postfixMachine.toFixed(2)} ms CPU per message\n`,
     );
     const ratio = api.deliveredPerSec / postfix.deliveredPerSec;
     const smtpRatio = smtp.deliveredPerSec / postfix.deliveredPerSec;
     process.stdout.write(
-      `  delivered/s vs Postfix: API ${ratio.toFixed(2)}x, submission ${smtpRatio.toFixed(2)}x (goal >= 1.00x): ${ratio >= 1 && smtpRatio >= 1 ? 'goal met' : 'GOAL MISSED'}; ` +
-        `load average after ${load()}\n`,
+      `  delivered/s vs Postfix: API ${ratio.toFixed(2)}x, submission ${smtpRatio.toFixed(2)}x (goal >= 1.00x): ` +
+        `${ratio >= 1 && smtpRatio >= 1 ? 'goal met' : 'GOAL MISSED'}; load average after ${load()}\n`,
     );
   } finally {
     await deployment.close();

@@ -1,4 +1,5 @@
-// Generates the standard-library-only Python client (urllib + TypedDict) from the OpenAPI document: one module, a method per operation, a TypedDict per object shape.
+// Generates the standard-library-only Python client (urllib + TypedDict) from the OpenAPI document: one module, a method per operation, a TypedDict per object
+// shape.
 
 type Schema = {
   type?: string;
@@ -243,7 +244,8 @@ function renderOperation(types: TypeRegistry, method: string, path: string, op: 
   return [
     `    def ${name}(${args.join(', ')}) -> ${returns}:`,
     `        """${doc}"""`,
-    `        return self._call(${pyString(method.toUpperCase())}, ${pathExpr}, query=${queryArg}, body=${bodyArg}${typeArg}, expect=${pyString(expect)})  # type: ignore[no-any-return]`,
+    `        return self._call(${pyString(method.toUpperCase())}, ${pathExpr}, query=${queryArg}, body=${bodyArg}${typeArg}, expect=${pyString(expect)})` +
+      '  # type: ignore[no-any-return]',
   ].join('\n');
 }
 
@@ -375,5 +377,8 @@ export function generatePython(doc: OpenApiDocument): string {
   const prelude = PRELUDE.replace('%TITLE%', doc.info.title)
     .replace('%VERSION%', doc.info.version)
     .replace('%BASE_URL%', pyString(doc.servers?.[0]?.url ?? 'https://localhost:8443/api/v1'));
-  return `${prelude}\n\n# Shapes of request bodies, query strings and answers.\n\n${types.definitions.join('\n\n')}\n\n\nclass Client(_Transport):\n    """Every operation of the API as a method."""\n\n${methods.join('\n\n')}\n`;
+  return (
+    `${prelude}\n\n# Shapes of request bodies, query strings and answers.\n\n${types.definitions.join('\n\n')}\n\n\n` +
+    `class Client(_Transport):\n    """Every operation of the API as a method."""\n\n${methods.join('\n\n')}\n`
+  );
 }

@@ -1,4 +1,5 @@
-// `npm run clients`: regenerates both API clients from the OpenAPI document: the document itself, the TypeScript types (openapi-typescript) and the Python module.
+// `npm run clients`: regenerates both API clients from the OpenAPI document: the document itself, the TypeScript types (openapi-typescript) and the Python
+// module.
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';

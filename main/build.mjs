@@ -5,13 +5,14 @@
 // `npm run build` stays tsc: the container image and the benches build with it, type errors reported.
 //
 //   node main/build.mjs [outdir]    the service (tsconfig.build.json's trees) into dist/ (or outdir), laid out as
-//                                   `npm run build` lays it out
+//                                   `npm run build` lays it out, and the dashboard (web/build.mjs) into its web/
 //
 // test/run.mjs compiles the tests' tree into .build/ with the same function.
 import { readdirSync, readFileSync, realpathSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { buildWeb } from '../web/build.mjs';
 
 export const ROOT = join(dirname(fileURLToPath(import.meta.url)), '..');
 /** The service's trees: those `npm run build` (tsc) compiles, the `include` of tsconfig.build.json. */
@@ -55,5 +56,7 @@ if (process.argv[1] && fileURLToPath(import.meta.url) === realpathSync(process.a
   const sources = typescriptSources(SERVICE_TREES);
   const outdir = process.argv[2] ? resolve(process.argv[2]) : join(ROOT, 'dist');
   await compileTree(sources, outdir);
+  // The dashboard beside the compiled service, where api/pages/web-app.ts looks for it.
+  await buildWeb(join(outdir, 'web'));
   process.stderr.write(`compiled ${sources.length} files into ${outdir} in ${Math.round(performance.now() - started)} ms (esbuild, types not checked)\n`);
 }

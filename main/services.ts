@@ -47,11 +47,16 @@ export interface Core {
   clock: Clock;
 }
 
-/** Every role's deps at once: the API's context, the MX's, submission's, delivery's, the webhook worker's and the scheduled workers' (the bounce intake takes a part of them). */
+/**
+ * Every role's deps at once: the API's context, the MX's, submission's, delivery's, the webhook worker's and the scheduled workers' (the bounce intake takes a
+ * part of them).
+ */
 export interface Services extends ApiContext, MxDeps, SubmissionDeps, DeliveryDeps, WebhookDeps, WorkerDeps {
   /** The process's metrics, built here once and recorded by every adapter (served on the operator port). */
   metrics: Metrics;
-  /** Flushes what the services hold (system e-mails in flight, rate-limit counts, key use); call after the roles stopped, before the queue and database close. */
+  /**
+   * Flushes what the services hold (system e-mails in flight, rate-limit counts, key use); call after the roles stopped, before the queue and database close.
+   */
   close(): Promise<void>;
 }
 

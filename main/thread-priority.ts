@@ -1,4 +1,5 @@
-// Runs a Mailpath process's helper threads (libuv's pool: DKIM signatures, password hashes, file reads; V8's garbage-collector and compiler helpers) at a lower scheduling priority than its event loop, on Linux.
+// Runs a Mailpath process's helper threads (libuv's pool: DKIM signatures, password hashes, file reads; V8's garbage-collector and compiler helpers) at a lower
+// scheduling priority than its event loop, on Linux.
 import { randomFill } from 'node:crypto';
 import { readdirSync } from 'node:fs';
 import { getPriority, setPriority } from 'node:os';

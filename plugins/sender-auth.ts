@@ -1,4 +1,5 @@
-// MX plugin `sender-auth`: evaluates SPF, DKIM and DMARC with mailauth and records them in an Authentication-Results header; informative only, it never refuses a message.
+// MX plugin `sender-auth`: evaluates SPF, DKIM and DMARC with mailauth and records them in an Authentication-Results header; informative only, it never refuses
+// a message.
 import { authenticate, type DNSResolver } from 'mailauth';
 import type { MxDeps } from '../mta/inbound/deps.js';
 import { mailauthResolver } from '../mta/inbound/auth-resolver.js';

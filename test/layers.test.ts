@@ -6,17 +6,23 @@ import t from 'tap';
 import { projectRoot } from '../shared/kernel/paths.js';
 
 const ROOT = projectRoot();
-const SOURCE_DIRS = ['main', 'api', 'mta', 'plugins', 'jobs', 'shared'] as const;
+const SOURCE_DIRS = ['main', 'api', 'mta', 'plugins', 'jobs', 'shared', 'web'] as const;
 type Layer = (typeof SOURCE_DIRS)[number];
 
-/** What each layer may import from the others (its own files always). */
-const ALLOWED: Record<Layer, readonly Layer[]> = {
+/**
+ * What each layer may import from the others (its own files always). The dashboard (web/) talks only to the public
+ * API, through the client generated from its OpenAPI document (clients/typescript); it may share the domain's pure
+ * rules and vocabularies (e.g. the scope catalogue), which its browser bundle refuses if they reach for Node.js
+ * (web/build.mjs builds for the browser platform). Nothing imports web/.
+ */
+const ALLOWED: Record<Layer, readonly string[]> = {
   main: ['api', 'mta', 'plugins', 'jobs', 'shared'],
   api: ['shared'],
   mta: ['shared'],
   plugins: ['mta', 'shared'],
   jobs: ['shared'],
   shared: [],
+  web: ['clients', 'shared'],
 };
 
 function sourceFiles(dir: string): string[] {
@@ -24,7 +30,7 @@ function sourceFiles(dir: string): string[] {
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
+    else if (/\.tsx?$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
   }
   return out;
 }
@@ -63,7 +69,8 @@ t.test('the source tree has the layers it is checked for', async (t) => {
 
 for (const layer of SOURCE_DIRS) {
   t.test(
-    `${layer}/ imports only ${ALLOWED[layer].length ? ALLOWED[layer].map((l) => `${l}/`).join(', ') : 'within itself'}${layer === 'main' ? '' : ' (and never main/)'}`,
+    `${layer}/ imports only ` +
+      `${ALLOWED[layer].length ? ALLOWED[layer].map((l) => `${l}/`).join(', ') : 'within itself'}${layer === 'main' ? '' : ' (and never main/)'}`,
     async (t) => {
       const wrong = files
         .filter((f) => f.layer === layer)
@@ -84,6 +91,22 @@ t.test('no SQL in the adapters or the entry point: queries live with their domai
       .replace(/^\s*\/\/.*$/gm, '');
   const wrong = files.filter((f) => f.layer !== 'shared' && QUERY.test(code(f.file))).map((f) => relative(ROOT, f.file));
   t.same(wrong, []);
+});
+
+t.test('the dashboard runs in the browser: web/ imports no Node.js module', async (t) => {
+  const wrong = files
+    .filter((f) => f.layer === 'web')
+    .flatMap((f) =>
+      [...readFileSync(f.file, 'utf8').matchAll(IMPORT)]
+        .map((m) => m[1] ?? m[2]!)
+        .filter((spec) => spec.startsWith('node:'))
+        .map((spec) => `${relative(ROOT, f.file)} → ${spec}`),
+    );
+  t.same(wrong, []);
+  t.ok(
+    files.some((f) => f.layer === 'web' && f.file.endsWith('.tsx')),
+    'the pages (.tsx) are scanned',
+  );
 });
 
 t.test('the checker sees a forbidden import when there is one', async (t) => {
@@ -180,4 +203,29 @@ t.test('transactions are composed in shared/: no adapter or entry-point file ope
       .replace(/^\s*\/\/.*$/gm, '');
   const opening = files.filter((f) => f.layer !== 'shared' && BEGIN.test(code(f.file))).map((f) => relative(ROOT, f.file));
   t.same(opening, [], 'sql.begin outside shared/');
+});
+
+/** The value names a statement imports (`import type {…}` and `type X` specifiers bring no value). */
+function valueImports(statement: string): string[] {
+  if (/^\s*import\s+type\b/.test(statement)) return [];
+  const names = /\{([^}]*)\}/.exec(statement)?.[1] ?? '';
+  return names
+    .split(',')
+    .map((n) => n.trim())
+    .filter((n) => n !== '' && !n.startsWith('type '));
+}
+
+const IMPORT_STATEMENT = /(?:^|\n)\s*(import\s[^;]*?from\s*['"]([^'"]+)['"])/g;
+
+t.test('routes call services, not query modules: api/ imports only types from a *queries.ts module', async (t) => {
+  const offenders = files
+    .filter((f) => f.layer === 'api')
+    .flatMap(({ file }) =>
+      [...readFileSync(file, 'utf8').matchAll(IMPORT_STATEMENT)]
+        .filter((m) => /queries\.js$/.test(m[2]!) && valueImports(m[1]!).length > 0)
+        .map((m) => `${relative(ROOT, file)}: ${valueImports(m[1]!).join(', ')} from ${m[2]}`),
+    );
+  t.same(offenders, [], "values from query modules in api/ (call the context's service, or export the read from it)");
+  t.same(valueImports("import type { A, B } from './queries.js'"), [], 'a type-only import brings no value');
+  t.same(valueImports("import { a, type B } from './queries.js'"), ['a'], 'a mixed import brings its values');
 });

@@ -15,6 +15,7 @@ import { build } from 'esbuild';
 import { compileTree, ROOT, typescriptSources } from '../main/build.mjs';
 import { startTestPostgres } from './postgres-instance.mjs';
 import { ensureSystemPackages } from './system-packages.mjs';
+import { buildWeb } from '../web/build.mjs';
 
 const OUT = join(ROOT, '.build');
 /** Every directory a test may import from (tests import sources, benches' helpers, clients' generators). */
@@ -35,10 +36,12 @@ if (missingPackages.length > 0) {
 rmSync(OUT, { recursive: true, force: true });
 // tap runs the tests with --enable-source-maps: stack traces name the .ts lines.
 await compileTree(sources, OUT, { sourcemap: 'inline' });
+// The dashboard, where the API serving it from the compiled tree looks (api/pages/web-app.ts): .build/web.
+await buildWeb(join(OUT, 'web'));
 
 // The whole suite runs bundled: each test process loads its entry and the chunks it shares with the others
 // (.build/bundled/) instead of the ~1,500 modules of the compiled tree and node_modules, one by one, each seen by tap's
-// process-info hook. Measured on test/api/campaigns.test as tap runs it: 6.6 s of CPU per-file, 3.9 s bundled (with the
+// process-info hook. Measured on test/api/routes/campaigns.test as tap runs it: 6.6 s of CPU per-file, 3.9 s bundled (with the
 // process-info exclusion in .taprc); about two thirds of a test process's CPU was loading modules. Without source
 // maps: Node (tap always passes --enable-source-maps) parses a module's map as it loads it, and the bundle's maps,
 // node_modules' code included, made a process slower than the per-file tree. So a run given test paths (someone
@@ -49,25 +52,26 @@ await compileTree(sources, OUT, { sourcemap: 'inline' });
 // from it (the project root, .build/main/cli.js, the worker's own module) are what they are unbundled.
 // Packages that find files next to themselves (__dirname, require.resolve), native or WebAssembly ones, the test
 // tooling, piscina (it finds its worker file beside itself), smtp-server (a test fingerprints the source of the
-// internals the MX relies on, which a bundler re-prints) and standardwebhooks (a test imports it with import(), which esbuild answers without the named exports Node finds in
-// a CommonJS package) stay outside the bundle and load from node_modules.
+// internals the MX relies on, which a bundler re-prints) and standardwebhooks (a test imports it with import(), which
+// esbuild answers without the named exports Node finds in a CommonJS package) stay outside the bundle and load from
+// node_modules.
 const BUNDLED = join(OUT, 'bundled');
 // tap starts the files in name order, three at a time: a long file named late (test/typecheck.test) starts late, and
 // the run then waits for it with the other slots idle. The longest files of a whole run (50 s or more each) are
 // bundled under test/0-first/, which sorts first, so they start at once and the short ones fill the slots around them.
 const LONG_POLES = [
   'typecheck',
-  'smoke/start',
+  'scenarios/smoke/start',
   'main/startup-errors',
-  'shared/audiences/imports/crash',
-  'shared/campaigns/processes',
-  'shared/campaigns/crash',
+  'scenarios/audiences/import-crash',
+  'scenarios/campaigns/processes',
+  'scenarios/campaigns/crash',
   'shared/db/embedded',
   'shared/delivery/bounce-mailboxes/poller',
-  'shared/audiences/segments/evaluate',
-  'jobs/event-webhooks/delivery',
-  'shared/audiences/segments/random',
-  'mta/inbound/durability',
+  'shared/audiences/segments/compile',
+  'jobs/event-webhooks/worker',
+  'shared/audiences/segments/compile.random',
+  'scenarios/inbound/durability',
 ].map((name) => join('test', `${name}.test.ts`));
 /** A test file's bundled name, without .js, under .build/bundled/: its own path, or under test/0-first/ for a long pole. */
 function bundledName(rel) {
@@ -94,6 +98,9 @@ const UNBUNDLED_PACKAGES = [
   'smtp-server',
   'standardwebhooks',
   'piscina',
+  // Reads its own package.json through __dirname, which an ES module bundle does not have.
+  'playwright-core',
+  'axe-core',
 ];
 // A test path is an argument naming a file or directory that exists, or a .ts file (tap then says it is missing): an
 // option's value given apart (`--grep foo`) is not one.

@@ -15,6 +15,8 @@ export const SYSTEM_PACKAGES = [
   { name: 'dovecot-pop3d', present: () => existsSync('/usr/sbin/dovecot') && existsSync('/usr/lib/dovecot/pop3') },
   // pdftotext, which reads the audit PDF export back.
   { name: 'poppler-utils', present: () => onPath('pdftotext') },
+  // The browser the dashboard's end-to-end tests drive (playwright-core, executablePath /usr/bin/chromium).
+  { name: 'chromium', present: () => existsSync('/usr/bin/chromium') },
 ];
 
 function python(code) {

@@ -34,14 +34,14 @@ t.test('knip reports no unused files, exports, types or dependencies', { timeout
   t.equal(code, 0, 'knip exits 0');
 });
 
-const SOURCE_DIRS = ['main', 'api', 'mta', 'plugins', 'jobs', 'shared'];
+const SOURCE_DIRS = ['main', 'api', 'mta', 'plugins', 'jobs', 'shared', 'web'];
 
 function sourceFiles(dir: string): string[] {
   const out: string[] = [];
   for (const name of readdirSync(dir)) {
     const path = join(dir, name);
     if (statSync(path).isDirectory()) out.push(...sourceFiles(path));
-    else if (name.endsWith('.ts') && !name.endsWith('.d.ts')) out.push(path);
+    else if (/\.tsx?$/.test(name) && !name.endsWith('.d.ts')) out.push(path);
   }
   return out;
 }
@@ -59,8 +59,10 @@ function importGraph(files: readonly string[]): Map<string, string[]> {
     const targets = new Set<string>();
     for (const [, spec] of readFileSync(file, 'utf8').matchAll(STATIC_IMPORT)) {
       if (!spec!.startsWith('.')) continue;
-      const target = normalize(join(dirname(file), spec!)).replace(/\.js$/, '.ts');
-      if (existsSync(target)) targets.add(target);
+      // The service names './x.js' for ./x.ts; the dashboard (bundled) names './x' for ./x.ts or ./x.tsx.
+      const base = normalize(join(dirname(file), spec!));
+      const target = [base.replace(/\.js$/, '.ts'), `${base}.ts`, `${base}.tsx`].find((path) => existsSync(path) && statSync(path).isFile());
+      if (target) targets.add(target);
     }
     graph.set(file, [...targets]);
   }
@@ -138,8 +140,8 @@ t.test('no import cycles among main/ api/ mta/ plugins/ jobs/ shared/', async (t
 t.test('the cycle checker sees a cycle when there is one', async (t) => {
   // Guards the walker: the specifier forms it must read, and a cycle of three beside one of two and a self-import.
   const sample =
-    "import type { A } from './a.js';\nexport { b } from '../b.js';\nimport './side.js';\nexport * from './all.js';\nconst c = await import('./lazy.js');\n// " +
-    "import { d } from './commented.js';";
+    "import type { A } from './a.js';\nexport { b } from '../b.js';\nimport './side.js';\nexport * from './all.js';\nconst c = await " +
+    "import('./lazy.js');\n// import { d } from './commented.js';";
   t.same(
     [...sample.matchAll(STATIC_IMPORT)].map((m) => m[1]),
     ['./a.js', '../b.js', './side.js', './all.js'],

@@ -1,4 +1,5 @@
-// The page a click link answers instead of a redirect when no real mail carried it (a simulated or sandbox send) or its tenant is suspended: the target named, as a link the person may choose to follow.
+// The page a click link answers instead of a redirect when no real mail carried it (a simulated or sandbox send) or its tenant is suspended: the target named,
+// as a link the person may choose to follow.
 import type { PageAnswer } from './answer.js';
 import { html, notice, renderPage } from './html.js';
 

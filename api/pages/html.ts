@@ -1,4 +1,5 @@
-// Server-rendered HTML for the account pages: an escaping template tag, the page layout with its one hashed inline style, and the strict headers every page answers with.
+// Server-rendered HTML for the account pages: an escaping template tag, the page layout with its one hashed inline style, and the strict headers every page
+// answers with.
 import { createHash } from 'node:crypto';
 
 /** Markup built by `html` (its interpolations already escaped): inserted into another template as is. */

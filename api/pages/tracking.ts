@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { AppError } from '../../shared/kernel/errors.js';
 import { truncateIp } from '../../shared/engagement/tracking/ip.js';
 import { readClickToken, readOpenToken, readUnsubscribeToken, TRACKING_PATHS } from '../../shared/engagement/tracking/link-tokens.js';
-import { sendRecipient, sendTenant } from '../../shared/engagement/tracking/queries.js';
+import { clickTenant, unsubscribeRecipient } from '../../shared/engagement/tracking/link-targets.js';
 import type { Hit } from '../../shared/engagement/tracking/recorder.js';
 import { applyUnsubscribe } from '../../shared/engagement/tracking/unsubscribe-apply.js';
 import { SuspendedTenants } from '../../shared/accounts/tenants/suspended-cache.js';
@@ -114,7 +114,7 @@ export const trackingPages: FastifyPluginAsyncZod = async (app) => {
     const to = target ? location(target.url) : undefined;
     if (!target || !to) return page(reply, brokenClickLink());
     // The tenant is in the token (a link minted before it was is looked up); suspensions are cached (click_pages).
-    const tenantId = target.tenantId ?? (await sendTenant(ctx.sql, target.sendId));
+    const tenantId = await clickTenant(ctx.sql, target);
     const reason = target.interstitial ? 'simulated' : tenantId !== undefined && (await suspended.has(tenantId)) ? 'suspended' : undefined;
     // Recorded either way: a click on the page's link is the person's choice, the request for the page their click.
     await record(request, { kind: 'click', sendId: target.sendId, url: target.url, links: target.links });
@@ -125,7 +125,7 @@ export const trackingPages: FastifyPluginAsyncZod = async (app) => {
   app.get(`${TRACKING_PATHS.unsubscribe}:token`, options, async (request, reply) => {
     const token = tokenOf(request);
     const sendId = readUnsubscribeToken(ctx.linkKey, token);
-    const recipient = sendId ? await sendRecipient(ctx.sql, sendId) : undefined;
+    const recipient = sendId ? await unsubscribeRecipient(ctx.sql, sendId) : undefined;
     return page(reply, recipient ? unsubscribeForm(token, recipient) : brokenUnsubscribeLink());
   });
 

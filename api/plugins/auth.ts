@@ -5,6 +5,7 @@ import type { Principal } from '../../shared/accounts/auth/principal.js';
 import { scopeRefusal } from '../../shared/accounts/keys/scopes.js';
 import { resolveMailboxSession } from '../../shared/inbound/workspace-mailboxes/sessions.js';
 import type { ApiContext } from '../context.js';
+import { assertCsrf, sessionCookieOf } from '../app-session.js';
 
 export type AuthOutcome = { principal: Principal; error?: undefined } | { principal?: undefined; error: AppError | undefined };
 
@@ -18,7 +19,11 @@ const PUBLIC: AuthOutcome = { error: undefined };
 export function authenticate(ctx: ApiContext, request: FastifyRequest, config: FastifyContextConfig): AuthOutcome | Promise<AuthOutcome> {
   if ((config.auth ?? 'public') === 'public') return PUBLIC;
   const header = request.headers.authorization;
-  if (!header) return { error: new AppError('unauthenticated', 'missing credential: send Authorization: Bearer <JWT or API key>') };
+  if (!header) {
+    const cookie = sessionCookieOf(request);
+    if (cookie) return cookieSession(ctx, request, cookie);
+    return { error: new AppError('unauthenticated', 'missing credential: send Authorization: Bearer <JWT or API key>') };
+  }
   const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
   if (!match) return { error: new AppError('unauthenticated', 'unparseable Authorization header: expected Bearer <credential>') };
   const credential = match[1]!;
@@ -36,6 +41,22 @@ async function lookUp(ctx: ApiContext, credential: string): Promise<AuthOutcome>
   const principal =
     (await ctx.credentials.resolve(credential)) ?? (ctx.credentials.isApiKey(credential) ? undefined : await resolveMailboxSession(ctx, credential));
   if (!principal) return { error: refused() };
+  return { principal };
+}
+
+/**
+ * The dashboard's session cookie: a user's session JWT only (never a key or a mailbox session), and for a write the
+ * CSRF token besides (api/app-session.ts).
+ */
+async function cookieSession(ctx: ApiContext, request: FastifyRequest, credential: string): Promise<AuthOutcome> {
+  try {
+    assertCsrf(request);
+  } catch (err) {
+    return { error: err as AppError };
+  }
+  if (ctx.credentials.isApiKey(credential)) return { error: refused() };
+  const principal = await ctx.credentials.resolve(credential);
+  if (principal?.kind !== 'user') return { error: refused() };
   return { principal };
 }
 

@@ -3,7 +3,7 @@ import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fast
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { KeyActivityRecorder, type KeyCall } from '../../shared/accounts/keys/activity-recorder.js';
-import { findApiKeyByHash } from '../../shared/accounts/keys/queries.js';
+import { keyIdOfHash } from '../../shared/accounts/keys/service.js';
 import { hashApiKey } from '../../shared/accounts/keys/secrets.js';
 import { epochMs } from '../../shared/kernel/clock.js';
 import type { ApiContext } from '../context.js';
@@ -40,10 +40,10 @@ class RefusedKeyAttribution {
     const hash = hashApiKey(secret);
     const hit = this.cache.get(hash);
     if (hit && Date.now() - hit.at < Math.max(this.ctx.config.auth.credential_cache_ms, 1000)) return hit.id;
-    const row = await findApiKeyByHash(this.ctx.sql, hash);
+    const id = await keyIdOfHash(this.ctx, hash);
     if (this.cache.size >= MAX_CACHED) this.cache.clear();
-    this.cache.set(hash, { id: row?.id ?? null, at: Date.now() });
-    return row?.id ?? null;
+    this.cache.set(hash, { id, at: Date.now() });
+    return id;
   }
 }
 

@@ -1,4 +1,5 @@
-// Records every answered API request's time into the process's metrics, labelled by the route template (never the raw URL, whose ids would explode the label set).
+// Records every answered API request's time into the process's metrics, labelled by the route template (never the raw URL, whose ids would explode the label
+// set).
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';

@@ -69,6 +69,12 @@ const openApi: FastifyPluginAsyncZod = async (app) => {
         securitySchemes: {
           bearerJwt: { type: 'http', scheme: 'bearer', bearerFormat: 'JWT', description: 'Session token from /auth/login or /auth/register' },
           apiKey: { type: 'http', scheme: 'bearer', description: `API key (${config.keyPrefixes.live}… or ${config.keyPrefixes.test}…)` },
+          dashboardSession: {
+            type: 'apiKey',
+            in: 'cookie',
+            name: '__Host-mailpath_session',
+            description: 'The dashboard session cookie from POST /auth/session; writes also need the X-CSRF-Token header',
+          },
         },
       },
     },

@@ -10,8 +10,9 @@ import type { EffectiveTenantLimits } from '../../shared/limits/rate-limits/tena
 import type { ApiContext } from '../context.js';
 
 function category(request: FastifyRequest, config: FastifyContextConfig, principal: Principal | undefined): RateCategory {
-  // The tracking links (pixel, click, unsubscribe) have a generous bucket of their own: proxies fetch for many readers.
-  if (!principal) return config.rateLimit === 'tracking' ? 'tracking' : 'public';
+  // The tracking links (pixel, click, unsubscribe) have a generous bucket of their own: proxies fetch for many readers;
+  // so do the dashboard's files, which every page load fetches before anyone signs in.
+  if (!principal) return config.rateLimit === 'tracking' || config.rateLimit === 'app' ? config.rateLimit : 'public';
   if (config.rateLimit) return config.rateLimit;
   return request.method === 'GET' || request.method === 'HEAD' ? 'read' : 'write';
 }

@@ -1,4 +1,5 @@
-// One 'api request' log line per answered request (method, URL with secret query values redacted, status, time, caller, request id), in place of Fastify's two; never headers or bodies.
+// One 'api request' log line per answered request (method, URL with secret query values redacted, status, time, caller, request id), in place of Fastify's two;
+// never headers or bodies.
 import type { FastifyReply, FastifyRequest, HookHandlerDoneFunction } from 'fastify';
 import fp from 'fastify-plugin';
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';

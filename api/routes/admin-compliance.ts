@@ -5,12 +5,10 @@ import { chainAndVerify } from '../../shared/operations/audit/appender.js';
 import { writeAudit } from '../../shared/operations/audit/log.js';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
 import { isCalendarDate } from '../../shared/kernel/calendar-date.js';
-import { utcDate, type EvidencePack } from '../../shared/operations/compliance/evidence.js';
-import { packDates, packOf } from '../../shared/operations/compliance/queries.js';
+import { evidencePackDates, evidencePackOf, utcDate, type EvidencePack } from '../../shared/operations/compliance/evidence.js';
 import { CONTROL_NAMES, tenantControls } from '../../shared/operations/compliance/tenant-controls.js';
 import { AppError, notFound } from '../../shared/kernel/errors.js';
-import { isUuid } from '../../shared/kernel/ids.js';
-import { findTenantById } from '../../shared/accounts/tenants/queries.js';
+import { requireTenant } from '../../shared/accounts/tenants/require.js';
 import { runWorker, SOC2_EVIDENCE_FORCED } from '../../shared/operations/workers/catalog.js';
 import { defineRoute } from '../route.js';
 
@@ -71,7 +69,7 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'SOC 2 evidence pack dates',
     description: 'The UTC days with an evidence pack, newest first; empty when the worker has never run or SOC2_EVIDENCE_ENABLED is unset.',
     response: z.object({ dates: z.array(z.string()) }),
-    handler: async () => ({ dates: enabled() ? await packDates(ctx.sql) : [] }),
+    handler: async () => ({ dates: enabled() ? await evidencePackDates(ctx.sql) : [] }),
   });
 
   defineRoute(app, {
@@ -113,9 +111,9 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [404],
     response: pack,
     handler: async () => {
-      const row = enabled() ? await packOf(ctx.sql, utcDate(ctx.clock.now())) : undefined;
-      if (!row) throw notFound('evidence pack for today');
-      return packView(row.pack as unknown as EvidencePack);
+      const stored = enabled() ? await evidencePackOf(ctx.sql, utcDate(ctx.clock.now())) : undefined;
+      if (!stored) throw notFound('evidence pack for today');
+      return packView(stored);
     },
   });
 
@@ -132,9 +130,9 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
     response: pack,
     handler: async ({ params }) => {
       if (!isCalendarDate(params.date)) throw new AppError('bad_request', 'date must be a UTC calendar day, YYYY-MM-DD');
-      const row = enabled() ? await packOf(ctx.sql, params.date) : undefined;
-      if (!row) throw notFound(`evidence pack for ${params.date}`);
-      return packView(row.pack as unknown as EvidencePack);
+      const stored = enabled() ? await evidencePackOf(ctx.sql, params.date) : undefined;
+      if (!stored) throw notFound(`evidence pack for ${params.date}`);
+      return packView(stored);
     },
   });
 
@@ -156,7 +154,7 @@ export const adminComplianceRoutes: FastifyPluginAsyncZod = async (app) => {
       controls: z.object(Object.fromEntries(CONTROL_NAMES.map((n) => [n, control])) as Record<(typeof CONTROL_NAMES)[number], typeof control>),
     }),
     handler: async ({ params }) => {
-      if (!isUuid(params.id) || !(await findTenantById(ctx.sql, params.id))) throw notFound('tenant');
+      await requireTenant(ctx.sql, params.id);
       const asOf = ctx.clock.now();
       return { tenant_id: params.id, as_of: asOf.toISOString(), controls: await tenantControls(ctx, params.id) };
     },

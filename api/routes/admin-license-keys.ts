@@ -9,8 +9,9 @@ import {
   MAX_BULK_LICENSE_KEYS,
   revokeLicenseKey,
   type LicenseAdminCaller,
+  listLicenseKeys,
 } from '../../shared/accounts/licenses/admin.js';
-import { listLicenseKeys, type LicenseKeyRow } from '../../shared/accounts/licenses/queries.js';
+import type { LicenseKeyRow } from '../../shared/accounts/licenses/queries.js';
 import type { Clock } from '../../shared/kernel/clock.js';
 import { defineRoute } from '../route.js';
 import { iso, timestamp } from '../schemas/common.js';

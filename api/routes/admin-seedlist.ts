@@ -3,7 +3,7 @@
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
-import { listSeeds, type SeedRow } from '../../shared/deliverability/seed-mailboxes/queries.js';
+import type { SeedRow } from '../../shared/deliverability/seed-mailboxes/queries.js';
 import { SEED_PROVIDERS } from '../../shared/deliverability/seed-mailboxes/providers.js';
 import {
   bulkCreateSeeds,
@@ -11,6 +11,7 @@ import {
   CONTROL,
   createSeed,
   removeSeed,
+  listSeeds,
   seedHits,
   type BulkRowInput,
 } from '../../shared/deliverability/seed-mailboxes/service.js';

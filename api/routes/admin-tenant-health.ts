@@ -5,15 +5,13 @@ import { tenantActivity } from '../../shared/operations/audit/activity.js';
 import { writeAudit } from '../../shared/operations/audit/log.js';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
 import { notFound } from '../../shared/kernel/errors.js';
-import { isUuid } from '../../shared/kernel/ids.js';
 import { CHECK_NAMES } from '../../shared/operations/tenant-health/checks.js';
 import { dbHealth, SLOW_QUERY_MS } from '../../shared/operations/tenant-health/db-health.js';
 import { postTenantDigest } from '../../shared/operations/tenant-health/digest.js';
-import { listHealthRuns, type HealthRun } from '../../shared/operations/tenant-health/queries.js';
-import { HEALTH_CHECK_HOUR_UTC, runTenantHealthCheck } from '../../shared/operations/tenant-health/runs.js';
-import { findTenantById } from '../../shared/accounts/tenants/queries.js';
+import type { HealthRun } from '../../shared/operations/tenant-health/queries.js';
+import { HEALTH_CHECK_HOUR_UTC, runTenantHealthCheck, tenantHealthRuns } from '../../shared/operations/tenant-health/runs.js';
+import { requireTenant } from '../../shared/accounts/tenants/require.js';
 import { requireWorker, TENANT_DIGEST_WORKER, TENANT_HEALTH_WORKER } from '../../shared/operations/workers/catalog.js';
-import type { ApiContext } from '../context.js';
 import { defineRoute } from '../route.js';
 import { idParam, iso, timestamp } from '../schemas/common.js';
 
@@ -30,10 +28,6 @@ const clampedLimit = (l: typeof HEALTH_LIMIT) =>
     .default(l.default)
     .transform((n) => Math.min(l.max, Math.max(l.min, n)))
     .describe(`Entries, ${l.min}..${l.max} (clamped), default ${l.default}`);
-
-async function requireTenant(ctx: ApiContext, id: string): Promise<void> {
-  if (!isUuid(id) || !(await findTenantById(ctx.sql, id))) throw notFound('tenant');
-}
 
 const status = z.enum(['pass', 'warn', 'fail']);
 const healthRun = z.object({
@@ -89,7 +83,7 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
       ),
     }),
     handler: async ({ params, query }) => {
-      await requireTenant(ctx, params.id);
+      await requireTenant(ctx.sql, params.id);
       const items = await tenantActivity(ctx.sql, params.id, query.limit);
       return { items: items.map((e) => ({ ...e, at: e.at.toISOString() })) };
     },
@@ -116,7 +110,7 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
       slow_query_count_24h: z.number().int().nullable(),
     }),
     handler: async ({ params }) => {
-      await requireTenant(ctx, params.id);
+      await requireTenant(ctx.sql, params.id);
       const h = await dbHealth(ctx);
       return { ...h, last_vacuum_at: iso(h.last_vacuum_at) };
     },
@@ -131,7 +125,8 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     description:
       `The stored runs of the tenant's health checks, newest first by ran_at (limit ${HEALTH_LIMIT.min}..${HEALTH_LIMIT.max}, out-of-range values ` +
       `clamped, default ${HEALTH_LIMIT.default}). ` +
-      `Checks: dns_verified (a verified sending domain whose records drifted fails; none verified warns), bounce_rate and complaint_rate (over config/workers.yaml ` +
+      'Checks: dns_verified (a verified sending domain whose records drifted fails; none verified warns), bounce_rate and complaint_rate (over ' +
+      'config/workers.yaml ' +
       'health_checks.rates_window_days, judged from min_sends_for_rates sends), quota (this month against the plan cap), webhook_dead_letters (inbound ' +
       'and event ' +
       'webhook deliveries dead-lettered lately). Unknown tenant → 404.',
@@ -140,8 +135,7 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [404],
     response: z.object({ tenant_id: z.string(), limit: z.number().int(), count: z.number().int(), items: z.array(healthRun) }),
     handler: async ({ params, query }) => {
-      await requireTenant(ctx, params.id);
-      const runs = await listHealthRuns(ctx.sql, params.id, query.limit);
+      const runs = await tenantHealthRuns(ctx, params.id, query.limit);
       return { tenant_id: params.id, limit: query.limit, count: runs.length, items: runs.map(presentRun) };
     },
   });
@@ -153,7 +147,8 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: "Run a tenant's health checks now",
     description:
-      `Runs the checks of the daily ${TENANT_HEALTH_WORKER} worker for this tenant at once, ignoring its ${String(HEALTH_CHECK_HOUR_UTC).padStart(2, '0')}:00 ` +
+      `Runs the checks of the daily ${TENANT_HEALTH_WORKER} worker for this tenant at once, ignoring its ` +
+      `${String(HEALTH_CHECK_HOUR_UTC).padStart(2, '0')}:00 ` +
       `UTC gate, and stores the run ` +
       "(trigger run_now; it does not stand in for the day's scheduled run). Audited as tenant.health_check_run. 503 worker_unavailable when the worker " +
       'is not wired; unknown tenant → 404.',
@@ -162,7 +157,7 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     response: z.object({ elapsed_ms: z.number().int(), triggered: z.literal(true), verdict: status, run: healthRun }),
     handler: async ({ params, principal, ip }) => {
       requireWorker(TENANT_HEALTH_WORKER);
-      await requireTenant(ctx, params.id);
+      await requireTenant(ctx.sql, params.id);
       const started = performance.now();
       const run = await runTenantHealthCheck(ctx, params.id, 'run_now');
       const elapsed = Math.round(performance.now() - started);
@@ -199,7 +194,7 @@ export const adminTenantHealthRoutes: FastifyPluginAsyncZod = async (app) => {
     }),
     handler: async ({ params, principal, ip }) => {
       requireWorker(TENANT_DIGEST_WORKER);
-      await requireTenant(ctx, params.id);
+      await requireTenant(ctx.sql, params.id);
       const started = performance.now();
       const delivery = await postTenantDigest(ctx, params.id, true);
       if (delivery !== 'queued' && delivery !== 'logged') throw notFound('tenant');

@@ -76,7 +76,8 @@ export const adminTenantActionRoutes: FastifyPluginAsyncZod = async (app) => {
           ? "Blocks the tenant's sends (API, SMTP submission, campaign fan-out, scheduled campaigns) and its users' logins and sessions, " +
             'with an audit row and a chat notification. Campaigns wait (waiting_reason tenant_suspended) and go on after unsuspension. ' +
             "Already suspended: nothing changes. The super-admin's own tenant → 403; unknown → 404. Body optional: {reason}."
-          : 'Lifts the suspension: sends and logins resume, campaigns that waited go on. Audit row and chat notification. Already active: nothing changes. Unknown → 404.',
+          : 'Lifts the suspension: sends and logins resume, campaigns that waited go on. Audit row and chat notification. Already active: nothing changes. ' +
+            'Unknown → 404.',
       params: idParam('id'),
       ...(action === 'suspend' ? { body: statusBody } : {}),
       errors: [404],

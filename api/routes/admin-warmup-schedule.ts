@@ -90,7 +90,8 @@ export const adminWarmupScheduleRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Generate the warm-up schedule',
     description:
-      "Overwrites any plan with 30 new rows. Accepts both of the spec's field sets: formal {strategy (standard | aggressive | gentle), total_target_recipients, " +
+      "Overwrites any plan with 30 new rows. Accepts both of the spec's field sets: formal {strategy (standard | aggressive | gentle), " +
+      'total_target_recipients, ' +
       'domain_id?} or narrative {start_date, total_target_recipients, ramp_strategy (standard | conservative | aggressive)}; strategy and ramp_strategy ' +
       "together are 422. Day d plans the strategy's share of the tier cap of its typical day (days 1-7: tiers 0-6, weeks 2-4: tiers 7-9, then 10) " +
       'until total_target_recipients is used up; later days plan 0. Audited as warmup.schedule_generate.',

@@ -4,14 +4,13 @@ import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { writeAudit } from '../../shared/operations/audit/log.js';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
-import { AppError, notFound } from '../../shared/kernel/errors.js';
-import { isUuid } from '../../shared/kernel/ids.js';
+import { AppError } from '../../shared/kernel/errors.js';
 import { MAILBOX_PROVIDERS } from '../../shared/deliverability/mailbox-providers.js';
-import { findTenantById } from '../../shared/accounts/tenants/queries.js';
+import { requireTenant } from '../../shared/accounts/tenants/require.js';
 import { applyOverride, type OverrideAction } from '../../shared/deliverability/warmup/overrides.js';
-import { espCaps } from '../../shared/deliverability/warmup/per-esp-queries.js';
 import { setTenantEspCap } from '../../shared/deliverability/warmup/esp-caps.js';
-import { listMoves, tenantWarmups, type MoveRow } from '../../shared/deliverability/warmup/ramp-queries.js';
+import type { MoveRow } from '../../shared/deliverability/warmup/ramp-queries.js';
+import { tenantEspCaps, tenantWarmup } from '../../shared/deliverability/warmup/tenant-warmup.js';
 import { reconciliation } from '../../shared/deliverability/warmup/reconciliation.js';
 import { capForTier } from '../../shared/deliverability/warmup/tiers.js';
 import { findWorker, runWorker } from '../../shared/operations/workers/catalog.js';
@@ -112,10 +111,6 @@ const OVERRIDES: { action: OverrideAction; summary: string; description: string 
 export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
 
-  const requireTenant = async (id: string) => {
-    if (!isUuid(id) || !(await findTenantById(ctx.sql, id))) throw notFound('tenant');
-  };
-
   defineRoute(app, {
     method: 'POST',
     url: '/admin/warmup/auto-ramp/run-now',
@@ -124,7 +119,8 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Run the warm-up auto-ramp now',
     description:
       'Applies the daily ramp to every verified domain at once, outside the 02:00 UTC schedule, judging the previous UTC day; a domain already judged ' +
-      'for that day is left as it is (idempotent per tenant, domain and day). Recorded as a tick of the warmup-auto-ramp worker and audited as warmup.auto_ramp_run_now. ' +
+      'for that day is left as it is (idempotent per tenant, domain and day). Recorded as a tick of the warmup-auto-ramp worker and audited as ' +
+      'warmup.auto_ramp_run_now. ' +
       '502 worker_failed when the run fails.',
     errors: [502],
     response: z.object({ elapsed_ms: z.number().int(), triggered: z.boolean(), result: z.record(z.string(), z.unknown()).nullable() }),
@@ -157,8 +153,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [404],
     response: z.object({ tenant_id: z.string(), domains: z.array(domainState), moves: z.array(move) }),
     handler: async ({ params }) => {
-      await requireTenant(params.id);
-      const domains = await tenantWarmups(ctx.sql, params.id);
+      const { domains, moves } = await tenantWarmup(ctx, params.id);
       return {
         tenant_id: params.id,
         domains: domains.map((d) => ({
@@ -174,7 +169,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
           paused_reason: d.paused_reason,
           held_until: iso(d.held_until),
         })),
-        moves: (await listMoves(ctx.sql, params.id, { limit: 100 })).map(presentMove),
+        moves: moves.map(presentMove),
       };
     },
   });
@@ -213,7 +208,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
       errors: [404, 409, 422],
       response: overrideResponse,
       handler: async ({ params, body, principal, ip }) => {
-        await requireTenant(params.id);
+        await requireTenant(ctx.sql, params.id);
         const b = body as { reason?: string; days?: number; tier?: number };
         const actor = actorOf(principal, ip);
         const request = { tenantId: params.id, domainId: params.domain_id, action: o.action, days: b.days, tier: b.tier, reason: b.reason, actor };
@@ -250,8 +245,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
       items: z.array(espCap),
     }),
     handler: async ({ params }) => {
-      await requireTenant(params.id);
-      const items = (await espCaps(ctx.sql, params.id)).map((c) => ({
+      const items = (await tenantEspCaps(ctx, params.id)).map((c) => ({
         provider: c.provider as z.infer<typeof espCap>['provider'],
         daily_limit: c.daily_limit,
       }));
@@ -273,7 +267,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
     errors: [404, 422],
     response: z.object({ tenant_id: z.string(), provider: z.enum(MAILBOX_PROVIDERS), daily_limit: z.number().int().nullable() }),
     handler: async ({ params, body, principal, ip }) => {
-      await requireTenant(params.id);
+      await requireTenant(ctx.sql, params.id);
       await setTenantEspCap(ctx, actorOf(principal, ip), { tenantId: params.id, provider: params.provider, dailyLimit: body.daily_limit });
       return { tenant_id: params.id, provider: params.provider, daily_limit: body.daily_limit };
     },
@@ -311,7 +305,7 @@ export const adminWarmupRoutes: FastifyPluginAsyncZod = async (app) => {
       ),
     }),
     handler: async ({ params }) => {
-      await requireTenant(params.id);
+      await requireTenant(ctx.sql, params.id);
       const items = await reconciliation(ctx.sql, ctx.config.warmup, params.id, ctx.clock.now());
       return {
         tenant_id: params.id,

@@ -12,8 +12,7 @@ import {
   SUPPRESSION_HOURS,
   espSuppressions,
 } from '../../shared/engagement/analytics/esp-suppressions.js';
-import { LIVE_HOURS_MAX } from '../../shared/engagement/analytics/queries.js';
-import { ROLLUP_DEFAULT_DAYS, ROLLUP_MAX_DAYS, rollupReport } from '../../shared/engagement/analytics/rollup.js';
+import { LIVE_HOURS_MAX, ROLLUP_DEFAULT_DAYS, ROLLUP_MAX_DAYS, rollupReport } from '../../shared/engagement/analytics/rollup.js';
 import { tenantTrustScore } from '../../shared/engagement/analytics/trust.js';
 import { MAILBOX_PROVIDERS } from '../../shared/deliverability/mailbox-providers.js';
 import { TRUST_TIERS } from '../../shared/engagement/reputation/trust-score.js';
@@ -39,6 +38,7 @@ const cohortRow = z.object({
 const bucket = z.object({
   start: timestamp.describe('Start of the hour or day (UTC)'),
   sent: z.number().int().describe('Sends accepted and not dropped by a gate'),
+  delivered: z.number().int().describe('Delivered events: the receiving server accepted the message'),
   bounced: z.number().int().describe('Bounce events (hard and soft)'),
   opened: z.number().int().describe('Open events; machine opens left out unless include_machine'),
   clicked: z.number().int().describe('Click events; scanner clicks left out unless include_machine'),
@@ -49,6 +49,13 @@ const espItem = z.object({
   esp: z.enum(MAILBOX_PROVIDERS),
   sent: z.number().int(),
   delivered: z.number().int(),
+  deferred: z
+    .number()
+    .int()
+    .describe(
+      'Deferral events: a temporary refusal the delivery path retries later, or a send held by a gate (warm-up cap, per-provider cap or suppression) ' +
+        'until later; a send deferred twice counts twice. In no rate: a deferral is not an outcome yet',
+    ),
   bounced: z.number().int(),
   complained: z.number().int(),
   engaged: z.number().int().describe('Sends with a human open or click (machine opens and scanner clicks left out)'),
@@ -121,7 +128,8 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Event counts per hour or day',
     description:
-      `Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). ` +
+      'Sent, delivered, bounced, opened, clicked and complained per UTC hour or day, ' +
+      'every bucket from the one holding since to the one holding until (zeros included). ' +
       `Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest ${LIVE_HOURS_MAX} hours of the range ` +
       `it has not ` +
       `refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. ` +
@@ -157,7 +165,8 @@ export const analyticsRoutes: FastifyPluginAsyncZod = async (app) => {
       `Outcomes of the last ${ESP_WINDOW_DAYS} days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's ` +
       `provider comes from its domain ` +
       `(gmail.com, hotmail.com …) or, for a custom domain, from its MX hosts (Google Workspace → gmail, Microsoft 365 → outlook …), looked up and cached. ` +
-      `Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates. Sorted by score descending, ` +
+      `Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates; deferrals are counted ` +
+      `beside them. Sorted by score descending, ` +
       `providers without outcomes after those with, other last. window_end is the end of the window (now).`,
     response: z.object({ items: z.array(espItem), window_end: timestamp }),
     handler: async ({ principal }) =>

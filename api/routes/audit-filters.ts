@@ -50,7 +50,8 @@ export const auditFilterRoutes: FastifyPluginAsyncZod = async (app) => {
     tags: TAGS,
     summary: 'Save an audit filter',
     description:
-      `Saves a named audit page state for the calling user. At most ${FILTER_MAX_BYTES} bytes per filter (name and definition as JSON) and ${FILTERS_PER_USER} ` +
+      `Saves a named audit page state for the calling user. At most ${FILTER_MAX_BYTES} bytes per filter (name and definition as JSON) and ` +
+      `${FILTERS_PER_USER} ` +
       `per user; beyond either, 422 validation_error.`,
     body: z.strictObject({ name: z.string().trim().min(1).max(200), definition }),
     status: 201,

@@ -5,7 +5,8 @@ import { z } from 'zod';
 import { AUDIT_COLUMNS, auditCsv, CSV_DEFAULT_DAYS, csvWindow, PDF_MAX_ROWS, pdfRows, pdfWindow } from '../../shared/operations/audit/export.js';
 import type { AuditRow } from '../../shared/operations/audit/log.js';
 import { renderAuditPdf } from '../../shared/operations/audit/pdf.js';
-import { recentCampaignAudit, type AuditSelection } from '../../shared/operations/audit/queries.js';
+import { listAuditEvents, recentCampaignAudit } from '../../shared/operations/audit/activity.js';
+import type { AuditSelection } from '../../shared/operations/audit/queries.js';
 import { defineRoute } from '../route.js';
 import { calendarDate, iso } from '../schemas/common.js';
 import { errorEnvelope, overLimitError } from '../schemas/envelope.js';
@@ -62,6 +63,74 @@ export const auditRoutes: FastifyPluginAsyncZod = async (app) => {
     handler: async ({ principal, query }) => {
       const rows = await recentCampaignAudit(ctx.sql, principal.tenant.id, query.limit, query.offset);
       return { data: rows.map(entryOf), limit: query.limit, offset: query.offset };
+    },
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/audit-events',
+    auth: 'any',
+    scope: 'audit:export',
+    // Every audit row of the tenant, as the CSV and PDF exports hold them: their rule (owner), not the campaign feed's.
+    role: 'owner',
+    rateLimit: 'read',
+    tags: TAGS,
+    summary: 'List audit events',
+    description:
+      'Every audit row of the tenant (not only campaign.*), newest first, ' +
+      `from from to to (UTC dates, both inclusive; default the last ${CSV_DEFAULT_DAYS} days, ` +
+      "the CSV export's window), optionally narrowed to an action prefix (api_key. or an exact name), an actor (a user or key id, or a user's e-mail) and a " +
+      "resource (a resource type or id, matched exactly). Each row names its actor (actor_label: the user's e-mail or the key's name; null once deleted). " +
+      "Pages go back with before= the previous page's next_before (null on the last page). " +
+      "Not in the spec: the dashboard's audit page. Owner role only, like the exports that hold the same rows; " +
+      'an API key needs audit:export and an owner as its maker.',
+    query: z.object({
+      from: calendarDate.optional().describe('First UTC day (YYYY-MM-DD)'),
+      to: calendarDate.optional().describe('Last UTC day (YYYY-MM-DD), inclusive'),
+      action_prefix: z.string().min(1).max(200).optional().describe('Event names starting with this, e.g. api_key.'),
+      actor: z.string().min(1).max(254).optional().describe("A user's or API key's id, or a user's e-mail"),
+      resource: z.string().min(1).max(200).optional().describe('A resource type or a resource id, matched exactly'),
+      before: z
+        .string()
+        .regex(/^[0-9]{1,19}$/)
+        .optional()
+        .describe("Rows older than this id: the previous page's next_before"),
+      limit: z.coerce.number().int().min(1).max(200).default(50).describe('Page size, 1..200'),
+    }),
+    errors: [403, 422],
+    response: z.object({
+      items: z.array(auditEntry.omit({ time: true }).extend({ time: z.string(), actor_label: z.string().nullable() })),
+      next_before: z.string().nullable().describe('Pass as before for the next (older) page; null when this is the last'),
+    }),
+    handler: async ({ principal, query }) => {
+      const window = csvWindow(ctx.clock, query.from, query.to);
+      const rows = await listAuditEvents(ctx.sql, {
+        tenantId: principal.tenant.id,
+        ...window,
+        actionPrefix: query.action_prefix,
+        actor: query.actor,
+        resource: query.resource,
+        before: query.before,
+        limit: query.limit,
+      });
+      const page = rows.slice(0, query.limit);
+      return {
+        items: page.map((r) => ({
+          id: r.id,
+          time: iso(r.at),
+          action: r.event,
+          actor_type: r.actor.type,
+          actor_id: r.actor.id,
+          actor_label: r.actor.label,
+          resource_type: r.resource_type,
+          resource_id: r.resource_id,
+          ip: r.actor.ip,
+          metadata: r.metadata,
+          chain_seq: r.chain_seq,
+          hash: r.hash,
+        })),
+        next_before: rows.length > query.limit ? page.at(-1)!.id : null,
+      };
     },
   });
 

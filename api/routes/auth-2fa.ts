@@ -9,6 +9,11 @@ import { session } from './auth.js';
 
 const TAGS = ['Account'];
 
+export const totpChallengeBody = z.strictObject({
+  totp_session_token: z.string().min(1).max(4096),
+  code: z.string().min(1).max(64).describe('6-digit TOTP code or a recovery code such as k7m2x-9qfpa'),
+});
+
 export const twoFactorRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
 
@@ -86,10 +91,7 @@ export const twoFactorRoutes: FastifyPluginAsyncZod = async (app) => {
       'Takes the totp_session_token of a login answer and a 6-digit code from the authenticator (the current one or one step ' +
       'either side) or an unused recovery code, and returns the session. A wrong, expired or already used code is 401 ' +
       '(a code is accepted once; a recovery code never again). Failures count towards sign-in throttling (429).',
-    body: z.strictObject({
-      totp_session_token: z.string().min(1).max(4096),
-      code: z.string().min(1).max(64).describe('6-digit TOTP code or a recovery code such as k7m2x-9qfpa'),
-    }),
+    body: totpChallengeBody,
     errors: [401, 403, 429],
     response: session,
     handler: ({ body, ip }) => completeTotpChallenge(ctx, body, ip),

@@ -173,7 +173,8 @@ export const campaignStatsRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'Campaign stats',
     description:
       'Every counter and rate of the campaign (kept as events happen, so as fast for a million recipients as for ten), unique opens and clicks ' +
-      `with and without machine traffic, by country, and an hourly trend of the last ${TREND_HOURS} hours. Rates are fractions; docs/audiences-and-campaigns.md: ` +
+      `with and without machine traffic, by country, and an hourly trend of the last ${TREND_HOURS} hours. Rates are fractions; ` +
+      'docs/audiences-and-campaigns.md: ' +
       `Campaign stats.`,
     params: campaignId,
     errors: [404],

@@ -107,7 +107,9 @@ export const mailboxRoutes: FastifyPluginAsyncZod = async (app) => {
     rateLimit: 'write',
     tags: TAGS,
     summary: 'Delete a workspace mailbox',
-    description: `Deletes the mailbox with all its messages and invites; its sessions stop working at once and mail to the address is no longer kept for it.${ACCESS}`,
+    description:
+      'Deletes the mailbox with all its messages and invites; its sessions stop working at once and mail to the address is no longer ' +
+      `kept for it.${ACCESS}`,
     params: mailboxId,
     errors: [404],
     response: z.object({ deleted: z.boolean(), id: z.string() }),

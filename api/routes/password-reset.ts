@@ -8,6 +8,8 @@ import { session } from './auth.js';
 
 const TAGS = ['Account'];
 
+export const passwordChangeBody = z.strictObject({ current_password: z.string().max(200), new_password: z.string().max(200) });
+
 export const passwordResetRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
 
@@ -53,7 +55,7 @@ export const passwordResetRoutes: FastifyPluginAsyncZod = async (app) => {
       'used to guess the password. The new password follows the registration rules (422 naming new_password). Every other ' +
       'session and pending 2FA challenge of the user ends, as do reset links mailed before; the answer is a new session ' +
       '(like login) that replaces the one making the change, which ends too. Mailbox sessions get 403.',
-    body: z.strictObject({ current_password: z.string().max(200), new_password: z.string().max(200) }),
+    body: passwordChangeBody,
     errors: [429],
     response: session,
     handler: ({ principal, body, ip }) => changePassword(ctx, principal.user!.id, body, ip),

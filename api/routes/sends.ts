@@ -33,6 +33,7 @@ const send = z.object({
   from_email: z.string(),
   to: z.string(),
   subject: z.string(),
+  campaign_id: z.string().nullable().describe('The campaign this send is part of; null for transactional and SMTP sends'),
   size_bytes: z.number().int().nullable().describe('The signed message; null when nothing was built (dropped)'),
   defer_until: timestamp.nullable(),
   status_detail: z.string().nullable().describe('Why it ended so: drop reason, deferral, last remote reply of a bounce'),
@@ -66,6 +67,7 @@ const present = (s: SendRow): z.input<typeof send> => ({
   from_email: s.from_email,
   to: s.to_email,
   subject: s.subject,
+  campaign_id: s.campaign_id,
   size_bytes: s.size_bytes,
   defer_until: iso(s.defer_until),
   status_detail: s.status_detail,
@@ -138,17 +140,32 @@ export const sendRoutes: FastifyPluginAsyncZod = async (app) => {
     summary: 'List sends',
     description:
       'The outbound log, newest first: every message accepted from the API or SMTP submission, including test-key and sandbox sends ' +
-      '(simulated) and suppressed recipients (dropped). Filter by status, recipient (exact address, case-insensitive) and since. ' +
+      '(simulated) and suppressed recipients (dropped). Filter by status, recipient and from (exact addresses, case-insensitive), ' +
+      'campaign_id, the time accepted (since, until) and free text q; filters combine (all must match). ' +
       'Cursor pagination: pass next_cursor as ?after=.',
     query: cursorPagination.extend({
       status: z.enum(STATUSES).optional(),
       recipient: z.string().max(254).optional().describe('Only sends to this address'),
+      from: z.string().max(254).optional().describe('Only sends from this From address'),
+      campaign_id: z.uuid().optional().describe("Only this campaign's sends"),
       since: timestamp.optional().describe('Only sends accepted at or after this time'),
+      until: timestamp.optional().describe('Only sends accepted before this time'),
+      q: z.string().max(200).optional().describe('Free text: a case-insensitive substring of the subject, the recipient or the From address'),
     }),
     list: true,
     response: send,
     handler: async ({ principal, query }) => {
-      const page = await listSendPage(ctx, principal.tenant.id, { ...query, since: query.since ? new Date(query.since) : undefined });
+      const page = await listSendPage(ctx, principal.tenant.id, {
+        limit: query.limit,
+        after: query.after,
+        status: query.status,
+        recipient: query.recipient,
+        from: query.from,
+        campaignId: query.campaign_id,
+        since: query.since ? new Date(query.since) : undefined,
+        until: query.until ? new Date(query.until) : undefined,
+        text: query.q,
+      });
       return { ...page, items: page.items.map(present) };
     },
   });

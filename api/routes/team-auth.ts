@@ -4,6 +4,12 @@ import { z } from 'zod';
 import { acceptInvite } from '../../shared/accounts/team/accept.js';
 import { defineRoute } from '../route.js';
 
+export const acceptInviteBody = z.strictObject({
+  token: z.string().min(1).max(200).describe('The invite token (from the accept link)'),
+  password: z.string().max(200),
+  first_name: z.string().trim().min(1).max(100).optional(),
+});
+
 export const teamAuthRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
   defineRoute(app, {
@@ -17,11 +23,7 @@ export const teamAuthRoutes: FastifyPluginAsyncZod = async (app) => {
       'The token works once: an unknown token is 404; a used, revoked or expired one 410. Passwords follow the registration rules ' +
       '(at least 10 characters mixing two character classes, not containing the address or the tenant slug); a weak one is 422 and ' +
       'consumes nothing. An address that became a user elsewhere meanwhile is 409; a suspended tenant 403 (the invite stays unused).',
-    body: z.strictObject({
-      token: z.string().min(1).max(200).describe('The invite token (from the accept link)'),
-      password: z.string().max(200),
-      first_name: z.string().trim().min(1).max(100).optional(),
-    }),
+    body: acceptInviteBody,
     errors: [403, 404, 409, 410],
     response: z.object({
       token: z.string().describe('Session JWT; send as Authorization: Bearer <token>'),

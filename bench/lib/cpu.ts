@@ -82,7 +82,9 @@ export async function measuredCpu<T>(
   const each = outbound.length > 1 ? ` = ${outbound.map((m) => m.toFixed(2)).join(' + ')}` : '';
   return {
     result,
-    perMessage: `CPU per message ${total.toFixed(2)} ms (front ${ms[0]!.toFixed(2)}, outbound ${outboundSum.toFixed(2)}${each}, PostgreSQL ${ms[ms.length - 1]!.toFixed(2)}); whole machine ${machine.toFixed(2)} ms`,
+    perMessage:
+      `CPU per message ${total.toFixed(2)} ms (front ${ms[0]!.toFixed(2)}, outbound ${outboundSum.toFixed(2)}${each}, PostgreSQL ` +
+      `${ms[ms.length - 1]!.toFixed(2)}); whole machine ${machine.toFixed(2)} ms`,
   };
 }
 

@@ -140,7 +140,8 @@ export async function startDeployment(o: DeploymentOptions): Promise<Deployment>
       await sql`update tenants set plan_id = 'bench' where id = ${tenantId}`;
       const name = `${slug}.test`;
       const [domain] = await sql<{ id: string }[]>`
-        insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;
+        insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at)
+        values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;
       await storeKey(sql, vault, { tenantId, domainId: domain!.id, selector: 'bench', key: await generateDkimKey(2048), state: 'active', at: new Date() });
       return { tenantId, token: register.data.token as string, domain: name };
     };

@@ -1861,6 +1861,7 @@ GetAnalyticsCohortRetentionResult = TypedDict("GetAnalyticsCohortRetentionResult
     "cohorts": Required[List[GetAnalyticsCohortRetentionResultCohortsItem]],
 }, total=False)
 
+# deferred: Deferral events: a temporary refusal the delivery path retries later, or a send held by a gate (warm-up cap, per-provider cap or suppression) until later; a send deferred twice counts twice. In no rate: a deferral is not an outcome yet
 # engaged: Sends with a human open or click (machine opens and scanner clicks left out)
 # delivery_rate: delivered / (delivered + bounced)
 # bounce_rate: bounced / (delivered + bounced)
@@ -1871,6 +1872,7 @@ GetAnalyticsEspScoresResultItemsItem = TypedDict("GetAnalyticsEspScoresResultIte
     "esp": Required[Literal["gmail", "outlook", "yahoo", "aol", "icloud", "proton", "fastmail", "other"]],
     "sent": Required[int],
     "delivered": Required[int],
+    "deferred": Required[int],
     "bounced": Required[int],
     "complained": Required[int],
     "engaged": Required[int],
@@ -1924,6 +1926,7 @@ GetAnalyticsRollupQuery = TypedDict("GetAnalyticsRollupQuery", {
 
 # start: Start of the hour or day (UTC)
 # sent: Sends accepted and not dropped by a gate
+# delivered: Delivered events: the receiving server accepted the message
 # bounced: Bounce events (hard and soft)
 # opened: Open events; machine opens left out unless include_machine
 # clicked: Click events; scanner clicks left out unless include_machine
@@ -1931,6 +1934,7 @@ GetAnalyticsRollupQuery = TypedDict("GetAnalyticsRollupQuery", {
 GetAnalyticsRollupResultBucketsItem = TypedDict("GetAnalyticsRollupResultBucketsItem", {
     "start": Required[str],
     "sent": Required[int],
+    "delivered": Required[int],
     "bounced": Required[int],
     "opened": Required[int],
     "clicked": Required[int],
@@ -2107,6 +2111,47 @@ GetAuditResult = TypedDict("GetAuditResult", {
     "data": Required[List[GetAuditResultDataItem]],
     "limit": Required[int],
     "offset": Required[int],
+}, total=False)
+
+# from: First UTC day (YYYY-MM-DD)
+# to: Last UTC day (YYYY-MM-DD), inclusive
+# action_prefix: Event names starting with this, e.g. api_key.
+# actor: A user's or API key's id, or a user's e-mail
+# resource: A resource type or a resource id, matched exactly
+# before: Rows older than this id: the previous page's next_before
+# limit: Page size, 1..200
+GetAuditEventsQuery = TypedDict("GetAuditEventsQuery", {
+    "from": NotRequired[str],
+    "to": NotRequired[str],
+    "action_prefix": NotRequired[str],
+    "actor": NotRequired[str],
+    "resource": NotRequired[str],
+    "before": NotRequired[str],
+    "limit": NotRequired[int],
+}, total=False)
+
+# action: Event name, e.g. campaign.created (docs/audit.md)
+# chain_seq: Position in the hash chain; null for a moment after commit, until the appender chains the row
+# hash: SHA-256 of the row and its predecessor in the chain
+GetAuditEventsResultItemsItem = TypedDict("GetAuditEventsResultItemsItem", {
+    "id": Required[str],
+    "action": Required[str],
+    "actor_type": Required[Literal["user", "api_key", "system"]],
+    "actor_id": Required[Optional[str]],
+    "resource_type": Required[Optional[str]],
+    "resource_id": Required[Optional[str]],
+    "ip": Required[Optional[str]],
+    "metadata": Required[Dict[str, Any]],
+    "chain_seq": Required[Optional[str]],
+    "hash": Required[Optional[str]],
+    "time": Required[str],
+    "actor_label": Required[Optional[str]],
+}, total=False)
+
+# next_before: Pass as before for the next (older) page; null when this is the last
+GetAuditEventsResult = TypedDict("GetAuditEventsResult", {
+    "items": Required[List[GetAuditEventsResultItemsItem]],
+    "next_before": Required[Optional[str]],
 }, total=False)
 
 # from: First UTC day (YYYY-MM-DD)
@@ -2358,6 +2403,101 @@ PostAuthRegisterResult = TypedDict("PostAuthRegisterResult", {
     "user_id": Required[str],
     "tenant_id": Required[str],
     "expires_at": Required[int],
+}, total=False)
+
+# expires_at: Expiry of the session cookie, seconds since the epoch
+# csrf_token: Send as the X-CSRF-Token header on every request that changes something
+GetAuthSessionResult = TypedDict("GetAuthSessionResult", {
+    "user_id": Required[str],
+    "tenant_id": Required[str],
+    "expires_at": Required[int],
+    "csrf_token": Required[str],
+}, total=False)
+
+PostAuthSessionBody = TypedDict("PostAuthSessionBody", {
+    "email": Required[str],
+    "password": Required[str],
+}, total=False)
+
+# expires_at: Expiry of the session cookie, seconds since the epoch
+# csrf_token: Send as the X-CSRF-Token header on every request that changes something
+PostAuthSessionResultVariant1 = TypedDict("PostAuthSessionResultVariant1", {
+    "user_id": Required[str],
+    "tenant_id": Required[str],
+    "expires_at": Required[int],
+    "csrf_token": Required[str],
+}, total=False)
+
+# totp_session_token: Short-lived token accepted only by POST /auth/2fa/challenge
+PostAuthSessionResultVariant2 = TypedDict("PostAuthSessionResultVariant2", {
+    "requires_totp": Required[Literal[True]],
+    "totp_session_token": Required[str],
+}, total=False)
+
+DeleteAuthSessionResult = TypedDict("DeleteAuthSessionResult", {
+    "signed_out": Required[Literal[True]],
+}, total=False)
+
+# code: 6-digit TOTP code or a recovery code such as k7m2x-9qfpa
+PostAuthSession2faBody = TypedDict("PostAuthSession2faBody", {
+    "totp_session_token": Required[str],
+    "code": Required[str],
+}, total=False)
+
+# expires_at: Expiry of the session cookie, seconds since the epoch
+# csrf_token: Send as the X-CSRF-Token header on every request that changes something
+PostAuthSession2faResult = TypedDict("PostAuthSession2faResult", {
+    "user_id": Required[str],
+    "tenant_id": Required[str],
+    "expires_at": Required[int],
+    "csrf_token": Required[str],
+}, total=False)
+
+# token: The invite token (from the accept link)
+PostAuthSessionAcceptInviteBody = TypedDict("PostAuthSessionAcceptInviteBody", {
+    "token": Required[str],
+    "password": Required[str],
+    "first_name": NotRequired[str],
+}, total=False)
+
+# expires_at: Expiry of the session cookie, seconds since the epoch
+# csrf_token: Send as the X-CSRF-Token header on every request that changes something
+PostAuthSessionAcceptInviteResult = TypedDict("PostAuthSessionAcceptInviteResult", {
+    "user_id": Required[str],
+    "tenant_id": Required[str],
+    "expires_at": Required[int],
+    "csrf_token": Required[str],
+}, total=False)
+
+PostAuthSessionPasswordBody = TypedDict("PostAuthSessionPasswordBody", {
+    "current_password": Required[str],
+    "new_password": Required[str],
+}, total=False)
+
+# expires_at: Expiry of the session cookie, seconds since the epoch
+# csrf_token: Send as the X-CSRF-Token header on every request that changes something
+PostAuthSessionPasswordResult = TypedDict("PostAuthSessionPasswordResult", {
+    "user_id": Required[str],
+    "tenant_id": Required[str],
+    "expires_at": Required[int],
+    "csrf_token": Required[str],
+}, total=False)
+
+PostAuthSessionRegisterBody = TypedDict("PostAuthSessionRegisterBody", {
+    "tenant_name": Required[str],
+    "tenant_slug": Required[str],
+    "email": Required[str],
+    "password": Required[str],
+    "first_name": NotRequired[str],
+}, total=False)
+
+# expires_at: Expiry of the session cookie, seconds since the epoch
+# csrf_token: Send as the X-CSRF-Token header on every request that changes something
+PostAuthSessionRegisterResult = TypedDict("PostAuthSessionRegisterResult", {
+    "user_id": Required[str],
+    "tenant_id": Required[str],
+    "expires_at": Required[int],
+    "csrf_token": Required[str],
 }, total=False)
 
 # host: The POP3 server: a host name or an IP address
@@ -5761,6 +5901,21 @@ PostMd5ListsByIdEntriesResult = TypedDict("PostMd5ListsByIdEntriesResult", {
     "invalid_lines": Required[List[int]],
 }, total=False)
 
+# month: YYYY-MM (UTC)
+# cap: The plan's monthly send cap
+# used_pct: used / cap in percent, one decimal; null when the cap is 0
+# warning: used is at least 80 % of cap
+# resets_at: 00:00 UTC on the first of next month
+GetQuotaResult = TypedDict("GetQuotaResult", {
+    "month": Required[str],
+    "used": Required[int],
+    "cap": Required[int],
+    "remaining": Required[int],
+    "used_pct": Required[Optional[float]],
+    "warning": Required[bool],
+    "resets_at": Required[str],
+}, total=False)
+
 # days: 1, 7 or 30: live sends created in the last N×24 hours
 # sent: Sends that reached an outcome: delivered + bounced
 # bounced: Refused, bounced later (a bounce report), or retries exhausted
@@ -5949,13 +6104,21 @@ GetSegmentsByIdCountResult = TypedDict("GetSegmentsByIdCountResult", {
 # after: next_cursor of the previous page
 # limit: Page size, 1..200
 # recipient: Only sends to this address
+# from: Only sends from this From address
+# campaign_id: Only this campaign's sends
 # since: Only sends accepted at or after this time
+# until: Only sends accepted before this time
+# q: Free text: a case-insensitive substring of the subject, the recipient or the From address
 GetSendsQuery = TypedDict("GetSendsQuery", {
     "after": NotRequired[str],
     "limit": NotRequired[int],
     "status": NotRequired[Literal["queued", "deferred", "dropped", "simulated", "sending", "delivered", "bounced", "failed"]],
     "recipient": NotRequired[str],
+    "from": NotRequired[str],
+    "campaign_id": NotRequired[str],
     "since": NotRequired[str],
+    "until": NotRequired[str],
+    "q": NotRequired[str],
 }, total=False)
 
 # mail_from: The VERP envelope sender: bounces come back to it and map to this send
@@ -5969,6 +6132,7 @@ GetSendsPageDataItemEnvelope = TypedDict("GetSendsPageDataItemEnvelope", {
 # source: proof: a campaign's proof (POST /campaigns/{id}/proof), outside its stats
 # mode: test: sent with a test key, never delivered
 # status: queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated (test key or sandbox)
+# campaign_id: The campaign this send is part of; null for transactional and SMTP sends
 # size_bytes: The signed message; null when nothing was built (dropped)
 # defer_until: RFC 3339 timestamp (UTC)
 # status_detail: Why it ended so: drop reason, deferral, last remote reply of a bounce
@@ -5984,6 +6148,7 @@ GetSendsPageDataItem = TypedDict("GetSendsPageDataItem", {
     "from_email": Required[str],
     "to": Required[str],
     "subject": Required[str],
+    "campaign_id": Required[Optional[str]],
     "size_bytes": Required[Optional[int]],
     "defer_until": Required[Optional[str]],
     "status_detail": Required[Optional[str]],
@@ -6039,6 +6204,7 @@ GetSendsByIdResultEventsItem = TypedDict("GetSendsByIdResultEventsItem", {
 # source: proof: a campaign's proof (POST /campaigns/{id}/proof), outside its stats
 # mode: test: sent with a test key, never delivered
 # status: queued → sending → delivered or bounced; deferred (warm-up cap or a temporary failure, retried at defer_until); dropped (suppressed); simulated (test key or sandbox)
+# campaign_id: The campaign this send is part of; null for transactional and SMTP sends
 # size_bytes: The signed message; null when nothing was built (dropped)
 # defer_until: RFC 3339 timestamp (UTC)
 # status_detail: Why it ended so: drop reason, deferral, last remote reply of a bounce
@@ -6057,6 +6223,7 @@ GetSendsByIdResult = TypedDict("GetSendsByIdResult", {
     "from_email": Required[str],
     "to": Required[str],
     "subject": Required[str],
+    "campaign_id": Required[Optional[str]],
     "size_bytes": Required[Optional[int]],
     "defer_until": Required[Optional[str]],
     "status_detail": Required[Optional[str]],
@@ -7214,7 +7381,7 @@ class Client(_Transport):
     def get_analytics_esp_scores(self) -> GetAnalyticsEspScoresResult:
         """GET /analytics/esp-scores: Deliverability per mailbox provider
 
-        Outcomes of the last 30 days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's provider comes from its domain (gmail.com, hotmail.com …) or, for a custom domain, from its MX hosts (Google Workspace → gmail, Microsoft 365 → outlook …), looked up and cached. Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates. Sorted by score descending, providers without outcomes after those with, other last. window_end is the end of the window (now). Required scope for API keys: `events:read`."""
+        Outcomes of the last 30 days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's provider comes from its domain (gmail.com, hotmail.com …) or, for a custom domain, from its MX hosts (Google Workspace → gmail, Microsoft 365 → outlook …), looked up and cached. Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates; deferrals are counted beside them. Sorted by score descending, providers without outcomes after those with, other last. window_end is the end of the window (now). Required scope for API keys: `events:read`."""
         return self._call("GET", "/analytics/esp-scores", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_analytics_esp_suppressions(self) -> GetAnalyticsEspSuppressionsResult:
@@ -7226,7 +7393,7 @@ class Client(_Transport):
     def get_analytics_rollup(self, query: Optional[GetAnalyticsRollupQuery] = None) -> GetAnalyticsRollupResult:
         """GET /analytics/rollup: Event counts per hour or day
 
-        Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest 6 hours of the range it has not refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. The range is capped at 90 days (422 validation_error beyond). Required scope for API keys: `events:read`."""
+        Sent, delivered, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest 6 hours of the range it has not refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. The range is capped at 90 days (422 validation_error beyond). Required scope for API keys: `events:read`."""
         return self._call("GET", "/analytics/rollup", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_analytics_trust_score(self) -> GetAnalyticsTrustScoreResult:
@@ -7282,6 +7449,12 @@ class Client(_Transport):
 
         The tenant's campaign audit rows (campaign.created, campaign.updated, campaign.send_started, campaign.ab_finalized, …), newest first, with limit and offset echoed. Required scope for API keys: `audit:export`."""
         return self._call("GET", "/audit", query=query, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_audit_events(self, query: Optional[GetAuditEventsQuery] = None) -> GetAuditEventsResult:
+        """GET /audit-events: List audit events
+
+        Every audit row of the tenant (not only campaign.*), newest first, from from to to (UTC dates, both inclusive; default the last 30 days, the CSV export's window), optionally narrowed to an action prefix (api_key. or an exact name), an actor (a user or key id, or a user's e-mail) and a resource (a resource type or id, matched exactly). Each row names its actor (actor_label: the user's e-mail or the key's name; null once deleted). Pages go back with before= the previous page's next_before (null on the last page). Not in the spec: the dashboard's audit page. Owner role only, like the exports that hold the same rows; an API key needs audit:export and an owner as its maker. Required scope for API keys: `audit:export`. Users need the `owner` role or higher."""
+        return self._call("GET", "/audit-events", query=query, body=None, expect="data")  # type: ignore[no-any-return]
 
     def get_audit_events_csv(self, query: Optional[GetAuditEventsCsvQuery] = None) -> bytes:
         """GET /audit-events.csv: Export the audit log as CSV
@@ -7388,6 +7561,48 @@ class Client(_Transport):
 
         Creates a tenant (name and URL-safe slug) with its first user as owner, and returns a session. Slugs are 3-40 lowercase letters, digits and inner hyphens. Passwords need at least 10 characters mixing two character classes."""
         return self._call("POST", "/auth/register", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def get_auth_session(self) -> GetAuthSessionResult:
+        """GET /auth/session: The dashboard session
+
+        Who the session cookie signs in and until when, with a fresh CSRF token (a reloaded page has lost the one it held). 401 without a valid session cookie or Bearer session. Requires a user session (JWT); API keys get 403 forbidden."""
+        return self._call("GET", "/auth/session", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_auth_session(self, body: PostAuthSessionBody) -> Union[PostAuthSessionResultVariant1, PostAuthSessionResultVariant2]:
+        """POST /auth/session: Sign the dashboard in
+
+        Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/login; with two-factor sign-in on, complete it at POST /auth/session/2fa."""
+        return self._call("POST", "/auth/session", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def delete_auth_session(self) -> DeleteAuthSessionResult:
+        """DELETE /auth/session: Sign the dashboard out
+
+        Expires the session and CSRF cookies of this browser. Public: signing out needs no valid session."""
+        return self._call("DELETE", "/auth/session", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_auth_session_2fa(self, body: PostAuthSession2faBody) -> PostAuthSession2faResult:
+        """POST /auth/session/2fa: Complete the dashboard two-factor sign-in
+
+        Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/2fa/challenge: a current TOTP code or an unused recovery code."""
+        return self._call("POST", "/auth/session/2fa", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def post_auth_session_accept_invite(self, body: PostAuthSessionAcceptInviteBody) -> PostAuthSessionAcceptInviteResult:
+        """POST /auth/session/accept-invite: Accept a team invite from the dashboard
+
+        Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/accept-invite."""
+        return self._call("POST", "/auth/session/accept-invite", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def post_auth_session_password(self, body: PostAuthSessionPasswordBody) -> PostAuthSessionPasswordResult:
+        """POST /auth/session/password: Change the password from the dashboard
+
+        Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/password: every other session of the user ends, this one is replaced. Requires a user session (JWT); API keys get 403 forbidden."""
+        return self._call("POST", "/auth/session/password", query=None, body=body, expect="data")  # type: ignore[no-any-return]
+
+    def post_auth_session_register(self, body: PostAuthSessionRegisterBody) -> PostAuthSessionRegisterResult:
+        """POST /auth/session/register: Register from the dashboard
+
+        Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/register."""
+        return self._call("POST", "/auth/session/register", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def get_bounce_mailboxes(self) -> GetBounceMailboxesResult:
         """GET /bounce-mailboxes: List the bounce mailboxes
@@ -7915,6 +8130,12 @@ class Client(_Transport):
         body is the file; content_type one of text/plain, text/csv, application/octet-stream."""
         return self._call("POST", f"/md5-lists/{_segment(id)}/entries", query=None, body=body, content_type=content_type, expect="data")  # type: ignore[no-any-return]
 
+    def get_quota(self) -> GetQuotaResult:
+        """GET /quota: This month's send quota
+
+        Live sends counted this UTC month against the plan's monthly cap (test-key and sandbox sends use none), the same count as the X-Quota-* headers of the send routes. warning is true from 80 % of the cap (X-Quota-Warning); at the cap sends are refused with 402 quota_exceeded until resets_at. API keys: any key, whatever its scopes."""
+        return self._call("GET", "/quota", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
     def get_reputation(self) -> GetReputationResult:
         """GET /reputation: Reputation of the sending domains
 
@@ -7966,7 +8187,7 @@ class Client(_Transport):
     def get_sends(self, query: Optional[GetSendsQuery] = None) -> GetSendsPage:
         """GET /sends: List sends
 
-        The outbound log, newest first: every message accepted from the API or SMTP submission, including test-key and sandbox sends (simulated) and suppressed recipients (dropped). Filter by status, recipient (exact address, case-insensitive) and since. Cursor pagination: pass next_cursor as ?after=. Required scope for API keys: `events:read`."""
+        The outbound log, newest first: every message accepted from the API or SMTP submission, including test-key and sandbox sends (simulated) and suppressed recipients (dropped). Filter by status, recipient and from (exact addresses, case-insensitive), campaign_id, the time accepted (since, until) and free text q; filters combine (all must match). Cursor pagination: pass next_cursor as ?after=. Required scope for API keys: `events:read`."""
         return self._call("GET", "/sends", query=query, body=None, expect="page")  # type: ignore[no-any-return]
 
     def get_sends_by_id(self, id: str) -> GetSendsByIdResult:

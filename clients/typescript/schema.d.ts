@@ -42,6 +42,118 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/auth/session": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The dashboard session
+         * @description Who the session cookie signs in and until when, with a fresh CSRF token (a reloaded page has lost the one it held). 401 without a valid session cookie or Bearer session.
+         *
+         *     Requires a user session (JWT); API keys get 403 forbidden.
+         */
+        get: operations["getAuthSession"];
+        put?: never;
+        /**
+         * Sign the dashboard in
+         * @description Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/login; with two-factor sign-in on, complete it at POST /auth/session/2fa.
+         */
+        post: operations["postAuthSession"];
+        /**
+         * Sign the dashboard out
+         * @description Expires the session and CSRF cookies of this browser. Public: signing out needs no valid session.
+         */
+        delete: operations["deleteAuthSession"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/session/2fa": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Complete the dashboard two-factor sign-in
+         * @description Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/2fa/challenge: a current TOTP code or an unused recovery code.
+         */
+        post: operations["postAuthSession2fa"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/session/register": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Register from the dashboard
+         * @description Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/register.
+         */
+        post: operations["postAuthSessionRegister"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/session/accept-invite": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Accept a team invite from the dashboard
+         * @description Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/accept-invite.
+         */
+        post: operations["postAuthSessionAcceptInvite"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/auth/session/password": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Change the password from the dashboard
+         * @description Like its Bearer twin, but the session is set as the HttpOnly, Secure, SameSite=Strict cookie `__Host-mailpath_session` and the answer carries a CSRF token instead of the JWT. Same rules as POST /auth/password: every other session of the user ends, this one is replaced.
+         *
+         *     Requires a user session (JWT); API keys get 403 forbidden.
+         */
+        post: operations["postAuthSessionPassword"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/auth/2fa/enroll": {
         parameters: {
             query?: never;
@@ -226,6 +338,28 @@ export interface paths {
          *     API keys: any key, whatever its scopes.
          */
         get: operations["getWhoami"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/quota": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * This month's send quota
+         * @description Live sends counted this UTC month against the plan's monthly cap (test-key and sandbox sends use none), the same count as the X-Quota-* headers of the send routes. warning is true from 80 % of the cap (X-Quota-Warning); at the cap sends are refused with 402 quota_exceeded until resets_at.
+         *
+         *     API keys: any key, whatever its scopes.
+         */
+        get: operations["getQuota"];
         put?: never;
         post?: never;
         delete?: never;
@@ -877,7 +1011,7 @@ export interface paths {
         };
         /**
          * List sends
-         * @description The outbound log, newest first: every message accepted from the API or SMTP submission, including test-key and sandbox sends (simulated) and suppressed recipients (dropped). Filter by status, recipient (exact address, case-insensitive) and since. Cursor pagination: pass next_cursor as ?after=.
+         * @description The outbound log, newest first: every message accepted from the API or SMTP submission, including test-key and sandbox sends (simulated) and suppressed recipients (dropped). Filter by status, recipient and from (exact addresses, case-insensitive), campaign_id, the time accepted (since, until) and free text q; filters combine (all must match). Cursor pagination: pass next_cursor as ?after=.
          *
          *     Required scope for API keys: `events:read`.
          */
@@ -1899,7 +2033,7 @@ export interface paths {
         };
         /**
          * Event counts per hour or day
-         * @description Sent, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest 6 hours of the range it has not refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. The range is capped at 90 days (422 validation_error beyond).
+         * @description Sent, delivered, bounced, opened, clicked and complained per UTC hour or day, every bucket from the one holding since to the one holding until (zeros included). Read from rollup tables that a scheduled worker (analytics-rollup) refreshes every 5 minutes; the latest 6 hours of the range it has not refreshed since their last event (the current hour, right after a send) are counted from the events on read, so a read right after a send counts it. The range is capped at 90 days (422 validation_error beyond).
          *
          *     Required scope for API keys: `events:read`.
          */
@@ -1921,7 +2055,7 @@ export interface paths {
         };
         /**
          * Deliverability per mailbox provider
-         * @description Outcomes of the last 30 days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's provider comes from its domain (gmail.com, hotmail.com …) or, for a custom domain, from its MX hosts (Google Workspace → gmail, Microsoft 365 → outlook …), looked up and cached. Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates. Sorted by score descending, providers without outcomes after those with, other last. window_end is the end of the window (now).
+         * @description Outcomes of the last 30 days per mailbox provider (gmail, outlook, yahoo, aol, icloud, proton, fastmail, other). A recipient's provider comes from its domain (gmail.com, hotmail.com …) or, for a custom domain, from its MX hosts (Google Workspace → gmail, Microsoft 365 → outlook …), looked up and cached. Each provider gets a 0..100 score by the trust-score formula over its delivery, bounce, complaint and engagement rates; deferrals are counted beside them. Sorted by score descending, providers without outcomes after those with, other last. window_end is the end of the window (now).
          *
          *     Required scope for API keys: `events:read`.
          */
@@ -4042,6 +4176,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/audit-events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List audit events
+         * @description Every audit row of the tenant (not only campaign.*), newest first, from from to to (UTC dates, both inclusive; default the last 30 days, the CSV export's window), optionally narrowed to an action prefix (api_key. or an exact name), an actor (a user or key id, or a user's e-mail) and a resource (a resource type or id, matched exactly). Each row names its actor (actor_label: the user's e-mail or the key's name; null once deleted). Pages go back with before= the previous page's next_before (null on the last page). Not in the spec: the dashboard's audit page. Owner role only, like the exports that hold the same rows; an API key needs audit:export and an owner as its maker.
+         *
+         *     Required scope for API keys: `audit:export`.
+         *
+         *     Users need the `owner` role or higher.
+         */
+        get: operations["getAuditEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/audit-events.csv": {
         parameters: {
             query?: never;
@@ -4429,6 +4587,635 @@ export interface operations {
                             requires_totp: true;
                             /** @description Short-lived token accepted only by POST /auth/2fa/challenge */
                             totp_session_token: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAuthSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            user_id: string;
+                            tenant_id: string;
+                            /** @description Expiry of the session cookie, seconds since the epoch */
+                            expires_at: number;
+                            /** @description Send as the X-CSRF-Token header on every request that changes something */
+                            csrf_token: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    email: string;
+                    password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            user_id: string;
+                            tenant_id: string;
+                            /** @description Expiry of the session cookie, seconds since the epoch */
+                            expires_at: number;
+                            /** @description Send as the X-CSRF-Token header on every request that changes something */
+                            csrf_token: string;
+                        } | {
+                            /** @enum {boolean} */
+                            requires_totp: true;
+                            /** @description Short-lived token accepted only by POST /auth/2fa/challenge */
+                            totp_session_token: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    deleteAuthSession: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            /** @enum {boolean} */
+                            signed_out: true;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthSession2fa: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    totp_session_token: string;
+                    /** @description 6-digit TOTP code or a recovery code such as k7m2x-9qfpa */
+                    code: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            user_id: string;
+                            tenant_id: string;
+                            /** @description Expiry of the session cookie, seconds since the epoch */
+                            expires_at: number;
+                            /** @description Send as the X-CSRF-Token header on every request that changes something */
+                            csrf_token: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthSessionRegister: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    tenant_name: string;
+                    tenant_slug: string;
+                    /** Format: email */
+                    email: string;
+                    password: string;
+                    first_name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            user_id: string;
+                            tenant_id: string;
+                            /** @description Expiry of the session cookie, seconds since the epoch */
+                            expires_at: number;
+                            /** @description Send as the X-CSRF-Token header on every request that changes something */
+                            csrf_token: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with existing state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthSessionAcceptInvite: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The invite token (from the accept link) */
+                    token: string;
+                    password: string;
+                    first_name?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            user_id: string;
+                            tenant_id: string;
+                            /** @description Expiry of the session cookie, seconds since the epoch */
+                            expires_at: number;
+                            /** @description Send as the X-CSRF-Token header on every request that changes something */
+                            csrf_token: string;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or owned by another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Conflicts with existing state (conflict) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No longer available (gone) */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postAuthSessionPassword: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    current_password: string;
+                    new_password: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            user_id: string;
+                            tenant_id: string;
+                            /** @description Expiry of the session cookie, seconds since the epoch */
+                            expires_at: number;
+                            /** @description Send as the X-CSRF-Token header on every request that changes something */
+                            csrf_token: string;
                         };
                     };
                 };
@@ -5225,6 +6012,100 @@ export interface operations {
                                 /** @description Empty means every scope */
                                 scopes: string[];
                             } | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getQuota: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            /** @description YYYY-MM (UTC) */
+                            month: string;
+                            used: number;
+                            /** @description The plan's monthly send cap */
+                            cap: number;
+                            remaining: number;
+                            /** @description used / cap in percent, one decimal; null when the cap is 0 */
+                            used_pct: number | null;
+                            /** @description used is at least 80 % of cap */
+                            warning: boolean;
+                            /**
+                             * Format: date-time
+                             * @description 00:00 UTC on the first of next month
+                             */
+                            resets_at: string;
                         };
                     };
                 };
@@ -9791,8 +10672,16 @@ export interface operations {
                 status?: "queued" | "deferred" | "dropped" | "simulated" | "sending" | "delivered" | "bounced" | "failed";
                 /** @description Only sends to this address */
                 recipient?: string;
+                /** @description Only sends from this From address */
+                from?: string;
+                /** @description Only this campaign's sends */
+                campaign_id?: string;
                 /** @description Only sends accepted at or after this time */
                 since?: string;
+                /** @description Only sends accepted before this time */
+                until?: string;
+                /** @description Free text: a case-insensitive substring of the subject, the recipient or the From address */
+                q?: string;
             };
             header?: never;
             path?: never;
@@ -9837,6 +10726,8 @@ export interface operations {
                             from_email: string;
                             to: string;
                             subject: string;
+                            /** @description The campaign this send is part of; null for transactional and SMTP sends */
+                            campaign_id: string | null;
                             /** @description The signed message; null when nothing was built (dropped) */
                             size_bytes: number | null;
                             /**
@@ -9969,6 +10860,8 @@ export interface operations {
                             from_email: string;
                             to: string;
                             subject: string;
+                            /** @description The campaign this send is part of; null for transactional and SMTP sends */
+                            campaign_id: string | null;
                             /** @description The signed message; null when nothing was built (dropped) */
                             size_bytes: number | null;
                             /**
@@ -17645,6 +18538,8 @@ export interface operations {
                                 start: string;
                                 /** @description Sends accepted and not dropped by a gate */
                                 sent: number;
+                                /** @description Delivered events: the receiving server accepted the message */
+                                delivered: number;
                                 /** @description Bounce events (hard and soft) */
                                 bounced: number;
                                 /** @description Open events; machine opens left out unless include_machine */
@@ -17750,6 +18645,8 @@ export interface operations {
                                 esp: "gmail" | "outlook" | "yahoo" | "aol" | "icloud" | "proton" | "fastmail" | "other";
                                 sent: number;
                                 delivered: number;
+                                /** @description Deferral events: a temporary refusal the delivery path retries later, or a send held by a gate (warm-up cap, per-provider cap or suppression) until later; a send deferred twice counts twice. In no rate: a deferral is not an outcome yet */
+                                deferred: number;
                                 bounced: number;
                                 complained: number;
                                 /** @description Sends with a human open or click (machine opens and scanner clicks left out) */
@@ -30583,6 +31480,122 @@ export interface operations {
                             }[];
                             limit: number;
                             offset: number;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getAuditEvents: {
+        parameters: {
+            query?: {
+                /** @description First UTC day (YYYY-MM-DD) */
+                from?: string;
+                /** @description Last UTC day (YYYY-MM-DD), inclusive */
+                to?: string;
+                /** @description Event names starting with this, e.g. api_key. */
+                action_prefix?: string;
+                /** @description A user's or API key's id, or a user's e-mail */
+                actor?: string;
+                /** @description A resource type or a resource id, matched exactly */
+                resource?: string;
+                /** @description Rows older than this id: the previous page's next_before */
+                before?: string;
+                /** @description Page size, 1..200 */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            items: {
+                                id: string;
+                                /** @description Event name, e.g. campaign.created (docs/audit.md) */
+                                action: string;
+                                /** @enum {string} */
+                                actor_type: "user" | "api_key" | "system";
+                                actor_id: string | null;
+                                resource_type: string | null;
+                                resource_id: string | null;
+                                ip: string | null;
+                                metadata: {
+                                    [key: string]: unknown;
+                                };
+                                /** @description Position in the hash chain; null for a moment after commit, until the appender chains the row */
+                                chain_seq: string | null;
+                                /** @description SHA-256 of the row and its predecessor in the chain */
+                                hash: string | null;
+                                time: string;
+                                actor_label: string | null;
+                            }[];
+                            /** @description Pass as before for the next (older) page; null when this is the last */
+                            next_before: string | null;
                         };
                     };
                 };

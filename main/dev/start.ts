@@ -20,6 +20,7 @@ function banner(config: Config, dns: string, sinkPort: number, inboxUrl: string)
   const api = new URL('/api/v1', config.publicUrl).toString();
   return [
     `Mailpath dev mode: everything on ${config.bindHost}, data in ${config.dataDir}`,
+    `  dashboard          ${new URL('/app/', config.publicUrl).toString()}`,
     `  API                ${api}`,
     `  MX                 ${config.bindHost}:${config.mxPort}   (mail for your *.localhost domains)`,
     `  submission         ${config.bindHost}:${config.submissionPort} (STARTTLS), ${config.bindHost}:${config.submissionTlsPort} (TLS)`,

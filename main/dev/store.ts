@@ -1,5 +1,5 @@
 // What the dev sink caught and what the dev webhook receiver was sent, kept in memory while `mailpath dev` runs (the newest ones only).
-import { simpleParser } from 'mailparser';
+import { simpleParser } from '../../shared/kernel/mail-parser.js';
 
 export interface HeaderSummary {
   from: string | null;
@@ -25,7 +25,10 @@ export interface ReceivedPost extends Partial<HeaderSummary> {
   received_at: Date;
   path: string;
   content_type: string | null;
-  /** The request's X-MP-* headers (tenant, recipient, delivery, attempt, signature) and an event webhook's webhook-id, webhook-timestamp and webhook-signature, names lower-cased. */
+  /**
+   * The request's X-MP-* headers (tenant, recipient, delivery, attempt, signature) and an event webhook's webhook-id, webhook-timestamp and webhook-signature,
+   * names lower-cased.
+   */
   mailpath_headers: Record<string, string>;
   body: Buffer;
 }

@@ -1,4 +1,5 @@
-// The MX's pregreet test, as Postfix postscreen's: a client not seen lately waits a short pause before the 220, one that talks in it is dropped, one that passed is greeted at once for a while.
+// The MX's pregreet test, as Postfix postscreen's: a client not seen lately waits a short pause before the 220, one that talks in it is dropped, one that
+// passed is greeted at once for a while.
 //
 // Spam software often talks without waiting for the greeting (it saves a round trip per
 // connection); a real MTA never does (RFC 5321 §3.1: the client waits for the 220). The pause costs

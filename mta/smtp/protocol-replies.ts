@@ -1,4 +1,5 @@
-// The replies both SMTP servers (MX and submission) owe RFC 5321, 3463, 3207 and 6531 where smtp-server's own fall short: an enhanced status code on every reply, EXPN 502, VRFY 252, AUTH before TLS 530 and a non-ASCII address without SMTPUTF8 553.
+// The replies both SMTP servers (MX and submission) owe RFC 5321, 3463, 3207 and 6531 where smtp-server's own fall short: an enhanced status code on every
+// reply, EXPN 502, VRFY 252, AUTH before TLS 530 and a non-ASCII address without SMTPUTF8 553.
 import type { SMTPServer, SMTPServerOptions } from 'smtp-server';
 import type { SMTPConnection } from 'smtp-server/lib/smtp-connection.js';
 import { smtpError, type SmtpError } from './replies.js';
@@ -38,7 +39,7 @@ export const nonAsciiAddress = () => smtpError(553, '5.6.7', 'non-ASCII address 
 /**
  * Instruments every connection of `server` as the library creates it (before its init(), as
  * attachConnectionHooks does). These replace or wrap parts of smtp-server's connection below its
- * public API; test/mta/inbound/smtp-server-internals.test.ts pins each against the pinned release.
+ * public API; test/scenarios/libraries/smtp-server-internals.test.ts pins each against the pinned release.
  */
 export function attachProtocolReplies(server: SMTPServer, options: ProtocolOptions): void {
   const connections = server.connections as Set<SMTPConnection>;

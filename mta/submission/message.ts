@@ -1,7 +1,7 @@
 // Prepares a submitted message (RFC 6409): reads its header block, checks the identity fields (From, Sender, Resent-*), strips Bcc, adds Message-ID and Date
 // when missing, keeps the rest byte-for-byte.
 import { randomUUID } from 'node:crypto';
-import { simpleParser } from 'mailparser';
+import { simpleParser } from '../../shared/kernel/mail-parser.js';
 import { AppError } from '../../shared/kernel/errors.js';
 import { normalizeEmail } from '../../shared/audiences/suppressions/service.js';
 import { smtpError } from '../smtp/replies.js';

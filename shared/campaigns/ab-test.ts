@@ -139,7 +139,8 @@ export function judge(metric: Metric, a: Arm, b: Arm): Significance {
   const tail =
     more > 0
       ? `To confirm a difference of this size (80 % power) each variant needs about ${count(needed)} delivered messages: about ${count(more)} more per variant.`
-      : `Each variant already has the ${count(needed)} delivered messages a difference of this size usually needs; the difference is likely smaller than it looks, or absent.`;
+      : `Each variant already has the ${count(needed)} delivered messages a difference of this size usually needs; ` +
+        'the difference is likely smaller than it looks, or absent.';
   return {
     ...base,
     needed_per_variant: needed,

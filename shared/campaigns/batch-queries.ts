@@ -174,7 +174,9 @@ export async function sweepCancelled(sql: Sql, campaignId: string, now: Date, li
   });
 }
 
-/** What is left of a campaign's fan-out: positions never claimed, batches others hold (and when the first claim ends), batches to take over, the A/B remainder. */
+/**
+ * What is left of a campaign's fan-out: positions never claimed, batches others hold (and when the first claim ends), batches to take over, the A/B remainder.
+ */
 export interface FanoutLeft {
   unclaimed: boolean;
   /** The earliest end of a live claim another worker holds; null when none does. */

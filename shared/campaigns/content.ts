@@ -317,7 +317,10 @@ export async function renderCampaignMessages(budget: RenderBudget, inputs: Campa
 
 /** What a paused campaign says: the part and the limit that stopped its render, and the batch budget. */
 function budgetReason(message: string, budgetMs: number): string {
-  return `rendering its messages exceeded the render budget (${budgetMs} ms per batch of recipients; each part at most ${RENDER_LIMIT_MS} ms): ${message}. Resuming renders the recipients left again (a stored template it uses may be made cheaper first), or cancel it`;
+  return (
+    `rendering its messages exceeded the render budget (${budgetMs} ms per batch of recipients; each part at most ${RENDER_LIMIT_MS} ms): ${message}. ` +
+    'Resuming renders the recipients left again (a stored template it uses may be made cheaper first), or cancel it'
+  );
 }
 
 /** One recipient's message, rendered on the render threads (the seed copies' and tests' way to one message). */

@@ -255,8 +255,12 @@ export async function sendBatch(deps: SendingDeps, store: FanoutStore, ctx: Batc
   result.queued = sent.length;
   result.skipped = skipped.length;
   const mine = await store.finishBatch(batch, { skipped, sent, complete: result.released === 0 });
-  if (!mine)
-    deps.log.warn({ campaignId: campaign.id, firstSeq: batch.firstSeq }, 'a campaign batch outlived its claim; the worker that took it over completes it');
   if (unexpected !== undefined) throw unexpected;
+  if (!mine) {
+    // The worker that took the batch over records its recipients (the sends stored here among them, found by their
+    // ids) and reports them: counted here too, a slow worker's batch would be counted twice.
+    deps.log.warn({ campaignId: campaign.id, firstSeq: batch.firstSeq }, 'a campaign batch outlived its claim; the worker that took it over completes it');
+    return { ...result, queued: 0, skipped: 0 };
+  }
   return result;
 }

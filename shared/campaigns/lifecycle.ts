@@ -201,7 +201,10 @@ export async function pauseCampaign(deps: LifecycleDeps, caller: Caller, id: str
   return viewOf(deps.sql, await apply(deps, caller, id, 'pause', () => ({ paused_at: at, waiting_reason: null, waiting_until: null, paused_reason: null })));
 }
 
-/** POST /resume: a paused campaign (by a caller, at the quota, or over the render budget) goes on where it stopped; recipients left pending by the budget are rendered again. */
+/**
+ * POST /resume: a paused campaign (by a caller, at the quota, or over the render budget) goes on where it stopped; recipients left pending by the budget are
+ * rendered again.
+ */
 export async function resumeCampaign(deps: LifecycleDeps, caller: Caller, id: string): Promise<CampaignView> {
   const row = await apply(
     deps,

@@ -41,7 +41,10 @@ async function targetPage(tx: Queryable, row: CampaignRow, limit: number): Promi
 
 /** The failure reason of a campaign whose segment ran past its deadline while its recipients were fixed. */
 export function segmentTooSlow(ms: number): string {
-  return `its segment's rule set is too expensive: selecting one page of its recipients ran past the ${formatDeadline(ms)} deadline and was stopped; simplify the segment and send the campaign again`;
+  return (
+    `its segment's rule set is too expensive: selecting one page of its recipients ran past the ${formatDeadline(ms)} deadline and was stopped; ` +
+    'simplify the segment and send the campaign again'
+  );
 }
 
 export type MaterializeStep = 'more' | 'done' | 'not_sending';

@@ -1,4 +1,5 @@
-// Wakes the campaigns that wait on a limit an operator (or the calendar) just lifted: the warm-up cap after a tier rise or a domain's resume, the monthly quota after a plan change or the month's reset; each in the caller's transaction, with its fan-out queued to run at once.
+// Wakes the campaigns that wait on a limit an operator (or the calendar) just lifted: the warm-up cap after a tier rise or a domain's resume, the monthly quota
+// after a plan change or the month's reset; each in the caller's transaction, with its fan-out queued to run at once.
 import type { Queryable } from '../db/connection.js';
 import { enqueueFanout, type FanoutQueueDeps } from './fanout-jobs.js';
 

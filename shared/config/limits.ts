@@ -11,6 +11,7 @@ export const limitsSchema = z.strictObject({
       bulk: z.number().int().positive(),
       public: z.number().int().positive(),
       tracking: z.number().int().positive(),
+      app: z.number().int().positive(),
     }),
     tenant_default_per_sec: z.number().int().positive(),
     sync_interval_ms: z.number().int().min(10).max(1000),

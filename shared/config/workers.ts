@@ -1,4 +1,5 @@
-// config/workers.yaml: when a scheduled worker's failing ticks raise an alert, whether its recovery is announced, and the thresholds of the daily tenant health checks.
+// config/workers.yaml: when a scheduled worker's failing ticks raise an alert, whether its recovery is announced, and the thresholds of the daily tenant health
+// checks.
 import { z } from 'zod';
 
 export const workersSchema = z.strictObject({

@@ -12,8 +12,8 @@ export interface Pipeline {
   tx: postgres.ReservedSql;
   /**
    * Sends COMMIT right behind the statements already issued (`writes`, issued in lock order; each must issue its
-   * statement without awaiting anything else first) and waits for all of them. When one fails the server aborts the transaction and takes the COMMIT as a ROLLBACK, so nothing is kept;
-   * the first failure is thrown.
+   * statement without awaiting anything else first) and waits for all of them. When one fails the server aborts the transaction and takes the COMMIT as a
+   * ROLLBACK, so nothing is kept; the first failure is thrown.
    */
   commit(writes: readonly Promise<unknown>[]): Promise<void>;
 }

@@ -1,4 +1,5 @@
-// Counting slots with a bounded wait: at most N holders at once, a newcomer waits its turn for a while and is then refused (unlike the Gate of concurrency.ts, which waits for ever); and time budgets per key.
+// Counting slots with a bounded wait: at most N holders at once, a newcomer waits its turn for a while and is then refused (unlike the Gate of concurrency.ts,
+// which waits for ever); and time budgets per key.
 
 /** At most `capacity` holders at once; `take` waits up to `waitMs` for a slot and answers whether it got one. */
 export class Slots {

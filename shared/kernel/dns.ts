@@ -8,7 +8,10 @@ export interface MxRecord {
 }
 
 export interface DnsResolver {
-  /** TXT records at name; each record's character-strings joined with no separator (RFC 7208 §3.3, RFC 6376 §3.6.2.2). [] when the name or the type does not exist (NXDOMAIN / NODATA). */
+  /**
+   * TXT records at name; each record's character-strings joined with no separator (RFC 7208 §3.3, RFC 6376 §3.6.2.2). [] when the name or the type does not
+   * exist (NXDOMAIN / NODATA).
+   */
   txt(name: string): Promise<string[]>;
   /** MX records at name; [] when none. */
   mx(name: string): Promise<MxRecord[]>;

@@ -48,8 +48,10 @@ export function detailOf(d: GateDecision): string | null {
         ? 'sent with a test key: recorded, never delivered'
         : 'sandbox tenant: recorded in the simulated-sends store, never delivered';
     case 'defer':
-      if (d.gate === 'esp_suppression')
-        return `deferred: ${String(d.detail?.['provider'])} is refusing this account's mail (automatic per-provider suppression) until ${d.until.toISOString()}`;
+      if (d.gate === 'esp_suppression') {
+        const provider = String(d.detail?.['provider']);
+        return `deferred: ${provider} is refusing this account's mail (automatic per-provider suppression) until ${d.until.toISOString()}`;
+      }
       if (d.gate === 'per_esp') return `deferred by the per-ESP warm-up sub-cap (${String(d.detail?.['provider'])}) until ${d.until.toISOString()}`;
       return d.detail?.['paused']
         ? `deferred: the sending domain is paused (warm-up); retried daily until ${d.until.toISOString()}`

@@ -99,7 +99,7 @@ export function parseSigningKey(pem: string): KeyObject {
 /**
  * The message with its DKIM-Signature header prepended. mailauth's own signer (dkimSign) parses
  * the PEM for every message, which costs more than the RSA signature; this takes the same steps
- * (test/shared/sending/mailauth-internals.test.ts holds it to dkimSign's signature) with a key
+ * (test/scenarios/libraries/mailauth-internals.test.ts holds it to dkimSign's signature) with a key
  * parsed once, the body hashed whole, and the header block canonicalized as one string.
  */
 export async function signMessage(input: Buffer, key: DkimSigningKey, at: Date): Promise<Buffer> {

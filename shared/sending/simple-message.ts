@@ -145,7 +145,8 @@ export function simpleMessage(c: SimpleContent, boundary = `--_NmP-${boundaryId(
   lines.push('MIME-Version: 1.0', ...field('Content-Type', buildHeaderValue({ value: 'multipart/alternative', params: { boundary } })));
   let out = `${lines.join('\r\n')}\r\n\r\n`;
   parts.forEach((part, i) => {
-    out += `${i > 0 ? '\r\n' : ''}--${boundary}\r\n${field('Content-Type', part.type).join('')}\r\nContent-Transfer-Encoding: ${part.encoding}\r\n\r\n${part.body}`;
+    out += `${i > 0 ? '\r\n' : ''}--${boundary}\r\n${field('Content-Type', part.type).join('')}\r\n`;
+    out += `Content-Transfer-Encoding: ${part.encoding}\r\n\r\n${part.body}`;
   });
   return Buffer.from(`${out}\r\n--${boundary}--\r\n`);
 }

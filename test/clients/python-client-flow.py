@@ -1,4 +1,4 @@
-# Drives the generated Python client (clients/python/mailpath_client.py) against a live server for test/clients/python-client.test.ts:
+# Drives the generated Python client (clients/python/mailpath_client.py) against a live server for test/clients/python.test.ts:
 # register, create a test key, add a domain, send in test mode, list the events, upload an import; prints what it saw as one JSON object.
 import json
 import sys

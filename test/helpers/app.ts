@@ -41,7 +41,7 @@ export function testEnv(databaseUrl: string, dataDir: string, overrides: Env = {
     MAILPATH_CONFIG__TRACKING__RECORDER__SPOOL__ENABLED: 'false',
     MAILPATH_CONFIG__TRACKING__RECORDER__THREAD: 'false',
     // Every fetch of a pixel counts: the counter tests open one message many times a second. The repeat-open window
-    // has a test of its own (test/api/tracking-repeat-opens.test.ts).
+    // has a test of its own (test/shared/engagement/tracking/traffic-rules.repeat-opens.test.ts).
     MAILPATH_CONFIG__TRACKING__REPEAT_OPENS__WINDOW_SECONDS: '0',
     ...overrides,
   };

@@ -74,7 +74,8 @@ export async function setUpCampaign(world: CampaignWorld & { masterKey: string }
   await sql`update tenants set plan_id = 'big' where id = ${tenantId}`;
   const name = `fanout-${randomBytes(4).toString('hex')}.test`;
   const [domain] = await sql<{ id: string }[]>`
-    insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at) values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;
+    insert into domains (tenant_id, name, unicode_name, owned_at, verified_at, created_at)
+    values (${tenantId}, ${name}, ${name}, now(), now(), now()) returning id`;
   await storeKey(sql, new SealedBox(Buffer.from(world.masterKey, 'hex')), {
     tenantId,
     domainId: domain!.id,

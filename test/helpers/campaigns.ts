@@ -39,7 +39,8 @@ export async function sender(s: TestApp): Promise<Sender> {
 export async function listOf(sql: Sql, tenantId: string, emails: string[], extra: { first?: string } = {}): Promise<{ listId: string; contactIds: string[] }> {
   const contactIds = await insertContacts(sql, tenantId, emails, extra);
   const [list] = await sql<{ id: string }[]>`
-    insert into lists (tenant_id, name, created_at, updated_at) values (${tenantId}, ${`List ${Math.random().toString(36).slice(2)}`}, now(), now()) returning id`;
+    insert into lists (tenant_id, name, created_at, updated_at)
+    values (${tenantId}, ${`List ${Math.random().toString(36).slice(2)}`}, now(), now()) returning id`;
   // Added one microsecond apart: list order is added_at.
   await sql`
     insert into list_members (list_id, contact_id, tenant_id, added_at)

@@ -27,7 +27,10 @@ export function shippedMailpathArgs(...command: string[]): string[] {
   return BUILD_ROOT ? [join(BUILD_ROOT, 'main', 'cli.js'), ...command] : ['--import', 'tsx', join('main', 'cli.ts'), ...command];
 }
 
-/** How a child process imports a source module (path from the project root, e.g. shared/db/embedded.ts): the compiled copy's URL when running compiled, else the .ts file through tsx. */
+/**
+ * How a child process imports a source module (path from the project root, e.g. shared/db/embedded.ts): the compiled copy's URL when running compiled, else the
+ * .ts file through tsx.
+ */
 export function childModule(path: string): { url: string; nodeArgs: string[] } {
   return BUILD_ROOT
     ? { url: pathToFileURL(join(BUILD_ROOT, path.replace(/\.ts$/, '.js'))).href, nodeArgs: [] }

@@ -5,7 +5,10 @@ import { Packet, createTCPServer, createUDPServer, type DnsHandler, type TCPServ
 export interface TestDnsServer {
   address: string; // "127.0.0.1:<port>" — usable directly in MAILPATH_DNS_SERVERS / createResolver
   port: number;
-  /** Replace all TXT records at name. Each record is a string (split automatically into 255-byte character-strings) or an explicit array of character-strings (to test multi-string records). */
+  /**
+   * Replace all TXT records at name. Each record is a string (split automatically into 255-byte character-strings) or an explicit array of character-strings
+   * (to test multi-string records).
+   */
   setTxt(name: string, records: (string | string[])[]): void;
   setMx(name: string, records: { exchange: string; priority: number }[]): void;
   /** IPv4 addresses answer A queries, IPv6 addresses answer AAAA queries. */

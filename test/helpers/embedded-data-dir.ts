@@ -4,7 +4,7 @@
 // Why: a fresh PGlite data dir runs initdb in WebAssembly, about 4 s of CPU (twice that in a loaded suite), and then
 // the migrations; starting on an initialised one takes 0.3 s. So the first test that asks builds one seed per
 // migration set (under a lock, in the temp dir) and every test gets a copy of it. Tests of the first start itself
-// (smoke/start, the persistence test of test/shared/db/embedded.test.ts) keep starting from an empty directory.
+// (test/scenarios/smoke/start.test.ts, the persistence test of test/shared/db/embedded.test.ts) keep starting from an empty directory.
 import { cpSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';

@@ -65,7 +65,8 @@ export async function storeInbound(db: Queryable, o: StoreOptions): Promise<{ me
   const raw = Buffer.concat([Buffer.from(trace), o.raw]);
   const inboundId = randomUUID();
   await db`
-    insert into inbound_messages (id, received_at, remote_address, helo, tls, mail_from, size_bytes, raw, authentication_results, header_message_id, header_from, subject)
+    insert into inbound_messages (id, received_at, remote_address, helo, tls, mail_from, size_bytes, raw, authentication_results, header_message_id,
+                                  header_from, subject)
     values (${inboundId}, ${at}, '192.0.2.10', 'mail.sender.example', true, 'bounce@sender.example', ${raw.length}, ${raw}, ${auth},
             null, ${o.from === undefined ? 'Alice Sender <alice@sender.example>' : o.from}, ${o.subject === undefined ? 'Quarterly report' : o.subject})`;
   const messageId = randomUUID();

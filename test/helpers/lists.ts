@@ -1,4 +1,5 @@
-// Fixtures for the list tests: an app whose bulk bucket does not throttle, lists created through the API, contacts inserted in SQL, and the member counter beside the real row count.
+// Fixtures for the list tests: an app whose bulk bucket does not throttle, lists created through the API, contacts inserted in SQL, and the member counter
+// beside the real row count.
 import type { Sql } from '../../shared/db/connection.js';
 import { buildTestApp, call, type TestApp, type TestLike } from './app.js';
 

@@ -1,4 +1,5 @@
-// Misbehaving HTTP receivers on 127.0.0.1 (raw node:net, so every byte is the test's): dripping status lines and bodies, endless headers, a reset mid-body, garbage; every socket and timer ends at teardown.
+// Misbehaving HTTP receivers on 127.0.0.1 (raw node:net, so every byte is the test's): dripping status lines and bodies, endless headers, a reset mid-body,
+// garbage; every socket and timer ends at teardown.
 import { createServer, type Socket } from 'node:net';
 import { dripper, listenUntilTeardown } from './rogue-server.js';
 

@@ -1,4 +1,5 @@
-// One long-lived bash process that runs blocks of shell text in turn, as a person pasting them into a terminal would: variables and functions of one block stay for the next.
+// One long-lived bash process that runs blocks of shell text in turn, as a person pasting them into a terminal would: variables and functions of one block stay
+// for the next.
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 

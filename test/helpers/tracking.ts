@@ -145,7 +145,8 @@ export async function plainSend(deps: Deps, o: { tenantId?: string; email?: stri
 
 /** Records a delivered attempt at `at` (the send's delivery time for the machine/scanner rules). */
 export async function markDelivered(sql: Sql, sendId: string, at: Date): Promise<void> {
-  await sql`insert into send_attempts (send_id, attempted_at, remote_host, outcome, smtp_code, duration_ms) values (${sendId}, ${at}, 'mx.dest.example', 'delivered', 250, 5)`;
+  await sql`insert into send_attempts (send_id, attempted_at, remote_host, outcome, smtp_code, duration_ms)
+            values (${sendId}, ${at}, 'mx.dest.example', 'delivered', 250, 5)`;
   await sql`update sends set status = 'delivered' where id = ${sendId}`;
 }
 

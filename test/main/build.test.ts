@@ -22,7 +22,11 @@ t.test('npm start and npm run dev compile with main/build.mjs, not tsc, then run
   const scripts = JSON.parse(readFileSync(join(ROOT, 'package.json'), 'utf8')).scripts as Record<string, string>;
   t.equal(scripts.start, 'node main/build.mjs && exec node dist/main/cli.js start');
   t.equal(scripts.dev, 'node main/build.mjs && exec node dist/main/cli.js dev');
-  t.match(scripts.build, /^tsc -p tsconfig\.build\.json$/, 'npm run build (the image, the benches) stays the type-checked tsc build');
+  t.equal(
+    scripts.build,
+    'tsc -p tsconfig.build.json && node web/build.mjs',
+    'npm run build (the image, the benches) stays the type-checked tsc build, and bundles the dashboard',
+  );
 });
 
 t.test('main/build.mjs compiles every source tsc would into a runnable tree', { timeout: 120_000 }, async (t) => {

@@ -1,14 +1,13 @@
 // The README's "Watch it arrive" followed as a new user would: the real `mailpath dev` as a child process, then every shell block of that section pasted
 // into one bash session (ports moved to free ones), each block's outcome checked; and the TypeScript client example of docs/api.md run against it.
-import { spawn, spawnSync } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { existsSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import postgres from 'postgres';
 import t from 'tap';
 import { projectRoot } from '../../shared/kernel/paths.js';
-import { createTestDatabase } from '../helpers/db.js';
-import { freePort } from '../helpers/net.js';
+import { startDevServer } from '../helpers/dev-server.js';
 import { shippedMailpathArgs } from '../helpers/cli.js';
 import { startShell, type ShellSession } from '../helpers/shell-session.js';
 
@@ -26,68 +25,10 @@ function sectionBlocks(readme: string, heading: string): string[] {
   return [...section.matchAll(/```sh\n([\s\S]*?)```/g)].map((m) => m[1]!.trimEnd());
 }
 
-const db = await createTestDatabase();
-const sql = postgres(db.url, { max: 1, onnotice: () => {} });
-const dataDir = mkdtempSync(join(tmpdir(), 'mailpath-dev-'));
-t.teardown(async () => {
-  await sql.end({ timeout: 5 });
-  await db.drop();
-  rmSync(dataDir, { recursive: true, force: true });
-});
-
-const ports = {
-  https: await freePort(),
-  http: await freePort(),
-  mx: await freePort(),
-  submission: await freePort(),
-  submissionTls: await freePort(),
-  dns: await freePort(),
-  sink: await freePort(),
-  inbox: await freePort(),
-};
-
-// Only what a test must change: a database of its own, a data dir, free ports and quiet logs. Every dev default
-// (loopback, host name, DNS servers, relay, webhook policy) is left to `mailpath dev`.
-const child = spawn(process.execPath, shippedMailpathArgs('dev'), {
-  cwd: projectRoot(),
-  env: {
-    PATH: process.env['PATH'] ?? '',
-    HOME: process.env['HOME'] ?? tmpdir(),
-    DATABASE_URL: db.url,
-    MAILPATH_DATA_DIR: dataDir,
-    MAILPATH_HTTPS_PORT: String(ports.https),
-    MAILPATH_HTTP_PORT: String(ports.http),
-    // No operator port: an ephemeral one can be the very port a freePort() above handed out for another listener.
-    MAILPATH_METRICS_PORT: 'off',
-    MAILPATH_MX_PORT: String(ports.mx),
-    MAILPATH_SUBMISSION_PORT: String(ports.submission),
-    MAILPATH_SUBMISSION_TLS_PORT: String(ports.submissionTls),
-    MAILPATH_DEV_DNS_PORT: String(ports.dns),
-    MAILPATH_DEV_SMTP_PORT: String(ports.sink),
-    MAILPATH_DEV_HTTP_PORT: String(ports.inbox),
-    MAILPATH_ADMIN_PASSWORD: 'Root-password-123',
-    MAILPATH_LOG_LEVEL: 'warn',
-    MAILPATH_CONFIG__AUTH__BCRYPT_COST: '4',
-  },
-  stdio: ['ignore', 'pipe', 'pipe'],
-});
-let stderr = '';
-let stdout = '';
-child.stderr!.on('data', (c: Buffer) => (stderr += c.toString()));
-child.stdout!.on('data', (c: Buffer) => (stdout = (stdout + c.toString()).slice(-8000)));
-const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-t.teardown(async () => {
-  if (child.exitCode === null && child.signalCode === null) {
-    child.kill('SIGKILL');
-    await exited;
-  }
-});
-
-for (let i = 0; i < 240 && !stderr.includes('webhook receiver'); i++) {
-  if (child.exitCode !== null) throw new Error(`mailpath dev exited with ${child.exitCode}:\n${stderr}\n${stdout}`);
-  await new Promise((r) => setTimeout(r, 250));
-}
-if (!stderr.includes('webhook receiver')) throw new Error(`mailpath dev did not come up in 60 s:\n${stderr}\n${stdout}`);
+const dev = await startDevServer(t, shippedMailpathArgs('dev'));
+const { ports } = dev;
+const sql = postgres(dev.databaseUrl, { max: 1, onnotice: () => {} });
+t.teardown(() => sql.end({ timeout: 5 }));
 
 const shell: ShellSession = startShell({ PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir() });
 t.teardown(() => shell.close());
@@ -231,7 +172,7 @@ t.test('the TypeScript client example of docs/api.md runs as written against dev
   t.teardown(() => rmSync(file, { force: true }));
   const run = spawnSync(process.execPath, ['--import', 'tsx', file], {
     cwd: projectRoot(),
-    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), NODE_EXTRA_CA_CERTS: join(dataDir, 'tls', 'cert.pem') },
+    env: { PATH: process.env['PATH'] ?? '', HOME: process.env['HOME'] ?? tmpdir(), NODE_EXTRA_CA_CERTS: join(dev.dataDir, 'tls', 'cert.pem') },
     timeout: 60_000,
   });
   t.equal(run.status, 0, `it exits 0: ${run.stderr?.toString().slice(0, 2000)}`);
@@ -239,7 +180,5 @@ t.test('the TypeScript client example of docs/api.md runs as written against dev
 });
 
 t.test('dev mode stops cleanly on SIGTERM', async (t) => {
-  child.kill('SIGTERM');
-  const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 30_000))]);
-  t.equal(code, 0, 'exit status 0', { stdout });
+  t.equal(await dev.stop(), 0, 'exit status 0', { stdout: dev.stdout() });
 });

@@ -100,7 +100,7 @@ t.test('a busy port stops start-up with one line naming its variable, for every 
 });
 
 t.test('a second process on the same data dir is refused, naming the first; after a crash the stale lock does not block', async (t) => {
-  // Its embedded cluster already initialised: this is about the lock, not the first start (test/smoke/start.test.ts).
+  // Its embedded cluster already initialised: this is about the lock, not the first start (test/scenarios/smoke/start.test.ts).
   const dataDir = await seededDataDir();
   t.teardown(() => rmSync(dataDir, { recursive: true, force: true }));
   const { MAILPATH_SUBMISSION_PORT, MAILPATH_SUBMISSION_TLS_PORT } = await ports();

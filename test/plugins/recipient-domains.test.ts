@@ -142,7 +142,8 @@ t.test('nothing is cached: a change to a domain, mailbox or webhook is seen at t
   t.match(await rcpt(`x@${d.name}`), { decision: { kind: 'accept' } }, 'webhook enabled');
   await sql`update domain_records set verified = false where domain_id = ${d.domainId} and kind = 'mx'`;
   t.match(await rcpt(`x@${d.name}`), { decision: RELAY_DENIED }, 'MX no longer verified');
-  await sql`insert into mailboxes (id, tenant_id, domain_id, address, created_at, updated_at) values (gen_random_uuid(), ${d.tenantId}, ${d.domainId}, ${`x@${d.name}`}, now(), now())`;
+  await sql`insert into mailboxes (id, tenant_id, domain_id, address, created_at, updated_at)
+            values (gen_random_uuid(), ${d.tenantId}, ${d.domainId}, ${`x@${d.name}`}, now(), now())`;
   t.match(await rcpt(`x@${d.name}`), { decision: { kind: 'accept' }, route: { mailboxId: String } }, 'a mailbox created');
   await sql`delete from domains where id = ${d.domainId}`;
   t.match(await rcpt(`x@${d.name}`), { decision: RELAY_DENIED }, 'the domain deleted (its mailboxes with it)');

@@ -25,9 +25,9 @@ export interface PasswordResetDeps {
 
 const hashToken = (token: string) => createHash('sha256').update(token, 'utf8').digest('hex');
 
-/** Where the e-mail points: the reset page the api role serves at the public address, carrying the token. */
+/** Where the e-mail points: the dashboard's reset page at the public address, carrying the token. */
 export function resetLink(config: Config, token: string): string {
-  const url = new URL('/reset-password', config.publicUrl);
+  const url = new URL('/app/reset-password', config.publicUrl);
   url.searchParams.set('token', token);
   return url.toString();
 }

@@ -23,7 +23,8 @@ export async function judgeKey(db: Queryable, keyId: string, now: Date, th: Thre
   const auth = await windowCounts(db, keyId, authFrom, new Date(now.getTime() + 60_000));
   if (auth.auth_failures >= th.auth_failure_threshold) {
     reasons.push(
-      `auth_failure_burst: ${auth.auth_failures} answers 401/403 in the last ${th.auth_failure_window_minutes} minutes (threshold ${th.auth_failure_threshold})`,
+      `auth_failure_burst: ${auth.auth_failures} answers 401/403 in the last ${th.auth_failure_window_minutes} minutes ` +
+        `(threshold ${th.auth_failure_threshold})`,
     );
   }
 

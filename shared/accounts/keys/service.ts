@@ -8,7 +8,7 @@ import { writeAudit, type AuditActor } from '../../operations/audit/log.js';
 import type { UserRole } from '../auth/users.js';
 import { isScope, SCOPES } from './scopes.js';
 import { generateApiKey, hashApiKey, type KeyMode } from './secrets.js';
-import { findActiveApiKey, insertApiKey, listActiveApiKeys, revokeApiKey, updateApiKeyScopes, type ApiKeyRow } from './queries.js';
+import { findActiveApiKey, findApiKeyByHash, insertApiKey, listActiveApiKeys, revokeApiKey, updateApiKeyScopes, type ApiKeyRow } from './queries.js';
 
 interface Deps {
   sql: Sql;
@@ -63,6 +63,11 @@ export async function createApiKey(
     return created;
   });
   return { row, key };
+}
+
+/** The id of the key a secret hashes to (revoked keys too: a refused call is still that key's), or null: no such key. */
+export async function keyIdOfHash(deps: Pick<Deps, 'sql'>, hash: string): Promise<string | null> {
+  return (await findApiKeyByHash(deps.sql, hash))?.id ?? null;
 }
 
 export function listApiKeys(deps: Deps, tenantId: string): Promise<ApiKeyRow[]> {

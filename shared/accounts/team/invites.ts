@@ -43,10 +43,11 @@ export function hashInviteToken(token: string): string {
   return createHash('sha256').update(token).digest('hex');
 }
 
-/** The page an invitee opens (served by the api role); its form accepts the invite as POST /api/v1/auth/accept-invite does. */
+/** The dashboard page an invitee opens; it accepts the invite with POST /api/v1/auth/session/accept-invite. */
 export function acceptUrl(publicUrl: URL, token: string): string {
-  const base = publicUrl.origin + publicUrl.pathname.replace(/\/+$/, '');
-  return `${base}/accept-invite?token=${encodeURIComponent(token)}`;
+  const url = new URL('/app/accept-invite', publicUrl);
+  url.searchParams.set('token', token);
+  return url.toString();
 }
 
 export interface CreatedInvite {

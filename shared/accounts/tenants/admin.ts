@@ -173,3 +173,6 @@ export async function bulkTenantAction(
   const failed = results.filter((r) => r.status === 'error').length;
   return { bulk_request_id: bulkRequestId, action, results, succeeded: results.length - failed, failed };
 }
+
+/** Reads with no rule above their SQL, offered here so the API calls the context's surface, not its SQL. */
+export { listTenants, TENANT_SORTS } from './queries.js';

@@ -7,7 +7,8 @@ import { isUuid } from '../../kernel/ids.js';
 import { putTenantLimitOverride, type OverrideInput } from '../../limits/rate-limits/queries.js';
 import { findTenantLimitOverride, type TenantLimitOverride } from '../../limits/rate-limits/tenant-limits.js';
 import { utcMonth } from '../../deliverability/warmup/tiers.js';
-import { findTenantById, lockTenant } from './queries.js';
+import { lockTenant } from './queries.js';
+import { requireTenant } from './require.js';
 import type { TenantAdminCaller } from './admin.js';
 import type { FanoutQueueDeps } from '../../campaigns/fanout-jobs.js';
 import { wakeQuotaPaused } from '../../campaigns/wake.js';
@@ -131,7 +132,7 @@ const view = (tenantId: string, row: TenantLimitOverride | undefined, defaultPer
 });
 
 export async function readTenantRateLimit(deps: TenantSettingsDeps, tenantId: string, defaultPerSec: number): Promise<RateLimitView> {
-  if (!isUuid(tenantId) || !(await findTenantById(deps.sql, tenantId))) throw notFound('tenant');
+  await requireTenant(deps.sql, tenantId);
   return view(tenantId, await findTenantLimitOverride(deps.sql, tenantId), defaultPerSec);
 }
 

@@ -141,7 +141,8 @@ export async function upsertContacts(
   const profileInserts = PROFILE_COLUMN_NAMES.map((column) => db`i.profile->>${column}::text`).reduce((all, next) => db`${all}, ${next}`);
   const profileUpdates = PROFILE_COLUMN_NAMES.map((column) => profileUpdate(db, column)).reduce((all, next) => db`${all}, ${next}`);
   // An unsubscribed contact stays so: only markResubscribed makes it active (the service answers 409 to the ask).
-  const newStatus = db`(case when c.status = 'deleted' then coalesce(i.status, 'active') when c.status = 'unsubscribed' then 'unsubscribed' else coalesce(i.status, c.status) end)`;
+  const newStatus = db`(case when c.status = 'deleted' then coalesce(i.status, 'active') when c.status = 'unsubscribed' then 'unsubscribed'
+                             else coalesce(i.status, c.status) end)`;
   return db<UpsertResult[]>`
     with input as (
       select e.ord, e.v->>'email' as email, e.v->'profile' as profile, e.v->>'status' as status, e.v->'set' as cf_set,

@@ -97,12 +97,18 @@ export function planColumns(headers: string[], mapping: Record<string, string | 
     targets.push(resolved);
   }
   if (!targets.some((t) => t.kind === 'email')) {
-    return `no column holds the email address: name one "email" or map it with ?mapping={"<header>":"email"} (header: ${quoted(headers.slice(0, 50))})${delimiterHint(headers)}`;
+    return (
+      'no column holds the email address: name one "email" or map it with ?mapping={"<header>":"email"} ' +
+      `(header: ${quoted(headers.slice(0, 50))})${delimiterHint(headers)}`
+    );
   }
   if (notInCatalog.length > 0)
     return `column(s) map to custom fields the catalog does not have: ${notInCatalog.join(', ')} (define them under /contact-custom-fields)`;
   if (unknown.length > 0) {
-    return `column(s) that are neither a contact column nor a custom field: ${quoted(unknown)}; map each with ?mapping= to a column, custom_fields.<key>, or null to ignore it`;
+    return (
+      `column(s) that are neither a contact column nor a custom field: ${quoted(unknown)}; ` +
+      'map each with ?mapping= to a column, custom_fields.<key>, or null to ignore it'
+    );
   }
   return {
     targets,

@@ -55,7 +55,10 @@ export const NEGATIONS = {
 /** Operators that take no value. */
 export const VALUELESS: ReadonlySet<string> = new Set(['exists', 'not_exists']);
 
-/** The contact's own columns a rule may name, with their kind (a Map: a name such as __proto__ must not find anything). `id`, `tenant_id` and `custom_fields` itself are not comparable. */
+/**
+ * The contact's own columns a rule may name, with their kind (a Map: a name such as __proto__ must not find anything). `id`, `tenant_id` and `custom_fields`
+ * itself are not comparable.
+ */
 export const COLUMN_KINDS: ReadonlyMap<string, ValueKind> = new Map<string, ValueKind>([
   ['email', 'text'],
   ...PROFILE_COLUMN_NAMES.map((c) => [c, 'text'] as const),

@@ -119,7 +119,10 @@ export function claimReason(domain: DomainRow, records: RecordRow[]): string | n
   }
   // A claim whose own DKIM record verified without winning found the name owned: shown only to whoever published it (the name's DNS controller).
   if (records.find((r) => r.kind === 'dkim')?.verified) {
-    return "This claim's DKIM record is published, but at the last check the name was owned by another account; this claim can own it only once that account deletes the domain.";
+    return (
+      "This claim's DKIM record is published, but at the last check the name was owned by another account; this claim can own it only once that " +
+      'account deletes the domain.'
+    );
   }
   return "Pending: publishing this claim's DKIM record proves that this account controls the name. Until then it cannot send, and it is removed at expires_at.";
 }

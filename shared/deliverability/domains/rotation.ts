@@ -180,3 +180,6 @@ export async function startRotationAsAdmin(deps: DomainDeps, domainId: string, a
   if (!domain) throw notFound('domain');
   return startRotation(deps, domain.tenant_id, domain.id, actor, { reason, initiatedBy: 'admin' });
 }
+
+/** Reads with no rule above their SQL, offered here so the API calls the context's surface, not its SQL. */
+export { listRotations } from './rotation-queries.js';

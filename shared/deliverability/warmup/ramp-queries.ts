@@ -90,7 +90,8 @@ export interface MoveRow {
   created_at: Date;
 }
 
-const MOVE_COLUMNS = `id::text, tenant_id, domain_id, source, to_char(rates_day, 'YYYY-MM-DD') as rates_day, action, from_tier, to_tier, reason, rates, actor_id, created_at`;
+const MOVE_COLUMNS =
+  "id::text, tenant_id, domain_id, source, to_char(rates_day, 'YYYY-MM-DD') as rates_day, action, from_tier, to_tier, reason, rates, actor_id, created_at";
 
 /** Records a move; for the ramp, undefined when the (tenant, domain, day) already has one (the re-run is a no-op). */
 export async function insertMove(tx: Queryable, m: NewMove): Promise<MoveRow | undefined> {

@@ -19,7 +19,10 @@ export type RampAction = 'promote' | 'hold' | 'demote' | 'pause' | 'reset';
 export interface RampVerdict {
   action: RampAction;
   toTier: number;
-  /** Why, in a word an operator can filter on: healthy, mixed, bad_complaints, bad_bounces, bounce_pause, too_few_sends, idle, paused, held, top_tier, bottom_tier. */
+  /**
+   * Why, in a word an operator can filter on: healthy, mixed, bad_complaints, bad_bounces, bounce_pause, too_few_sends, idle, paused, held, top_tier,
+   * bottom_tier.
+   */
   reason: string;
   class: RampClass | null;
 }

@@ -8,7 +8,7 @@ import { isUuid } from '../../kernel/ids.js';
 import type { SendingDeps } from '../../sending/deps.js';
 import { isRefused } from '../../sending/accept.js';
 import { sendTransactional } from '../../sending/transactional.js';
-import { findTenantById } from '../../accounts/tenants/queries.js';
+import { requireTenant } from '../../accounts/tenants/require.js';
 import { capForTier, utcDay } from './tiers.js';
 import {
   claimRow,
@@ -65,10 +65,6 @@ export function dailyTargets(config: Pick<WarmupConfig, 'tier_caps'>, multiplier
 
 type Deps = Pick<SendingDeps, 'sql' | 'config' | 'clock'>;
 
-async function requireTenant(deps: Deps, tenantId: string): Promise<void> {
-  if (!isUuid(tenantId) || !(await findTenantById(deps.sql, tenantId))) throw notFound('tenant');
-}
-
 export interface Schedule {
   plan: PlanRow | null;
   items: (ScheduleRow & { date: string | null })[];
@@ -80,13 +76,13 @@ function withDates(plan: PlanRow | undefined, rows: ScheduleRow[]): Schedule {
 }
 
 export async function getSchedule(deps: Deps, tenantId: string): Promise<Schedule> {
-  await requireTenant(deps, tenantId);
+  await requireTenant(deps.sql, tenantId);
   return withDates(await planOf(deps.sql, tenantId), await scheduleRows(deps.sql, tenantId));
 }
 
 /** Generates (and overwrites) the tenant's plan from either field set; audited as warmup.schedule_generate. */
 export async function generateSchedule(deps: Deps, tenantId: string, input: GenerateInput, actor: AuditActor): Promise<Schedule> {
-  await requireTenant(deps, tenantId);
+  await requireTenant(deps.sql, tenantId);
   const narrative = input.ramp_strategy !== undefined || input.start_date !== undefined;
   if (input.strategy !== undefined && input.ramp_strategy !== undefined) throw validationError('ramp_strategy', 'give strategy or ramp_strategy, not both');
   if (!narrative && input.strategy === undefined)
@@ -140,7 +136,7 @@ export async function patchScheduleRow(
   patch: RowPatch,
   actor: AuditActor,
 ): Promise<ScheduleRow & { date: string | null }> {
-  await requireTenant(deps, tenantId);
+  await requireTenant(deps.sql, tenantId);
   const now = deps.clock.now();
   const row = await deps.sql.begin(async (tx) => {
     const updated = await patchRow(tx, tenantId, dayOffset, patch, now);
@@ -179,7 +175,7 @@ const STALE_DISPATCH_MS = 3_600_000;
  * so a dispatch re-run after a failure never mails anyone twice.
  */
 export async function dispatchToday(deps: SendingDeps, tenantId: string, actor: AuditActor): Promise<DispatchAnswer> {
-  await requireTenant(deps, tenantId);
+  await requireTenant(deps.sql, tenantId);
   const plan = await planOf(deps.sql, tenantId);
   if (!plan) throw notFound('warm-up schedule (generate one first)');
   const now = deps.clock.now();
@@ -218,7 +214,7 @@ async function sendDay(deps: SendingDeps, tenantId: string, plan: PlanRow, row: 
   if (!templateId) throw validationError('template_slug', `no template with id or name ${row.template_slug}`);
   const domain = await dispatchDomain(deps.sql, tenantId, plan.domain_id);
   if (!domain) throw new AppError('no_verified_domain', 'the tenant has no verified sending domain');
-  const tenant = (await findTenantById(deps.sql, tenantId))!;
+  const tenant = await requireTenant(deps.sql, tenantId);
   const contacts = await mostEngagedContacts(deps.sql, tenantId, row.daily_target_recipients, now);
   const counts = { recipients: contacts.length, accepted: 0, deferred: 0, dropped: 0, refused: 0, failed: 0 };
   const caller = { tenant: { id: tenant.id, status: tenant.status, is_sandbox: tenant.is_sandbox }, mode: 'live' as const, apiKeyId: null };

@@ -1,6 +1,7 @@
 // Reads the MIME side of a report: the message as mailparser sees it, the report parts, RFC 822-style field groups, and the headers of the embedded original
 // message.
-import { simpleParser, type Attachment, type ParsedMail, type SimpleParserOptions } from 'mailparser';
+import type { Attachment, ParsedMail, SimpleParserOptions } from 'mailparser';
+import { simpleParser } from '../../kernel/mail-parser.js';
 import { bareAddress, bareMessageId } from './addresses.js';
 
 /**

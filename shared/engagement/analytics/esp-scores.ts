@@ -13,6 +13,7 @@ export interface EspScore {
   esp: MailboxProvider;
   sent: number;
   delivered: number;
+  deferred: number;
   bounced: number;
   complained: number;
   engaged: number;
@@ -29,7 +30,8 @@ const rate = (n: number, d: number) => (d === 0 ? null : Math.round(Math.min(1, 
 /**
  * Per provider: delivery_rate = delivered / (delivered + bounced), bounce_rate = bounced / (delivered + bounced),
  * complaint_rate = complained / delivered, engagement_rate = engaged / delivered (engaged: sends with a human open or
- * click, counted per hour, capped at 1). The score is the trust score of those rates; null without outcomes.
+ * click, counted per hour, capped at 1). The score is the trust score of those rates; null without outcomes. deferred
+ * counts deferral events (a send put off twice counts twice) and is in no rate: a deferral is not an outcome yet.
  * Every provider is listed: scored ones by score descending (ties by name), then unscored ones, `other` always last.
  * tenantId null: every tenant's mail together (the platform overview).
  */
@@ -41,11 +43,12 @@ export async function espScores(
   const since = new Date(until.getTime() - ESP_WINDOW_DAYS * 86_400_000);
   const rows = await domainOutcomes(deps.sql, tenantId, since, until);
   const providers = await deps.classifier.classify(rows.map((r) => r.domain));
-  const totals = new Map(MAILBOX_PROVIDERS.map((p) => [p, { sent: 0, delivered: 0, bounced: 0, complained: 0, engaged: 0 }]));
+  const totals = new Map(MAILBOX_PROVIDERS.map((p) => [p, { sent: 0, delivered: 0, deferred: 0, bounced: 0, complained: 0, engaged: 0 }]));
   for (const r of rows) {
     const t = totals.get(providers.get(r.domain) ?? 'other')!;
     t.sent += r.sent;
     t.delivered += r.delivered;
+    t.deferred += r.deferred;
     t.bounced += r.bounced;
     t.complained += r.complained;
     t.engaged += r.engaged;

@@ -59,19 +59,20 @@ export async function refreshStaleHours(sql: Sql, limit: number): Promise<number
       [tenants, hours],
     );
     await tx.unsafe(
-      `insert into analytics_domain_hourly (tenant_id, hour, domain, sent, delivered, bounced, complained, engaged)
-      select k.tenant_id, k.hour, d.domain, d.sent, d.delivered, d.bounced, d.complained, d.engaged
+      `insert into analytics_domain_hourly (tenant_id, hour, domain, sent, delivered, deferred, bounced, complained, engaged)
+      select k.tenant_id, k.hour, d.domain, d.sent, d.delivered, d.deferred, d.bounced, d.complained, d.engaged
       from unnest($1::uuid[], $2::timestamptz[]) as k(tenant_id, hour)
       cross join lateral (
         select lower(substring(e.recipient from '@([^@]*)$')) as domain,
           count(*) filter (where e.type = 'send' and coalesce(e.detail ->> 'status', '') <> 'dropped') as sent,
           count(*) filter (where e.type = 'delivered') as delivered,
+          count(*) filter (where e.type = 'deferred') as deferred,
           count(*) filter (where e.type = 'bounce') as bounced,
           count(*) filter (where e.type = 'complaint') as complained,
           count(distinct coalesce(e.send_id, e.id)) filter (where e.type in ('open', 'click') and ${HUMAN}) as engaged
         from events e
         where e.tenant_id = k.tenant_id and e.occurred_at >= k.hour and e.occurred_at < k.hour + interval '1 hour'
-          and e.type in ('send', 'delivered', 'bounce', 'complaint', 'open', 'click') and e.recipient like '%@%'
+          and e.type in ('send', 'delivered', 'deferred', 'bounce', 'complaint', 'open', 'click') and e.recipient like '%@%'
         group by 1
       ) d`,
       [tenants, hours],
@@ -89,6 +90,7 @@ export async function countStaleHours(db: Queryable): Promise<number> {
 export interface RollupBucket {
   start: Date;
   sent: number;
+  delivered: number;
   bounced: number;
   opened: number;
   clicked: number;
@@ -116,7 +118,7 @@ export async function rollupBuckets(
       where tenant_id = ${tenantId} and hour >= date_trunc('hour', date_trunc(${w.unit}, ${w.since}::timestamptz, 'UTC')) and hour <= ${w.until}
       order by hour desc limit ${LIVE_HOURS_MAX}
     ), live as (
-      select k.hour, c.sent, c.bounced, c.complained, c.opened, c.clicked, c.opened_all, c.clicked_all
+      select k.hour, c.sent, c.delivered, c.bounced, c.complained, c.opened, c.clicked, c.opened_all, c.clicked_all
       from stale k
       cross join lateral (
         select ${db.unsafe(HOURLY_COUNTS)}
@@ -124,7 +126,7 @@ export async function rollupBuckets(
         where e.tenant_id = ${tenantId} and e.occurred_at >= k.hour and e.occurred_at < k.hour + interval '1 hour'
       ) c
     ), hours as (
-      select h.hour, h.sent, h.bounced, h.complained, h.opened, h.clicked, h.opened_all, h.clicked_all
+      select h.hour, h.sent, h.delivered, h.bounced, h.complained, h.opened, h.clicked, h.opened_all, h.clicked_all
       from analytics_hourly h
       where h.tenant_id = ${tenantId} and h.hour >= date_trunc(${w.unit}, ${w.since}::timestamptz, 'UTC') and h.hour <= ${w.until}
         and h.hour not in (select hour from live)
@@ -132,13 +134,14 @@ export async function rollupBuckets(
       select * from live
     ), sums as (
       select date_trunc(${w.unit}, h.hour, 'UTC') as start,
-        sum(h.sent) as sent, sum(h.bounced) as bounced, sum(h.complained) as complained,
+        sum(h.sent) as sent, sum(h.delivered) as delivered, sum(h.bounced) as bounced, sum(h.complained) as complained,
         sum(case when ${w.includeMachine}::boolean then h.opened_all else h.opened end) as opened,
         sum(case when ${w.includeMachine}::boolean then h.clicked_all else h.clicked end) as clicked
       from hours h
       group by 1
     )
-    select s.start, coalesce(m.sent, 0)::int as sent, coalesce(m.bounced, 0)::int as bounced, coalesce(m.opened, 0)::int as opened,
+    select s.start, coalesce(m.sent, 0)::int as sent, coalesce(m.delivered, 0)::int as delivered,
+      coalesce(m.bounced, 0)::int as bounced, coalesce(m.opened, 0)::int as opened,
       coalesce(m.clicked, 0)::int as clicked, coalesce(m.complained, 0)::int as complained
     from series s left join sums m on m.start = s.start
     order by s.start`;
@@ -148,16 +151,19 @@ export interface DomainOutcomes {
   domain: string;
   sent: number;
   delivered: number;
+  deferred: number;
   bounced: number;
   complained: number;
   engaged: number;
 }
 
-/** Outcomes per recipient domain over the hours in [since, until], from analytics_domain_hourly. */
-/** Per recipient domain over the window: one tenant's, or every tenant's together (tenantId null: the platform overview). */
+/**
+ * Outcomes per recipient domain over the hours in [since, until], from analytics_domain_hourly: one tenant's, or every
+ * tenant's together (tenantId null: the platform overview).
+ */
 export async function domainOutcomes(db: Queryable, tenantId: string | null, since: Date, until: Date): Promise<DomainOutcomes[]> {
   return db<DomainOutcomes[]>`
-    select domain, sum(sent)::int as sent, sum(delivered)::int as delivered, sum(bounced)::int as bounced,
+    select domain, sum(sent)::int as sent, sum(delivered)::int as delivered, sum(deferred)::int as deferred, sum(bounced)::int as bounced,
       sum(complained)::int as complained, sum(engaged)::int as engaged
     from analytics_domain_hourly
     where ${tenantId === null ? db`true` : db`tenant_id = ${tenantId}`} and hour >= date_trunc('hour', ${since}::timestamptz, 'UTC') and hour <= ${until}

@@ -1,4 +1,4 @@
-// The rollup report (sent, bounced, opened, clicked, complained per hour or day) and the worker step that keeps its tables fresh.
+// The rollup report (sent, delivered, bounced, opened, clicked, complained per hour or day) and the worker step that keeps its tables fresh.
 import type { Clock } from '../../kernel/clock.js';
 import type { Queryable, Sql } from '../../db/connection.js';
 import { validationError } from '../../kernel/errors.js';
@@ -19,7 +19,7 @@ export interface RollupQuery {
 }
 
 export interface RollupReport {
-  buckets: { start: string; sent: number; bounced: number; opened: number; clicked: number; complained: number }[];
+  buckets: { start: string; sent: number; delivered: number; bounced: number; opened: number; clicked: number; complained: number }[];
   granularity: 'hour' | 'day';
   since: string;
   until: string;
@@ -41,6 +41,7 @@ export async function rollupReport(deps: { sql: Queryable; clock: Clock }, tenan
     buckets: rows.map((r) => ({
       start: r.start.toISOString(),
       sent: r.sent,
+      delivered: r.delivered,
       bounced: r.bounced,
       opened: r.opened,
       clicked: r.clicked,
@@ -63,3 +64,6 @@ export async function refreshRollups(deps: { sql: Sql; clock: Clock }): Promise<
   const pruned = await pruneRefusalWindows(deps.sql, new Date(deps.clock.now().getTime() - DAY));
   return { hours_refreshed: hours, refusal_windows_pruned: pruned };
 }
+
+/** How many of a range's latest hours are read live rather than from the rollup (the rollup's SQL keeps to it). */
+export { LIVE_HOURS_MAX } from './queries.js';

@@ -20,8 +20,8 @@ export const MAX_MATCHED_URL = 2048;
 /** Compiling costs about as much as matching this many URL characters (charged to the click that compiles). */
 const COMPILE_WEIGHT = 200;
 /**
- * The regex work one click may cost, in program size × URL length (an upper bound of the engine's steps), and program size × COMPILE_WEIGHT to compile: one regex
- * goal of the largest size at the longest URL, or ~100 ordinary ones (size ~30 on a ~150-character URL). Goals past
+ * The regex work one click may cost, in program size × URL length (an upper bound of the engine's steps), and program size × COMPILE_WEIGHT to compile: one
+ * regex goal of the largest size at the longest URL, or ~100 ordinary ones (size ~30 on a ~150-character URL). Goals past
  * it (oldest first) are not matched for that click, so one tenant's click stays a short pause for every other
  * tenant's hits, however many regex goals it has.
  */

@@ -62,7 +62,8 @@ export function ownerAlive(token: string): boolean {
 }
 
 function encode({ id, hit }: SpooledHit): string {
-  return `${JSON.stringify({ id, kind: hit.kind, sendId: hit.sendId, url: hit.url, links: hit.links, userAgent: hit.userAgent, ip: hit.ip, at: hit.at.getTime() })}\n`;
+  const record = { id, kind: hit.kind, sendId: hit.sendId, url: hit.url, links: hit.links, userAgent: hit.userAgent, ip: hit.ip, at: hit.at.getTime() };
+  return `${JSON.stringify(record)}\n`;
 }
 
 /** The complete lines of a segment; a last line without its newline was never fsynced whole, so never answered. */

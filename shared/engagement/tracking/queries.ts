@@ -129,7 +129,8 @@ export async function addCampaignStats(db: Queryable, deltas: readonly StatDelta
   if (deltas.length === 0) return;
   const rows = deltas.map((d) => Object.fromEntries([['campaign_id', d.campaign_id], ['variant', d.variant], ...STAT_COUNTERS.map((c) => [c, d[c] ?? 0])]));
   await db`
-    insert into campaign_stats (campaign_id, variant, total_opens, unique_opens, unique_human_opens, total_clicks, unique_clicks, unique_human_clicks, unsubscribes)
+    insert into campaign_stats (campaign_id, variant, total_opens, unique_opens, unique_human_opens, total_clicks, unique_clicks, unique_human_clicks,
+                                unsubscribes)
     select v.campaign_id, v.variant, v.total_opens, v.unique_opens, v.unique_human_opens, v.total_clicks, v.unique_clicks, v.unique_human_clicks, v.unsubscribes
     from jsonb_to_recordset(${db.json(rows as never)}) as v(campaign_id uuid, variant text, total_opens bigint, unique_opens bigint,
       unique_human_opens bigint, total_clicks bigint, unique_clicks bigint, unique_human_clicks bigint, unsubscribes bigint)

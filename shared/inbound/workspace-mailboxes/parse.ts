@@ -1,5 +1,6 @@
 // Reads a stored inbound message for the API with mailparser: headers, addresses, bodies and attachment metadata (never content).
-import { simpleParser, type AddressObject, type EmailAddress, type HeaderLines, type ParsedMail } from 'mailparser';
+import type { AddressObject, EmailAddress, HeaderLines, ParsedMail } from 'mailparser';
+import { simpleParser } from '../../kernel/mail-parser.js';
 
 /**
  * Messages above this are not parsed in full: simpleParser buffers every attachment in memory, so a

@@ -1,6 +1,6 @@
 // Monthly send quota: the tenant's plan cap, this month's usage, consumed atomically, and the X-Quota-* headers.
 import type { Queryable } from '../../db/connection.js';
-import { utcMonth } from '../../deliverability/warmup/tiers.js';
+import { nextUtcMonth, utcMonth } from '../../deliverability/warmup/tiers.js';
 
 export interface Quota {
   used: number;
@@ -75,4 +75,34 @@ export async function consumeMonthlyMany(db: Queryable, takes: MonthlyTake[]): P
 /** Gives a counted send back (e.g. the send failed to commit after counting in another transaction). */
 export async function releaseQuota(db: Queryable, tenantId: string, at: Date): Promise<void> {
   await db`update tenant_monthly_usage set sent = greatest(sent - 1, 0) where tenant_id = ${tenantId} and month = ${utcMonth(at)}`;
+}
+
+/** The share of the cap at which the tenant is warned (X-Quota-Warning, the dashboard's notice). */
+export const QUOTA_WARNING_SHARE = 0.8;
+
+export interface QuotaReport {
+  /** YYYY-MM (UTC). */
+  month: string;
+  used: number;
+  cap: number;
+  remaining: number;
+  /** used / cap in percent, one decimal; null when the cap is 0. */
+  used_pct: number | null;
+  warning: boolean;
+  /** 00:00 UTC on the first of next month, when the count starts again. */
+  resets_at: string;
+}
+
+/** This month's usage of one tenant against its plan cap, as the tenant reads it (GET /quota). */
+export async function quotaReport(db: Queryable, tenantId: string, at: Date): Promise<QuotaReport> {
+  const { used, cap } = await monthlyUsage(db, tenantId, at);
+  return {
+    month: utcMonth(at).slice(0, 7),
+    used,
+    cap,
+    remaining: Math.max(0, cap - used),
+    used_pct: cap === 0 ? null : Math.round((used / cap) * 1000) / 10,
+    warning: cap > 0 && used >= cap * QUOTA_WARNING_SHARE,
+    resets_at: nextUtcMonth(at).toISOString(),
+  };
 }

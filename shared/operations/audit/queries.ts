@@ -25,7 +25,7 @@ export async function recentCampaignAudit(db: Queryable, tenantId: string, limit
 }
 
 /** LIKE pattern matching strings that start with `prefix` literally (% and _ escaped). */
-const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+export const likePrefix = (prefix: string) => `${prefix.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
 
 function where(db: Queryable, s: AuditSelection) {
   return db`

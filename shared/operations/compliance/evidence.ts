@@ -2,7 +2,7 @@
 // UTC day at 02:00.
 import type { Clock } from '../../kernel/clock.js';
 import type { Sql } from '../../db/connection.js';
-import { accessFacts, actionCounts, lockedAccounts, packOf, savePack, suppressionTotals } from './queries.js';
+import { accessFacts, actionCounts, lockedAccounts, packDates, packOf, savePack, suppressionTotals } from './queries.js';
 
 const DAY = 86_400_000;
 /** The worker's hour gate: a scheduled tick before 02:00 UTC writes nothing. */
@@ -99,4 +99,12 @@ export async function runEvidence(deps: { sql: Sql; clock: Clock }, options: { f
   const artifact = await buildEvidencePack(deps.sql, now);
   await savePack(deps.sql, date, now, artifact as unknown as Record<string, unknown>);
   return { written: true, date, artifact };
+}
+
+/** The UTC days with a stored pack, newest first. */
+export const evidencePackDates = (sql: Sql): Promise<string[]> => packDates(sql);
+
+/** A UTC day's stored pack, or undefined when none was written. */
+export async function evidencePackOf(sql: Sql, date: string): Promise<EvidencePack | undefined> {
+  return (await packOf(sql, date))?.pack as unknown as EvidencePack | undefined;
 }

@@ -35,7 +35,8 @@ export async function digestText(deps: DigestDeps, tenantId: string): Promise<st
   if (!d) return undefined;
   const bad = health?.checks.filter((c) => c.status !== 'pass').map((c) => `${c.name} ${c.status}`) ?? [];
   return (
-    `[${deps.config.hostname}] daily digest for ${d.tenant.name} (${d.tenant.slug}${d.tenant.status === 'suspended' ? ', suspended' : ''}${d.tenant.is_sandbox ? ', sandbox' : ''}): ` +
+    `[${deps.config.hostname}] daily digest for ${d.tenant.name} ` +
+    `(${d.tenant.slug}${d.tenant.status === 'suspended' ? ', suspended' : ''}${d.tenant.is_sandbox ? ', sandbox' : ''}): ` +
     `${d.sends_24h} live sends in 24 h; ${d.rates.window_days}-day bounce rate ${pct(d.rates.bounce_rate)}, complaint rate ${pct(d.rates.complaint_rate)}; ` +
     `quota ${d.quota.used}/${d.quota.cap} (${d.quota.used_pct === null ? 'n/a' : `${d.quota.used_pct}%`}); ` +
     `health ${health ? `${health.verdict}${bad.length > 0 ? ` (${bad.join(', ')})` : ''}` : 'not checked yet'}.`

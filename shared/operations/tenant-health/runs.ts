@@ -4,7 +4,8 @@ import type { Clock } from '../../kernel/clock.js';
 import type { Sql } from '../../db/connection.js';
 import type { Logger } from '../../kernel/log.js';
 import { evaluateTenantHealth, verdictOf } from './checks.js';
-import { insertHealthRun, tenantsDueForHealthCheck, type HealthRun } from './queries.js';
+import { requireTenant } from '../../accounts/tenants/require.js';
+import { insertHealthRun, listHealthRuns, tenantsDueForHealthCheck, type HealthRun } from './queries.js';
 
 /** The daily checks run from this UTC hour on (the worker ticks hourly; before it a tick does nothing). */
 export const HEALTH_CHECK_HOUR_UTC = 6;
@@ -47,4 +48,10 @@ export async function runDailyHealthChecks(deps: HealthDeps): Promise<Record<str
   }
   if (errors > 0 && errors === due.length) throw new Error(`every tenant health check failed (${errors})`);
   return { checked: due.length - errors, ...verdicts, errors };
+}
+
+/** A tenant's latest runs, newest first; 404 for an unknown tenant. */
+export async function tenantHealthRuns(deps: Pick<HealthDeps, 'sql'>, tenantId: string, limit: number): Promise<HealthRun[]> {
+  await requireTenant(deps.sql, tenantId);
+  return listHealthRuns(deps.sql, tenantId, limit);
 }

@@ -134,7 +134,8 @@ export const WORKERS: readonly ScheduledWorker[] = [
     name: TENANT_HEALTH_WORKER,
     description:
       'Daily from 06:00 UTC (hourly ticks, so a missed 06:00 is caught up): checks every tenant once a day (sending domains still verified in DNS, ' +
-      'bounce and complaint rates, quota use, webhook dead letters; thresholds in config/workers.yaml) and stores each run for /admin/tenants/{id}/health-checks.',
+      'bounce and complaint rates, quota use, webhook dead letters; thresholds in config/workers.yaml) and stores each run for ' +
+      '/admin/tenants/{id}/health-checks.',
     intervalMinutes: () => 60,
     run: (deps) => runDailyHealthChecks(deps),
   },

@@ -43,7 +43,8 @@ export async function loadClaimedSends(db: Queryable, ids: readonly string[]): P
   return db<(DeliverySend & { message: Buffer | null; suppressed: boolean })[]>`
     select ${deliveryColumns(db)}, s.message,
       exists (select 1 from suppressions x where x.tenant_id = s.tenant_id and x.email_hash = sha256(convert_to(s.to_email, 'UTF8')))
-        or exists (select 1 from contacts c where c.tenant_id = s.tenant_id and c.email_hash = sha256(convert_to(s.to_email, 'UTF8')) and c.status = 'unsubscribed')
+        or exists (select 1 from contacts c
+                   where c.tenant_id = s.tenant_id and c.email_hash = sha256(convert_to(s.to_email, 'UTF8')) and c.status = 'unsubscribed')
         as suppressed
     from sends s join tenants t on t.id = s.tenant_id
     where s.id = any(${db.array([...ids])}::uuid[])`;

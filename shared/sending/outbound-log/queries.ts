@@ -1,5 +1,6 @@
 // SQL for the outbound log: sends, their delivery attempts, and stored Idempotency-Key answers.
 import type { Queryable } from '../../db/connection.js';
+import { likeContains } from '../../audiences/contacts/queries.js';
 import type { SendSource } from './send-sources.js';
 
 export type SendStatus = 'queued' | 'deferred' | 'dropped' | 'simulated' | 'sending' | 'delivered' | 'bounced' | 'failed';
@@ -121,7 +122,26 @@ export async function findSendMessage(db: Queryable, tenantId: string, id: strin
 export interface SendFilter {
   status?: SendStatus | undefined;
   recipient?: string | undefined;
+  /** The From address, lowercased (compared with lower(from_email)). */
+  from?: string | undefined;
+  campaignId?: string | undefined;
   since?: Date | undefined;
+  /** Only sends accepted before this time. */
+  until?: Date | undefined;
+  /** Free text: a case-insensitive substring of the subject, the recipient or the From address. */
+  text?: string | undefined;
+}
+
+/** The filter's conditions, shared by the page and its count so both see the same sends. */
+function sendConditions(db: Queryable, f: SendFilter) {
+  return db`
+      ${f.status ? db`and status = ${f.status}` : db``}
+      ${f.recipient ? db`and to_email = ${f.recipient}` : db``}
+      ${f.from ? db`and lower(from_email) = ${f.from}` : db``}
+      ${f.campaignId ? db`and campaign_id = ${f.campaignId}` : db``}
+      ${f.since ? db`and created_at >= ${f.since}` : db``}
+      ${f.until ? db`and created_at < ${f.until}` : db``}
+      ${f.text ? db`and (subject ilike ${likeContains(f.text)} or to_email ilike ${likeContains(f.text)} or from_email ilike ${likeContains(f.text)})` : db``}`;
 }
 
 export async function listSends(
@@ -131,10 +151,7 @@ export async function listSends(
 ): Promise<SendRow[]> {
   return db<SendRow[]>`
     select ${sendColumns(db)} from sends
-    where tenant_id = ${tenantId}
-      ${f.status ? db`and status = ${f.status}` : db``}
-      ${f.recipient ? db`and to_email = ${f.recipient}` : db``}
-      ${f.since ? db`and created_at >= ${f.since}` : db``}
+    where tenant_id = ${tenantId} ${sendConditions(db, f)}
       ${f.after ? db`and (created_at, id) < (${f.after.at}, ${f.after.id})` : db``}
     order by created_at desc, id desc
     limit ${f.limit}`;
@@ -143,10 +160,7 @@ export async function listSends(
 export async function countSends(db: Queryable, tenantId: string, f: SendFilter): Promise<number> {
   const [row] = await db<{ n: number }[]>`
     select count(*)::int as n from sends
-    where tenant_id = ${tenantId}
-      ${f.status ? db`and status = ${f.status}` : db``}
-      ${f.recipient ? db`and to_email = ${f.recipient}` : db``}
-      ${f.since ? db`and created_at >= ${f.since}` : db``}`;
+    where tenant_id = ${tenantId} ${sendConditions(db, f)}`;
   return row!.n;
 }
 

@@ -18,7 +18,15 @@ export async function listSendPage(
   query: SendFilter & { limit: number; after?: string | undefined },
 ): Promise<{ items: SendRow[]; next_cursor: string | null; total: number }> {
   const after = query.after ? decodeCursor(query.after) : undefined;
-  const filter: SendFilter = { status: query.status, recipient: query.recipient?.trim().toLowerCase(), since: query.since };
+  const filter: SendFilter = {
+    status: query.status,
+    recipient: query.recipient?.trim().toLowerCase() || undefined,
+    from: query.from?.trim().toLowerCase() || undefined,
+    campaignId: query.campaignId,
+    since: query.since,
+    until: query.until,
+    text: query.text?.trim() || undefined,
+  };
   const rows = await listSends(deps.sql, tenantId, { ...filter, limit: query.limit + 1, after });
   return { ...pageOf(rows, query.limit), total: await countSends(deps.sql, tenantId, filter) };
 }

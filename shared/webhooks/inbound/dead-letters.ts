@@ -5,16 +5,12 @@ import { decodeCursor, encodeCursor } from '../../kernel/cursor.js';
 import type { Sql } from '../../db/connection.js';
 import { notFound } from '../../kernel/errors.js';
 import { isUuid } from '../../kernel/ids.js';
-import { findTenantById } from '../../accounts/tenants/queries.js';
+import { requireTenant } from '../../accounts/tenants/require.js';
 import { countDeadDeliveries, listDeadDeliveries, reviveDeadDelivery, type DeadDeliveryRow } from './queries.js';
 
 export interface DeadLetterDeps {
   sql: Sql;
   clock: Clock;
-}
-
-async function requireTenant(sql: Sql, tenantId: string): Promise<void> {
-  if (!isUuid(tenantId) || !(await findTenantById(sql, tenantId))) throw notFound('tenant');
 }
 
 /** Most recently dead first; cursor pagination on (dead_at, id). 404 for an unknown tenant. */

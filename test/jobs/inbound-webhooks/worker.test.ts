@@ -210,7 +210,8 @@ t.test('a secret that cannot be opened (sealed for another tenant) is a failed a
   const s = await setup(t);
   const other = await insertTenant(s.sql);
   await configureWebhook(s.sql, s.deps.vault, other, { url: s.receiver.url });
-  await s.sql`update inbound_webhooks set secret_sealed = (select secret_sealed from inbound_webhooks where tenant_id = ${s.tenantId}) where tenant_id = ${other}`;
+  await s.sql`update inbound_webhooks set secret_sealed = (select secret_sealed from inbound_webhooks where tenant_id = ${s.tenantId})
+              where tenant_id = ${other}`;
   const d = await insertInboundDelivery(s.sql, other);
   t.equal(await s.run(), 'retry');
   t.match(await deliveryState(s.sql, d.deliveryId), { status: 'pending', attempts: 1, last_error: /^the signing secret cannot be opened/ });

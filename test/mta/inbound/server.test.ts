@@ -75,8 +75,8 @@ t.test('a message to a tenant address is stored with our Received and Authentica
   t.match(
     raw,
     new RegExp(
-      `^Received: from client\\.example \\(\\[127\\.0\\.0\\.1\\]\\)\\r\\n\\tby ${MX_HOST.replace(/\./g, '\\.')} \\(Mailpath\\) with ESMTP id ${id}\\r\\n\\tfor ` +
-        `<hello@${acme.name.replace(/\./g, '\\.')}>;\\r\\n\\t\\w{3}, \\d{2} \\w{3} \\d{4} [\\d:]{8} \\+0000\\r\\n`,
+      `^Received: from client\\.example \\(\\[127\\.0\\.0\\.1\\]\\)\\r\\n\\tby ${MX_HOST.replace(/\./g, '\\.')} \\(Mailpath\\) with ESMTP id ` +
+        `${id}\\r\\n\\tfor <hello@${acme.name.replace(/\./g, '\\.')}>;\\r\\n\\t\\w{3}, \\d{2} \\w{3} \\d{4} [\\d:]{8} \\+0000\\r\\n`,
     ),
   );
   const afterReceived = raw.slice(raw.indexOf('\r\nAuthentication-Results:') + 2);

@@ -141,7 +141,8 @@ t.test('the HTML gets UTM parameters, click redirects and the open pixel as the 
       ...empty,
       subject: 'S',
       body_html:
-        '<html><body><a href="https://shop.example/sale?id=7#top">Sale</a> <a href="{{ unsubscribe_url }}">Leave</a> <a href="mailto:x@example.org">Mail</a></body></html>',
+        '<html><body><a href="https://shop.example/sale?id=7#top">Sale</a> <a href="{{ unsubscribe_url }}">Leave</a> <a ' +
+        'href="mailto:x@example.org">Mail</a></body></html>',
     },
     false,
   );

@@ -1,6 +1,6 @@
 // The fan-out's batch rules against a store in memory (no PostgreSQL): batches over the positions, each recipient sent once however often its batch is
 // claimed, the per-recipient decisions (send, skip and why, hold at the warm-up cap), the A/B variants, a batch taken over once its lease ran out. The
-// claims and completions as SQL, and the whole fan-out: fanout.test.ts, lifecycle.test.ts, crash.test.ts.
+// claims and completions as SQL, and the whole fan-out: fanout.test.ts, lifecycle.test.ts, test/scenarios/campaigns/crash.test.ts.
 import t from 'tap';
 import { loadConfig } from '../../../shared/config/index.js';
 import { prepareContent } from '../../../shared/campaigns/content.js';
@@ -95,6 +95,19 @@ t.test('a batch claimed twice sends once: its worker died after the sends, the l
   t.same([...store.sendsPerAddress().values()], [1, 1, 1]);
   t.equal(store.counters.queued, 3, 'counted once');
   t.notOk(await finish(first, { skipped: [], sent: [], complete: true }), 'the first worker, back, ends nothing: its claim is gone');
+});
+
+t.test('a slow worker whose batch was taken over reports none of it: the worker that took it over counts it', async (t) => {
+  const store = new MemoryFanoutStore(CAMPAIGN);
+  for (let i = 0; i < 3; i++) store.addRecipient({ email: `r${i}@example.org` });
+  const ctx = contextOf();
+  const slow = (await store.claimBatch(CAMPAIGN, 3, now, new Date(now.getTime() + LEASE_MS)))!;
+  const later = new Date(now.getTime() + LEASE_MS + 1);
+  const taker = (await store.claimBatch(CAMPAIGN, 3, later, new Date(later.getTime() + LEASE_MS)))!;
+  t.match(await sendBatch(deps, store, ctx, slow), { queued: 0, skipped: 0 }, 'the slow worker, its claim gone, reports nothing');
+  t.match(await sendBatch(deps, store, ctx, taker), { queued: 3, skipped: 0, released: 0 }, 'the taker reports the batch');
+  t.same([...store.sendsPerAddress().values()], [1, 1, 1], 'each recipient sent once');
+  t.equal(store.counters.queued, 3, 'counted once');
 });
 
 t.test('per recipient: sent, or skipped as deleted, unsubscribed, suppressed or invalid', async (t) => {

@@ -70,7 +70,8 @@ t.test('each recipient is rendered with its own contact; sends carry the campaig
   const { listId, contactIds } = await listOf(sql, a.tenant.tenantId, ['x1@example.test', 'x2@example.test', 'x3@example.test']);
   await sql`update contacts set first_name = 'Zoe', country = 'DE', custom_fields = '{"plan":"pro"}' where id = ${contactIds[0]!}`;
   await sql`update contacts set first_name = null, country = 'FR' where id = ${contactIds[1]!}`;
-  await sql`insert into contact_custom_fields (tenant_id, key, label, type, created_at, updated_at) values (${a.tenant.tenantId}, 'plan', 'Plan', 'text', now(), now())`;
+  await sql`insert into contact_custom_fields (tenant_id, key, label, type, created_at, updated_at)
+            values (${a.tenant.tenantId}, 'plan', 'Plan', 'text', now(), now())`;
   const c = await createCampaign(s, a.tenant.token, {
     list_id: listId,
     from_email: a.from,

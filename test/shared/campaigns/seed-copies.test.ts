@@ -6,7 +6,7 @@ import { runFanout } from '../../../shared/campaigns/fanout.js';
 import { createSeed, seedHits } from '../../../shared/deliverability/seed-mailboxes/service.js';
 import { insertSuppression } from '../../../shared/audiences/suppressions/queries.js';
 import { buildTestApp } from '../../helpers/app.js';
-import { sentCampaign } from '../deliverability/seed-mailboxes/fixtures.js';
+import { sentCampaign } from '../../helpers/seed-mailboxes.js';
 
 const actor = { type: 'system' as const, id: null };
 

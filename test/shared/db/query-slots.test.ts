@@ -1,4 +1,5 @@
-// Slots with a bounded wait: at most N holders, a waiter is handed a freed slot in arrival order or refused after its wait; per-key slots are independent and forgotten when idle; time budgets per key drain at their rate.
+// Slots with a bounded wait: at most N holders, a waiter is handed a freed slot in arrival order or refused after its wait; per-key slots are independent and
+// forgotten when idle; time budgets per key drain at their rate.
 import t from 'tap';
 import { KeyedSlots, Slots, TimeBudget } from '../../../shared/db/query-slots.js';
 

@@ -1,39 +1,12 @@
-// uuid_v7(): RFC 9562 version 7 ids carrying the current Unix milliseconds, used for contacts so bulk inserts append to their indexes.
-import postgres from 'postgres';
+// uuidV7(): version 7 ids made in the process, ordered by their milliseconds.
 import t from 'tap';
-import { createTestDatabase } from '../../helpers/db.js';
-import { insertTenant } from '../../helpers/tenant-rows.js';
+import { uuidV7 } from '../../../shared/db/uuid-v7.js';
 
-const db = await createTestDatabase();
-const sql = postgres(db.url, { max: 1, onnotice: () => {} });
-t.teardown(async () => {
-  await sql.end();
-  await db.drop();
-});
-
-const millisOf = (id: string) => parseInt(id.replace(/-/g, '').slice(0, 12), 16);
-
-t.test('version 7, variant 10, the time of the call in the first 48 bits, unique', async (t) => {
-  const before = Date.now();
-  const rows = await sql<{ id: string }[]>`select uuid_v7()::text as id from generate_series(1, 2000)`;
-  const after = Date.now();
-  const ids = rows.map((r) => r.id);
-  t.equal(new Set(ids).size, ids.length, 'no repeats');
-  for (const id of ids.slice(0, 50)) {
-    t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/, `${id} is version 7, variant 10`);
-    t.ok(millisOf(id) >= before - 5 && millisOf(id) <= after + 5, 'carries the current milliseconds');
-  }
-  const millis = ids.map(millisOf);
-  t.ok(
-    millis.every((m, i) => i === 0 || m >= millis[i - 1]!),
-    'the millisecond part never goes back within a statement',
-  );
-});
-
-t.test('a new contact gets one by default', async (t) => {
-  const tenantId = await insertTenant(sql as never);
-  const [row] = await sql<
-    { id: string }[]
-  >`insert into contacts (tenant_id, email, created_at, updated_at) values (${tenantId}, 'a@b.example', now(), now()) returning id::text`;
-  t.match(row!.id, /^[0-9a-f]{8}-[0-9a-f]{4}-7/);
+t.test('version 7, variant 10, the given milliseconds in the first 48 bits, unique and time-ordered', async (t) => {
+  const at = Date.parse('2026-05-04T10:00:00.123Z');
+  const ids = Array.from({ length: 1000 }, (_, i) => uuidV7(at + i));
+  t.equal(new Set(ids).size, ids.length);
+  for (const id of ids.slice(0, 20)) t.match(id, /^[0-9a-f]{8}-[0-9a-f]{4}-7[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/);
+  t.equal(parseInt(ids[0]!.replace(/-/g, '').slice(0, 12), 16), at);
+  t.same([...ids].sort(), ids, 'later milliseconds sort later');
 });

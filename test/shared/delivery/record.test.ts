@@ -1,5 +1,5 @@
 // The delivery outcome's rules against a store in memory (no PostgreSQL): what a 2xx, a 5xx and a 4xx on the retry curve write, and what a drop gives back.
-// The same rules against PostgreSQL: test/mta/outbound/deliver/outcomes.test.ts.
+// The same rules against PostgreSQL: test/mta/outbound/deliver/worker.outcomes.test.ts.
 import t from 'tap';
 import { loadConfig } from '../../../shared/config/index.js';
 import { classify, type SmtpOutcome } from '../../../shared/delivery/classify.js';

@@ -25,7 +25,8 @@ async function contact(tenantId: string, email: string): Promise<string> {
 }
 
 async function open(tenantId: string, recipient: string, at: Date, detail: Record<string, unknown> = {}): Promise<void> {
-  await sql`insert into events (id, tenant_id, type, recipient, detail, occurred_at) values (${randomUUID()}, ${tenantId}, 'open', ${recipient}, ${sql.json(detail as postgres.JSONValue)}, ${at})`;
+  await sql`insert into events (id, tenant_id, type, recipient, detail, occurred_at)
+            values (${randomUUID()}, ${tenantId}, 'open', ${recipient}, ${sql.json(detail as postgres.JSONValue)}, ${at})`;
 }
 
 const hourOf = async (id: string) => (await sql<{ best_send_hour: number | null }[]>`select best_send_hour from contacts where id = ${id}`)[0]!.best_send_hour;

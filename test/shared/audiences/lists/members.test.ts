@@ -205,7 +205,8 @@ t.test('a contact deleted while a batch adds it is either refused as deleted or 
   // Bounded wait until the batch is blocked on the contact's row lock.
   for (let i = 0; i < 200; i++) {
     const [row] = await sql<{ n: number }[]>`
-      select count(*)::int as n from pg_stat_activity where datname = current_database() and wait_event_type = 'Lock' and query like '%insert into list_members%'`;
+      select count(*)::int as n from pg_stat_activity
+      where datname = current_database() and wait_event_type = 'Lock' and query like '%insert into list_members%'`;
     if (row!.n > 0) break;
     await new Promise((r) => setTimeout(r, 25));
   }

@@ -44,7 +44,12 @@ t.test('checks against a loopback DNS server', async (t) => {
     t.match(two.error, /permerror/);
     t.match(
       two.found,
-      /include:spf\.mx\.mailpath\.test ~all \| v=spf1 include:_spf\.google\.com ~all|include:_spf\.google\.com ~all \| v=spf1 include:spf\.mx\.mailpath\.test ~all/,
+      new RegExp(
+        [
+          /include:spf\.mx\.mailpath\.test ~all \| v=spf1 include:_spf\.google\.com ~all/.source,
+          /include:_spf\.google\.com ~all \| v=spf1 include:spf\.mx\.mailpath\.test ~all/.source,
+        ].join('|'),
+      ),
     );
 
     server.setTxt('spf-missing.example', ['v=spf1 include:_spf.google.com mx -all']);
@@ -95,7 +100,9 @@ t.test('checks against a loopback DNS server', async (t) => {
     server.setTxt(host, [[record.slice(0, 20), record.slice(20, 200), record.slice(200)]]);
     t.equal((await checkDkim(dns, host, key.publicKey)).verified, true, 'split inside the tags: still joined without separator');
 
-    const folded = `v=DKIM1; k=rsa; p=${key.publicKey.slice(0, 100)} ${key.publicKey.slice(100, 200)}\t${key.publicKey.slice(200, 300)}\r\n ${key.publicKey.slice(300)}`;
+    const folded =
+      `v=DKIM1; k=rsa; p=${key.publicKey.slice(0, 100)} ${key.publicKey.slice(100, 200)}\t${key.publicKey.slice(200, 300)}\r\n ` +
+      `${key.publicKey.slice(300)}`;
     server.setTxt(host, [folded]);
     t.equal((await checkDkim(dns, host, key.publicKey)).verified, true, 'folding whitespace inside p= is tolerated');
 

@@ -87,7 +87,8 @@ t.test('the database holds one owner per name, and only an owner verified or dri
   }
   t.equal(
     await violated(
-      sql`insert into domains (tenant_id, name, unicode_name, owned_at, superseded_at, created_at) values (${b}, 'both.example', 'both.example', now(), now(), now())`,
+      sql`insert into domains (tenant_id, name, unicode_name, owned_at, superseded_at, created_at)
+          values (${b}, 'both.example', 'both.example', now(), now(), now())`,
     ),
     'domains_superseded_unowned',
   );

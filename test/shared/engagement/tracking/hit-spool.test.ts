@@ -30,8 +30,8 @@ function spoolDir(t: { teardown(fn: () => unknown): void }): string {
 }
 
 /** A spooled line as the spool writes it (written here by hand: the format is what a later process reads back). */
-const line = (h: SpooledHit) =>
-  `${JSON.stringify({ id: h.id, kind: h.hit.kind, sendId: h.hit.sendId, url: h.hit.url, links: h.hit.links, userAgent: h.hit.userAgent, ip: h.hit.ip, at: h.hit.at.getTime() })}\n`;
+const line = ({ id, hit }: SpooledHit) =>
+  `${JSON.stringify({ id, kind: hit.kind, sendId: hit.sendId, url: hit.url, links: hit.links, userAgent: hit.userAgent, ip: hit.ip, at: hit.at.getTime() })}\n`;
 
 /** A token no running process has: a pid above Linux's pid_max. */
 const DEAD = '4999999-12345-0';

@@ -44,7 +44,8 @@ async function delivered(): Promise<string> {
   const id = randomUUID();
   await sql`
     insert into sends (id, tenant_id, source, mode, status, from_email, to_email, subject, message_id, envelope_from, created_at, updated_at)
-    values (${id}, ${tenantId}, 'api', 'live', 'delivered', 'n@shop.example', 'r@dest.example', 'Hi', ${`${id}@shop.example`}, 'b@shop.example', '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`;
+    values (${id}, ${tenantId}, 'api', 'live', 'delivered', 'n@shop.example', 'r@dest.example', 'Hi', ${`${id}@shop.example`}, 'b@shop.example',
+            '2026-01-01T00:00:00Z', '2026-01-01T00:00:00Z')`;
   return id;
 }
 
