@@ -45,6 +45,18 @@ export function sessionCookieOf(request: FastifyRequest): string | undefined {
   return cookies(request)[SESSION_COOKIE] || undefined;
 }
 
+/** An Authorization header that carries a credential: `Bearer <credential>`. */
+export const BEARER = /^Bearer\s+(\S+)\s*$/i;
+
+/**
+ * The credential a request presents, as the guard reads it: the Authorization header's if it has one (such a request
+ * never looks at cookies), else the session cookie's.
+ */
+export function presentedCredential(request: FastifyRequest): string | undefined {
+  const header = request.headers.authorization;
+  return header ? BEARER.exec(header)?.[1] : sessionCookieOf(request);
+}
+
 /**
  * A cookie-authenticated write must carry the token made from this browser's CSRF secret: a page of another site can
  * make the browser send the cookies (SameSite=Strict already stops most), never read the token to send it.

@@ -5,7 +5,7 @@ import type { Principal } from '../../shared/accounts/auth/principal.js';
 import { scopeRefusal } from '../../shared/accounts/keys/scopes.js';
 import { resolveMailboxSession } from '../../shared/inbound/workspace-mailboxes/sessions.js';
 import type { ApiContext } from '../context.js';
-import { assertCsrf, sessionCookieOf } from '../app-session.js';
+import { assertCsrf, BEARER, sessionCookieOf } from '../app-session.js';
 
 export type AuthOutcome = { principal: Principal; error?: undefined } | { principal?: undefined; error: AppError | undefined };
 
@@ -24,7 +24,7 @@ export function authenticate(ctx: ApiContext, request: FastifyRequest, config: F
     if (cookie) return cookieSession(ctx, request, cookie);
     return { error: new AppError('unauthenticated', 'missing credential: send Authorization: Bearer <JWT or API key>') };
   }
-  const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
+  const match = BEARER.exec(header);
   if (!match) return { error: new AppError('unauthenticated', 'unparseable Authorization header: expected Bearer <credential>') };
   const credential = match[1]!;
   if (ctx.credentials.isApiKey(credential)) {

@@ -6,8 +6,9 @@ import { z } from 'zod';
 import { register } from '../../shared/accounts/auth/accounts.js';
 import { changePassword } from '../../shared/accounts/auth/password-change.js';
 import { completeTotpChallenge, signIn } from '../../shared/accounts/auth/sign-in.js';
+import { signOutSession } from '../../shared/accounts/auth/sign-out.js';
 import { acceptInvite } from '../../shared/accounts/team/accept.js';
-import { clearAppSession, csrfTokenFor, establishAppSession, sessionCookieOf } from '../app-session.js';
+import { clearAppSession, csrfTokenFor, establishAppSession, presentedCredential } from '../app-session.js';
 import { defineRoute } from '../route.js';
 import { loginBody, registerBody, totpPending } from './auth.js';
 import { totpChallengeBody } from './auth-2fa.js';
@@ -113,8 +114,7 @@ export const appSessionRoutes: FastifyPluginAsyncZod = async (app) => {
     response: appSession,
     handler: async ({ principal, request, reply }) => {
       // The guard has verified it; only its expiry is read here.
-      const credential = sessionCookieOf(request) ?? request.headers.authorization?.replace(/^Bearer\s+/i, '') ?? '';
-      const expiresAt = decodeJwt(credential).exp ?? nowSeconds();
+      const expiresAt = decodeJwt(presentedCredential(request) ?? '').exp ?? nowSeconds();
       return { user_id: principal.user!.id, tenant_id: principal.tenant.id, expires_at: expiresAt, csrf_token: csrfTokenFor(request, reply) };
     },
   });
@@ -125,9 +125,14 @@ export const appSessionRoutes: FastifyPluginAsyncZod = async (app) => {
     auth: 'public',
     tags: TAGS,
     summary: 'Sign the dashboard out',
-    description: 'Expires the session and CSRF cookies of this browser. Public: signing out needs no valid session.',
+    description:
+      'Ends the session the cookie (or a Bearer session JWT) stands for, so a copy of it is refused from now on, and ' +
+      "expires this browser's session and CSRF cookies. The user's other sessions stay signed in. " +
+      'Public: signing out needs no valid session.',
     response: z.object({ signed_out: z.literal(true) }),
-    handler: async ({ reply }) => {
+    handler: async ({ request, reply }) => {
+      const credential = presentedCredential(request);
+      if (credential) await signOutSession(ctx, credential);
       clearAppSession(reply);
       return { signed_out: true as const };
     },

@@ -7577,7 +7577,7 @@ class Client(_Transport):
     def delete_auth_session(self) -> DeleteAuthSessionResult:
         """DELETE /auth/session: Sign the dashboard out
 
-        Expires the session and CSRF cookies of this browser. Public: signing out needs no valid session."""
+        Ends the session the cookie (or a Bearer session JWT) stands for, so a copy of it is refused from now on, and expires this browser's session and CSRF cookies. The user's other sessions stay signed in. Public: signing out needs no valid session."""
         return self._call("DELETE", "/auth/session", query=None, body=None, expect="data")  # type: ignore[no-any-return]
 
     def post_auth_session_2fa(self, body: PostAuthSession2faBody) -> PostAuthSession2faResult:

@@ -64,7 +64,7 @@ export interface paths {
         post: operations["postAuthSession"];
         /**
          * Sign the dashboard out
-         * @description Expires the session and CSRF cookies of this browser. Public: signing out needs no valid session.
+         * @description Ends the session the cookie (or a Bearer session JWT) stands for, so a copy of it is refused from now on, and expires this browser's session and CSRF cookies. The user's other sessions stay signed in. Public: signing out needs no valid session.
          */
         delete: operations["deleteAuthSession"];
         options?: never;

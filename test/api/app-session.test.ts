@@ -195,3 +195,33 @@ t.test('sign-out expires both cookies', async (t) => {
     t.ok(cookies.get(name)?.attributes.includes('max-age=0'), `${name} expires now`);
   }
 });
+
+t.test("sign-out ends the session itself: a kept copy of the cookie is refused, the user's other sessions stay", async (t) => {
+  const user = await registerTenant(app);
+  const browser = await signIn(user);
+  const elsewhere = await signIn(user);
+  t.equal((await call(app, 'GET', '/whoami', { headers: { cookie: browser.cookie } })).status, 200, 'signed in before');
+  const out = await call(app, 'DELETE', '/auth/session', { headers: { cookie: browser.cookie } });
+  t.equal(out.status, 200);
+  const copy = await call(app, 'GET', '/whoami', { headers: { cookie: browser.cookie } });
+  t.equal(copy.status, 401, 'the cookie a thief copied before sign-out no longer works');
+  t.equal(copy.body.error, 'unauthenticated');
+  t.equal((await call(app, 'GET', '/whoami', { headers: { cookie: elsewhere.cookie } })).status, 200, 'another browser stays signed in');
+  t.equal((await call(app, 'GET', '/whoami', { token: user.token })).status, 200, 'so does the Bearer session');
+  const again = await call(app, 'DELETE', '/auth/session', { headers: { cookie: browser.cookie } });
+  t.equal(again.status, 200, 'signing out twice is fine');
+  const [row] = await test.sql<{ count: number }[]>`select count(*)::int as count from revoked_sessions where user_id = ${user.userId}`;
+  t.equal(row!.count, 1, 'one revocation recorded');
+});
+
+t.test('DELETE /auth/session with a Bearer session JWT ends that session; an API key or junk ends nothing', async (t) => {
+  const user = await registerTenant(app);
+  const key = await call(app, 'POST', '/api-keys', { token: user.token, body: { name: 'k' } });
+  const asKey = await call(app, 'DELETE', '/auth/session', { token: key.body.data.key });
+  t.equal(asKey.status, 200);
+  t.equal((await call(app, 'GET', '/whoami', { token: key.body.data.key })).status, 200, 'the key still works');
+  t.equal((await call(app, 'DELETE', '/auth/session', { headers: { authorization: 'Bearer junk' } })).status, 200, 'junk is no error');
+  t.equal((await call(app, 'GET', '/whoami', { token: user.token })).status, 200, 'the session is untouched so far');
+  t.equal((await call(app, 'DELETE', '/auth/session', { token: user.token })).status, 200);
+  t.equal((await call(app, 'GET', '/whoami', { token: user.token })).status, 401, 'the Bearer session is over');
+});

@@ -30,6 +30,8 @@ interface UserRecord {
   tenant: TenantCols;
   /** Milliseconds since the epoch: sessions issued before it (a password change) are refused. */
   sessionsValidAfter: number;
+  /** The jtis of the user's sessions signed out before they expire (revoked_sessions). */
+  revokedSessions: ReadonlySet<string>;
 }
 
 const MAX_CACHE_ENTRIES = 20_000;
@@ -122,9 +124,18 @@ export class CredentialResolver {
     let entry = this.users.get(claims.userId);
     if (!this.fresh(entry)) {
       const [row] = await this.db<
-        (TenantRow & { user_id: string; email: string; role: UserRole; user_super: boolean; first_name: string | null; sessions_valid_after: Date })[]
+        (TenantRow & {
+          user_id: string;
+          email: string;
+          role: UserRole;
+          user_super: boolean;
+          first_name: string | null;
+          sessions_valid_after: Date;
+          revoked: string[];
+        })[]
       >`
         select u.id as user_id, u.email, u.role, u.is_super_admin as user_super, u.first_name, u.sessions_valid_after,
+               array(select r.jti from revoked_sessions r where r.user_id = u.id and r.expires_at > now()) as revoked,
                t.id, t.name, t.slug, t.plan_id, t.is_sandbox, t.is_super_admin, t.status
         from users u join tenants t on t.id = u.tenant_id
         where u.id = ${claims.userId}`;
@@ -132,12 +143,14 @@ export class CredentialResolver {
         user: { id: row.user_id, email: row.email, role: row.role, is_super_admin: row.user_super, first_name: row.first_name },
         tenant: tenantOf(row),
         sessionsValidAfter: row.sessions_valid_after.getTime(),
+        revokedSessions: new Set(row.revoked),
       };
       this.remember(this.users, claims.userId, value);
       entry = this.users.get(claims.userId)!;
     }
     const record = entry.value;
     if (!record || claims.issuedAtMs < record.sessionsValidAfter) return undefined;
+    if (claims.sessionId !== undefined && record.revokedSessions.has(claims.sessionId)) return undefined;
     if (claims.impersonatorUserId !== undefined) return this.impersonated(record, claims.tenantId);
     if (record.tenant.id !== claims.tenantId) return undefined;
     // A valid session of a suspended tenant gets a clear 403 rather than a vague 401.

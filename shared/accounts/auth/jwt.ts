@@ -15,6 +15,8 @@ export interface SessionClaims {
    */
   issuedAtMs: number;
   expiresAt: number;
+  /** The token's jti: what a sign-out revokes (revoked_sessions), so only this session ends, not the user's others. */
+  sessionId?: string;
   /**
    * Set on an impersonation token (claims is_impersonating and impersonator_user_id): the super-admin who minted it.
    * Equal to userId: the session is the super-admin's, scoped to another tenant (tenantId).
@@ -160,6 +162,7 @@ export class SessionTokens {
         issuedAt: payload.iat ?? 0,
         issuedAtMs: issuedAtMs(payload),
         expiresAt: payload.exp ?? 0,
+        ...(typeof payload.jti === 'string' ? { sessionId: payload.jti } : {}),
         ...(impersonating ? { impersonatorUserId: payload.sub } : {}),
       };
     } catch (err) {
