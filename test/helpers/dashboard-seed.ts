@@ -78,10 +78,28 @@ export async function waitForStatus(dev: DevServer, tenant: SeededTenant, ids: s
   throw new Error(`sends did not all become ${status} within 60 s`);
 }
 
-/** Runs the analytics-rollup worker now (as an operator can), so the per-provider figures include the seeded sends. */
-export async function refreshRollups(dev: DevServer): Promise<void> {
+/** A provider's figures as GET /analytics/esp-scores answers them. */
+export interface ProviderFigures {
+  esp: string;
+  sent: number;
+  delivered: number;
+  deferred: number;
+}
+
+/**
+ * Runs the analytics-rollup worker now (as an operator can) until GET /analytics/esp-scores shows what the test
+ * seeded (at most 30 runs): a delivery's or a deferral's event may land after the send's status a test waited for.
+ */
+export async function refreshRollups(dev: DevServer, tenant: SeededTenant, seeded: (providers: ProviderFigures[]) => boolean): Promise<void> {
   const admin = await must(callDev(dev, 'POST', '/auth/login', undefined, { email: 'admin@mailpath.local', password: 'Root-password-123' }), 'admin login');
-  await must(callDev(dev, 'POST', '/admin/workers/analytics-rollup/run-now', admin['token'] as string), 'run the rollup worker');
+  let providers: ProviderFigures[] = [];
+  for (let run = 0; run < 30; run++) {
+    await must(callDev(dev, 'POST', '/admin/workers/analytics-rollup/run-now', admin['token'] as string), 'run the rollup worker');
+    providers = ((await must(callDev(dev, 'GET', '/analytics/esp-scores', tenant.token), 'the provider figures'))['items'] ?? []) as ProviderFigures[];
+    if (seeded(providers)) return;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  throw new Error(`the rollups never showed what was seeded: ${JSON.stringify(providers)}`);
 }
 
 /** Signs the browser in through the sign-in page and waits for the overview. */
