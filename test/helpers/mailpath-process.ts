@@ -67,6 +67,21 @@ export interface MailpathProcess {
  * from source, tsx compiles the tree at each start, which takes 20 s and more on a loaded 2-core machine).
  */
 export async function startMailpathProcess(env: Record<string, string>): Promise<MailpathProcess> {
+  // A port found free can be taken by another test file's server before the child binds it: such a start is tried
+  // again on other ports (at most three tries).
+  let attempt = 1;
+  while (true) {
+    try {
+      return await startOnce(env);
+    } catch (err) {
+      if (attempt++ >= 3 || !PORT_TAKEN.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+const PORT_TAKEN = /mailpath exited with 1:[\s\S]*MAILPATH_\w+_PORT \d+ is in use/;
+
+async function startOnce(env: Record<string, string>): Promise<MailpathProcess> {
   const [httpsPort, httpPort] = [await freePort(), await freePort()];
   // Every role runs unless env says otherwise: the MX must not collide with another process's.
   const mxPort = env['MAILPATH_MX_PORT'] ? Number(env['MAILPATH_MX_PORT']) : await freePort();
@@ -121,7 +136,10 @@ export async function startMailpathProcess(env: Record<string, string>): Promise
   };
   const deadline = Date.now() + 60_000;
   while (Date.now() < deadline) {
-    if (!running()) throw new Error(`mailpath exited with ${child.exitCode ?? child.signalCode}:\n${output}`);
+    if (!running()) {
+      rmSync(dataDir, { recursive: true, force: true });
+      throw new Error(`mailpath exited with ${child.exitCode ?? child.signalCode}:\n${output}`);
+    }
     const up = await https(httpsPort, 'GET', '/whoami').then(
       (r) => r.status === 401,
       () => false,

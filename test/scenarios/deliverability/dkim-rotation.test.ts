@@ -23,7 +23,8 @@ async function setup(t: TestLike, env: Record<string, string> = {}): Promise<Set
       MAILPATH_DNS_SERVERS: dns.address,
       MAILPATH_PUBLIC_RESOLVERS: resolvers.map((r) => r.address).join(','),
       MAILPATH_HOSTNAME: 'mx.mailpath.test',
-      MAILPATH_CONFIG__DNS__TIMEOUT_MS: '150',
+      // Long enough for the loopback servers of a busy test process to answer, short for the resolver that never does.
+      MAILPATH_CONFIG__DNS__TIMEOUT_MS: '1000',
       MAILPATH_CONFIG__DNS__TRIES: '1',
       MAILPATH_CONFIG__DKIM__RETIRING_GRACE_HOURS: '2',
       ...env,
