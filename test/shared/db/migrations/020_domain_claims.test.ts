@@ -1,33 +1,13 @@
 // Migration 020 on a database holding domains from before claims: proven domains own their names, the rest become pending claims with a fresh expiry.
 import t from 'tap';
-import { randomBytes } from 'node:crypto';
-import postgres from 'postgres';
-import { connect } from '../../../../shared/db/connection.js';
-import { loadMigrations, migrate } from '../../../../shared/db/migrate.js';
-import { createLogger } from '../../../../shared/kernel/log.js';
-import { ADMIN_URL } from '../../../helpers/db.js';
+import { databaseBefore } from '../../../helpers/migration-db.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
 
 const CLAIMS = 20;
 
-const name = `mp_test_claims_${randomBytes(6).toString('hex')}`;
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database "${name}"`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${name}`;
-const sql = connect(url.toString(), createLogger('silent'), { max: 2 });
-t.teardown(async () => {
-  await sql.end({ timeout: 5 });
-  await admin.unsafe(`drop database if exists "${name}" with (force)`);
-  await admin.end();
-});
+const { sql, apply } = await databaseBefore(t, CLAIMS);
 
 t.test('existing domains: verified, drifted or DKIM-proven ones own their names; the others are pending claims for seven more days', async (t) => {
-  const all = loadMigrations();
-  await migrate(
-    sql,
-    all.filter((m) => m.version < CLAIMS),
-  );
   const tenant = await insertTenant(sql);
   const domain = async (label: string, d: { verified?: boolean; drifted?: boolean; dkim?: boolean }) => {
     const [row] = await sql<{ id: string }[]>`
@@ -45,13 +25,7 @@ t.test('existing domains: verified, drifted or DKIM-proven ones own their names;
   const pending = await domain('pending.example', {});
 
   const before = Date.now();
-  t.same(
-    await migrate(
-      sql,
-      all.filter((m) => m.version === CLAIMS),
-    ),
-    [CLAIMS],
-  );
+  t.same(await apply(), [CLAIMS]);
   const rows = new Map(
     (
       await sql<

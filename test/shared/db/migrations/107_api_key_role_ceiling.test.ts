@@ -1,34 +1,15 @@
 // Migration 107 on a database holding API keys from before role ceilings: each key takes its maker's current role, at least developer; a key whose maker is
 // gone takes developer.
-import t from 'tap';
 import { randomBytes } from 'node:crypto';
-import postgres from 'postgres';
-import { connect } from '../../../../shared/db/connection.js';
-import { loadMigrations, migrate } from '../../../../shared/db/migrate.js';
-import { createLogger } from '../../../../shared/kernel/log.js';
-import { ADMIN_URL } from '../../../helpers/db.js';
+import t from 'tap';
+import { databaseBefore } from '../../../helpers/migration-db.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
 
 const CEILING = 107;
 
-const name = `mp_test_ceiling_${randomBytes(6).toString('hex')}`;
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database "${name}"`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${name}`;
-const sql = connect(url.toString(), createLogger('silent'), { max: 2 });
-t.teardown(async () => {
-  await sql.end({ timeout: 5 });
-  await admin.unsafe(`drop database if exists "${name}" with (force)`);
-  await admin.end();
-});
+const { sql, apply } = await databaseBefore(t, CEILING);
 
 t.test("existing keys get their maker's current role as a ceiling, at least developer", async (t) => {
-  const all = loadMigrations();
-  await migrate(
-    sql,
-    all.filter((m) => m.version < CEILING),
-  );
   const tenant = await insertTenant(sql);
   const user = async (role: string) => {
     const [row] = await sql<{ id: string }[]>`
@@ -49,13 +30,7 @@ t.test("existing keys get their maker's current role as a ceiling, at least deve
     demoted: await key(await user('viewer')),
     orphan: await key(null),
   };
-  t.same(
-    await migrate(
-      sql,
-      all.filter((m) => m.version === CEILING),
-    ),
-    [CEILING],
-  );
+  t.same(await apply(), [CEILING]);
   const ceilings = new Map((await sql<{ id: string; role_ceiling: string }[]>`select id, role_ceiling from api_keys`).map((r) => [r.id, r.role_ceiling]));
   t.equal(ceilings.get(keys.owner), 'owner');
   t.equal(ceilings.get(keys.admin), 'admin');

@@ -1,35 +1,16 @@
 // Migration 110 on a database holding inbound webhook deliveries from the pg-boss days: pending rows become due at their creation, finished rows keep
 // no due time, and a pending row without one can no longer be written.
 import t from 'tap';
-import { randomBytes, randomUUID } from 'node:crypto';
-import postgres from 'postgres';
-import { connect } from '../../../../shared/db/connection.js';
-import { loadMigrations, migrate } from '../../../../shared/db/migrate.js';
-import { createLogger } from '../../../../shared/kernel/log.js';
+import { randomUUID } from 'node:crypto';
 import { claimDueDeliveries } from '../../../../shared/webhooks/inbound/queries.js';
-import { ADMIN_URL } from '../../../helpers/db.js';
+import { databaseBefore } from '../../../helpers/migration-db.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
 
 const OUTBOX = 110;
 
-const name = `mp_test_outbox_${randomBytes(6).toString('hex')}`;
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database "${name}"`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${name}`;
-const sql = connect(url.toString(), createLogger('silent'), { max: 2 });
-t.teardown(async () => {
-  await sql.end({ timeout: 5 });
-  await admin.unsafe(`drop database if exists "${name}" with (force)`);
-  await admin.end();
-});
+const { sql, apply } = await databaseBefore(t, OUTBOX);
 
 t.test('pending deliveries are due from their creation; finished ones stay without a due time', async (t) => {
-  const all = loadMigrations();
-  await migrate(
-    sql,
-    all.filter((m) => m.version < OUTBOX),
-  );
   const tenant = await insertTenant(sql);
   const created = new Date('2026-11-30T08:00:00.000Z');
   const delivery = async (status: 'pending' | 'delivered', nextAttemptAt: Date | null) => {
@@ -49,14 +30,7 @@ t.test('pending deliveries are due from their creation; finished ones stay witho
   const retrying = await delivery('pending', new Date('2026-11-30T09:00:00.000Z'));
   const delivered = await delivery('delivered', null);
 
-  t.same(
-    await migrate(
-      sql,
-      all.filter((m) => m.version === OUTBOX),
-    ),
-    [OUTBOX],
-    'applies where pg-boss was never installed (its retired jobs are removed only when its table exists)',
-  );
+  t.same(await apply(), [OUTBOX], 'applies where pg-boss was never installed (its retired jobs are removed only when its table exists)');
   const due = new Map(
     (await sql<{ id: string; next_attempt_at: Date | null }[]>`select id, next_attempt_at from inbound_webhook_deliveries`).map((r) => [
       r.id,

@@ -1,36 +1,17 @@
 // Migration 111 on a database whose rollups were computed before deferrals were counted per domain: the hours of the
 // last 30 days that hold a deferral are marked for the worker, which then counts them; older hours are left alone.
-import { randomBytes, randomUUID } from 'node:crypto';
-import postgres from 'postgres';
+import { randomUUID } from 'node:crypto';
 import t from 'tap';
-import { connect } from '../../../../shared/db/connection.js';
-import { loadMigrations, migrate } from '../../../../shared/db/migrate.js';
 import { refreshStaleHours } from '../../../../shared/engagement/analytics/queries.js';
-import { createLogger } from '../../../../shared/kernel/log.js';
-import { ADMIN_URL } from '../../../helpers/db.js';
+import { databaseBefore } from '../../../helpers/migration-db.js';
 import { insertTenant } from '../../../helpers/tenant-rows.js';
 
 const DEFERRED = 111;
 const HOUR = 3_600_000;
 
-const name = `mp_test_deferred_${randomBytes(6).toString('hex')}`;
-const admin = postgres(ADMIN_URL, { max: 1, onnotice: () => {} });
-await admin.unsafe(`create database "${name}"`);
-const url = new URL(ADMIN_URL);
-url.pathname = `/${name}`;
-const sql = connect(url.toString(), createLogger('silent'), { max: 2 });
-t.teardown(async () => {
-  await sql.end({ timeout: 5 });
-  await admin.unsafe(`drop database if exists "${name}" with (force)`);
-  await admin.end();
-});
+const { sql, apply } = await databaseBefore(t, DEFERRED);
 
 t.test('recent hours with a deferral are recomputed with it; older ones are not touched', async (t) => {
-  const all = loadMigrations();
-  await migrate(
-    sql,
-    all.filter((m) => m.version < DEFERRED),
-  );
   const tenant = await insertTenant(sql);
   const event = async (type: string, recipient: string, ageMs: number) => sql`
     insert into events (id, tenant_id, type, recipient, detail, occurred_at)
@@ -47,13 +28,7 @@ t.test('recent hours with a deferral are recomputed with it; older ones are not 
     values (${tenant}, date_trunc('hour', now() - interval '2 hours', 'UTC'), 'gmail.com', 1, 0),
       (${tenant}, date_trunc('hour', now() - interval '3 hours', 'UTC'), 'outlook.com', 0, 1)`;
 
-  t.same(
-    await migrate(
-      sql,
-      all.filter((m) => m.version === DEFERRED),
-    ),
-    [DEFERRED],
-  );
+  t.same(await apply(), [DEFERRED]);
   const [marked] = await sql<{ n: number }[]>`select count(distinct hour)::int as n from analytics_stale_hours where tenant_id = ${tenant}`;
   t.equal(marked!.n, 1, 'only the recent hour holding a deferral is marked');
   while ((await refreshStaleHours(sql, 100)) > 0);
