@@ -73,6 +73,68 @@ const LONG_POLES = [
   'shared/audiences/segments/compile.random',
   'scenarios/inbound/durability',
 ].map((name) => join('test', `${name}.test.ts`));
+// Test files that share a process. Under tap each file is a process of its own, and most of a short file's CPU went to
+// what every process repeats: tap's hooks, loading the bundle, and V8 compiling the same code cold (measured on ten
+// files of test/api/routes run one after another: 49.4 s of CPU as ten processes, 17.6 s in one). So the whole-suite
+// run puts files that can share a process into groups of GROUP_SIZE, run one after another in one process (the file
+// itself still runs as written: its teardowns run when its own subtests have ended, before the next file starts).
+// A file keeps a process of its own when it is a long pole, a whole-tree check, a scenario or a test of main/ (they
+// start processes of their own: sharing saves them little), or when it touches what is one per process (root hooks,
+// the environment, signal handlers, process-wide DNS or HTTP settings): PROCESS_STATE finds those in its source.
+const GROUP_SIZE = 8;
+const PROCESS_STATE = new RegExp(
+  [
+    String.raw`^t\.(before|beforeEach|afterEach|after|end|plan|setTimeout|jobs)\(`,
+    String.raw`process\.env(\.|\[)[A-Za-z_'"]+\]? *=[^=]`,
+    String.raw`delete process\.env`,
+    String.raw`process\.(on|once)\(|process\.exit|process\.chdir|process\.argv\[1\]`,
+    String.raw`setServers|setDefaultResultOrder|setGlobalDispatcher`,
+    String.raw`Date\.now *=|globalThis\.[a-zA-Z]+ *=[^=]`,
+    String.raw`getActiveResourcesInfo|_getActiveHandles|memoryUsage`,
+  ].join('|'),
+  'm',
+);
+/** Whether a test file (its path relative to the project root) runs in a process of its own in the whole-suite run. */
+function ownProcess(rel, source) {
+  const parts = rel.split(sep);
+  if (LONG_POLES.includes(rel) || parts.length === 2 || ['scenarios', 'main'].includes(parts[1])) return true;
+  return PROCESS_STATE.test(source);
+}
+
+/** The code of a group's entry: each file imported in turn, its root teardowns run once its own subtests have ended. */
+function groupEntry(files) {
+  const list = files.map((f) => `[${JSON.stringify(relative(ROOT, f).split(sep).join('/'))}, () => import(${JSON.stringify(f)})]`).join(',\n  ');
+  return `import t from 'tap';
+const files = [
+  ${list},
+];
+for (const [name, load] of files) {
+  const teardowns = [];
+  const collect = (fn) => void teardowns.push(fn);
+  // An own property of the root object, in front of tap's plugin proxy (an assignment would go through to the proxy).
+  Object.defineProperty(t, 'teardown', { value: collect, configurable: true, writable: true });
+  if (t.teardown !== collect) throw new Error('tap no longer lets a group collect the root teardowns of a file');
+  t.comment('file ' + name);
+  try {
+    await load();
+    // Queued after every subtest the file queued, so it resolves once they have all ended.
+    await t.test(name + ': its subtests ended', async () => {});
+  } catch (err) {
+    t.fail(name + ' failed to load: ' + (err?.stack ?? err));
+  } finally {
+    delete t.teardown;
+    for (const fn of teardowns.reverse()) {
+      try {
+        await fn();
+      } catch (err) {
+        t.fail(name + ': a teardown failed: ' + (err?.stack ?? err));
+      }
+    }
+  }
+}
+`;
+}
+
 /** A test file's bundled name, without .js, under .build/bundled/: its own path, or under test/0-first/ for a long pole. */
 function bundledName(rel) {
   const name = rel.replace(/\.ts$/, '');
@@ -107,11 +169,18 @@ const UNBUNDLED_PACKAGES = [
 const testPaths = process.argv.slice(2).filter((a) => !a.startsWith('-') && (existsSync(a) || a.endsWith('.ts')));
 // MAILPATH_TEST_BUNDLED=1 runs given test paths bundled too (a failure that only the whole-suite run shows).
 const bundled = process.env.MAILPATH_TEST_UNBUNDLED !== '1' && (testPaths.length === 0 || process.env.MAILPATH_TEST_BUNDLED === '1');
+const testFiles = sources.filter((f) => f.startsWith(join(ROOT, 'test') + sep) && f.endsWith('.test.ts')).sort();
+// Given test paths (someone reading a failure, MAILPATH_TEST_BUNDLED=1) run each file in a process of its own.
+const alone = testPaths.length > 0 ? testFiles : testFiles.filter((f) => ownProcess(relative(ROOT, f), readFileSync(f, 'utf8')));
+const shared = testFiles.filter((f) => !alone.includes(f));
+const groups = Array.from({ length: Math.ceil(shared.length / GROUP_SIZE) }, (_, i) => shared.slice(i * GROUP_SIZE, (i + 1) * GROUP_SIZE));
+const GROUP_NAMESPACE = 'mailpath-test-group';
 if (bundled) {
   await build({
     // The `mailpath` command too: the processes tests start (test/helpers/cli.ts) load it bundled, for the same reason.
     entryPoints: [
-      ...sources.filter((f) => f.startsWith(join(ROOT, 'test') + sep) && f.endsWith('.test.ts')).map((f) => ({ in: f, out: bundledName(relative(ROOT, f)) })),
+      ...alone.map((f) => ({ in: f, out: bundledName(relative(ROOT, f)) })),
+      ...groups.map((_, i) => ({ in: `${GROUP_NAMESPACE}:${i}`, out: join('test', '1-grouped', `${String(i + 1).padStart(2, '0')}.test`) })),
       { in: join(ROOT, 'main', 'cli.ts'), out: join('main', 'cli') },
     ],
     outdir: BUNDLED,
@@ -127,6 +196,17 @@ if (bundled) {
     // CommonJS packages in an ES module bundle call `require`.
     banner: { js: "import { createRequire as __mailpathCreateRequire } from 'node:module'; const require = __mailpathCreateRequire(import.meta.url);" },
     plugins: [
+      {
+        name: 'test-file-groups',
+        setup(b) {
+          b.onResolve({ filter: new RegExp(`^${GROUP_NAMESPACE}:`) }, (args) => ({ path: args.path, namespace: GROUP_NAMESPACE }));
+          b.onLoad({ filter: /.*/, namespace: GROUP_NAMESPACE }, (args) => ({
+            contents: groupEntry(groups[Number(args.path.split(':')[1])]),
+            loader: 'js',
+            resolveDir: ROOT,
+          }));
+        },
+      },
       {
         name: 'per-file-import-meta-url',
         setup(b) {
