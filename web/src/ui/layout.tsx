@@ -80,6 +80,7 @@ function isCurrent(path: string, href: string): boolean {
   const normal = path.endsWith('/') ? path : `${path}/`;
   // Settings is one entry for all its pages (keys, team, sender, audit): any of them makes it current.
   if (href.startsWith('/app/settings/')) return normal.startsWith('/app/settings/');
+  if (href.startsWith('/app/audiences/')) return normal.startsWith('/app/audiences/');
   return href === '/app/' ? normal === '/app/' : normal.startsWith(href.endsWith('/') ? href : `${href}/`);
 }
 
