@@ -39,6 +39,8 @@ export const ROUTES: PageRoute[] = [
   { path: '/app/audiences/lists/:id', component: page(() => import('./pages/audiences/list')) },
   { path: '/app/audiences/imports', component: page(() => import('./pages/audiences/imports')) },
   { path: '/app/audiences/imports/:id', component: page(() => import('./pages/audiences/import')) },
+  { path: '/app/templates', component: page(() => import('./pages/templates/templates')) },
+  { path: '/app/templates/:id', component: page(() => import('./pages/templates/template')) },
   { path: '/app/inbound', component: page(() => import('./pages/inbound')) },
   { path: '/app/inbound/:mailbox/:message', component: page(() => import('./pages/inbound-message')) },
   { path: '/app/webhooks', component: page(() => import('./pages/webhooks')) },
@@ -53,6 +55,7 @@ export const NAVIGATION: { href: string; label: string }[] = [
   { href: '/app/activity', label: 'Activity' },
   // One entry for the audience pages: their own navigation (pages/audiences/nav.tsx) moves between them.
   { href: '/app/audiences/contacts', label: 'Audiences' },
+  { href: '/app/templates', label: 'Templates' },
   { href: '/app/inbound', label: 'Inbound' },
   { href: '/app/webhooks', label: 'Webhooks' },
   { href: '/app/account', label: 'Account' },
