@@ -39,6 +39,8 @@ export const ROUTES: PageRoute[] = [
   { path: '/app/audiences/lists/:id', component: page(() => import('./pages/audiences/list')) },
   { path: '/app/audiences/imports', component: page(() => import('./pages/audiences/imports')) },
   { path: '/app/audiences/imports/:id', component: page(() => import('./pages/audiences/import')) },
+  { path: '/app/campaigns', component: page(() => import('./pages/campaigns/campaigns')) },
+  { path: '/app/campaigns/:id', component: page(() => import('./pages/campaigns/campaign')) },
   { path: '/app/templates', component: page(() => import('./pages/templates/templates')) },
   { path: '/app/templates/:id', component: page(() => import('./pages/templates/template')) },
   { path: '/app/inbound', component: page(() => import('./pages/inbound')) },
@@ -55,6 +57,7 @@ export const NAVIGATION: { href: string; label: string }[] = [
   { href: '/app/activity', label: 'Activity' },
   // One entry for the audience pages: their own navigation (pages/audiences/nav.tsx) moves between them.
   { href: '/app/audiences/contacts', label: 'Audiences' },
+  { href: '/app/campaigns', label: 'Campaigns' },
   { href: '/app/templates', label: 'Templates' },
   { href: '/app/inbound', label: 'Inbound' },
   { href: '/app/webhooks', label: 'Webhooks' },

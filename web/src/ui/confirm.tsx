@@ -15,6 +15,8 @@ export function ConfirmButton(props: {
   onConfirm: () => void;
   busy?: boolean;
   class?: string;
+  /** primary: a step forward (sending), not a loss; the buttons are then not red. */
+  tone?: 'danger' | 'primary';
 }) {
   const dialog = useRef<HTMLDialogElement>(null);
   const opener = useRef<HTMLButtonElement>(null);
@@ -29,7 +31,7 @@ export function ConfirmButton(props: {
       <button
         type="button"
         ref={opener}
-        class={props.class ?? 'danger'}
+        class={props.class ?? (props.tone === 'primary' ? undefined : 'danger')}
         aria-label={props.ariaLabel}
         disabled={props.busy}
         onClick={() => {
@@ -48,7 +50,7 @@ export function ConfirmButton(props: {
           </button>
           <button
             type="button"
-            class="danger"
+            class={props.tone === 'primary' ? undefined : 'danger'}
             onClick={() => {
               close();
               props.onConfirm();

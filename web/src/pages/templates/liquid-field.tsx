@@ -9,7 +9,7 @@ export interface LiquidError {
   reason: string;
 }
 
-const LIQUID_ERROR = /^(subject|body_html|body_text): Liquid syntax error at line (\d+), column (\d+): (.*)$/s;
+const LIQUID_ERROR = /^([a-z_]+): Liquid syntax error at line (\d+), column (\d+): (.*)$/s;
 
 /** The part, line, column and reason of an API refusal that names a Liquid syntax error; undefined for any other. */
 export function liquidError(message: string): LiquidError | undefined {

@@ -1,0 +1,113 @@
+// The campaign pages in a real Chromium against a real `mailpath dev` whose new domains may send 3 a day: a campaign
+// written in the editor to a list of 5, its confirmation forecasting 3 today under the warm-up cap as the API does,
+// sent, watched to 3 delivered with the rest waiting for tomorrow's allowance, its report equal to the API's stats,
+// listed and found by name, duplicated. No serious accessibility violation, console error or CSP violation.
+import t from 'tap';
+import { Agent, request } from 'undici';
+import { accessibilityViolations, launchBrowser, newUser, screenshot } from '../../helpers/browser.js';
+import { mailpathArgs } from '../../helpers/cli.js';
+import { callDev, type SeededTenant, seedTenant, signIn } from '../../helpers/dashboard-seed.js';
+import { startDevServer } from '../../helpers/dev-server.js';
+
+const dev = await startDevServer(t, mailpathArgs('dev'), { MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[3]', MAILPATH_CONFIG__WARMUP__INITIAL_TIER: '0' });
+const browser = await launchBrowser(t);
+const unexpected = (list: string[]) => list.filter((line) => !/Failed to load resource: the server responded with a status of 4\d\d/.test(line));
+const insecure = new Agent({ connect: { rejectUnauthorized: false } });
+
+async function api(tenant: SeededTenant, method: 'GET' | 'POST', path: string, body?: unknown) {
+  const answer = await callDev(dev, method, path, tenant.key, body);
+  if (answer.status >= 300) throw new Error(`${method} ${path}: ${answer.status} ${JSON.stringify(answer.body)}`);
+  return (answer.body as { data: any }).data;
+}
+
+const acme = await seedTenant(dev, 'campaigns');
+const list = await api(acme, 'POST', '/lists', { name: 'Newsletter' });
+const csv = `email,first_name\n${['ann', 'bob', 'cat', 'dan', 'eve'].map((n) => `${n}@example.com,${n}`).join('\n')}\n`;
+const imported = await request(`${dev.origin}/api/v1/contacts/imports?list_id=${list.id}`, {
+  method: 'POST',
+  dispatcher: insecure,
+  headers: { authorization: `Bearer ${acme.key}`, 'content-type': 'text/csv' },
+  body: csv,
+});
+const importId = ((await imported.body.json()) as { data: { id: string } }).data.id;
+for (let i = 0; i < 80 && (await api(acme, 'GET', `/lists/${list.id}`)).member_count < 5; i++) await new Promise((r) => setTimeout(r, 250));
+if ((await api(acme, 'GET', `/contacts/imports/${importId}`)).inserted !== 5) throw new Error('the list was not seeded');
+
+/** Reloads until the page's progress reads `delivered` delivered (bounded: 60 tries, 500 ms apart). */
+async function waitDelivered(page: import('playwright-core').Page, delivered: number): Promise<boolean> {
+  for (let i = 0; i < 60; i++) {
+    const words =
+      (await page
+        .getByTestId('progress-words')
+        .textContent()
+        .catch(() => '')) ?? '';
+    if (words.endsWith(`${delivered} delivered`)) return true;
+    await new Promise((r) => setTimeout(r, 500));
+  }
+  return false;
+}
+
+t.test('from the editor to the report: the forecast under a 3-a-day cap, 3 delivered, the rest waiting', async (t) => {
+  const { page, problems, context } = await newUser(browser);
+  t.teardown(() => context.close());
+  await signIn(page, dev, acme);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Campaigns' }).click();
+  await page.getByRole('link', { name: 'New campaign' }).click();
+  await page.getByLabel('Name').fill('December news');
+  await page.getByLabel('Send to').selectOption({ label: 'Newsletter' });
+  await page.getByTestId('target-count').getByText('5 members').waitFor();
+  await page.getByLabel('Subject', { exact: true }).fill('News for {{ contact.first_name }}');
+  await page.getByLabel('HTML body').fill('<p>Hello {{ contact.first_name }}, see <a href="https://example.com/news">the news</a>.</p>');
+  await page.getByLabel('Text body').fill('Hello {{ contact.first_name }}.');
+  t.same(await accessibilityViolations(page), [], 'the editor: no serious or critical violation');
+  await screenshot(page, 'campaign-editor');
+  await page.getByRole('button', { name: 'Create campaign' }).click();
+  await page.waitForURL(/\/app\/campaigns\/[0-9a-f-]{36}$/);
+  const id = page.url().split('/').pop()!;
+  const stored = await api(acme, 'GET', `/campaigns/${id}`);
+  t.same([stored.name, stored.list_id, stored.status], ['December news', list.id, 'draft'], 'the API has the draft with its list');
+
+  await page.getByRole('button', { name: 'Send now' }).click();
+  const dialog = page.getByRole('dialog');
+  await dialog.getByTestId('forecast').waitFor();
+  const forecast = await api(acme, 'GET', `/campaigns/${id}/forecast`);
+  t.same([forecast.recipients, forecast.today, forecast.limited_by], [5, 3, 'warmup'], 'the API: 3 of 5 today, held by the warm-up cap');
+  t.equal(await dialog.getByTestId('forecast-today').textContent(), '3 of 5', 'the confirmation says 3 of 5 go today');
+  t.match(await dialog.getByTestId('forecast').textContent(), /warm-up allowance/, 'and what holds the rest back');
+  t.match(await dialog.getByTestId('forecast').textContent(), /tier 0, 3 a day/, 'the tier and its cap');
+  t.ok(await dialog.getByTestId('forecast-rest').isVisible(), 'and when the rest starts going');
+  t.same(await accessibilityViolations(page), [], 'the send confirmation: no serious or critical violation');
+  await screenshot(page, 'campaign-forecast');
+  await dialog.getByRole('button', { name: 'Send now' }).click();
+
+  t.ok(await waitDelivered(page, 3), 'the progress reaches 3 delivered');
+  const after = await api(acme, 'GET', `/campaigns/${id}`);
+  t.same([after.progress.delivered, after.waiting_reason], [3, 'warmup_cap'], 'the API: 3 delivered, the rest waiting for the cap');
+  await page
+    .getByTestId('waiting')
+    .getByText(/tomorrow's warm-up allowance/)
+    .waitFor();
+  const stats = await api(acme, 'GET', `/campaigns/${id}/stats`);
+  await page.getByTestId('kpi-delivered-value').getByText(String(stats.delivered)).waitFor();
+  t.equal(await page.getByTestId('kpi-sent-value').textContent(), String(stats.sent), 'the report: sent as the API says');
+  t.equal(stats.delivered, 3, 'the API: 3 delivered');
+  t.equal(await page.getByTestId('kpi-opens-value').textContent(), String(stats.unique_opens), 'opens as the API says');
+  t.same(await accessibilityViolations(page), [], 'a sending campaign: no serious or critical violation');
+  await screenshot(page, 'campaign-sending');
+
+  await page.getByRole('link', { name: 'All campaigns' }).click();
+  await page.getByLabel('Name or subject contains').fill('december');
+  await page.getByRole('button', { name: 'Search' }).click();
+  const row = page.getByTestId('campaign-row').filter({ hasText: 'December news' });
+  await row.waitFor();
+  t.match(await row.textContent(), /3 of 5/, 'listed with 3 of its 5 sent');
+  t.same(await accessibilityViolations(page), [], 'campaigns: no serious or critical violation');
+  await screenshot(page, 'campaigns');
+
+  await row.getByRole('link', { name: 'December news' }).click();
+  await page.getByRole('button', { name: 'Duplicate' }).click();
+  await page.waitForURL((url) => /\/app\/campaigns\/[0-9a-f-]{36}$/.test(url.pathname) && !url.pathname.endsWith(id));
+  await page.getByRole('button', { name: 'Save campaign' }).waitFor();
+  t.equal(await page.getByLabel('Name').inputValue(), (await api(acme, 'GET', `/campaigns/${page.url().split('/').pop()}`)).name, 'the copy, a draft');
+  t.same(unexpected(problems.list), [], 'no console error or CSP violation');
+});

@@ -1,0 +1,49 @@
+// One campaign: a draft's editor and its send (with the forecast), or a started one's progress (read again every two
+// seconds while it sends) and its report.
+import { useEffect, useState } from 'preact/hooks';
+import { useRoute } from 'preact-iso/router';
+import { api, unwrap } from '../../api';
+import { hasRole, identity } from '../../session';
+import { useTitle } from '../../ui/layout';
+import { Loading, useLoad } from '../../ui/load';
+import { CampaignEditor, draftOf, EMPTY_DRAFT } from './editor';
+import { CampaignReport } from './report';
+import { SendPanel } from './send';
+
+const WATCH_MS = 2000;
+
+export default function Campaign() {
+  const { params } = useRoute();
+  const id = params['id'] === 'new' ? undefined : params['id'];
+  const [version, setVersion] = useState(0);
+  const load = useLoad(async () => (id ? unwrap(api.GET('/campaigns/{id}', { params: { path: { id } } })) : undefined), [id, version]);
+  const c = load.data;
+  useTitle(id ? (c?.name ?? 'Campaign') : 'New campaign');
+  const moving = c ? ['sending', 'scheduled'].includes(c.status) : false;
+  useEffect(() => {
+    if (!moving) return;
+    const timer = setTimeout(() => setVersion((v) => v + 1), WATCH_MS);
+    return () => clearTimeout(timer);
+  }, [moving, c]);
+  const canWrite = hasRole(identity.value, 'developer');
+  return (
+    <>
+      <p>
+        <a href="/app/campaigns">All campaigns</a>
+      </p>
+      <h1>{id ? (c?.name ?? 'Campaign') : 'New campaign'}</h1>
+      {!id && <CampaignEditor id={undefined} initial={EMPTY_DRAFT} onSaved={() => {}} />}
+      {id && (
+        <Loading state={load} what="the campaign">
+          {(c) => (
+            <>
+              {canWrite && <SendPanel campaign={c} onChange={() => setVersion((v) => v + 1)} />}
+              {c.status === 'draft' && canWrite && <CampaignEditor key={c.id} id={c.id} initial={draftOf(c)} onSaved={() => setVersion((v) => v + 1)} />}
+              {c.status !== 'draft' && <CampaignReport id={c.id} version={version} />}
+            </>
+          )}
+        </Loading>
+      )}
+    </>
+  );
+}
