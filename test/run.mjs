@@ -88,9 +88,9 @@ const PROCESS_STATE = new RegExp(
     String.raw`process\.env(\.|\[)[A-Za-z_'"]+\]? *=[^=]`,
     String.raw`delete process\.env`,
     String.raw`process\.(on|once)\(|process\.exit|process\.chdir|process\.argv\[1\]`,
-    String.raw`setServers|setDefaultResultOrder|setGlobalDispatcher`,
+    'setServers|setDefaultResultOrder|setGlobalDispatcher',
     String.raw`Date\.now *=|globalThis\.[a-zA-Z]+ *=[^=]`,
-    String.raw`getActiveResourcesInfo|_getActiveHandles|memoryUsage`,
+    'getActiveResourcesInfo|_getActiveHandles|memoryUsage',
   ].join('|'),
   'm',
 );

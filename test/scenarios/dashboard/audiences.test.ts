@@ -200,3 +200,48 @@ t.test('phone width and the dark theme: contacts and an import fit, with no viol
   t.same(await accessibilityViolations(phone.page), [], 'imports, dark: no serious or critical violation');
   t.same(unexpected(phone.problems.list), []);
 });
+
+t.test('a segment built in the page: its live count equals the API count of the same definition, saved and counted', async (t) => {
+  const { page, problems, context } = await newUser(browser);
+  t.teardown(() => context.close());
+  await signIn(page, dev, acme);
+  await page.goto(`${dev.origin}/app/audiences/segments`);
+  await page.getByRole('link', { name: 'New segment' }).click();
+  await page.getByTestId('live-count').getByText('Finish the rules to count.').waitFor();
+  await page.getByLabel('Rule 1 value').fill('person00');
+  await page.getByRole('button', { name: 'Add a rule' }).click();
+  await page.getByLabel('Rule 2 field').selectOption({ label: 'First name' });
+  await page.getByLabel('Rule 2 comparison').selectOption({ label: 'is' });
+  await page.getByLabel('Rule 2 value').fill('Person');
+  const definition = {
+    op: 'AND',
+    rules: [
+      { type: 'field', field: 'email', operator: 'contains', value: 'person00' },
+      { type: 'field', field: 'first_name', operator: 'eq', value: 'Person' },
+    ],
+  };
+  const preview = (await api(acme, 'POST', '/segments/preview', { definition })).data.count as number;
+  t.equal(preview, 9, 'the API: person000…009 but the erased one');
+  await page.getByTestId('live-count').getByText(`${preview} contacts match now`).waitFor();
+  t.pass('the live count is the API count');
+  await page.getByLabel('Contacts who match').selectOption('OR');
+  const any = (await api(acme, 'POST', '/segments/preview', { definition: { ...definition, op: 'OR' } })).data.count as number;
+  await page.getByTestId('live-count').getByText(`${any} contacts match now`).waitFor();
+  t.ok(any > preview, 'any of the rules: more, as the API counts them');
+  await page.getByLabel('Contacts who match').selectOption('AND');
+  await page.getByLabel('Segment name').fill('Early people');
+  await page.getByRole('button', { name: 'Create segment' }).click();
+  await page.waitForURL(/\/app\/audiences\/segments\/[0-9a-f-]{36}$/);
+  const id = page.url().split('/').pop()!;
+  t.same((await api(acme, 'GET', `/segments/${id}`)).data.definition, definition, 'the API stored the definition built');
+  await page.getByTestId('live-count').getByText(`${preview} contacts match now`).waitFor();
+  t.same(await accessibilityViolations(page), [], 'the segment builder: no serious or critical violation');
+  await screenshot(page, 'segment');
+  await page.getByRole('navigation', { name: 'Audiences' }).getByRole('link', { name: 'Segments' }).click();
+  await page.getByRole('button', { name: 'Count Early people' }).click();
+  const count = (await api(acme, 'GET', `/segments/${id}/count`)).data.count as number;
+  await page.getByTestId('segment-row').getByText(`${count} contacts`).waitFor();
+  t.equal(count, preview, 'the saved segment counts the same');
+  t.same(await accessibilityViolations(page), [], 'segments: no serious or critical violation');
+  t.same(unexpected(problems.list), [], 'no console error or CSP violation');
+});

@@ -11,20 +11,7 @@ import { Loading, useLoad } from '../../ui/load';
 import { TableWrap, when } from '../settings/nav';
 import { ContactStatus } from './contacts';
 import { AudiencePage } from './nav';
-
-const PROFILE: { key: string; label: string }[] = [
-  { key: 'first_name', label: 'First name' },
-  { key: 'last_name', label: 'Last name' },
-  { key: 'company', label: 'Company' },
-  { key: 'title', label: 'Title' },
-  { key: 'phone', label: 'Phone' },
-  { key: 'mobile_phone', label: 'Mobile phone' },
-  { key: 'city', label: 'City' },
-  { key: 'state', label: 'State' },
-  { key: 'country', label: 'Country' },
-  { key: 'postal_code', label: 'Postal code' },
-  { key: 'timezone', label: 'Time zone' },
-];
+import { PROFILE } from './profile';
 
 function shown(value: unknown): string {
   if (value === null || value === undefined || value === '') return '—';

@@ -7,6 +7,7 @@ import { useTitle } from '../../ui/layout';
 const PAGES = [
   { href: '/app/audiences/contacts', label: 'Contacts' },
   { href: '/app/audiences/lists', label: 'Lists' },
+  { href: '/app/audiences/segments', label: 'Segments' },
   { href: '/app/audiences/imports', label: 'Imports' },
 ];
 
