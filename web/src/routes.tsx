@@ -45,6 +45,7 @@ export const ROUTES: PageRoute[] = [
   { path: '/app/campaigns/:id', component: page(() => import('./pages/campaigns/campaign')) },
   { path: '/app/templates', component: page(() => import('./pages/templates/templates')) },
   { path: '/app/templates/:id', component: page(() => import('./pages/templates/template')) },
+  { path: '/app/audiences/suppressions', component: page(() => import('./pages/audiences/suppressions')) },
   { path: '/app/inbound', component: page(() => import('./pages/inbound')) },
   { path: '/app/inbound/:mailbox/:message', component: page(() => import('./pages/inbound-message')) },
   { path: '/app/webhooks', component: page(() => import('./pages/webhooks')) },

@@ -245,3 +245,30 @@ t.test('a segment built in the page: its live count equals the API count of the 
   t.same(await accessibilityViolations(page), [], 'segments: no serious or critical violation');
   t.same(unexpected(problems.list), [], 'no console error or CSP violation');
 });
+
+t.test('suppressions: added in bulk (each outcome said), searched, filtered and lifted, as the API lists them', async (t) => {
+  const { page, problems, context } = await newUser(browser);
+  t.teardown(() => context.close());
+  await signIn(page, dev, acme);
+  await page.goto(`${dev.origin}/app/audiences/suppressions`);
+  await page.getByTestId('suppression-count').waitFor();
+  const before = (await api(acme, 'GET', '/suppressions?limit=1')).total as number;
+  await page.getByLabel('Addresses to suppress').fill('stop1@example.com, stop2@example.com not-an-address');
+  await page.getByRole('button', { name: 'Suppress', exact: true }).click();
+  await page.getByText('2 added, 0 already suppressed, 1 invalid').waitFor();
+  const total = (await api(acme, 'GET', '/suppressions?limit=1')).total as number;
+  t.equal(total, before + 2, 'the API: 2 more');
+  await page.getByTestId('suppression-count').getByText(`${total} addresses`).waitFor();
+  await page.getByLabel('Reason').selectOption('manual');
+  await page.getByTestId('suppression-count').getByText('2 addresses').waitFor();
+  await page.getByLabel('Address contains').fill('stop2');
+  await page.getByRole('button', { name: 'Search' }).click();
+  await page.getByTestId('suppression-count').getByText('1 address').waitFor();
+  t.same(await accessibilityViolations(page), [], 'suppressions: no serious or critical violation');
+  await screenshot(page, 'suppressions');
+  await page.getByRole('button', { name: 'Lift stop2@example.com' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Lift' }).click();
+  await page.getByTestId('suppression-count').getByText('0 addresses').waitFor();
+  t.equal((await api(acme, 'GET', '/suppressions?q=stop2')).total, 0, 'the API: lifted');
+  t.same(unexpected(problems.list), [], 'no console error or CSP violation');
+});

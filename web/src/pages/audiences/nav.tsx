@@ -9,6 +9,7 @@ const PAGES = [
   { href: '/app/audiences/lists', label: 'Lists' },
   { href: '/app/audiences/segments', label: 'Segments' },
   { href: '/app/audiences/imports', label: 'Imports' },
+  { href: '/app/audiences/suppressions', label: 'Suppressions' },
 ];
 
 export function AudiencePage(props: { title: string; lead?: ComponentChildren; children: ComponentChildren }) {
