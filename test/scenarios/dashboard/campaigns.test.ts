@@ -1,12 +1,12 @@
 // The campaign pages in a real Chromium against a real `mailpath dev` whose new domains may send 3 a day: a campaign
 // written in the editor to a list of 5, its confirmation forecasting 3 today under the warm-up cap as the API does,
 // sent, watched to 3 delivered with the rest waiting for tomorrow's allowance, its report equal to the API's stats,
-// listed and found by name, duplicated. No serious accessibility violation, console error or CSP violation.
+// listed and found by name, duplicated; the analytics page's totals, providers and cohort equal the API's. No serious accessibility violation, console error or CSP violation.
 import t from 'tap';
 import { Agent, request } from 'undici';
 import { accessibilityViolations, launchBrowser, newUser, screenshot } from '../../helpers/browser.js';
 import { mailpathArgs } from '../../helpers/cli.js';
-import { callDev, type SeededTenant, seedTenant, signIn } from '../../helpers/dashboard-seed.js';
+import { callDev, refreshRollups, type SeededTenant, seedTenant, signIn } from '../../helpers/dashboard-seed.js';
 import { startDevServer } from '../../helpers/dev-server.js';
 
 const dev = await startDevServer(t, mailpathArgs('dev'), { MAILPATH_CONFIG__WARMUP__TIER_CAPS: '[3]', MAILPATH_CONFIG__WARMUP__INITIAL_TIER: '0' });
@@ -109,5 +109,34 @@ t.test('from the editor to the report: the forecast under a 3-a-day cap, 3 deliv
   await page.waitForURL((url) => /\/app\/campaigns\/[0-9a-f-]{36}$/.test(url.pathname) && !url.pathname.endsWith(id));
   await page.getByRole('button', { name: 'Save campaign' }).waitFor();
   t.equal(await page.getByLabel('Name').inputValue(), (await api(acme, 'GET', `/campaigns/${page.url().split('/').pop()}`)).name, 'the copy, a draft');
+  t.same(unexpected(problems.list), [], 'no console error or CSP violation');
+});
+
+t.test("analytics: the range's totals, the providers and this week's cohort equal the API's", async (t) => {
+  await refreshRollups(dev, acme, (providers) => providers.some((p) => p.delivered === 3));
+  const { page, problems, context } = await newUser(browser);
+  t.teardown(() => context.close());
+  await signIn(page, dev, acme);
+  await page.getByRole('navigation', { name: 'Main' }).getByRole('link', { name: 'Analytics' }).click();
+  await page.getByTestId('rollup-totals').waitFor();
+  const since = new Date(Date.now() - 30 * 24 * 3_600_000).toISOString();
+  const rollup = await api(acme, 'GET', `/analytics/rollup?granularity=day&since=${encodeURIComponent(since)}`);
+  const sum = (key: string) => rollup.buckets.reduce((n: number, b: Record<string, number>) => n + b[key]!, 0);
+  t.equal(sum('delivered'), 3, 'the API: 3 delivered in 30 days');
+  t.match(await page.getByTestId('rollup-totals').textContent(), `${sum('sent')} sent · ${sum('delivered')} delivered`, 'the page: the same totals');
+  await page.getByLabel('Range').selectOption('72h');
+  await page
+    .getByTestId('rollup-totals')
+    .getByText(/^3 sent · 3 delivered/)
+    .waitFor();
+  t.pass('by hour over 72 hours: the same 3');
+  const cohorts = await api(acme, 'GET', '/analytics/cohort-retention?metric=opened&weeks=8');
+  const newest = cohorts.cohorts.at(-1);
+  t.equal(newest.size, 5, "the API: this week's cohort is the 5 imported");
+  await page.getByTestId('cohort-row').last().waitFor();
+  t.match(await page.getByTestId('cohort-row').last().textContent(), `${newest.week_start}5`, "the page: this week's cohort of 5");
+  t.ok((await page.getByTestId('cohort-row').count()) === cohorts.cohorts.length, 'one row per cohort, as the API lists them');
+  t.same(await accessibilityViolations(page), [], 'analytics: no serious or critical violation');
+  await screenshot(page, 'analytics');
   t.same(unexpected(problems.list), [], 'no console error or CSP violation');
 });
