@@ -1,7 +1,8 @@
 // The campaign pages in a real Chromium against a real `mailpath dev` whose new domains may send 3 a day: a campaign
 // written in the editor to a list of 5, its confirmation forecasting 3 today under the warm-up cap as the API does,
 // sent, watched to 3 delivered with the rest waiting for tomorrow's allowance, its report equal to the API's stats,
-// listed and found by name, duplicated; the analytics page's totals, providers and cohort equal the API's. No serious accessibility violation, console error or CSP violation.
+// listed and found by name, duplicated; the analytics page's totals and cohort equal the API's. No serious
+// accessibility violation, console error or CSP violation.
 import t from 'tap';
 import { Agent, request } from 'undici';
 import { accessibilityViolations, launchBrowser, newUser, screenshot } from '../../helpers/browser.js';
