@@ -1,7 +1,8 @@
 // The campaign pages in a real Chromium against a real `mailpath dev` whose new domains may send 3 a day: a campaign
 // written in the editor to a list of 5, its confirmation forecasting 3 today under the warm-up cap as the API does,
 // sent, watched to 3 delivered with the rest waiting for tomorrow's allowance, its report equal to the API's stats,
-// listed and found by name, duplicated; the analytics page's totals and cohort equal the API's. No serious
+// listed and found by name, duplicated; an A/B test's variants and significance as the API reports them, finalized
+// from the report; the analytics page's totals and cohort equal the API's. No serious
 // accessibility violation, console error or CSP violation.
 import t from 'tap';
 import { Agent, request } from 'undici';
@@ -22,17 +23,22 @@ async function api(tenant: SeededTenant, method: 'GET' | 'POST', path: string, b
 }
 
 const acme = await seedTenant(dev, 'campaigns');
-const list = await api(acme, 'POST', '/lists', { name: 'Newsletter' });
-const csv = `email,first_name\n${['ann', 'bob', 'cat', 'dan', 'eve'].map((n) => `${n}@example.com,${n}`).join('\n')}\n`;
-const imported = await request(`${dev.origin}/api/v1/contacts/imports?list_id=${list.id}`, {
-  method: 'POST',
-  dispatcher: insecure,
-  headers: { authorization: `Bearer ${acme.key}`, 'content-type': 'text/csv' },
-  body: csv,
-});
-const importId = ((await imported.body.json()) as { data: { id: string } }).data.id;
-for (let i = 0; i < 80 && (await api(acme, 'GET', `/lists/${list.id}`)).member_count < 5; i++) await new Promise((r) => setTimeout(r, 250));
-if ((await api(acme, 'GET', `/contacts/imports/${importId}`)).inserted !== 5) throw new Error('the list was not seeded');
+/** A list of five contacts imported through the API, waited for (bounded: 80 tries, 250 ms apart). */
+async function seedList(tenant: SeededTenant, name: string): Promise<{ id: string }> {
+  const created = await api(tenant, 'POST', '/lists', { name });
+  const csv = `email,first_name\n${['ann', 'bob', 'cat', 'dan', 'eve'].map((n) => `${n}@example.com,${n}`).join('\n')}\n`;
+  const imported = await request(`${dev.origin}/api/v1/contacts/imports?list_id=${created.id}`, {
+    method: 'POST',
+    dispatcher: insecure,
+    headers: { authorization: `Bearer ${tenant.key}`, 'content-type': 'text/csv' },
+    body: csv,
+  });
+  const importId = ((await imported.body.json()) as { data: { id: string } }).data.id;
+  for (let i = 0; i < 80 && (await api(tenant, 'GET', `/lists/${created.id}`)).member_count < 5; i++) await new Promise((r) => setTimeout(r, 250));
+  if ((await api(tenant, 'GET', `/contacts/imports/${importId}`)).inserted !== 5) throw new Error('the list was not seeded');
+  return created;
+}
+const list = await seedList(acme, 'Newsletter');
 
 /** Reloads until the page's progress reads `delivered` delivered (bounded: 60 tries, 500 ms apart). */
 async function waitDelivered(page: import('playwright-core').Page, delivered: number): Promise<boolean> {
@@ -139,5 +145,51 @@ t.test("analytics: the range's totals, the providers and this week's cohort equa
   t.ok((await page.getByTestId('cohort-row').count()) === cohorts.cohorts.length, 'one row per cohort, as the API lists them');
   t.same(await accessibilityViolations(page), [], 'analytics: no serious or critical violation');
   await screenshot(page, 'analytics');
+  t.same(unexpected(problems.list), [], 'no console error or CSP violation');
+});
+
+t.test("an A/B test: each variant's figures and the significance as the API reports them, finalized from the report", async (t) => {
+  const tester = await seedTenant(dev, 'ab');
+  const audience = await seedList(tester, 'Testers');
+  const created = await api(tester, 'POST', '/campaigns', {
+    name: 'Subject test',
+    list_id: audience.id,
+    subject: 'Plain subject',
+    subject_b: 'Exciting subject',
+    ab_split_pct: 40,
+    body_text: 'Hello {{ contact.first_name }}.',
+  });
+  await api(tester, 'POST', `/campaigns/${created.id}/send`);
+  let campaign = await api(tester, 'GET', `/campaigns/${created.id}`);
+  for (let i = 0; i < 60 && !(campaign.progress.delivered === 2 && campaign.waiting_reason === 'ab_winner'); i++) {
+    await new Promise((r) => setTimeout(r, 500));
+    campaign = await api(tester, 'GET', `/campaigns/${created.id}`);
+  }
+  t.same([campaign.progress.delivered, campaign.waiting_reason], [2, 'ab_winner'], 'the API: 2 of 5 tried, the rest waiting for a winner');
+  const { page, problems, context } = await newUser(browser);
+  t.teardown(() => context.close());
+  await signIn(page, dev, tester);
+  await page.goto(`${dev.origin}/app/campaigns/${created.id}`);
+  await page.getByTestId('ab-variants').waitFor();
+  const results = await api(tester, 'GET', `/campaigns/${created.id}/ab-results`);
+  for (const v of ['a', 'b'] as const) {
+    const row = await page.getByTestId(`ab-variant-${v}`).textContent();
+    const figures = results[`variant_${v}`];
+    t.match(row, `${figures.subject}${figures.delivered}${figures.unique_opens}`, `variant ${v}: its subject, delivered and opens as the API says`);
+  }
+  t.match(
+    await page.getByTestId('ab-significance').textContent(),
+    results.significance.significant ? /significant at 95 %/ : /No significant difference yet/,
+    'the test as the API decides it',
+  );
+  await page.getByTestId('waiting').getByText('waiting for the A/B winner').waitFor();
+  t.same(await accessibilityViolations(page), [], 'an A/B test: no serious or critical violation');
+  await screenshot(page, 'campaign-ab');
+  await page.getByRole('button', { name: 'Send B to the rest' }).click();
+  await page.getByRole('dialog').getByRole('button', { name: 'Send B to the rest' }).click();
+  await page.getByTestId('ab-variant-b').getByText('winner').waitFor();
+  const after = await api(tester, 'GET', `/campaigns/${created.id}/ab-results`);
+  t.equal(after.winner, 'b', 'the API: B declared the winner');
+  t.equal(await page.getByRole('button', { name: 'Send A to the rest' }).count(), 0, 'no second verdict offered');
   t.same(unexpected(problems.list), [], 'no console error or CSP violation');
 });

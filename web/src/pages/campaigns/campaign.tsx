@@ -7,6 +7,7 @@ import { hasRole, identity } from '../../session';
 import { useTitle } from '../../ui/layout';
 import { Loading, useLoad } from '../../ui/load';
 import { CampaignEditor, draftOf, EMPTY_DRAFT } from './editor';
+import { AbTest } from './ab-test';
 import { CampaignReport } from './report';
 import { SendPanel } from './send';
 
@@ -39,6 +40,7 @@ export default function Campaign() {
             <>
               {canWrite && <SendPanel campaign={c} onChange={() => setVersion((v) => v + 1)} />}
               {c.status === 'draft' && canWrite && <CampaignEditor key={c.id} id={c.id} initial={draftOf(c)} onSaved={() => setVersion((v) => v + 1)} />}
+              {c.status !== 'draft' && c.ab_split_pct !== null && <AbTest id={c.id} version={version} onFinalized={() => setVersion((v) => v + 1)} />}
               {c.status !== 'draft' && <CampaignReport id={c.id} version={version} />}
             </>
           )}
