@@ -8,6 +8,8 @@ import { useTitle } from '../../ui/layout';
 import { Loading, useLoad } from '../../ui/load';
 import { CampaignEditor, draftOf, EMPTY_DRAFT } from './editor';
 import { AbTest } from './ab-test';
+import { Engagement } from './engagement';
+import { ProofSend } from './proof';
 import { CampaignReport } from './report';
 import { SendPanel } from './send';
 
@@ -42,6 +44,8 @@ export default function Campaign() {
               {c.status === 'draft' && canWrite && <CampaignEditor key={c.id} id={c.id} initial={draftOf(c)} onSaved={() => setVersion((v) => v + 1)} />}
               {c.status !== 'draft' && c.ab_split_pct !== null && <AbTest id={c.id} version={version} onFinalized={() => setVersion((v) => v + 1)} />}
               {c.status !== 'draft' && <CampaignReport id={c.id} version={version} />}
+              {c.status !== 'draft' && <Engagement id={c.id} version={version} />}
+              {canWrite && <ProofSend id={c.id} hasVariantB={c.subject_b !== null} />}
             </>
           )}
         </Loading>

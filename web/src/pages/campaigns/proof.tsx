@@ -1,0 +1,77 @@
+// A proof of the campaign: its message rendered for a contact of the workspace (found by address) or for nobody, with
+// "[Proof]" before its subject, sent to up to a few addresses through the same gates as the campaign; each proof's
+// send linked to its message page.
+import { useState } from 'preact/hooks';
+import { api, unwrap } from '../../api';
+import { ErrorNotice, Field, Form, Submit, useAction } from '../../ui/form';
+
+interface Proof {
+  to: string;
+  send_id: string;
+  status: string;
+}
+
+export function ProofSend(props: { id: string; hasVariantB: boolean }) {
+  const [to, setTo] = useState('');
+  const [contact, setContact] = useState('');
+  const [variant, setVariant] = useState<'a' | 'b'>('a');
+  const [sent, setSent] = useState<Proof[] | undefined>(undefined);
+  const send = useAction(async () => {
+    const address = contact.trim().toLowerCase();
+    let contactId: string | undefined;
+    if (address) {
+      const found = (await unwrap(api.GET('/contacts', { params: { query: { q: address, limit: 5 } } }))).items.find((c) => c.email === address);
+      if (!found) throw new Error(`No contact has the address ${address}.`);
+      contactId = found.id;
+    }
+    const recipients = to
+      .split(/[\s,;]+/)
+      .map((e) => e.trim())
+      .filter(Boolean);
+    const answer = await unwrap(
+      api.POST('/campaigns/{id}/proof', {
+        params: { path: { id: props.id } },
+        body: { to: recipients, ...(contactId ? { contact_id: contactId } : {}), ...(props.hasVariantB ? { variant } : {}) },
+      }),
+    );
+    setSent(answer.proofs);
+  });
+  return (
+    <section class="card" aria-labelledby="proof-heading">
+      <h2 id="proof-heading">Proof</h2>
+      <ErrorNotice error={send.error} />
+      <Form onSubmit={send.run} label="Send a proof">
+        <Field label="Send a proof to" name="proof-to" value={to} onInput={setTo} hint="One or a few addresses, separated by commas." required />
+        <Field
+          label="Render it for the contact"
+          name="proof-contact"
+          type="email"
+          value={contact}
+          onInput={setContact}
+          hint="Blank: as nobody (empty fields)."
+        />
+        {props.hasVariantB && (
+          <label class="field">
+            <span class="label">Subject</span>
+            <select value={variant} onChange={(e) => setVariant((e.currentTarget as HTMLSelectElement).value as 'a' | 'b')}>
+              <option value="a">A</option>
+              <option value="b">B</option>
+            </select>
+          </label>
+        )}
+        <Submit busy={send.busy}>Send proof</Submit>
+      </Form>
+      <div aria-live="polite">
+        {sent && (
+          <ul data-testid="proofs">
+            {sent.map((p) => (
+              <li key={p.send_id}>
+                <a href={`/app/activity/${p.send_id}`}>{p.to}</a>: {p.status}
+              </li>
+            ))}
+          </ul>
+        )}
+      </div>
+    </section>
+  );
+}
