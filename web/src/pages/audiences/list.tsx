@@ -7,6 +7,7 @@ import { hasRole, identity } from '../../session';
 import { ConfirmButton } from '../../ui/confirm';
 import { ErrorNotice, Field, Form, Notice, Submit, useAction } from '../../ui/form';
 import { Loading, useLoad } from '../../ui/load';
+import { CursorPager, useCursorPages } from '../../ui/pager';
 import { TableWrap } from '../settings/nav';
 import { ContactStatus } from './contacts';
 import { AudiencePage, counted } from './nav';
@@ -14,9 +15,8 @@ import { AudiencePage, counted } from './nav';
 const PAGE_SIZE = 50;
 
 function Members(props: { id: string; version: number }) {
-  // Cursors of the pages before this one, so "Previous" can go back: the API's cursors only lead forward.
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const after = cursors.at(-1);
+  const pages = useCursorPages();
+  const { after } = pages;
   const load = useLoad(
     () => unwrapList(api.GET('/lists/{id}/members', { params: { path: { id: props.id }, query: { limit: PAGE_SIZE, ...(after ? { after } : {}) } } })),
     [props.id, after, props.version],
@@ -27,7 +27,7 @@ function Members(props: { id: string; version: number }) {
         <>
           <p role="status" data-testid="member-count">
             {counted(page.total, 'member', 'members')}
-            {page.total > PAGE_SIZE ? `; page ${cursors.length}` : ''}
+            {page.total > PAGE_SIZE ? `; page ${pages.number}` : ''}
           </p>
           {page.items.length > 0 && (
             <TableWrap label="Members">
@@ -56,19 +56,7 @@ function Members(props: { id: string; version: number }) {
               </table>
             </TableWrap>
           )}
-          <nav class="pager" aria-label="Pages of members">
-            <button type="button" class="secondary" disabled={cursors.length === 1 || load.loading} onClick={() => setCursors((c) => c.slice(0, -1))}>
-              Previous page
-            </button>
-            <button
-              type="button"
-              class="secondary"
-              disabled={!page.next_cursor || load.loading}
-              onClick={() => setCursors((c) => [...c, page.next_cursor ?? undefined])}
-            >
-              Next page
-            </button>
-          </nav>
+          <CursorPager label="Pages of members" pages={pages} next={page.next_cursor} loading={load.loading} />
         </>
       )}
     </Loading>

@@ -6,6 +6,7 @@ import { hasRole, identity } from '../../session';
 import { ConfirmButton } from '../../ui/confirm';
 import { ErrorNotice, Field, Form, Notice, Submit, useAction } from '../../ui/form';
 import { Loading, useLoad } from '../../ui/load';
+import { CursorPager, useCursorPages } from '../../ui/pager';
 import { TableWrap, when } from '../settings/nav';
 import { AudiencePage, counted } from './nav';
 
@@ -57,8 +58,8 @@ export default function Suppressions() {
   const [text, setText] = useState('');
   const [q, setQ] = useState('');
   const [reason, setReason] = useState<Reason | ''>('');
-  const [cursors, setCursors] = useState<(string | undefined)[]>([undefined]);
-  const after = cursors.at(-1);
+  const pages = useCursorPages();
+  const { after } = pages;
   const load = useLoad(
     () =>
       unwrapList(
@@ -72,7 +73,7 @@ export default function Suppressions() {
   });
   const canWrite = hasRole(identity.value, 'developer');
   const search = (next: { q?: string; reason?: Reason | '' }) => {
-    setCursors([undefined]);
+    pages.restart();
     if (next.q !== undefined) setQ(next.q);
     if (next.reason !== undefined) setReason(next.reason);
   };
@@ -105,7 +106,7 @@ export default function Suppressions() {
             <>
               <p role="status" data-testid="suppression-count">
                 {counted(page.total, 'address', 'addresses')}
-                {page.total > PAGE_SIZE ? `; page ${cursors.length}` : ''}
+                {page.total > PAGE_SIZE ? `; page ${pages.number}` : ''}
               </p>
               {page.items.length > 0 && (
                 <TableWrap label="Suppressions">
@@ -152,19 +153,7 @@ export default function Suppressions() {
                   </table>
                 </TableWrap>
               )}
-              <nav class="pager" aria-label="Pages of suppressions">
-                <button type="button" class="secondary" disabled={cursors.length === 1 || load.loading} onClick={() => setCursors((c) => c.slice(0, -1))}>
-                  Previous page
-                </button>
-                <button
-                  type="button"
-                  class="secondary"
-                  disabled={!page.next_cursor || load.loading}
-                  onClick={() => setCursors((c) => [...c, page.next_cursor ?? undefined])}
-                >
-                  Next page
-                </button>
-              </nav>
+              <CursorPager label="Pages of suppressions" pages={pages} next={page.next_cursor} loading={load.loading} />
             </>
           )}
         </Loading>
@@ -172,7 +161,7 @@ export default function Suppressions() {
       {canWrite && (
         <AddSuppressions
           onAdded={() => {
-            setCursors([undefined]);
+            pages.restart();
             void load.reload();
           }}
         />

@@ -1,8 +1,7 @@
 // The settings pages' own navigation (the main one has a single Settings entry): keys, team, sender, audit log, and
 // the account page, each page's heading under it.
 import type { ComponentChildren } from 'preact';
-import { useLocation } from 'preact-iso/router';
-import { useTitle } from '../../ui/layout';
+import { SectionPage } from '../../ui/section';
 
 const PAGES = [
   { href: '/app/settings/keys', label: 'API keys' },
@@ -13,26 +12,7 @@ const PAGES = [
 ];
 
 export function SettingsPage(props: { title: string; lead?: ComponentChildren; children: ComponentChildren }) {
-  useTitle(props.title);
-  const { path } = useLocation();
-  return (
-    <>
-      <nav aria-label="Settings" class="subnav">
-        <ul>
-          {PAGES.map((p) => (
-            <li key={p.href}>
-              <a href={p.href} aria-current={path === p.href || path.startsWith(`${p.href}/`) ? 'page' : undefined}>
-                {p.label}
-              </a>
-            </li>
-          ))}
-        </ul>
-      </nav>
-      <h1>{props.title}</h1>
-      {props.lead && <p class="muted lead">{props.lead}</p>}
-      {props.children}
-    </>
-  );
+  return <SectionPage section="Settings" pages={PAGES} {...props} />;
 }
 
 /** A date and time as the user's locale writes it; a dash for none. */
