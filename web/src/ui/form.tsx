@@ -125,3 +125,11 @@ export function Submit(props: { busy: boolean; children: ComponentChildren; clas
     </button>
   );
 }
+
+/** The addresses typed into one field, separated by spaces, commas or semicolons. */
+export function addressesIn(text: string): string[] {
+  return text
+    .split(/[\s,;]+/)
+    .map((e) => e.trim())
+    .filter(Boolean);
+}

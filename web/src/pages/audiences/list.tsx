@@ -5,7 +5,7 @@ import { useLocation, useRoute } from 'preact-iso/router';
 import { api, unwrap, unwrapList } from '../../api';
 import { hasRole, identity } from '../../session';
 import { ConfirmButton } from '../../ui/confirm';
-import { ErrorNotice, Field, Form, Notice, Submit, useAction } from '../../ui/form';
+import { addressesIn, ErrorNotice, Field, Form, Notice, Submit, useAction } from '../../ui/form';
 import { Loading, useLoad } from '../../ui/load';
 import { CursorPager, useCursorPages } from '../../ui/pager';
 import { TableWrap } from '../settings/nav';
@@ -67,10 +67,7 @@ function AddMembers(props: { id: string; onAdded: () => void }) {
   const [text, setText] = useState('');
   const [result, setResult] = useState<string | undefined>(undefined);
   const add = useAction(async () => {
-    const emails = text
-      .split(/[\s,;]+/)
-      .map((e) => e.trim())
-      .filter(Boolean);
+    const emails = addressesIn(text);
     const answer = await unwrap(api.POST('/lists/{id}/members/batch', { params: { path: { id: props.id } }, body: { emails } }));
     setResult(
       Object.entries(answer.totals)

@@ -4,7 +4,7 @@ import { useState } from 'preact/hooks';
 import { api, unwrap, unwrapList } from '../../api';
 import { hasRole, identity } from '../../session';
 import { ConfirmButton } from '../../ui/confirm';
-import { ErrorNotice, Field, Form, Notice, Submit, useAction } from '../../ui/form';
+import { addressesIn, ErrorNotice, Field, Form, Notice, Submit, useAction } from '../../ui/form';
 import { Loading, useLoad } from '../../ui/load';
 import { CursorPager, useCursorPages } from '../../ui/pager';
 import { TableWrap, when } from '../settings/nav';
@@ -18,10 +18,7 @@ function AddSuppressions(props: { onAdded: () => void }) {
   const [text, setText] = useState('');
   const [result, setResult] = useState<string | undefined>(undefined);
   const add = useAction(async () => {
-    const emails = text
-      .split(/[\s,;]+/)
-      .map((e) => e.trim())
-      .filter(Boolean);
+    const emails = addressesIn(text);
     if (emails.length === 0) throw new Error('Give at least one address.');
     const answer = await unwrap(api.POST('/suppressions/bulk', { body: { emails, reason: 'manual' } }));
     const { added, already_suppressed, invalid } = answer.totals;

@@ -3,7 +3,7 @@
 // send linked to its message page.
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../../api';
-import { ErrorNotice, Field, Form, Submit, useAction } from '../../ui/form';
+import { addressesIn, ErrorNotice, Field, Form, Submit, useAction } from '../../ui/form';
 
 interface Proof {
   to: string;
@@ -24,10 +24,7 @@ export function ProofSend(props: { id: string; hasVariantB: boolean }) {
       if (!found) throw new Error(`No contact has the address ${address}.`);
       contactId = found.id;
     }
-    const recipients = to
-      .split(/[\s,;]+/)
-      .map((e) => e.trim())
-      .filter(Boolean);
+    const recipients = addressesIn(to);
     const answer = await unwrap(
       api.POST('/campaigns/{id}/proof', {
         params: { path: { id: props.id } },
