@@ -39,8 +39,10 @@ export interface Problems {
 }
 
 /** A new user's browser: its own cookies and storage; the dev server's self-signed certificate accepted. */
-export async function newUser(browser: Browser, options: { width?: number; height?: number; colorScheme?: 'light' | 'dark' } = {}) {
+export async function newUser(browser: Browser, options: { width?: number; height?: number; colorScheme?: 'light' | 'dark'; storageState?: SignedIn } = {}) {
   const context: BrowserContext = await browser.newContext({
+    // A session signed in once (signedIn below) and reused: sign-in attempts are throttled, as for anyone.
+    ...(options.storageState ? { storageState: options.storageState } : {}),
     ignoreHTTPSErrors: true,
     viewport: { width: options.width ?? 1280, height: options.height ?? 860 },
     colorScheme: options.colorScheme ?? 'light',
@@ -55,6 +57,9 @@ export async function newUser(browser: Browser, options: { width?: number; heigh
   page.on('pageerror', (err) => problems.list.push(`page error: ${err.message}`));
   return { context, page, problems };
 }
+
+/** A browser's cookies and storage after it signed in, for other contexts to start from. */
+export type SignedIn = Awaited<ReturnType<BrowserContext['storageState']>>;
 
 interface AxeViolation {
   id: string;

@@ -1,8 +1,9 @@
 // The app: the router over ROUTES, a page needing a session sent to sign-in (and back after), the shell around it.
 import { ErrorBoundary } from 'preact-iso/lazy';
 import { exec, LocationProvider, Route, Router, useLocation } from 'preact-iso/router';
-import { useEffect } from 'preact/hooks';
+import { useEffect, useState } from 'preact/hooks';
 import { identity, restoreSession } from './session';
+import { ErrorNotice } from './ui/form';
 import { Shell } from './ui/layout';
 import { ROUTES } from './routes';
 import NotFound from './pages/not-found';
@@ -38,11 +39,22 @@ ROUTES.find((r) => exec(location.pathname, r.path))
   .catch(() => undefined);
 
 export function App() {
-  useEffect(() => {
-    restoreSession().catch(() => {
-      identity.value = null;
-    });
-  }, []);
+  // Why the session could not be checked (rate-limited, the API down): said with a retry, never taken for signed out.
+  const [startError, setStartError] = useState<unknown>(undefined);
+  const start = () => {
+    setStartError(undefined);
+    restoreSession().catch(setStartError);
+  };
+  useEffect(start, []);
+  if (startError !== undefined)
+    return (
+      <main class="auth" id="main">
+        <ErrorNotice error={startError} />
+        <button type="button" onClick={start}>
+          Try again
+        </button>
+      </main>
+    );
   if (identity.value === undefined) return <p class="muted">Loading…</p>;
   return (
     <LocationProvider scope="/app">

@@ -45,6 +45,7 @@ export const ROUTES: PageRoute[] = [
   { path: '/app/campaigns/:id', component: page(() => import('./pages/campaigns/campaign')) },
   { path: '/app/templates', component: page(() => import('./pages/templates/templates')) },
   { path: '/app/templates/:id', component: page(() => import('./pages/templates/template')) },
+  { path: '/app/audiences/fields', component: page(() => import('./pages/audiences/fields')) },
   { path: '/app/audiences/suppressions', component: page(() => import('./pages/audiences/suppressions')) },
   { path: '/app/analytics', component: page(() => import('./pages/analytics/analytics')) },
   { path: '/app/inbound', component: page(() => import('./pages/inbound')) },

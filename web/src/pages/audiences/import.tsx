@@ -9,7 +9,7 @@ import { TableWrap, when } from '../settings/nav';
 import { ImportBar } from './imports';
 import { AudiencePage } from './nav';
 
-const WATCH_MS = 1000;
+const WATCH_MS = 3000;
 
 export default function Import() {
   const { params } = useRoute();

@@ -9,7 +9,7 @@ import { TableWrap, when } from '../settings/nav';
 import { AudiencePage } from './nav';
 
 /** How often an import still running is read again. */
-const WATCH_MS = 1000;
+const WATCH_MS = 3000;
 const RUNNING = ['uploading', 'queued', 'running'];
 
 interface ImportProgress {

@@ -7,6 +7,7 @@ const PAGES = [
   { href: '/app/audiences/contacts', label: 'Contacts' },
   { href: '/app/audiences/lists', label: 'Lists' },
   { href: '/app/audiences/segments', label: 'Segments' },
+  { href: '/app/audiences/fields', label: 'Custom fields' },
   { href: '/app/audiences/imports', label: 'Imports' },
   { href: '/app/audiences/suppressions', label: 'Suppressions' },
 ];

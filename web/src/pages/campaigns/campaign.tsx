@@ -1,4 +1,4 @@
-// One campaign: a draft's editor and its send (with the forecast), or a started one's progress (read again every two
+// One campaign: a draft's editor and its send (with the forecast), or a started one's progress (read again every three
 // seconds while it sends) and its report.
 import { useEffect, useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso/router';
@@ -13,7 +13,7 @@ import { ProofSend } from './proof';
 import { CampaignReport } from './report';
 import { SendPanel } from './send';
 
-const WATCH_MS = 2000;
+const WATCH_MS = 3000;
 
 export default function Campaign() {
   const { params } = useRoute();
