@@ -1,33 +1,24 @@
-// The rest of a campaign's report: the hourly trend of the last 72 hours, clicks by link (the share of each drawn as
+// The rest of a campaign's report: clicks by link (the share of each drawn as
 // a bar), goal conversions with revenue, and the engagement CSV (every event, for the caller's own analysis).
 import { api, unwrap } from '../../api';
-import { TimeSeriesChart } from '../../ui/chart';
 import { Loading, useLoad } from '../../ui/load';
 import { TableWrap } from '../settings/nav';
 
 export function Engagement(props: { id: string; version: number }) {
   const load = useLoad(async () => {
     const path = { params: { path: { id: props.id } } };
-    const [stats, heatmap, goals] = await Promise.all([
-      unwrap(api.GET('/campaigns/{id}/stats', path)),
+    const [heatmap, goals] = await Promise.all([
       unwrap(api.GET('/campaigns/{id}/click-heatmap', path)),
       unwrap(api.GET('/campaigns/{id}/goal-conversions', path)),
     ]);
-    return { trend: stats.hourly_trend, heatmap, goals };
+    return { heatmap, goals };
   }, [props.id, props.version]);
   return (
     <section class="card" aria-labelledby="engagement-heading">
       <h2 id="engagement-heading">Engagement</h2>
       <Loading state={load} what="the engagement">
-        {({ trend, heatmap, goals }) => (
+        {({ heatmap, goals }) => (
           <>
-            <div class="charts">
-              <TimeSeriesChart
-                title="Last 72 hours"
-                times={trend.map((h) => Date.parse(h.hour) / 1000)}
-                series={(['delivered', 'opens', 'clicks'] as const).map((k) => ({ label: k, values: trend.map((h) => h[k]) }))}
-              />
-            </div>
             <h3>Clicks by link</h3>
             {heatmap.by_url.length === 0 ? (
               <p>No clicks yet.</p>

@@ -1,6 +1,7 @@
 // A campaign's report (GET /campaigns/{id}/stats): sent, delivered, opens, clicks, bounces, unsubscribes and
-// complaints with their rates, and opens and clicks by country.
+// complaints with their rates, the hourly trend of the last 72 hours, and opens and clicks by country.
 import { api, unwrap } from '../../api';
+import { TimeSeriesChart } from '../../ui/chart';
 import { KpiGrid } from '../../ui/kpi';
 import { Loading, useLoad } from '../../ui/load';
 import { TableWrap } from '../settings/nav';
@@ -36,6 +37,13 @@ export function CampaignReport(props: { id: string; version: number }) {
               <Figure label="Unsubscribed" value={s.unsubscribes} rate={`${percent(s.unsubscribe_rate)} of delivered`} testId="kpi-unsubscribes" />
               <Figure label="Complained" value={s.complaints} rate={`${percent(s.complaint_rate)} of delivered`} testId="kpi-complaints" />
             </KpiGrid>
+            <div class="charts">
+              <TimeSeriesChart
+                title="Last 72 hours"
+                times={s.hourly_trend.map((h) => Date.parse(h.hour) / 1000)}
+                series={(['delivered', 'opens', 'clicks'] as const).map((k) => ({ label: k, values: s.hourly_trend.map((h) => h[k]) }))}
+              />
+            </div>
             <p class="hint">
               Without machine opens (privacy proxies, scanners): {s.unique_human_opens.toLocaleString()} opened, {s.unique_human_clicks.toLocaleString()}{' '}
               clicked.
