@@ -102,6 +102,24 @@ t.test('from the editor to the report: the forecast under a 3-a-day cap, 3 deliv
   t.same(await accessibilityViolations(page), [], 'a sending campaign: no serious or critical violation');
   await screenshot(page, 'campaign-sending');
 
+  // The API's rate limit met while the page watches (answered here by the browser, once, as the API words it): the
+  // report stays shown with a line saying so, and the next read waits the Retry-After asked for, not the usual 3 s.
+  const reads: number[] = [];
+  await page.route(`**/api/v1/campaigns/${id}`, async (route) => {
+    if (route.request().method() !== 'GET') return route.continue();
+    reads.push(Date.now());
+    if (reads.length > 1) return route.continue();
+    const body = JSON.stringify({ error: 'rate_limited', message: 'Too many requests: try again in 7 s.' });
+    return route.fulfill({ status: 429, headers: { 'content-type': 'application/json', 'retry-after': '7' }, body });
+  });
+  await page.getByTestId('rate-limited').waitFor({ timeout: 10_000 });
+  t.match(await page.getByTestId('rate-limited').textContent(), /wait 7 s/, 'the page says how long it waits');
+  t.ok(await page.getByTestId('kpi-sent-value').isVisible(), 'the report stays shown');
+  await page.getByTestId('rate-limited').waitFor({ state: 'detached', timeout: 15_000 });
+  t.equal(reads.length, 2, 'one read after the refusal');
+  t.ok(reads[1]! - reads[0]! >= 6_900, `the next read waited the Retry-After (${reads[1]! - reads[0]!} ms)`);
+  await page.unroute(`**/api/v1/campaigns/${id}`);
+
   const conversions = await api(acme, 'GET', `/campaigns/${id}/goal-conversions`);
   t.equal(
     await page.getByTestId('goal-conversions').textContent(),

@@ -2,7 +2,13 @@
 // after a change of the page's own. The one hook every page loads with, so every page behaves alike under fast clicks.
 import type { ComponentChildren } from 'preact';
 import { useEffect, useRef, useState } from 'preact/hooks';
+import { ApiError } from '../api';
 import { ErrorNotice } from './form';
+
+/** How often a page that watches something moving (an import, a sending campaign) reads it again. */
+export const WATCH_MS = 3000;
+/** A 429 without a usable Retry-After waits this long. */
+const RATE_LIMITED_MS = 10_000;
 
 export interface Loaded<T> {
   data: T | undefined;
@@ -49,14 +55,49 @@ export function useLoad<T>(load: () => Promise<T>, inputs: unknown[], show?: (da
   return { ...state, reload };
 }
 
-/** A section's body: "Loading…" (announced), the refusal as the API wrote it, or the children with the data. */
+/** How long the API asked to wait when `error` is its rate limit (429), in milliseconds; undefined for anything else. */
+export function rateLimitWait(error: unknown): number | undefined {
+  if (!(error instanceof ApiError && error.status === 429)) return undefined;
+  return Math.max(WATCH_MS, error.retryAfter === undefined ? RATE_LIMITED_MS : error.retryAfter * 1000);
+}
+
+/**
+ * While `active`, calls `refresh` WATCH_MS after each answer. A 429 waits the Retry-After the API asked for (its limit
+ * is per principal: reading sooner would only be refused again, and would hold back the user's other pages); any other
+ * refusal ends the watch, so a page left open never keeps asking an API that refuses it.
+ */
+export function useWatch(active: boolean, state: Loaded<unknown>, refresh: () => void): void {
+  const wait = rateLimitWait(state.error);
+  const ended = state.error !== undefined && wait === undefined;
+  useEffect(() => {
+    if (!active || state.loading || ended) return;
+    const timer = setTimeout(refresh, wait ?? WATCH_MS);
+    return () => clearTimeout(timer);
+  }, [active, state.data, state.error, state.loading]);
+}
+
+/**
+ * A section's body: "Loading…" (announced), the refusal as the API wrote it, or the children with the data. A rate
+ * limit met while data is shown keeps the data, with a line saying it is from the last read.
+ */
 export function Loading<T>(props: { state: Loaded<T>; what: string; children: (data: T) => ComponentChildren }) {
-  if (props.state.error !== undefined) return <ErrorNotice error={props.state.error} />;
-  if (props.state.data === undefined)
+  const { data, error } = props.state;
+  const wait = rateLimitWait(error);
+  if (error !== undefined && (data === undefined || wait === undefined)) return <ErrorNotice error={error} />;
+  if (data === undefined)
     return (
       <p class="muted" role="status">
         Loading {props.what}…
       </p>
     );
-  return <>{props.children(props.state.data)}</>;
+  return (
+    <>
+      {wait !== undefined && (
+        <p class="muted" role="status" data-testid="rate-limited">
+          Mailpath asked to wait {Math.ceil(wait / 1000)} s before the next read: this is {props.what} as last read.
+        </p>
+      )}
+      {props.children(data)}
+    </>
+  );
 }

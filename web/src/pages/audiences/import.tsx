@@ -1,26 +1,19 @@
 // One import: its progress (watched until it ends), its counts, the first invalid rows with their line and reason,
 // and the file of all of them.
-import { useEffect } from 'preact/hooks';
 import { useRoute } from 'preact-iso/router';
 import { api, unwrap } from '../../api';
 import { Facts } from '../../ui/facts';
-import { Loading, useLoad } from '../../ui/load';
+import { Loading, useLoad, useWatch } from '../../ui/load';
 import { TableWrap, when } from '../settings/nav';
 import { ImportBar } from './imports';
 import { AudiencePage } from './nav';
-
-const WATCH_MS = 3000;
 
 export default function Import() {
   const { params } = useRoute();
   const id = params['id']!;
   const load = useLoad(() => unwrap(api.GET('/contacts/imports/{id}', { params: { path: { id } } })), [id]);
   const ended = load.data ? ['completed', 'failed'].includes(load.data.status) : false;
-  useEffect(() => {
-    if (!load.data || ended) return;
-    const timer = setTimeout(() => void load.reload(), WATCH_MS);
-    return () => clearTimeout(timer);
-  }, [load.data, ended]);
+  useWatch(load.data !== undefined && !ended, load, () => void load.reload());
   return (
     <AudiencePage title="Import">
       <Loading state={load} what="the import">

@@ -1,15 +1,13 @@
 // Imports: a CSV or NDJSON file uploaded as it is (the API streams it to storage and imports it in the background),
 // optionally into a list, and every import of the workspace with its progress, watched until it ends.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { api, unwrap, unwrapList } from '../../api';
 import { hasRole, identity } from '../../session';
 import { ErrorNotice, Form, Notice, Submit, useAction } from '../../ui/form';
-import { Loading, useLoad } from '../../ui/load';
+import { Loading, useLoad, useWatch } from '../../ui/load';
 import { TableWrap, when } from '../settings/nav';
 import { AudiencePage } from './nav';
 
-/** How often an import still running is read again. */
-const WATCH_MS = 3000;
 const RUNNING = ['uploading', 'queued', 'running'];
 
 interface ImportProgress {
@@ -113,11 +111,7 @@ export default function Imports() {
   const load = useLoad(() => unwrapList(api.GET('/contacts/imports', { params: { query: { limit: 50 } } })), []);
   const running = load.data?.items.some((i) => RUNNING.includes(i.status)) ?? false;
   // Read again while any import runs; stops by itself once all have ended.
-  useEffect(() => {
-    if (!running) return;
-    const timer = setTimeout(() => void load.reload(), WATCH_MS);
-    return () => clearTimeout(timer);
-  }, [running, load.data]);
+  useWatch(running, load, () => void load.reload());
   return (
     <AudiencePage title="Imports" lead="Contacts from a file, imported in the background: a million rows take about a minute.">
       {hasRole(identity.value, 'developer') && <Upload onStarted={() => void load.reload()} />}

@@ -1,19 +1,17 @@
 // One campaign: a draft's editor and its send (with the forecast), or a started one's progress (read again every three
 // seconds while it sends) and its report.
-import { useEffect, useState } from 'preact/hooks';
+import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso/router';
 import { api, unwrap } from '../../api';
 import { hasRole, identity } from '../../session';
 import { useTitle } from '../../ui/layout';
-import { Loading, useLoad } from '../../ui/load';
+import { Loading, useLoad, useWatch } from '../../ui/load';
 import { CampaignEditor, draftOf, EMPTY_DRAFT } from './editor';
 import { AbTest } from './ab-test';
 import { Engagement } from './engagement';
 import { ProofSend } from './proof';
 import { CampaignReport } from './report';
 import { SendPanel } from './send';
-
-const WATCH_MS = 3000;
 
 export default function Campaign() {
   const { params } = useRoute();
@@ -23,11 +21,7 @@ export default function Campaign() {
   const c = load.data;
   useTitle(id ? (c?.name ?? 'Campaign') : 'New campaign');
   const moving = c ? ['sending', 'scheduled'].includes(c.status) : false;
-  useEffect(() => {
-    if (!moving) return;
-    const timer = setTimeout(() => setVersion((v) => v + 1), WATCH_MS);
-    return () => clearTimeout(timer);
-  }, [moving, c]);
+  useWatch(moving, load, () => setVersion((v) => v + 1));
   const canWrite = hasRole(identity.value, 'developer');
   return (
     <>
