@@ -281,7 +281,7 @@ t.test('suppressions: added in bulk (each outcome said), searched, filtered and 
   t.same(unexpected(problems.list), [], 'no console error or CSP violation');
 });
 
-t.test('the custom-field catalog: a select field added with its options and deleted, as the API lists them', async (t) => {
+t.test('the custom-field catalog: a select field added with its options, changed and deleted, as the API lists them', async (t) => {
   const { page, problems, context } = await newUser(browser, { storageState: session });
   t.teardown(() => context.close());
   await page.goto(`${dev.origin}/app/audiences/fields`);
@@ -302,6 +302,34 @@ t.test('the custom-field catalog: a select field added with its options and dele
   await page.getByRole('button', { name: 'Add field' }).click();
   await page.getByRole('alert').first().waitFor();
   t.match(await page.getByRole('alert').first().textContent(), /key/, "a bad key is refused in the API's words");
+
+  await page.getByRole('button', { name: 'Change plan' }).click();
+  const editor = page.getByTestId('field-editor');
+  await editor.getByLabel('Options').fill('');
+  await editor.getByRole('button', { name: 'Save field' }).click();
+  await editor.getByRole('alert').waitFor();
+  t.match(await editor.getByRole('alert').textContent(), /options/, "a select without options is refused in the API's words");
+  await editor.getByLabel('Label').fill('Membership plan');
+  await editor.getByLabel('Options').fill('Gold, Silver, Bronze');
+  await editor.getByLabel('Position').fill('3');
+  await editor.getByLabel('Every new contact must have a value').check();
+  t.same(await accessibilityViolations(page), [], 'custom fields, one being changed: no serious or critical violation');
+  await screenshot(page, 'custom-field-change');
+  await editor.getByRole('button', { name: 'Save field' }).click();
+  await editor.waitFor({ state: 'detached' });
+  const [changed] = (await api(acme, 'GET', '/contact-custom-fields')).data.items as {
+    label: string;
+    options: string[];
+    required: boolean;
+    position: number;
+  }[];
+  t.same(
+    [changed!.label, changed!.options, changed!.required, changed!.position],
+    ['Membership plan', ['Gold', 'Silver', 'Bronze'], true, 3],
+    'the API has the change',
+  );
+  await row.getByText('Membership plan').waitFor();
+  t.match(await row.textContent(), /planMembership planselectGold, Silver, Bronzeyes/, 'the page shows it as changed');
   t.same(await accessibilityViolations(page), [], 'custom fields: no serious or critical violation');
   await screenshot(page, 'custom-fields');
   await page.getByRole('button', { name: 'Delete plan' }).click();

@@ -1,6 +1,6 @@
 // The custom-field catalog: every field contacts may carry (key, label, type, a select's options, whether required),
-// in display order; a new field added here (key and type cannot change later) and one deleted behind a confirmation
-// (values already stored stay on the contacts, ignored).
+// in display order; a new field added here (key and type cannot change later), one changed in place, and one deleted
+// behind a confirmation (values already stored stay on the contacts, ignored).
 import { useState } from 'preact/hooks';
 import type { paths } from '../../../../clients/typescript/index';
 import { api, unwrap } from '../../api';
@@ -9,10 +9,12 @@ import { ConfirmButton } from '../../ui/confirm';
 import { ErrorNotice, Field, Form, Notice, Submit, useAction } from '../../ui/form';
 import { Loading, useLoad } from '../../ui/load';
 import { TableWrap } from '../settings/nav';
+import { everyOf } from '../../ui/enums';
+import { FieldEditor, optionsIn } from './field-editor';
 import { AudiencePage } from './nav';
 
 type FieldType = paths['/contact-custom-fields']['post']['requestBody']['content']['application/json']['type'];
-const TYPES: FieldType[] = ['text', 'longtext', 'number', 'date', 'datetime', 'boolean', 'select', 'email', 'url', 'phone'];
+const TYPES = everyOf<FieldType>()(['text', 'longtext', 'number', 'date', 'datetime', 'boolean', 'select', 'email', 'url', 'phone']);
 
 function NewField(props: { onAdded: () => void }) {
   const [key, setKey] = useState('');
@@ -22,10 +24,7 @@ function NewField(props: { onAdded: () => void }) {
   const [required, setRequired] = useState(false);
   const [added, setAdded] = useState<string | undefined>(undefined);
   const add = useAction(async () => {
-    const list = options
-      .split(',')
-      .map((o) => o.trim())
-      .filter(Boolean);
+    const list = optionsIn(options);
     await unwrap(
       api.POST('/contact-custom-fields', { body: { key: key.trim(), label: label.trim(), type, required, ...(type === 'select' ? { options: list } : {}) } }),
     );
@@ -81,6 +80,8 @@ export default function Fields() {
     await load.reload();
   });
   const canWrite = hasRole(identity.value, 'developer');
+  const [editing, setEditing] = useState<string | undefined>(undefined);
+  const columns = canWrite ? 6 : 4;
   return (
     <AudiencePage title="Custom fields" lead="What contacts may carry beyond their profile: used in segments, templates ({{ custom_fields.key }}) and imports.">
       <section class="card" aria-labelledby="fields-heading">
@@ -102,11 +103,12 @@ export default function Fields() {
                       <th scope="col">Label</th>
                       <th scope="col">Type</th>
                       <th scope="col">Required</th>
+                      {canWrite && <th scope="col">Change</th>}
                       {canWrite && <th scope="col">Delete</th>}
                     </tr>
                   </thead>
                   <tbody>
-                    {r.items.map((f) => (
+                    {r.items.flatMap((f) => [
                       <tr key={f.id} data-testid="custom-field-row">
                         <td class="mono">{f.key}</td>
                         <td>{f.label}</td>
@@ -115,6 +117,19 @@ export default function Fields() {
                           {f.options && <span class="hint block">{f.options.join(', ')}</span>}
                         </td>
                         <td>{f.required ? 'yes' : 'no'}</td>
+                        {canWrite && (
+                          <td>
+                            <button
+                              type="button"
+                              class="secondary"
+                              aria-label={`Change ${f.key}`}
+                              aria-expanded={editing === f.id ? 'true' : 'false'}
+                              onClick={() => setEditing(editing === f.id ? undefined : f.id)}
+                            >
+                              Change
+                            </button>
+                          </td>
+                        )}
                         {canWrite && (
                           <td>
                             <ConfirmButton
@@ -129,8 +144,22 @@ export default function Fields() {
                             </ConfirmButton>
                           </td>
                         )}
-                      </tr>
-                    ))}
+                      </tr>,
+                      editing === f.id && (
+                        <tr key={`${f.id}-editor`}>
+                          <td colSpan={columns}>
+                            <FieldEditor
+                              field={f}
+                              onCancel={() => setEditing(undefined)}
+                              onSaved={() => {
+                                setEditing(undefined);
+                                void load.reload();
+                              }}
+                            />
+                          </td>
+                        </tr>
+                      ),
+                    ])}
                   </tbody>
                 </table>
               </TableWrap>

@@ -1,6 +1,7 @@
 // The suppression list: every address mail is never sent to, why and by what, searched and filtered by reason a page
 // at a time; addresses added one or many at once (each one's outcome said), and an entry lifted behind a confirmation.
 import { useState } from 'preact/hooks';
+import type { paths } from '../../../../clients/typescript/index';
 import { api, unwrap, unwrapList } from '../../api';
 import { hasRole, identity } from '../../session';
 import { ConfirmButton } from '../../ui/confirm';
@@ -8,11 +9,12 @@ import { addressesIn, ErrorNotice, Field, Form, Notice, Submit, useAction } from
 import { Loading, useLoad } from '../../ui/load';
 import { CursorPager, useCursorPages } from '../../ui/pager';
 import { TableWrap, when } from '../settings/nav';
+import { everyOf } from '../../ui/enums';
 import { AudiencePage, counted } from './nav';
 
 const PAGE_SIZE = 50;
-const REASONS = ['hard_bounce', 'complaint', 'unsubscribe', 'manual', 'spam_trap', 'erased'] as const;
-type Reason = (typeof REASONS)[number];
+type Reason = NonNullable<NonNullable<paths['/suppressions']['get']['parameters']['query']>['reason']>;
+const REASONS = everyOf<Reason>()(['hard_bounce', 'complaint', 'unsubscribe', 'manual', 'spam_trap', 'erased']);
 
 function AddSuppressions(props: { onAdded: () => void }) {
   const [text, setText] = useState('');
