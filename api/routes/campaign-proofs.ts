@@ -1,8 +1,9 @@
-// POST /campaigns/{id}/proof: a campaign rendered for a chosen contact and sent to up to five addresses, marked as a proof and kept out of its stats.
+// POST /campaigns/{id}/proof: a campaign rendered for a chosen contact and sent to up to five addresses, marked as a proof and kept out of its stats;
+// POST /campaigns/{id}/preview: the same message rendered and answered, not sent.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
-import { MAX_PROOF_RECIPIENTS, ProofRefused, sendProof } from '../../shared/campaigns/proof.js';
+import { MAX_PROOF_RECIPIENTS, PREVIEW_ADDRESS, previewCampaign, ProofRefused, sendProof } from '../../shared/campaigns/proof.js';
 import { replyWithQuota } from '../quota-headers.js';
 import { defineRoute } from '../route.js';
 import { idParam } from '../schemas/common.js';
@@ -18,6 +19,17 @@ const body = z.strictObject({
   variant: z.enum(['a', 'b']).optional().describe("An A/B campaign's subject to use (default a)"),
 });
 
+const previewBody = body.omit({ to: true });
+
+const preview = z.object({
+  from: z.string().describe("The sender's address"),
+  to: z.string().describe(`The contact's address, or ${PREVIEW_ADDRESS} when rendered as nobody`),
+  subject: z.string(),
+  html: z.string().nullable(),
+  text: z.string().nullable(),
+  variant: z.enum(['a', 'b']).nullable().describe("An A/B campaign's variant rendered; null without an A/B test"),
+});
+
 const proof = z.object({
   to: z.string(),
   send_id: z.string().describe("The proof's send: GET /sends/{id} shows it with source proof"),
@@ -27,6 +39,32 @@ const proof = z.object({
 
 export const campaignProofRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
+  defineRoute(app, {
+    method: 'POST',
+    url: '/campaigns/:id/preview',
+    auth: 'any',
+    scope: 'campaigns:read',
+    rateLimit: 'read',
+    tags: ['Campaigns'],
+    summary: 'Preview a campaign for a contact',
+    description:
+      'The message a proof would carry (POST /campaigns/{id}/proof: the same checks, 422 and 412, and the same ' +
+      'renderer, render threads and budget), answered instead of sent, in any status: for contact_id (its fields in Liquid) or as ' +
+      `nobody at ${PREVIEW_ADDRESS}. Links keep the campaign's UTM tags but no click tracking, and there is no open pixel: a preview ` +
+      "names no send. Nothing is stored, sent, counted or audited. 404 for a contact_id that is not the tenant's.",
+    params: idParam('id'),
+    body: previewBody,
+    errors: [404, 412],
+    response: preview,
+    handler: async ({ principal, params, body: request }) => {
+      const caller = {
+        tenant: { id: principal.tenant.id, status: principal.tenant.status, is_sandbox: principal.tenant.is_sandbox },
+        mode: principal.key?.mode ?? ('live' as const),
+      };
+      return previewCampaign(ctx, caller, params.id, request);
+    },
+  });
+
   defineRoute(app, {
     method: 'POST',
     url: '/campaigns/:id/proof',

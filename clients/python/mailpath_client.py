@@ -3730,6 +3730,25 @@ PostCampaignsByIdPauseResult = TypedDict("PostCampaignsByIdPauseResult", {
     "body_text": Required[Optional[str]],
 }, total=False)
 
+# contact_id: The contact the message is rendered for (its fields in Liquid); unset: rendered as nobody at each proof address
+# variant: An A/B campaign's subject to use (default a)
+PostCampaignsByIdPreviewBody = TypedDict("PostCampaignsByIdPreviewBody", {
+    "contact_id": NotRequired[str],
+    "variant": NotRequired[Literal["a", "b"]],
+}, total=False)
+
+# from: The sender's address
+# to: The contact's address, or someone@example.com when rendered as nobody
+# variant: An A/B campaign's variant rendered; null without an A/B test
+PostCampaignsByIdPreviewResult = TypedDict("PostCampaignsByIdPreviewResult", {
+    "from": Required[str],
+    "to": Required[str],
+    "subject": Required[str],
+    "html": Required[Optional[str]],
+    "text": Required[Optional[str]],
+    "variant": Required[Optional[Literal["a", "b"]]],
+}, total=False)
+
 # to: 1..5 addresses the proof goes to (repeats count once)
 # contact_id: The contact the message is rendered for (its fields in Liquid); unset: rendered as nobody at each proof address
 # variant: An A/B campaign's subject to use (default a)
@@ -7743,6 +7762,12 @@ class Client(_Transport):
 
         A sending campaign stops after the batch in hand (409 unless sending). Nothing queued is taken back. Required scope for API keys: `campaigns:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/campaigns/{_segment(id)}/pause", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def post_campaigns_by_id_preview(self, id: str, body: PostCampaignsByIdPreviewBody) -> PostCampaignsByIdPreviewResult:
+        """POST /campaigns/{id}/preview: Preview a campaign for a contact
+
+        The message a proof would carry (POST /campaigns/{id}/proof: the same checks, 422 and 412, and the same renderer, render threads and budget), answered instead of sent, in any status: for contact_id (its fields in Liquid) or as nobody at someone@example.com. Links keep the campaign's UTM tags but no click tracking, and there is no open pixel: a preview names no send. Nothing is stored, sent, counted or audited. 404 for a contact_id that is not the tenant's. Required scope for API keys: `campaigns:read`. Users need the `developer` role or higher."""
+        return self._call("POST", f"/campaigns/{_segment(id)}/preview", query=None, body=body, expect="data")  # type: ignore[no-any-return]
 
     def post_campaigns_by_id_proof(self, id: str, body: PostCampaignsByIdProofBody) -> PostCampaignsByIdProofResult:
         """POST /campaigns/{id}/proof: Send a proof of a campaign

@@ -1844,6 +1844,30 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/campaigns/{id}/preview": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Preview a campaign for a contact
+         * @description The message a proof would carry (POST /campaigns/{id}/proof: the same checks, 422 and 412, and the same renderer, render threads and budget), answered instead of sent, in any status: for contact_id (its fields in Liquid) or as nobody at someone@example.com. Links keep the campaign's UTM tags but no click tracking, and there is no open pixel: a preview names no send. Nothing is stored, sent, counted or audited. 404 for a contact_id that is not the tenant's.
+         *
+         *     Required scope for API keys: `campaigns:read`.
+         *
+         *     Users need the `developer` role or higher.
+         */
+        post: operations["postCampaignsByIdPreview"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/campaigns/{id}/proof": {
         parameters: {
             query?: never;
@@ -17342,6 +17366,130 @@ export interface operations {
             };
             /** @description Conflicts with existing state (conflict) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    postCampaignsByIdPreview: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Identifier */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description The contact the message is rendered for (its fields in Liquid); unset: rendered as nobody at each proof address */
+                    contact_id?: string;
+                    /**
+                     * @description An A/B campaign's subject to use (default a)
+                     * @enum {string}
+                     */
+                    variant?: "a" | "b";
+                };
+            };
+        };
+        responses: {
+            /** @description Success */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            /** @description The sender's address */
+                            from: string;
+                            /** @description The contact's address, or someone@example.com when rendered as nobody */
+                            to: string;
+                            subject: string;
+                            html: string | null;
+                            text: string | null;
+                            /**
+                             * @description An A/B campaign's variant rendered; null without an A/B test
+                             * @enum {string|null}
+                             */
+                            variant: "a" | "b" | null;
+                        };
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or owned by another tenant (not_found) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No verified sending domain (no_verified_domain) */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -1,5 +1,5 @@
 // A campaign's proof: its message rendered for a chosen contact (or as nobody) and sent to up to five addresses through the send path, marked as a proof and
-// kept out of the campaign's audience, counters and stats.
+// kept out of the campaign's audience, counters and stats; and its preview, the same message rendered and answered, not sent.
 import { randomUUID } from 'node:crypto';
 import { writeAudit, type AuditActor } from '../operations/audit/log.js';
 import { PROFILE_COLUMN_NAMES } from '../audiences/contacts/fields.js';
@@ -82,6 +82,71 @@ function proofAddresses(to: string[]): string[] {
   return addresses;
 }
 
+/** What a proof and a preview are rendered from: the campaign as it stands, for the chosen contact (or nobody). */
+interface ProofRender {
+  row: Awaited<ReturnType<typeof requireCampaign>>;
+  variant: 'a' | 'b' | null;
+  ctx: BatchContext;
+  recipient: Awaited<ReturnType<typeof renderedFor>>;
+}
+
+async function proofRender(
+  deps: SendingDeps,
+  caller: Pick<ProofCaller, 'tenant' | 'mode'>,
+  id: string,
+  request: Omit<ProofRequest, 'to'>,
+  tracking: boolean,
+): Promise<ProofRender> {
+  const found = await requireCampaign(deps.sql, caller.tenant.id, id);
+  const recipient = await renderedFor(deps.sql, caller.tenant.id, request.contact_id);
+  const content = await checkSendable(deps, found, caller.mode);
+  if (request.variant === 'b' && found.ab_split_pct === null) throw validationError('variant', 'the campaign has no A/B test: there is no variant b');
+  // Untracked, links still carry the campaign's UTM tags: where a click lands, without a pixel or redirects that
+  // would name a send that never existed.
+  const row = tracking ? found : { ...found, track_opens: false, track_clicks: false };
+  const ctx: BatchContext = {
+    campaign: row,
+    sender: await campaignSender(deps.sql, row, caller.mode),
+    content: trackedContent(content, row, { publicUrl: deps.config.publicUrl }),
+    tenant: caller.tenant,
+    mode: caller.mode,
+    catalog: [],
+  };
+  return { row: found, variant: found.ab_split_pct === null ? null : (request.variant ?? 'a'), ctx, recipient };
+}
+
+/** The address a preview rendered as nobody is made for (a proof uses each proof address). */
+export const PREVIEW_ADDRESS = 'someone@example.com';
+
+export interface CampaignPreview {
+  from: string;
+  to: string;
+  subject: string;
+  html: string | null;
+  text: string | null;
+  variant: 'a' | 'b' | null;
+}
+
+/**
+ * POST /campaigns/{id}/preview: the message a proof would carry (the same checks, render threads and budget), answered
+ * instead of sent; with tracking left out. Nothing is stored, sent, counted or audited.
+ */
+export async function previewCampaign(
+  deps: SendingDeps,
+  caller: Pick<ProofCaller, 'tenant' | 'mode'>,
+  id: string,
+  request: Omit<ProofRequest, 'to'>,
+): Promise<CampaignPreview> {
+  const { ctx, variant, recipient } = await proofRender(deps, caller, id, request, false);
+  const to = recipient.email ?? PREVIEW_ADDRESS;
+  const [plan] = await campaignSendInputs(deps, ctx, [{ recipient: { ...recipient, email: to, sendId: randomUUID(), variant }, campaign: null }]);
+  if (plan instanceof AppError) throw plan;
+  if (plan instanceof RenderOverBudget) throw validationError('body', plan.reason);
+  if (plan!.content.kind !== 'compose') throw new Error('a campaign message is always composed');
+  const { subject, html, text } = plan!.content;
+  return { from: ctx.sender.from_email, to, subject, html: html ?? null, text: text ?? null, variant };
+}
+
 /**
  * POST /campaigns/{id}/proof. The campaign must be sendable as it stands (target, sender, content: 422 or 412), in
  * any status. Each address gets its own send (source proof, subject prefixed "[Proof] ") through the same gates,
@@ -91,19 +156,7 @@ function proofAddresses(to: string[]): string[] {
  */
 export async function sendProof(deps: SendingDeps, caller: ProofCaller, id: string, request: ProofRequest): Promise<ProofSent[]> {
   const addresses = proofAddresses(request.to);
-  const row = await requireCampaign(deps.sql, caller.tenant.id, id);
-  const recipient = await renderedFor(deps.sql, caller.tenant.id, request.contact_id);
-  const content = await checkSendable(deps, row, caller.mode);
-  if (request.variant === 'b' && row.ab_split_pct === null) throw validationError('variant', 'the campaign has no A/B test: there is no variant b');
-  const ctx: BatchContext = {
-    campaign: row,
-    sender: await campaignSender(deps.sql, row, caller.mode),
-    content: trackedContent(content, row, { publicUrl: deps.config.publicUrl }),
-    tenant: caller.tenant,
-    mode: caller.mode,
-    catalog: [],
-  };
-  const variant = row.ab_split_pct === null ? null : (request.variant ?? 'a');
+  const { row, ctx, variant, recipient } = await proofRender(deps, caller, id, request, true);
   const entries = addresses.map((to) => ({
     recipient: { ...recipient, email: recipient.email ?? to, sendId: randomUUID(), variant },
     campaign: null,
