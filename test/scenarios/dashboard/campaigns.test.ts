@@ -74,6 +74,20 @@ t.test('from the editor to the report: the forecast under a 3-a-day cap, 3 deliv
   const stored = await api(acme, 'GET', `/campaigns/${id}`);
   t.same([stored.name, stored.list_id, stored.status], ['December news', list.id, 'draft'], 'the API has the draft with its list');
 
+  await page.getByLabel('Preview it for the contact').fill('Ann@example.com');
+  await page.getByRole('button', { name: 'Preview', exact: true }).click();
+  await page.getByTestId('preview-subject').waitFor();
+  const contacts = await api(acme, 'GET', '/contacts?q=ann@example.com');
+  const previewed = await api(acme, 'POST', `/campaigns/${id}/preview`, { contact_id: contacts.items[0].id });
+  t.equal(previewed.subject, 'News for ann', 'the API renders it for Ann');
+  t.equal(await page.getByTestId('preview-subject').textContent(), previewed.subject, "the page's preview: the API's subject");
+  t.equal(await page.getByTestId('preview-text').textContent(), previewed.text, 'and its text');
+  t.equal(await page.getByTestId('preview-html').textContent(), previewed.html, 'and its HTML');
+  t.match(await page.getByTestId('preview-envelope').textContent(), `to ann@example.com`, 'made for her address');
+  const frame = page.frameLocator('iframe[title="The HTML body, rendered"]');
+  t.equal(await frame.getByRole('link', { name: 'the news' }).getAttribute('href'), 'https://example.com/news', 'the link as sent, untracked');
+  t.same(await accessibilityViolations(page), [], 'a previewed draft: no serious or critical violation');
+
   await page.getByRole('button', { name: 'Send now' }).click();
   const dialog = page.getByRole('dialog');
   await dialog.getByTestId('forecast').waitFor();

@@ -9,6 +9,7 @@ import { Loading, useLoad, useWatch } from '../../ui/load';
 import { CampaignEditor, draftOf, EMPTY_DRAFT } from './editor';
 import { AbTest } from './ab-test';
 import { Engagement } from './engagement';
+import { CampaignPreview } from './preview';
 import { ProofSend } from './proof';
 import { CampaignReport } from './report';
 import { SendPanel } from './send';
@@ -39,6 +40,7 @@ export default function Campaign() {
               {c.status !== 'draft' && c.ab_split_pct !== null && <AbTest id={c.id} version={version} onFinalized={() => setVersion((v) => v + 1)} />}
               {c.status !== 'draft' && <CampaignReport id={c.id} version={version} />}
               {c.status !== 'draft' && <Engagement id={c.id} version={version} />}
+              <CampaignPreview id={c.id} hasVariantB={c.subject_b !== null} />
               {canWrite && <ProofSend id={c.id} hasVariantB={c.subject_b !== null} />}
             </>
           )}

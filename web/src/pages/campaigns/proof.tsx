@@ -3,6 +3,7 @@
 // send linked to its message page.
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../../api';
+import { contactByAddress } from '../../contacts';
 import { addressesIn, ErrorNotice, Field, Form, Submit, useAction } from '../../ui/form';
 
 interface Proof {
@@ -11,19 +12,34 @@ interface Proof {
   status: string;
 }
 
+/** The id of the contact typed (blank: nobody); an address no contact has is refused before anything is rendered. */
+export async function contactIdOf(typed: string): Promise<string | undefined> {
+  if (!typed.trim()) return undefined;
+  const found = await contactByAddress(typed);
+  if (!found) throw new Error(`No contact has the address ${typed.trim().toLowerCase()}.`);
+  return found.id;
+}
+
+/** An A/B campaign's subject to render: A or B. */
+export function VariantSelect(props: { value: 'a' | 'b'; onChange: (v: 'a' | 'b') => void }) {
+  return (
+    <label class="field">
+      <span class="label">Subject</span>
+      <select value={props.value} onChange={(e) => props.onChange((e.currentTarget as HTMLSelectElement).value as 'a' | 'b')}>
+        <option value="a">A</option>
+        <option value="b">B</option>
+      </select>
+    </label>
+  );
+}
+
 export function ProofSend(props: { id: string; hasVariantB: boolean }) {
   const [to, setTo] = useState('');
   const [contact, setContact] = useState('');
   const [variant, setVariant] = useState<'a' | 'b'>('a');
   const [sent, setSent] = useState<Proof[] | undefined>(undefined);
   const send = useAction(async () => {
-    const address = contact.trim().toLowerCase();
-    let contactId: string | undefined;
-    if (address) {
-      const found = (await unwrap(api.GET('/contacts', { params: { query: { q: address, limit: 5 } } }))).items.find((c) => c.email === address);
-      if (!found) throw new Error(`No contact has the address ${address}.`);
-      contactId = found.id;
-    }
+    const contactId = await contactIdOf(contact);
     const recipients = addressesIn(to);
     const answer = await unwrap(
       api.POST('/campaigns/{id}/proof', {
@@ -47,15 +63,7 @@ export function ProofSend(props: { id: string; hasVariantB: boolean }) {
           onInput={setContact}
           hint="Blank: as nobody (empty fields)."
         />
-        {props.hasVariantB && (
-          <label class="field">
-            <span class="label">Subject</span>
-            <select value={variant} onChange={(e) => setVariant((e.currentTarget as HTMLSelectElement).value as 'a' | 'b')}>
-              <option value="a">A</option>
-              <option value="b">B</option>
-            </select>
-          </label>
-        )}
+        {props.hasVariantB && <VariantSelect value={variant} onChange={setVariant} />}
         <Submit busy={send.busy}>Send proof</Submit>
       </Form>
       <div aria-live="polite">

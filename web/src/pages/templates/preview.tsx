@@ -3,21 +3,16 @@
 // no requests) beside its source.
 import { useState } from 'preact/hooks';
 import { api, unwrap } from '../../api';
+import { contactByAddress } from '../../contacts';
 import { ErrorNotice, Field, Form, Submit, useAction } from '../../ui/form';
-
-interface Rendered {
-  subject: string;
-  html: string | null;
-  text: string | null;
-}
+import { RenderedMessage, type RenderedParts } from '../../ui/rendered';
 
 export function Preview(props: { id: string }) {
   const [email, setEmail] = useState('');
-  const [result, setResult] = useState<{ rendered: Rendered; who: string } | undefined>(undefined);
+  const [result, setResult] = useState<{ rendered: RenderedParts; who: string } | undefined>(undefined);
   const render = useAction(async () => {
     const address = email.trim().toLowerCase();
-    const found = address ? (await unwrap(api.GET('/contacts', { params: { query: { q: address, status: 'all', limit: 5 } } }))).items : [];
-    const match = found.find((c) => c.email === address);
+    const match = await contactByAddress(address);
     const contact = match
       ? {
           email: match.email!,
@@ -40,28 +35,9 @@ export function Preview(props: { id: string }) {
         </div>
       </Form>
       {result && (
-        <div data-testid="preview" aria-live="polite">
+        <RenderedMessage message={result.rendered}>
           <p class="muted">As {result.who} would get it (the saved version).</p>
-          <p>
-            <strong>Subject:</strong> <span data-testid="preview-subject">{result.rendered.subject}</span>
-          </p>
-          {result.rendered.html !== null && (
-            <>
-              <h3>HTML</h3>
-              <iframe class="preview-frame" title="The HTML body, rendered" sandbox="" srcdoc={result.rendered.html} />
-              <details>
-                <summary>HTML source</summary>
-                <pre data-testid="preview-html">{result.rendered.html}</pre>
-              </details>
-            </>
-          )}
-          {result.rendered.text !== null && (
-            <>
-              <h3>Text</h3>
-              <pre data-testid="preview-text">{result.rendered.text}</pre>
-            </>
-          )}
-        </div>
+        </RenderedMessage>
       )}
     </section>
   );
