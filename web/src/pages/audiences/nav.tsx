@@ -1,5 +1,5 @@
-// The audience pages' own navigation (the main one has a single Audiences entry): contacts, lists and imports, each
-// page's heading under it.
+// The audience pages' own navigation (the main one has a single Audiences entry): contacts, lists, segments, fields,
+// imports, suppressions and MD5 lists, each page's heading under it.
 import type { ComponentChildren } from 'preact';
 import { SectionPage } from '../../ui/section';
 
@@ -10,6 +10,7 @@ const PAGES = [
   { href: '/app/audiences/fields', label: 'Custom fields' },
   { href: '/app/audiences/imports', label: 'Imports' },
   { href: '/app/audiences/suppressions', label: 'Suppressions' },
+  { href: '/app/audiences/md5-lists', label: 'MD5 lists' },
 ];
 
 export function AudiencePage(props: { title: string; lead?: ComponentChildren; children: ComponentChildren }) {
