@@ -1,5 +1,5 @@
 // One campaign: a draft's editor and its send (with the forecast), or a started one's progress (read again every three
-// seconds while it sends) and its report.
+// seconds while it sends) and its report; its MD5 suppression list either way; a preview and a proof.
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso/router';
 import { api, unwrap } from '../../api';
@@ -9,6 +9,7 @@ import { Loading, useLoad, useWatch } from '../../ui/load';
 import { CampaignEditor, draftOf, EMPTY_DRAFT } from './editor';
 import { AbTest } from './ab-test';
 import { Engagement } from './engagement';
+import { Md5ListPanel } from './md5-list';
 import { CampaignPreview } from './preview';
 import { ProofSend } from './proof';
 import { CampaignReport } from './report';
@@ -36,6 +37,7 @@ export default function Campaign() {
           {(c) => (
             <>
               {canWrite && <SendPanel campaign={c} onChange={() => setVersion((v) => v + 1)} />}
+              <Md5ListPanel campaign={c} canWrite={canWrite} onChange={() => setVersion((v) => v + 1)} />
               {c.status === 'draft' && canWrite && <CampaignEditor key={c.id} id={c.id} initial={draftOf(c)} onSaved={() => setVersion((v) => v + 1)} />}
               {c.status !== 'draft' && c.ab_split_pct !== null && <AbTest id={c.id} version={version} onFinalized={() => setVersion((v) => v + 1)} />}
               {c.status !== 'draft' && <CampaignReport id={c.id} version={version} />}
