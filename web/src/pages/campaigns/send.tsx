@@ -1,5 +1,5 @@
 // Sending a campaign: the confirmation forecasts how many go today under the warm-up allowance and the quota and when
-// the rest goes (GET /campaigns/{id}/forecast); scheduling; while it sends, a progress bar with why it waits, and
+// the rest goes (GET /campaigns/{id}/forecast); scheduling in a chosen time zone; while it sends, a progress bar with why it waits, and
 // pause, resume and cancel; duplicate and delete.
 import { useState } from 'preact/hooks';
 import { useLocation } from 'preact-iso/router';
@@ -7,6 +7,7 @@ import { api, unwrap } from '../../api';
 import { ConfirmButton } from '../../ui/confirm';
 import { ErrorNotice, useAction } from '../../ui/form';
 import { useLoad } from '../../ui/load';
+import { BROWSER_ZONE, chooseZone, knownZones, scheduleZone, zonedInstant } from '../../time-zone';
 import { CampaignStatus } from './status';
 
 const day = (date: string) => new Date(`${date}T00:00:00Z`).toLocaleDateString(undefined, { timeZone: 'UTC', dateStyle: 'medium' });
@@ -95,7 +96,7 @@ export function SendPanel(props: { campaign: Campaign; onChange: () => void }) {
     else if (what === 'unschedule') await unwrap(api.DELETE('/campaigns/{id}/schedule', path));
     else if (what === 'schedule') {
       if (!at) throw new Error('Choose when to send it.');
-      await unwrap(api.POST('/campaigns/{id}/schedule', { ...path, body: { scheduled_at: new Date(at).toISOString() } }));
+      await unwrap(api.POST('/campaigns/{id}/schedule', { ...path, body: { scheduled_at: zonedInstant(at, scheduleZone.value).toISOString() } }));
     } else if (what === 'duplicate') {
       const copy = await unwrap(api.POST('/campaigns/{id}/duplicate', path));
       route(`/app/campaigns/${copy.id}`);
@@ -156,7 +157,16 @@ export function SendPanel(props: { campaign: Campaign; onChange: () => void }) {
           <div class="field">
             <label for="schedule-at">Send later, at</label>
             <input id="schedule-at" type="datetime-local" value={at} onInput={(e) => setAt((e.currentTarget as HTMLInputElement).value)} />
-            <p class="hint">In this browser's time zone.</p>
+          </div>
+          <div class="field">
+            <label for="schedule-zone">Time zone</label>
+            <select id="schedule-zone" value={scheduleZone.value} onChange={(e) => chooseZone((e.currentTarget as HTMLSelectElement).value)}>
+              {knownZones().map((z) => (
+                <option key={z} value={z}>
+                  {z === BROWSER_ZONE ? `${z} (this browser's)` : z}
+                </option>
+              ))}
+            </select>
           </div>
           <button type="button" class="secondary" onClick={() => void act.run('schedule')} disabled={act.busy}>
             Schedule

@@ -1,4 +1,7 @@
-// A campaign's status as a badge, with why it waits in words (the API's waiting_reason and waiting_until).
+// A campaign's status as a badge, with why it waits in words (the API's waiting_reason and waiting_until), its times
+// in the zone the workspace schedules in.
+import { inZone, scheduleZone } from '../../time-zone';
+
 const TONE: Record<string, string> = { sent: 'ok', sending: '', scheduled: '', paused: 'warning', failed: 'problem', cancelled: '' };
 
 const WAITING: Record<string, string> = {
@@ -18,10 +21,10 @@ export interface CampaignState {
 
 /** Why the campaign is not sending now, in words; undefined when nothing holds it. */
 export function waitingWords(c: CampaignState): string | undefined {
-  if (c.status === 'scheduled' && c.scheduled_at) return `goes at ${new Date(c.scheduled_at).toLocaleString()}`;
+  if (c.status === 'scheduled' && c.scheduled_at) return `goes at ${inZone(c.scheduled_at, scheduleZone.value)}`;
   if (!c.waiting_reason) return undefined;
   const words = WAITING[c.waiting_reason] ?? `waiting: ${c.waiting_reason.replaceAll('_', ' ')}`;
-  return c.waiting_until ? `${words} (until ${new Date(c.waiting_until).toLocaleString()})` : words;
+  return c.waiting_until ? `${words} (until ${inZone(c.waiting_until, scheduleZone.value)})` : words;
 }
 
 export function CampaignStatus(props: { campaign: CampaignState }) {
