@@ -1,4 +1,4 @@
-// The caller's contacts: list and search, create (or upsert), read, change, delete, and erase (GDPR).
+// The caller's contacts: list and search, create (or upsert), read, change, delete, erase (GDPR), and the lists a contact is in.
 import type { FastifyPluginAsyncZod } from 'fastify-type-provider-zod';
 import { z } from 'zod';
 import { actorOf } from '../../shared/accounts/auth/principal.js';
@@ -15,8 +15,9 @@ import {
   SEARCH_COUNT_CAP,
   type ContactView,
 } from '../../shared/audiences/contacts/service.js';
+import { listContactListPage } from '../../shared/audiences/lists/members.js';
 import { defineRoute } from '../route.js';
-import { idParam, iso, pagination, queryFlag, statusResult, timestamp } from '../schemas/common.js';
+import { cursorPagination, idParam, iso, pagination, queryFlag, statusResult, timestamp } from '../schemas/common.js';
 
 const TAGS = ['Contacts'];
 
@@ -70,6 +71,12 @@ const WRITE_NOTE =
   'and can never be removed.';
 
 const contactId = idParam('id');
+
+const contactList = z.object({
+  id: z.string().describe("The list's id"),
+  name: z.string().describe("The list's name"),
+  added_at: timestamp.describe('When the contact was added to the list'),
+});
 
 export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
   const { ctx } = app;
@@ -235,5 +242,30 @@ export const contactRoutes: FastifyPluginAsyncZod = async (app) => {
     response: contact,
     handler: async ({ principal, params, body, ip }) =>
       present(await resubscribeContact(ctx, principal.tenant.id, actorOf(principal, ip), params.id, body.reason)),
+  });
+
+  defineRoute(app, {
+    method: 'GET',
+    url: '/contacts/:id/lists',
+    auth: 'any',
+    // Both: the answer is the contact's memberships and the lists' names, what GET /lists/{id}/members shows from the other side.
+    scope: ['contacts:read', 'lists:read'],
+    rateLimit: 'read',
+    tags: TAGS,
+    summary: "List a contact's lists",
+    description:
+      "Not in the spec (an extension for the dashboard's contact page; the spec pages a list's members only from the list's side): " +
+      'the static lists the contact is a member of, in the order it was added to them (a list it joins while you page appears on a ' +
+      'later page), each with its id, name and added_at. total is the number of such lists. An unknown contact, or one of another ' +
+      'account, is 404. Cursor pagination: pass next_cursor as ?after=.',
+    params: contactId,
+    query: cursorPagination,
+    errors: [404],
+    list: true,
+    response: contactList,
+    handler: async ({ principal, params, query }) => {
+      const page = await listContactListPage(ctx.sql, principal.tenant.id, params.id, query);
+      return { ...page, items: page.items.map((l) => ({ id: l.id, name: l.name, added_at: iso(l.added_at) })) };
+    },
   });
 };

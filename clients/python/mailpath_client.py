@@ -4551,6 +4551,30 @@ PostContactsByIdEraseResult = TypedDict("PostContactsByIdEraseResult", {
     "status": Required[str],
 }, total=False)
 
+# after: next_cursor of the previous page
+# limit: Page size, 1..200
+GetContactsByIdListsQuery = TypedDict("GetContactsByIdListsQuery", {
+    "after": NotRequired[str],
+    "limit": NotRequired[int],
+}, total=False)
+
+# id: The list's id
+# name: The list's name
+# added_at: When the contact was added to the list
+GetContactsByIdListsPageDataItem = TypedDict("GetContactsByIdListsPageDataItem", {
+    "id": Required[str],
+    "name": Required[str],
+    "added_at": Required[str],
+}, total=False)
+
+# next_cursor: Pass as ?after= to get the next page; null on the last page
+# total: Number of items matching the query
+GetContactsByIdListsPage = TypedDict("GetContactsByIdListsPage", {
+    "data": Required[List[GetContactsByIdListsPageDataItem]],
+    "next_cursor": Required[Optional[str]],
+    "total": Required[int],
+}, total=False)
+
 # reason: Why the person may be mailed again (their consent), 1..500 characters
 PostContactsByIdResubscribeBody = TypedDict("PostContactsByIdResubscribeBody", {
     "reason": Required[str],
@@ -7892,6 +7916,12 @@ class Client(_Transport):
 
         Removes the person's data for good: the address, every profile column and custom field are cleared, status becomes deleted, erased_at is set and the contact leaves every list; only a SHA-256 hash of the address is kept. The address's suppression entry keeps only that hash (reason erased), or one is added, so mail to the address is still dropped. In the message log (sends, events) the address becomes erased:<12 hex digits>, and the stored messages and subjects are dropped; sends still waiting are dropped. Audited as contact.erased with the contact id only. Cannot be undone. Required scope for API keys: `contacts:write`. Users need the `developer` role or higher."""
         return self._call("POST", f"/contacts/{_segment(id)}/erase", query=None, body=None, expect="data")  # type: ignore[no-any-return]
+
+    def get_contacts_by_id_lists(self, id: str, query: Optional[GetContactsByIdListsQuery] = None) -> GetContactsByIdListsPage:
+        """GET /contacts/{id}/lists: List a contact's lists
+
+        Not in the spec (an extension for the dashboard's contact page; the spec pages a list's members only from the list's side): the static lists the contact is a member of, in the order it was added to them (a list it joins while you page appears on a later page), each with its id, name and added_at. total is the number of such lists. An unknown contact, or one of another account, is 404. Cursor pagination: pass next_cursor as ?after=. Required scopes for API keys: `contacts:read` and `lists:read`."""
+        return self._call("GET", f"/contacts/{_segment(id)}/lists", query=query, body=None, expect="page")  # type: ignore[no-any-return]
 
     def post_contacts_by_id_resubscribe(self, id: str, body: PostContactsByIdResubscribeBody) -> PostContactsByIdResubscribeResult:
         """POST /contacts/{id}/resubscribe: Re-subscribe an unsubscribed contact

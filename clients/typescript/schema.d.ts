@@ -1206,6 +1206,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/contacts/{id}/lists": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List a contact's lists
+         * @description Not in the spec (an extension for the dashboard's contact page; the spec pages a list's members only from the list's side): the static lists the contact is a member of, in the order it was added to them (a list it joins while you page appears on a later page), each with its id, name and added_at. total is the number of such lists. An unknown contact, or one of another account, is 404. Cursor pagination: pass next_cursor as ?after=.
+         *
+         *     Required scopes for API keys: `contacts:read` and `lists:read`.
+         */
+        get: operations["getContactsByIdLists"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/contact-custom-fields": {
         parameters: {
             query?: never;
@@ -12209,6 +12231,115 @@ export interface operations {
             };
             /** @description Conflicts with existing state (conflict) */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description A field is invalid; the message names it (validation_error) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Rate limited; retry after Retry-After seconds (rate_limited) */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Server failure; safe to retry with exponential backoff (internal) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    getContactsByIdLists: {
+        parameters: {
+            query?: {
+                /** @description next_cursor of the previous page */
+                after?: string;
+                /** @description Page size, 1..200 */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Identifier */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Success: one page of items */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {boolean} */
+                        ok: true;
+                        data: {
+                            /** @description The list's id */
+                            id: string;
+                            /** @description The list's name */
+                            name: string;
+                            /**
+                             * Format: date-time
+                             * @description When the contact was added to the list
+                             */
+                            added_at: string;
+                        }[];
+                        /** @description Pass as ?after= to get the next page; null on the last page */
+                        next_cursor: string | null;
+                        /** @description Number of items matching the query */
+                        total: number;
+                    };
+                };
+            };
+            /** @description Malformed JSON, an unexpected field or a bad parameter (bad_request) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Missing, unparseable, revoked or expired credential (unauthenticated) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Credential lacks the required scope (invalid_scope) or role (forbidden) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not found, or owned by another tenant (not_found) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -89,7 +89,8 @@ export async function listContactPage(
   return { items: rows.map((r) => view(catalog, r)), total, total_is_capped: capped, limit: query.limit, offset: query.offset };
 }
 
-async function requireContact(db: Queryable, tenantId: string, id: string, options: { lock?: boolean } = {}): Promise<ContactRow> {
+/** A tenant's contact or 404 (malformed ids and other tenants' contacts alike); `lock` holds it until the transaction ends. */
+export async function requireContact(db: Queryable, tenantId: string, id: string, options: { lock?: boolean } = {}): Promise<ContactRow> {
   const row = isUuid(id) ? await findContact(db, tenantId, id, options) : undefined;
   if (!row) throw notFound('contact');
   return row;

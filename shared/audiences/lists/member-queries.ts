@@ -1,11 +1,15 @@
-// SQL for list membership: batch add and remove in one statement each, member pages and the member-id pager, keyset on (added_at, contact_id).
+// SQL for list membership: batch add and remove in one statement each, member pages and the member-id pager, keyset on (added_at, contact_id), and
+// a contact's lists, keyset on (added_at, list_id).
 import type { ContactStatus } from '../contacts/fields.js';
 import type { Queryable } from '../../db/connection.js';
 
-/** A keyset position in a list's members: added_at in whole microseconds (a Date would round to ms) and the contact id. */
+/**
+ * A keyset position in memberships: added_at in whole microseconds (a Date would round to ms) and the id that breaks
+ * ties: the contact id in a list's members, the list id in a contact's lists.
+ */
 export interface MemberPosition {
   us: string;
-  contactId: string;
+  id: string;
 }
 
 export interface MemberRow {
@@ -35,8 +39,9 @@ export interface ContactRefs {
 }
 
 const addedUs = (db: Queryable) => db`(extract(epoch from m.added_at) * 1000000)::bigint::text`;
-const afterPosition = (db: Queryable, after: MemberPosition | undefined) =>
-  after ? db`and (m.added_at, m.contact_id) > (timestamptz 'epoch' + ${after.us}::bigint * interval '1 microsecond', ${after.contactId}::uuid)` : db``;
+/** The keyset condition: after (added_at, tie) where the tie is m.contact_id (a list's members) or m.list_id (a contact's lists). */
+const afterPosition = (db: Queryable, after: MemberPosition | undefined, tie = db`m.contact_id`) =>
+  after ? db`and (m.added_at, ${tie}) > (timestamptz 'epoch' + ${after.us}::bigint * interval '1 microsecond', ${after.id}::uuid)` : db``;
 const statusFilter = (db: Queryable, statuses: readonly ContactStatus[] | undefined) =>
   statuses ? db`and c.status = any(${statuses as string[]}::text[])` : db``;
 
@@ -152,4 +157,37 @@ export async function memberIdsAfter(
         where m.list_id = ${listId} and m.tenant_id = ${tenantId} ${afterPosition(db, page.after)}
         order by m.added_at, m.contact_id
         limit ${page.limit}`;
+}
+
+/** A list a contact is in, with when the contact was added to it. */
+export interface ContactListRow {
+  id: string;
+  name: string;
+  added_at: Date;
+  added_us: string;
+}
+
+/**
+ * A page of the lists a tenant's contact is in, in the order it was added to them, after a keyset position. The
+ * contact is not checked: another tenant's contact id yields no rows (list_members carries the tenant).
+ */
+export async function listsOfContact(
+  db: Queryable,
+  tenantId: string,
+  contactId: string,
+  page: { limit: number; after?: MemberPosition | undefined },
+): Promise<ContactListRow[]> {
+  return db<ContactListRow[]>`
+    select l.id, l.name, m.added_at, ${addedUs(db)} as added_us
+    from list_members m join lists l on l.id = m.list_id
+    where m.contact_id = ${contactId} and m.tenant_id = ${tenantId} ${afterPosition(db, page.after, db`m.list_id`)}
+    order by m.added_at, m.list_id
+    limit ${page.limit}`;
+}
+
+/** How many lists a tenant's contact is in (list_members_contact_idx: a contact's memberships, not the table). */
+export async function countListsOfContact(db: Queryable, tenantId: string, contactId: string): Promise<number> {
+  const [row] = await db<{ n: number }[]>`
+    select count(*)::float8 as n from list_members where contact_id = ${contactId} and tenant_id = ${tenantId}`;
+  return row!.n;
 }

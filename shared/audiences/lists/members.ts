@@ -1,17 +1,22 @@
-// List membership: add and remove one contact or a batch (per-row results), read members in pages, and the member-id pager campaigns send with.
+// List membership: add and remove one contact or a batch (per-row results), read members and a contact's lists in pages, and the member-id pager
+// campaigns send with.
 import { writeAudit, type AuditActor } from '../../operations/audit/log.js';
 import type { ContactStatus } from '../contacts/fields.js';
+import { requireContact } from '../contacts/service.js';
 import type { Queryable } from '../../db/connection.js';
 import { normalizeEmail } from '../../kernel/email.js';
 import { AppError, conflict, notFound, validationError } from '../../kernel/errors.js';
 import { isUuid } from '../../kernel/ids.js';
 import {
+  countListsOfContact,
   countMembersByStatus,
   deleteMembers,
   findMember,
   insertMembers,
   listMembers,
+  listsOfContact,
   memberIdsAfter,
+  type ContactListRow,
   type ContactRefs,
   type MatchedContact,
   type MemberPosition,
@@ -49,19 +54,19 @@ export interface BatchInput {
   emails?: string[] | undefined;
 }
 
-// ---- keyset cursors of member pages ----
+// ---- keyset cursors of membership pages (a list's members, a contact's lists) ----
 
-/** Opaque cursor of a member position: added_at in whole microseconds and the contact id. */
+/** Opaque cursor of a membership position: added_at in whole microseconds and the id that breaks ties. */
 export function encodeMemberCursor(p: MemberPosition): string {
-  return Buffer.from(`${p.us}|${p.contactId}`, 'utf8').toString('base64url');
+  return Buffer.from(`${p.us}|${p.id}`, 'utf8').toString('base64url');
 }
 
 export function decodeMemberCursor(cursor: string): MemberPosition {
   const [us, id, ...rest] = Buffer.from(cursor, 'base64url').toString('utf8').split('|');
-  if (rest.length > 0 || !us || !/^-?\d{1,18}$/.test(us) || !id || !isUuid(id) || encodeMemberCursor({ us, contactId: id }) !== cursor) {
+  if (rest.length > 0 || !us || !/^-?\d{1,18}$/.test(us) || !id || !isUuid(id) || encodeMemberCursor({ us, id }) !== cursor) {
     throw new AppError('bad_request', 'after: not a cursor returned by this list');
   }
-  return { us, contactId: id };
+  return { us, id };
 }
 
 // ---- batches ----
@@ -252,9 +257,30 @@ export async function listMemberPage(
   const rows = await listMembers(db, list.id, { limit: page.limit + 1, after, statuses });
   const items = rows.slice(0, page.limit);
   const last = items[items.length - 1];
-  const next_cursor = rows.length > page.limit && last ? encodeMemberCursor({ us: last.added_us, contactId: last.id }) : null;
+  const next_cursor = rows.length > page.limit && last ? encodeMemberCursor({ us: last.added_us, id: last.id }) : null;
   const total = statuses ? await countMembersByStatus(db, list.id, statuses) : list.member_count;
   return { items, next_cursor, total };
+}
+
+/**
+ * GET /contacts/{id}/lists: a page of the lists the contact is in, in the order it was added to them (a list it
+ * joins while a client pages appears at the end). 404 for an unknown contact (another tenant's alike).
+ */
+export async function listContactListPage(
+  db: Queryable,
+  tenantId: string,
+  contactId: string,
+  page: { limit: number; after?: string | undefined },
+): Promise<{ items: ContactListRow[]; next_cursor: string | null; total: number }> {
+  const after = page.after ? decodeMemberCursor(page.after) : undefined;
+  const contact = await requireContact(db, tenantId, contactId);
+  const [rows, total] = await Promise.all([
+    listsOfContact(db, tenantId, contact.id, { limit: page.limit + 1, after }),
+    countListsOfContact(db, tenantId, contact.id),
+  ]);
+  const items = rows.slice(0, page.limit);
+  const last = items[items.length - 1];
+  return { items, next_cursor: rows.length > page.limit && last ? encodeMemberCursor({ us: last.added_us, id: last.id }) : null, total };
 }
 
 /**
@@ -277,7 +303,7 @@ export async function listMemberIdPage(
   const last = rows[rows.length - 1];
   return {
     ids: rows.map((r) => r.contact_id),
-    next: rows.length === page.limit && last ? encodeMemberCursor({ us: last.added_us, contactId: last.contact_id }) : null,
+    next: rows.length === page.limit && last ? encodeMemberCursor({ us: last.added_us, id: last.contact_id }) : null,
   };
 }
 

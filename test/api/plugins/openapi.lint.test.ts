@@ -18,7 +18,10 @@ type Operation = {
  * name), and the server URL is the deployment's public URL, which is localhost in tests and dev.
  */
 const RULES_OFF = { 'info-license': 'off', 'no-server-example.com': 'off' } as const;
-/** The spec's own paths: `/contacts/imports/{id}` and `/contacts/{id}/erase` meet only at an id `imports` (a UUID never is). */
+/**
+ * The spec's own paths: `/contacts/imports/{id}` and `/contacts/{id}/erase` meet only at an id `imports` (a UUID never is).
+ * The same holds for every `/contacts/{id}/<word>` (resubscribe, lists); Redocly names only the first one it met.
+ */
 const SPEC_AMBIGUITIES = ['Found two ambiguous paths: `/contacts/{id}/erase` and `/contacts/imports/{id}`.'];
 
 t.test('Redocly recommended-strict finds no problem in the live document', async (t) => {
