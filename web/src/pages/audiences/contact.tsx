@@ -1,5 +1,5 @@
-// One contact: its profile and custom fields, its history (every event of its address, newest first), and what a
-// person may ask for: re-subscribing (with the consent given) and erasure, which cannot be undone.
+// One contact: its profile and custom fields, its lists, its history (every event of its address, newest first), and
+// what a person may ask for: re-subscribing (with the consent given) and erasure, which cannot be undone.
 import { useState } from 'preact/hooks';
 import { useRoute } from 'preact-iso/router';
 import { api, unwrap, unwrapList } from '../../api';
@@ -9,6 +9,7 @@ import { Facts } from '../../ui/facts';
 import { ErrorNotice, Field, Form, Notice, Submit, useAction } from '../../ui/form';
 import { Loading, useLoad } from '../../ui/load';
 import { TableWrap, when } from '../settings/nav';
+import { ContactLists } from './contact-lists';
 import { ContactStatus } from './contacts';
 import { AudiencePage } from './nav';
 import { PROFILE } from './profile';
@@ -144,6 +145,8 @@ export default function Contact() {
                 </TableWrap>
               )}
             </section>
+            {/* Keyed by updated_at: a changed contact (an erased one left every list) has its lists read again. */}
+            <ContactLists key={c.updated_at} contactId={c.id} canChange={canWrite} canAdd={c.status !== 'deleted'} />
             {c.email && <Timeline email={c.email} />}
             {canWrite && c.status === 'unsubscribed' && (
               <section class="card" aria-labelledby="resubscribe-heading">
