@@ -108,7 +108,7 @@ t.test('a CSV with bad rows imported through the page into a list: progress, cou
   t.same(await accessibilityViolations(page), [], 'an import: no serious or critical violation');
   await screenshot(page, 'import');
 
-  await page.getByRole('navigation', { name: 'Audiences' }).getByRole('link', { name: 'Lists' }).click();
+  await page.getByRole('navigation', { name: 'Audiences' }).getByRole('link', { name: 'Lists', exact: true }).click();
   const listRow = page.getByTestId('list-row').filter({ hasText: 'Customers' });
   await listRow.waitFor();
   const apiList = (await api(acme, 'GET', `/lists/${customers.id}`)).data;
